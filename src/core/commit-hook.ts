@@ -1,0 +1,23 @@
+/**
+ * The commit hook: how a driver makes a turn durable. The engine awaits it at every boundary.
+ */
+import type { Session } from "./session.js";
+import type { Section, TranscriptStats } from "./transcript-types.js";
+
+/**
+ * input: the turn's input (or a steering nudge) was pushed.
+ * intent: an assistant message is complete; its tool calls have not run yet.
+ * result: one tool result was appended.
+ */
+export type Boundary = "input" | "intent" | "result";
+
+export interface Commit {
+  boundary: Boundary;
+  /** The live session: serialize it before returning, it changes after. */
+  session: Session;
+  sections: Section[];
+  stats: TranscriptStats | null;
+}
+
+/** Contract: resolves once the commit is durable; a throw fails the turn. */
+export type CommitHook = (commit: Commit) => Promise<void>;

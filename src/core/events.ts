@@ -1,0 +1,35 @@
+/**
+ * What the engine tells the outside while it works. The library never prints: a CLI renders
+ * these, a runner writes them to events.jsonl.
+ */
+import type { Decision } from "./approval.js";
+import type { StopReason, Usage } from "./provider.js";
+
+export type AgentEvent =
+  | { type: "turn_start"; sessionId: string; at: string }
+  | { type: "request"; step: number; messages: number }
+  | { type: "text"; step: number; delta: string }
+  | { type: "tool_call"; step: number; callId: string; name: string; input: unknown }
+  | { type: "approval"; step: number; callId: string; name: string; decision: Decision }
+  | { type: "tool_result"; step: number; callId: string; name: string; isError: boolean; durationMs: number; preview: string }
+  | { type: "usage"; step: number; usage: Usage }
+  | { type: "revived"; callIds: string[] }
+  | { type: "steer"; text: string }
+  | { type: "step_end"; step: number; stopReason: StopReason }
+  | { type: "turn_end"; steps: number; stopReason: StopReason; usage: Usage }
+  | { type: "turn_error"; code: string; message: string };
+
+/** Contract: `emit` is awaited; a sink that throws fails the turn, so keep it simple. */
+export interface EventSink {
+  emit(event: AgentEvent): void | Promise<void>;
+}
+
+export const nullSink: EventSink = { emit() {} };
+
+/** Collects events in memory: for tests and for small drivers. */
+export class MemorySink implements EventSink {
+  readonly events: AgentEvent[] = [];
+  emit(event: AgentEvent): void {
+    this.events.push(event);
+  }
+}

@@ -1,0 +1,49 @@
+/**
+ * The one place conversation-shaped data is written: files 0600 in folders 0700, atomically
+ * (temp + fsync + rename, then the folder fsynced so the rename survives a power cut).
+ * Every store (sessions, journals, event logs, results, reports) goes through here.
+ */
+import { mkdir, open, chmod, type FileHandle } from "node:fs/promises";
+import { dirname } from "node:path";
+import writeFileAtomic from "write-file-atomic";
+
+export const PRIVATE_FILE_MODE = 0o600;
+export const PRIVATE_DIR_MODE = 0o700;
+
+/** Creates `dir` (and parents) 0700; an existing folder is tightened to 0700. */
+export async function ensurePrivateDir(dir: string): Promise<void> {
+  await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
+  await chmod(dir, PRIVATE_DIR_MODE);
+}
+
+/** Writes `data` to `path` atomically with mode 0600, its folder made private first. */
+export async function writePrivateFileAtomic(path: string, data: string | Buffer): Promise<void> {
+  await ensurePrivateDir(dirname(path));
+  await writeFileAtomic(path, data, { mode: PRIVATE_FILE_MODE, fsync: true });
+  await fsyncDir(dirname(path));
+}
+
+/** Writes a value as pretty JSON (two spaces, trailing newline), atomically, 0600. */
+export async function writePrivateJson(path: string, value: unknown): Promise<void> {
+  await writePrivateFileAtomic(path, JSON.stringify(value, null, 2) + "\n");
+}
+
+/** Opens `path` for appending, creating it 0600 in a private folder. */
+export async function openPrivateAppend(path: string): Promise<FileHandle> {
+  await ensurePrivateDir(dirname(path));
+  const handle = await open(path, "a", PRIVATE_FILE_MODE);
+  await handle.chmod(PRIVATE_FILE_MODE);
+  return handle;
+}
+
+export async function fsyncDir(dir: string): Promise<void> {
+  let handle: FileHandle | undefined;
+  try {
+    handle = await open(dir, "r");
+    await handle.sync();
+  } catch {
+    // Some file systems refuse fsync on a folder; the rename is still atomic there.
+  } finally {
+    await handle?.close();
+  }
+}

@@ -1,0 +1,57 @@
+/**
+ * The model port. A provider turns a `ModelRequest` into a stream of events; adapters for real
+ * APIs live in src/providers and never import tools.
+ */
+import type { Message } from "./messages.js";
+import type { ToolSpec } from "./tool.js";
+
+export interface ModelRequest {
+  system: string | null;
+  tools: ToolSpec[];
+  messages: Message[];
+  /**
+   * Message indexes after which the provider may place a prompt-cache breakpoint (the end of
+   * the stable prefix and the conversation tail). Providers without explicit caching ignore it.
+   */
+  cacheBreakpoints: number[];
+  maxOutputTokens?: number;
+}
+
+export type StopReason = "end_turn" | "tool_use" | "max_tokens" | "stop_sequence" | "refusal" | "other";
+
+/** `inputTokens` excludes cached tokens: input + cacheRead + cacheWrite is the whole prompt. */
+export interface Usage {
+  inputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  outputTokens: number;
+}
+
+export const ZERO_USAGE: Usage = Object.freeze({ inputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 0 });
+
+export function addUsage(a: Usage, b: Usage): Usage {
+  return {
+    inputTokens: a.inputTokens + b.inputTokens,
+    cacheReadTokens: a.cacheReadTokens + b.cacheReadTokens,
+    cacheWriteTokens: a.cacheWriteTokens + b.cacheWriteTokens,
+    outputTokens: a.outputTokens + b.outputTokens,
+  };
+}
+
+export type StreamEvent =
+  | { type: "text"; delta: string }
+  | { type: "tool_call"; id: string; name: string; input: unknown }
+  | { type: "usage"; usage: Usage }
+  | { type: "stop"; reason: StopReason };
+
+/**
+ * Contract: `stream` yields text deltas and complete tool calls in the order the model produced
+ * them, at most one `usage` (the request's totals) and exactly one `stop`, last. Failures are
+ * thrown as `ProviderError` (retryable ones already retried, bounded); an aborted `signal`
+ * ends the stream with an error promptly. A provider keeps no conversation state of its own.
+ */
+export interface ModelProvider {
+  /** `"anthropic:claude-sonnet-4-5"`, `"scripted:fix-add"`. */
+  readonly id: string;
+  stream(req: ModelRequest, signal: AbortSignal): AsyncIterable<StreamEvent>;
+}

@@ -1,0 +1,120 @@
+/**
+ * The session: everything a conversation is, versioned and validated, saved atomically 0600.
+ * A torn, foreign or future file is a `SessionFileError` naming the file, never a crash.
+ */
+import { readFile } from "node:fs/promises";
+import { z } from "zod";
+import { SessionFileError } from "./errors.js";
+import { IMAGE_MEDIA_TYPES, type Message } from "./messages.js";
+import { writePrivateJson } from "./private-files.js";
+import type { Section, TranscriptStats } from "./transcript-types.js";
+
+export const SESSION_VERSION = 1;
+
+export interface Session {
+  version: typeof SESSION_VERSION;
+  id: string;
+  /** ISO time the conversation started. */
+  createdAt: string;
+  /**
+   * The environment report, stamped at the first turn and reused byte for byte afterwards,
+   * so a resumed conversation's request prefix equals the uninterrupted one.
+   */
+  environment?: string;
+  messages: Message[];
+  /** The transcript mirror as of the last save: restored with adoptTranscriptSections. */
+  transcript?: { sections: Section[]; stats: TranscriptStats | null };
+  /** Set by the checkpoint store: which journal generation this snapshot folds in. */
+  journal?: { generation: number };
+}
+
+const textBlock = z.object({ type: z.literal("text"), text: z.string() }).strict();
+const imageBlock = z
+  .object({ type: z.literal("image"), mediaType: z.enum(IMAGE_MEDIA_TYPES as [string, ...string[]]), data: z.string() })
+  .strict();
+const toolCallBlock = z.object({ type: z.literal("tool_call"), id: z.string().min(1), name: z.string(), input: z.unknown() }).strict();
+const toolResultBlock = z
+  .object({
+    type: z.literal("tool_result"),
+    callId: z.string().min(1),
+    content: z.union([z.string(), z.array(z.union([textBlock, imageBlock]))]),
+    isError: z.boolean().optional(),
+  })
+  .strict();
+export const messageSchema = z
+  .object({
+    role: z.enum(["user", "assistant"]),
+    content: z.array(z.discriminatedUnion("type", [textBlock, imageBlock, toolCallBlock, toolResultBlock])),
+  })
+  .strict();
+
+const nonNegative = z.number().nonnegative();
+export const transcriptStatsSchema = z.object({
+  requests: nonNegative, flushes: nonNegative, blockTokens: nonNegative, sections: nonNegative,
+  inputTokens: nonNegative, cacheReadTokens: nonNegative, cacheWriteTokens: nonNegative, outputTokens: nonNegative,
+  workerRequests: nonNegative, workerInputTokens: nonNegative, workerOutputTokens: nonNegative,
+  cacheHitRate: z.number().min(0).max(1),
+});
+export const sectionSchema = z.object({
+  start: z.number().int().nonnegative(),
+  end: z.number().int().nonnegative(),
+  hash: z.string(),
+  tokens: nonNegative,
+  summary: z.string().nullable(),
+});
+
+export const sessionSchema = z
+  .object({
+    version: z.literal(SESSION_VERSION),
+    id: z.string().min(1),
+    createdAt: z.string().min(1),
+    environment: z.string().optional(),
+    messages: z.array(messageSchema),
+    transcript: z.object({ sections: z.array(sectionSchema), stats: transcriptStatsSchema.nullable() }).optional(),
+    journal: z.object({ generation: z.number().int().nonnegative() }).optional(),
+  })
+  .passthrough();
+
+export function newSession(id: string, createdAt: Date): Session {
+  return { version: SESSION_VERSION, id, createdAt: createdAt.toISOString(), messages: [] };
+}
+
+/** Checks a parsed value is a session this version understands; `source` names it in errors. */
+export function parseSession(value: unknown, source: string): Session {
+  if (typeof value === "object" && value !== null && "version" in value) {
+    const version = (value as { version: unknown }).version;
+    if (version !== SESSION_VERSION) {
+      throw new SessionFileError(source, `unsupported session version ${JSON.stringify(version)} (this rhema reads version ${SESSION_VERSION})`);
+    }
+  }
+  const parsed = sessionSchema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const where = issue.path.length ? issue.path.join(".") : "(top level)";
+    throw new SessionFileError(source, `not a valid rhema session: ${where}: ${issue.message}`);
+  }
+  return parsed.data as Session;
+}
+
+/** Pretty JSON, 0600, temp + fsync + rename. */
+export async function saveSession(session: Session, path: string): Promise<void> {
+  await writePrivateJson(path, session);
+}
+
+export async function loadSession(path: string): Promise<Session> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new SessionFileError(path, code === "ENOENT" ? "no such file" : `cannot read: ${code ?? String(err)}`, { cause: err });
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    const detail = text.trim() === "" ? "the file is empty" : `not JSON (truncated or corrupt): ${(err as Error).message}`;
+    throw new SessionFileError(path, detail, { cause: err });
+  }
+  return parseSession(value, path);
+}
