@@ -30,7 +30,7 @@ export interface Session {
 
 const textBlock = z.object({ type: z.literal("text"), text: z.string() }).strict();
 const imageBlock = z
-  .object({ type: z.literal("image"), mediaType: z.enum(IMAGE_MEDIA_TYPES as [string, ...string[]]), data: z.string() })
+  .object({ type: z.literal("image"), mediaType: z.enum(["image/png", "image/jpeg", "image/gif", "image/webp"] satisfies typeof IMAGE_MEDIA_TYPES), data: z.string() })
   .strict();
 const toolCallBlock = z.object({ type: z.literal("tool_call"), id: z.string().min(1), name: z.string(), input: z.unknown() }).strict();
 const toolResultBlock = z

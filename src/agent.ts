@@ -1,0 +1,307 @@
+/**
+ * CodingAgent: the public face of the engine. It holds the session, the tools, the system
+ * prompt and the transcript mirror, and hands each turn to the step loop (src/core/step-loop).
+ * A facade: it checks its inputs and delegates.
+ */
+import { readFileSync, realpathSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { platform, release } from "node:os";
+import { randomUUID } from "node:crypto";
+import type { Approval } from "./core/approval.js";
+import type { Boundary, CommitHook } from "./core/commit-hook.js";
+import { conversationState, pushUserContent, reviveUnansweredCalls } from "./core/conversation.js";
+import { CodingAgentError, RhemaError, errorMessage } from "./core/errors.js";
+import type { EventSink } from "./core/events.js";
+import { IMAGE_MEDIA_TYPES, type ContentBlock, type Message } from "./core/messages.js";
+import type { ModelProvider, ModelRequest } from "./core/provider.js";
+import { loadSession, newSession, saveSession, type Session } from "./core/session.js";
+import { DEFAULT_MAX_TURN_STEPS, runSteps, type ModelOutput } from "./core/step-loop.js";
+import type { Tool } from "./core/tool.js";
+import type { Section, TranscriptConfig, TranscriptStats } from "./core/transcript-types.js";
+import {
+  DEFAULT_SYSTEM_TEMPLATE,
+  capProjectInstructions,
+  renderEnvironmentReport,
+  renderSystemPrompt,
+} from "./prompt/system-prompt.js";
+import { builtinTools } from "./tools/index.js";
+import { TranscriptMirror } from "./transcript/transcript-mirror.js";
+
+export type { ModelOutput } from "./core/step-loop.js";
+
+export interface CodingAgentConfig {
+  /** The folder the tools work in; canonicalized (realpath) at construction. */
+  workspace: string;
+  /** Replaces the built-in system prompt entirely; `null` sends none. */
+  system?: string | null;
+  /** A template for the built-in prompt, with `{{environment}}` where the report goes. */
+  systemTemplate?: string;
+  /** The most steps one turn may take (default 50). */
+  maxTurnSteps?: number;
+  /** Tools added to the built-in set; one with a built-in's name replaces it. */
+  tools?: Tool[];
+  /** `false` drops the built-in tools, leaving only `tools`. */
+  builtinTools?: boolean;
+  /** The transcript mirror's settings; `false` turns it (and its stats) off. */
+  transcript?: TranscriptConfig | false;
+  maxOutputTokens?: number;
+  /** Environment variable names the shell tool may pass through although they look secret. */
+  allowEnv?: string[];
+  /** Clock and id source, injected so tests are deterministic. */
+  now?: () => Date;
+  newId?: () => string;
+}
+
+const PROJECT_INSTRUCTION_FILES = ["AGENTS.md"];
+
+export class CodingAgent {
+  /** The conversation. Mutable between turns only. */
+  session: Session;
+  private readonly provider: ModelProvider;
+  private readonly config: CodingAgentConfig;
+  private readonly workspace: string;
+  private readonly tools: ReadonlyMap<string, Tool>;
+  private readonly environment: string;
+  private readonly mirror: TranscriptMirror | null;
+  private commitHook: CommitHook | null = null;
+  private steers: string[] = [];
+  private running = false;
+
+  constructor(provider: ModelProvider, config: CodingAgentConfig, session?: Session) {
+    this.provider = provider;
+    this.config = config;
+    checkConfig(config);
+    this.workspace = canonicalWorkspace(config.workspace);
+    this.tools = assembleTools(config);
+    const now = config.now ?? (() => new Date());
+    this.session = session ?? newSession((config.newId ?? randomUUID)(), now());
+    this.environment = this.session.environment ?? this.renderEnvironment(new Date(this.session.createdAt));
+    this.mirror = config.transcript === false ? null : new TranscriptMirror(config.transcript ?? {});
+    this.system(); // a template that cannot render fails construction, not the first turn
+    if (session?.transcript && this.mirror) {
+      this.mirror.adopt(session.transcript.sections);
+      if (session.transcript.stats) this.mirror.carryStats(session.transcript.stats);
+    }
+  }
+
+  /** Continues a saved conversation; its environment report is reused byte for byte. */
+  static fromSession(provider: ModelProvider, config: CodingAgentConfig, session: Session): CodingAgent {
+    return new CodingAgent(provider, config, session);
+  }
+
+  /** Reads and validates a session file; a corrupt one is a `SessionFileError` naming it. */
+  static loadSessionFrom(path: string): Promise<Session> {
+    return loadSession(path);
+  }
+
+  /** Installs the hook awaited at every boundary of the next turn; cleared when a turn ends. */
+  setCommitHook(hook: CommitHook | null): void {
+    this.commitHook = hook;
+  }
+
+  system(): string | null {
+    if (this.config.system !== undefined) return this.config.system;
+    try {
+      return renderSystemPrompt(this.config.systemTemplate ?? DEFAULT_SYSTEM_TEMPLATE, this.session.environment ?? this.environment);
+    } catch (err) {
+      throw new CodingAgentError("prompt_render_failed", `cannot render the system prompt: ${errorMessage(err)}`, { cause: err });
+    }
+  }
+
+  transcriptStats(): TranscriptStats | null {
+    return this.mirror?.currentStats() ?? null;
+  }
+
+  carryTranscriptStats(saved: TranscriptStats): void {
+    this.mirror?.carryStats(saved);
+  }
+
+  transcriptSections(): Section[] {
+    return this.mirror?.sections() ?? [];
+  }
+
+  adoptTranscriptSections(sections: Section[]): void {
+    this.mirror?.adopt(sections);
+  }
+
+  resetTranscriptStats(): void {
+    this.mirror?.resetStats();
+  }
+
+  /** Queues a text nudge, appended as a user message at the next step boundary. */
+  steer(text: string): void {
+    this.steers.push(text);
+  }
+
+  turn(input: string, sink: EventSink, approval: Approval): Promise<ModelOutput> {
+    return this.turnWithCancel(input, sink, approval, new AbortController().signal);
+  }
+
+  turnWithCancel(input: string, sink: EventSink, approval: Approval, signal: AbortSignal): Promise<ModelOutput> {
+    return this.turnMessageWithCancel({ role: "user", content: [{ type: "text", text: input }] }, sink, approval, signal);
+  }
+
+  turnMessage(message: Message, sink: EventSink, approval: Approval): Promise<ModelOutput> {
+    return this.turnMessageWithCancel(message, sink, approval, new AbortController().signal);
+  }
+
+  async turnMessageWithCancel(message: Message, sink: EventSink, approval: Approval, signal: AbortSignal): Promise<ModelOutput> {
+    checkInputMessage(message);
+    return this.runTurn(sink, approval, signal, async () => {
+      pushUserContent(this.session.messages, structuredClone(message.content));
+      await this.commit("input");
+    });
+  }
+
+  /**
+   * Asks the model again without new input: the request that failed, byte for byte, with the
+   * steps committed since in view. Unanswered calls are revived first.
+   */
+  async retryTurnWithCancel(sink: EventSink, approval: Approval, signal: AbortSignal): Promise<ModelOutput> {
+    const state = conversationState(this.session.messages);
+    if (state.kind === "empty" || state.kind === "ended") {
+      throw new CodingAgentError("nothing_to_retry", `there is no unfinished turn to retry (the conversation is ${state.kind})`);
+    }
+    return this.runTurn(sink, approval, signal, async () => {});
+  }
+
+  /** Writes the session (with the transcript mirror's state) as pretty JSON, 0600, atomically. */
+  async saveSessionTo(path: string): Promise<void> {
+    await saveSession(this.snapshot(), path);
+  }
+
+  private snapshot(): Session {
+    const { journal: _journal, ...rest } = this.session;
+    return this.mirror ? { ...rest, transcript: { sections: this.mirror.sections(), stats: this.mirror.currentStats() } } : rest;
+  }
+
+  private async runTurn(sink: EventSink, approval: Approval, signal: AbortSignal, start: () => Promise<void>): Promise<ModelOutput> {
+    if (this.running) throw new CodingAgentError("turn_in_progress", "a turn is already running on this agent");
+    this.running = true;
+    try {
+      await sink.emit({ type: "turn_start", sessionId: this.session.id, at: (this.config.now ?? (() => new Date()))().toISOString() });
+      this.session.environment ??= this.environment;
+      const revived = reviveUnansweredCalls(this.session.messages);
+      if (revived.length > 0) {
+        await sink.emit({ type: "revived", callIds: revived.map((c) => c.id) });
+        await this.commit("result");
+      }
+      await start();
+      return await runSteps({
+        session: this.session, provider: this.provider, tools: this.tools, approval, sink, signal,
+        commit: (boundary) => this.commit(boundary),
+        buildRequest: () => this.buildRequest(),
+        recordUsage: (usage) => this.mirror?.recordRequest(usage),
+        takeSteers: () => this.steers.splice(0),
+        toolContext: { workspace: this.workspace, ...(this.config.allowEnv ? { allowEnv: this.config.allowEnv } : {}) },
+        maxTurnSteps: this.config.maxTurnSteps ?? DEFAULT_MAX_TURN_STEPS,
+      });
+    } catch (err) {
+      const code = err instanceof RhemaError ? err.code : "internal";
+      await Promise.resolve(sink.emit({ type: "turn_error", code, message: errorMessage(err) })).catch(() => {});
+      throw err;
+    } finally {
+      this.running = false;
+      this.commitHook = null;
+    }
+  }
+
+  private buildRequest(): ModelRequest {
+    const messages = this.session.messages;
+    const view = this.mirror
+      ? this.mirror.view(messages)
+      : { messages, cacheBreakpoints: messages.length > 0 ? [messages.length - 1] : [] };
+    return {
+      system: this.system(),
+      tools: [...this.tools.values()].map((t) => t.spec),
+      // A shallow copy: committed messages never change, and the tail changes only after the
+      // provider has sent the request.
+      messages: view.messages.slice(),
+      cacheBreakpoints: view.cacheBreakpoints,
+      ...(this.config.maxOutputTokens !== undefined ? { maxOutputTokens: this.config.maxOutputTokens } : {}),
+    };
+  }
+
+  private async commit(boundary: Boundary): Promise<void> {
+    this.mirror?.refresh(this.session.messages);
+    const hook = this.commitHook;
+    if (!hook) return;
+    try {
+      await hook({ boundary, session: this.session, sections: this.transcriptSections(), stats: this.transcriptStats() });
+    } catch (err) {
+      throw new CodingAgentError("commit_failed", `the commit hook failed at the ${boundary} boundary: ${errorMessage(err)}`, { cause: err });
+    }
+  }
+
+  private renderEnvironment(startedAt: Date): string {
+    return renderEnvironmentReport({
+      workspace: this.workspace,
+      platform: `${platform()} ${release()}`,
+      shell: "bash",
+      date: startedAt.toISOString().slice(0, 10),
+      tools: [...this.tools.keys()],
+      ...readProjectInstructions(this.workspace),
+    });
+  }
+}
+
+function checkConfig(config: CodingAgentConfig): void {
+  if (typeof config?.workspace !== "string" || config.workspace === "") {
+    throw new CodingAgentError("invalid_config", `Expected \`workspace\` to be a folder path, got ${JSON.stringify(config?.workspace)}`);
+  }
+  const steps = config.maxTurnSteps;
+  if (steps !== undefined && (!Number.isInteger(steps) || steps < 1)) {
+    throw new CodingAgentError("invalid_config", `Expected \`maxTurnSteps\` to be a whole number from 1 and up, got ${JSON.stringify(steps)}`);
+  }
+}
+
+function canonicalWorkspace(path: string): string {
+  let real: string;
+  try {
+    real = realpathSync(path);
+  } catch (err) {
+    throw new CodingAgentError("workspace_missing", `the workspace ${path} does not exist`, { cause: err });
+  }
+  if (!statSync(real).isDirectory()) throw new CodingAgentError("workspace_missing", `the workspace ${path} is not a folder`);
+  return real;
+}
+
+function assembleTools(config: CodingAgentConfig): ReadonlyMap<string, Tool> {
+  const tools = new Map<string, Tool>();
+  if (config.builtinTools !== false) for (const t of builtinTools()) tools.set(t.spec.name, t);
+  const seen = new Set<string>();
+  for (const t of config.tools ?? []) {
+    if (seen.has(t.spec.name)) throw new CodingAgentError("invalid_config", `two tools in \`tools\` are named "${t.spec.name}"`);
+    seen.add(t.spec.name);
+    tools.set(t.spec.name, t);
+  }
+  return tools;
+}
+
+function readProjectInstructions(workspace: string): { projectInstructions?: { file: string; text: string } } {
+  for (const file of PROJECT_INSTRUCTION_FILES) {
+    let text: string;
+    try {
+      text = readFileSync(join(workspace, file), "utf8");
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") continue;
+      throw new CodingAgentError("prompt_render_failed", `cannot read ${file} in the workspace: ${errorMessage(err)}`, { cause: err });
+    }
+    return { projectInstructions: { file, text: capProjectInstructions(text) } };
+  }
+  return {};
+}
+
+function checkInputMessage(message: Message): void {
+  const bad = (why: string) => new CodingAgentError("invalid_input", `the turn's input ${why}`);
+  if (message?.role !== "user" || !Array.isArray(message.content)) throw bad("must be a user message with a content list");
+  for (const block of message.content as ContentBlock[]) {
+    if (block.type === "text" && typeof block.text === "string") continue;
+    if (block.type === "image") {
+      if (!IMAGE_MEDIA_TYPES.includes(block.mediaType)) throw bad(`has an image of type ${JSON.stringify(block.mediaType)}; accepted: ${IMAGE_MEDIA_TYPES.join(", ")}`);
+      if (typeof block.data !== "string" || block.data === "" || !/^[A-Za-z0-9+/]+={0,2}$/.test(block.data)) throw bad("has an image whose data is not base64");
+      continue;
+    }
+    throw bad(`may hold only text and image blocks, got ${JSON.stringify((block as { type?: unknown }).type)}`);
+  }
+}

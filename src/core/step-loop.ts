@@ -1,0 +1,241 @@
+/**
+ * The step loop: one turn, step by step, durable at every boundary.
+ *
+ * Vocabulary: a *turn* is one input until the model stops asking for tools; a *step* is one
+ * model request plus the tool calls it asked for; a *boundary* is a point where the session
+ * is committed (input pushed, assistant message complete = the intent, each tool result).
+ *
+ * The loop owns no state between turns: the caller hands it the session and the ports, and
+ * it edits `session.messages` in place, committing after each edit.
+ */
+import type { Approval, Decision } from "./approval.js";
+import type { Boundary } from "./commit-hook.js";
+import { pushToolResult, pushUserContent } from "./conversation.js";
+import { CancelledError, CodingAgentError, ProviderError, RhemaError, ToolError, errorMessage } from "./errors.js";
+import type { EventSink } from "./events.js";
+import type { ContentBlock, Message, ToolCallBlock, ToolResultBlock } from "./messages.js";
+import { addUsage, ZERO_USAGE, type ModelProvider, type ModelRequest, type StopReason, type Usage } from "./provider.js";
+import type { Session } from "./session.js";
+import type { Tool, ToolContext, ToolPlan } from "./tool.js";
+
+export interface ModelOutput {
+  /** The final assistant message of the turn. */
+  message: Message;
+  stopReason: StopReason;
+  /** The turn's usage, summed over its requests. */
+  usage: Usage;
+  steps: number;
+}
+
+export interface StepLoopPorts {
+  session: Session;
+  provider: ModelProvider;
+  tools: ReadonlyMap<string, Tool>;
+  approval: Approval;
+  sink: EventSink;
+  signal: AbortSignal;
+  /** Makes the session durable at a boundary (runs the commit hook). */
+  commit(boundary: Boundary): Promise<void>;
+  /** Builds the next request from the session as it stands. */
+  buildRequest(): ModelRequest;
+  /** Called with each request's usage, before the intent is committed. */
+  recordUsage(usage: Usage): void;
+  /** Steering nudges queued since the last boundary. */
+  takeSteers(): string[];
+  /** Called with each request just before it is sent (the retry path keeps the last one). */
+  onRequest?(req: ModelRequest): void;
+  toolContext: Omit<ToolContext, "signal">;
+  maxTurnSteps: number;
+}
+
+export const DEFAULT_MAX_TURN_STEPS = 50;
+const RESULT_PREVIEW_CHARS = 200;
+
+export async function runSteps(ports: StepLoopPorts): Promise<ModelOutput> {
+  let usage: Usage = ZERO_USAGE;
+  for (let step = 1; ; step++) {
+    throwIfCancelled(ports.signal);
+    await pushSteers(ports);
+    if (step > ports.maxTurnSteps) {
+      throw new CodingAgentError(
+        "step_cap",
+        `the turn reached its cap of ${ports.maxTurnSteps} steps without finishing; the session is committed at its last boundary and can be resumed`,
+      );
+    }
+    const { message, stopReason, usage: stepUsage } = await requestStep(ports, step);
+    usage = addUsage(usage, stepUsage);
+    ports.session.messages.push(message);
+    await ports.commit("intent");
+    await ports.sink.emit({ type: "step_end", step, stopReason });
+
+    const calls = message.content.filter((b): b is ToolCallBlock => b.type === "tool_call");
+    if (calls.length === 0) {
+      await ports.sink.emit({ type: "turn_end", steps: step, stopReason, usage });
+      return { message, stopReason, usage, steps: step };
+    }
+    await runCalls(ports, step, calls);
+  }
+}
+
+async function pushSteers(ports: StepLoopPorts): Promise<void> {
+  const steers = ports.takeSteers();
+  if (steers.length === 0) return;
+  pushUserContent(ports.session.messages, steers.map((text): ContentBlock => ({ type: "text", text })));
+  for (const text of steers) await ports.sink.emit({ type: "steer", text });
+  await ports.commit("input");
+}
+
+/** One model request, streamed into an assistant message (not yet committed). */
+async function requestStep(ports: StepLoopPorts, step: number) {
+  const req = ports.buildRequest();
+  ports.onRequest?.(req);
+  await ports.sink.emit({ type: "request", step, messages: req.messages.length });
+  const content: ContentBlock[] = [];
+  let usage: Usage = ZERO_USAGE;
+  let stopReason: StopReason | undefined;
+  try {
+    for await (const event of ports.provider.stream(req, ports.signal)) {
+      switch (event.type) {
+        case "text": {
+          const last = content[content.length - 1];
+          if (last?.type === "text") last.text += event.delta;
+          else content.push({ type: "text", text: event.delta });
+          await ports.sink.emit({ type: "text", step, delta: event.delta });
+          break;
+        }
+        case "tool_call":
+          checkToolCall(event, content);
+          content.push({ type: "tool_call", id: event.id, name: event.name, input: event.input });
+          await ports.sink.emit({ type: "tool_call", step, callId: event.id, name: event.name, input: event.input });
+          break;
+        case "usage":
+          usage = event.usage;
+          break;
+        case "stop":
+          stopReason = event.reason;
+          break;
+      }
+    }
+  } catch (err) {
+    throwIfCancelled(ports.signal, err);
+    if (err instanceof RhemaError) throw err;
+    throw new ProviderError(`the model request failed: ${errorMessage(err)}`, { retryable: false, cause: err });
+  }
+  throwIfCancelled(ports.signal);
+  if (stopReason === undefined) {
+    throw new ProviderError("the model's stream ended without a stop event", { retryable: true, code: "provider_stream" });
+  }
+  ports.recordUsage(usage);
+  await ports.sink.emit({ type: "usage", step, usage });
+  return { message: { role: "assistant" as const, content }, stopReason, usage };
+}
+
+function checkToolCall(event: { id: string; name: string }, content: ContentBlock[]): void {
+  if (!event.id || !event.name) {
+    throw new ProviderError("the model's stream sent a tool call without an id or name", { retryable: true, code: "provider_stream" });
+  }
+  if (content.some((b) => b.type === "tool_call" && b.id === event.id)) {
+    throw new ProviderError(`the model's stream sent tool call id ${event.id} twice`, { retryable: true, code: "provider_stream" });
+  }
+}
+
+/** Runs one step's calls in order, committing each result; on cancel, closes the rest. */
+async function runCalls(ports: StepLoopPorts, step: number, calls: ToolCallBlock[]): Promise<void> {
+  for (const [k, call] of calls.entries()) {
+    if (ports.signal.aborted) {
+      await closeCancelled(ports, calls.slice(k), "not run: the turn was cancelled before this call started");
+      throw cancelledError(ports.signal);
+    }
+    const started = Date.now();
+    let result: ToolResultBlock;
+    try {
+      result = await runOneCall(ports, step, call);
+    } catch (err) {
+      if (!ports.signal.aborted) throw err;
+      await closeCancelled(ports, calls.slice(k), "not run: the turn was cancelled before this call started");
+      throw cancelledError(ports.signal, err);
+    }
+    pushToolResult(ports.session.messages, result);
+    await ports.sink.emit({
+      type: "tool_result", step, callId: call.id, name: call.name, isError: result.isError === true,
+      durationMs: Date.now() - started, preview: previewOf(result),
+    });
+    await ports.commit("result");
+    if (ports.signal.aborted) {
+      await closeCancelled(ports, calls.slice(k + 1), "not run: the turn was cancelled before this call started");
+      throw cancelledError(ports.signal);
+    }
+  }
+}
+
+async function closeCancelled(ports: StepLoopPorts, calls: ToolCallBlock[], note: string): Promise<void> {
+  for (const call of calls) {
+    pushToolResult(ports.session.messages, { type: "tool_result", callId: call.id, content: note, isError: true });
+    await ports.commit("result");
+  }
+}
+
+async function runOneCall(ports: StepLoopPorts, step: number, call: ToolCallBlock): Promise<ToolResultBlock> {
+  const errorResult = (text: string): ToolResultBlock => ({ type: "tool_result", callId: call.id, content: text, isError: true });
+  const tool = ports.tools.get(call.name);
+  if (!tool) {
+    const names = [...ports.tools.keys()].join(", ");
+    return errorResult(`Unknown tool "${call.name}". Available: ${names || "(none)"}`);
+  }
+  const ctx: ToolContext = { ...ports.toolContext, signal: ports.signal };
+  let plan: ToolPlan;
+  try {
+    plan = tool.plan ? await tool.plan(call.input, ctx) : { paths: [] };
+  } catch (err) {
+    return errorResult(err instanceof ToolError ? err.message : `${call.name} failed: ${errorMessage(err)}`);
+  }
+  const decision = await decide(ports, call, tool, plan);
+  await ports.sink.emit({ type: "approval", step, callId: call.id, name: call.name, decision });
+  if (decision.decision === "deny") {
+    return errorResult(`denied by ${decision.rule ?? "policy"}${decision.reason ? `: ${decision.reason}` : ""}`);
+  }
+  try {
+    const result = await tool.run(call.input, ctx);
+    return { type: "tool_result", callId: call.id, content: toResultContent(result.content), ...(result.isError ? { isError: true } : {}) };
+  } catch (err) {
+    if (ports.signal.aborted) return errorResult("cancelled: the turn was cancelled while this call ran; it may have partly completed");
+    return errorResult(err instanceof ToolError ? err.message : `${call.name} failed: ${errorMessage(err)}`);
+  }
+}
+
+async function decide(ports: StepLoopPorts, call: ToolCallBlock, tool: Tool, plan: ToolPlan): Promise<Decision> {
+  throwIfCancelled(ports.signal);
+  return ports.approval.decide(
+    {
+      callId: call.id, tool: call.name, effect: tool.effect, input: call.input,
+      workspace: ports.toolContext.workspace, paths: plan.paths,
+      ...(plan.command !== undefined ? { command: plan.command } : {}),
+    },
+    ports.signal,
+  );
+}
+
+function toResultContent(content: string | ContentBlock[]): ToolResultBlock["content"] {
+  if (typeof content === "string") return content;
+  return content.filter((b): b is Extract<ContentBlock, { type: "text" | "image" }> => b.type === "text" || b.type === "image");
+}
+
+function previewOf(result: ToolResultBlock): string {
+  const text = typeof result.content === "string"
+    ? result.content
+    : result.content.map((b) => (b.type === "text" ? b.text : `[${b.mediaType}]`)).join("\n");
+  return text.length > RESULT_PREVIEW_CHARS ? `${text.slice(0, RESULT_PREVIEW_CHARS)}…` : text;
+}
+
+function throwIfCancelled(signal: AbortSignal, cause?: unknown): void {
+  if (signal.aborted) throw cancelledError(signal, cause);
+}
+
+/**
+ * The error a cancelled turn ends with: the abort reason itself when the driver gave a typed
+ * one (a runner's timeout), else a plain cancellation.
+ */
+export function cancelledError(signal: AbortSignal, cause?: unknown): RhemaError {
+  if (signal.reason instanceof RhemaError) return signal.reason;
+  return new CancelledError("the turn was cancelled", { cause: cause ?? signal.reason });
+}

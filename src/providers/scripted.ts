@@ -1,0 +1,114 @@
+/**
+ * The `scripted` provider: plays a script of assistant messages, offline. Task files use it to
+ * run suites without a model; tests use it as their one shared fake, since it records every
+ * request it receives (as the exact JSON it would have sent).
+ *
+ * It keeps no conversation state: the step it plays is the number of assistant messages in
+ * the request, so a resumed or retried conversation gets the same answer at the same point.
+ * Usage comes from a prompt-cache simulator fed with the requests it receives.
+ */
+import { ProviderError } from "../core/errors.js";
+import type { ModelProvider, ModelRequest, StreamEvent } from "../core/provider.js";
+import { estimateTextTokens } from "../transcript/token-estimate.js";
+import { PromptCacheSimulator } from "./prompt-cache-simulator.js";
+import type { ScriptStep } from "./script.js";
+
+export type { ScriptStep, ScriptedCall } from "./script.js";
+
+export const END_OF_SCRIPT_TEXT = "(end of script)";
+
+export interface ScriptedProviderOptions {
+  /** Shown in the provider id: `scripted:NAME`. */
+  name?: string;
+  /** The cache simulator to report usage from; `false` reports zero usage. */
+  cache?: PromptCacheSimulator | false;
+}
+
+export class ScriptedProvider implements ModelProvider {
+  readonly id: string;
+  /** Every request received, serialized exactly: retry tests compare these bytes. */
+  readonly requests: string[] = [];
+  private readonly steps: readonly ScriptStep[];
+  private readonly cache: PromptCacheSimulator | false;
+  private readonly failuresSoFar = new Map<number, number>();
+
+  constructor(steps: readonly ScriptStep[], options: ScriptedProviderOptions = {}) {
+    this.steps = steps;
+    this.id = `scripted:${options.name ?? "script"}`;
+    this.cache = options.cache ?? new PromptCacheSimulator();
+  }
+
+  /** The requests received, parsed back. */
+  parsedRequests(): ModelRequest[] {
+    return this.requests.map((r) => JSON.parse(r) as ModelRequest);
+  }
+
+  async *stream(req: ModelRequest, signal: AbortSignal): AsyncIterable<StreamEvent> {
+    this.requests.push(JSON.stringify(req));
+    const position = req.messages.filter((m) => m.role === "assistant").length;
+    const step = this.steps[position] ?? { say: END_OF_SCRIPT_TEXT };
+    throwIfAborted(signal);
+    this.maybeFail(step, position);
+
+    const usage = this.cache ? this.cache.observe(req) : { inputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 0 };
+    const delayMs = step.chunkDelayMs ?? 0;
+    let outputChars = 0;
+    if (step.say !== undefined) {
+      for (const chunk of chunksOf(step.say)) {
+        await pause(delayMs, signal);
+        outputChars += chunk.length;
+        yield { type: "text", delta: chunk };
+      }
+    }
+    const calls = step.calls ?? (step.call !== undefined ? [{ call: step.call, input: step.input }] : []);
+    for (const [k, c] of calls.entries()) {
+      await pause(delayMs, signal);
+      const input = c.input ?? {};
+      outputChars += c.call.length + JSON.stringify(input).length;
+      yield { type: "tool_call", id: `call_${position}_${k}`, name: c.call, input };
+    }
+    await pause(delayMs, signal);
+    yield { type: "usage", usage: { ...usage, outputTokens: estimateTextTokens("x".repeat(outputChars)) } };
+    yield { type: "stop", reason: calls.length > 0 ? "tool_use" : "end_turn" };
+  }
+
+  private maybeFail(step: ScriptStep, position: number): void {
+    if (!step.fail) return;
+    const done = this.failuresSoFar.get(position) ?? 0;
+    if (step.fail.times !== undefined && done >= step.fail.times) return;
+    this.failuresSoFar.set(position, done + 1);
+    throw new ProviderError(step.fail.message ?? `scripted failure at step ${position + 1}`, {
+      retryable: step.fail.retryable ?? false,
+      status: step.fail.status ?? 500,
+    });
+  }
+}
+
+/** Splits text into a few chunks, as a streaming model would send it. */
+function chunksOf(text: string): string[] {
+  if (text.length <= 16) return [text];
+  const size = Math.ceil(text.length / 4);
+  const out: string[] = [];
+  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
+  return out;
+}
+
+function throwIfAborted(signal: AbortSignal): void {
+  if (signal.aborted) throw new ProviderError("request aborted", { retryable: false, cause: signal.reason });
+}
+
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  throwIfAborted(signal);
+  if (ms <= 0) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(new ProviderError("request aborted", { retryable: false, cause: signal.reason }));
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}

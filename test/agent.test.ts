@@ -1,0 +1,377 @@
+/**
+ * CodingAgent: every behaviour DESIGN §2 fixes for the seed, against the scripted provider
+ * (the shared fake, which records the exact requests it receives) on real temp folders.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdir, readFile, stat, symlink, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { CodingAgent, type CodingAgentConfig } from "../src/agent.js";
+import type { Commit } from "../src/core/commit-hook.js";
+import { INTERRUPTED_RESULT } from "../src/core/conversation.js";
+import { CancelledError, CodingAgentError, ProviderError, SessionFileError } from "../src/core/errors.js";
+import { MemorySink, nullSink } from "../src/core/events.js";
+import { unansweredCalls, type Message, type ToolResultBlock } from "../src/core/messages.js";
+import { ScriptedProvider, type ScriptStep } from "../src/providers/scripted.js";
+import { tempDir } from "./support/temp-dir.js";
+import { LINES_FILE, RecordingApproval, appendLineTool, explodeTool, waitTool } from "./support/test-tools.js";
+
+const FIXED_NOW = () => new Date("2026-03-04T05:06:07Z");
+let ids = 0;
+
+async function setup(t: { after(fn: () => unknown): void }, steps: ScriptStep[], extra: Partial<CodingAgentConfig> = {}) {
+  const workspace = await tempDir(t);
+  const provider = new ScriptedProvider(steps, { name: "test" });
+  const config: CodingAgentConfig = {
+    workspace, builtinTools: false, tools: [appendLineTool(), waitTool, explodeTool],
+    now: FIXED_NOW, newId: () => `session-${++ids}`, ...extra,
+  };
+  return { workspace, provider, config, agent: new CodingAgent(provider, config) };
+}
+
+const lines = async (workspace: string) =>
+  (await readFile(join(workspace, LINES_FILE), "utf8").catch(() => "")).split("\n").filter(Boolean);
+const resultsOf = (messages: Message[]): ToolResultBlock[] =>
+  messages.flatMap((m) => m.content.filter((b): b is ToolResultBlock => b.type === "tool_result"));
+const approval = () => new RecordingApproval();
+
+test("canonicalizes the workspace through symlinks at construction", async (t) => {
+  const dir = await tempDir(t);
+  await mkdir(join(dir, "real"));
+  await symlink(join(dir, "real"), join(dir, "link"));
+  const agent = new CodingAgent(new ScriptedProvider([]), { workspace: join(dir, "link"), builtinTools: false });
+  assert.match(agent.system()!, new RegExp(`Workspace: ${join(dir, "real")}\n`));
+});
+
+test("fails construction when the workspace is missing", () => {
+  assert.throws(
+    () => new CodingAgent(new ScriptedProvider([]), { workspace: "/nonexistent/rhema-ws" }),
+    (err: unknown) => err instanceof CodingAgentError && err.code === "workspace_missing" && /nonexistent\/rhema-ws/.test(err.message),
+  );
+});
+
+test("rejects a maxTurnSteps that is not a whole number from 1 up", async (t) => {
+  const workspace = await tempDir(t);
+  assert.throws(() => new CodingAgent(new ScriptedProvider([]), { workspace, maxTurnSteps: 0 }), /maxTurnSteps.*got `?0/);
+});
+
+test("renders the system prompt with the environment report and AGENTS.md", async (t) => {
+  const workspace = await tempDir(t);
+  await writeFile(join(workspace, "AGENTS.md"), "Always run npm test.\n");
+  const agent = new CodingAgent(new ScriptedProvider([]), { workspace, builtinTools: false, tools: [waitTool], now: FIXED_NOW });
+  const system = agent.system()!;
+  for (const line of [`Workspace: ${workspace}`, "Shell: bash", "Date: 2026-03-04", "Tools: wait", "# Project instructions (AGENTS.md)", "Always run npm test."]) {
+    assert.ok(system.includes(line), `missing ${JSON.stringify(line)} in\n${system}`);
+  }
+  assert.match(system, /Platform: \w+/);
+});
+
+test("config.system replaces the built-in prompt, and null sends none", async (t) => {
+  const { agent } = await setup(t, [], { system: "Be brief." });
+  assert.equal(agent.system(), "Be brief.");
+  const { agent: none, provider } = await setup(t, [{ say: "ok" }], { system: null });
+  await none.turn("hi", nullSink, approval());
+  assert.equal(provider.parsedRequests()[0]!.system, null);
+});
+
+test("a template that cannot render fails construction", async (t) => {
+  const workspace = await tempDir(t);
+  assert.throws(
+    () => new CodingAgent(new ScriptedProvider([]), { workspace, systemTemplate: "Hi {{enviroment}}" }),
+    (err: unknown) => err instanceof CodingAgentError && err.code === "prompt_render_failed" && /enviroment/.test(err.message),
+  );
+});
+
+test("stamps the environment report at the first turn and reuses it byte for byte on resume", async (t) => {
+  const { agent, provider, config } = await setup(t, [{ say: "one" }, { say: "two" }]);
+  await agent.turn("first", nullSink, approval());
+  const stamped = agent.session.environment!;
+  assert.ok(stamped.includes("Date: 2026-03-04"));
+  const later = { ...config, now: () => new Date("2030-01-01T00:00:00Z") };
+  const resumed = CodingAgent.fromSession(provider, later, JSON.parse(JSON.stringify(agent.session)));
+  await resumed.turn("second", nullSink, approval());
+  const [first, second] = provider.parsedRequests();
+  assert.equal(resumed.session.environment, stamped);
+  assert.equal(second!.system, first!.system);
+});
+
+test("a session without an environment report gets the config's render once and keeps it", async (t) => {
+  const { agent, provider, config } = await setup(t, [{ say: "a" }, { say: "b" }]);
+  const bare = { ...agent.session, messages: [] };
+  delete bare.environment;
+  const adopted = CodingAgent.fromSession(provider, config, bare);
+  await adopted.turn("go", nullSink, approval());
+  const env = adopted.session.environment;
+  assert.ok(env && env.includes("Date: 2026-03-04"));
+  await adopted.turn("again", nullSink, approval());
+  assert.equal(adopted.session.environment, env);
+});
+
+test("runs a step's tool calls in order and commits at every boundary", async (t) => {
+  const { agent, workspace } = await setup(t, [
+    { say: "working", calls: [{ call: "append_line", input: { tag: "a" } }, { call: "append_line", input: { tag: "b" } }] },
+    { call: "append_line", input: { tag: "c" } },
+    { say: "done" },
+  ]);
+  const commits: Array<{ boundary: string; messages: number }> = [];
+  agent.setCommitHook(async (c: Commit) => void commits.push({ boundary: c.boundary, messages: c.session.messages.length }));
+  const out = await agent.turn("go", nullSink, approval());
+  assert.deepEqual(await lines(workspace), ["a", "b", "c"]);
+  assert.deepEqual(commits.map((c) => c.boundary), ["input", "intent", "result", "result", "intent", "result", "intent"]);
+  assert.deepEqual(out.message, { role: "assistant", content: [{ type: "text", text: "done" }] });
+  assert.equal(out.steps, 3);
+  assert.equal(out.stopReason, "end_turn");
+});
+
+test("clears the commit hook when a turn ends", async (t) => {
+  const { agent } = await setup(t, [{ say: "one" }, { say: "two" }]);
+  let calls = 0;
+  agent.setCommitHook(async () => void calls++);
+  await agent.turn("a", nullSink, approval());
+  const afterFirst = calls;
+  await agent.turn("b", nullSink, approval());
+  assert.equal(calls, afterFirst);
+});
+
+test("a commit hook that throws fails the turn", async (t) => {
+  const { agent, workspace } = await setup(t, [{ call: "append_line", input: { tag: "x" } }]);
+  agent.setCommitHook(async (c) => {
+    if (c.boundary === "intent") throw new Error("disk full");
+  });
+  await assert.rejects(agent.turn("go", nullSink, approval()), (err: unknown) =>
+    err instanceof CodingAgentError && err.code === "commit_failed" && /intent.*disk full/.test(err.message));
+  assert.deepEqual(await lines(workspace), [], "the intent was not durable, so its call must not run");
+});
+
+test("a tool that throws becomes an error result the model reads", async (t) => {
+  const { agent } = await setup(t, [{ call: "explode" }, { say: "ok" }]);
+  await agent.turn("go", nullSink, approval());
+  assert.deepEqual(resultsOf(agent.session.messages), [{ type: "tool_result", callId: "call_0_0", content: "explode failed: kaboom", isError: true }]);
+});
+
+test("an unknown tool name is an error result naming the available tools", async (t) => {
+  const { agent } = await setup(t, [{ call: "grpe" }, { say: "ok" }]);
+  await agent.turn("go", nullSink, approval());
+  const [result] = resultsOf(agent.session.messages);
+  assert.equal(result!.content, 'Unknown tool "grpe". Available: append_line, wait, explode');
+  assert.equal(result!.isError, true);
+});
+
+test("a denied call is not run and its result says which rule denied it", async (t) => {
+  const { agent, workspace } = await setup(t, [{ call: "append_line", input: { tag: "no" } }, { say: "ok" }]);
+  const denyAll = new RecordingApproval(() => ({ decision: "deny", rule: "rule 2 (policy.yaml:7)", reason: "no writes" }));
+  const sink = new MemorySink();
+  await agent.turn("go", sink, denyAll);
+  assert.deepEqual(await lines(workspace), []);
+  assert.equal(resultsOf(agent.session.messages)[0]!.content, "denied by rule 2 (policy.yaml:7): no writes");
+  assert.deepEqual(denyAll.requests[0], {
+    callId: "call_0_0", tool: "append_line", effect: "write", input: { tag: "no" }, workspace, paths: [LINES_FILE],
+  });
+  assert.ok(sink.events.some((e) => e.type === "approval" && e.decision.decision === "deny"));
+});
+
+test("stops at maxTurnSteps with a clear error and a session that resumes", async (t) => {
+  const loop: ScriptStep[] = [1, 2, 3].map((n) => ({ call: "append_line", input: { tag: `s${n}` } }));
+  const { agent, workspace } = await setup(t, [...loop, { say: "finished" }], { maxTurnSteps: 2 });
+  await assert.rejects(agent.turn("go", nullSink, approval()), (err: unknown) => err instanceof CodingAgentError && err.code === "step_cap");
+  assert.deepEqual(unansweredCalls(agent.session.messages), []);
+  const out = await agent.retryTurnWithCancel(nullSink, approval(), new AbortController().signal);
+  assert.equal(out.message.content[0]!.type, "text");
+  assert.deepEqual(await lines(workspace), ["s1", "s2", "s3"]);
+});
+
+test("revives unanswered calls with a synthetic result and never runs them again", async (t) => {
+  const { agent, provider, config, workspace } = await setup(t, [{ call: "append_line", input: { tag: "once" } }, { say: "done" }]);
+  // A history cut right after the intent: the call is committed but has no result.
+  const session = agent.session;
+  session.messages = [
+    { role: "user", content: [{ type: "text", text: "go" }] },
+    { role: "assistant", content: [{ type: "tool_call", id: "call_0_0", name: "append_line", input: { tag: "once" } }] },
+  ];
+  const sink = new MemorySink();
+  const resumed = CodingAgent.fromSession(provider, config, session);
+  await resumed.retryTurnWithCancel(sink, approval(), new AbortController().signal);
+  assert.deepEqual(await lines(workspace), [], "the committed call was not executed behind the model's back");
+  assert.deepEqual(resultsOf(resumed.session.messages), [{ type: "tool_result", callId: "call_0_0", content: INTERRUPTED_RESULT, isError: true }]);
+  const sent = provider.parsedRequests()[0]!;
+  assert.deepEqual(unansweredCalls(sent.messages), []);
+  assert.ok(sink.events.some((e) => e.type === "revived" && e.callIds[0] === "call_0_0"));
+});
+
+test("cancel during a long tool ends the turn with a cancellation error and a resumable session", async (t) => {
+  const { agent } = await setup(t, [{ calls: [{ call: "wait", input: { ms: 60_000 } }, { call: "append_line", input: { tag: "never" } }] }, { say: "ok" }]);
+  const controller = new AbortController();
+  const recording = approval();
+  const started = Date.now();
+  const turn = agent.turnWithCancel("go", nullSink, recording, controller.signal);
+  setTimeout(() => controller.abort(), 100);
+  await assert.rejects(turn, (err: unknown) => err instanceof CancelledError && err.code === "cancelled");
+  assert.ok(Date.now() - started < 5_000, "the tool was stopped, not waited out");
+  assert.equal(recording.requests.length, 1, "no approval was asked after the cancel");
+  assert.deepEqual(unansweredCalls(agent.session.messages), []);
+  const results = resultsOf(agent.session.messages);
+  assert.match(String(results[0]!.content), /^cancelled/);
+  assert.match(String(results[1]!.content), /^not run/);
+  const out = await agent.turn("carry on", nullSink, approval());
+  assert.equal(out.stopReason, "end_turn");
+});
+
+test("cancel mid-stream ends the turn with a cancellation error", async (t) => {
+  const { agent } = await setup(t, [{ say: "a long answer that streams slowly, chunk by chunk", chunkDelayMs: 200 }]);
+  const controller = new AbortController();
+  setTimeout(() => controller.abort(), 50);
+  await assert.rejects(agent.turnWithCancel("go", nullSink, approval(), controller.signal), CancelledError);
+  assert.equal(agent.session.messages.length, 1, "only the input was committed");
+});
+
+test("a typed abort reason (a runner's timeout) is the error the turn ends with", async (t) => {
+  const { agent } = await setup(t, [{ call: "wait", input: { ms: 60_000 } }]);
+  const controller = new AbortController();
+  setTimeout(() => controller.abort(new CodingAgentError("timeout", "the task's timeout of 1s passed")), 50);
+  await assert.rejects(agent.turnWithCancel("go", nullSink, approval(), controller.signal), (err: unknown) =>
+    err instanceof CodingAgentError && err.code === "timeout");
+});
+
+test("retryTurnWithCancel re-sends the failed request byte for byte", async (t) => {
+  const { agent, provider } = await setup(t, [
+    { call: "append_line", input: { tag: "a" } },
+    { say: "done", fail: { status: 529, message: "overloaded", times: 1 } },
+  ]);
+  await assert.rejects(agent.turn("go", nullSink, approval()), (err: unknown) => err instanceof ProviderError && err.status === 529);
+  const out = await agent.retryTurnWithCancel(nullSink, approval(), new AbortController().signal);
+  assert.equal(out.message.content[0]!.type === "text" && out.message.content[0]!.text, "done");
+  const [, failed, retried] = provider.requests;
+  assert.equal(provider.requests.length, 3);
+  assert.equal(retried, failed);
+});
+
+test("retry after a resume from disk sends the same bytes as the failed request", async (t) => {
+  const { agent, provider, config, workspace } = await setup(t, [
+    { call: "append_line", input: { tag: "a" } },
+    { say: "done", fail: { times: 1 } },
+  ]);
+  await assert.rejects(agent.turn("go", nullSink, approval()));
+  const path = join(workspace, "..", `${ids}-session.json`);
+  await agent.saveSessionTo(path);
+  t.after(() => import("node:fs/promises").then((fs) => fs.rm(path, { force: true })));
+  const resumed = CodingAgent.fromSession(provider, config, await CodingAgent.loadSessionFrom(path));
+  await resumed.retryTurnWithCancel(nullSink, approval(), new AbortController().signal);
+  assert.equal(provider.requests[2], provider.requests[1]);
+});
+
+test("retry of a finished conversation is a clear error", async (t) => {
+  const { agent } = await setup(t, [{ say: "done" }]);
+  await agent.turn("go", nullSink, approval());
+  await assert.rejects(agent.retryTurnWithCancel(nullSink, approval(), new AbortController().signal), (err: unknown) =>
+    err instanceof CodingAgentError && err.code === "nothing_to_retry");
+});
+
+test("turnMessage accepts image blocks beside text and refuses other media types", async (t) => {
+  const { agent, provider } = await setup(t, [{ say: "I see it" }]);
+  const png = { type: "image" as const, mediaType: "image/png" as const, data: "iVBORw0KGgo=" };
+  await agent.turnMessage({ role: "user", content: [{ type: "text", text: "look" }, png] }, nullSink, approval());
+  assert.deepEqual(provider.parsedRequests()[0]!.messages[0]!.content[1], png);
+  const bmp = { type: "image", mediaType: "image/bmp", data: "Qk0=" } as never;
+  await assert.rejects(agent.turnMessage({ role: "user", content: [bmp] }, nullSink, approval()), (err: unknown) =>
+    err instanceof CodingAgentError && err.code === "invalid_input" && /image\/bmp/.test(err.message));
+});
+
+test("a steering nudge is appended as user text at the next step boundary and committed", async (t) => {
+  const { agent, provider } = await setup(t, [{ call: "append_line", input: { tag: "a" } }, { say: "ok" }]);
+  const boundaries: string[] = [];
+  agent.setCommitHook(async (c) => {
+    boundaries.push(c.boundary);
+    if (c.boundary === "intent" && boundaries.length === 2) agent.steer("Two steps left: wrap up.");
+  });
+  await agent.turn("go", nullSink, approval());
+  assert.deepEqual(boundaries, ["input", "intent", "result", "input", "intent"]);
+  const second = provider.parsedRequests()[1]!;
+  const last = second.messages[second.messages.length - 1]!;
+  assert.equal(last.role, "user");
+  assert.deepEqual(last.content[1], { type: "text", text: "Two steps left: wrap up." });
+});
+
+test("counts requests and the provider's cache figures in the transcript stats", async (t) => {
+  const big = "x".repeat(8_000);
+  const { agent } = await setup(t, [{ call: "append_line", input: { tag: big } }, { call: "append_line", input: { tag: "b" } }, { say: "ok" }]);
+  await agent.turn("go", nullSink, approval());
+  const stats = agent.transcriptStats()!;
+  assert.equal(stats.requests, 3);
+  assert.ok(stats.cacheReadTokens > 0, "later requests read the cached prefix");
+  assert.ok(stats.cacheWriteTokens > 0);
+  assert.equal(stats.cacheHitRate, stats.cacheReadTokens / (stats.inputTokens + stats.cacheReadTokens + stats.cacheWriteTokens));
+  const { agent: off } = await setup(t, [{ say: "ok" }], { transcript: false });
+  await off.turn("go", nullSink, approval());
+  assert.equal(off.transcriptStats(), null);
+});
+
+test("stats carried from a save keep reading as one run; reset zeroes them", async (t) => {
+  const { agent, provider, config } = await setup(t, [{ say: "a" }, { say: "b" }]);
+  await agent.turn("one", nullSink, approval());
+  const saved = agent.transcriptStats()!;
+  const resumed = CodingAgent.fromSession(provider, config, structuredClone(agent.session));
+  resumed.carryTranscriptStats(saved);
+  await resumed.turn("two", nullSink, approval());
+  assert.equal(resumed.transcriptStats()!.requests, 2);
+  resumed.resetTranscriptStats();
+  assert.equal(resumed.transcriptStats()!.requests, 0);
+});
+
+test("sections on resume are adopted when they tile the log and dropped otherwise", async (t) => {
+  const steps: ScriptStep[] = [...Array.from({ length: 6 }, (_, k) => ({ call: "append_line", input: { tag: `${k}-${"y".repeat(400)}` } })), { say: "end" }];
+  const { agent, provider, config } = await setup(t, steps, { transcript: { blockTokens: 200 } });
+  await agent.turn("go", nullSink, approval());
+  const sections = agent.transcriptSections();
+  assert.ok(sections.length >= 2, `expected sections, got ${sections.length}`);
+
+  const good = CodingAgent.fromSession(provider, config, structuredClone(agent.session));
+  good.adoptTranscriptSections(sections);
+  await good.turn("more", nullSink, approval());
+  assert.deepEqual(good.transcriptSections().slice(0, sections.length), sections);
+
+  const forged = sections.map((s) => ({ ...s, hash: "0".repeat(32), summary: "forged" }));
+  const bad = CodingAgent.fromSession(provider, config, structuredClone(agent.session));
+  bad.adoptTranscriptSections(forged);
+  await bad.turn("more", nullSink, approval());
+  assert.ok(bad.transcriptSections().every((s) => s.summary === null), "forged sections were dropped and rebuilt");
+});
+
+test("saves the session as pretty JSON with mode 0600", async (t) => {
+  const { agent, workspace } = await setup(t, [{ say: "ok" }]);
+  await agent.turn("go", nullSink, approval());
+  const path = join(workspace, "state", "session.json");
+  await agent.saveSessionTo(path);
+  assert.equal((await stat(path)).mode & 0o777, 0o600);
+  assert.equal((await stat(join(workspace, "state"))).mode & 0o777, 0o700);
+  const text = await readFile(path, "utf8");
+  assert.ok(text.startsWith('{\n  "version": 1,'));
+  const loaded = await CodingAgent.loadSessionFrom(path);
+  assert.deepEqual(loaded.messages, agent.session.messages);
+});
+
+test("a truncated, non-JSON or unknown-version session file is a clear error naming the file", async (t) => {
+  const { agent, workspace } = await setup(t, [{ say: "ok" }]);
+  await agent.turn("go", nullSink, approval());
+  const good = JSON.stringify(agent.session, null, 2);
+  const cases: Array<[string, string, RegExp]> = [
+    ["truncated.json", good.slice(0, good.length / 2), /truncated or corrupt/],
+    ["garbage.json", "hello, world", /not JSON/],
+    ["empty.json", "", /empty/],
+    ["future.json", JSON.stringify({ ...agent.session, version: 99 }), /unsupported session version 99/],
+    ["foreign.json", JSON.stringify({ version: 1, id: "x", createdAt: "now", messages: [{ role: "system" }] }), /messages\.0\.role/],
+  ];
+  for (const [name, text, pattern] of cases) {
+    const path = join(workspace, name);
+    await writeFile(path, text);
+    await assert.rejects(CodingAgent.loadSessionFrom(path), (err: unknown) =>
+      err instanceof SessionFileError && err.message.startsWith(path) && pattern.test(err.message), name);
+  }
+  await assert.rejects(CodingAgent.loadSessionFrom(join(workspace, "missing.json")), /missing\.json: no such file/);
+});
+
+test("a second turn while one runs is refused", async (t) => {
+  const { agent } = await setup(t, [{ say: "slow answer, streamed in pieces", chunkDelayMs: 50 }, { say: "x" }]);
+  const first = agent.turn("one", nullSink, approval());
+  await assert.rejects(agent.turn("two", nullSink, approval()), (err: unknown) => err instanceof CodingAgentError && err.code === "turn_in_progress");
+  await first;
+});
