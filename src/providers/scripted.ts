@@ -22,6 +22,8 @@ export interface ScriptedProviderOptions {
   name?: string;
   /** The cache simulator to report usage from; `false` reports zero usage. */
   cache?: PromptCacheSimulator | false;
+  /** Keep every request in `requests` (default true; a long run may turn it off to save memory). */
+  record?: boolean;
 }
 
 export class ScriptedProvider implements ModelProvider {
@@ -31,11 +33,13 @@ export class ScriptedProvider implements ModelProvider {
   private readonly steps: readonly ScriptStep[];
   private readonly cache: PromptCacheSimulator | false;
   private readonly failuresSoFar = new Map<number, number>();
+  private readonly record: boolean;
 
   constructor(steps: readonly ScriptStep[], options: ScriptedProviderOptions = {}) {
     this.steps = steps;
     this.id = `scripted:${options.name ?? "script"}`;
     this.cache = options.cache ?? new PromptCacheSimulator();
+    this.record = options.record ?? true;
   }
 
   /** The requests received, parsed back. */
@@ -44,7 +48,7 @@ export class ScriptedProvider implements ModelProvider {
   }
 
   async *stream(req: ModelRequest, signal: AbortSignal): AsyncIterable<StreamEvent> {
-    this.requests.push(JSON.stringify(req));
+    if (this.record) this.requests.push(JSON.stringify(req));
     const position = req.messages.filter((m) => m.role === "assistant").length;
     const step = this.steps[position] ?? { say: END_OF_SCRIPT_TEXT };
     throwIfAborted(signal);

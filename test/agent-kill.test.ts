@@ -1,0 +1,121 @@
+/**
+ * Kill tests: a child process runs a real turn (scripted provider, a tool that appends a line
+ * to a file, the checkpoint store as commit hook); the test SIGKILLs it at each kind of point,
+ * then loads the checkpoint, resumes, and checks that nothing ran twice and nothing was lost.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { createInterface } from "node:readline";
+import { mkdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { CodingAgent } from "../src/agent.js";
+import { allowAll } from "../src/core/approval.js";
+import { CheckpointStore, JOURNAL_FILE, SESSION_FILE } from "../src/core/checkpoint-store.js";
+import { INTERRUPTED_RESULT, conversationState } from "../src/core/conversation.js";
+import { nullSink } from "../src/core/events.js";
+import { toolCallsOf, unansweredCalls, type ToolResultBlock } from "../src/core/messages.js";
+import { loadSession } from "../src/core/session.js";
+import { ScriptedProvider } from "../src/providers/scripted.js";
+import { compiled } from "./support/paths.js";
+import { tempDir } from "./support/temp-dir.js";
+import { KILL_SCRIPT } from "./support/kill-script.js";
+import { LINES_FILE, appendLineTool } from "./support/test-tools.js";
+
+interface KillPoint { name: string; mark: string; detail?: string; occurrence?: number }
+
+/** Runs the child until `point` is reached, kills it with SIGKILL, returns what it said. */
+async function runAndKill(workspace: string, checkpoints: string, point: KillPoint | null): Promise<{ environment: string; killed: boolean }> {
+  const child = spawn(process.execPath, [compiled("test/support/kill-child.js"), workspace, checkpoints], { stdio: ["ignore", "pipe", "inherit"] });
+  let environment = "";
+  let seen = 0;
+  let killed = false;
+  for await (const line of createInterface({ input: child.stdout! })) {
+    const [, mark, ...rest] = line.split(" ");
+    const detail = rest.join(" ");
+    if (mark === "environment") environment = JSON.parse(detail) as string;
+    if (point && mark === point.mark && (point.detail === undefined || point.detail === detail) && ++seen === (point.occurrence ?? 1)) {
+      child.kill("SIGKILL");
+      killed = true;
+      break;
+    }
+  }
+  const code = await new Promise<number | null>((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve(child.exitCode) : child.once("exit", resolve)));
+  if (!killed) assert.equal(code, 0, "the child turn finished cleanly");
+  return { environment, killed };
+}
+
+/** Every file of the checkpoint parses: the snapshot whole, the journal up to a torn last line. */
+async function assertCheckpointParses(dir: string): Promise<void> {
+  await loadSession(join(dir, SESSION_FILE));
+  const journal = await readFile(join(dir, JOURNAL_FILE), "utf8").catch(() => "");
+  for (const line of journal.split("\n").slice(0, -1)) JSON.parse(line);
+}
+
+async function resume(workspace: string, checkpoints: string) {
+  const store = new CheckpointStore(checkpoints);
+  const session = await store.load();
+  assert.ok(session, "a checkpoint was written before the kill");
+  const provider = new ScriptedProvider(KILL_SCRIPT);
+  const agent = CodingAgent.fromSession(provider, { workspace, builtinTools: false, tools: [appendLineTool()] }, session);
+  agent.setCommitHook(store.hook);
+  if (conversationState(session.messages).kind !== "ended") await agent.retryTurnWithCancel(nullSink, allowAll, new AbortController().signal);
+  await store.close();
+  const reloaded = await new CheckpointStore(checkpoints).load();
+  return { agent, provider, reloaded: reloaded! };
+}
+
+const points: KillPoint[] = [
+  { name: "after the input boundary", mark: "after-input" },
+  { name: "mid-stream", mark: "stream-text" },
+  { name: "after the intent", mark: "after-intent" },
+  { name: "during a tool, after its side effect", mark: "tool-appended", detail: "b" },
+  { name: "during a tool, before its side effect", mark: "tool-start", detail: "d" },
+  { name: "after a result", mark: "after-result", occurrence: 2 },
+  { name: "after the last intent", mark: "after-intent", occurrence: 4 },
+];
+
+const uninterrupted = ["a", "b", "c", "d"];
+
+for (const point of points) {
+  test(`resumes after a kill ${point.name}`, async (t) => {
+    const root = await tempDir(t);
+    const workspace = join(root, "ws");
+    const checkpoints = join(root, "checkpoint");
+    await mkdir(workspace);
+    const { environment, killed } = await runAndKill(workspace, checkpoints, point);
+    assert.ok(killed, `the child reached ${point.mark}`);
+    await assertCheckpointParses(checkpoints);
+
+    const { agent, provider, reloaded } = await resume(workspace, checkpoints);
+    const lines = (await readFile(join(workspace, LINES_FILE), "utf8").catch(() => "")).split("\n").filter(Boolean);
+    assert.equal(new Set(lines).size, lines.length, `no call ran twice: ${lines.join(",")}`);
+
+    const calls = agent.session.messages.flatMap(toolCallsOf);
+    const results = new Map(agent.session.messages.flatMap((m) => m.content.filter((b): b is ToolResultBlock => b.type === "tool_result")).map((r) => [r.callId, r]));
+    for (const call of calls) {
+      const tag = (call.input as { tag: string }).tag;
+      const result = results.get(call.id);
+      assert.ok(result, `call ${call.id} has a result`);
+      if (result.content === INTERRUPTED_RESULT) assert.ok(lines.filter((l) => l === tag).length <= 1, `interrupted ${tag} was not re-run`);
+      else assert.equal(lines.filter((l) => l === tag).length, 1, `completed ${tag} appears exactly once`);
+    }
+    const interrupted = [...results.values()].filter((r) => r.content === INTERRUPTED_RESULT);
+    if (interrupted.length === 0) assert.deepEqual(lines, uninterrupted, "with no call cut, the result equals an uninterrupted run's");
+
+    const firstResumed = provider.parsedRequests()[0];
+    if (firstResumed) assert.deepEqual(unansweredCalls(firstResumed.messages), [], "the next request holds no unanswered call");
+    assert.equal(agent.session.environment, environment, "the environment report is byte-identical to the first run's");
+    assert.ok(firstResumed === undefined || firstResumed.system!.endsWith(environment));
+    assert.equal(conversationState(reloaded.messages).kind, "ended");
+    assert.deepEqual(reloaded.messages, agent.session.messages, "the checkpoint holds the finished conversation");
+  });
+}
+
+test("an uninterrupted child run appends every tag once", async (t) => {
+  const root = await tempDir(t);
+  const workspace = join(root, "ws");
+  await mkdir(workspace);
+  await runAndKill(workspace, join(root, "checkpoint"), null);
+  assert.deepEqual((await readFile(join(workspace, LINES_FILE), "utf8")).split("\n").filter(Boolean), uninterrupted);
+});

@@ -1,0 +1,73 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { ProviderError } from "../../src/core/errors.js";
+import type { ModelRequest, StreamEvent } from "../../src/core/provider.js";
+import { END_OF_SCRIPT_TEXT, ScriptedProvider } from "../../src/providers/scripted.js";
+
+const request = (assistantMessages: number): ModelRequest => ({
+  system: "sys",
+  tools: [],
+  cacheBreakpoints: [],
+  messages: Array.from({ length: assistantMessages * 2 + 1 }, (_, i) => ({
+    role: i % 2 ? ("assistant" as const) : ("user" as const),
+    content: [{ type: "text" as const, text: `m${i}` }],
+  })),
+});
+
+async function collect(provider: ScriptedProvider, req: ModelRequest, signal = new AbortController().signal): Promise<StreamEvent[]> {
+  const events: StreamEvent[] = [];
+  for await (const e of provider.stream(req, signal)) events.push(e);
+  return events;
+}
+
+test("plays the step given by the number of assistant messages in the request", async () => {
+  const provider = new ScriptedProvider([{ say: "first" }, { say: "second", calls: [{ call: "grep", input: { pattern: "x" } }, { call: "glob" }] }], { cache: false });
+  const events = await collect(provider, request(1));
+  assert.deepEqual(events.filter((e) => e.type !== "usage"), [
+    { type: "text", delta: "second" },
+    { type: "tool_call", id: "call_1_0", name: "grep", input: { pattern: "x" } },
+    { type: "tool_call", id: "call_1_1", name: "glob", input: {} },
+    { type: "stop", reason: "tool_use" },
+  ]);
+});
+
+test("streams long text in several chunks and records each request exactly", async () => {
+  const provider = new ScriptedProvider([{ say: "a fairly long sentence that arrives in pieces" }], { cache: false });
+  const req = request(0);
+  const events = await collect(provider, req);
+  const texts = events.filter((e) => e.type === "text");
+  assert.ok(texts.length > 1);
+  assert.equal(texts.map((e) => (e as { delta: string }).delta).join(""), "a fairly long sentence that arrives in pieces");
+  assert.deepEqual(provider.requests, [JSON.stringify(req)]);
+});
+
+test("ends the conversation politely when the script runs out", async () => {
+  const events = await collect(new ScriptedProvider([], { cache: false }), request(3));
+  assert.deepEqual(events[0], { type: "text", delta: END_OF_SCRIPT_TEXT });
+  assert.deepEqual(events[events.length - 1], { type: "stop", reason: "end_turn" });
+});
+
+test("fails a step the given number of times, then plays it", async () => {
+  const provider = new ScriptedProvider([{ say: "ok", fail: { status: 529, retryable: true, times: 1 } }], { cache: false });
+  await assert.rejects(collect(provider, request(0)), (err: unknown) => err instanceof ProviderError && err.status === 529 && err.retryable);
+  const events = await collect(provider, request(0));
+  assert.deepEqual(events[0], { type: "text", delta: "ok" });
+});
+
+test("stops streaming when aborted", async () => {
+  const provider = new ScriptedProvider([{ say: "slow text that keeps on coming", chunkDelayMs: 1_000 }], { cache: false });
+  const controller = new AbortController();
+  setTimeout(() => controller.abort(), 20);
+  const started = Date.now();
+  await assert.rejects(collect(provider, request(0), controller.signal), /aborted/);
+  assert.ok(Date.now() - started < 900);
+});
+
+test("reports usage from the cache simulator", async () => {
+  const provider = new ScriptedProvider([{ say: "a" }, { say: "b" }]);
+  const big: ModelRequest = { ...request(0), system: "s".repeat(20_000), cacheBreakpoints: [0] };
+  const first = (await collect(provider, big)).find((e) => e.type === "usage");
+  const second = (await collect(provider, big)).find((e) => e.type === "usage");
+  assert.ok(first && first.type === "usage" && first.usage.cacheWriteTokens > 0);
+  assert.ok(second && second.type === "usage" && second.usage.cacheReadTokens > 0);
+});

@@ -1,0 +1,71 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import type { Message } from "../../src/core/messages.js";
+import { TranscriptMirror, hashMessages, sectionsTile } from "../../src/transcript/transcript-mirror.js";
+
+function round(k: number, chars: number): Message[] {
+  return [
+    { role: "assistant", content: [{ type: "tool_call", id: `c${k}`, name: "grep", input: { pattern: "x".repeat(chars) } }] },
+    { role: "user", content: [{ type: "tool_result", callId: `c${k}`, content: "y".repeat(chars) }] },
+  ];
+}
+const log = (rounds: number, chars = 400): Message[] => [{ role: "user", content: [{ type: "text", text: "go" }] }, ...Array.from({ length: rounds }, (_, k) => round(k, chars)).flat()];
+
+test("tiles the log into sections that end before an assistant message", () => {
+  const mirror = new TranscriptMirror({ blockTokens: 300 });
+  const messages = log(10);
+  mirror.refresh(messages);
+  const sections = mirror.sections();
+  assert.ok(sections.length >= 3);
+  let start = 0;
+  for (const s of sections) {
+    assert.equal(s.start, start);
+    assert.equal(messages[s.end]!.role, "assistant", "never between a call and its result");
+    assert.equal(s.hash, hashMessages(messages.slice(s.start, s.end)));
+    start = s.end;
+  }
+  assert.ok(sectionsTile(sections, messages));
+});
+
+test("tiling is incremental and stable as the log grows", () => {
+  const mirror = new TranscriptMirror({ blockTokens: 300 });
+  const messages = log(6);
+  mirror.refresh(messages);
+  const before = mirror.sections();
+  messages.push(...round(99, 400));
+  mirror.refresh(messages);
+  assert.deepEqual(mirror.sections().slice(0, before.length), before);
+});
+
+test("puts cache breakpoints at the stable prefix end and the tail", () => {
+  const mirror = new TranscriptMirror({ blockTokens: 300 });
+  const messages = log(6);
+  const view = mirror.view(messages);
+  const last = mirror.sections().at(-1)!;
+  assert.deepEqual(view.cacheBreakpoints, [last.end - 1, messages.length - 1]);
+});
+
+test("adopts saved sections that tile the log and rebuilds ones that do not", () => {
+  const messages = log(8);
+  const original = new TranscriptMirror({ blockTokens: 300 });
+  original.refresh(messages);
+  const saved = original.sections();
+  const adopted = new TranscriptMirror({ blockTokens: 300 });
+  adopted.adopt(saved.map((s) => ({ ...s, summary: "kept" })));
+  adopted.refresh(messages);
+  assert.ok(adopted.sections().every((s) => s.summary === "kept"));
+  const other = new TranscriptMirror({ blockTokens: 300 });
+  other.adopt(saved.map((s) => ({ ...s, summary: "stale" })));
+  other.refresh(log(8, 401));
+  assert.ok(other.sections().every((s) => s.summary === null));
+});
+
+test("accumulates request usage and the hit rate", () => {
+  const mirror = new TranscriptMirror();
+  mirror.recordRequest({ inputTokens: 100, cacheReadTokens: 0, cacheWriteTokens: 900, outputTokens: 10 });
+  mirror.recordRequest({ inputTokens: 50, cacheReadTokens: 900, cacheWriteTokens: 50, outputTokens: 10 });
+  const stats = mirror.currentStats();
+  assert.equal(stats.requests, 2);
+  assert.equal(stats.cacheHitRate, 900 / 2000);
+  assert.equal(stats.outputTokens, 20);
+});
