@@ -18,7 +18,15 @@ export type ErrorCode =
   | "commit_failed"
   | "turn_in_progress"
   | "nothing_to_retry"
-  | "invalid_input";
+  | "invalid_input"
+  | "policy_invalid"
+  | "task_invalid"
+  | "result_invalid"
+  | "usage"
+  | "run_locked"
+  | "task_changed"
+  | "setup_failed"
+  | "provider_unavailable";
 
 export class RhemaError extends Error {
   readonly code: ErrorCode;

@@ -1,0 +1,16 @@
+#!/usr/bin/env node
+// Regenerates the published JSON Schemas in schema/ from the zod schemas they describe
+// (compiled output: run `npm run build` first). test/runner/*-schema tests fail when a
+// committed schema and its zod source disagree; this script is how to make them agree.
+import { writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const { taskJsonSchema } = await import(join(root, "dist/src/runner/task-schema.js"));
+const { statsJsonSchema } = await import(join(root, "dist/src/runner/stats-report.js"));
+
+for (const [name, schema] of [["task.schema.json", taskJsonSchema()], ["stats.schema.json", statsJsonSchema()]]) {
+  writeFileSync(join(root, "schema", name), JSON.stringify(schema, null, 2) + "\n");
+  console.log(`wrote schema/${name}`);
+}

@@ -1,0 +1,269 @@
+/**
+ * The `anthropic` provider: the Messages API through the official SDK, streamed. It owns the
+ * mapping both ways — our messages, tools and cache breakpoints to the wire request, and the
+ * SSE events back to our `StreamEvent`s — and hands failures to the shared bounded retry.
+ *
+ * Prompt caching: `cache_control: {type: "ephemeral"}` marks the end of the stable prefix (the
+ * last tool definition, or the system block when there are no tools) and the last block of each
+ * message named in `req.cacheBreakpoints`. The API takes at most four marks; the last four win.
+ */
+import Anthropic, { APIConnectionError, APIError } from "@anthropic-ai/sdk";
+import type {
+  ImageBlockParam,
+  MessageCreateParamsStreaming,
+  MessageDeltaUsage,
+  RawMessageStreamEvent,
+  StopReason as WireStopReason,
+  TextBlockParam,
+  Tool as WireTool,
+  ToolResultBlockParam,
+  ToolUseBlockParam,
+  Usage as WireUsage,
+} from "@anthropic-ai/sdk/resources/messages";
+import { ProviderError, assertNever } from "../core/errors.js";
+import type { ContentBlock, ImageBlock, Message, ToolResultBlock } from "../core/messages.js";
+import type { ModelProvider, ModelRequest, StopReason, StreamEvent, Usage } from "../core/provider.js";
+import { abortedError, httpFailureError, streamWithRetry, type RetryOptions } from "./provider-retry.js";
+import {
+  EMPTY_CONTENT_TEXT,
+  ToolCallAccumulator,
+  connectionFailureError,
+  resultBlocks,
+  sdkMessageDetail,
+  streamFailureError,
+  toolInputObject,
+} from "./wire-mapping.js";
+
+const PROVIDER = "anthropic";
+export const ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com";
+export const ANTHROPIC_DEFAULT_MAX_OUTPUT_TOKENS = 8192;
+/** Anthropic accepts at most this many `cache_control` marks in one request. */
+export const ANTHROPIC_MAX_CACHE_BREAKPOINTS = 4;
+/** Error types an `event: error` frame may carry that a fresh request may cure. */
+const RETRYABLE_STREAM_ERROR_TYPES = new Set(["overloaded_error", "api_error", "rate_limit_error", "timeout_error"]);
+const EPHEMERAL = { type: "ephemeral" } as const;
+
+/** The wire blocks our content maps to; each of them takes a `cache_control` mark. */
+type WireBlock = TextBlockParam | ImageBlockParam | ToolUseBlockParam | ToolResultBlockParam;
+interface WireMessage {
+  role: "user" | "assistant";
+  content: WireBlock[];
+}
+
+export interface AnthropicProviderOptions {
+  /** The model name, e.g. `"claude-sonnet-4-5"`; the provider id is `anthropic:<model>`. */
+  model: string;
+  apiKey: string;
+  /** The API's origin, without `/v1` (default https://api.anthropic.com). */
+  baseUrl?: string;
+  /** `max_tokens` when the request sets no `maxOutputTokens` (default 8192). */
+  maxOutputTokens?: number;
+  /** How long one HTTP request may take (default: the SDK's, 10 minutes). */
+  timeoutMs?: number;
+  retry?: RetryOptions;
+}
+
+export class AnthropicProvider implements ModelProvider {
+  readonly id: string;
+  private readonly client: Anthropic;
+  private readonly model: string;
+  private readonly maxOutputTokens: number;
+  private readonly retry: RetryOptions;
+
+  constructor(options: AnthropicProviderOptions) {
+    if (!options.model) throw new TypeError("AnthropicProvider: expected a non-empty `model`, got an empty one");
+    this.model = options.model;
+    this.id = `${PROVIDER}:${options.model}`;
+    this.maxOutputTokens = options.maxOutputTokens ?? ANTHROPIC_DEFAULT_MAX_OUTPUT_TOKENS;
+    this.retry = options.retry ?? {};
+    this.client = new Anthropic({
+      apiKey: options.apiKey,
+      baseURL: options.baseUrl ?? ANTHROPIC_DEFAULT_BASE_URL,
+      maxRetries: 0, // our own retry decides (provider-retry.ts)
+      logLevel: "off", // the library never prints
+      webhookKey: null,
+      ...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {}),
+    });
+  }
+
+  async *stream(req: ModelRequest, signal: AbortSignal): AsyncIterable<StreamEvent> {
+    const body = toAnthropicRequest(req, this.model, req.maxOutputTokens ?? this.maxOutputTokens);
+    yield* streamWithRetry(PROVIDER, () => this.attempt(body, signal), anthropicFailure, signal, this.retry);
+  }
+
+  private async *attempt(body: MessageCreateParamsStreaming, signal: AbortSignal): AsyncGenerator<StreamEvent> {
+    const events = await this.client.messages.create(body, { signal });
+    yield* translateStream(events, signal);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Request mapping
+
+/** The wire request for `req`: system, tools, messages, `max_tokens` and the cache marks. */
+export function toAnthropicRequest(req: ModelRequest, model: string, maxTokens: number): MessageCreateParamsStreaming {
+  const system: TextBlockParam[] | undefined = req.system ? [{ type: "text", text: req.system }] : undefined;
+  const tools: WireTool[] = req.tools.map((t) => ({
+    name: t.name,
+    description: t.description,
+    input_schema: t.inputSchema as WireTool.InputSchema,
+  }));
+  const messages = req.messages.map(toWireMessage);
+  placeCacheMarks(system, tools, messages, req.cacheBreakpoints);
+  return {
+    model,
+    max_tokens: maxTokens,
+    stream: true,
+    ...(system ? { system } : {}),
+    ...(tools.length > 0 ? { tools } : {}),
+    messages,
+  };
+}
+
+/** Marks the prefix end and the breakpoint messages, keeping the last `ANTHROPIC_MAX_CACHE_BREAKPOINTS`. */
+function placeCacheMarks(system: TextBlockParam[] | undefined, tools: WireTool[], messages: WireMessage[], breakpoints: readonly number[]): void {
+  const targets: Array<WireTool | WireBlock> = [];
+  const prefixEnd = tools[tools.length - 1] ?? system?.[system.length - 1];
+  if (prefixEnd) targets.push(prefixEnd);
+  const indexes = [...new Set(breakpoints)].filter((i) => Number.isInteger(i) && i >= 0 && i < messages.length).sort((a, b) => a - b);
+  for (const i of indexes) {
+    const content = messages[i]!.content;
+    const last = content[content.length - 1];
+    if (last) targets.push(last);
+  }
+  for (const target of targets.slice(-ANTHROPIC_MAX_CACHE_BREAKPOINTS)) target.cache_control = { ...EPHEMERAL };
+}
+
+/**
+ * One message on the wire. Blank text blocks are dropped (the API rejects them), a user
+ * message's tool results go first (the API wants them before any text), and a message left
+ * with nothing gets `EMPTY_CONTENT_TEXT`.
+ */
+function toWireMessage(message: Message): WireMessage {
+  const blocks = message.content.flatMap(toWireBlock);
+  const content =
+    message.role === "user" ? [...blocks.filter((b) => b.type === "tool_result"), ...blocks.filter((b) => b.type !== "tool_result")] : blocks;
+  if (content.length === 0) content.push({ type: "text", text: EMPTY_CONTENT_TEXT });
+  return { role: message.role, content };
+}
+
+function toWireBlock(block: ContentBlock): WireBlock[] {
+  switch (block.type) {
+    case "text":
+      return block.text.trim() === "" ? [] : [{ type: "text", text: block.text }];
+    case "image":
+      return [toWireImage(block)];
+    case "tool_call":
+      return [{ type: "tool_use", id: block.id, name: block.name, input: toolInputObject(block.input) }];
+    case "tool_result":
+      return [toWireToolResult(block)];
+    default:
+      return assertNever(block);
+  }
+}
+
+function toWireImage(image: ImageBlock): ImageBlockParam {
+  return { type: "image", source: { type: "base64", media_type: image.mediaType, data: image.data } };
+}
+
+function toWireToolResult(result: ToolResultBlock): ToolResultBlockParam {
+  const wire: ToolResultBlockParam = { type: "tool_result", tool_use_id: result.callId };
+  if (typeof result.content === "string") {
+    if (result.content !== "") wire.content = result.content;
+  } else {
+    const parts = resultBlocks(result).flatMap((b): Array<TextBlockParam | ImageBlockParam> =>
+      b.type === "image" ? [toWireImage(b)] : b.text === "" ? [] : [{ type: "text", text: b.text }],
+    );
+    if (parts.length > 0) wire.content = parts;
+  }
+  if (result.isError) wire.is_error = true;
+  return wire;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stream mapping
+
+/**
+ * Our events from the SSE events: text deltas as they come, each tool call once its block
+ * stops, then usage and stop after `message_stop`. A stream that ends before `message_stop` is a
+ * retryable `provider_stream` error; one cut by `signal` is an abort (the SDK ends it quietly).
+ */
+export async function* translateStream(events: AsyncIterable<RawMessageStreamEvent>, signal: AbortSignal): AsyncGenerator<StreamEvent> {
+  const calls = new ToolCallAccumulator(PROVIDER);
+  const usage: Usage = { inputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 0 };
+  let stop: StopReason | undefined;
+  let ended = false;
+  for await (const event of events) {
+    switch (event.type) {
+      case "message_start":
+        mergeUsage(usage, event.message.usage);
+        break;
+      case "content_block_start": {
+        const block = event.content_block;
+        if (block.type === "tool_use") calls.start(event.index, block.id, block.name);
+        else if (block.type === "text" && block.text) yield { type: "text", delta: block.text };
+        break;
+      }
+      case "content_block_delta":
+        if (event.delta.type === "text_delta" && event.delta.text) yield { type: "text", delta: event.delta.text };
+        else if (event.delta.type === "input_json_delta") calls.append(event.index, event.delta.partial_json);
+        break;
+      case "content_block_stop":
+        if (calls.has(event.index)) yield calls.finish(event.index);
+        break;
+      case "message_delta":
+        mergeUsage(usage, event.usage);
+        stop = mapStopReason(event.delta.stop_reason);
+        break;
+      case "message_stop":
+        ended = true;
+        break;
+      default:
+        break; // event types newer than this code carry nothing we map
+    }
+  }
+  if (signal.aborted) throw abortedError(PROVIDER, signal);
+  if (!ended || stop === undefined) {
+    throw new ProviderError(`${PROVIDER}: the stream ended before the message was complete`, { retryable: true, code: "provider_stream" });
+  }
+  yield { type: "usage", usage };
+  yield { type: "stop", reason: stop };
+}
+
+/** Takes each figure the event states; `input_tokens` already excludes cached tokens. */
+function mergeUsage(into: Usage, wire: WireUsage | MessageDeltaUsage): void {
+  if (typeof wire.input_tokens === "number") into.inputTokens = wire.input_tokens;
+  if (typeof wire.cache_read_input_tokens === "number") into.cacheReadTokens = wire.cache_read_input_tokens;
+  if (typeof wire.cache_creation_input_tokens === "number") into.cacheWriteTokens = wire.cache_creation_input_tokens;
+  if (typeof wire.output_tokens === "number") into.outputTokens = wire.output_tokens;
+}
+
+export function mapStopReason(reason: WireStopReason | null): StopReason {
+  switch (reason) {
+    case "end_turn":
+    case "tool_use":
+    case "max_tokens":
+    case "stop_sequence":
+    case "refusal":
+      return reason;
+    default:
+      return "other";
+  }
+}
+
+/** A `ProviderError` for what the SDK threw: an HTTP status, an `event: error`, a lost connection. */
+function anthropicFailure(err: unknown): ProviderError {
+  if (err instanceof APIConnectionError) return connectionFailureError(PROVIDER, err);
+  if (err instanceof APIError) {
+    if (err.status !== undefined) {
+      const detail = err.apiMessage ?? (err.error ? JSON.stringify(err.error) : sdkMessageDetail(err.message));
+      return httpFailureError({ provider: PROVIDER, status: err.status, headers: err.headers, kind: err.type, detail, cause: err });
+    }
+    const kind = err.type ?? "error";
+    return new ProviderError(`${PROVIDER}: ${kind}: ${err.apiMessage ?? err.message}`, {
+      retryable: RETRYABLE_STREAM_ERROR_TYPES.has(kind),
+      cause: err,
+    });
+  }
+  return streamFailureError(PROVIDER, err);
+}

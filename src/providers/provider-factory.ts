@@ -1,0 +1,84 @@
+/**
+ * Builds a `ModelProvider` from a task's `model:` spec. The one place in providers that reads
+ * environment values — and only from the `env` record the CLI hands in, never `process.env`:
+ * `ANTHROPIC_API_KEY` / `ANTHROPIC_BASE_URL`, `OPENAI_API_KEY` / `OPENAI_BASE_URL`.
+ *
+ * A key is required unless a base URL is given: a compatible local server (Ollama, vLLM,
+ * llama.cpp, LM Studio, a proxy) may need none, and gets `NO_KEY_PLACEHOLDER` (the SDKs refuse
+ * to start without one). A spec's `baseUrl` wins over the environment's.
+ */
+import { RhemaError } from "../core/errors.js";
+import type { ModelProvider } from "../core/provider.js";
+import { AnthropicProvider } from "./anthropic.js";
+import { OpenAIProvider } from "./openai.js";
+import type { RetryOptions } from "./provider-retry.js";
+import type { ScriptStep } from "./script.js";
+import { ScriptedProvider } from "./scripted.js";
+
+export type ProviderSpec =
+  | { provider: "scripted"; script: readonly ScriptStep[]; name?: string }
+  | { provider: "anthropic" | "openai"; name: string; baseUrl?: string };
+
+/** Environment values as the CLI read them; absent and empty both mean unset. */
+export type ProviderEnv = Readonly<Record<string, string | undefined>>;
+
+export interface CreateProviderOptions {
+  /** Passed to the HTTP providers (attempts, backoff, an injected sleep for tests). */
+  retry?: RetryOptions;
+  /** Passed to the HTTP providers: how long one request may take. */
+  timeoutMs?: number;
+}
+
+/** Sent as the API key to a server at a custom base URL when no key is set. */
+export const NO_KEY_PLACEHOLDER = "no-key";
+
+const ENV_NAMES = {
+  anthropic: { key: "ANTHROPIC_API_KEY", baseUrl: "ANTHROPIC_BASE_URL" },
+  openai: { key: "OPENAI_API_KEY", baseUrl: "OPENAI_BASE_URL" },
+} as const;
+
+/**
+ * The provider `spec` names. Throws `RhemaError` `provider_unavailable` when a key is missing
+ * (naming the variable to set) and `invalid_config` for a spec without a model name or with an
+ * unknown provider.
+ */
+export function createProvider(spec: ProviderSpec, env: ProviderEnv, options: CreateProviderOptions = {}): ModelProvider {
+  switch (spec.provider) {
+    case "scripted":
+      return new ScriptedProvider(spec.script, { name: spec.name, record: false });
+    case "anthropic": {
+      const { apiKey, baseUrl } = credentials(spec, env);
+      return new AnthropicProvider({ model: spec.name, apiKey, baseUrl, retry: options.retry, timeoutMs: options.timeoutMs });
+    }
+    case "openai": {
+      const { apiKey, baseUrl } = credentials(spec, env);
+      return new OpenAIProvider({ model: spec.name, apiKey, baseUrl, retry: options.retry, timeoutMs: options.timeoutMs });
+    }
+    default: {
+      const unknown: never = spec;
+      const name = String((unknown as { provider?: unknown }).provider);
+      throw new RhemaError("invalid_config", `unknown model provider "${name}"; expected one of: anthropic, openai, scripted`);
+    }
+  }
+}
+
+function credentials(spec: { provider: "anthropic" | "openai"; name: string; baseUrl?: string }, env: ProviderEnv): { apiKey: string; baseUrl: string | undefined } {
+  if (typeof spec.name !== "string" || spec.name.trim() === "") {
+    throw new RhemaError("invalid_config", `the ${spec.provider} provider needs a model name (model.name), got none`);
+  }
+  const names = ENV_NAMES[spec.provider];
+  const baseUrl = nonEmpty(spec.baseUrl) ?? nonEmpty(env[names.baseUrl]);
+  const apiKey = nonEmpty(env[names.key]);
+  if (apiKey === undefined && baseUrl === undefined) {
+    throw new RhemaError(
+      "provider_unavailable",
+      `the ${spec.provider} provider needs an API key: set ${names.key} in the environment ` +
+        `(or a base URL, ${names.baseUrl} or model.baseUrl, for a compatible server that needs none)`,
+    );
+  }
+  return { apiKey: apiKey ?? NO_KEY_PLACEHOLDER, baseUrl };
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value !== undefined && value.trim() !== "" ? value.trim() : undefined;
+}

@@ -1,0 +1,44 @@
+/**
+ * Durations as task files write them (`10m`, `90s`, `1h`, `1500ms`, or a bare number of
+ * seconds) and as reports show them (`1m 05s`). Pure functions; no clock.
+ */
+
+/** The string form a task file accepts: an integer or decimal, then `ms`, `s`, `m` or `h`. */
+export const DURATION_PATTERN = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/;
+
+const UNIT_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 } as const;
+
+/**
+ * Milliseconds for a task-file duration, or null when `value` is not one: a positive number
+ * is seconds, a string must match `DURATION_PATTERN`. Results are rounded to whole
+ * milliseconds; zero and negative durations are refused (a limit of nothing is a mistake).
+ */
+export function parseDurationMs(value: string | number): number | null {
+  if (typeof value === "number") {
+    return Number.isFinite(value) && value > 0 ? Math.round(value * 1_000) : null;
+  }
+  const match = DURATION_PATTERN.exec(value.trim());
+  if (!match) return null;
+  const ms = Math.round(Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS]);
+  return ms > 0 ? ms : null;
+}
+
+/**
+ * A short human reading of a duration: `850ms`, `12.3s`, `4m 05s`, `2h 03m`.
+ * Negative input is shown as zero.
+ */
+export function formatDurationMs(ms: number): string {
+  const safe = Math.max(0, Math.round(ms));
+  if (safe < 1_000) return `${safe}ms`;
+  if (safe < 60_000) return `${(Math.floor(safe / 100) / 10).toFixed(1)}s`;
+  const totalSeconds = Math.floor(safe / 1_000);
+  if (totalSeconds < 3_600) {
+    return `${Math.floor(totalSeconds / 60)}m ${pad2(totalSeconds % 60)}s`;
+  }
+  const totalMinutes = Math.floor(totalSeconds / 60);
+  return `${Math.floor(totalMinutes / 60)}h ${pad2(totalMinutes % 60)}m`;
+}
+
+function pad2(n: number): string {
+  return String(n).padStart(2, "0");
+}

@@ -1,0 +1,171 @@
+/**
+ * The task file's schema (DESIGN §5), as written on disk: one zod schema, strict at every
+ * level (an unknown key is an error, so a typo never silently drops a setting), and the JSON
+ * Schema published as `schema/task.schema.json` generated from it. Resolving defaults and
+ * paths is task-file.ts's job; this module only says what a file may contain.
+ *
+ * Editors pick the JSON Schema up from a modeline at the top of a task file:
+ *   # yaml-language-server: $schema=../../schema/task.schema.json
+ */
+import { z } from "zod";
+import { DURATION_PATTERN } from "./duration.js";
+
+/** Task ids and suite names become folder names in the run directory. */
+export const TASK_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+const TASK_NAME_RULE = "letters, digits, '.', '_' and '-', starting with a letter or digit";
+
+const taskName = (what: string) =>
+  z.string({ error: `expected a ${what} (${TASK_NAME_RULE})` })
+    .max(100, { error: `a ${what} is at most 100 characters` })
+    .regex(TASK_NAME_PATTERN, { error: `a ${what} uses ${TASK_NAME_RULE}` });
+
+const nonEmptyText = (what: string) =>
+  z.string({ error: `expected ${what} as a string` }).trim().min(1, { error: `${what} is empty` });
+
+const DURATION_RULE = 'expected a duration such as "10m", "90s", "1h", "1500ms", or a number of seconds';
+const durationSchema = z.union(
+  [
+    z.number().positive({ error: `${DURATION_RULE} above 0` }),
+    z.string().regex(DURATION_PATTERN, { error: DURATION_RULE }),
+  ],
+  { error: DURATION_RULE },
+).describe('A duration: "10m", "90s", "1h", "1500ms", or a number of seconds.');
+
+const positiveInt = (what: string) =>
+  z.number({ error: `expected ${what} as a whole number` })
+    .int({ error: `expected ${what} as a whole number` })
+    .positive({ error: `${what} must be at least 1` });
+
+const scriptedCallSchema = z.strictObject({
+  call: nonEmptyText("a tool name").describe("Tool name."),
+  input: z.unknown().optional().describe("The tool call's input."),
+});
+
+/**
+ * One step of a scripted model: one assistant message. At least one of `say`, `call`,
+ * `calls`, `fail`; `call` and `calls` exclude each other; `input` goes with `call`.
+ * Mirrors `ScriptStep` in src/providers/script.ts.
+ */
+export const scriptStepSchema = z.strictObject({
+  say: z.string({ error: "expected say as a string" }).optional().describe("Assistant text."),
+  call: nonEmptyText("a tool name").optional().describe("One tool call: the tool's name."),
+  input: z.unknown().optional().describe("Input of the `call`."),
+  calls: z.array(scriptedCallSchema, { error: "expected calls as a list of {call, input}" })
+    .min(1, { error: "calls is empty" }).optional().describe("Several tool calls in one step."),
+  fail: z.strictObject({
+    status: z.number().int().min(100).max(599).optional(),
+    message: z.string().optional(),
+    retryable: z.boolean().optional(),
+    times: positiveInt("fail.times").optional(),
+  }).optional().describe("Make the request fail instead (`times` times, default always)."),
+  chunkDelayMs: z.number().int().nonnegative().optional().describe("Delay between streamed chunks."),
+}).superRefine((step, ctx) => {
+  if (step.call !== undefined && step.calls !== undefined) {
+    ctx.addIssue({ code: "custom", path: ["calls"], message: "call and calls exclude each other: use one" });
+  }
+  if (step.input !== undefined && step.call === undefined) {
+    ctx.addIssue({ code: "custom", path: ["input"], message: "input belongs to a call: add call: TOOL" });
+  }
+  if (step.say === undefined && step.call === undefined && step.calls === undefined && step.fail === undefined) {
+    ctx.addIssue({ code: "custom", path: [], message: "a step needs at least one of say, call, calls, fail" });
+  }
+});
+
+const scriptedModelSchema = z.strictObject({
+  provider: z.literal("scripted"),
+  script: z.array(scriptStepSchema, { error: "expected script as a list of steps" })
+    .min(1, { error: "script is empty: give at least one step" })
+    .describe("What the model says, one assistant message per step."),
+});
+
+const remoteModelSchema = z.strictObject({
+  provider: z.enum(["anthropic", "openai"]),
+  name: nonEmptyText("the model name").describe("The provider's model name, e.g. claude-sonnet-4-5."),
+  baseUrl: z.url({ protocol: /^https?$/, error: "expected baseUrl as an http(s) URL" }).optional()
+    .describe("A compatible server's base URL (Ollama, vLLM, llama.cpp, LM Studio)."),
+});
+
+const modelSchema = z.discriminatedUnion("provider", [scriptedModelSchema, remoteModelSchema], {
+  error: "expected provider: scripted, anthropic or openai",
+}).describe("The model; absent, the CLI's --provider/--model decide.");
+
+const workspaceSchema = z.strictObject({
+  from: nonEmptyText("workspace.from").optional()
+    .describe("Folder copied fresh into the task's workspace, relative to the task file."),
+  setup: z.array(nonEmptyText("a setup command"), { error: "expected setup as a list of commands" })
+    .optional().describe("Shell commands run in the fresh workspace before the agent starts."),
+});
+
+const inlinePolicySchema = z.record(z.string(), z.unknown())
+  .describe("An inline policy ({version, default, rules}); validated by the policy module.");
+
+const policySchema = z.union([nonEmptyText("the policy path"), inlinePolicySchema], {
+  error: "expected a policy file path or an inline policy {default, rules}",
+}).describe("Policy file path (relative to the task file) or an inline policy.");
+
+const limitsSchema = z.strictObject({
+  maxSteps: positiveInt("maxSteps").optional().describe("Cap on model steps in the turn."),
+  timeout: durationSchema.optional().describe("Wall-clock limit of the agent's turn."),
+});
+
+const transcriptSchema = z.strictObject({
+  blockTokens: positiveInt("blockTokens").optional(),
+  budgetTokens: positiveInt("budgetTokens").optional(),
+});
+
+const checkSchema = z.strictObject({
+  name: nonEmptyText("the check's name"),
+  run: nonEmptyText("the check's command").describe("Shell command; exit 0 passes."),
+  timeout: durationSchema.optional(),
+});
+
+const checksSchema = z.array(checkSchema, { error: "expected checks as a list of {name, run}" })
+  .superRefine((checks, ctx) => {
+    const seen = new Set<string>();
+    checks.forEach((check, index) => {
+      if (seen.has(check.name)) {
+        ctx.addIssue({ code: "custom", path: [index, "name"], message: `duplicate check name "${check.name}"` });
+      }
+      seen.add(check.name);
+    });
+  });
+
+const tagSchema = z.string({ error: "expected a tag as a string" })
+  .regex(/^[^\s,]+$/, { error: "a tag is one word: no spaces or commas" });
+
+/** The whole task file. */
+export const taskFileSchema = z.strictObject({
+  id: taskName("task id").optional().describe("Unique within its suite; default: the file name."),
+  suite: taskName("suite name").optional().describe("Default: the task file's folder name."),
+  prompt: nonEmptyText("prompt").describe("The input of the agent's turn."),
+  images: z.array(nonEmptyText("an image path"), { error: "expected images as a list of paths" })
+    .optional().describe("Images (png, jpeg, gif, webp) sent with the prompt; relative to the task file."),
+  workspace: workspaceSchema.optional(),
+  policy: policySchema.optional(),
+  model: modelSchema.optional(),
+  limits: limitsSchema.optional(),
+  transcript: transcriptSchema.optional(),
+  checks: checksSchema.optional().describe("Commands run in the workspace after the turn; all must pass."),
+  tags: z.array(tagSchema, { error: "expected tags as a list of words" }).optional(),
+}).meta({
+  title: "rhema task",
+  description: "One task of a rhema suite: a prompt, a workspace, a model, limits and checks.",
+});
+
+export type TaskFileContent = z.infer<typeof taskFileSchema>;
+
+/**
+ * The published JSON Schema of a task file (`schema/task.schema.json`). Constraints zod keeps
+ * in refinements are added by hand where JSON Schema can say them, so editors flag them too.
+ */
+export function taskJsonSchema(): Record<string, unknown> {
+  return z.toJSONSchema(taskFileSchema, {
+    override: (ctx) => {
+      if (ctx.zodSchema === scriptStepSchema) {
+        ctx.jsonSchema.anyOf = ["say", "call", "calls", "fail"].map((key) => ({ required: [key] }));
+        ctx.jsonSchema.not = { required: ["call", "calls"] };
+        ctx.jsonSchema.dependentRequired = { input: ["call"] };
+      }
+    },
+  }) as Record<string, unknown>;
+}

@@ -1,0 +1,205 @@
+/**
+ * A fake Anthropic Messages API on 127.0.0.1: answers POST /v1/messages with the SSE frames the
+ * real API sends (message_start, content_block_start / _delta / _stop, ping, message_delta with
+ * stop_reason and usage, message_stop), or with an HTTP error as the real API shapes it. Replies
+ * come from a queue; every request is recorded, and checked as the real API would check it —
+ * each tool_use answered by a tool_result in the next message, tool results first, no blank
+ * text, at most four cache marks. A request that fails a check gets a 400 and is listed in
+ * `violations`, so a test can assert there were none (the codex-rs habit).
+ */
+import type { ServerResponse } from "node:http";
+import { countKey, piecesOf, sendJson, sendText, sseFrame, startFakeServer, writeSse, type FakeServerCore, type RecordedRequest } from "./fake-sse-server.js";
+
+export type FakeAnthropicBlock =
+  | { type: "text"; text: string }
+  /** `rawJson` is sent as the input's JSON verbatim (to send a malformed one). */
+  | { type: "tool_use"; id: string; name: string; input?: unknown; rawJson?: string };
+
+export interface FakeAnthropicUsage {
+  input_tokens?: number;
+  cache_read_input_tokens?: number;
+  cache_creation_input_tokens?: number;
+  output_tokens?: number;
+}
+
+export type FakeAnthropicReply =
+  | {
+      kind: "stream";
+      blocks: FakeAnthropicBlock[];
+      /** Default: `tool_use` when a block is one, else `end_turn`. */
+      stopReason?: string;
+      usage?: FakeAnthropicUsage;
+      /** Cut the SSE bytes into pieces of this size. */
+      splitBytes?: number;
+      /** Send this many frames, then hold the response open. */
+      hangAfterFrames?: number;
+      /** Send this many frames, then an `event: error` frame, and end. */
+      errorAfterFrames?: { frames: number; type: string; message: string };
+    }
+  /** `rawBody` replaces the JSON error body (a proxy's plain-text or HTML page). */
+  | { kind: "http_error"; status: number; type: string; message: string; headers?: Record<string, string>; rawBody?: string };
+
+export const DEFAULT_ANTHROPIC_USAGE: Required<FakeAnthropicUsage> = {
+  input_tokens: 12,
+  cache_read_input_tokens: 0,
+  cache_creation_input_tokens: 0,
+  output_tokens: 7,
+};
+
+export class FakeAnthropicServer {
+  readonly violations: string[] = [];
+  private readonly replies: FakeAnthropicReply[] = [];
+  private served = 0;
+
+  private constructor(private readonly core: FakeServerCore) {}
+
+  static async start(): Promise<FakeAnthropicServer> {
+    let self: FakeAnthropicServer | undefined;
+    const core = await startFakeServer("/v1/messages", (req, res) => self!.answer(req, res));
+    self = new FakeAnthropicServer(core);
+    return self;
+  }
+
+  /** The base URL to give the SDK (no `/v1`). */
+  get baseUrl(): string {
+    return this.core.origin;
+  }
+
+  get requests(): RecordedRequest[] {
+    return this.core.requests;
+  }
+
+  /** The request bodies received, in order. */
+  get bodies(): any[] {
+    return this.core.requests.map((r) => r.body);
+  }
+
+  /** Responses the client abandoned mid-way. */
+  get dropped(): number {
+    return this.core.dropped.count;
+  }
+
+  /** Queues replies, one per request, in order. */
+  reply(...replies: FakeAnthropicReply[]): this {
+    this.replies.push(...replies);
+    return this;
+  }
+
+  close(): Promise<void> {
+    return this.core.close();
+  }
+
+  private async answer(req: RecordedRequest, res: ServerResponse): Promise<void> {
+    const problem = checkAnthropicRequest(req.body);
+    if (problem) {
+      this.violations.push(problem);
+      return sendJson(res, 400, errorBody("invalid_request_error", problem));
+    }
+    const reply = this.replies.shift();
+    if (!reply) return sendJson(res, 400, errorBody("invalid_request_error", "fake server: no reply queued for this request"));
+    const n = ++this.served;
+    if (reply.kind === "http_error") {
+      if (reply.rawBody !== undefined) return sendText(res, reply.status, reply.rawBody, reply.headers);
+      return sendJson(res, reply.status, errorBody(reply.type, reply.message), reply.headers);
+    }
+    let frames = anthropicFrames(reply, String(req.body.model), n);
+    if (reply.errorAfterFrames) {
+      const { frames: count, type, message } = reply.errorAfterFrames;
+      frames = [...frames.slice(0, count), sseFrame("error", errorBody(type, message))];
+    }
+    await writeSse(res, frames, { splitBytes: reply.splitBytes, hangAfterFrames: reply.hangAfterFrames });
+  }
+}
+
+function errorBody(type: string, message: string) {
+  return { type: "error", error: { type, message }, request_id: "req_fake" };
+}
+
+/** The frames the real API sends for one message. */
+export function anthropicFrames(reply: Extract<FakeAnthropicReply, { kind: "stream" }>, model: string, n: number): string[] {
+  const usage = { ...DEFAULT_ANTHROPIC_USAGE, ...reply.usage };
+  const frames = [
+    sseFrame("message_start", {
+      type: "message_start",
+      message: {
+        id: `msg_fake_${n}`,
+        type: "message",
+        role: "assistant",
+        model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: usage.input_tokens, cache_creation_input_tokens: usage.cache_creation_input_tokens, cache_read_input_tokens: usage.cache_read_input_tokens, output_tokens: 1 },
+      },
+    }),
+  ];
+  for (const [index, block] of reply.blocks.entries()) {
+    frames.push(...blockFrames(block, index));
+    if (index === 0) frames.push(sseFrame("ping", { type: "ping" }));
+  }
+  const stopReason = reply.stopReason ?? (reply.blocks.some((b) => b.type === "tool_use") ? "tool_use" : "end_turn");
+  frames.push(
+    sseFrame("message_delta", { type: "message_delta", delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: usage.output_tokens } }),
+    sseFrame("message_stop", { type: "message_stop" }),
+  );
+  return frames;
+}
+
+function blockFrames(block: FakeAnthropicBlock, index: number): string[] {
+  const start = (content_block: unknown) => sseFrame("content_block_start", { type: "content_block_start", index, content_block });
+  const delta = (d: unknown) => sseFrame("content_block_delta", { type: "content_block_delta", index, delta: d });
+  const stop = sseFrame("content_block_stop", { type: "content_block_stop", index });
+  if (block.type === "text") {
+    return [start({ type: "text", text: "" }), ...piecesOf(block.text).map((text) => delta({ type: "text_delta", text })), stop];
+  }
+  const json = block.rawJson ?? JSON.stringify(block.input ?? {});
+  return [
+    start({ type: "tool_use", id: block.id, name: block.name, input: {} }),
+    delta({ type: "input_json_delta", partial_json: "" }),
+    ...piecesOf(json, 4).map((partial_json) => delta({ type: "input_json_delta", partial_json })),
+    stop,
+  ];
+}
+
+/** What the real API would reject in `body`, as its message would say; null when it is fine. */
+export function checkAnthropicRequest(body: any): string | null {
+  if (typeof body?.model !== "string" || typeof body.max_tokens !== "number") return "model and max_tokens are required";
+  const messages: any[] = Array.isArray(body.messages) ? body.messages : [];
+  if (messages.length === 0) return "messages: at least one message is required";
+  if (messages[0].role !== "user") return "messages: first message must use the \"user\" role";
+  const marks = countKey([body.system, body.tools, messages], "cache_control");
+  if (marks > 4) return `A maximum of 4 blocks with cache_control may be provided. Found ${marks}.`;
+  for (const [i, m] of messages.entries()) {
+    const content: any[] = typeof m.content === "string" ? [{ type: "text", text: m.content }] : m.content;
+    if (!Array.isArray(content) || content.length === 0) return `messages.${i}: content must be non-empty`;
+    if (content.some((b) => b.type === "text" && String(b.text).trim() === "")) return `messages.${i}: text content blocks must be non-empty`;
+    const firstOther = content.findIndex((b) => b.type !== "tool_result");
+    if (firstOther >= 0 && content.slice(firstOther).some((b) => b.type === "tool_result")) {
+      return `messages.${i}: tool_result blocks must come before any other content`;
+    }
+    const problem = checkToolPairing(messages, i);
+    if (problem) return problem;
+  }
+  return null;
+}
+
+/** Each tool_use answered in the very next message, each tool_result answering the one before. */
+function checkToolPairing(messages: any[], i: number): string | null {
+  const ids = (m: any, type: string, key: string): string[] =>
+    Array.isArray(m?.content) ? m.content.filter((b: any) => b.type === type).map((b: any) => String(b[key])) : [];
+  const uses = messages[i].role === "assistant" ? ids(messages[i], "tool_use", "id") : [];
+  if (uses.length > 0) {
+    const answered = new Set(messages[i + 1]?.role === "user" ? ids(messages[i + 1], "tool_result", "tool_use_id") : []);
+    const open = uses.filter((id) => !answered.has(id));
+    if (open.length > 0) {
+      return `messages.${i + 1}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${open.join(", ")}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`;
+    }
+  }
+  const results = messages[i].role === "user" ? ids(messages[i], "tool_result", "tool_use_id") : [];
+  const called = new Set(i > 0 ? ids(messages[i - 1], "tool_use", "id") : []);
+  const stray = results.filter((id) => !called.has(id));
+  if (stray.length > 0) {
+    return `messages.${i}.content: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${stray.join(", ")}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`;
+  }
+  return null;
+}
