@@ -1,0 +1,82 @@
+/**
+ * Questions about other processes, for killing a command's tree: does a process (or any member
+ * of a process group) still run, and which processes descend from one. A zombie does not run:
+ * it is dead and only waits for its reaper (PID 1 for orphans, which may take its time), and no
+ * signal can do more to it. Reads /proc where there is one, else trusts kill(pid, 0) and `ps`.
+ */
+import { execFile } from "node:child_process";
+import { readFile, readdir } from "node:fs/promises";
+
+/** Whether a process (or, negative, a process group) exists, zombies included. */
+export function exists(target: number): boolean {
+  try {
+    process.kill(target, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+interface ProcStat { pid: number; state: string; ppid: number; pgrp: number }
+
+/** Fields of /proc/<pid>/stat, or null when gone or unreadable. */
+async function procStat(pid: number | string): Promise<ProcStat | null> {
+  const text = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => null);
+  if (text === null) return null;
+  // "pid (comm) state ppid pgrp ..." — comm may hold spaces and parentheses: split after the last ")".
+  const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
+  return { pid: Number(pid), state: fields[0] ?? "", ppid: Number(fields[1]), pgrp: Number(fields[2]) };
+}
+
+const dead = (state: string): boolean => state === "Z" || state === "X";
+
+/** Whether the process runs (exists and is not a zombie). */
+export async function isRunning(pid: number): Promise<boolean> {
+  if (!exists(pid)) return false;
+  const stat = await procStat(pid);
+  return stat === null ? exists(pid) && !(await hasProc()) : !dead(stat.state);
+}
+
+/** Whether any member of process group `pgid` runs. */
+export async function groupRunning(pgid: number): Promise<boolean> {
+  if (!exists(-pgid)) return false;
+  if (!(await hasProc())) return true;
+  const stats = await allProcStats();
+  return stats.some((s) => s.pgrp === pgid && !dead(s.state));
+}
+
+/** Every descendant of `pid`, from /proc or `ps`; [] when neither answers. */
+export async function descendantPids(pid: number): Promise<number[]> {
+  const rows = (await hasProc()) ? (await allProcStats()).map((s) => [s.pid, s.ppid] as const) : await psRows();
+  const children = new Map<number, number[]>();
+  for (const [p, pp] of rows) children.set(pp, [...(children.get(pp) ?? []), p]);
+  const found: number[] = [];
+  const queue = [pid];
+  while (queue.length > 0) {
+    for (const c of children.get(queue.shift()!) ?? []) {
+      found.push(c);
+      queue.push(c);
+    }
+  }
+  return found;
+}
+
+async function hasProc(): Promise<boolean> {
+  return (await procStat("self")) !== null;
+}
+
+async function allProcStats(): Promise<ProcStat[]> {
+  const names = await readdir("/proc").catch(() => [] as string[]);
+  const stats = await Promise.all(names.filter((n) => /^\d+$/.test(n)).map((n) => procStat(n)));
+  return stats.filter((s): s is ProcStat => s !== null);
+}
+
+async function psRows(): Promise<Array<readonly [number, number]>> {
+  const table = await new Promise<string>((resolveTable) => {
+    execFile("ps", ["-A", "-o", "pid=,ppid="], (err, stdout) => resolveTable(err ? "" : stdout));
+  });
+  return table.split("\n").flatMap((row) => {
+    const [p, pp] = row.trim().split(/\s+/).map(Number);
+    return p === undefined || pp === undefined || Number.isNaN(p) || Number.isNaN(pp) ? [] : [[p, pp] as const];
+  });
+}

@@ -1,0 +1,95 @@
+/**
+ * The `shell` tool: one command line through `bash -c` in the workspace, stdin closed, stdout
+ * and stderr interleaved and capped (head + tail), the exit code reported. A timeout or a
+ * cancel kills the whole process tree (process-group.ts). Secret-looking environment variables
+ * are removed unless the configuration lets them through (secret-env.ts).
+ */
+import { CancelledError, ToolError } from "../core/errors.js";
+import type { Tool, ToolContext, ToolPlan, ToolResult } from "../core/tool.js";
+import { HeadTailBuffer } from "./capped-output.js";
+import { runProcessGroup, type GroupOutcome } from "./process-group.js";
+import { scrubEnvironment } from "./secret-env.js";
+import { inputObject, optionalInteger, requiredString } from "./tool-input.js";
+
+export const SHELL_DEFAULT_TIMEOUT_MS = 120_000;
+export const SHELL_MAX_TIMEOUT_MS = 600_000;
+const SHELL_MIN_TIMEOUT_MS = 100;
+/** Output kept from the start and from the end of what the command prints. */
+export const SHELL_HEAD_BYTES = 12_000;
+export const SHELL_TAIL_BYTES = 12_000;
+
+const FIELDS = ["command", "timeoutMs"] as const;
+
+export interface ShellToolOptions {
+  /**
+   * The environment commands start from, before secrets are removed. Default: this process's
+   * environment, read at each call — the tool is where the engine hands it to a child.
+   */
+  baseEnv?: () => Readonly<Record<string, string | undefined>>;
+}
+
+interface ShellInput { command: string; timeoutMs: number }
+
+function parse(input: unknown): ShellInput {
+  const obj = inputObject(input, FIELDS);
+  const command = requiredString(obj, "command");
+  if (command.trim() === "") throw new ToolError("`command` is empty");
+  const timeoutMs = optionalInteger(obj, "timeoutMs", { min: SHELL_MIN_TIMEOUT_MS, max: SHELL_MAX_TIMEOUT_MS });
+  return { command, timeoutMs: timeoutMs ?? SHELL_DEFAULT_TIMEOUT_MS };
+}
+
+export function shellTool(options: ShellToolOptions = {}): Tool {
+  const baseEnv = options.baseEnv ?? (() => process.env);
+  return {
+    spec: {
+      name: "shell",
+      description:
+        "Run a command with bash -c in the workspace folder (stdin closed). Returns stdout and stderr interleaved, " +
+        "the middle cut when long, and the exit code. Default timeout 120000 ms, most 600000; the command and " +
+        "everything it started are killed at the timeout, and background processes when it ends. " +
+        "Secret environment variables (tokens, keys, passwords) are not passed.",
+      inputSchema: {
+        type: "object",
+        properties: {
+          command: { type: "string", description: "The command line, run by bash." },
+          timeoutMs: {
+            type: "integer", minimum: SHELL_MIN_TIMEOUT_MS, maximum: SHELL_MAX_TIMEOUT_MS,
+            description: "Time limit in milliseconds. Default 120000.",
+          },
+        },
+        required: ["command"],
+        additionalProperties: false,
+      },
+    },
+    effect: "exec",
+    async plan(input): Promise<ToolPlan> {
+      return { paths: [], command: parse(input).command };
+    },
+    async run(input, ctx): Promise<ToolResult> {
+      const { command, timeoutMs } = parse(input);
+      if (ctx.signal.aborted) throw new CancelledError("shell: cancelled before the command started");
+      const output = new HeadTailBuffer(SHELL_HEAD_BYTES, SHELL_TAIL_BYTES);
+      const outcome = await runProcessGroup({
+        command, cwd: ctx.workspace, env: commandEnv(baseEnv(), ctx), timeoutMs, signal: ctx.signal,
+        onOutput: (chunk) => output.push(chunk),
+      });
+      if (outcome.killed === "cancel") throw new CancelledError("shell: cancelled; the command and its processes were killed");
+      return formatOutcome(output, outcome, timeoutMs);
+    },
+  };
+}
+
+function commandEnv(base: Readonly<Record<string, string | undefined>>, ctx: ToolContext): Record<string, string> {
+  return scrubEnvironment(base, ctx.allowEnv ?? []).env;
+}
+
+/** The output, then one bracketed line saying how the command ended. */
+export function formatOutcome(output: HeadTailBuffer, outcome: GroupOutcome, timeoutMs: number): ToolResult {
+  const text = output.totalBytes === 0 ? "(no output)" : output.text().replace(/\n$/, "");
+  const status = outcome.killed === "timeout"
+    ? `[timed out after ${timeoutMs} ms; the command and its child processes were killed]`
+    : outcome.exitCode !== null ? `[exit code ${outcome.exitCode}]` : `[killed by ${outcome.exitSignal ?? "a signal"}]`;
+  const strays = outcome.straysKilled ? "\n[processes it left running in the background were stopped]" : "";
+  const failed = outcome.killed !== null || outcome.exitCode !== 0;
+  return { content: `${text}\n${status}${strays}`, ...(failed ? { isError: true } : {}) };
+}
