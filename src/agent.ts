@@ -47,6 +47,11 @@ export interface CodingAgentConfig {
   maxOutputTokens?: number;
   /** Environment variable names the shell tool may pass through although they look secret. */
   allowEnv?: string[];
+  /**
+   * The environment the shell tool's commands start from (secrets removed). Default: this
+   * process's environment; a driver such as the CLI hands its own in.
+   */
+  shellEnv?: Readonly<Record<string, string | undefined>>;
   /** Clock and id source, injected so tests are deterministic. */
   now?: () => Date;
   newId?: () => string;
@@ -268,7 +273,8 @@ function canonicalWorkspace(path: string): string {
 
 function assembleTools(config: CodingAgentConfig): ReadonlyMap<string, Tool> {
   const tools = new Map<string, Tool>();
-  if (config.builtinTools !== false) for (const t of builtinTools()) tools.set(t.spec.name, t);
+  const env = config.shellEnv;
+  if (config.builtinTools !== false) for (const t of builtinTools(env ? { baseEnv: () => env } : {})) tools.set(t.spec.name, t);
   const seen = new Set<string>();
   for (const t of config.tools ?? []) {
     if (seen.has(t.spec.name)) throw new CodingAgentError("invalid_config", `two tools in \`tools\` are named "${t.spec.name}"`);

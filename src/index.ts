@@ -14,3 +14,6 @@ export { INTERRUPTED_RESULT, conversationState, type ConversationState } from ".
 export { ScriptedProvider, type ScriptedProviderOptions, type ScriptStep, type ScriptedCall } from "./providers/scripted.js";
 export { PromptCacheSimulator, type PromptCacheSimulatorOptions, type CacheRules } from "./providers/prompt-cache-simulator.js";
 export { builtinTools } from "./tools/index.js";
+export { AnthropicProvider } from "./providers/anthropic.js";
+export { OpenAIProvider } from "./providers/openai.js";
+export { createProvider, type ProviderSpec } from "./providers/provider-factory.js";

@@ -1,0 +1,189 @@
+/**
+ * How a run shows its progress: a live view on a terminal (one line per running task: step,
+ * last tool, tokens), plain timestamped lines in CI logs, or the event stream as JSON lines
+ * (`--json`). Progress goes to stderr; JSON lines and the final summary go to stdout.
+ */
+import type { AgentEvent } from "../core/events.js";
+import type { RunProgress } from "../runner/suite-runner.js";
+import { taskKey } from "../runner/task-result.js";
+
+export interface ProgressView {
+  update(progress: RunProgress): void;
+  /** Stops any live drawing; called before the final summary. */
+  close(): void;
+}
+
+export interface ViewStreams {
+  out: NodeJS.WritableStream;
+  err: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+}
+
+export function chooseProgressView(opts: { json: boolean; ci: boolean; color: boolean; streams: ViewStreams; now?: () => Date }): ProgressView {
+  if (opts.json) return new JsonLinesView(opts.streams.out);
+  if (opts.streams.err.isTTY && !opts.ci) return new LiveView(opts.streams.err, opts.color);
+  return new PlainView(opts.streams.err, opts.now ?? (() => new Date()));
+}
+
+const MAX_DETAIL = 100;
+
+/** A one-line account of an agent event worth a log line, or null. */
+export function describeEvent(event: AgentEvent): string | null {
+  switch (event.type) {
+    case "tool_call":
+      return `step ${event.step} ${event.name}: ${clip(summarizeInput(event.input))}`;
+    case "approval":
+      return event.decision.decision === "deny" ? `denied ${event.name} by ${event.decision.rule ?? "policy"}: ${event.decision.reason ?? ""}` : null;
+    case "revived":
+      return `resumed: closed ${event.callIds.length} interrupted call(s)`;
+    case "turn_error":
+      return `agent error ${event.code}: ${clip(event.message)}`;
+    case "steer":
+      return `nudged: ${clip(event.text)}`;
+    default:
+      return null;
+  }
+}
+
+function summarizeInput(input: unknown): string {
+  if (input && typeof input === "object") {
+    const o = input as Record<string, unknown>;
+    for (const key of ["command", "path", "pattern"]) if (typeof o[key] === "string") return o[key] as string;
+  }
+  return JSON.stringify(input ?? {});
+}
+
+function clip(text: string): string {
+  const line = text.replace(/\s+/g, " ").trim();
+  return line.length > MAX_DETAIL ? `${line.slice(0, MAX_DETAIL - 1)}…` : line;
+}
+
+export function describeEnd(progress: Extract<RunProgress, { type: "task_end" }>): string {
+  const r = progress.result;
+  const stats = r.stats ? `, cache ${(r.stats.cacheHitRate * 100).toFixed(0)}%` : "";
+  const denials = r.policyDenials.count ? `, ${r.policyDenials.count} denied` : "";
+  const why = r.status === "errored" ? ` (${r.error?.code})` : r.status === "failed" ? ` (check "${r.checks.find((c) => !c.passed)?.name}")` : "";
+  return `${r.status}${why}${progress.kept ? " (kept from an earlier run)" : ""} in ${(r.durationMs / 1000).toFixed(1)}s, ${r.steps} steps${stats}${denials}`;
+}
+
+class JsonLinesView implements ProgressView {
+  constructor(private readonly out: NodeJS.WritableStream) {}
+  update(p: RunProgress): void {
+    const line = "task" in p ? { ...p, task: taskKey(p.task) } : p;
+    this.out.write(JSON.stringify(line) + "\n");
+  }
+  close(): void {}
+}
+
+class PlainView implements ProgressView {
+  constructor(private readonly err: NodeJS.WritableStream, private readonly now: () => Date) {}
+  private line(text: string): void {
+    this.err.write(`${this.now().toISOString().slice(11, 19)} ${text}\n`);
+  }
+  update(p: RunProgress): void {
+    switch (p.type) {
+      case "run_start":
+        this.line(`${p.resumed ? "resuming" : "starting"} run ${p.runId.slice(0, 8)}: ${p.tasks} task(s) in ${p.runDir}`);
+        break;
+      case "task_start":
+        this.line(`[${taskKey(p.task)}] started`);
+        break;
+      case "task_event": {
+        const text = describeEvent(p.event);
+        if (text) this.line(`[${taskKey(p.task)}] ${text}`);
+        break;
+      }
+      case "task_end":
+        this.line(`[${taskKey(p.task)}] ${describeEnd(p)}`);
+        break;
+      case "task_interrupted":
+        this.line(`[${taskKey(p.task)}] interrupted; checkpointed, a rerun continues it`);
+        break;
+      case "run_end":
+        break;
+    }
+  }
+  close(): void {}
+}
+
+interface LiveTask { key: string; step: number; tool: string; tokens: number }
+
+class LiveView implements ProgressView {
+  private readonly running = new Map<string, LiveTask>();
+  private drawn = 0;
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(private readonly err: NodeJS.WritableStream & { columns?: number }, private readonly color: boolean) {}
+
+  update(p: RunProgress): void {
+    switch (p.type) {
+      case "task_start":
+        this.running.set(taskKey(p.task), { key: taskKey(p.task), step: 0, tool: "", tokens: 0 });
+        break;
+      case "task_event":
+        this.track(taskKey(p.task), p.event);
+        break;
+      case "task_end":
+        this.running.delete(taskKey(p.task));
+        this.print(`${this.mark(p.result.status)} ${taskKey(p.task)}  ${describeEnd(p)}`);
+        break;
+      case "task_interrupted":
+        this.running.delete(taskKey(p.task));
+        this.print(`… ${taskKey(p.task)}  interrupted; a rerun continues it`);
+        break;
+      case "run_start":
+        this.print(`${p.resumed ? "Resuming" : "Running"} ${p.tasks} task(s) in ${p.runDir}`);
+        break;
+      case "run_end":
+        break;
+    }
+    this.schedule();
+  }
+
+  close(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.clear();
+  }
+
+  private track(key: string, event: AgentEvent): void {
+    const task = this.running.get(key);
+    if (!task) return;
+    if (event.type === "request") task.step = event.step;
+    if (event.type === "tool_call") task.tool = `${event.name} ${clip(summarizeInput(event.input)).slice(0, 40)}`;
+    if (event.type === "usage") task.tokens += event.usage.inputTokens + event.usage.cacheReadTokens + event.usage.cacheWriteTokens + event.usage.outputTokens;
+  }
+
+  private mark(status: string): string {
+    const symbol = status === "passed" ? "✓" : status === "failed" ? "✗" : "!";
+    if (!this.color) return symbol;
+    const code = status === "passed" ? 32 : status === "failed" ? 31 : 33;
+    return `\x1b[${code}m${symbol}\x1b[0m`;
+  }
+
+  private print(line: string): void {
+    this.clear();
+    this.err.write(line + "\n");
+  }
+
+  private schedule(): void {
+    if (this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.draw();
+    }, 100);
+  }
+
+  private draw(): void {
+    this.clear();
+    const width = Math.max(40, (this.err.columns ?? 100) - 1);
+    const lines = [...this.running.values()].map((t) =>
+      `  ${t.key}  step ${t.step}  ${t.tool}  ${(t.tokens / 1000).toFixed(1)}k tok`.slice(0, width));
+    if (lines.length) this.err.write(lines.join("\n") + "\n");
+    this.drawn = lines.length;
+  }
+
+  private clear(): void {
+    if (this.drawn > 0) this.err.write(`\x1b[${this.drawn}A\x1b[0J`);
+    this.drawn = 0;
+  }
+}
