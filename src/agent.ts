@@ -52,6 +52,8 @@ export interface CodingAgentConfig {
    * process's environment; a driver such as the CLI hands its own in.
    */
   shellEnv?: Readonly<Record<string, string | undefined>>;
+  /** Rewrites tool output before the model and the session see it (a runner redacts secrets here). */
+  filterToolOutput?: (text: string) => string;
   /** Clock and id source, injected so tests are deterministic. */
   now?: () => Date;
   newId?: () => string;
@@ -200,6 +202,7 @@ export class CodingAgent {
         takeSteers: () => this.steers.splice(0),
         toolContext: { workspace: this.workspace, ...(this.config.allowEnv ? { allowEnv: this.config.allowEnv } : {}) },
         maxTurnSteps: this.config.maxTurnSteps ?? DEFAULT_MAX_TURN_STEPS,
+        ...(this.config.filterToolOutput ? { filterToolOutput: this.config.filterToolOutput } : {}),
       });
     } catch (err) {
       const code = err instanceof RhemaError ? err.code : "internal";

@@ -46,6 +46,8 @@ export interface StepLoopPorts {
   onRequest?(req: ModelRequest): void;
   toolContext: Omit<ToolContext, "signal">;
   maxTurnSteps: number;
+  /** Rewrites tool output text before the model (and the session) sees it, e.g. to redact secrets. */
+  filterToolOutput?: (text: string) => string;
 }
 
 export const DEFAULT_MAX_TURN_STEPS = 50;
@@ -196,7 +198,8 @@ async function runOneCall(ports: StepLoopPorts, step: number, call: ToolCallBloc
   }
   try {
     const result = await tool.run(call.input, ctx);
-    return { type: "tool_result", callId: call.id, content: toResultContent(result.content), ...(result.isError ? { isError: true } : {}) };
+    const content = toResultContent(result.content, ports.filterToolOutput ?? ((text) => text));
+    return { type: "tool_result", callId: call.id, content, ...(result.isError ? { isError: true } : {}) };
   } catch (err) {
     if (ports.signal.aborted) return errorResult("cancelled: the turn was cancelled while this call ran; it may have partly completed");
     return errorResult(err instanceof ToolError ? err.message : `${call.name} failed: ${errorMessage(err)}`);
@@ -215,9 +218,11 @@ async function decide(ports: StepLoopPorts, call: ToolCallBlock, tool: Tool, pla
   );
 }
 
-function toResultContent(content: string | ContentBlock[]): ToolResultBlock["content"] {
-  if (typeof content === "string") return content;
-  return content.filter((b): b is Extract<ContentBlock, { type: "text" | "image" }> => b.type === "text" || b.type === "image");
+function toResultContent(content: string | ContentBlock[], filter: (text: string) => string): ToolResultBlock["content"] {
+  if (typeof content === "string") return filter(content);
+  return content
+    .filter((b): b is Extract<ContentBlock, { type: "text" | "image" }> => b.type === "text" || b.type === "image")
+    .map((b) => (b.type === "text" ? { ...b, text: filter(b.text) } : b));
 }
 
 function previewOf(result: ToolResultBlock): string {

@@ -74,7 +74,7 @@ export async function runTask(task: TaskDefinition, env: TaskRunEnv): Promise<Ta
     agent = await runTaskTurn({
       task, workspace: workspaceOf(taskDir), provider, approval: env.approvalFor(task),
       store, saved, sink: events, signal, maxSteps: task.limits.maxSteps ?? env.defaults.maxSteps ?? DEFAULT_MAX_STEPS, now: env.now,
-      shellEnv: env.shellEnv, allowEnv: env.allowEnv,
+      shellEnv: env.shellEnv, allowEnv: env.allowEnv, filterToolOutput: (text) => env.redactor.redact(text),
     });
   } catch (err) {
     if (env.signal.aborted) return { kind: "interrupted" };

@@ -38,13 +38,15 @@ export interface TaskTurnOptions {
   /** The environment the shell tool starts from, and the secret-looking names it may keep. */
   shellEnv: Readonly<Record<string, string | undefined>>;
   allowEnv: readonly string[];
+  /** Applied to tool output before the model sees it: the runner's secret redaction. */
+  filterToolOutput: (text: string) => string;
 }
 
 /** Runs (or continues) the task's turn; resolves with the agent when the turn has ended. */
 export async function runTaskTurn(opts: TaskTurnOptions): Promise<CodingAgent> {
   const config: CodingAgentConfig = {
     workspace: opts.workspace, transcript: opts.task.transcript ?? {}, now: opts.now,
-    shellEnv: opts.shellEnv, allowEnv: [...opts.allowEnv],
+    shellEnv: opts.shellEnv, allowEnv: [...opts.allowEnv], filterToolOutput: opts.filterToolOutput,
   };
   const taken = opts.saved ? stepsTaken(opts.saved.messages) : 0;
   const left = opts.maxSteps - taken;

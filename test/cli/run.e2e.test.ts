@@ -1,0 +1,196 @@
+/**
+ * `rhema run` end to end: the built CLI as a user runs it, on real suites, workspaces,
+ * shells and run directories.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFile, writeFile, readdir } from "node:fs/promises";
+import { join } from "node:path";
+import { spawn } from "node:child_process";
+import { validateXML } from "xmllint-wasm";
+import { parseStatsReport } from "../../src/runner/stats-report.js";
+import { readRunResults } from "../../src/runner/task-result.js";
+import { loadSession } from "../../src/core/session.js";
+import { CheckpointStore } from "../../src/core/checkpoint-store.js";
+import { cliEnv, runCli, startCli } from "../support/cli.js";
+import { repoRoot, sharedDir } from "../support/paths.js";
+import { readJson, snapshotTree } from "../support/run-dir.js";
+import { OPEN_POLICY, taggingTask, writeFiles } from "../support/suite-files.js";
+import { tempDir } from "../support/temp-dir.js";
+
+const statusOf = async (out: string) => Object.fromEntries((await readRunResults(out)).map((r) => [`${r.suite}/${r.id}`, r.status]));
+
+test("runs the example suite offline with the expected outcome per task and valid reports", async (t) => {
+  const out = join(await tempDir(t), "run");
+  const result = await runCli(["run", "tasks/", "--out", out], { cwd: repoRoot });
+  assert.equal(result.code, 1, result.stderr);
+  assert.deepEqual(await statusOf(out), {
+    "arithmetic/add-multiply": "passed",
+    "arithmetic/fix-add": "passed",
+    "arithmetic/wrong-fix": "failed",
+    "refactor/rename-calc": "passed",
+    "release/publish": "failed",
+  });
+  assert.match(result.stdout, /Tasks: 5 finished — passed 3, failed 2, errored 0; 2 tool call\(s\) denied by policy/);
+  const xsd = await readFile(join(sharedDir, "schemas/junit-10-ext.xsd"), "utf8");
+  const xml = await readFile(join(out, "junit.xml"), "utf8");
+  const validation = await validateXML({ xml: [{ fileName: "junit.xml", contents: xml }], schema: [{ fileName: "junit-10-ext.xsd", contents: xsd }] });
+  assert.ok(validation.valid, validation.rawOutput);
+  assert.match(xml, /<failure[^>]*unit tests/);
+  const stats = parseStatsReport(await readFile(join(out, "stats.json"), "utf8"));
+  assert.ok(stats.total.stats!.requests >= 14, "the stats count the requests");
+  assert.ok(stats.total.stats!.cacheHitRate > 0.3, `the simulator reports cache hits (${stats.total.stats!.cacheHitRate})`);
+  const publish = (await readRunResults(out)).find((r) => r.id === "publish")!;
+  assert.equal(publish.policyDenials.count, 2);
+  assert.match(publish.policyDenials.examples[1]!.reason, /no pushes from CI/);
+  assert.match(await readFile(join(out, "summary.md"), "utf8"), /3 of 5 tasks passed/);
+});
+
+test("a second run on the same directory keeps the finished tasks", async (t) => {
+  const out = join(await tempDir(t), "run");
+  await runCli(["run", "tasks/arithmetic", "--out", out], { cwd: repoRoot });
+  const before = await readRunResults(out);
+  const again = await runCli(["run", "tasks/arithmetic", "--out", out], { cwd: repoRoot });
+  assert.equal(again.code, 1);
+  assert.match(again.stderr, /kept from an earlier run/);
+  assert.deepEqual(await readRunResults(out), before);
+});
+
+test("a task file changed since its run started is exit 2, unless --restart-changed", async (t) => {
+  const root = await tempDir(t);
+  await writeFiles(root, { "policy.yaml": OPEN_POLICY, "suite/a.yaml": taggingTask("a", 1), "suite/b.yaml": taggingTask("b", 1) });
+  const out = join(root, "run");
+  assert.equal((await runCli(["run", "suite", "--out", out], { cwd: root })).code, 0);
+  await writeFile(join(root, "suite/a.yaml"), taggingTask("a", 2));
+  const before = await snapshotTree(out);
+  const refused = await runCli(["run", "suite", "--out", out], { cwd: root });
+  assert.equal(refused.code, 2);
+  assert.match(refused.stderr, /changed since their run started:\n {2}suite\/a \(.*suite\/a\.yaml\)/);
+  assert.deepEqual(await snapshotTree(out), before, "nothing in the run directory changed");
+  const restarted = await runCli(["run", "suite", "--out", out, "--restart-changed"], { cwd: root });
+  assert.equal(restarted.code, 0, restarted.stderr);
+  const tags = await readFile(join(out, "tasks/suite/a/workspace/tags.txt"), "utf8");
+  assert.equal(tags, "a-0\na-1\n");
+});
+
+test("a live lock keeps a second runner off the directory; a stale one is taken over", async (t) => {
+  const root = await tempDir(t);
+  await writeFiles(root, { "policy.yaml": OPEN_POLICY, "suite/a.yaml": taggingTask("a", 1) });
+  const out = join(root, "run");
+  const holder = spawn("sleep", ["30"]);
+  t.after(() => holder.kill());
+  await writeFiles(out, { "rhema.lock": JSON.stringify({ pid: holder.pid, startedAt: new Date().toISOString() }) });
+  const locked = await runCli(["run", "suite", "--out", out], { cwd: root });
+  assert.equal(locked.code, 2);
+  assert.match(locked.stderr, new RegExp(`in use by another rhema run \\(pid ${holder.pid}\\)`));
+  holder.kill("SIGKILL");
+  await new Promise((r) => holder.once("exit", r));
+  const taken = await runCli(["run", "suite", "--out", out], { cwd: root });
+  assert.equal(taken.code, 0, taken.stderr);
+  assert.ok(!(await readdir(out)).includes("rhema.lock"), "the lock is released at the end");
+});
+
+test("SIGTERM checkpoints, writes the reports, exits 130; the same command continues", async (t) => {
+  const root = await tempDir(t);
+  await writeFiles(root, {
+    "policy.yaml": OPEN_POLICY,
+    "suite/slow.yaml": taggingTask("slow", 8, { sleep: 0.3 }),
+    "suite/quick.yaml": taggingTask("quick", 1),
+  });
+  const out = join(root, "run");
+  const run = startCli(["run", "suite", "--out", out, "--concurrency", "2"], { cwd: root });
+  await waitFor(async () => (await readFile(join(out, "tasks/suite/slow/workspace/tags.txt"), "utf8").catch(() => "")).includes("slow-2"));
+  run.child.kill("SIGTERM");
+  const stopped = await run.done;
+  assert.equal(stopped.code, 130, stopped.stderr);
+  assert.match(stopped.stdout, /Interrupted: run the same command again to continue/);
+  assert.deepEqual(Object.keys(await statusOf(out)), ["suite/quick"], "the reports cover what finished");
+  await loadSession(join(out, "tasks/suite/slow/session.json"));
+  const resumed = await runCli(["run", "suite", "--out", out], { cwd: root });
+  assert.equal(resumed.code, 0, resumed.stderr);
+  const tags = (await readFile(join(out, "tasks/suite/slow/workspace/tags.txt"), "utf8")).trim().split("\n");
+  assert.equal(new Set(tags).size, tags.length, "no call ran twice");
+  assert.ok(tags.includes("slow-7"));
+  const slow = (await readRunResults(out)).find((r) => r.id === "slow")!;
+  assert.equal(slow.resumed, 1);
+});
+
+test("a timeout and a step cap error their tasks with their codes", async (t) => {
+  const root = await tempDir(t);
+  await writeFiles(root, {
+    "policy.yaml": OPEN_POLICY,
+    "suite/timeout.yaml": taggingTask("timeout", 5, { sleep: 1, extra: "limits: { timeout: 1500ms }\n" }),
+    "suite/capped.yaml": taggingTask("capped", 5, { extra: "limits: { maxSteps: 3 }\n" }),
+  });
+  const out = join(root, "run");
+  const result = await runCli(["run", "suite", "--out", out], { cwd: root });
+  assert.equal(result.code, 1);
+  const results = await readRunResults(out);
+  assert.deepEqual(results.map((r) => [r.id, r.status, r.error?.code]), [["capped", "errored", "step_cap"], ["timeout", "errored", "timeout"]]);
+  assert.match(await readFile(join(out, "junit.xml"), "utf8"), /<error [^>]*type="timeout"/);
+});
+
+test("--json writes the event stream as JSON lines on stdout", async (t) => {
+  const root = await tempDir(t);
+  await writeFiles(root, { "policy.yaml": OPEN_POLICY, "suite/a.yaml": taggingTask("a", 1) });
+  const result = await runCli(["run", "suite", "--out", join(root, "run"), "--json"], { cwd: root });
+  const lines = result.stdout.trim().split("\n").map((l) => JSON.parse(l) as { type: string; task?: string; event?: { type: string } });
+  assert.equal(lines[0]!.type, "run_start");
+  assert.ok(lines.some((l) => l.type === "task_event" && l.task === "suite/a" && l.event!.type === "tool_call"));
+  assert.equal(lines.at(-1)!.type, "run_end");
+});
+
+test("no secret from the environment reaches a session, event log or report", async (t) => {
+  const root = await tempDir(t);
+  const secret = "sk-test-4f9d2c7a1b8e6f30";
+  await writeFiles(root, {
+    "policy.yaml": OPEN_POLICY,
+    "fixture/leak.txt": `token=${secret}\n`,
+    "suite/leak.yaml": `prompt: Show me the secrets.
+workspace: { from: ../fixture }
+policy: ../policy.yaml
+model:
+  provider: scripted
+  script:
+    - call: shell
+      input: { command: "echo key=$RHEMA_E2E_API_KEY" }
+    - call: read_file
+      input: { path: leak.txt }
+    - say: "done"
+checks:
+  - { name: print, run: "cat leak.txt; echo $RHEMA_E2E_API_KEY" }
+`,
+  });
+  const out = join(root, "run");
+  const result = await runCli(["run", "suite", "--out", out], { cwd: root, env: cliEnv({ RHEMA_E2E_API_KEY: secret }) });
+  assert.equal(result.code, 0, result.stderr);
+  for (const [path] of await snapshotTree(out)) {
+    if (path.includes("workspace/")) continue;
+    const text = await readFile(join(out, path), "utf8");
+    assert.ok(!text.includes(secret), `${path} holds the secret`);
+  }
+  const session = (await new CheckpointStore(join(out, "tasks/suite/leak")).load())!;
+  const [shellResult, readResult] = session.messages.flatMap((m) => m.content).filter((b) => b.type === "tool_result").map((b) => JSON.stringify(b));
+  assert.match(shellResult!, /key=\\n/, "the shell did not see the variable");
+  assert.match(readResult!, /token=\[redacted:RHEMA_E2E_API_KEY\]/, "what the file held reached the model redacted");
+});
+
+test("--junit, --stats and --summary write copies of the reports", async (t) => {
+  const root = await tempDir(t);
+  await writeFiles(root, { "policy.yaml": OPEN_POLICY, "suite/a.yaml": taggingTask("a", 1) });
+  const out = join(root, "run");
+  await runCli(["run", "suite", "--out", out, "--junit", "ci/junit.xml", "--stats", "ci/stats.json", "--summary", "ci/summary.md"], { cwd: root });
+  for (const name of ["junit.xml", "stats.json", "summary.md"]) {
+    assert.equal(await readFile(join(root, "ci", name), "utf8"), await readFile(join(out, name), "utf8"));
+  }
+  const manifest = await readJson<{ tasks: unknown[] }>(join(out, "manifest.json"));
+  assert.equal(manifest.tasks.length, 1);
+});
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error("timed out waiting");
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}

@@ -1,0 +1,35 @@
+/** Writes small task suites into temp folders for end-to-end tests. */
+import { mkdir, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+
+export async function writeFiles(root: string, files: Record<string, string>): Promise<void> {
+  for (const [rel, text] of Object.entries(files)) {
+    await mkdir(dirname(join(root, rel)), { recursive: true });
+    await writeFile(join(root, rel), text);
+  }
+}
+
+/** A policy that lets shell `echo`/`sleep`/`cat`/`test` run and writes go to tags.txt and out/. */
+export const OPEN_POLICY = `version: 1
+default: deny
+rules:
+  - allow: { tools: [read_file, list_dir, glob, grep] }
+  - allow: { shell: ["echo *", "sleep *", "cat *", "test *", "true"] }
+  - allow: { paths: ["tags.txt", "out/**"] }
+`;
+
+/** A scripted task whose steps each append a unique tag with the shell, then sleep a little. */
+export function taggingTask(id: string, steps: number, opts: { sleep?: number; chunkDelayMs?: number; extra?: string } = {}): string {
+  const script = Array.from({ length: steps }, (_, k) =>
+    `    - say: step ${k}\n      call: shell\n      input: { command: "echo ${id}-${k} >> tags.txt && sleep ${opts.sleep ?? 0}" }\n` +
+    (opts.chunkDelayMs ? `      chunkDelayMs: ${opts.chunkDelayMs}\n` : "")).join("");
+  return `prompt: Append the tags.
+policy: ../policy.yaml
+model:
+  provider: scripted
+  script:
+${script}    - say: done
+checks:
+  - { name: tags written, run: "test $(wc -l < tags.txt) -ge 1" }
+${opts.extra ?? ""}`;
+}
