@@ -116,7 +116,14 @@ async function realpathOrNull(path: string, hops = 0): Promise<string | null> {
 
 /** Resolves through the file system under `workspace` (its canonical root): symlinks are followed. */
 export function resolveShellPaths(analysis: ShellAnalysis, workspace: string): Promise<ShellFacts> {
-  return resolveAll(analysis, workspace, realpathOrNull);
+  // One decision's paths share prefixes (the workspace, src/, …): look each up once.
+  const seen = new Map<string, Promise<string | null>>();
+  const memoized: Realpath = (path) => {
+    let found = seen.get(path);
+    if (found === undefined) seen.set(path, (found = realpathOrNull(path)));
+    return found;
+  };
+  return resolveAll(analysis, workspace, memoized);
 }
 
 /** Resolves by text alone, for a policy check without a workspace on disk. Never touches the file system. */

@@ -37,12 +37,12 @@ export async function resolveTaskApprovals(
     if (!policy) {
       policy = await load();
       loaded.set(key, policy);
-      for (const w of policy.warnings) notes.push(`warning: ${formatPolicyIssue(w)}`);
+      for (const w of policy.warnings) notes.push(formatPolicyIssue(w));
     }
     approvals.set(taskKey(task), new PolicyApproval(policy.policy));
   }
   if (defaulted > 0) {
-    notes.push(`${defaulted} task(s) name no policy and no --policy was given: they run under the read-only preset (no edits, no commands)`);
+    notes.push(`${defaulted} task(s) name no policy and no --policy was given: they run under the read-only preset (no edits; only read-only commands such as ls, cat, git status)`);
   }
   return { approvals, notes, policies: loaded.size };
 }
