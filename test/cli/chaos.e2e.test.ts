@@ -1,0 +1,100 @@
+/**
+ * Chaos: the CLI runs a suite whose every tool call is a real shell side effect (appending its
+ * own tag to a file), and is SIGKILLed at random moments at least 30 times, resumed after each,
+ * until the suite finishes. Nothing may run twice, nothing completed may be lost, and nothing
+ * on disk may ever fail to parse.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFile, readdir } from "node:fs/promises";
+import { join } from "node:path";
+import { CheckpointStore } from "../../src/core/checkpoint-store.js";
+import { INTERRUPTED_RESULT } from "../../src/core/conversation.js";
+import { toolCallsOf, type ToolResultBlock } from "../../src/core/messages.js";
+import { readRunResults } from "../../src/runner/task-result.js";
+import { startCli } from "../support/cli.js";
+import { OPEN_POLICY, taggingTask, writeFiles } from "../support/suite-files.js";
+import { tempDir } from "../support/temp-dir.js";
+
+const TASKS = ["t1", "t2", "t3"];
+const STEPS = 24;
+const KILLS = 30;
+
+/** Every JSON file parses; every JSON-lines file parses up to a torn last line; JUnit is whole. */
+async function assertEverythingParses(dir: string): Promise<void> {
+  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
+    if (!entry.isFile() || entry.parentPath.includes("/workspace")) continue;
+    const path = join(entry.parentPath, entry.name);
+    const text = await readFile(path, "utf8");
+    if (entry.name.endsWith(".json") || entry.name === "rhema.lock") {
+      if (entry.name === "rhema.lock" && text === "") continue; // created, not yet written: taken over as stale
+      assert.doesNotThrow(() => JSON.parse(text), `${path} parses`);
+    } else if (entry.name.endsWith(".jsonl")) {
+      for (const line of text.split("\n").slice(0, -1)) assert.doesNotThrow(() => JSON.parse(line), `${path} line parses`);
+    } else if (entry.name === "junit.xml") {
+      assert.match(text, /^<\?xml[\s\S]*<\/testsuites>\s*$/, `${path} is whole`);
+    }
+  }
+}
+
+test(`survives ${KILLS} SIGKILLs at random moments: no call twice, none lost, every file parses`, async (t) => {
+  const root = await tempDir(t);
+  const files: Record<string, string> = { "policy.yaml": OPEN_POLICY };
+  for (const id of TASKS) files[`chaos/${id}.yaml`] = taggingTask(id, STEPS, { sleep: 0.12, chunkDelayMs: 15 });
+  await writeFiles(root, files);
+  const out = join(root, "run");
+  const args = ["run", "chaos", "--out", out, "--concurrency", "3"];
+
+  let kills = 0;
+  let finished: number | null = null;
+  for (let attempt = 0; finished === null; attempt++) {
+    const run = startCli(args, { cwd: root });
+    if (kills < KILLS) {
+      const delayMs = 250 + Math.floor(Math.random() * 700);
+      const timer = setTimeout(() => run.child.kill("SIGKILL"), delayMs);
+      const result = await run.done;
+      clearTimeout(timer);
+      if (result.signal === "SIGKILL") kills += 1;
+      else finished = result.code;
+    } else {
+      finished = (await run.done).code;
+    }
+    await assertEverythingParses(out);
+    assert.ok(attempt < KILLS + 5, "the suite finishes");
+  }
+  assert.equal(kills, KILLS, `the suite outlasted ${KILLS} kills`);
+  assert.equal(finished, 0);
+
+  const results = await readRunResults(out);
+  assert.deepEqual(results.map((r) => r.id), TASKS, "the reports account for every task");
+  const junit = await readFile(join(out, "junit.xml"), "utf8");
+  for (const id of TASKS) assert.match(junit, new RegExp(`<testcase [^>]*name="${id}"`));
+
+  let interruptedCalls = 0;
+  for (const id of TASKS) {
+    const taskDir = join(out, "tasks/chaos", id);
+    const tags = (await readFile(join(taskDir, "workspace/tags.txt"), "utf8")).trim().split("\n");
+    assert.equal(new Set(tags).size, tags.length, `${id}: no tag twice: ${tags.join(" ")}`);
+    const session = (await new CheckpointStore(taskDir).load())!;
+    const results = new Map(session.messages.flatMap((m) => m.content).filter((b): b is ToolResultBlock => b.type === "tool_result").map((r) => [r.callId, r]));
+    const expected: string[] = [];
+    for (const call of session.messages.flatMap(toolCallsOf)) {
+      const tag = /echo (\S+) >>/.exec((call.input as { command: string }).command)![1]!;
+      const result = results.get(call.id);
+      assert.ok(result, `${id}: call ${call.id} is answered`);
+      if (result.content === INTERRUPTED_RESULT) {
+        interruptedCalls += 1;
+        assert.ok(tags.filter((x) => x === tag).length <= 1, `${id}: interrupted ${tag} was not re-run`);
+        if (tags.includes(tag)) expected.push(tag);
+      } else {
+        assert.equal(tags.filter((x) => x === tag).length, 1, `${id}: completed ${tag} is on disk once`);
+        expected.push(tag);
+      }
+    }
+    assert.deepEqual(tags, expected, `${id}: the tags are exactly the calls' effects, in order`);
+    if (![...results.values()].some((r) => r.content === INTERRUPTED_RESULT)) {
+      assert.deepEqual(tags, Array.from({ length: STEPS }, (_, k) => `${id}-${k}`), `${id}: with no call cut, as an uninterrupted run`);
+    }
+  }
+  t.diagnostic(`${kills} kills, ${interruptedCalls} call(s) cut mid-tool and closed as interrupted`);
+});
