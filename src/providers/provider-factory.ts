@@ -8,9 +8,7 @@
  * to start without one). A spec's `baseUrl` wins over the environment's.
  */
 import { RhemaError } from "../core/errors.js";
-import type { ModelProvider } from "../core/provider.js";
-import { AnthropicProvider } from "./anthropic.js";
-import { OpenAIProvider } from "./openai.js";
+import type { ModelProvider, ModelRequest, StreamEvent } from "../core/provider.js";
 import type { RetryOptions } from "./provider-retry.js";
 import type { ScriptStep } from "./script.js";
 import { ScriptedProvider } from "./scripted.js";
@@ -48,11 +46,17 @@ export function createProvider(spec: ProviderSpec, env: ProviderEnv, options: Cr
       return new ScriptedProvider(spec.script, { name: spec.name, record: false });
     case "anthropic": {
       const { apiKey, baseUrl } = credentials(spec, env);
-      return new AnthropicProvider({ model: spec.name, apiKey, baseUrl, retry: options.retry, timeoutMs: options.timeoutMs });
+      return lazyProvider(`anthropic:${spec.name}`, async () => {
+        const { AnthropicProvider } = await import("./anthropic.js");
+        return new AnthropicProvider({ model: spec.name, apiKey, baseUrl, retry: options.retry, timeoutMs: options.timeoutMs });
+      });
     }
     case "openai": {
       const { apiKey, baseUrl } = credentials(spec, env);
-      return new OpenAIProvider({ model: spec.name, apiKey, baseUrl, retry: options.retry, timeoutMs: options.timeoutMs });
+      return lazyProvider(`openai:${spec.name}`, async () => {
+        const { OpenAIProvider } = await import("./openai.js");
+        return new OpenAIProvider({ model: spec.name, apiKey, baseUrl, retry: options.retry, timeoutMs: options.timeoutMs });
+      });
     }
     default: {
       const unknown: never = spec;
@@ -81,4 +85,19 @@ function credentials(spec: { provider: "anthropic" | "openai"; name: string; bas
 
 function nonEmpty(value: string | undefined): string | undefined {
   return value !== undefined && value.trim() !== "" ? value.trim() : undefined;
+}
+
+/**
+ * A provider whose SDK is loaded at its first request: the SDKs take a quarter of a second to
+ * import, which a run of scripted tasks (or one that fails validation) should not pay.
+ */
+function lazyProvider(id: string, load: () => Promise<ModelProvider>): ModelProvider {
+  let loading: Promise<ModelProvider> | null = null;
+  return {
+    id,
+    async *stream(req: ModelRequest, signal: AbortSignal): AsyncIterable<StreamEvent> {
+      loading ??= load();
+      yield* (await loading).stream(req, signal);
+    },
+  };
 }

@@ -9,19 +9,32 @@
  * answer, the transcript's path and the policy denials go in each testcase's system-out.
  * Rendered as a string by a pure function; run-reports.ts writes it atomically.
  */
-import junitReportBuilder, { type Builder, type TestCase, type TestSuite } from "junit-report-builder";
+import { createRequire } from "node:module";
+import type { Builder, TestCase, TestSuite } from "junit-report-builder";
 import type { TranscriptStats } from "../core/transcript-types.js";
 import { aggregateResults } from "./stats-report.js";
 import { compareTasks, type ReportMeta, type SkippedTask, type TaskResult } from "./task-result.js";
 
-// Under NodeNext the types say `export default` but the runtime is `module.exports`.
-const rootBuilder = ((junitReportBuilder as unknown as { default?: Builder }).default ?? junitReportBuilder) as Builder;
+let rootBuilder: Builder | null = null;
+
+/**
+ * The builder, required at the first report rather than at start-up (it and its XML library
+ * take ~80 ms to load, before the first model request otherwise). Under NodeNext the types say
+ * `export default` but the runtime is `module.exports`.
+ */
+function builderModule(): Builder {
+  if (!rootBuilder) {
+    const loaded = createRequire(import.meta.url)("junit-report-builder") as Builder & { default?: Builder };
+    rootBuilder = loaded.default ?? loaded;
+  }
+  return rootBuilder;
+}
 
 const TAIL_CHARS = 8_000;
 
 /** The JUnit XML of a run; results in any order, written by suite then id. */
 export function renderJUnitReport(results: readonly TaskResult[], meta: ReportMeta): string {
-  const builder = rootBuilder.newBuilder().name(`rhema run ${meta.runId}`);
+  const builder = builderModule().newBuilder().name(`rhema run ${meta.runId}`);
   const ordered = [...results].sort(compareTasks);
   const skipped = [...(meta.skipped ?? [])].sort(compareTasks);
   const suites = [...new Set([...ordered, ...skipped].map((entry) => entry.suite))].sort();

@@ -22,7 +22,11 @@ const KILLS = 30;
 
 /** Every JSON file parses; every JSON-lines file parses up to a torn last line; JUnit is whole. */
 async function assertEverythingParses(dir: string): Promise<void> {
-  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
+  const entries = await readdir(dir, { withFileTypes: true, recursive: true }).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === "ENOENT") return []; // killed before it made the run directory
+    throw err;
+  });
+  for (const entry of entries) {
     if (!entry.isFile() || entry.parentPath.includes("/workspace")) continue;
     const path = join(entry.parentPath, entry.name);
     const text = await readFile(path, "utf8");
