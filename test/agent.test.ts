@@ -375,3 +375,27 @@ test("a second turn while one runs is refused", async (t) => {
   await assert.rejects(agent.turn("two", nullSink, approval()), (err: unknown) => err instanceof CodingAgentError && err.code === "turn_in_progress");
   await first;
 });
+
+test("awaits the commit hook before going on: a slow intent commit delays the call", async (t) => {
+  const order: string[] = [];
+  const { agent } = await setup(t, [{ call: "append_line", input: { tag: "a" } }, { say: "ok" }], {
+    tools: [appendLineTool({ onStart: () => order.push("tool started") })],
+  });
+  agent.setCommitHook(async (c) => {
+    if (c.boundary !== "intent" || order.length > 0) return;
+    order.push("intent commit started");
+    await new Promise((r) => setTimeout(r, 50));
+    order.push("intent commit done");
+  });
+  await agent.turn("go", nullSink, approval());
+  assert.deepEqual(order, ["intent commit started", "intent commit done", "tool started"]);
+});
+
+test("filterToolOutput rewrites tool output before the model and the session see it", async (t) => {
+  const { agent, provider } = await setup(t, [{ call: "append_line", input: { tag: "a" } }, { say: "ok" }], {
+    filterToolOutput: (text) => text.replace("appended", "[filtered]"),
+  });
+  await agent.turn("go", nullSink, approval());
+  assert.equal(resultsOf(agent.session.messages)[0]!.content, "[filtered] a");
+  assert.ok(provider.requests[1]!.includes("[filtered] a"));
+});

@@ -4,7 +4,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFile, writeFile, readdir } from "node:fs/promises";
+import { readFile, writeFile, readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { spawn } from "node:child_process";
 import { validateXML } from "xmllint-wasm";
@@ -44,6 +44,13 @@ test("runs the example suite offline with the expected outcome per task and vali
   assert.equal(publish.policyDenials.count, 2);
   assert.match(publish.policyDenials.examples[1]!.reason, /no pushes from CI/);
   assert.match(await readFile(join(out, "summary.md"), "utf8"), /3 of 5 tasks passed/);
+  for (const [path, hashAndMode] of await snapshotTree(out)) {
+    if (!path.includes("/workspace/")) assert.ok(hashAndMode.endsWith(" 384"), `${path} is 0600`);
+  }
+  for (const entry of await readdir(out, { withFileTypes: true, recursive: true })) {
+    const path = join(entry.parentPath, entry.name);
+    if (entry.isDirectory() && !path.includes("/workspace")) assert.equal((await stat(path)).mode & 0o777, 0o700, `${path} is 0700`);
+  }
 });
 
 test("a second run on the same directory keeps the finished tasks", async (t) => {
