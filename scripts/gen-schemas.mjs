@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Regenerates the published JSON Schemas in schema/ from the zod schemas they describe
-// (compiled output: run `npm run build` first). test/runner/*-schema tests fail when a
-// committed schema and its zod source disagree; this script is how to make them agree.
+// (compiled output: run `npm run build` first). test/runner/*-schema and
+// test/policy/policy-schema tests fail when a committed schema and its zod source disagree;
+// this script is how to make them agree.
 import { writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -9,8 +10,14 @@ import { fileURLToPath } from "node:url";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const { taskJsonSchema } = await import(join(root, "dist/src/runner/task-schema.js"));
 const { statsJsonSchema } = await import(join(root, "dist/src/runner/stats-report.js"));
+const { policyJsonSchema } = await import(join(root, "dist/src/policy/policy-schema.js"));
 
-for (const [name, schema] of [["task.schema.json", taskJsonSchema()], ["stats.schema.json", statsJsonSchema()]]) {
+const schemas = [
+  ["task.schema.json", taskJsonSchema()],
+  ["stats.schema.json", statsJsonSchema()],
+  ["policy.schema.json", policyJsonSchema()],
+];
+for (const [name, schema] of schemas) {
   writeFileSync(join(root, "schema", name), JSON.stringify(schema, null, 2) + "\n");
   console.log(`wrote schema/${name}`);
 }

@@ -175,7 +175,7 @@ class LiveView implements ProgressView {
 
   private draw(): void {
     this.clear();
-    const width = Math.max(40, (this.err.columns ?? 100) - 1);
+    const width = Math.max(40, (this.err.columns || 100) - 1);
     const lines = [...this.running.values()].map((t) =>
       `  ${t.key}  step ${t.step}  ${t.tool}  ${(t.tokens / 1000).toFixed(1)}k tok`.slice(0, width));
     if (lines.length) this.err.write(lines.join("\n") + "\n");
