@@ -3,11 +3,10 @@
  * content hash) the folder belongs to, whether the workspace is set up, how often it resumed.
  * The conversation itself lives in the checkpoint beside it.
  */
-import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
-import { RhemaError } from "../core/errors.js";
 import { writePrivateJson } from "../core/private-files.js";
+import { readStateFile } from "./state-file.js";
 
 const taskStateSchema = z.strictObject({
   version: z.literal(1),
@@ -24,19 +23,7 @@ export type TaskState = z.infer<typeof taskStateSchema>;
 export const TASK_STATE_FILE = "task-state.json";
 
 export async function readTaskState(taskDir: string): Promise<TaskState | null> {
-  const path = join(taskDir, TASK_STATE_FILE);
-  let text: string;
-  try {
-    text = await readFile(path, "utf8");
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
-    throw err;
-  }
-  try {
-    return taskStateSchema.parse(JSON.parse(text));
-  } catch (err) {
-    throw new RhemaError("session_invalid", `${path}: not a rhema task state (${(err as Error).message.split("\n")[0]}); remove the task's folder to start it afresh`);
-  }
+  return readStateFile(join(taskDir, TASK_STATE_FILE), taskStateSchema, "a rhema task state", "remove the task's folder to start it afresh");
 }
 
 export async function writeTaskState(taskDir: string, state: TaskState): Promise<void> {
