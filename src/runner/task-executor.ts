@@ -78,7 +78,11 @@ export async function runTask(task: TaskDefinition, env: TaskRunEnv): Promise<Ta
     });
   } catch (err) {
     if (env.signal.aborted) return { kind: "interrupted" };
-    failure = err instanceof RhemaError ? err : new CodingAgentError("provider", errorMessage(err), { cause: err });
+    // A timeout that fired during setup surfaces as a plain cancel: report the timeout.
+    const reason: unknown = signal.aborted ? signal.reason : undefined;
+    failure = reason instanceof RhemaError ? reason
+      : err instanceof RhemaError ? err
+      : new CodingAgentError("provider", errorMessage(err), { cause: err });
   } finally {
     timeout.clear();
     await store.close();
@@ -86,8 +90,11 @@ export async function runTask(task: TaskDefinition, env: TaskRunEnv): Promise<Ta
   }
   const checks = failure ? [] : await runChecks(task, workspaceOf(taskDir), { runCommand: env.runCommand, signal: env.signal, redactor: env.redactor });
   if (env.signal.aborted) return { kind: "interrupted" };
-  const messages = agent?.session.messages ?? (await store.load())?.messages ?? [];
-  const result = buildResult({ task, state, env, messages, checks, failure, stats: agent?.transcriptStats() ?? null, provider: provider.id, elapsedMs: Date.now() - started });
+  // A failed turn leaves no agent: its conversation and stats are in the checkpoint.
+  const saved = agent ? null : await store.load();
+  const messages = agent?.session.messages ?? saved?.messages ?? [];
+  const stats = agent?.transcriptStats() ?? saved?.transcript?.stats ?? null;
+  const result = buildResult({ task, state, env, messages, checks, failure, stats, provider: provider.id, elapsedMs: Date.now() - started });
   await writeTaskResult(env.runDir, result);
   return { kind: "finished", result, kept: false };
 }

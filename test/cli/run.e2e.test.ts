@@ -134,6 +134,7 @@ test("a timeout and a step cap error their tasks with their codes", async (t) =>
   assert.equal(result.code, 1);
   const results = await readRunResults(out);
   assert.deepEqual(results.map((r) => [r.id, r.status, r.error?.code]), [["capped", "errored", "step_cap"], ["timeout", "errored", "timeout"]]);
+  for (const r of results) assert.ok(r.stats && r.stats.requests >= 1 && r.steps >= 1, `${r.id}: an errored task still reports what it used`);
   assert.match(await readFile(join(out, "junit.xml"), "utf8"), /<error [^>]*type="timeout"/);
 });
 
