@@ -22,7 +22,8 @@ export class EventLog implements EventSink {
   async emit(event: AgentEvent): Promise<void> {
     // Text deltas are many and small: the assistant message in the session has the whole text.
     if (event.type !== "text") {
-      await this.handle.write(this.redactor.redact(JSON.stringify({ at: this.now().toISOString(), ...event })) + "\n");
+      // Redacted before serializing: in JSON text a secret holding `"` or `\` is escaped, and missed.
+      await this.handle.write(JSON.stringify(this.redactor.redactValue({ at: this.now().toISOString(), ...event })) + "\n");
     }
     this.forward(event);
   }

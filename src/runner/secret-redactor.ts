@@ -27,9 +27,22 @@ export class SecretRedactor {
     return out;
   }
 
-  /** Redacts every string inside a JSON-shaped value. */
+  /**
+   * Redacts every string (and object key) inside a JSON-shaped value; returns a copy.
+   * Walked rather than redacted as JSON text: in that text a secret holding `"` or `\` is
+   * escaped, and would be missed.
+   */
   redactValue<T>(value: T): T {
     if (this.secrets.length === 0) return value;
-    return JSON.parse(this.redact(JSON.stringify(value))) as T;
+    return this.redactWalk(value) as T;
+  }
+
+  private redactWalk(value: unknown): unknown {
+    if (typeof value === "string") return this.redact(value);
+    if (Array.isArray(value)) return value.map((item) => this.redactWalk(item));
+    if (value !== null && typeof value === "object") {
+      return Object.fromEntries(Object.entries(value).map(([key, item]) => [this.redact(key), this.redactWalk(item)]));
+    }
+    return value;
   }
 }
