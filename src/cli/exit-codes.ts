@@ -18,7 +18,8 @@ export function describeFailure(err: unknown): { code: ExitCode; message: string
   if (err instanceof RhemaError) return { code: EXIT_INVALID_INPUT, message: `rhema: ${err.message}` };
   const e = err as NodeJS.ErrnoException;
   if (e && typeof e.code === "string" && typeof e.path === "string") {
-    return { code: EXIT_INVALID_INPUT, message: `rhema: ${e.path}: ${e.message}` };
+    // Node's messages name the path already ("ENOENT: no such file or directory, open '/x'").
+    return { code: EXIT_INVALID_INPUT, message: `rhema: ${e.message.includes(e.path) ? e.message : `${e.path}: ${e.message}`}` };
   }
   // An internal fault: say so plainly; the stack only with RHEMA_DEBUG.
   return { code: EXIT_TASK_FAILED, message: `rhema: internal error: ${err instanceof Error ? err.message : String(err)}` };

@@ -77,26 +77,39 @@ async function runQueue(opts: SuiteRunOptions, manifest: RunManifest): Promise<S
   const sorted = () => [...results.values()].sort(compareTasks);
   const env: TaskRunEnv = { ...opts.env, runDir: opts.runDir, signal: opts.signal, onEvent: (task, event) => opts.onProgress({ type: "task_event", task, event }) };
   let interrupted = false;
+  const runOne = async (task: TaskDefinition): Promise<void> => {
+    if (opts.signal.aborted) {
+      interrupted = true;
+      return;
+    }
+    opts.onProgress({ type: "task_start", task });
+    const outcome = await runTask(task, env);
+    if (outcome.kind === "interrupted") {
+      interrupted = true;
+      opts.onProgress({ type: "task_interrupted", task });
+      return;
+    }
+    results.set(taskKey(task), outcome.result);
+    opts.onProgress({ type: "task_end", task, result: outcome.result, kept: outcome.kept });
+    await writer.write(sorted(), meta());
+  };
+  // A task that throws (rather than finishing errored: a corrupt result.json, a full disk)
+  // stops the run: no further task starts, and the error is rethrown once the running ones
+  // are done, so the caller releases the lock and reports it instead of crashing.
+  const thrown: unknown[] = [];
   const queue = new PQueue({ concurrency: opts.concurrency });
   for (const task of opts.tasks) {
     void queue.add(async () => {
-      if (opts.signal.aborted) {
-        interrupted = true;
-        return;
+      if (thrown.length > 0) return;
+      try {
+        await runOne(task);
+      } catch (err) {
+        thrown.push(err);
       }
-      opts.onProgress({ type: "task_start", task });
-      const outcome = await runTask(task, env);
-      if (outcome.kind === "interrupted") {
-        interrupted = true;
-        opts.onProgress({ type: "task_interrupted", task });
-        return;
-      }
-      results.set(taskKey(task), outcome.result);
-      opts.onProgress({ type: "task_end", task, result: outcome.result, kept: outcome.kept });
-      await writer.write(sorted(), meta());
     });
   }
   await queue.onIdle();
+  if (thrown.length > 0) throw thrown[0];
   interrupted ||= opts.signal.aborted;
   await writer.write(sorted(), meta());
   const outcome = { results: sorted(), interrupted, reports: reportFilesIn(opts.runDir) };

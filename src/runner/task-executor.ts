@@ -170,7 +170,7 @@ export function policyDenials(messages: readonly Message[]): TaskResult["policyD
     for (const b of m.content) {
       if (b.type !== "tool_result" || typeof b.content !== "string" || !b.isError) continue;
       const match = /^denied by (.+?)(?:: ([\s\S]*))?$/.exec(b.content);
-      if (match) out.push({ tool: toolOf.get(b.callId) ?? "?", rule: match[1] === "default" ? null : match[1]!, reason: match[2] ?? "" });
+      if (match) out.push({ tool: toolOf.get(b.callId) ?? "?", rule: /^default\b/.test(match[1]!) ? null : match[1]!, reason: match[2] ?? "" });
     }
   }
   return out;

@@ -1,0 +1,169 @@
+/**
+ * How a run shows its progress: timestamped lines for CI logs, JSON lines for --json, and a
+ * live view that redraws on a terminal. Each view writes to a real stream whose text we collect.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { PassThrough } from "node:stream";
+import { chooseProgressView, type ViewStreams } from "../../src/cli/progress-view.js";
+import type { AgentEvent } from "../../src/core/events.js";
+import type { RunProgress } from "../../src/runner/suite-runner.js";
+import { parseTaskSource } from "../../src/runner/task-file.js";
+import { sampleResult } from "../runner/sample-results.js";
+
+const NOW = () => new Date("2026-03-04T05:06:07Z");
+const ONE = parseTaskSource("prompt: one\n", "/suites/alpha/one.yaml");
+const TWO = parseTaskSource("prompt: two\n", "/suites/beta/two.yaml");
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A stream that keeps what is written to it; `isTTY` makes it look like a terminal. */
+function collector(tty: { isTTY?: boolean; columns?: number } = {}) {
+  const stream = Object.assign(new PassThrough(), tty);
+  let text = "";
+  stream.on("data", (chunk: Buffer) => (text += chunk.toString()));
+  return { stream, text: () => text };
+}
+
+function streams(errTty: { isTTY?: boolean; columns?: number } = {}) {
+  const out = collector();
+  const err = collector(errTty);
+  return { out, err, streams: { out: out.stream, err: err.stream } satisfies ViewStreams };
+}
+
+const event = (task: typeof ONE, e: AgentEvent): RunProgress => ({ type: "task_event", task, event: e });
+const passed = sampleResult("alpha", "one", "passed", 1); // 2.2s, 3 steps, cache 73%
+const failed = sampleResult("beta", "two", "failed", 2); // 3.5s, 4 steps, cache 73%, 2 denied
+const errored = sampleResult("beta", "two", "errored", 3); // 4.7s, 5 steps, no stats
+
+test("chooses JSON lines for --json, the live view on a terminal outside CI, plain lines otherwise", async () => {
+  const probe = (opts: { json: boolean; ci: boolean; tty: boolean }) => {
+    const s = streams(opts.tty ? { isTTY: true } : {});
+    const view = chooseProgressView({ json: opts.json, ci: opts.ci, color: false, streams: s.streams, now: NOW });
+    view.update({ type: "task_start", task: ONE });
+    view.close();
+    return { out: s.out.text(), err: s.err.text() };
+  };
+  assert.deepEqual(probe({ json: true, ci: false, tty: true }), { out: '{"type":"task_start","task":"alpha/one"}\n', err: "" });
+  assert.deepEqual(probe({ json: false, ci: true, tty: true }), { out: "", err: "05:06:07 [alpha/one] started\n" });
+  assert.deepEqual(probe({ json: false, ci: false, tty: false }), { out: "", err: "05:06:07 [alpha/one] started\n" });
+  assert.deepEqual(probe({ json: false, ci: false, tty: true }), { out: "", err: "" }, "the live view draws only when a task has news");
+});
+
+test("the plain view writes a timestamped line for starts, tool calls, denials, resumes, errors and ends", () => {
+  const s = streams();
+  const view = chooseProgressView({ json: false, ci: true, color: true, streams: s.streams, now: NOW });
+  const updates: RunProgress[] = [
+    { type: "run_start", runDir: "/runs/r", runId: "0123456789abcdef", tasks: 2, resumed: false },
+    { type: "task_start", task: ONE },
+    event(ONE, { type: "request", step: 1, messages: 1 }),
+    event(ONE, { type: "text", step: 1, delta: "thinking" }),
+    event(ONE, { type: "tool_call", step: 1, callId: "c1", name: "shell", input: { command: "npm   test\n  --watch=false" } }),
+    event(ONE, { type: "approval", step: 1, callId: "c1", name: "shell", decision: { decision: "allow", rule: "rule 1 (p.yaml:3)" } }),
+    event(ONE, { type: "tool_call", step: 2, callId: "c2", name: "write_file", input: { path: "src/a.ts", content: "x" } }),
+    event(ONE, { type: "approval", step: 2, callId: "c2", name: "write_file", decision: { decision: "deny", rule: "rule 2 (p.yaml:5)", reason: "no edits to src" } }),
+    event(ONE, { type: "tool_call", step: 3, callId: "c3", name: "fetch", input: { url: "x".repeat(200) } }),
+    event(ONE, { type: "revived", callIds: ["c3", "c4"] }),
+    event(ONE, { type: "steer", text: "Only 2 steps\nare left" }),
+    event(ONE, { type: "turn_error", code: "provider", message: "boom" }),
+    { type: "task_end", task: ONE, result: passed, kept: false },
+    { type: "task_start", task: TWO },
+    { type: "task_end", task: TWO, result: failed, kept: false },
+    { type: "task_interrupted", task: TWO },
+    { type: "run_start", runDir: "/runs/r", runId: "fedcba9876543210", tasks: 1, resumed: true },
+    { type: "task_end", task: TWO, result: errored, kept: true },
+    { type: "run_end", results: [passed], interrupted: false, reports: { junit: "j", stats: "s", summary: "m" } },
+  ];
+  for (const u of updates) view.update(u);
+  view.close();
+  assert.equal(s.err.text(), [
+    "05:06:07 starting run 01234567: 2 task(s) in /runs/r",
+    "05:06:07 [alpha/one] started",
+    "05:06:07 [alpha/one] step 1 shell: npm test --watch=false",
+    "05:06:07 [alpha/one] step 2 write_file: src/a.ts",
+    "05:06:07 [alpha/one] denied write_file by rule 2 (p.yaml:5): no edits to src",
+    `05:06:07 [alpha/one] step 3 fetch: {"url":"${"x".repeat(91)}…`,
+    "05:06:07 [alpha/one] resumed: closed 2 interrupted call(s)",
+    "05:06:07 [alpha/one] nudged: Only 2 steps are left",
+    "05:06:07 [alpha/one] agent error provider: boom",
+    "05:06:07 [alpha/one] passed in 2.2s, 3 steps, cache 73%",
+    "05:06:07 [beta/two] started",
+    '05:06:07 [beta/two] failed (check "unit tests") in 3.5s, 4 steps, cache 73%, 2 denied',
+    "05:06:07 [beta/two] interrupted; checkpointed, a rerun continues it",
+    "05:06:07 resuming run fedcba98: 1 task(s) in /runs/r",
+    "05:06:07 [beta/two] errored (step_cap) (kept from an earlier run) in 4.7s, 5 steps",
+    "",
+  ].join("\n"));
+  assert.equal(s.out.text(), "");
+  assert.doesNotMatch(s.err.text(), /\x1b/, "no escape codes in a log");
+});
+
+test("the JSON view writes one object per line, with the task as suite/id", () => {
+  const s = streams();
+  const view = chooseProgressView({ json: true, ci: true, color: false, streams: s.streams });
+  const toolCall: AgentEvent = { type: "tool_call", step: 1, callId: "c1", name: "shell", input: { command: "ls" } };
+  const reports = { junit: "/r/junit.xml", stats: "/r/stats.json", summary: "/r/summary.md" };
+  view.update({ type: "run_start", runDir: "/r", runId: "id", tasks: 1, resumed: false });
+  view.update({ type: "task_start", task: ONE });
+  view.update(event(ONE, toolCall));
+  view.update(event(ONE, { type: "text", step: 1, delta: "hi" }));
+  view.update({ type: "task_end", task: ONE, result: passed, kept: false });
+  view.update({ type: "task_interrupted", task: TWO });
+  view.update({ type: "run_end", results: [passed], interrupted: true, reports });
+  view.close();
+  assert.deepEqual(s.out.text().split("\n").filter(Boolean).map((l) => JSON.parse(l)), [
+    { type: "run_start", runDir: "/r", runId: "id", tasks: 1, resumed: false },
+    { type: "task_start", task: "alpha/one" },
+    { type: "task_event", task: "alpha/one", event: toolCall },
+    { type: "task_event", task: "alpha/one", event: { type: "text", step: 1, delta: "hi" } },
+    { type: "task_end", task: "alpha/one", result: passed, kept: false },
+    { type: "task_interrupted", task: "beta/two" },
+    { type: "run_end", results: [passed], interrupted: true, reports },
+  ]);
+  assert.equal(s.err.text(), "");
+});
+
+test("the live view redraws its running tasks, clears them before printing an end, and colours the marks", async () => {
+  const s = streams({ isTTY: true, columns: 100 });
+  const view = chooseProgressView({ json: false, ci: false, color: true, streams: s.streams });
+  view.update({ type: "run_start", runDir: "/r", runId: "id", tasks: 2, resumed: false });
+  view.update({ type: "task_start", task: ONE });
+  view.update(event(ONE, { type: "request", step: 2, messages: 3 }));
+  view.update(event(ONE, { type: "tool_call", step: 2, callId: "c1", name: "shell", input: { command: "npm test" } }));
+  view.update(event(ONE, { type: "usage", step: 2, usage: { inputTokens: 1000, cacheReadTokens: 400, cacheWriteTokens: 50, outputTokens: 50 } }));
+  view.update({ type: "task_start", task: TWO });
+  await sleep(150);
+  view.update({ type: "task_end", task: ONE, result: passed, kept: false });
+  await sleep(150);
+  view.update({ type: "task_end", task: TWO, result: failed, kept: false });
+  view.close();
+  assert.equal(s.err.text(), [
+    "Running 2 task(s) in /r\n",
+    "  alpha/one  step 2  shell npm test  1.5k tok\n  beta/two  step 0    0.0k tok\n",
+    "\x1b[2A\x1b[0J",
+    "\x1b[32m✓\x1b[0m alpha/one  passed in 2.2s, 3 steps, cache 73%\n",
+    "  beta/two  step 0    0.0k tok\n",
+    "\x1b[1A\x1b[0J",
+    '\x1b[31m✗\x1b[0m beta/two  failed (check "unit tests") in 3.5s, 4 steps, cache 73%, 2 denied\n',
+  ].join(""));
+});
+
+test("the live view without colour writes no colour codes, and close clears what it drew", async () => {
+  const s = streams({ isTTY: true, columns: 0 });
+  const view = chooseProgressView({ json: false, ci: false, color: false, streams: s.streams });
+  view.update({ type: "task_start", task: TWO });
+  view.update({ type: "task_end", task: ONE, result: passed, kept: false });
+  view.update({ type: "task_end", task: TWO, result: errored, kept: true });
+  view.update({ type: "task_start", task: ONE });
+  view.update(event(ONE, { type: "tool_call", step: 1, callId: "c1", name: "grep", input: { pattern: "p".repeat(200) } }));
+  await sleep(150);
+  view.close();
+  await sleep(150);
+  const text = s.err.text();
+  assert.doesNotMatch(text, /\x1b\[3\dm/);
+  assert.equal(text, [
+    "✓ alpha/one  passed in 2.2s, 3 steps, cache 73%\n",
+    "! beta/two  errored (step_cap) (kept from an earlier run) in 4.7s, 5 steps\n",
+    `${`  alpha/one  step 0  grep ${"p".repeat(40)}  0.0k tok`.slice(0, 99)}\n`,
+    "\x1b[1A\x1b[0J",
+  ].join(""), "a terminal reporting no width is drawn 100 columns wide, and nothing is drawn after close");
+});
