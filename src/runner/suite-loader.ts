@@ -68,15 +68,18 @@ export function parseShard(text: string): Shard {
 export async function loadTasks(paths: readonly string[], options: LoadTasksOptions): Promise<LoadedTasks> {
   const files = await findTaskFiles(paths, options.cwd);
   const problems: TaskProblem[] = [];
-  const loaded = await Promise.all(files.map(async (file) => {
+  // Files load concurrently; their problems are collected per file so they come out in file
+  // order, not in the order the reads happened to finish.
+  const perFile = await Promise.all(files.map(async (file) => {
     try {
-      return await loadTaskFile(file);
+      return { task: await loadTaskFile(file), problems: [] as readonly TaskProblem[] };
     } catch (err) {
       if (!(err instanceof TaskFileError)) throw err;
-      problems.push(...err.problems);
-      return null;
+      return { task: null, problems: err.problems };
     }
   }));
+  for (const p of perFile) problems.push(...p.problems);
+  const loaded = perFile.map((p) => p.task);
   const tasks = loaded.filter((task): task is TaskDefinition => task !== null);
   problems.push(...duplicateIdProblems(tasks));
   if (problems.length > 0) throw new TaskFileError(problems);
