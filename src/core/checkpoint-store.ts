@@ -13,7 +13,7 @@
  * Loading takes the last complete record: a torn last line (a kill mid-write) is ignored; a bad
  * line before it is a `SessionFileError` naming the journal and the line.
  */
-import { readFile, rm, open, type FileHandle } from "node:fs/promises";
+import { readFile, rm, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import type { Commit, CommitHook } from "./commit-hook.js";
 import { SessionFileError } from "./errors.js";
