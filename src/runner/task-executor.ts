@@ -14,7 +14,7 @@ import { join } from "node:path";
 import type { CodingAgent } from "../agent.js";
 import type { Approval } from "../core/approval.js";
 import { CheckpointStore } from "../core/checkpoint-store.js";
-import { CodingAgentError, RhemaError, errorMessage } from "../core/errors.js";
+import { CodingAgentError, RhemaError, SessionFileError, errorMessage } from "../core/errors.js";
 import type { AgentEvent } from "../core/events.js";
 import { textOf, toolCallsOf, type Message } from "../core/messages.js";
 import type { ModelProvider } from "../core/provider.js";
@@ -78,6 +78,9 @@ export async function runTask(task: TaskDefinition, env: TaskRunEnv): Promise<Ta
     });
   } catch (err) {
     if (env.signal.aborted) return { kind: "interrupted" };
+    // A corrupt checkpoint is bad input, not a task outcome: stop the run (exit 2, naming the
+    // file) rather than record an errored result that a rerun would keep.
+    if (err instanceof SessionFileError) throw err;
     // A timeout that fired during setup surfaces as a plain cancel: report the timeout.
     const reason: unknown = signal.aborted ? signal.reason : undefined;
     failure = reason instanceof RhemaError ? reason

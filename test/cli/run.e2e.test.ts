@@ -122,6 +122,25 @@ test("SIGTERM checkpoints, writes the reports, exits 130; the same command conti
   assert.equal(slow.resumed, 1);
 });
 
+test("a corrupt checkpoint is exit 2 naming the file, and records no result for its task", async (t) => {
+  const root = await tempDir(t);
+  await writeFiles(root, { "policy.yaml": OPEN_POLICY, "suite/slow.yaml": taggingTask("slow", 6, { sleep: 0.3 }), "suite/quick.yaml": taggingTask("quick", 1) });
+  const out = join(root, "run");
+  const run = startCli(["run", "suite", "--out", out, "--concurrency", "2"], { cwd: root });
+  await waitFor(async () => (await readFile(join(out, "tasks/suite/slow/workspace/tags.txt"), "utf8").catch(() => "")).includes("slow-1"));
+  run.child.kill("SIGTERM");
+  assert.equal((await run.done).code, 130);
+  const session = join(out, "tasks/suite/slow/session.json");
+  const text = await readFile(session, "utf8");
+  await writeFile(session, text.slice(0, text.length / 2));
+  const again = await runCli(["run", "suite", "--out", out], { cwd: root });
+  assert.equal(again.code, 2, again.stderr);
+  assert.match(again.stderr, new RegExp(`${session.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}: not JSON \\(truncated or corrupt\\)`));
+  assert.doesNotMatch(again.stderr, /\n\s+at /, "no stack trace");
+  assert.deepEqual(Object.keys(await statusOf(out)), ["suite/quick"], "no result was recorded for the corrupt task");
+  assert.ok(!(await readdir(out)).includes("rhema.lock"), "the lock is released");
+});
+
 test("a timeout and a step cap error their tasks with their codes", async (t) => {
   const root = await tempDir(t);
   await writeFiles(root, {
