@@ -62,7 +62,11 @@ export async function runTask(task: TaskDefinition, env: TaskRunEnv): Promise<Ta
   const store = new CheckpointStore(taskDir);
   const started = Date.now();
   let state = await startState(task, taskDir, env.now());
-  const timeout = taskTimeout(task, env);
+  const timeout = taskTimeout(task, env, state.activeMs);
+  const interrupted = async (): Promise<TaskRunOutcome> => {
+    await writeTaskState(taskDir, { ...state, activeMs: state.activeMs + (Date.now() - started) });
+    return { kind: "interrupted" };
+  };
   const signal = timeout.signal ? AbortSignal.any([env.signal, timeout.signal]) : env.signal;
   const provider = env.providerFor(task);
   const events = await EventLog.open(join(taskDir, "events.jsonl"), env.redactor, (e) => env.onEvent(task, e), env.now);
@@ -77,7 +81,7 @@ export async function runTask(task: TaskDefinition, env: TaskRunEnv): Promise<Ta
       shellEnv: env.shellEnv, allowEnv: env.allowEnv, filterToolOutput: (text) => env.redactor.redact(text),
     });
   } catch (err) {
-    if (env.signal.aborted) return { kind: "interrupted" };
+    if (env.signal.aborted) return interrupted();
     // A corrupt checkpoint is bad input, not a task outcome: stop the run (exit 2, naming the
     // file) rather than record an errored result that a rerun would keep.
     if (err instanceof SessionFileError) throw err;
@@ -92,12 +96,12 @@ export async function runTask(task: TaskDefinition, env: TaskRunEnv): Promise<Ta
     await events.close();
   }
   const checks = failure ? [] : await runChecks(task, workspaceOf(taskDir), { runCommand: env.runCommand, signal: env.signal, redactor: env.redactor });
-  if (env.signal.aborted) return { kind: "interrupted" };
+  if (env.signal.aborted) return interrupted();
   // A failed turn leaves no agent: its conversation and stats are in the checkpoint.
   const saved = agent ? null : await store.load();
   const messages = agent?.session.messages ?? saved?.messages ?? [];
   const stats = agent?.transcriptStats() ?? saved?.transcript?.stats ?? null;
-  const result = buildResult({ task, state, env, messages, checks, failure, stats, provider: provider.id, elapsedMs: Date.now() - started });
+  const result = buildResult({ task, state, env, messages, checks, failure, stats, provider: provider.id, elapsedMs: state.activeMs + (Date.now() - started) });
   await writeTaskResult(env.runDir, result);
   return { kind: "finished", result, kept: false };
 }
@@ -116,16 +120,17 @@ async function startState(task: TaskDefinition, taskDir: string, now: Date): Pro
   const previous = await readTaskState(taskDir);
   const state: TaskState = previous
     ? { ...previous, resumed: previous.resumed + 1 }
-    : { version: 1, contentHash: task.contentHash, setupDone: false, resumed: 0, startedAt: now.toISOString() };
+    : { version: 1, contentHash: task.contentHash, setupDone: false, resumed: 0, startedAt: now.toISOString(), activeMs: 0 };
   await writeTaskState(taskDir, state);
   return state;
 }
 
-function taskTimeout(task: TaskDefinition, env: TaskRunEnv): { signal: AbortSignal | null; clear(): void } {
+/** The task's timeout, less what earlier interrupted runs already spent on it. */
+function taskTimeout(task: TaskDefinition, env: TaskRunEnv, usedMs: number): { signal: AbortSignal | null; clear(): void } {
   const ms = task.limits.timeoutMs ?? env.defaults.timeoutMs;
   if (ms === undefined) return { signal: null, clear() {} };
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new CodingAgentError("timeout", `the task's timeout of ${ms} ms passed`)), ms);
+  const timer = setTimeout(() => controller.abort(new CodingAgentError("timeout", `the task's timeout of ${ms} ms passed`)), Math.max(0, ms - usedMs));
   return { signal: controller.signal, clear: () => clearTimeout(timer) };
 }
 

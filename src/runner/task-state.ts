@@ -17,6 +17,11 @@ const taskStateSchema = z.strictObject({
   resumed: z.number().int().nonnegative(),
   /** When the task first started (ISO). */
   startedAt: z.string(),
+  /**
+   * Time spent on the task by earlier, interrupted runs: a resumed task's timeout and duration
+   * count it. (A SIGKILLed run cannot record its share; SIGINT/SIGTERM do.)
+   */
+  activeMs: z.number().int().nonnegative().default(0),
 });
 export type TaskState = z.infer<typeof taskStateSchema>;
 

@@ -7,7 +7,7 @@ import { RhemaError } from "../../src/core/errors.js";
 import { TASK_STATE_FILE, readTaskState, writeTaskState, type TaskState } from "../../src/runner/task-state.js";
 import { tempDir } from "../support/temp-dir.js";
 
-const STATE: TaskState = { version: 1, contentHash: "ab12", setupDone: true, resumed: 2, startedAt: "2026-03-04T05:06:07.000Z" };
+const STATE: TaskState = { version: 1, contentHash: "ab12", setupDone: true, resumed: 2, startedAt: "2026-03-04T05:06:07.000Z", activeMs: 0 };
 
 test("reads back the state it wrote, 0600", async (t) => {
   const taskDir = join(await tempDir(t), "tasks", "s", "a");
@@ -35,3 +35,10 @@ for (const [what, text] of [
       err instanceof RhemaError && err.code === "session_invalid" && err.message.startsWith(`${path}: not a rhema task state`) && /remove the task's folder/.test(err.message));
   });
 }
+
+test("a state written before activeMs existed reads with activeMs 0", async (t) => {
+  const dir = await tempDir(t);
+  const { activeMs: _omitted, ...older } = STATE;
+  await writeFile(join(dir, TASK_STATE_FILE), JSON.stringify(older));
+  assert.deepEqual(await readTaskState(dir), { ...older, activeMs: 0 });
+});

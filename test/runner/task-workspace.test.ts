@@ -15,7 +15,7 @@ import { writeFiles } from "../support/suite-files.js";
 import { tempDir } from "../support/temp-dir.js";
 
 const runCommand = processCommandRunner({ baseEnv: { PATH: process.env.PATH } });
-const FRESH: TaskState = { version: 1, contentHash: "h", setupDone: false, resumed: 0, startedAt: "2026-03-04T05:06:07.000Z" };
+const FRESH: TaskState = { version: 1, contentHash: "h", setupDone: false, resumed: 0, startedAt: "2026-03-04T05:06:07.000Z", activeMs: 0 };
 const noSignal = () => new AbortController().signal;
 
 /** A suite folder with a fixture and a task; the setup log lies outside every workspace. */
