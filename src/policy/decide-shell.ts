@@ -9,7 +9,7 @@ import { firstMatchingGlob } from "./path-glob.js";
 import { type PolicyDecision, SHELL_ANALYSIS, WORKSPACE_BOUNDARY, isOutsideWorkspace, ruleCoversTool } from "./policy-decision.js";
 import type { Policy, PolicyRule } from "./policy-model.js";
 import type { ShellFileAccess, SimpleCommand } from "./shell-analysis.js";
-import { type PathOutcome, type ShellFacts, argumentPathTexts } from "./shell-paths.js";
+import { type PathOutcome, type ShellFacts, argumentPathTexts, globFolder } from "./shell-paths.js";
 import { type PatternSubject, patternAllows, patternDenies, patternNamesRedirect, patternNamesSubstitution } from "./shell-pattern.js";
 import type { ShellWord } from "./shell-words.js";
 
@@ -168,14 +168,21 @@ function commandPaths(ctx: ShellContext, command: SimpleCommand, index: number):
   return [...argumentPathTexts(command.argv).flatMap((t) => insideOutcomes(ctx, t)), ...owned.flatMap((w) => insidePaths(ctx, w))];
 }
 
-/** For an allow rule with paths: every operand and owned file is literal, inside, and under the globs. */
+/**
+ * For an allow rule with paths: every operand and owned file lies inside and under the globs —
+ * a literal by its own path, a glob by the folder it expands in. A command that names no path
+ * (`ls`, `git status`) works on the folder it stands in, the workspace root: covered when the
+ * globs take in "." (`**` does, `build/**` does not).
+ */
 function commandPathsCovered(ctx: ShellContext, command: SimpleCommand, index: number, match: (p: string) => boolean): boolean {
-  const owned = ctx.facts.analysis.files.filter((f) => f.owner === index).map((f) => f.target);
+  // Redirections are the shell's writes, judged by write rules (fileVerdict), not operands.
+  const owned = ctx.facts.analysis.files.filter((f) => f.owner === index && !isRedirection(f)).map((f) => f.target);
   const named = [...operands(command), ...owned];
-  if (named.length === 0) return false;
+  if (named.length === 0) return match(".");
   return named.every((word) => {
-    if (word.kind !== "literal") return false;
-    const outcomes: readonly PathOutcome[] = ctx.facts.paths.get(word.value) ?? [];
+    const text = word.kind === "literal" ? word.value : word.kind === "glob" ? globFolder(word.value) : null;
+    if (text === null) return false;
+    const outcomes: readonly PathOutcome[] = ctx.facts.paths.get(text) ?? [];
     return outcomes.length > 0 && outcomes.every((o) => o.kind === "inside" && match(o.path));
   });
 }
@@ -282,7 +289,10 @@ function fileVerdict(ctx: ShellContext, file: ShellFileAccess): Verdict {
       case "unknown":
         return denyWith(SHELL_ANALYSIS, `\`${shown(file.text)}\` writes a relative path after a \`cd\` whose target is only known at run time`);
       case "inside": {
-        const ownerRule = file.owner === null ? null : allowedWithPaths(ctx, file.owner, outcome.path);
+        // A command's own rule with paths covers the files it writes as operands (`tee F`), not
+        // the shell's redirections: `allow {shell: [cat *], paths: [**]}` lets cat read anywhere
+        // inside, and must not make `cat a > b` a write.
+        const ownerRule = file.owner === null || isRedirection(file) ? null : allowedWithPaths(ctx, file.owner, outcome.path);
         const rule = ownerRule ?? writeRule(ctx, outcome.path);
         if (rule !== null) grant = { what: shown(file.text), rule };
         else if (ctx.policy.default === "allow") grant = { what: shown(file.text), rule: null };
@@ -298,6 +308,10 @@ function fileVerdict(ctx: ShellContext, file: ShellFileAccess): Verdict {
 
 function outcomeRank(outcome: PathOutcome): number {
   return outcome.kind === "outside" ? 0 : outcome.kind === "unknown" ? 1 : 2;
+}
+
+function isRedirection(file: ShellFileAccess): boolean {
+  return /^\s*(\d+|&|\{\w+\})?[<>]/.test(file.text);
 }
 
 /** The shell rule with paths that allowed the owning command, when its globs cover `path`. */

@@ -19,7 +19,9 @@
  *   that govern `write_file` (a rule listing `write_file`, the shell tool, or no tools); deny
  *   rules with `paths` also see a command's arguments, so `cat .env` meets `deny: **\/.env`.
  *   In a rule with both `shell` and `paths`, every operand of the matched command must lie
- *   under the paths. Constructs that cannot be judged statically — command and process
+ *   under the paths (a glob operand by the folder it expands in; no operand means the
+ *   workspace root, "."); such a rule grants the files the command writes as operands (`tee`),
+ *   never the shell's redirections. Constructs that cannot be judged statically — command and process
  *   substitution, a dynamic command name, an environment prefix, a dynamic redirection target,
  *   a relative write after an unknowable `cd` — are denied (`shell analysis`) unless an allow
  *   pattern names them, whatever the default.

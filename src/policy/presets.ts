@@ -3,7 +3,8 @@
  * `preset:ci`). They are written as policy YAML and go through the same loader as a user's
  * file, so their rules carry labels like `rule 3 (preset:ci:14)`.
  *
- * - `read-only`: look, never touch: the read tools and read-only shell commands.
+ * - `read-only`: look, never touch: the read tools and read-only shell commands, whose
+ *   operands must lie inside the workspace.
  * - `workspace-write`: read-only plus edits anywhere in the workspace (except .git/), shell
  *   redirections included, and `mkdir`/`touch` inside it.
  * - `ci`: workspace-write plus the usual build and test commands of npm, node, python, make,
@@ -34,8 +35,10 @@ function header(description: string): string {
   return `# ${description}\nversion: 1\ndefault: deny\nrules:\n`;
 }
 
+// With `paths`, every operand must lie inside the workspace: `cat ~/.ssh/id_rsa`, `ls /`,
+// `cd ..` are refused like read_file outside it would be.
 const READ_ONLY_RULES = `  - allow: { tools: [read_file, list_dir, glob, grep] }
-  - allow: { shell: [${quote(READ_ONLY_SHELL)}] }
+  - allow: { shell: [${quote(READ_ONLY_SHELL)}], paths: ["**"] }
   - deny: { shell: [${quote(WRITING_OPTIONS)}], reason: "this option makes a read-only command write or delete files" }
   - deny: { paths: ["**/.env"], reason: "secrets in .env files stay out of the transcript" }
 `;

@@ -34,11 +34,24 @@ const DEVICES = /^\/dev\/(null|zero|stdin|stdout|stderr|tty|fd\/\d+)$/;
 export function argumentPathTexts(argv: readonly ShellWord[]): string[] {
   const texts: string[] = [];
   for (const word of argv.slice(1)) {
+    if (word.kind === "glob") texts.push(globFolder(word.value));
     if (word.kind !== "literal" || word.value === "") continue;
     if (!word.value.startsWith("-")) texts.push(word.value);
     else if (word.value.includes("=")) texts.push(word.value.slice(word.value.indexOf("=") + 1));
   }
   return texts.filter((t) => t !== "");
+}
+
+/**
+ * The folder a glob word can only expand inside: its text up to the last `/` before the first
+ * glob character (`src/*.ts` → `src`, `*.md` → `.`, `/etc/*` → `/etc`).
+ */
+export function globFolder(glob: string): string {
+  const first = glob.search(/[*?[]/);
+  const head = first === -1 ? glob : glob.slice(0, first);
+  const slash = head.lastIndexOf("/");
+  if (slash === -1) return ".";
+  return slash === 0 ? "/" : head.slice(0, slash);
 }
 
 /** The literal texts worth resolving: file targets and the path-like arguments of every command. */

@@ -189,6 +189,8 @@ export const SHELL_CORPUS: readonly CorpusCase[] = [
   ...group("shell+paths rule (mkdir only under build/)", [
     ["mkdir build/out", A], ["mkdir -p build/a build/b", A], ["mkdir src", D, DEFAULT], ["mkdir build/a src/b", D, DEFAULT],
     ["mkdir ../x", D, DEFAULT], ["mkdir $DIR", D, DEFAULT], ["mkdir", D, DEFAULT],
+    // The rule's paths cover mkdir's operands, not the shell's redirections: those need a write rule.
+    ["mkdir build/a > build/log", D, DEFAULT], ["mkdir build/a > src/log", A],
   ]),
   ...group("control flow and functions", [
     ["if ls; then rm x; fi", D, DELETE], ["if ls; then echo ok; else cat x; fi", A], ["while true; do ls; done", A],
