@@ -41,6 +41,7 @@ function runOptions(y: Argv) {
     .option("stats", { type: "string", describe: "also write stats.json here" })
     .option("summary", { type: "string", describe: "also write summary.md here (e.g. $GITHUB_STEP_SUMMARY)" })
     .option("restart-changed", { type: "boolean", default: false, describe: "start afresh tasks whose file changed since their checkpoint" })
+    .option("retry-errored", { type: "boolean", default: false, describe: "continue errored tasks (provider outage, timeout) from their checkpoints" })
     .option("report-skipped", { type: "boolean", default: false, describe: "list filtered-out tasks as skipped in JUnit" })
     .option("json", { type: "boolean", default: false, describe: "write the event stream as JSON lines to stdout" })
     .option("max-steps", { type: "number", describe: "step cap for tasks that set none (default 40)" })

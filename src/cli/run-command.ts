@@ -35,6 +35,7 @@ export interface RunArgs {
   stats?: string;
   summary?: string;
   restartChanged: boolean;
+  retryErrored: boolean;
   reportSkipped: boolean;
   json: boolean;
   maxSteps?: number;
@@ -61,6 +62,7 @@ export async function runCommand(args: RunArgs, io: CliIo): Promise<ExitCode> {
       runDir,
       concurrency: args.concurrency,
       restartChanged: args.restartChanged,
+      retryErrored: args.retryErrored,
       reportCopies: reportCopies(args, io.cwd),
       signal: io.interrupt,
       pid: io.pid,

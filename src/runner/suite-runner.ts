@@ -32,6 +32,8 @@ export interface SuiteRunOptions {
   runDir: string;
   concurrency: number;
   restartChanged: boolean;
+  /** Continue errored tasks (provider outage, timeout) from their checkpoints instead of keeping their results. */
+  retryErrored?: boolean;
   reportCopies?: Partial<ReportFiles>;
   signal: AbortSignal;
   pid: number;
@@ -59,6 +61,7 @@ export async function runSuite(opts: SuiteRunOptions): Promise<SuiteRunOutcome> 
   const lock = await acquireRunLock(opts.runDir, opts.pid, opts.env.now());
   try {
     await handleChangedTasks(opts);
+    if (opts.retryErrored) await reopenErroredTasks(opts);
     const manifest = await updateManifest(opts);
     opts.onProgress({ type: "run_start", runDir: opts.runDir, runId: manifest.runId, tasks: opts.tasks.length, resumed: manifest.resumes > 0 });
     return await runQueue(opts, manifest);
@@ -127,6 +130,18 @@ async function handleChangedTasks(opts: SuiteRunOptions): Promise<void> {
   if (changed.length === 0) return;
   if (!opts.restartChanged) throw new ChangedTasksError(changed);
   for (const task of changed) await rm(taskDirOf(opts.runDir, task), { recursive: true, force: true });
+}
+
+/**
+ * Drops the results of errored tasks, keeping their checkpoints: the run then continues each
+ * from where it stopped (revive, then the request that failed), as after a kill.
+ */
+async function reopenErroredTasks(opts: SuiteRunOptions): Promise<void> {
+  for (const task of opts.tasks) {
+    const path = taskResultPath(opts.runDir, task.suite, task.id);
+    const status = await readFile(path, "utf8").then((text) => (JSON.parse(text) as { status?: string }).status, () => null);
+    if (status === "errored") await rm(path, { force: true });
+  }
 }
 
 async function recordedHash(runDir: string, task: TaskDefinition): Promise<string | null> {

@@ -13,6 +13,7 @@ import { readRunResults } from "../../src/runner/task-result.js";
 import { loadSession } from "../../src/core/session.js";
 import { CheckpointStore } from "../../src/core/checkpoint-store.js";
 import { cliEnv, runCli, startCli } from "../support/cli.js";
+import { FakeAnthropicServer } from "../support/fake-anthropic-server.js";
 import { repoRoot, sharedDir } from "../support/paths.js";
 import { readJson, snapshotTree } from "../support/run-dir.js";
 import { OPEN_POLICY, taggingTask, writeFiles } from "../support/suite-files.js";
@@ -237,3 +238,35 @@ async function waitFor(check: () => Promise<boolean>, timeoutMs = 20_000): Promi
     await new Promise((r) => setTimeout(r, 25));
   }
 }
+
+test("--retry-errored continues a task that a provider failure errored, re-sending the failed request", async (t) => {
+  const server = await FakeAnthropicServer.start();
+  t.after(() => server.close());
+  const root = await tempDir(t);
+  await writeFiles(root, {
+    "policy.yaml": OPEN_POLICY,
+    "suite/real.yaml": `prompt: Say hello.
+policy: ../policy.yaml
+model: { provider: anthropic, name: claude-test }
+checks:
+  - { name: always, run: "true" }
+`,
+  });
+  const out = join(root, "run");
+  const env = cliEnv({ ANTHROPIC_API_KEY: "sk-test-key", ANTHROPIC_BASE_URL: server.baseUrl });
+  server.reply({ kind: "http_error", status: 400, type: "invalid_request_error", message: "prompt is too long" });
+  const first = await runCli(["run", "suite", "--out", out], { cwd: root, env });
+  assert.equal(first.code, 1, first.stderr);
+  assert.deepEqual((await readRunResults(out)).map((r) => [r.status, r.error?.code]), [["errored", "provider"]]);
+
+  const kept = await runCli(["run", "suite", "--out", out], { cwd: root, env });
+  assert.equal(kept.code, 1);
+  assert.equal(server.requests.length, 1, "without the flag an errored task is kept");
+
+  server.reply({ kind: "stream", blocks: [{ type: "text", text: "Hello." }] });
+  const retried = await runCli(["run", "suite", "--out", out, "--retry-errored"], { cwd: root, env });
+  assert.equal(retried.code, 0, retried.stderr);
+  const [result] = await readRunResults(out);
+  assert.deepEqual([result!.status, result!.finalAnswer, result!.provider, result!.resumed], ["passed", "Hello.", "anthropic:claude-test", 1]);
+  assert.deepEqual(server.bodies[1], server.bodies[0], "the retry re-sent the request that failed");
+});
