@@ -51,6 +51,7 @@ test(`survives ${KILLS} SIGKILLs at random moments: no call twice, none lost, ev
 
   let kills = 0;
   let finished: number | null = null;
+  let lastStderr = "";
   for (let attempt = 0; finished === null; attempt++) {
     const run = startCli(args, { cwd: root });
     if (kills < KILLS) {
@@ -60,16 +61,20 @@ test(`survives ${KILLS} SIGKILLs at random moments: no call twice, none lost, ev
       clearTimeout(timer);
       if (result.signal === "SIGKILL") kills += 1;
       else finished = result.code;
+      lastStderr = result.stderr;
     } else {
-      finished = (await run.done).code;
+      const result = await run.done;
+      finished = result.code;
+      lastStderr = result.stderr;
     }
     await assertEverythingParses(out);
     assert.ok(attempt < KILLS + 5, "the suite finishes");
   }
   assert.equal(kills, KILLS, `the suite outlasted ${KILLS} kills (it finished after ${kills})`);
-  assert.equal(finished, 0);
-
   const results = await readRunResults(out);
+  assert.deepEqual(results.map((r) => [r.id, r.status, r.error?.message ?? r.checks.find((c) => !c.passed)?.outputTail ?? ""]), TASKS.map((id) => [id, "passed", ""]));
+  assert.equal(finished, 0, lastStderr);
+
   assert.deepEqual(results.map((r) => r.id), TASKS, "the reports account for every task");
   const junit = await readFile(join(out, "junit.xml"), "utf8");
   for (const id of TASKS) assert.match(junit, new RegExp(`<testcase [^>]*name="${id}"`));
