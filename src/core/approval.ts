@@ -32,6 +32,20 @@ export interface Approval {
   decide(req: ApprovalRequest, signal: AbortSignal): Promise<Decision>;
 }
 
+/**
+ * The tool result a denied call gets: "denied by RULE: REASON". The model reads it; reports
+ * read it back off the session with `readDenial` (so denials survive resumes).
+ */
+export function denialText(decision: Decision): string {
+  return `denied by ${decision.rule ?? "policy"}${decision.reason ? `: ${decision.reason}` : ""}`;
+}
+
+/** The rule and reason of a `denialText`, or null for any other text. */
+export function readDenial(text: string): { rule: string; reason: string } | null {
+  const match = /^denied by (.+?)(?:: ([\s\S]*))?$/.exec(text);
+  return match ? { rule: match[1]!, reason: match[2] ?? "" } : null;
+}
+
 /** Allows everything: for library users who trust the model, and for tests. */
 export const allowAll: Approval = {
   async decide() {

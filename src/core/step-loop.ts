@@ -8,7 +8,7 @@
  * The loop owns no state between turns: the caller hands it the session and the ports, and
  * it edits `session.messages` in place, committing after each edit.
  */
-import type { Approval, Decision } from "./approval.js";
+import { denialText, type Approval, type Decision } from "./approval.js";
 import type { Boundary } from "./commit-hook.js";
 import { pushToolResult, pushUserContent } from "./conversation.js";
 import { CancelledError, CodingAgentError, ProviderError, RhemaError, ToolError, errorMessage } from "./errors.js";
@@ -194,7 +194,7 @@ async function runOneCall(ports: StepLoopPorts, step: number, call: ToolCallBloc
   const decision = await decide(ports, call, tool, plan);
   await ports.sink.emit({ type: "approval", step, callId: call.id, name: call.name, decision });
   if (decision.decision === "deny") {
-    return errorResult(`denied by ${decision.rule ?? "policy"}${decision.reason ? `: ${decision.reason}` : ""}`);
+    return errorResult(denialText(decision));
   }
   try {
     const result = await tool.run(call.input, ctx);

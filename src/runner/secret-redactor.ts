@@ -2,11 +2,11 @@
  * Keeps secrets out of what the runner writes: values of environment variables whose names
  * look secret are replaced by `[redacted:NAME]` in event logs, results and reports. The shell
  * tool already hides them from commands; this catches a secret that reaches output anyway
- * (read from a file, printed by a check).
+ * (read from a file, printed by a check). "Looks secret" is the shell tool's own rule
+ * (src/tools/secret-env), so what a command cannot see is exactly what gets redacted.
  */
+import { looksSecret } from "../tools/secret-env.js";
 
-/** Names that look like they hold a secret. */
-export const SECRET_NAME = /(_API_KEY|_TOKEN|SECRET|PASSWORD|PASSWD|_CREDENTIALS?|_PRIVATE_KEY|_ACCESS_KEY)$|^(API_KEY|TOKEN)$|SECRET|PASSWORD/i;
 /** Shorter values are too likely to occur by chance to replace. */
 const MIN_SECRET_LENGTH = 8;
 
@@ -16,7 +16,7 @@ export class SecretRedactor {
   /** `env` is handed in by the CLI edge; nothing below it reads process.env. */
   constructor(env: Readonly<Record<string, string | undefined>>) {
     this.secrets = Object.entries(env)
-      .filter((e): e is [string, string] => typeof e[1] === "string" && e[1].length >= MIN_SECRET_LENGTH && SECRET_NAME.test(e[0]))
+      .filter((e): e is [string, string] => typeof e[1] === "string" && e[1].length >= MIN_SECRET_LENGTH && looksSecret(e[0], e[1]))
       .map(([name, value]) => ({ name, value }))
       .sort((a, b) => b.value.length - a.value.length);
   }

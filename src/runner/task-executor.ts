@@ -9,10 +9,9 @@
  * A run interrupted (SIGINT/SIGTERM: the run's signal) leaves no result, so the next run
  * continues the task; a timeout, step cap or provider failure is an errored result.
  */
-import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { CodingAgent } from "../agent.js";
-import type { Approval } from "../core/approval.js";
+import { readDenial, type Approval } from "../core/approval.js";
 import { CheckpointStore } from "../core/checkpoint-store.js";
 import { CodingAgentError, RhemaError, SessionFileError, errorMessage } from "../core/errors.js";
 import type { AgentEvent } from "../core/events.js";
@@ -23,7 +22,7 @@ import { EventLog } from "./event-log.js";
 import type { SecretRedactor } from "./secret-redactor.js";
 import { runChecks } from "./task-checks.js";
 import type { TaskDefinition } from "./task-file.js";
-import { TASK_RESULT_VERSION, readTaskResult, taskResultPath, writeTaskResult, type CheckOutcome, type TaskResult } from "./task-result.js";
+import { TASK_RESULT_VERSION, readTaskResultIfPresent, writeTaskResult, type CheckOutcome, type TaskResult } from "./task-result.js";
 import { readTaskState, writeTaskState, type TaskState } from "./task-state.js";
 import { DEFAULT_MAX_STEPS, runTaskTurn, stepsTaken } from "./task-turn.js";
 import { prepareWorkspace, workspaceOf } from "./task-workspace.js";
@@ -56,7 +55,7 @@ export function taskDirOf(runDir: string, task: { suite: string; id: string }): 
 }
 
 export async function runTask(task: TaskDefinition, env: TaskRunEnv): Promise<TaskRunOutcome> {
-  const existing = await readExistingResult(env.runDir, task);
+  const existing = await readTaskResultIfPresent(env.runDir, task.suite, task.id);
   if (existing) return { kind: "finished", result: existing, kept: true };
   const taskDir = taskDirOf(env.runDir, task);
   const store = new CheckpointStore(taskDir);
@@ -104,16 +103,6 @@ export async function runTask(task: TaskDefinition, env: TaskRunEnv): Promise<Ta
   const result = buildResult({ task, state, env, messages, checks, failure, stats, provider: provider.id, elapsedMs: state.activeMs + (Date.now() - started) });
   await writeTaskResult(env.runDir, result);
   return { kind: "finished", result, kept: false };
-}
-
-async function readExistingResult(runDir: string, task: TaskDefinition): Promise<TaskResult | null> {
-  const path = taskResultPath(runDir, task.suite, task.id);
-  try {
-    await readFile(path);
-  } catch {
-    return null;
-  }
-  return readTaskResult(path);
 }
 
 async function startState(task: TaskDefinition, taskDir: string, now: Date): Promise<TaskState> {
@@ -177,8 +166,8 @@ export function policyDenials(messages: readonly Message[]): TaskResult["policyD
   for (const m of messages) {
     for (const b of m.content) {
       if (b.type !== "tool_result" || typeof b.content !== "string" || !b.isError) continue;
-      const match = /^denied by (.+?)(?:: ([\s\S]*))?$/.exec(b.content);
-      if (match) out.push({ tool: toolOf.get(b.callId) ?? "?", rule: /^default\b/.test(match[1]!) ? null : match[1]!, reason: match[2] ?? "" });
+      const denial = readDenial(b.content);
+      if (denial) out.push({ tool: toolOf.get(b.callId) ?? "?", rule: /^default\b/.test(denial.rule) ? null : denial.rule, reason: denial.reason });
     }
   }
   return out;

@@ -180,6 +180,16 @@ export function parseTaskResult(text: string, path: string): TaskResult {
   return checked.data;
 }
 
+/** The task's result in `runDir`, or null when it has none yet; a bad file is still an error. */
+export async function readTaskResultIfPresent(runDir: string, suite: string, id: string): Promise<TaskResult | null> {
+  try {
+    return await readTaskResult(taskResultPath(runDir, suite, id));
+  } catch (err) {
+    if (err instanceof TaskResultFileError && isMissing(err.cause)) return null;
+    throw err;
+  }
+}
+
 /**
  * Every `tasks/<suite>/<id>/result.json` in `runDir`, sorted by suite then id. A folder without
  * a result (a task not finished) is passed over; a result whose suite/id disagree with its
@@ -189,16 +199,10 @@ export async function readRunResults(runDir: string): Promise<TaskResult[]> {
   const results: TaskResult[] = [];
   for (const suite of await listFolders(join(runDir, "tasks"))) {
     for (const id of await listFolders(join(runDir, "tasks", suite))) {
-      const path = taskResultPath(runDir, suite, id);
-      let result: TaskResult;
-      try {
-        result = await readTaskResult(path);
-      } catch (err) {
-        if (err instanceof TaskResultFileError && isMissing(err.cause)) continue;
-        throw err;
-      }
+      const result = await readTaskResultIfPresent(runDir, suite, id);
+      if (result === null) continue;
       if (result.suite !== suite || result.id !== id) {
-        throw new TaskResultFileError(path, `holds ${taskKey(result)}, not ${suite}/${id}`);
+        throw new TaskResultFileError(taskResultPath(runDir, suite, id), `holds ${taskKey(result)}, not ${suite}/${id}`);
       }
       results.push(result);
     }

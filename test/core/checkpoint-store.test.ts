@@ -17,6 +17,16 @@ async function commitAll(store: CheckpointStore, session: Session, boundary: Bou
   await store.commit({ boundary, session, sections: [], stats: emptyTranscriptStats(8000) });
 }
 
+/** A store in a fresh folder and a new session with one user message, committed. */
+async function startedStore(t: { after(fn: () => unknown): void }) {
+  const dir = join(await tempDir(t), "cp");
+  const store = new CheckpointStore(dir);
+  const session = newSession("s1", new Date());
+  session.messages.push(user("one"));
+  await commitAll(store, session);
+  return { dir, store, session };
+}
+
 test("loads back the session as of the last complete boundary", async (t) => {
   const dir = join(await tempDir(t), "cp");
   const store = new CheckpointStore(dir);
@@ -54,11 +64,7 @@ test("journals only what a boundary changed, including an edited last message", 
 });
 
 test("tolerates a torn last journal line", async (t) => {
-  const dir = join(await tempDir(t), "cp");
-  const store = new CheckpointStore(dir);
-  const session = newSession("s1", new Date());
-  session.messages.push(user("one"));
-  await commitAll(store, session);
+  const { dir, store, session } = await startedStore(t);
   session.messages.push(assistant("two"));
   await commitAll(store, session, "intent");
   await store.close();
@@ -68,11 +74,7 @@ test("tolerates a torn last journal line", async (t) => {
 });
 
 test("a corrupt line before the last is a clear error naming the journal and line", async (t) => {
-  const dir = join(await tempDir(t), "cp");
-  const store = new CheckpointStore(dir);
-  const session = newSession("s1", new Date());
-  session.messages.push(user("one"));
-  await commitAll(store, session);
+  const { dir, store } = await startedStore(t);
   await store.close();
   await writeFile(join(dir, JOURNAL_FILE), 'garbage\n{"gen":1}\n');
   await assert.rejects(new CheckpointStore(dir).load(), (err: unknown) =>
@@ -98,11 +100,7 @@ test("folds the journal into the session file once it outgrows it, with files 06
 });
 
 test("ignores journal records older than the snapshot (a kill between fold and truncate)", async (t) => {
-  const dir = join(await tempDir(t), "cp");
-  const store = new CheckpointStore(dir);
-  const session = newSession("s1", new Date());
-  session.messages.push(user("one"));
-  await commitAll(store, session);
+  const { dir, store, session } = await startedStore(t);
   session.messages.push(assistant("two"));
   await commitAll(store, session, "intent");
   const stale = await readFile(join(dir, JOURNAL_FILE), "utf8");

@@ -11,6 +11,7 @@ import { parsePolicyText } from "../../src/policy/policy-file.js";
 import { analyzeShell } from "../../src/policy/shell-analysis.js";
 import { resolveShellPathsLexically } from "../../src/policy/shell-paths.js";
 import { CORPUS_POLICY_YAML, CORPUS_WORKSPACE, DENY_CORPUS, DENY_POLICY_YAML, SHELL_CORPUS } from "./shell-corpus.js";
+import { DESIGN_POLICY_YAML } from "../support/design-policy.js";
 
 const WS = "/work/ws";
 
@@ -66,15 +67,7 @@ test("a shell call without an analysis is denied, not guessed", () => {
   });
 });
 
-const SECTION6 = `version: 1
-default: deny
-rules:
-  - allow: { tools: [read_file, list_dir, glob, grep] }
-  - allow: { tools: [write_file, edit_file], paths: ["src/**", "test/**"] }
-  - allow: { shell: ["npm test", "npm run build", "git diff *", "git status"] }
-  - deny:  { shell: ["git push *"], reason: no pushes from CI }
-  - deny:  { paths: [".github/**", "**/.env"] }
-`;
+const SECTION6 = DESIGN_POLICY_YAML;
 
 test("write_file is allowed only when every path matches the rule's globs", () => {
   const policy = policyOf(SECTION6);

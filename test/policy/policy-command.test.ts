@@ -9,16 +9,9 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { policyCheck } from "../../src/cli/policy-command.js";
 import { tempDir } from "../support/temp-dir.js";
+import { DESIGN_POLICY_YAML } from "../support/design-policy.js";
 
-const POLICY = `version: 1
-default: deny
-rules:
-  - allow: { tools: [read_file, list_dir, glob, grep] }
-  - allow: { tools: [write_file, edit_file], paths: ["src/**", "test/**"] }
-  - allow: { shell: ["npm test", "npm run build", "git diff *", "git status"] }
-  - deny:  { shell: ["git push *"], reason: no pushes from CI }
-  - deny:  { paths: [".github/**", "**/.env"] }
-`;
+const POLICY = DESIGN_POLICY_YAML;
 
 async function setup(t: Parameters<typeof tempDir>[0]): Promise<{ dir: string; ws: string }> {
   const dir = await tempDir(t);
