@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { CodingAgent } from "../src/agent.js";
 import { allowAll } from "../src/core/approval.js";
-import { CheckpointStore } from "../src/core/checkpoint-store.js";
+import { CheckpointStore } from "../src/store/checkpoint-store.js";
 import { nullSink } from "../src/core/events.js";
 import type { Message } from "../src/core/messages.js";
 import type { ModelProvider, ModelRequest, StreamEvent } from "../src/core/provider.js";

@@ -8,9 +8,9 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const { taskJsonSchema } = await import(join(root, "dist/src/runner/task-schema.js"));
-const { statsJsonSchema } = await import(join(root, "dist/src/runner/stats-report.js"));
-const { policyJsonSchema } = await import(join(root, "dist/src/policy/policy-schema.js"));
+const { taskJsonSchema } = await import(join(root, "dist/src/runner/tasks/task-schema.js"));
+const { statsJsonSchema } = await import(join(root, "dist/src/runner/reports/stats-report.js"));
+const { policyJsonSchema } = await import(join(root, "dist/src/policy/file/policy-schema.js"));
 
 const schemas = [
   ["task.schema.json", taskJsonSchema()],

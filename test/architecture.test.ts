@@ -13,15 +13,18 @@ const srcDir = join(repoRoot, "src");
 /** Which layers each layer may import (besides itself). */
 const ALLOWED: Record<string, string[]> = {
   core: [],
-  tools: ["core"],
-  policy: ["core"],
+  cache: ["core"],
+  store: ["core"],
+  process: ["core"],
   prompt: ["core"],
-  transcript: ["core"],
-  providers: ["core", "transcript"],
-  agent: ["core", "tools", "transcript", "prompt"],
-  runner: ["core", "agent", "policy", "providers", "tools", "transcript"],
-  cli: ["core", "agent", "policy", "providers", "runner", "tools", "transcript", "index"],
-  index: ["core", "agent", "policy", "providers", "tools", "transcript", "prompt"],
+  policy: ["core"],
+  tools: ["core", "process"],
+  transcript: ["core", "cache"],
+  providers: ["core", "cache"],
+  agent: ["core", "tools", "transcript", "prompt", "store"],
+  runner: ["core", "agent", "policy", "providers", "store", "process", "transcript", "cache"],
+  cli: ["core", "cache", "store", "process", "prompt", "policy", "tools", "transcript", "providers", "agent", "runner", "index"],
+  index: ["core", "cache", "store", "process", "prompt", "policy", "tools", "transcript", "providers", "agent", "runner"],
 };
 
 function sourceFiles(dir: string): string[] {

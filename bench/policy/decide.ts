@@ -11,12 +11,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import type { ApprovalRequest } from "../../src/core/approval.js";
-import { loadBashParser } from "../../src/policy/bash-parser.js";
-import { decide } from "../../src/policy/decide.js";
-import { PolicyApproval } from "../../src/policy/policy-approval.js";
-import { parsePolicyText } from "../../src/policy/policy-file.js";
-import { analyzeShell } from "../../src/policy/shell-analysis.js";
-import { resolveShellPathsLexically } from "../../src/policy/shell-paths.js";
+import { loadBashParser } from "../../src/policy/shell/bash-parser.js";
+import { decide } from "../../src/policy/decide/decide.js";
+import { PolicyApproval } from "../../src/policy/decide/policy-approval.js";
+import { parsePolicyText } from "../../src/policy/file/policy-file.js";
+import { analyzeShell } from "../../src/policy/shell/shell-analysis.js";
+import { resolveShellPathsLexically } from "../../src/policy/shell/shell-paths.js";
 import { CORPUS_POLICY_YAML, CORPUS_WORKSPACE, SHELL_CORPUS } from "../../test/policy/shell-corpus.js";
 
 interface Figures {

@@ -9,9 +9,9 @@ import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Tool } from "../../src/core/tool.js";
-import { globTool } from "../../src/tools/glob.js";
-import { grepTool } from "../../src/tools/grep.js";
-import { ripgrepLocator } from "../../src/tools/ripgrep.js";
+import { globTool } from "../../src/tools/search/glob.js";
+import { grepTool } from "../../src/tools/search/grep.js";
+import { ripgrepLocator } from "../../src/tools/search/ripgrep.js";
 
 const FILES = numberArg("--files", 20_000);
 const RUNS = numberArg("--runs", 9);

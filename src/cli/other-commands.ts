@@ -1,8 +1,8 @@
 /** `rhema validate` and `rhema report merge`. */
 import { resolve } from "node:path";
-import { mergeRunReports } from "../runner/report-merge.js";
-import { loadTasks } from "../runner/suite-loader.js";
-import { resolveTaskApprovals } from "../runner/task-policy.js";
+import { mergeRunReports } from "../runner/reports/report-merge.js";
+import { loadTasks } from "../runner/tasks/suite-loader.js";
+import { resolveTaskApprovals } from "../runner/tasks/task-policy.js";
 import { EXIT_OK, type ExitCode } from "./exit-codes.js";
 import { print, type CliIo } from "./io.js";
 

@@ -4,8 +4,8 @@
  * (`--json`). Progress goes to stderr; JSON lines and the final summary go to stdout.
  */
 import type { AgentEvent } from "../core/events.js";
-import type { RunProgress } from "../runner/suite-runner.js";
-import { taskKey } from "../runner/task-result.js";
+import type { RunProgress } from "../runner/execute/suite-runner.js";
+import { taskKey } from "../runner/run-dir/task-result.js";
 
 export interface ProgressView {
   update(progress: RunProgress): void;

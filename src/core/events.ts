@@ -25,11 +25,3 @@ export interface EventSink {
 }
 
 export const nullSink: EventSink = { emit() {} };
-
-/** Collects events in memory: for tests and for small drivers. */
-export class MemorySink implements EventSink {
-  readonly events: AgentEvent[] = [];
-  emit(event: AgentEvent): void {
-    this.events.push(event);
-  }
-}

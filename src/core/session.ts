@@ -1,12 +1,10 @@
 /**
- * The session: everything a conversation is, versioned and validated, saved atomically 0600.
- * A torn, foreign or future file is a `SessionFileError` naming the file, never a crash.
+ * The session: everything a conversation is, versioned and validated (its file lives in
+ * src/store/session-file.ts). A foreign or future value is a `SessionFileError` naming its source.
  */
-import { readFile } from "node:fs/promises";
 import { z } from "zod";
 import { SessionFileError } from "./errors.js";
 import { IMAGE_MEDIA_TYPES, type Message } from "./messages.js";
-import { writePrivateJson } from "./private-files.js";
 import type { Section, TranscriptStats } from "./transcript-types.js";
 
 export const SESSION_VERSION = 1;
@@ -94,27 +92,4 @@ export function parseSession(value: unknown, source: string): Session {
     throw new SessionFileError(source, `not a valid rhema session: ${where}: ${issue.message}`);
   }
   return parsed.data as Session;
-}
-
-/** Pretty JSON, 0600, temp + fsync + rename. */
-export async function saveSession(session: Session, path: string): Promise<void> {
-  await writePrivateJson(path, session);
-}
-
-export async function loadSession(path: string): Promise<Session> {
-  let text: string;
-  try {
-    text = await readFile(path, "utf8");
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new SessionFileError(path, code === "ENOENT" ? "no such file" : `cannot read: ${code ?? String(err)}`, { cause: err });
-  }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (err) {
-    const detail = text.trim() === "" ? "the file is empty" : `not JSON (truncated or corrupt): ${(err as Error).message}`;
-    throw new SessionFileError(path, detail, { cause: err });
-  }
-  return parseSession(value, path);
 }

@@ -9,8 +9,8 @@
  */
 import { ProviderError } from "../core/errors.js";
 import type { ModelProvider, ModelRequest, StreamEvent } from "../core/provider.js";
-import { estimateTextTokens } from "../transcript/token-estimate.js";
-import { PromptCacheSimulator } from "./prompt-cache-simulator.js";
+import { estimateTextTokens } from "../core/token-estimate.js";
+import { PromptCacheSimulator } from "../cache/prompt-cache-simulator.js";
 import type { ScriptStep } from "./script.js";
 
 export type { ScriptStep, ScriptedCall } from "./script.js";

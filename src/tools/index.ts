@@ -4,14 +4,14 @@
  * request's cached prefix), and `builtinTools` always lists them in this order.
  */
 import type { Tool } from "../core/tool.js";
-import { editFileTool } from "./edit-file.js";
-import { globTool } from "./glob.js";
-import { grepTool } from "./grep.js";
-import { listDirTool } from "./list-dir.js";
-import { readFileTool } from "./read-file.js";
-import { type RipgrepChoice, ripgrepLocator } from "./ripgrep.js";
+import { editFileTool } from "./files/edit-file.js";
+import { globTool } from "./search/glob.js";
+import { grepTool } from "./search/grep.js";
+import { listDirTool } from "./files/list-dir.js";
+import { readFileTool } from "./files/read-file.js";
+import { type RipgrepChoice, ripgrepLocator } from "./search/ripgrep.js";
 import { type ShellToolOptions, shellTool } from "./shell.js";
-import { writeFileTool } from "./write-file.js";
+import { writeFileTool } from "./files/write-file.js";
 
 export interface BuiltinToolsOptions extends ShellToolOptions {
   /** Search backend for glob and grep; default "auto". */
@@ -32,12 +32,12 @@ export function builtinTools(options: BuiltinToolsOptions = {}): Tool[] {
   ];
 }
 
-export { editFileTool } from "./edit-file.js";
-export { globTool, type SearchToolOptions } from "./glob.js";
-export { grepTool } from "./grep.js";
-export { listDirTool } from "./list-dir.js";
-export { readFileTool } from "./read-file.js";
-export { type RipgrepChoice } from "./ripgrep.js";
+export { editFileTool } from "./files/edit-file.js";
+export { globTool, type SearchToolOptions } from "./search/glob.js";
+export { grepTool } from "./search/grep.js";
+export { listDirTool } from "./files/list-dir.js";
+export { readFileTool } from "./files/read-file.js";
+export { type RipgrepChoice } from "./search/ripgrep.js";
 export { shellTool, type ShellToolOptions } from "./shell.js";
-export { writeFileTool } from "./write-file.js";
+export { writeFileTool } from "./files/write-file.js";
 export { resolveInWorkspace, type ScopedPath } from "./workspace-scope.js";

@@ -6,9 +6,9 @@
  */
 import { CancelledError, ToolError } from "../core/errors.js";
 import type { Tool, ToolContext, ToolPlan, ToolResult } from "../core/tool.js";
-import { HeadTailBuffer } from "./capped-output.js";
-import { runProcessGroup, type GroupOutcome } from "./process-group.js";
-import { scrubEnvironment } from "./secret-env.js";
+import { HeadTailBuffer } from "../process/capped-output.js";
+import { runProcessGroup, type GroupOutcome } from "../process/process-group.js";
+import { scrubEnvironment } from "../process/secret-env.js";
 import { inputObject, optionalInteger, requiredString } from "./tool-input.js";
 
 export const SHELL_DEFAULT_TIMEOUT_MS = 120_000;

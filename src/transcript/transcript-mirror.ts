@@ -20,7 +20,7 @@ import {
   type TranscriptConfig,
   type TranscriptStats,
 } from "../core/transcript-types.js";
-import { estimateMessageTokens } from "./token-estimate.js";
+import { estimateMessageTokens } from "../core/token-estimate.js";
 
 export const DEFAULT_BLOCK_TOKENS = 8_000;
 export const DEFAULT_BUDGET_TOKENS = 100_000;

@@ -5,8 +5,8 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { EXIT_INVALID_INPUT, EXIT_TASK_FAILED, describeFailure } from "../../src/cli/exit-codes.js";
 import { CancelledError, RhemaError } from "../../src/core/errors.js";
-import { RunLockedError } from "../../src/runner/run-lock.js";
-import { TaskFileError } from "../../src/runner/task-file.js";
+import { RunLockedError } from "../../src/runner/run-dir/run-lock.js";
+import { TaskFileError } from "../../src/runner/tasks/task-file.js";
 import { tempDir } from "../support/temp-dir.js";
 
 test("a typed error is invalid input (exit 2) with its own message", () => {

@@ -7,8 +7,8 @@ import assert from "node:assert/strict";
 import { PassThrough } from "node:stream";
 import { chooseProgressView, type ViewStreams } from "../../src/cli/progress-view.js";
 import type { AgentEvent } from "../../src/core/events.js";
-import type { RunProgress } from "../../src/runner/suite-runner.js";
-import { parseTaskSource } from "../../src/runner/task-file.js";
+import type { RunProgress } from "../../src/runner/execute/suite-runner.js";
+import { parseTaskSource } from "../../src/runner/tasks/task-file.js";
 import { sampleResult } from "../runner/sample-results.js";
 
 const NOW = () => new Date("2026-03-04T05:06:07Z");

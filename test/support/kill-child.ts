@@ -5,7 +5,7 @@
  */
 import { CodingAgent } from "../../src/agent.js";
 import { allowAll } from "../../src/core/approval.js";
-import { CheckpointStore } from "../../src/core/checkpoint-store.js";
+import { CheckpointStore } from "../../src/store/checkpoint-store.js";
 import { ScriptedProvider } from "../../src/providers/scripted.js";
 import { BOUNDARY_HOLD_MS, KILL_INPUT, KILL_SCRIPT } from "./kill-script.js";
 import { appendLineTool, sleep } from "./test-tools.js";

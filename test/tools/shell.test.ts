@@ -3,7 +3,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { test } from "node:test";
 import { CancelledError } from "../../src/core/errors.js";
-import { groupRunning, isRunning } from "../../src/tools/process-table.js";
+import { groupRunning, isRunning } from "../../src/process/process-table.js";
 import { SHELL_HEAD_BYTES, SHELL_TAIL_BYTES, shellTool } from "../../src/tools/shell.js";
 import { tempDir } from "../support/temp-dir.js";
 import { callTool, textOf, toolContext, toolErrorOf } from "./tool-harness.js";

@@ -1,0 +1,218 @@
+/**
+ * Reading policy files: YAML parsed with a line counter, validated by the zod schema, every
+ * problem reported as `file:line:column: message` in a `PolicyFileError` (code
+ * `policy_invalid`), and doubtful-but-valid choices returned as warnings beside the policy.
+ */
+import { readFile } from "node:fs/promises";
+import { basename } from "node:path";
+import { type Document, LineCounter, isMap, parseDocument, visit } from "yaml";
+import type { z } from "zod";
+import { RhemaError, errorMessage } from "../../core/errors.js";
+import { type Policy, compilePolicy } from "./policy-model.js";
+import { type PolicyFileContent, policyFileSchema } from "./policy-schema.js";
+
+/** One located problem or remark; `line`/`column` are 1-based and absent when not tied to a place. */
+export interface PolicyIssue {
+  file: string;
+  line?: number;
+  column?: number;
+  message: string;
+}
+
+export type PolicyWarning = PolicyIssue;
+
+/** `file:line:column: message`. */
+export function formatPolicyIssue(issue: PolicyIssue): string {
+  const where = issue.line === undefined ? issue.file : `${issue.file}:${issue.line}:${issue.column ?? 1}`;
+  return `${where}: ${issue.message}`;
+}
+
+/** A policy that cannot be used: names the file, line and column of each problem. */
+export class PolicyFileError extends RhemaError {
+  readonly file: string;
+  readonly issues: readonly PolicyIssue[];
+  constructor(file: string, issues: readonly PolicyIssue[], options?: { cause?: unknown }) {
+    super("policy_invalid", issues.map(formatPolicyIssue).join("\n"), options);
+    this.file = file;
+    this.issues = issues;
+  }
+  /** Line of the first problem, if it has one. */
+  get line(): number | undefined {
+    return this.issues[0]?.line;
+  }
+  get column(): number | undefined {
+    return this.issues[0]?.column;
+  }
+}
+
+export interface LoadedPolicy {
+  policy: Policy;
+  warnings: PolicyWarning[];
+}
+
+export interface ParsePolicyOptions {
+  /** The file name shown in rule labels; default: the basename of `file`. */
+  label?: string;
+}
+
+type Locate = (path: readonly PropertyKey[], key?: string) => { line: number; column: number };
+
+function locator(doc: Document, lineCounter: LineCounter): Locate {
+  const at = (offset: number): { line: number; column: number } => {
+    const pos = lineCounter.linePos(offset);
+    return { line: pos.line, column: pos.col };
+  };
+  return (path, key) => {
+    for (let depth = path.length; depth >= 0; depth--) {
+      const node = doc.getIn(path.slice(0, depth) as unknown[], true) as unknown;
+      if (key !== undefined && depth === path.length && isMap(node)) {
+        const pair = node.items.find((item) => (item.key as { value?: unknown } | null)?.value === key);
+        const range = (pair?.key as { range?: [number, number, number] } | undefined)?.range;
+        if (range) return at(range[0]);
+      }
+      const range = (node as { range?: [number, number, number] } | undefined)?.range;
+      if (range) return at(range[0]);
+    }
+    return { line: 1, column: 1 };
+  };
+}
+
+function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
+  let current = value;
+  for (const key of path) {
+    if (typeof current !== "object" || current === null) return undefined;
+    current = (current as Record<PropertyKey, unknown>)[key];
+  }
+  return current;
+}
+
+function describeIssue(issue: z.core.$ZodIssue, value: unknown): string {
+  const where = issue.path.length > 0 ? `${issue.path.join(".")}: ` : "";
+  const missing = issue.path.length > 0 && (issue.code === "invalid_type" || issue.code === "invalid_value") && valueAt(value, issue.path) === undefined;
+  if (missing) {
+    const parent = issue.path.slice(0, -1).join(".");
+    return `${parent === "" ? "" : `${parent}: `}missing key \`${String(issue.path.at(-1))}\``;
+  }
+  if (issue.code === "unrecognized_keys") {
+    return `${where}unknown key${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((k) => `\`${k}\``).join(", ")}`;
+  }
+  return `${where}${issue.message}`;
+}
+
+function yamlProblems(doc: Document, file: string): PolicyIssue[] {
+  return doc.errors.map((err) => ({
+    file,
+    line: err.linePos?.[0].line,
+    column: err.linePos?.[0].col,
+    message: `invalid YAML: ${err.message.split(" at line ")[0]}`,
+  }));
+}
+
+function toPlainValue(doc: Document, file: string, lineCounter: LineCounter): unknown {
+  try {
+    return doc.toJS({ maxAliasCount: 50 });
+  } catch (err) {
+    // An unresolved or exploding alias: point at the first alias.
+    let offset: number | undefined;
+    visit(doc, {
+      Alias(_key, node) {
+        offset ??= node.range?.[0];
+      },
+    });
+    const pos = offset === undefined ? { line: 1, col: 1 } : lineCounter.linePos(offset);
+    throw new PolicyFileError(file, [{ file, line: pos.line, column: pos.col, message: `invalid YAML: ${errorMessage(err)}` }]);
+  }
+}
+
+/** Parses and validates a policy file's text; throws `PolicyFileError` with every located problem. */
+export function parsePolicyText(text: string, file: string, options: ParsePolicyOptions = {}): LoadedPolicy {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, uniqueKeys: true });
+  const problems = yamlProblems(doc, file);
+  if (problems.length > 0) throw new PolicyFileError(file, problems);
+  const locate = locator(doc, lineCounter);
+  const value = toPlainValue(doc, file, lineCounter);
+  if (value === undefined || value === null) {
+    throw new PolicyFileError(file, [{ file, line: 1, column: 1, message: "the policy file is empty: it needs version, default and rules" }]);
+  }
+  const parsed = policyFileSchema.safeParse(value);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((issue) => {
+      const key = issue.code === "unrecognized_keys" ? issue.keys[0] : undefined;
+      return { file, ...locate(issue.path, key), message: describeIssue(issue, value) };
+    });
+    issues.sort((a, b) => a.line - b.line || a.column - b.column);
+    throw new PolicyFileError(file, issues);
+  }
+  const ruleLines = parsed.data.rules.map((_rule, i) => locate(["rules", i]).line);
+  const policy = compilePolicy(parsed.data, { source: options.label ?? basename(file), ruleLines });
+  return { policy, warnings: policyWarnings(parsed.data, file, locate) };
+}
+
+export interface InlinePolicyOptions {
+  /** The file the inline policy is written in (a task file). */
+  file: string;
+  /** Where the inline policy starts in that file; every problem is reported there. */
+  line: number;
+  column: number;
+  /** Inline policies may leave out `version` (it can only be 1). Default true. */
+  versionOptional?: boolean;
+}
+
+/**
+ * Validates a policy given as a value inside another file (a task's inline `policy:`). Problems
+ * are located at the inline block, with the key path in the message.
+ */
+export function parsePolicyValue(value: unknown, options: InlinePolicyOptions): LoadedPolicy {
+  const { file, line, column } = options;
+  const locate: Locate = () => ({ line, column });
+  const isObject = typeof value === "object" && value !== null && !Array.isArray(value);
+  const withVersion = isObject && options.versionOptional !== false && !("version" in value) ? { version: 1, ...value } : value;
+  const parsed = policyFileSchema.safeParse(withVersion);
+  if (!parsed.success) {
+    throw new PolicyFileError(file, parsed.error.issues.map((issue) => ({ file, line, column, message: `policy: ${describeIssue(issue, withVersion)}` })));
+  }
+  const policy = compilePolicy(parsed.data, { source: `${basename(file)}:${line}` });
+  return { policy, warnings: policyWarnings(parsed.data, file, locate) };
+}
+
+const BUILTIN_TOOLS = ["read_file", "write_file", "edit_file", "list_dir", "glob", "grep", "shell"];
+
+/** Valid but doubtful: a default that allows everything, tool names that are not built in, `*` patterns. */
+export function policyWarnings(content: PolicyFileContent, file: string, locate: Locate): PolicyWarning[] {
+  const warnings: PolicyWarning[] = [];
+  const warn = (path: readonly PropertyKey[], message: string): void => {
+    warnings.push({ file, ...locate(path), message: `warning: ${message}` });
+  };
+  if (content.default === "allow" && content.rules.length === 0) {
+    warn(["default"], "`default: allow` with no rules allows every tool call, shell commands included");
+  } else if (content.default === "allow" && !content.rules.some((r) => r.deny !== undefined)) {
+    warn(["default"], "`default: allow` and no deny rule: every call is allowed, the allow rules change nothing");
+  }
+  content.rules.forEach((rule, i) => {
+    const effect = rule.allow !== undefined ? "allow" : "deny";
+    const matchers = rule.allow ?? rule.deny;
+    matchers?.tools?.forEach((tool, t) => {
+      if (!BUILTIN_TOOLS.includes(tool)) {
+        warn(["rules", i, effect, "tools", t], `\`${tool}\` is not a built-in tool (${BUILTIN_TOOLS.join(", ")}); fine if it is a custom tool`);
+      }
+    });
+    matchers?.shell?.forEach((pattern, p) => {
+      if (effect === "allow" && /^\s*\*{1,2}\s*$/.test(pattern)) {
+        warn(["rules", i, effect, "shell", p], `\`${pattern}\` allows every command`);
+      }
+    });
+  });
+  return warnings;
+}
+
+/** Reads and parses a policy file. */
+export async function loadPolicyFile(file: string, options: ParsePolicyOptions = {}): Promise<LoadedPolicy> {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (err) {
+    throw new PolicyFileError(file, [{ file, message: `cannot read the policy file: ${errorMessage(err)}` }], { cause: err });
+  }
+  return parsePolicyText(text, file, options);
+}

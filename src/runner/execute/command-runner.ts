@@ -1,0 +1,55 @@
+/**
+ * The port through which the runner runs shell commands of its own (setup and checks): bash in
+ * a folder, output capped to its tail, a timeout and a signal that kill the whole process tree.
+ */
+import { HeadTailBuffer } from "../../process/capped-output.js";
+import { runProcessGroup } from "../../process/process-group.js";
+import { scrubEnvironment } from "../../process/secret-env.js";
+
+/** How much of a setup or check command's output is kept. */
+export const OUTPUT_TAIL_BYTES = 4_000;
+
+export interface CommandOutcome {
+  /** null when the command was killed (timeout, cancel) before it exited. */
+  exitCode: number | null;
+  /** The last part of stdout+stderr interleaved. */
+  outputTail: string;
+  timedOut: boolean;
+  durationMs: number;
+}
+
+export interface CommandRequest {
+  command: string;
+  cwd: string;
+  timeoutMs: number;
+  signal: AbortSignal;
+}
+
+export type CommandRunner = (req: CommandRequest) => Promise<CommandOutcome>;
+
+/**
+ * The real runner: bash -c in a process group of its own (src/tools/process-group), the
+ * environment scrubbed of secrets like the shell tool's, output kept as a tail.
+ */
+export function processCommandRunner(opts: {
+  baseEnv: Readonly<Record<string, string | undefined>>;
+  allowEnv?: readonly string[];
+  tailBytes?: number;
+}): CommandRunner {
+  const env = scrubEnvironment(opts.baseEnv, opts.allowEnv ?? []).env;
+  const tailBytes = opts.tailBytes ?? OUTPUT_TAIL_BYTES;
+  return async (req) => {
+    const started = Date.now();
+    const output = new HeadTailBuffer(0, tailBytes);
+    const outcome = await runProcessGroup({
+      command: req.command, cwd: req.cwd, env, timeoutMs: req.timeoutMs, signal: req.signal,
+      onOutput: (chunk) => output.push(chunk),
+    });
+    return {
+      exitCode: outcome.killed ? null : outcome.exitCode,
+      outputTail: output.text(),
+      timedOut: outcome.killed === "timeout",
+      durationMs: Date.now() - started,
+    };
+  };
+}

@@ -1,0 +1,92 @@
+/**
+ * A task's agent turn: builds the agent (fresh, or from the task's checkpoint), installs the
+ * checkpoint store as its commit hook, and starts, continues or skips the turn according to
+ * where the saved conversation stands. Steers the model when its step budget runs low.
+ */
+import { readFile } from "node:fs/promises";
+import { extname } from "node:path";
+import { CodingAgent, type CodingAgentConfig } from "../../agent.js";
+import type { Approval } from "../../core/approval.js";
+import type { CheckpointStore } from "../../store/checkpoint-store.js";
+import { conversationState } from "../../core/conversation.js";
+import { CodingAgentError } from "../../core/errors.js";
+import type { AgentEvent, EventSink } from "../../core/events.js";
+import type { ContentBlock, ImageMediaType, Message } from "../../core/messages.js";
+import type { ModelProvider } from "../../core/provider.js";
+import type { Session } from "../../core/session.js";
+import type { TaskDefinition } from "../tasks/task-file.js";
+
+export const DEFAULT_MAX_STEPS = 40;
+/** When this many steps are left, the model is told to wrap up. */
+export const STEPS_LEFT_NUDGE = 2;
+
+const MEDIA_TYPES: Record<string, ImageMediaType> = {
+  ".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp",
+};
+
+export interface TaskTurnOptions {
+  task: TaskDefinition;
+  workspace: string;
+  provider: ModelProvider;
+  approval: Approval;
+  store: CheckpointStore;
+  saved: Session | null;
+  sink: EventSink;
+  signal: AbortSignal;
+  maxSteps: number;
+  now: () => Date;
+  /** The environment the shell tool starts from, and the secret-looking names it may keep. */
+  shellEnv: Readonly<Record<string, string | undefined>>;
+  allowEnv: readonly string[];
+  /** Applied to tool output before the model sees it: the runner's secret redaction. */
+  filterToolOutput: (text: string) => string;
+}
+
+/** Runs (or continues) the task's turn; resolves with the agent when the turn has ended. */
+export async function runTaskTurn(opts: TaskTurnOptions): Promise<CodingAgent> {
+  const config: CodingAgentConfig = {
+    workspace: opts.workspace, transcript: opts.task.transcript ?? {}, now: opts.now,
+    shellEnv: opts.shellEnv, allowEnv: [...opts.allowEnv], filterToolOutput: opts.filterToolOutput,
+  };
+  const taken = opts.saved ? stepsTaken(opts.saved.messages) : 0;
+  const left = opts.maxSteps - taken;
+  const agent = opts.saved
+    ? CodingAgent.fromSession(opts.provider, { ...config, maxTurnSteps: Math.max(1, left) }, opts.saved)
+    : new CodingAgent(opts.provider, { ...config, maxTurnSteps: opts.maxSteps });
+  const state = conversationState(agent.session.messages);
+  if (state.kind === "ended") return agent;
+  if (left <= 0 && state.kind !== "empty") {
+    throw new CodingAgentError("step_cap", `the task used all ${opts.maxSteps} of its steps without finishing`);
+  }
+  agent.setCommitHook(opts.store.hook);
+  const sink = steeringSink(opts.sink, agent, opts.maxSteps, taken);
+  if (state.kind === "empty") await agent.turnMessageWithCancel(await inputMessage(opts.task), sink, opts.approval, opts.signal);
+  else await agent.retryTurnWithCancel(sink, opts.approval, opts.signal);
+  return agent;
+}
+
+/** Model steps a conversation has taken: its assistant messages. */
+export function stepsTaken(messages: readonly Message[]): number {
+  return messages.filter((m) => m.role === "assistant").length;
+}
+
+function steeringSink(inner: EventSink, agent: CodingAgent, maxSteps: number, before: number): EventSink {
+  return {
+    emit(event: AgentEvent) {
+      if (event.type === "step_end" && event.stopReason === "tool_use" && maxSteps - (before + event.step) === STEPS_LEFT_NUDGE) {
+        agent.steer(`Only ${STEPS_LEFT_NUDGE} steps are left for this task: finish the change now and give your summary.`);
+      }
+      return inner.emit(event);
+    },
+  };
+}
+
+async function inputMessage(task: TaskDefinition): Promise<Message> {
+  const content: ContentBlock[] = [{ type: "text", text: task.prompt }];
+  for (const path of task.images) {
+    const mediaType = MEDIA_TYPES[extname(path).toLowerCase()];
+    if (!mediaType) throw new CodingAgentError("invalid_input", `${path}: not a png, jpeg, gif or webp image`);
+    content.push({ type: "image", mediaType, data: (await readFile(path)).toString("base64") });
+  }
+  return { role: "user", content };
+}

@@ -1,0 +1,150 @@
+/**
+ * `rhema report merge DIRS… --out DIR`: the run directories of a CI matrix's shards become one
+ * set of reports. The source of truth is each directory's `tasks/<suite>/<id>/result.json`;
+ * each directory's `stats.json` adds its run id, times and skipped tasks (without it they are
+ * taken from the results). A task present in two directories is an error. The merged meta is
+ * deterministic — earliest start, latest finish, run ids joined — so merging shards 1/3, 2/3,
+ * 3/3 gives the reports of the unsharded run (apart from run id and times).
+ *
+ * The out directory receives the results and the transcripts they point at, under the same
+ * relative paths, so its reports' transcript paths resolve and it can itself be merged again.
+ */
+import { readFile, stat } from "node:fs/promises";
+import { isAbsolute, join, relative, resolve } from "node:path";
+import { RhemaError, errorMessage } from "../../core/errors.js";
+import { writePrivateFileAtomic } from "../../store/private-files.js";
+import { writeReports, type ReportFiles } from "./run-reports.js";
+import { parseStatsReport } from "./stats-report.js";
+import {
+  TaskResultFileError, compareTasks, readRunResults, taskKey, writeTaskResult,
+  type ReportMeta, type SkippedTask, type TaskResult,
+} from "../run-dir/task-result.js";
+
+export interface MergeOptions {
+  /** The merged run's id; default: the shards' run ids, sorted, joined by `+`. */
+  runId?: string;
+}
+
+export interface MergeOutcome {
+  results: TaskResult[];
+  meta: ReportMeta;
+  /** The reports written in the out directory. */
+  files: ReportFiles;
+  /** Transcript paths (relative to a source directory) that could not be copied. */
+  missingTranscripts: string[];
+}
+
+interface ShardRun {
+  dir: string;
+  results: TaskResult[];
+  meta: ReportMeta | null;
+}
+
+/** Merges the run directories `dirs` (absolute) into `outDir` (absolute) and writes its reports. */
+export async function mergeRunReports(dirs: readonly string[], outDir: string, options: MergeOptions = {}): Promise<MergeOutcome> {
+  checkMergePaths(dirs, outDir);
+  const shards: ShardRun[] = [];
+  for (const dir of dirs) shards.push(await readShardRun(dir));
+  const results = mergeResults(shards);
+  const meta = mergeMeta(shards, results, options);
+  const missingTranscripts: string[] = [];
+  for (const shard of shards) {
+    for (const result of shard.results) {
+      await writeTaskResult(outDir, result);
+      if (!(await copyTranscript(shard.dir, outDir, result.transcriptPath))) missingTranscripts.push(join(shard.dir, result.transcriptPath));
+    }
+  }
+  const files = await writeReports(outDir, results, meta);
+  return { results, meta, files, missingTranscripts };
+}
+
+function checkMergePaths(dirs: readonly string[], outDir: string): void {
+  if (dirs.length === 0) throw new RhemaError("usage", "Expected at least one run directory to merge, got none");
+  for (const path of [...dirs, outDir]) {
+    if (!isAbsolute(path)) throw new RhemaError("usage", `Expected an absolute path, got "${path}"`);
+  }
+  const out = resolve(outDir);
+  if (dirs.some((dir) => resolve(dir) === out)) {
+    throw new RhemaError("usage", `The out directory ${outDir} is also an input: merge into a new directory`);
+  }
+}
+
+async function readShardRun(dir: string): Promise<ShardRun> {
+  const info = await stat(dir).catch(() => null);
+  if (info === null || !info.isDirectory()) throw new RhemaError("usage", `Run directory not found: ${dir}`);
+  const results = await readRunResults(dir);
+  const statsPath = join(dir, "stats.json");
+  let text: string | null = null;
+  try {
+    text = await readFile(statsPath, "utf8");
+  } catch (err) {
+    if ((err as { code?: unknown }).code !== "ENOENT") throw err;
+  }
+  if (text === null) return { dir, results, meta: null };
+  try {
+    const stats = parseStatsReport(text);
+    return { dir, results, meta: { runId: stats.runId, startedAt: stats.startedAt, finishedAt: stats.finishedAt, skipped: stats.skipped } };
+  } catch (err) {
+    throw new TaskResultFileError(statsPath, `not a rhema stats.json: ${errorMessage(err).slice(0, 500)}`, { cause: err });
+  }
+}
+
+function mergeResults(shards: readonly ShardRun[]): TaskResult[] {
+  const owner = new Map<string, string>();
+  const results: TaskResult[] = [];
+  for (const shard of shards) {
+    for (const result of shard.results) {
+      const key = taskKey(result);
+      const first = owner.get(key);
+      if (first !== undefined) {
+        throw new RhemaError("result_invalid", `Task ${key} is in two run directories: ${first} and ${shard.dir} (were the shards run with distinct --shard i/n?)`);
+      }
+      owner.set(key, shard.dir);
+      results.push(result);
+    }
+  }
+  return results.sort(compareTasks);
+}
+
+function mergeMeta(shards: readonly ShardRun[], results: readonly TaskResult[], options: MergeOptions): ReportMeta {
+  const starts = [...shards.flatMap((s) => (s.meta ? [s.meta.startedAt] : [])), ...results.map((r) => r.startedAt)];
+  const ends = [...shards.flatMap((s) => (s.meta ? [s.meta.finishedAt] : [])), ...results.map((r) => r.finishedAt)];
+  if (starts.length === 0 || ends.length === 0) {
+    throw new RhemaError("usage", `No results and no stats.json in ${shards.map((s) => s.dir).join(", ")}: nothing to merge`);
+  }
+  const runIds = [...new Set(shards.flatMap((s) => (s.meta ? [s.meta.runId] : [])))].sort();
+  const ran = new Set(results.map(taskKey));
+  const skipped = new Map<string, SkippedTask>();
+  for (const task of shards.flatMap((s) => s.meta?.skipped ?? [])) {
+    if (!ran.has(taskKey(task))) skipped.set(taskKey(task), task);
+  }
+  return {
+    runId: options.runId ?? (runIds.length > 0 ? runIds.join("+") : "merged"),
+    startedAt: earliest(starts),
+    finishedAt: latest(ends),
+    skipped: [...skipped.values()].sort(compareTasks),
+  };
+}
+
+function earliest(times: readonly string[]): string {
+  return times.reduce((best, time) => (Date.parse(time) < Date.parse(best) ? time : best));
+}
+
+function latest(times: readonly string[]): string {
+  return times.reduce((best, time) => (Date.parse(time) > Date.parse(best) ? time : best));
+}
+
+/** Copies a result's transcript into the out directory; false when it is missing or escapes. */
+async function copyTranscript(fromDir: string, outDir: string, transcriptPath: string): Promise<boolean> {
+  const source = resolve(fromDir, transcriptPath);
+  const inside = relative(fromDir, source);
+  if (transcriptPath === "" || isAbsolute(transcriptPath) || inside.startsWith("..") || isAbsolute(inside)) return false;
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(source);
+  } catch {
+    return false;
+  }
+  await writePrivateFileAtomic(join(outDir, inside), bytes);
+  return true;
+}

@@ -1,0 +1,108 @@
+/**
+ * Writing a run's three reports — `junit.xml`, `stats.json`, `summary.md` — into its run
+ * directory, each atomically and 0600 through core/private-files. The executor calls
+ * `writeReports` after each finished task and at the end (a `ReportWriter` keeps such calls from
+ * overlapping); `report merge` calls it once. The content depends only on results + meta.
+ */
+import { mkdir } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import writeFileAtomic from "write-file-atomic";
+import { RhemaError } from "../../core/errors.js";
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, fsyncDir, writePrivateFileAtomic } from "../../store/private-files.js";
+import { renderJUnitReport } from "./junit-report.js";
+import { buildStatsReport, renderStatsReport } from "./stats-report.js";
+import { renderSummaryReport } from "./summary-report.js";
+import { compareTasks, taskKey, type ReportMeta, type TaskResult } from "../run-dir/task-result.js";
+
+export interface ReportFiles {
+  junit: string;
+  stats: string;
+  summary: string;
+}
+
+export interface RenderedReports {
+  junit: string;
+  stats: string;
+  summary: string;
+}
+
+/** Where a run directory keeps its reports. */
+export function reportFilesIn(runDir: string): ReportFiles {
+  return { junit: join(runDir, "junit.xml"), stats: join(runDir, "stats.json"), summary: join(runDir, "summary.md") };
+}
+
+/** The three reports' text. Throws if two results share a suite/id. */
+export function renderReports(results: readonly TaskResult[], meta: ReportMeta): RenderedReports {
+  const ordered = [...results].sort(compareTasks);
+  ordered.forEach((result, index) => {
+    const previous = ordered[index - 1];
+    if (previous !== undefined && compareTasks(previous, result) === 0) {
+      throw new RhemaError("result_invalid", `two results for ${taskKey(result)}: ${previous.file} and ${result.file}`);
+    }
+  });
+  return {
+    junit: renderJUnitReport(ordered, meta),
+    stats: renderStatsReport(buildStatsReport(ordered, meta)),
+    summary: renderSummaryReport(ordered, meta),
+  };
+}
+
+/**
+ * Writes the reports into `runDir` (atomic, 0600, folder 0700), and the same text to any
+ * `copies` (the CLI's --junit/--stats/--summary). A copy is 0600 and atomic too, but its
+ * folder is the user's: created 0700 when missing, never re-moded when it exists.
+ * Returns the paths written in the run directory.
+ */
+export async function writeReports(
+  runDir: string,
+  results: readonly TaskResult[],
+  meta: ReportMeta,
+  copies: Partial<ReportFiles> = {},
+): Promise<ReportFiles> {
+  const rendered = renderReports(results, meta);
+  const files = reportFilesIn(runDir);
+  for (const kind of ["junit", "stats", "summary"] as const) {
+    await writePrivateFileAtomic(files[kind], rendered[kind]);
+    const copy = copies[kind];
+    if (copy !== undefined && copy !== files[kind]) await writeReportCopy(copy, rendered[kind]);
+  }
+  return files;
+}
+
+async function writeReportCopy(path: string, text: string): Promise<void> {
+  await mkdir(dirname(path), { recursive: true, mode: PRIVATE_DIR_MODE });
+  await writeFileAtomic(path, text, { mode: PRIVATE_FILE_MODE, fsync: true });
+  await fsyncDir(dirname(path));
+}
+
+/**
+ * Serializes report writes for a runner whose tasks finish concurrently: writes never overlap,
+ * and calls that queue up behind a write are coalesced — the next write takes only the latest
+ * results. Each call's promise settles once its results, or newer ones, are on disk (or with
+ * the error of that write; a failed write is retried by the next queued call).
+ */
+export class ReportWriter {
+  private latest: { results: TaskResult[]; meta: ReportMeta } | null = null;
+  private queue: Promise<void> = Promise.resolve();
+
+  constructor(private readonly runDir: string, private readonly copies: Partial<ReportFiles> = {}) {}
+
+  write(results: readonly TaskResult[], meta: ReportMeta): Promise<void> {
+    this.latest = { results: [...results], meta: { ...meta } };
+    const flush = this.queue.then(() => this.flushLatest());
+    this.queue = flush.catch(() => undefined);
+    return flush;
+  }
+
+  private async flushLatest(): Promise<void> {
+    const job = this.latest;
+    if (job === null) return; // an earlier flush already wrote these results or newer ones
+    this.latest = null;
+    try {
+      await writeReports(this.runDir, job.results, job.meta, this.copies);
+    } catch (err) {
+      this.latest ??= job;
+      throw err;
+    }
+  }
+}

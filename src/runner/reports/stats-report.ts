@@ -1,0 +1,149 @@
+/**
+ * `stats.json`: the machine-readable account of a run — counts, durations, steps, policy
+ * denials and TranscriptStats per task, per suite and in total. Its JSON Schema is published
+ * as `schema/stats.schema.json`, generated from `statsReportSchema`. Built by a pure function of
+ * results + meta, so merged shards and an unsharded run give the same file.
+ */
+import { z } from "zod";
+import { sumTranscriptStats } from "../../core/transcript-types.js";
+import {
+  compareTasks, transcriptStatsSchema,
+  type ReportMeta, type TaskResult,
+} from "../run-dir/task-result.js";
+
+export const STATS_REPORT_VERSION = 1;
+
+const count = z.number().int().nonnegative();
+
+const statusCountsSchema = z.strictObject({
+  tasks: count.describe("Tasks that ran (passed + failed + errored)."),
+  passed: count,
+  failed: count,
+  errored: count,
+  skipped: count.describe("Tasks left out by --filter or --tag."),
+});
+
+const aggregateSchema = z.strictObject({
+  counts: statusCountsSchema,
+  durationMs: count.describe("Sum of the tasks' durations."),
+  steps: count,
+  policyDenials: count,
+  resumed: count.describe("Resumes from checkpoints, summed."),
+  stats: transcriptStatsSchema.nullable().describe("Summed TranscriptStats; null when no task had a transcript."),
+});
+
+const taskEntrySchema = z.strictObject({
+  suite: z.string(),
+  id: z.string(),
+  status: z.enum(["passed", "failed", "errored"]),
+  provider: z.string(),
+  startedAt: z.string(),
+  finishedAt: z.string(),
+  durationMs: count,
+  steps: count,
+  resumed: count,
+  policyDenials: count,
+  stats: transcriptStatsSchema.nullable(),
+  errorCode: z.string().nullable().describe("Why the agent failed, for errored tasks."),
+  failedChecks: z.array(z.string()).describe("Names of the checks that failed."),
+});
+
+export const statsReportSchema = z.strictObject({
+  version: z.literal(STATS_REPORT_VERSION),
+  runId: z.string(),
+  startedAt: z.string().describe("ISO time the run started (merged: the earliest shard's)."),
+  finishedAt: z.string().describe("ISO time of the last write (merged: the latest shard's)."),
+  wallTimeMs: count,
+  total: aggregateSchema,
+  suites: z.array(aggregateSchema.extend({ suite: z.string() })),
+  tasks: z.array(taskEntrySchema),
+  skipped: z.array(z.strictObject({
+    suite: z.string(),
+    id: z.string(),
+    file: z.string(),
+    reason: z.enum(["filter", "tag"]),
+  })),
+}).meta({
+  title: "rhema run stats",
+  description: "Counts, durations, steps, policy denials and transcript/cache stats of a rhema run.",
+});
+
+export type StatsReport = z.infer<typeof statsReportSchema>;
+export type StatsAggregate = z.infer<typeof aggregateSchema>;
+
+/** The published JSON Schema of `stats.json`. */
+export function statsJsonSchema(): Record<string, unknown> {
+  return z.toJSONSchema(statsReportSchema) as Record<string, unknown>;
+}
+
+/** The stats of a run; results in any order, reported by suite then id. */
+export function buildStatsReport(results: readonly TaskResult[], meta: ReportMeta): StatsReport {
+  const ordered = [...results].sort(compareTasks);
+  const skipped = [...(meta.skipped ?? [])].sort(compareTasks);
+  const suiteNames = [...new Set([...ordered, ...skipped].map((entry) => entry.suite))].sort();
+  return {
+    version: STATS_REPORT_VERSION,
+    runId: meta.runId,
+    startedAt: meta.startedAt,
+    finishedAt: meta.finishedAt,
+    wallTimeMs: Math.max(0, Date.parse(meta.finishedAt) - Date.parse(meta.startedAt)) || 0,
+    total: aggregateResults(ordered, skipped.length),
+    suites: suiteNames.map((suite) => ({
+      suite,
+      ...aggregateResults(ordered.filter((r) => r.suite === suite), skipped.filter((s) => s.suite === suite).length),
+    })),
+    tasks: ordered.map(taskEntry),
+    skipped: skipped.map(({ suite, id, file, reason }) => ({ suite, id, file, reason })),
+  };
+}
+
+/** Counts and sums over some results (a suite's, or the run's). */
+export function aggregateResults(results: readonly TaskResult[], skipped: number): StatsAggregate {
+  const withStats = results.flatMap((r) => (r.stats === null ? [] : [r.stats]));
+  return {
+    counts: {
+      tasks: results.length,
+      passed: results.filter((r) => r.status === "passed").length,
+      failed: results.filter((r) => r.status === "failed").length,
+      errored: results.filter((r) => r.status === "errored").length,
+      skipped,
+    },
+    durationMs: sum(results.map((r) => r.durationMs)),
+    steps: sum(results.map((r) => r.steps)),
+    policyDenials: sum(results.map((r) => r.policyDenials.count)),
+    resumed: sum(results.map((r) => r.resumed)),
+    stats: withStats.length === 0 ? null : sumTranscriptStats(withStats),
+  };
+}
+
+function taskEntry(result: TaskResult): StatsReport["tasks"][number] {
+  return {
+    suite: result.suite,
+    id: result.id,
+    status: result.status,
+    provider: result.provider,
+    startedAt: result.startedAt,
+    finishedAt: result.finishedAt,
+    durationMs: result.durationMs,
+    steps: result.steps,
+    resumed: result.resumed,
+    policyDenials: result.policyDenials.count,
+    stats: result.stats,
+    errorCode: result.error?.code ?? null,
+    failedChecks: result.checks.filter((check) => !check.passed).map((check) => check.name),
+  };
+}
+
+/** `stats.json`'s text: pretty JSON with a trailing newline. */
+export function renderStatsReport(report: StatsReport): string {
+  return JSON.stringify(report, null, 2) + "\n";
+}
+
+/** Reads a written `stats.json` back (for merges); throws a zod error naming what is wrong. */
+export function parseStatsReport(text: string): StatsReport {
+  return statsReportSchema.parse(JSON.parse(text));
+}
+
+function sum(values: readonly number[]): number {
+  return values.reduce((total, value) => total + value, 0);
+}

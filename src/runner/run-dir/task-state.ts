@@ -1,0 +1,36 @@
+/**
+ * task-state.json: what the runner knows of one task between runs — which task file (by
+ * content hash) the folder belongs to, whether the workspace is set up, how often it resumed.
+ * The conversation itself lives in the checkpoint beside it.
+ */
+import { join } from "node:path";
+import { z } from "zod";
+import { writePrivateJson } from "../../store/private-files.js";
+import { readStateFile } from "./state-file.js";
+
+const taskStateSchema = z.strictObject({
+  version: z.literal(1),
+  contentHash: z.string(),
+  /** The workspace is copied and every setup command exited 0. */
+  setupDone: z.boolean(),
+  /** Times a run found this task unfinished and continued it. */
+  resumed: z.number().int().nonnegative(),
+  /** When the task first started (ISO). */
+  startedAt: z.string(),
+  /**
+   * Time spent on the task by earlier, interrupted runs: a resumed task's timeout and duration
+   * count it. (A SIGKILLed run cannot record its share; SIGINT/SIGTERM do.)
+   */
+  activeMs: z.number().int().nonnegative().default(0),
+});
+export type TaskState = z.infer<typeof taskStateSchema>;
+
+export const TASK_STATE_FILE = "task-state.json";
+
+export async function readTaskState(taskDir: string): Promise<TaskState | null> {
+  return readStateFile(join(taskDir, TASK_STATE_FILE), taskStateSchema, "a rhema task state", "remove the task's folder to start it afresh");
+}
+
+export async function writeTaskState(taskDir: string, state: TaskState): Promise<void> {
+  await writePrivateJson(join(taskDir, TASK_STATE_FILE), state);
+}

@@ -1,0 +1,187 @@
+/**
+ * Suite loading: from the PATHS a user names to the tasks this run executes.
+ *
+ * What counts as a task file:
+ * - a file named explicitly is one, whatever its extension;
+ * - under a folder, every `*.yaml` / `*.yml`, recursively, except inside folders named
+ *   `fixtures` (workspace sources) or `policies` (policy files), `node_modules`, and hidden
+ *   folders (`.git`, `.rhema` with its run directories); symlinked folders are not followed;
+ * - a glob (`tasks/**\/*.yaml`) is expanded relative to `cwd` with the same exclusions.
+ * A path that does not exist, or a folder or glob that yields no task file, is an error.
+ *
+ * Selection: `--filter GLOB` (picomatch on `suite/id`, any of several), `--tag T` (any of
+ * several), `--shard i/n`. Every task file is parsed and checked first, all problems are
+ * reported together, and a task id used twice in a suite is an error naming both files.
+ * Results are sorted by suite then id, whatever order the files were found in.
+ */
+import { createHash } from "node:crypto";
+import { stat } from "node:fs/promises";
+import { extname, resolve } from "node:path";
+import picomatch from "picomatch";
+import { glob, isDynamicPattern } from "tinyglobby";
+import { RhemaError } from "../../core/errors.js";
+import { TaskFileError, loadTaskFile, type TaskDefinition, type TaskProblem } from "./task-file.js";
+import { compareTasks, taskKey, type SkippedTask } from "../run-dir/task-result.js";
+
+/** Shard `index` of `count`, 1-based, as `--shard 2/3` writes it. */
+export interface Shard {
+  index: number;
+  count: number;
+}
+
+export interface TaskSelection {
+  /** picomatch globs matched against `suite/id`; a task is kept if any matches. */
+  filters?: readonly string[];
+  /** A task is kept if it has any of these tags. */
+  tags?: readonly string[];
+  shard?: Shard | null;
+}
+
+export interface LoadTasksOptions extends TaskSelection {
+  /** Folder relative PATHS and globs are resolved from (the CLI passes process.cwd()). */
+  cwd: string;
+}
+
+export interface LoadedTasks {
+  /** The tasks to run, sorted by suite then id. */
+  tasks: TaskDefinition[];
+  /** Tasks of this shard that `--filter`/`--tag` left out, sorted likewise (for reports). */
+  skipped: SkippedTask[];
+  /** Tasks that belong to other shards: their shard runs them, so they are never "skipped". */
+  otherShards: TaskDefinition[];
+}
+
+const IGNORED_FOLDERS = ["**/fixtures/**", "**/policies/**", "**/node_modules/**"];
+
+/** Parses `i/n` with 1 ≤ i ≤ n; anything else is a usage error saying what it got. */
+export function parseShard(text: string): Shard {
+  const match = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(text);
+  const index = match ? Number(match[1]) : NaN;
+  const count = match ? Number(match[2]) : NaN;
+  if (!match || count < 1 || index < 1 || index > count) {
+    throw new RhemaError("usage", `Expected --shard as i/n with 1 ≤ i ≤ n (e.g. 2/3), got "${text}"`);
+  }
+  return { index, count };
+}
+
+/** Loads, checks and selects the tasks named by `paths`. Throws `TaskFileError` or a usage error. */
+export async function loadTasks(paths: readonly string[], options: LoadTasksOptions): Promise<LoadedTasks> {
+  const files = await findTaskFiles(paths, options.cwd);
+  const problems: TaskProblem[] = [];
+  // Files load concurrently; their problems are collected per file so they come out in file
+  // order, not in the order the reads happened to finish.
+  const perFile = await Promise.all(files.map(async (file) => {
+    try {
+      return { task: await loadTaskFile(file), problems: [] as readonly TaskProblem[] };
+    } catch (err) {
+      if (!(err instanceof TaskFileError)) throw err;
+      return { task: null, problems: err.problems };
+    }
+  }));
+  for (const p of perFile) problems.push(...p.problems);
+  const loaded = perFile.map((p) => p.task);
+  const tasks = loaded.filter((task): task is TaskDefinition => task !== null);
+  problems.push(...duplicateIdProblems(tasks));
+  if (problems.length > 0) throw new TaskFileError(problems);
+  return selectTasks(tasks, options);
+}
+
+/** The task files named by `paths` (files, folders, globs), absolute, deduplicated, sorted. */
+export async function findTaskFiles(paths: readonly string[], cwd: string): Promise<string[]> {
+  if (paths.length === 0) throw new RhemaError("usage", "Expected at least one task file, folder or glob, got none");
+  const found = new Set<string>();
+  for (const path of paths) {
+    for (const file of await expandPath(path, cwd)) found.add(file);
+  }
+  return [...found].sort();
+}
+
+async function expandPath(path: string, cwd: string): Promise<string[]> {
+  if (isDynamicPattern(path)) {
+    const matches = await glob(path, { cwd, absolute: true, ignore: IGNORED_FOLDERS, followSymbolicLinks: false });
+    const files = matches.filter(isYamlFile);
+    if (files.length === 0) throw new RhemaError("usage", `The glob "${path}" matched no task files (*.yaml, *.yml)`);
+    return files;
+  }
+  const absolute = resolve(cwd, path);
+  const info = await stat(absolute).catch(() => null);
+  if (info === null) throw new RhemaError("usage", `Task path not found: ${path} (looked for ${absolute})`);
+  if (info.isFile()) return [absolute];
+  if (!info.isDirectory()) throw new RhemaError("usage", `Not a file or folder: ${path}`);
+  const files = await glob("**/*.{yaml,yml}", { cwd: absolute, absolute: true, ignore: IGNORED_FOLDERS, followSymbolicLinks: false });
+  if (files.length === 0) throw new RhemaError("usage", `No task files (*.yaml, *.yml) under ${path}`);
+  return files;
+}
+
+function isYamlFile(file: string): boolean {
+  const ext = extname(file).toLowerCase();
+  return ext === ".yaml" || ext === ".yml";
+}
+
+/** A problem at each repeated id, naming the file that used it first (in path order). */
+function duplicateIdProblems(tasks: readonly TaskDefinition[]): TaskProblem[] {
+  const firstByKey = new Map<string, TaskDefinition>();
+  const problems: TaskProblem[] = [];
+  for (const task of [...tasks].sort((a, b) => compareText(a.file, b.file))) {
+    const first = firstByKey.get(taskKey(task));
+    if (first === undefined) {
+      firstByKey.set(taskKey(task), task);
+      continue;
+    }
+    problems.push({
+      file: task.file,
+      ...task.idPosition,
+      field: "id",
+      message: `duplicate task id "${task.id}" in suite "${task.suite}": also used by ${first.file}:${first.idPosition.line}:${first.idPosition.column}`,
+    });
+  }
+  return problems;
+}
+
+/**
+ * Applies filter, tags and shard to loaded tasks (pure). A task that fails the filter or tags
+ * is skipped; the shard then splits kept and skipped tasks alike, so each shard reports only
+ * its own skipped tasks and merged shards report each task once.
+ */
+export function selectTasks(all: readonly TaskDefinition[], selection: TaskSelection): LoadedTasks {
+  const matchesFilter = selection.filters?.length ? picomatch([...selection.filters]) : () => true;
+  const wantedTags = new Set(selection.tags ?? []);
+  const kept: TaskDefinition[] = [];
+  const skipped: { task: TaskDefinition; reason: SkippedTask["reason"] }[] = [];
+  for (const task of all) {
+    if (!matchesFilter(taskKey(task))) skipped.push({ task, reason: "filter" });
+    else if (wantedTags.size > 0 && !task.tags.some((tag) => wantedTags.has(tag))) skipped.push({ task, reason: "tag" });
+    else kept.push(task);
+  }
+  const shard = selection.shard ?? null;
+  const keptSplit = splitByShard(kept, shard, (task) => task);
+  const skippedSplit = splitByShard(skipped, shard, (entry) => entry.task);
+  return {
+    tasks: keptSplit.mine.sort(compareTasks),
+    skipped: skippedSplit.mine
+      .map(({ task, reason }) => ({ suite: task.suite, id: task.id, file: task.file, reason }))
+      .sort(compareTasks),
+    otherShards: [...keptSplit.others, ...skippedSplit.others.map((entry) => entry.task)].sort(compareTasks),
+  };
+}
+
+/**
+ * The shard of each item: items are ordered by a hash of `suite/id` and dealt round-robin, so
+ * shards differ in size by at most one and every item lands in exactly one shard. The order
+ * depends only on the keys, so every job of a CI matrix (same tasks, same flags) agrees.
+ */
+function splitByShard<T>(items: readonly T[], shard: Shard | null, taskOf: (item: T) => TaskDefinition): { mine: T[]; others: T[] } {
+  if (shard === null || shard.count === 1) return { mine: [...items], others: [] };
+  const ordered = items
+    .map((item) => ({ item, key: taskKey(taskOf(item)) }))
+    .map((entry) => ({ ...entry, hash: createHash("sha256").update(entry.key).digest("hex") }))
+    .sort((a, b) => compareText(a.hash, b.hash) || compareText(a.key, b.key));
+  const mine: T[] = [];
+  const others: T[] = [];
+  ordered.forEach(({ item }, position) => (position % shard.count === shard.index - 1 ? mine : others).push(item));
+  return { mine, others };
+}
+
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -1,0 +1,61 @@
+/**
+ * Which policy decides each task's tool calls: the task's own (a file, or inline), else the
+ * run's --policy (a file or `preset:NAME`), else the read-only preset — said out loud, since a
+ * run whose tasks cannot write is rarely what was meant. Every policy is loaded and checked
+ * before any task starts, so a bad one is exit 2 with its location.
+ */
+import type { Approval } from "../../core/approval.js";
+import { formatPolicyIssue, parsePolicyValue, type LoadedPolicy } from "../../policy/file/policy-file.js";
+import { loadPolicy } from "../../policy/file/load-policy.js";
+import { PolicyApproval } from "../../policy/decide/policy-approval.js";
+import type { TaskDefinition } from "./task-file.js";
+import { taskKey } from "../run-dir/task-result.js";
+
+export const DEFAULT_POLICY = "preset:read-only";
+
+export interface TaskApprovals {
+  /** A fresh approval per task (by `suite/id`), so denials are counted per task. */
+  approvals: Map<string, Approval>;
+  /** Warnings and notices for the user. */
+  notes: string[];
+  /** How many distinct policies are in use. */
+  policies: number;
+}
+
+export async function resolveTaskApprovals(
+  tasks: readonly TaskDefinition[],
+  opts: { policyFlag: string | undefined; cwd: string },
+): Promise<TaskApprovals> {
+  const loaded = new Map<string, LoadedPolicy>();
+  const notes: string[] = [];
+  const approvals = new Map<string, Approval>();
+  let defaulted = 0;
+  for (const task of tasks) {
+    const { key, load } = policySource(task, opts);
+    if (task.policy === null && opts.policyFlag === undefined) defaulted += 1;
+    let policy = loaded.get(key);
+    if (!policy) {
+      policy = await load();
+      loaded.set(key, policy);
+      for (const w of policy.warnings) notes.push(formatPolicyIssue(w));
+    }
+    approvals.set(taskKey(task), new PolicyApproval(policy.policy));
+  }
+  if (defaulted > 0) {
+    notes.push(`${defaulted} task(s) name no policy and no --policy was given: they run under the read-only preset (no edits; only read-only commands such as ls, cat, git status)`);
+  }
+  return { approvals, notes, policies: loaded.size };
+}
+
+function policySource(task: TaskDefinition, opts: { policyFlag: string | undefined; cwd: string }): { key: string; load: () => Promise<LoadedPolicy> } {
+  const policy = task.policy;
+  if (policy?.kind === "file") return { key: `file:${policy.path}`, load: () => loadPolicy(policy.path) };
+  if (policy?.kind === "inline") {
+    return {
+      key: `inline:${policy.file}:${policy.line}`,
+      load: async () => parsePolicyValue(policy.data, { file: policy.file, line: policy.line, column: policy.column }),
+    };
+  }
+  const spec = opts.policyFlag ?? DEFAULT_POLICY;
+  return { key: `flag:${spec}`, load: () => loadPolicy(spec, { baseDir: opts.cwd }) };
+}

@@ -1,0 +1,58 @@
+/** The runner's own commands (setup, checks): real bash, exit codes, output tails, kills, a clean env. */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { OUTPUT_TAIL_BYTES, processCommandRunner, type CommandRequest } from "../../../src/runner/execute/command-runner.js";
+import { tempDir } from "../../support/temp-dir.js";
+
+const BASE_ENV = { PATH: process.env.PATH };
+const request = (cwd: string, command: string, extra: Partial<CommandRequest> = {}): CommandRequest =>
+  ({ command, cwd, timeoutMs: 10_000, signal: new AbortController().signal, ...extra });
+
+test("reports the exit code and the output of stdout and stderr, run in the folder given", async (t) => {
+  const cwd = await tempDir(t);
+  const run = processCommandRunner({ baseEnv: BASE_ENV });
+  const outcome = await run(request(cwd, "echo out; pwd; exit 3"));
+  assert.deepEqual({ ...outcome, durationMs: 0 }, { exitCode: 3, outputTail: `out\n${cwd}\n`, timedOut: false, durationMs: 0 });
+  // Two pipes: their relative order is not fixed, so stderr is checked on its own.
+  assert.deepEqual({ ...(await run(request(cwd, "echo err >&2; exit 1"))), durationMs: 0 }, { exitCode: 1, outputTail: "err\n", timedOut: false, durationMs: 0 });
+  assert.ok(outcome.durationMs >= 0 && outcome.durationMs < 5_000);
+  assert.deepEqual({ ...(await run(request(cwd, "true"))), durationMs: 0 }, { exitCode: 0, outputTail: "", timedOut: false, durationMs: 0 });
+});
+
+test("keeps only the tail of a big output, with a note of what was left out", async (t) => {
+  const cwd = await tempDir(t);
+  const outcome = await processCommandRunner({ baseEnv: BASE_ENV })(request(cwd, "seq 1 50000"));
+  assert.equal(outcome.exitCode, 0);
+  assert.ok(outcome.outputTail.endsWith("\n49999\n50000\n"));
+  assert.ok(!outcome.outputTail.includes("\n1\n2\n3\n"));
+  assert.match(outcome.outputTail, /bytes of output omitted; 288894 bytes in all/);
+  assert.ok(outcome.outputTail.length <= OUTPUT_TAIL_BYTES + 100, `capped (${outcome.outputTail.length})`);
+  const small = await processCommandRunner({ baseEnv: BASE_ENV, tailBytes: 10 })(request(cwd, "echo 0123456789abcdefghij"));
+  assert.equal(small.outputTail, "\n… [11 bytes of output omitted; 21 bytes in all] …\nbcdefghij\n");
+});
+
+test("a command past its timeout is killed: no exit code, timedOut", async (t) => {
+  const cwd = await tempDir(t);
+  const started = Date.now();
+  const outcome = await processCommandRunner({ baseEnv: BASE_ENV })(request(cwd, "echo begun; sleep 30", { timeoutMs: 200 }));
+  assert.deepEqual({ ...outcome, durationMs: 0 }, { exitCode: null, outputTail: "begun\n", timedOut: true, durationMs: 0 });
+  assert.ok(Date.now() - started < 5_000, "killed promptly");
+});
+
+test("the signal stops a running command: no exit code, not a timeout", async (t) => {
+  const cwd = await tempDir(t);
+  const controller = new AbortController();
+  setTimeout(() => controller.abort(), 200);
+  const started = Date.now();
+  const outcome = await processCommandRunner({ baseEnv: BASE_ENV })(request(cwd, "sleep 30", { signal: controller.signal }));
+  assert.deepEqual({ ...outcome, durationMs: 0 }, { exitCode: null, outputTail: "", timedOut: false, durationMs: 0 });
+  assert.ok(Date.now() - started < 5_000, "stopped promptly");
+});
+
+test("secret-looking variables are kept from the command unless allowed", async (t) => {
+  const cwd = await tempDir(t);
+  const baseEnv = { ...BASE_ENV, DEPLOY_TOKEN: "tok-0123456789", NPM_TOKEN: "npm-0123456789", PLAIN_SETTING: "visible" };
+  const command = 'echo "${DEPLOY_TOKEN:-none} ${NPM_TOKEN:-none} ${PLAIN_SETTING:-none}"';
+  assert.equal((await processCommandRunner({ baseEnv })(request(cwd, command))).outputTail, "none none visible\n");
+  assert.equal((await processCommandRunner({ baseEnv, allowEnv: ["NPM_TOKEN"] })(request(cwd, command))).outputTail, "none npm-0123456789 visible\n");
+});

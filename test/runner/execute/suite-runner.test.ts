@@ -1,0 +1,202 @@
+/**
+ * Running a selection of tasks in one run directory: ordered results whatever finished first,
+ * reports, changed-task refusal and restart, usage errors, and the lock always released.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { access, readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { allowAll } from "../../../src/core/approval.js";
+import { RhemaError } from "../../../src/core/errors.js";
+import { ScriptedProvider } from "../../../src/providers/scripted.js";
+import { processCommandRunner } from "../../../src/runner/execute/command-runner.js";
+import { LOCK_FILE, RunLockedError, acquireRunLock } from "../../../src/runner/run-dir/run-lock.js";
+import { readManifest } from "../../../src/runner/run-dir/run-manifest.js";
+import { SecretRedactor } from "../../../src/runner/execute/secret-redactor.js";
+import { ChangedTasksError, runSuite, type RunProgress, type SuiteRunOptions } from "../../../src/runner/execute/suite-runner.js";
+import { taskDirOf } from "../../../src/runner/execute/task-executor.js";
+import { loadTaskFile, type TaskDefinition } from "../../../src/runner/tasks/task-file.js";
+import { readRunResults, taskKey } from "../../../src/runner/run-dir/task-result.js";
+import { writeFiles } from "../../support/suite-files.js";
+import { tempDir } from "../../support/temp-dir.js";
+
+const AT = "2026-03-04T05:06:07.000Z";
+const SHELL_ENV = { PATH: process.env.PATH, HOME: process.env.HOME };
+const exists = (path: string) => access(path).then(() => true, () => false);
+
+/** A scripted task that runs `sleep SECONDS` in its shell, then passes its check. */
+const sleepingTask = (seconds: number) => `prompt: Wait a little.
+model:
+  provider: scripted
+  script:
+    - call: shell
+      input: { command: "sleep ${seconds} && echo slept > done.txt" }
+    - say: slept ${seconds}s
+checks:
+  - { name: slept, run: "test -f done.txt" }
+`;
+
+async function writeSuite(root: string, files: Record<string, string>): Promise<TaskDefinition[]> {
+  await writeFiles(root, files);
+  return Promise.all(Object.keys(files).filter((f) => f.endsWith(".yaml")).map((f) => loadTaskFile(join(root, f))));
+}
+
+function options(runDir: string, tasks: readonly TaskDefinition[], extra: Partial<SuiteRunOptions> = {}): SuiteRunOptions & { progress: RunProgress[] } {
+  const progress: RunProgress[] = [];
+  return {
+    tasks, runDir, concurrency: 3, restartChanged: false, signal: new AbortController().signal, pid: process.pid,
+    env: {
+      now: () => new Date(AT),
+      redactor: new SecretRedactor({}),
+      runCommand: processCommandRunner({ baseEnv: SHELL_ENV }),
+      providerFor: (task) => new ScriptedProvider(task.model?.provider === "scripted" ? task.model.script : [], { record: false }),
+      approvalFor: () => allowAll,
+      defaults: {},
+      shellEnv: SHELL_ENV,
+      allowEnv: [],
+    },
+    onProgress: (p) => progress.push(p),
+    progress,
+    ...extra,
+  };
+}
+
+const ended = (progress: RunProgress[]) => progress.flatMap((p) => (p.type === "task_end" ? [taskKey(p.task)] : []));
+
+test("returns the results sorted by suite and id, whatever order the tasks finished in", async (t) => {
+  const root = await tempDir(t);
+  const tasks = await writeSuite(root, {
+    "beta/quick.yaml": sleepingTask(0),
+    "alpha/slow.yaml": sleepingTask(0.6),
+    "alpha/mid.yaml": sleepingTask(0.3),
+  });
+  const opts = options(join(root, "run"), tasks);
+  const outcome = await runSuite(opts);
+  assert.deepEqual(ended(opts.progress), ["beta/quick", "alpha/mid", "alpha/slow"], "they ran side by side, quickest first");
+  assert.deepEqual(outcome.results.map((r) => [taskKey(r), r.status]), [["alpha/mid", "passed"], ["alpha/slow", "passed"], ["beta/quick", "passed"]]);
+  assert.equal(outcome.interrupted, false);
+  assert.deepEqual(await readRunResults(opts.runDir), outcome.results);
+  assert.deepEqual(opts.progress[0], { type: "run_start", runDir: opts.runDir, runId: (await readManifest(opts.runDir))!.runId, tasks: 3, resumed: false });
+  assert.deepEqual(opts.progress.at(-1), { type: "run_end", ...outcome });
+});
+
+test("writes the three reports into the run directory", async (t) => {
+  const root = await tempDir(t);
+  const tasks = await writeSuite(root, { "alpha/one.yaml": sleepingTask(0), "alpha/two.yaml": sleepingTask(0) });
+  const runDir = join(root, "run");
+  const outcome = await runSuite(options(runDir, tasks));
+  assert.deepEqual(outcome.reports, { junit: join(runDir, "junit.xml"), stats: join(runDir, "stats.json"), summary: join(runDir, "summary.md") });
+  assert.match(await readFile(outcome.reports.junit, "utf8"), /<testsuites[^>]* tests="2"/);
+  assert.equal(JSON.parse(await readFile(outcome.reports.stats, "utf8")).tasks.length, 2);
+  assert.match(await readFile(outcome.reports.summary, "utf8"), /2 of 2 tasks passed/);
+});
+
+test("a second run keeps the run's id and start and counts the resume", async (t) => {
+  const root = await tempDir(t);
+  const tasks = await writeSuite(root, { "alpha/one.yaml": sleepingTask(0) });
+  const runDir = join(root, "run");
+  await runSuite(options(runDir, tasks));
+  const first = await readManifest(runDir);
+  const again = options(runDir, tasks, { env: { ...options(runDir, tasks).env, now: () => new Date("2030-01-01T00:00:00Z") } });
+  const outcome = await runSuite(again);
+  assert.deepEqual(await readManifest(runDir), { ...first!, resumes: 1 });
+  assert.deepEqual(again.progress.filter((p) => p.type === "task_end").map((p) => p.type === "task_end" && p.kept), [true]);
+  assert.equal(outcome.results[0]!.finishedAt, AT, "the kept result is the first run's");
+});
+
+test("refuses tasks whose file changed since their run started, and releases the lock", async (t) => {
+  const root = await tempDir(t);
+  const runDir = join(root, "run");
+  const [one, two] = await writeSuite(root, { "alpha/one.yaml": sleepingTask(0), "alpha/two.yaml": sleepingTask(0) });
+  await runSuite(options(runDir, [one!, two!]));
+  await writeFile(one!.file, sleepingTask(0.1));
+  const changed = await loadTaskFile(one!.file);
+  const opts = options(runDir, [changed, two!]);
+  await assert.rejects(runSuite(opts), (err: unknown) =>
+    err instanceof ChangedTasksError && err.code === "task_changed" &&
+    err.message === `these task files changed since their run started:\n  alpha/one (${one!.file})\nrun them afresh with --restart-changed, or pass another --out`);
+  assert.deepEqual(opts.progress, [], "nothing started");
+  assert.equal(await exists(join(runDir, LOCK_FILE)), false);
+});
+
+test("with restartChanged, a changed task's folder is wiped and the task runs afresh", async (t) => {
+  const root = await tempDir(t);
+  const runDir = join(root, "run");
+  const [one, two] = await writeSuite(root, { "alpha/one.yaml": sleepingTask(0), "alpha/two.yaml": sleepingTask(0) });
+  await runSuite(options(runDir, [one!, two!]));
+  await writeFile(join(taskDirOf(runDir, one!), "left-over.txt"), "from the old run\n");
+  await writeFile(join(taskDirOf(runDir, two!), "left-over.txt"), "from the old run\n");
+  await writeFile(one!.file, sleepingTask(0.1));
+  const changed = await loadTaskFile(one!.file);
+  const opts = options(runDir, [changed, two!], { restartChanged: true });
+  const outcome = await runSuite(opts);
+  assert.equal(await exists(join(taskDirOf(runDir, one!), "left-over.txt")), false, "the changed task's folder was wiped");
+  assert.equal(await exists(join(taskDirOf(runDir, two!), "left-over.txt")), true, "the unchanged one was not");
+  assert.deepEqual(opts.progress.flatMap((p) => (p.type === "task_end" ? [[taskKey(p.task), p.kept]] : [])).sort(), [["alpha/one", false], ["alpha/two", true]]);
+  assert.deepEqual(outcome.results.map((r) => [taskKey(r), r.contentHash]), [["alpha/one", changed.contentHash], ["alpha/two", two!.contentHash]]);
+});
+
+for (const concurrency of [0, -1, 1.5, Number.NaN]) {
+  test(`concurrency ${concurrency} is a usage error saying what it got, before the lock is taken`, async (t) => {
+    const runDir = join(await tempDir(t), "run");
+    await assert.rejects(runSuite(options(runDir, [], { concurrency })), (err: unknown) =>
+      err instanceof RhemaError && err.code === "usage" && err.message === `Expected --concurrency to be a whole number from 1 and up, got ${concurrency}`);
+    assert.equal(await exists(runDir), false);
+  });
+}
+
+test("releases the lock at the end of a run", async (t) => {
+  const root = await tempDir(t);
+  const tasks = await writeSuite(root, { "alpha/one.yaml": sleepingTask(0) });
+  const runDir = join(root, "run");
+  await runSuite(options(runDir, tasks));
+  assert.equal(await exists(join(runDir, LOCK_FILE)), false);
+});
+
+test("releases the lock when a task folder is corrupt and the run fails", async (t) => {
+  const root = await tempDir(t);
+  const [one] = await writeSuite(root, { "alpha/one.yaml": sleepingTask(0) });
+  const runDir = join(root, "run");
+  await writeFiles(taskDirOf(runDir, one!), { "task-state.json": "{torn" });
+  await assert.rejects(runSuite(options(runDir, [one!])), (err: unknown) => err instanceof RhemaError && err.code === "session_invalid");
+  assert.equal(await exists(join(runDir, LOCK_FILE)), false);
+});
+
+test("a task that throws (a corrupt result.json) fails the run with its error, starts no further task, and releases the lock", async (t) => {
+  const root = await tempDir(t);
+  const [one, two] = await writeSuite(root, { "alpha/one.yaml": sleepingTask(0), "alpha/two.yaml": sleepingTask(0) });
+  const runDir = join(root, "run");
+  await runSuite(options(runDir, [one!]));
+  const resultFile = join(taskDirOf(runDir, one!), "result.json");
+  await writeFile(resultFile, "{torn");
+  const opts = options(runDir, [one!, two!], { concurrency: 1 });
+  await assert.rejects(runSuite(opts), (err: unknown) =>
+    err instanceof RhemaError && err.code === "result_invalid" && err.message.startsWith(`${resultFile}: not valid JSON`));
+  assert.deepEqual(opts.progress.map((p) => (p.type === "task_start" ? `start ${taskKey(p.task)}` : p.type)), ["run_start", "start alpha/one"]);
+  assert.equal(await exists(join(runDir, LOCK_FILE)), false);
+});
+
+test("refuses a run directory another live runner holds, and leaves its lock alone", async (t) => {
+  const root = await tempDir(t);
+  const tasks = await writeSuite(root, { "alpha/one.yaml": sleepingTask(0) });
+  const runDir = join(root, "run");
+  const other = spawn("sleep", ["30"], { stdio: "ignore" });
+  t.after(() => other.kill("SIGKILL"));
+  await acquireRunLock(runDir, other.pid!);
+  await assert.rejects(runSuite(options(runDir, tasks)), (err: unknown) => err instanceof RunLockedError && err.message.includes(`pid ${other.pid}`));
+  assert.equal(JSON.parse(await readFile(join(runDir, LOCK_FILE), "utf8")).pid, other.pid);
+});
+
+test("an interrupted run starts no further task, reports interrupted, and releases the lock", async (t) => {
+  const root = await tempDir(t);
+  const tasks = await writeSuite(root, { "alpha/one.yaml": sleepingTask(0), "alpha/two.yaml": sleepingTask(0) });
+  const runDir = join(root, "run");
+  const controller = new AbortController();
+  controller.abort();
+  const opts = options(runDir, tasks, { signal: controller.signal });
+  const outcome = await runSuite(opts);
+  assert.deepEqual({ results: outcome.results, interrupted: outcome.interrupted }, { results: [], interrupted: true });
+  assert.deepEqual(opts.progress.map((p) => p.type), ["run_start", "run_end"]);
+  assert.equal(await exists(join(runDir, LOCK_FILE)), false);
+});

@@ -1,0 +1,240 @@
+/**
+ * Running one task in its run-directory folder: a scripted task on a real workspace, real
+ * shell, real checks. Finished, kept, interrupted and resumed, errored; denials read off the session.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { access, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { allowAll, type Approval } from "../../../src/core/approval.js";
+import type { AgentEvent } from "../../../src/core/events.js";
+import type { Message } from "../../../src/core/messages.js";
+import { loadPolicy } from "../../../src/policy/file/load-policy.js";
+import { PolicyApproval } from "../../../src/policy/decide/policy-approval.js";
+import { ScriptedProvider } from "../../../src/providers/scripted.js";
+import { processCommandRunner } from "../../../src/runner/execute/command-runner.js";
+import { SecretRedactor } from "../../../src/runner/execute/secret-redactor.js";
+import { policyDenials, runTask, taskDirOf, type TaskRunEnv } from "../../../src/runner/execute/task-executor.js";
+import { loadTaskFile, type TaskDefinition } from "../../../src/runner/tasks/task-file.js";
+import { readTaskResult, taskResultPath, type TaskResult } from "../../../src/runner/run-dir/task-result.js";
+import { readTaskState } from "../../../src/runner/run-dir/task-state.js";
+import { workspaceOf } from "../../../src/runner/execute/task-workspace.js";
+import { writeFiles } from "../../support/suite-files.js";
+import { tempDir } from "../../support/temp-dir.js";
+
+const AT = "2026-03-04T05:06:07.000Z";
+const SHELL_ENV = { PATH: process.env.PATH, HOME: process.env.HOME };
+const exists = (path: string) => access(path).then(() => true, () => false);
+
+// ── policyDenials ─────────────────────────────────────────────────────────────────────────
+
+const call = (id: string, name: string): Message => ({ role: "assistant", content: [{ type: "tool_call", id, name, input: {} }] });
+const result = (callId: string, content: string, isError = true): Message => ({ role: "user", content: [{ type: "tool_result", callId, content, isError }] });
+
+test("policyDenials reads rule and reason off each denied result, a rule's file:line included", () => {
+  const messages: Message[] = [
+    call("c1", "shell"), result("c1", "denied by rule 4 (policy.yaml:12): no pushes from CI"),
+    call("c2", "write_file"), result("c2", "denied by default: writes are not allowed: .env"),
+    call("c3", "edit_file"), result("c3", "denied by workspace-boundary"),
+    call("c4", "read_file"), result("c4", "denied by rule 2 (p.yaml:3): line one\nline two"),
+  ];
+  assert.deepEqual(policyDenials(messages), [
+    { tool: "shell", rule: "rule 4 (policy.yaml:12)", reason: "no pushes from CI" },
+    { tool: "write_file", rule: null, reason: "writes are not allowed: .env" },
+    { tool: "edit_file", rule: "workspace-boundary", reason: "" },
+    { tool: "read_file", rule: "rule 2 (p.yaml:3)", reason: "line one\nline two" },
+  ]);
+});
+
+test("policyDenials passes over results that are not denials", () => {
+  const messages: Message[] = [
+    call("c1", "shell"), result("c1", "denied by rule 1 (p.yaml:2): but not an error", false),
+    call("c2", "shell"), result("c2", "exit 1: denied by something"),
+    call("c3", "shell"), result("c3", "ok"),
+  ];
+  assert.deepEqual(policyDenials(messages), []);
+  assert.deepEqual(policyDenials([result("gone", "denied by default")]), [{ tool: "?", rule: null, reason: "" }], "a result without its call");
+});
+
+// ── runTask ───────────────────────────────────────────────────────────────────────────────
+
+/** A suite folder with one scripted task; the task's model script comes from its YAML. */
+async function scriptedTask(t: { after(fn: () => unknown): void }, body: string, files: Record<string, string> = {}) {
+  const root = await tempDir(t);
+  await writeFiles(root, { "suite/task.yaml": `prompt: Tag the file.\n${body}`, ...files });
+  const task = await loadTaskFile(join(root, "suite", "task.yaml"));
+  return { root, task, runDir: join(root, "run") };
+}
+
+function runEnv(runDir: string, opts: { signal?: AbortSignal; approval?: Approval; onEvent?: (e: AgentEvent) => void; secrets?: Record<string, string> } = {}): TaskRunEnv {
+  return {
+    runDir,
+    signal: opts.signal ?? new AbortController().signal,
+    now: () => new Date(AT),
+    redactor: new SecretRedactor(opts.secrets ?? {}),
+    runCommand: processCommandRunner({ baseEnv: SHELL_ENV }),
+    providerFor: (task: TaskDefinition) => new ScriptedProvider(task.model?.provider === "scripted" ? task.model.script : [], { record: false }),
+    approvalFor: () => opts.approval ?? allowAll,
+    defaults: {},
+    shellEnv: SHELL_ENV,
+    allowEnv: [],
+    onEvent: (_task, event) => opts.onEvent?.(event),
+  };
+}
+
+/** The parts of a result that vary from run to run, set to fixed values. */
+const steady = (r: TaskResult): TaskResult => ({ ...r, durationMs: 0, stats: null, checks: r.checks.map((c) => ({ ...c, durationMs: 0 })) });
+
+const TAGGING = `model:
+  provider: scripted
+  script:
+    - say: tagging
+      call: shell
+      input: { command: "echo one >> tags.txt" }
+    - say: done, one tag written
+checks:
+  - { name: tagged, run: "grep -qx one tags.txt && echo found" }
+tags: [smoke]
+`;
+
+test("runs a task to a passing result, written to result.json", async (t) => {
+  const { task, runDir } = await scriptedTask(t, TAGGING);
+  const outcome = await runTask(task, runEnv(runDir));
+  assert.equal(outcome.kind, "finished");
+  if (outcome.kind !== "finished") return;
+  assert.equal(outcome.kept, false);
+  assert.deepEqual(steady(outcome.result), {
+    version: 1, suite: "suite", id: "task", file: task.file, contentHash: task.contentHash, tags: ["smoke"],
+    provider: "scripted:script", status: "passed", startedAt: AT, finishedAt: AT, durationMs: 0, steps: 2, stats: null,
+    checks: [{ name: "tagged", command: "grep -qx one tags.txt && echo found", exitCode: 0, passed: true, durationMs: 0, outputTail: "found\n", timedOut: false }],
+    finalAnswer: "done, one tag written", transcriptPath: "tasks/suite/task/events.jsonl",
+    policyDenials: { count: 0, examples: [] }, resumed: 0,
+  });
+  assert.ok(outcome.result.stats && outcome.result.stats.requests === 2, "the transcript stats count the requests");
+  assert.deepEqual(await readTaskResult(taskResultPath(runDir, "suite", "task")), outcome.result);
+  assert.equal(await readFile(join(workspaceOf(taskDirOf(runDir, task)), "tags.txt"), "utf8"), "one\n");
+});
+
+test("a task already finished is kept as it is, nothing run again", async (t) => {
+  const { task, runDir } = await scriptedTask(t, TAGGING);
+  const first = await runTask(task, runEnv(runDir));
+  const events: AgentEvent[] = [];
+  const second = await runTask(task, runEnv(runDir, { onEvent: (e) => events.push(e) }));
+  assert.deepEqual(second, { kind: "finished", result: first.kind === "finished" ? first.result : null, kept: true });
+  assert.deepEqual(events, []);
+  assert.equal(await readFile(join(workspaceOf(taskDirOf(runDir, task)), "tags.txt"), "utf8"), "one\n");
+});
+
+test("an interrupt mid-turn leaves no result, and the next run resumes and finishes the task", async (t) => {
+  const { task, runDir } = await scriptedTask(t, `model:
+  provider: scripted
+  script:
+    - call: shell
+      input: { command: "echo one >> tags.txt" }
+    - call: shell
+      input: { command: "echo two >> tags.txt; sleep 30" }
+    - say: finished after the resume
+checks:
+  - { name: both tags, run: "cat tags.txt" }
+`);
+  const controller = new AbortController();
+  const onEvent = (e: AgentEvent) => {
+    if (e.type === "tool_call" && JSON.stringify(e.input).includes("sleep 30")) setTimeout(() => controller.abort(), 100);
+  };
+  const started = Date.now();
+  assert.deepEqual(await runTask(task, runEnv(runDir, { signal: controller.signal, onEvent })), { kind: "interrupted" });
+  assert.ok(Date.now() - started < 5_000, "the running command was stopped");
+  assert.equal(await exists(taskResultPath(runDir, "suite", "task")), false);
+  assert.equal((await readTaskState(taskDirOf(runDir, task)))?.setupDone, true);
+
+  const resumed = await runTask(task, runEnv(runDir));
+  assert.equal(resumed.kind, "finished");
+  if (resumed.kind !== "finished") return;
+  assert.deepEqual(
+    { status: resumed.result.status, resumed: resumed.result.resumed, steps: resumed.result.steps, finalAnswer: resumed.result.finalAnswer, output: resumed.result.checks.map((c) => c.outputTail) },
+    { status: "passed", resumed: 1, steps: 3, finalAnswer: "finished after the resume", output: ["one\ntwo\n"] },
+  );
+  assert.deepEqual(await readTaskResult(taskResultPath(runDir, "suite", "task")), resumed.result);
+});
+
+test("a provider failure is an errored result with code provider, and no checks run", async (t) => {
+  const { task, runDir } = await scriptedTask(t, `model:
+  provider: scripted
+  script:
+    - fail: { message: boom }
+checks:
+  - { name: never, run: "touch checked.txt" }
+`);
+  const outcome = await runTask(task, runEnv(runDir));
+  assert.equal(outcome.kind, "finished");
+  if (outcome.kind !== "finished") return;
+  const { status, error, checks, steps, finalAnswer } = outcome.result;
+  assert.deepEqual({ status, error, checks, steps, finalAnswer }, { status: "errored", error: { code: "provider", message: "boom" }, checks: [], steps: 0, finalAnswer: "" });
+  assert.equal(await exists(join(workspaceOf(taskDirOf(runDir, task)), "checked.txt")), false);
+  assert.deepEqual(await readTaskResult(taskResultPath(runDir, "suite", "task")), outcome.result);
+});
+
+test("a failing setup is an errored result with code setup_failed", async (t) => {
+  const { task, runDir } = await scriptedTask(t, `workspace:
+  setup: ["echo no network; exit 2"]
+model:
+  provider: scripted
+  script:
+    - say: never asked
+`);
+  const outcome = await runTask(task, runEnv(runDir));
+  assert.equal(outcome.kind === "finished" && outcome.result.status, "errored");
+  assert.deepEqual(outcome.kind === "finished" && outcome.result.error, { code: "setup_failed", message: "setup command `echo no network; exit 2` exited 2:\nno network\n" });
+});
+
+test("a task timeout that fires during setup is an errored result with code timeout", async (t) => {
+  const { task, runDir } = await scriptedTask(t, `workspace:
+  setup: ["sleep 30"]
+limits: { timeout: 200ms }
+model:
+  provider: scripted
+  script:
+    - say: never asked
+`);
+  const started = Date.now();
+  const outcome = await runTask(task, runEnv(runDir));
+  assert.ok(Date.now() - started < 5_000, "the setup command was stopped");
+  assert.deepEqual(outcome.kind === "finished" && outcome.result.error, { code: "timeout", message: "the task's timeout of 200 ms passed" });
+});
+
+test("a check that fails makes the result failed; denials and secrets are reported as the policy and redactor say", async (t) => {
+  const { task, runDir } = await scriptedTask(t, `policy: policy.yaml
+model:
+  provider: scripted
+  script:
+    - calls:
+        - { call: shell, input: { command: "rm -rf src" } }
+        - { call: shell, input: { command: "curl example.com" } }
+    - say: I could not do it. The token is tok-0123456789.
+checks:
+  - { name: has src, run: "test -d src" }
+`, {
+    "suite/policy.yaml": `version: 1
+default: deny
+rules:
+  - allow: { shell: ["echo *"] }
+  - deny: { shell: ["rm *"], reason: "no deleting" }
+`,
+  });
+  const approval = new PolicyApproval((await loadPolicy(join(task.file, "..", "policy.yaml"))).policy);
+  const outcome = await runTask(task, runEnv(runDir, { approval, secrets: { DEPLOY_TOKEN: "tok-0123456789" } }));
+  assert.equal(outcome.kind, "finished");
+  if (outcome.kind !== "finished") return;
+  const r = outcome.result;
+  assert.equal(r.status, "failed");
+  assert.deepEqual(r.checks.map((c) => ({ name: c.name, passed: c.passed, exitCode: c.exitCode })), [{ name: "has src", passed: false, exitCode: 1 }]);
+  assert.equal(r.finalAnswer, "I could not do it. The token is [redacted:DEPLOY_TOKEN].");
+  assert.equal(r.policyDenials.count, 2);
+  assert.deepEqual(r.policyDenials.examples.map((d) => ({ tool: d.tool, rule: d.rule })), [
+    { tool: "shell", rule: "rule 2 (policy.yaml:5)" },
+    { tool: "shell", rule: null },
+  ]);
+  assert.equal(r.policyDenials.examples[0]!.reason, "no deleting");
+  const events = await readFile(join(taskDirOf(runDir, task), "events.jsonl"), "utf8");
+  assert.ok(!events.includes("tok-0123456789"), "the event log holds no secret");
+});

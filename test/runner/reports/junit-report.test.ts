@@ -1,0 +1,95 @@
+import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { describe, test } from "node:test";
+import { validateXML } from "xmllint-wasm";
+import { renderJUnitReport } from "../../../src/runner/reports/junit-report.js";
+import type { SkippedTask } from "../../../src/runner/run-dir/task-result.js";
+import { sharedDir } from "../../support/paths.js";
+import { sampleMeta, sampleResult, sampleRun } from "../sample-results.js";
+
+async function assertValidJUnit(xml: string): Promise<void> {
+  const xsd = await readFile(join(sharedDir, "schemas/junit-10-ext.xsd"), "utf8");
+  const result = await validateXML({ xml: [{ fileName: "junit.xml", contents: xml }], schema: [{ fileName: "junit-10-ext.xsd", contents: xsd }] });
+  assert.ok(result.valid, result.rawOutput);
+}
+
+/** The opening tag of the testcase for `id`, and everything up to its end. */
+function testCase(xml: string, id: string): string {
+  const match = new RegExp(`<testcase [^>]*name="${id}"[^>]*?(/>|>[\\s\\S]*?</testcase>)`).exec(xml);
+  assert.ok(match, `no testcase ${id}`);
+  return match[0];
+}
+
+const skipped: SkippedTask[] = [
+  { suite: "strings", id: "slow-one", file: "/repo/tasks/strings/slow-one.yaml", reason: "tag" },
+  { suite: "extra", id: "only-skipped", file: "/repo/tasks/extra/only-skipped.yaml", reason: "filter" },
+];
+
+describe("junit report", () => {
+  test("validates against junit-10-ext.xsd, with skipped cases, tricky output and no results at all", async () => {
+    await assertValidJUnit(renderJUnitReport(sampleRun(), sampleMeta({ skipped })));
+    await assertValidJUnit(renderJUnitReport([], sampleMeta()));
+    const tricky = sampleResult("s", "x", "failed");
+    tricky.checks[0]!.outputTail = "a ]]> b ]]> c \u0001 \u001b[31mred\u001b[0m <tag> & \"q\"";
+    tricky.finalAnswer = "done ]]> <![CDATA[ nested";
+    await assertValidJUnit(renderJUnitReport([tricky], sampleMeta()));
+  });
+
+  test("one testsuite per suite in order, one testcase per task with classname and time", () => {
+    const xml = renderJUnitReport([...sampleRun()].reverse(), sampleMeta());
+    const suites = [...xml.matchAll(/<testsuite name="([^"]+)"[^>]*tests="(\d+)" failures="(\d+)" errors="(\d+)"/g)].map((m) => m.slice(1).join(" "));
+    assert.deepStrictEqual(suites, ["arithmetic 3 1 1", "strings 3 1 0", "zeta 3 0 0"]);
+    assert.match(xml, /<testsuites name="rhema run run-1" tests="9" failures="2" errors="1" skipped="0">/);
+    assert.match(testCase(xml, "task-04"), /^<testcase classname="strings" name="task-04" time="5.936" file="\/repo\/tasks\/strings\/task-04.yaml">/);
+  });
+
+  test("a failed check is a failure with the check's name, exit code and output tail", () => {
+    const failed = testCase(renderJUnitReport(sampleRun(), sampleMeta()), "task-01");
+    assert.match(failed, /<failure message="check &quot;unit tests&quot; failed \(exit code 1\)" type="check"><!\[CDATA\[check: unit tests\ncommand: npm test\nresult: exit code 1\noutput \(tail\):\nnot ok 1 - adds/);
+    assert.doesNotMatch(failed, /<error/);
+  });
+
+  test("a timed-out check says so", () => {
+    const result = sampleResult("s", "slow", "failed");
+    result.checks[0] = { ...result.checks[0]!, exitCode: null, timedOut: true, durationMs: 30_000 };
+    assert.match(renderJUnitReport([result], sampleMeta()), /failed \(timed out after 30s\)" type="check"/);
+  });
+
+  test("an agent failure is an error typed by its code", () => {
+    const errored = testCase(renderJUnitReport(sampleRun(), sampleMeta()), "task-03");
+    assert.match(errored, /<error message="the turn hit its step cap \(40 steps\)" type="step_cap">/);
+    assert.doesNotMatch(errored, /<failure/);
+  });
+
+  test("system-out carries the final answer, the transcript path and policy denials", () => {
+    const passed = testCase(renderJUnitReport(sampleRun(), sampleMeta()), "task-00");
+    assert.match(passed, /<system-out><!\[CDATA\[Fixed task-00\.\n\ntranscript: tasks\/arithmetic\/task-00\/events\.jsonl\npolicy denials: 2\n  shell denied by no-push: no pushes from CI\n  write_file denied by default: default deny\]\]><\/system-out>/);
+  });
+
+  test("suite properties carry suite totals and each task's stats and denials", () => {
+    const xml = renderJUnitReport(sampleRun(), sampleMeta());
+    for (const property of [
+      '<property name="suite.policyDenials" value="4"/>',
+      '<property name="suite.requests" value="12"/>',
+      '<property name="task.task-00.cacheReadTokens" value="4000"/>',
+      '<property name="task.task-00.cacheHitRate" value="0.7273"/>',
+      '<property name="task.task-00.policyDenials" value="2"/>',
+      '<property name="task.task-03.status" value="errored"/>',
+    ]) assert.ok(xml.includes(property), property);
+    assert.ok(!xml.includes('name="task.task-03.requests"'), "a task without stats has no stats properties");
+  });
+
+  test("skipped test cases appear only when meta lists them", () => {
+    assert.doesNotMatch(renderJUnitReport(sampleRun(), sampleMeta()), /<skipped/);
+    const xml = renderJUnitReport(sampleRun(), sampleMeta({ skipped }));
+    assert.match(testCase(xml, "slow-one"), /classname="strings"[\s\S]*<skipped\/>[\s\S]*not selected by --tag/);
+    assert.match(xml, /<testsuite name="extra" time="0" tests="1" failures="0" errors="0" skipped="1">/);
+    assert.match(xml, /<testsuites name="rhema run run-1" tests="11" failures="2" errors="1" skipped="2">/);
+  });
+
+  test("timestamps are the results' ISO times, not local time", () => {
+    const xml = renderJUnitReport(sampleRun(), sampleMeta());
+    assert.match(xml, /<testsuite name="arithmetic" time="14.106" timestamp="2025-01-02T03:04:05.000Z"/);
+  });
+});

@@ -1,0 +1,60 @@
+import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { test } from "node:test";
+import { sumTranscriptStats } from "../../../src/core/transcript-types.js";
+import { writeReports } from "../../../src/runner/reports/run-reports.js";
+import { buildStatsReport, statsJsonSchema, statsReportSchema } from "../../../src/runner/reports/stats-report.js";
+import { repoRoot } from "../../support/paths.js";
+import { tempDir } from "../../support/temp-dir.js";
+import { sampleMeta, sampleResult, sampleRun } from "../sample-results.js";
+
+test("the committed schema/stats.schema.json equals the one generated from the zod schema", async () => {
+  const committed = JSON.parse(await readFile(join(repoRoot, "schema/stats.schema.json"), "utf8"));
+  assert.deepStrictEqual(committed, statsJsonSchema(), "run `npm run build && node scripts/gen-schemas.mjs`");
+});
+
+test("a written stats.json validates against the schema", async (t) => {
+  const runDir = await tempDir(t);
+  await writeReports(runDir, sampleRun(), sampleMeta({ skipped: [{ suite: "zeta", id: "later", file: "/f.yaml", reason: "filter" }] }));
+  const written = JSON.parse(await readFile(join(runDir, "stats.json"), "utf8"));
+  assert.deepStrictEqual(statsReportSchema.parse(written), written);
+});
+
+test("counts, durations, steps and denials in total and per suite", () => {
+  const report = buildStatsReport(sampleRun(), sampleMeta({ skipped: [{ suite: "zeta", id: "later", file: "/f.yaml", reason: "tag" }] }));
+  assert.equal(report.runId, "run-1");
+  assert.equal(report.wallTimeMs, 30 * 60_000);
+  assert.deepStrictEqual(report.total.counts, { tasks: 9, passed: 6, failed: 2, errored: 1, skipped: 1 });
+  assert.equal(report.total.durationMs, 9 * 1_000 + 1_234 * 36);
+  assert.equal(report.total.steps, 9 * 2 + 36);
+  assert.equal(report.total.policyDenials, 2 * 5);
+  assert.equal(report.total.resumed, 3);
+  assert.deepStrictEqual(report.suites.map((s) => [s.suite, s.counts.tasks, s.counts.skipped]), [["arithmetic", 3, 0], ["strings", 3, 0], ["zeta", 3, 1]]);
+  assert.deepStrictEqual(report.skipped, [{ suite: "zeta", id: "later", file: "/f.yaml", reason: "tag" }]);
+});
+
+test("TranscriptStats are summed per suite and in total; tasks without a transcript are left out", () => {
+  const results = sampleRun();
+  const report = buildStatsReport(results, sampleMeta());
+  const statsOf = (suite?: string) => results.filter((r) => (suite === undefined || r.suite === suite) && r.stats !== null).map((r) => r.stats!);
+  assert.deepStrictEqual(report.total.stats, sumTranscriptStats(statsOf()));
+  assert.deepStrictEqual(report.suites[0]!.stats, sumTranscriptStats(statsOf("arithmetic")));
+  assert.equal(report.tasks.find((t) => t.id === "task-03")!.stats, null);
+});
+
+test("per-task entries are ordered by suite then id and say what failed", () => {
+  const report = buildStatsReport([...sampleRun()].reverse(), sampleMeta());
+  assert.deepStrictEqual(report.tasks.map((t) => `${t.suite}/${t.id}`).slice(0, 3), ["arithmetic/task-00", "arithmetic/task-03", "arithmetic/task-06"]);
+  const errored = report.tasks.find((t) => t.id === "task-03")!;
+  assert.deepStrictEqual([errored.status, errored.errorCode, errored.failedChecks], ["errored", "step_cap", []]);
+  const failed = report.tasks.find((t) => t.id === "task-01")!;
+  assert.deepStrictEqual([failed.status, failed.errorCode, failed.failedChecks], ["failed", null, ["unit tests"]]);
+});
+
+test("a run where no task had a transcript has null stats", () => {
+  const results = [sampleResult("s", "a", "passed", 3), sampleResult("s", "b", "passed", 7)];
+  const report = buildStatsReport(results, sampleMeta());
+  assert.equal(report.total.stats, null);
+  assert.equal(report.suites[0]!.stats, null);
+});

@@ -1,0 +1,52 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { renderSummaryReport } from "../../../src/runner/reports/summary-report.js";
+import { sampleMeta, sampleResult, sampleRun } from "../sample-results.js";
+
+const tableRows = (markdown: string): string[] => markdown.split("\n").filter((line) => /^\| (✅|❌|💥|⏭️) \|/.test(line));
+
+test("a totals line, then a row per task in suite/id order", () => {
+  const summary = renderSummaryReport([...sampleRun()].reverse(), sampleMeta());
+  assert.match(summary, /^### rhema run `run-1`: 6 of 9 tasks passed\n\n✅ 6 passed · ❌ 2 failed · 💥 1 errored — 30m 00s wall · 53\.4s task time · 54 steps · cache hit \d+\.\d% · 10 policy denials\n/);
+  const rows = tableRows(summary);
+  assert.equal(rows.length, 9);
+  assert.equal(rows[0], "| ✅ | `arithmetic/task-00` | 1.0s | 2 | 72.7% | 2 |");
+  assert.equal(rows[1], "| 💥 | `arithmetic/task-03` | 4.7s | 5 | — | 0 |");
+  assert.deepStrictEqual(rows.map((row) => row.split(" | ")[1]), [
+    "`arithmetic/task-00`", "`arithmetic/task-03`", "`arithmetic/task-06`",
+    "`strings/task-01`", "`strings/task-04`", "`strings/task-07`",
+    "`zeta/task-02`", "`zeta/task-05`", "`zeta/task-08`",
+  ]);
+});
+
+test("skipped tasks get a row and a count when meta lists them", () => {
+  const summary = renderSummaryReport(sampleRun(), sampleMeta({ skipped: [{ suite: "strings", id: "task-02b", file: "/f.yaml", reason: "tag" }] }));
+  assert.match(summary, / · ⏭️ 1 skipped — /);
+  const rows = tableRows(summary);
+  assert.equal(rows.length, 10);
+  assert.equal(rows[4], "| ⏭️ | `strings/task-02b` | — | — | — | — |");
+});
+
+test("failures list the failed check with its output tail, and the agent's error", () => {
+  const summary = renderSummaryReport(sampleRun(), sampleMeta());
+  const failures = summary.slice(summary.indexOf("#### Failures"));
+  assert.ok(failures.includes("❌ **strings/task-01** — check `unit tests` failed (exit 1)\n\n```text\nnot ok 1 - adds\n# fail 1 ]]> <x/> & | pipes `tick`\n```"), failures);
+  assert.ok(failures.includes("💥 **arithmetic/task-03** — agent error `step_cap`: the turn hit its step cap (40 steps)"), failures);
+  assert.ok(!failures.includes("task-00"));
+});
+
+test("a long tail is cut to its last lines; backticks in output cannot close the fence", () => {
+  const result = sampleResult("s", "noisy", "failed");
+  result.checks[0]!.outputTail = Array.from({ length: 100 }, (_, i) => `line ${i}`).join("\n") + "\n````\n";
+  const summary = renderSummaryReport([result], sampleMeta());
+  assert.ok(!summary.includes("line 70\n"));
+  assert.ok(summary.includes("`````text\nline 71\n"));
+  assert.ok(summary.includes("line 99\n````\n`````"));
+});
+
+test("a passing run has no failures section; an empty run says so", () => {
+  const summary = renderSummaryReport([sampleResult("s", "ok", "passed")], sampleMeta());
+  assert.ok(!summary.includes("Failures"));
+  assert.equal(tableRows(summary).length, 1);
+  assert.match(renderSummaryReport([], sampleMeta()), /_No tasks ran\._/);
+});

@@ -1,0 +1,57 @@
+/** events.jsonl: one timed JSON line per event but text deltas, secrets redacted, 0600. */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFile, stat } from "node:fs/promises";
+import { join } from "node:path";
+import type { AgentEvent } from "../../../src/core/events.js";
+import { EventLog } from "../../../src/runner/run-dir/event-log.js";
+import { SecretRedactor } from "../../../src/runner/execute/secret-redactor.js";
+import { tempDir } from "../../support/temp-dir.js";
+
+const AT = "2026-03-04T05:06:07.000Z";
+const now = () => new Date(AT);
+const lines = async (path: string) => (await readFile(path, "utf8")).split("\n").filter(Boolean).map((l) => JSON.parse(l));
+
+test("writes each event but text deltas as a JSON line with its time, and forwards every event", async (t) => {
+  const path = join(await tempDir(t), "task", "events.jsonl");
+  const forwarded: AgentEvent[] = [];
+  const log = await EventLog.open(path, new SecretRedactor({}), (e) => forwarded.push(e), now);
+  const events: AgentEvent[] = [
+    { type: "request", step: 1, messages: 1 },
+    { type: "text", step: 1, delta: "hel" },
+    { type: "text", step: 1, delta: "lo" },
+    { type: "tool_call", step: 1, callId: "c1", name: "shell", input: { command: "ls" } },
+    { type: "step_end", step: 1, stopReason: "tool_use" },
+  ];
+  for (const e of events) await log.emit(e);
+  await log.close();
+  assert.deepEqual(forwarded, events);
+  assert.deepEqual(await lines(path), [
+    { at: AT, type: "request", step: 1, messages: 1 },
+    { at: AT, type: "tool_call", step: 1, callId: "c1", name: "shell", input: { command: "ls" } },
+    { at: AT, type: "step_end", step: 1, stopReason: "tool_use" },
+  ]);
+});
+
+test("redacts secrets on disk but forwards the event as it came", async (t) => {
+  const path = join(await tempDir(t), "events.jsonl");
+  const forwarded: AgentEvent[] = [];
+  const redactor = new SecretRedactor({ DEPLOY_TOKEN: "tok-0123456789", DB_PASSWORD: 'pa"ss\\word!' });
+  const log = await EventLog.open(path, redactor, (e) => forwarded.push(e), now);
+  const event: AgentEvent = { type: "tool_result", step: 2, callId: "c1", name: "shell", isError: false, durationMs: 5, preview: 'tok-0123456789 pa"ss\\word!' };
+  await log.emit(event);
+  await log.close();
+  assert.deepEqual(await lines(path), [{ ...event, at: AT, preview: "[redacted:DEPLOY_TOKEN] [redacted:DB_PASSWORD]" }]);
+  assert.deepEqual(forwarded, [event]);
+});
+
+test("creates the log 0600 and appends to an earlier run's log", async (t) => {
+  const path = join(await tempDir(t), "events.jsonl");
+  for (const step of [1, 2]) {
+    const log = await EventLog.open(path, new SecretRedactor({}), () => {}, now);
+    await log.emit({ type: "request", step, messages: step });
+    await log.close();
+  }
+  assert.equal((await stat(path)).mode & 0o777, 0o600);
+  assert.deepEqual((await lines(path)).map((l) => l.step), [1, 2]);
+});

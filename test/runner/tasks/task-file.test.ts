@@ -1,0 +1,203 @@
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { describe, test } from "node:test";
+import { TaskFileError, loadTaskFile, parseTaskSource, type TaskDefinition } from "../../../src/runner/tasks/task-file.js";
+import { repoRoot } from "../../support/paths.js";
+import { tempDir } from "../../support/temp-dir.js";
+
+const fixtures = join(repoRoot, "test/runner/fixtures");
+
+async function sha256Of(file: string): Promise<string> {
+  return createHash("sha256").update(await readFile(file)).digest("hex");
+}
+
+describe("task files: valid examples", () => {
+  test("the DESIGN §5 example resolves to the whole expected definition", async () => {
+    const file = join(fixtures, "suites/arithmetic/fix-add.yaml");
+    const expected: TaskDefinition = {
+      id: "fix-add",
+      suite: "arithmetic",
+      file,
+      contentHash: await sha256Of(file),
+      idPosition: { line: 2, column: 5 },
+      prompt: "Make `npm test` pass by fixing src/add.js.",
+      images: [join(fixtures, "suites/arithmetic/shots/failing.png")],
+      workspace: { from: join(fixtures, "workspaces/add"), setup: ["npm ci"] },
+      policy: { kind: "file", path: join(fixtures, "suites/policies/ci.yaml") },
+      model: { provider: "anthropic", name: "claude-sonnet-4-5" },
+      limits: { maxSteps: 40, timeoutMs: 600_000 },
+      transcript: { blockTokens: 8000, budgetTokens: 100000 },
+      checks: [{ name: "unit tests", run: "npm test" }],
+      tags: ["nightly"],
+    };
+    assert.deepStrictEqual(await loadTaskFile(file), expected);
+  });
+
+  test("a scripted task defaults id and suite and keeps an inline policy with its position", async () => {
+    const file = join(fixtures, "suites/scripted/echo.yml");
+    const expected: TaskDefinition = {
+      id: "echo",
+      suite: "scripted",
+      file,
+      contentHash: await sha256Of(file),
+      idPosition: { line: 1, column: 1 },
+      prompt: "Write hello to out.txt, then say done.",
+      images: [],
+      workspace: { from: null, setup: [] },
+      policy: {
+        kind: "inline",
+        data: { default: "deny", rules: [{ allow: { tools: ["write_file", "read_file", "list_dir"] } }] },
+        file,
+        line: 16,
+        column: 3,
+      },
+      model: {
+        provider: "scripted",
+        script: [
+          { call: "write_file", input: { path: "out.txt", content: "hello" } },
+          { calls: [{ call: "read_file", input: { path: "out.txt" } }, { call: "list_dir" }] },
+          { fail: { status: 529, retryable: true, times: 1 }, say: "done" },
+        ],
+      },
+      limits: { maxSteps: 5, timeoutMs: 90_000 },
+      checks: [{ name: "file written", run: 'test "$(cat out.txt)" = hello', timeoutMs: 1_500 }],
+      tags: ["smoke", "offline"],
+    };
+    assert.deepStrictEqual(await loadTaskFile(file), expected);
+  });
+
+  test("a minimal task has empty defaults and no optional keys", () => {
+    const task = parseTaskSource("prompt: hi\n", "/suites/basic/hello.yaml");
+    assert.deepStrictEqual(task, {
+      id: "hello",
+      suite: "basic",
+      file: "/suites/basic/hello.yaml",
+      contentHash: createHash("sha256").update("prompt: hi\n").digest("hex"),
+      idPosition: { line: 1, column: 1 },
+      prompt: "hi",
+      images: [],
+      workspace: { from: null, setup: [] },
+      policy: null,
+      model: null,
+      limits: {},
+      checks: [],
+      tags: [],
+    } satisfies TaskDefinition);
+  });
+
+  test("a byte-order mark and CRLF line ends are accepted; the hash is of the raw bytes", () => {
+    const bytes = Buffer.from("\uFEFFprompt: hi\r\nid: crlf\r\n", "utf8");
+    const task = parseTaskSource(bytes, "/s/x.yaml");
+    assert.equal(task.id, "crlf");
+    assert.equal(task.idPosition.line, 2);
+    assert.equal(task.contentHash, createHash("sha256").update(bytes).digest("hex"));
+  });
+
+  test("durations: minutes, seconds, hours, milliseconds and bare seconds", () => {
+    const timeouts = ["10m", "90s", "1h", "1500ms", "90", "1.5"].map(
+      (t) => parseTaskSource(`prompt: p\nlimits: { timeout: ${t} }\n`, "/s/t.yaml").limits.timeoutMs,
+    );
+    assert.deepStrictEqual(timeouts, [600_000, 90_000, 3_600_000, 1_500, 90_000, 1_500]);
+  });
+
+  test("every problem in a file is reported, in file order", () => {
+    const err = asTaskFileError(thrownBy(() => parseTaskSource("limits: { maxSteps: 0 }\nbogus: 1\n", "/s/t.yaml")));
+    assert.deepStrictEqual(err.problems.map((p) => `${p.line}:${p.column} ${p.field}`), ["1:1 prompt", "1:21 limits.maxSteps", "2:1 bogus"]);
+  });
+});
+
+interface MalformedCase {
+  name: string;
+  source: string;
+  /** Other files the task refers to, relative to the suite folder. */
+  files?: Record<string, string>;
+  fileName?: string;
+  at: [line: number, column: number];
+  field: string;
+  message: RegExp;
+}
+
+const malformed: MalformedCase[] = [
+  { name: "unclosed quote (reported where it opens)", source: 'id: x\nprompt: "unclosed\ntags: [a]\n', at: [2, 9], field: "yaml", message: /unclosed quote/ },
+  { name: "tab indentation", source: "prompt: x\n\tid: y\n", at: [2, 1], field: "yaml", message: /Tabs/ },
+  { name: "duplicate key", source: "prompt: a\nprompt: b\n", at: [2, 1], field: "yaml", message: /unique/ },
+  { name: "unclosed flow sequence", source: "prompt: hi\ntags: [a, b\n", at: [3, 1], field: "yaml", message: /Flow sequence/ },
+  { name: "two documents in one file", source: "prompt: a\n---\nprompt: b\n", at: [2, 1], field: "yaml", message: /multiple documents/ },
+  { name: "alias without anchor", source: "prompt: *nope\n", at: [1, 9], field: "yaml", message: /alias/ },
+  { name: "empty file", source: "", at: [1, 1], field: "prompt", message: /empty/ },
+  { name: "a list instead of a mapping", source: "- prompt: a\n", at: [1, 1], field: "(task)", message: /mapping/ },
+  { name: "unknown top-level key", source: "prompt: hi\ntimeout: 10m\n", at: [2, 1], field: "timeout", message: /unknown key; expected one of: id, suite, prompt/ },
+  { name: "unknown nested key (typo)", source: "prompt: hi\nlimits:\n  maxStep: 3\n", at: [3, 3], field: "limits.maxStep", message: /expected one of: maxSteps, timeout/ },
+  { name: "missing prompt", source: "id: x\n", at: [1, 1], field: "prompt", message: /required/ },
+  { name: "blank prompt", source: 'prompt: "  "\n', at: [1, 9], field: "prompt", message: /empty/ },
+  { name: "prompt of the wrong type", source: "prompt: [a]\n", at: [1, 9], field: "prompt", message: /string/ },
+  { name: "id with a space", source: 'id: "bad id"\nprompt: x\n', at: [1, 5], field: "id", message: /letters, digits/ },
+  { name: "file name unfit for a default id", fileName: "bad name.yaml", source: "prompt: x\n", at: [1, 1], field: "id", message: /set id: explicitly/ },
+  { name: "bad timeout string", source: "prompt: x\nlimits: { timeout: 10 minutes }\n", at: [2, 20], field: "limits.timeout", message: /duration such as "10m"/ },
+  { name: "zero timeout", source: "prompt: x\nlimits:\n  timeout: 0\n", at: [3, 12], field: "limits.timeout", message: /above 0/ },
+  { name: "negative maxSteps", source: "prompt: x\nlimits:\n  maxSteps: -1\n", at: [3, 13], field: "limits.maxSteps", message: /at least 1/ },
+  { name: "fractional maxSteps", source: "prompt: x\nlimits: { maxSteps: 2.5 }\n", at: [2, 21], field: "limits.maxSteps", message: /whole number/ },
+  { name: "unknown provider", source: "prompt: x\nmodel: { provider: gemini, name: x }\n", at: [2, 20], field: "model.provider", message: /scripted, anthropic or openai/ },
+  { name: "remote model without a name", source: "prompt: x\nmodel:\n  provider: openai\n", at: [3, 3], field: "model.name", message: /required/ },
+  { name: "baseUrl not an http URL", source: "prompt: x\nmodel: { provider: openai, name: m, baseUrl: ftp://h }\n", at: [2, 46], field: "model.baseUrl", message: /http/ },
+  { name: "script on a remote model", source: "prompt: x\nmodel:\n  provider: anthropic\n  name: m\n  script: []\n", at: [5, 3], field: "model.script", message: /expected one of: provider, name, baseUrl/ },
+  { name: "scripted model without a script", source: "prompt: x\nmodel:\n  provider: scripted\n", at: [3, 3], field: "model.script", message: /required/ },
+  { name: "empty script", source: "prompt: x\nmodel:\n  provider: scripted\n  script: []\n", at: [4, 11], field: "model.script", message: /empty/ },
+  { name: "misspelt step key", source: "prompt: x\nmodel:\n  provider: scripted\n  script:\n    - sya: hi\n", at: [5, 7], field: "model.script.0.sya", message: /expected one of: say, call/ },
+  { name: "call and calls together", source: "prompt: x\nmodel:\n  provider: scripted\n  script:\n    - call: a\n      calls: [{ call: b }]\n", at: [6, 14], field: "model.script.0.calls", message: /exclude each other/ },
+  { name: "empty step", source: "prompt: x\nmodel:\n  provider: scripted\n  script:\n    - {}\n", at: [5, 7], field: "model.script.0", message: /at least one of say, call, calls, fail/ },
+  { name: "input without call", source: "prompt: x\nmodel:\n  provider: scripted\n  script:\n    - say: hi\n      input: {}\n", at: [6, 14], field: "model.script.0.input", message: /belongs to a call/ },
+  { name: "calls entry without a tool", source: "prompt: x\nmodel:\n  provider: scripted\n  script:\n    - calls: [{ input: {} }]\n", at: [5, 15], field: "model.script.0.calls.0.call", message: /required/ },
+  { name: "check without a command", source: "prompt: x\nchecks:\n  - name: t\n", at: [3, 5], field: "checks.0.run", message: /required/ },
+  { name: "duplicate check names", source: "prompt: x\nchecks:\n  - { name: t, run: a }\n  - { name: t, run: b }\n", at: [4, 13], field: "checks.1.name", message: /duplicate check name/ },
+  { name: "bad check timeout", source: "prompt: x\nchecks:\n  - { name: t, run: a, timeout: soon }\n", at: [3, 33], field: "checks.0.timeout", message: /duration/ },
+  { name: "tag with a space", source: "prompt: x\ntags: [a b]\n", at: [2, 8], field: "tags.0", message: /one word/ },
+  { name: "setup as a string", source: "prompt: x\nworkspace: { setup: npm ci }\n", at: [2, 21], field: "workspace.setup", message: /list of commands/ },
+  { name: "zero blockTokens", source: "prompt: x\ntranscript: { blockTokens: 0 }\n", at: [2, 28], field: "transcript.blockTokens", message: /at least 1/ },
+  { name: "policy of the wrong type", source: "prompt: x\npolicy: 3\n", at: [2, 9], field: "policy", message: /policy file path or an inline policy/ },
+  { name: "missing workspace.from folder", source: "prompt: x\nworkspace:\n  from: ./nowhere\n", at: [3, 9], field: "workspace.from", message: /folder not found: .*nowhere/ },
+  { name: "workspace.from is a file", files: { "plain.txt": "x" }, source: "prompt: x\nworkspace: { from: plain.txt }\n", at: [2, 20], field: "workspace.from", message: /not a folder/ },
+  { name: "missing image", source: "prompt: x\nimages:\n  - shots/none.png\n", at: [3, 5], field: "images.0", message: /image not found/ },
+  { name: "image of an unsupported type", files: { "notes.txt": "x" }, source: "prompt: x\nimages: [notes.txt]\n", at: [2, 10], field: "images.0", message: /png, jpeg, gif or webp/ },
+  { name: "missing policy file", source: "prompt: x\npolicy: ../policies/none.yaml\n", at: [2, 9], field: "policy", message: /policy file not found/ },
+];
+
+describe("task files: malformed files give located errors", () => {
+  test("there are at least 25 cases", () => assert.ok(malformed.length >= 25, `${malformed.length} cases`));
+
+  for (const c of malformed) {
+    test(c.name, async (t) => {
+      const suiteDir = join(await tempDir(t), "suite");
+      await mkdir(suiteDir, { recursive: true });
+      for (const [rel, content] of Object.entries(c.files ?? {})) {
+        await mkdir(dirname(join(suiteDir, rel)), { recursive: true });
+        await writeFile(join(suiteDir, rel), content);
+      }
+      const file = join(suiteDir, c.fileName ?? "task.yaml");
+      await writeFile(file, c.source);
+      const err = asTaskFileError(await loadTaskFile(file).then(() => null, (e: unknown) => e));
+      const [line, column] = c.at;
+      assert.deepStrictEqual({ file: err.file, line: err.line, column: err.column, field: err.field }, { file, line, column, field: c.field });
+      const firstLine = err.message.split("\n")[0]!;
+      assert.ok(firstLine.startsWith(`${file}:${line}:${column}: ${c.field}: `), firstLine);
+      assert.match(firstLine, c.message);
+      assert.equal(err.code, "task_invalid");
+    });
+  }
+});
+
+function thrownBy(run: () => unknown): unknown {
+  try {
+    run();
+  } catch (err) {
+    return err;
+  }
+  return null;
+}
+
+function asTaskFileError(err: unknown): TaskFileError {
+  assert.ok(err instanceof TaskFileError, `expected a TaskFileError, got ${String(err)}`);
+  return err;
+}
