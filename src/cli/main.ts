@@ -13,6 +13,7 @@ import { print, type CliIo } from "./io.js";
 import { DEFAULT_RUN_DIR, runCommand, type RunArgs } from "./run-command.js";
 import { reportMergeCommand, validateCommand } from "./other-commands.js";
 import { policyCheck } from "./policy-command.js";
+import { benchReplayCommand, type BenchReplayArgs } from "./bench-command.js";
 
 function packageVersion(): string {
   const here = dirname(fileURLToPath(import.meta.url));
@@ -49,6 +50,21 @@ function runOptions(y: Argv) {
     .option("allow-env", { type: "string", array: true, default: [], describe: "secret-looking variable the shell may see (repeatable)" });
 }
 
+function benchReplayOptions(y: Argv) {
+  return y
+    .positional("inputs", { type: "string", array: true, demandOption: true, describe: "corpus .jsonl files or folders, or rhema run directories" })
+    .option("strategy", { type: "string", array: true, default: [], describe: "sections | summarize-all | keep-recent | none (repeatable; default all)" })
+    .option("budget", { type: "number", array: true, default: [], describe: "budget in tokens (repeatable; default 32000 64000 128000)" })
+    .option("block", { type: "number", describe: "section size in tokens (default: a tenth of the budget, at most 8000)" })
+    .option("cache", { type: "string", default: "anthropic", choices: ["anthropic", "openai"], describe: "the provider whose cache rules apply" })
+    .option("chain", { type: "boolean", default: false, describe: "join the inputs, in order, into one long session" })
+    .option("gap", { type: "number", default: 15, describe: "seconds between chained inputs" })
+    .option("json", { type: "boolean", default: false, describe: "one JSON object instead of the table" })
+    .option("chart", { type: "string", describe: "write an SVG chart of cost against retained context and hit rate against budget" })
+    .example("rhema bench replay ../shared/corpus/terminal-bench --chain --budget 32000 --budget 64000", "compare the strategies on the corpus as one long session")
+    .example("rhema bench replay .rhema/runs/latest --strategy sections --chart replay.svg", "what last night's run would have cost under other budgets");
+}
+
 export async function main(argv: string[], io: CliIo): Promise<ExitCode> {
   let code: ExitCode = 0;
   const run = (promise: Promise<ExitCode>) => promise.then((c) => void (code = c));
@@ -81,7 +97,11 @@ export async function main(argv: string[], io: CliIo): Promise<ExitCode> {
         .option("out", { type: "string", demandOption: true }),
       (a) => run(reportMergeCommand(a as never, io)))
         .demandCommand(1, "name a report command: merge"))
-    .demandCommand(1, "name a command: run, validate, policy check, report merge")
+    .command("bench", "benchmarks", (y) =>
+      y.command("replay <inputs..>", "replay recorded sessions under compaction strategies and budgets through the prompt-cache simulator", benchReplayOptions,
+        (a) => run(benchReplayCommand(a as unknown as BenchReplayArgs, io)))
+        .demandCommand(1, "name a bench command: replay"))
+    .demandCommand(1, "name a command: run, validate, policy check, report merge, bench replay")
     .help();
   try {
     await parser.parseAsync();

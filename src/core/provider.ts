@@ -24,6 +24,8 @@ export interface Usage {
   inputTokens: number;
   cacheReadTokens: number;
   cacheWriteTokens: number;
+  /** Of `cacheWriteTokens`, those written with the 1-hour TTL (absent: none). */
+  cacheWrite1hTokens?: number;
   outputTokens: number;
 }
 

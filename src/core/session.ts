@@ -47,11 +47,16 @@ export const messageSchema = z
   .strict();
 
 const nonNegative = z.number().nonnegative();
+/** Fields added after the first release default to 0, so older checkpoints and results still read. */
+const added = nonNegative.default(0);
 export const transcriptStatsSchema = z.object({
-  requests: nonNegative, flushes: nonNegative, blockTokens: nonNegative, sections: nonNegative,
-  inputTokens: nonNegative, cacheReadTokens: nonNegative, cacheWriteTokens: nonNegative, outputTokens: nonNegative,
-  workerRequests: nonNegative, workerInputTokens: nonNegative, workerOutputTokens: nonNegative,
-  cacheHitRate: z.number().min(0).max(1),
+  requests: nonNegative, flushes: nonNegative, freeFlushes: added, summaryMerges: added,
+  blockTokens: nonNegative, sections: nonNegative,
+  inputTokens: nonNegative, cacheReadTokens: nonNegative, cacheWriteTokens: nonNegative, cacheWrite1hTokens: added,
+  outputTokens: nonNegative, peakRequestTokens: added,
+  workerRequests: nonNegative, workerInputTokens: nonNegative, workerCacheReadTokens: added, workerCacheWriteTokens: added,
+  workerOutputTokens: nonNegative, newTokens: added, budgetedTokens: added,
+  cacheHitRate: z.number().min(0).max(1), limitHitRate: z.number().min(0).max(1).default(0),
 });
 export const sectionSchema = z.object({
   start: z.number().int().nonnegative(),

@@ -17,18 +17,42 @@ export interface Section {
 
 export interface TranscriptStats {
   requests: number;
+  /** Compaction flushes, free ones included. */
   flushes: number;
+  /** Flushes made when the cache had expired anyway (an idle gap past its TTL): they cost no cache. */
+  freeFlushes: number;
+  /** Second-level compactions: the summaries merged into one. */
+  summaryMerges: number;
   blockTokens: number;
   sections: number;
   inputTokens: number;
   cacheReadTokens: number;
+  /** Cache writes of every TTL; `cacheWrite1hTokens` of them with the 1-hour TTL. */
   cacheWriteTokens: number;
+  cacheWrite1hTokens: number;
   outputTokens: number;
+  /** The largest request sent, in estimated tokens. */
+  peakRequestTokens: number;
   workerRequests: number;
+  /** The compaction worker's prompt tokens, cached ones included (its figures are counted apart). */
   workerInputTokens: number;
+  workerCacheReadTokens: number;
+  workerCacheWriteTokens: number;
   workerOutputTokens: number;
+  /** Σ tokens new to each request (appended since the one before): what no cache can save. */
+  newTokens: number;
+  /** Σ min(uncompacted request tokens, budget): the context a request could have carried. */
+  budgetedTokens: number;
   /** cacheRead / (input + cacheRead + cacheWrite); 0 before any request. */
   cacheHitRate: number;
+  /** The limit HR*(B) = 1 − newTokens / budgetedTokens; 0 before any request. */
+  limitHitRate: number;
+}
+
+/** The model that summarizes flushed sections; unset: the task's own model (the elider when scripted). */
+export interface TranscriptWorkerConfig {
+  provider: string;
+  name: string;
 }
 
 export interface TranscriptConfig {
@@ -36,13 +60,16 @@ export interface TranscriptConfig {
   blockTokens?: number;
   /** The request view is kept under this many estimated tokens by flushing old sections. */
   budgetTokens?: number;
+  worker?: TranscriptWorkerConfig;
 }
 
 export function emptyTranscriptStats(blockTokens: number): TranscriptStats {
   return {
-    requests: 0, flushes: 0, blockTokens, sections: 0,
-    inputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 0,
-    workerRequests: 0, workerInputTokens: 0, workerOutputTokens: 0, cacheHitRate: 0,
+    requests: 0, flushes: 0, freeFlushes: 0, summaryMerges: 0, blockTokens, sections: 0,
+    inputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, cacheWrite1hTokens: 0, outputTokens: 0,
+    peakRequestTokens: 0, workerRequests: 0, workerInputTokens: 0, workerCacheReadTokens: 0,
+    workerCacheWriteTokens: 0, workerOutputTokens: 0, newTokens: 0, budgetedTokens: 0,
+    cacheHitRate: 0, limitHitRate: 0,
   };
 }
 
@@ -51,17 +78,36 @@ export function cacheHitRate(s: Pick<TranscriptStats, "inputTokens" | "cacheRead
   return prompt === 0 ? 0 : s.cacheReadTokens / prompt;
 }
 
+export function limitHitRate(s: Pick<TranscriptStats, "newTokens" | "budgetedTokens">): number {
+  return s.budgetedTokens === 0 ? 0 : Math.max(0, 1 - s.newTokens / s.budgetedTokens);
+}
+
+/**
+ * Input priced as plain input tokens: input + 1.25 × 5-minute writes + 2 × 1-hour writes + 0.1 ×
+ * reads (Anthropic's multipliers), the main requests' and the worker's together.
+ */
+export function billedEquivalentInput(s: TranscriptStats): number {
+  const fiveMinute = s.cacheWriteTokens - s.cacheWrite1hTokens;
+  const workerInput = s.workerInputTokens - s.workerCacheReadTokens - s.workerCacheWriteTokens;
+  return s.inputTokens + 1.25 * fiveMinute + 2 * s.cacheWrite1hTokens + 0.1 * s.cacheReadTokens
+    + workerInput + 1.25 * s.workerCacheWriteTokens + 0.1 * s.workerCacheReadTokens;
+}
+
+const SUMMED = [
+  "requests", "flushes", "freeFlushes", "summaryMerges", "sections", "inputTokens", "cacheReadTokens",
+  "cacheWriteTokens", "cacheWrite1hTokens", "outputTokens", "workerRequests", "workerInputTokens",
+  "workerCacheReadTokens", "workerCacheWriteTokens", "workerOutputTokens", "newTokens", "budgetedTokens",
+] as const satisfies ReadonlyArray<keyof TranscriptStats>;
+
 /** Sums stats (for a suite or a whole run); `blockTokens` is kept when all agree, else 0. */
 export function sumTranscriptStats(all: readonly TranscriptStats[]): TranscriptStats {
   const blocks = new Set(all.map((s) => s.blockTokens));
   const total = emptyTranscriptStats(blocks.size === 1 ? [...blocks][0]! : 0);
   for (const s of all) {
-    total.requests += s.requests; total.flushes += s.flushes; total.sections += s.sections;
-    total.inputTokens += s.inputTokens; total.cacheReadTokens += s.cacheReadTokens;
-    total.cacheWriteTokens += s.cacheWriteTokens; total.outputTokens += s.outputTokens;
-    total.workerRequests += s.workerRequests; total.workerInputTokens += s.workerInputTokens;
-    total.workerOutputTokens += s.workerOutputTokens;
+    for (const key of SUMMED) total[key] += s[key];
+    total.peakRequestTokens = Math.max(total.peakRequestTokens, s.peakRequestTokens);
   }
   total.cacheHitRate = cacheHitRate(total);
+  total.limitHitRate = limitHitRate(total);
   return total;
 }

@@ -1,62 +1,109 @@
 /**
- * The transcript mirror: tiles the session log into sections and keeps the transcript stats.
+ * The transcript mirror: tiles the session log into sections, compacts the oldest of them into
+ * summaries when the request view would pass the budget, builds the request view, and keeps the
+ * transcript stats.
  *
  * A section is a contiguous range of messages `[start, end)` closed at a round boundary: it ends
  * just before an assistant message, so a tool call is never split from its result and no closed
  * section can change (only the trailing user message is ever merged into). Tiling is
  * incremental — each commit looks only at messages after the last closed section.
  *
- * Flushing old sections into summaries (compaction) belongs to the transcript issue; until it
- * lands the request view is the whole log, and the prefix-stable breakpoint is the last
- * section's end.
+ * Flushed sections form a prefix of the tiling and carry their summary. The request view is one
+ * user message holding the summaries, one text block each (so a new summary appends a block and
+ * the older prefix stays byte-stable), then the raw messages from the first unflushed one. The
+ * log itself is never changed: compaction is a view.
  */
 import { createHash } from "node:crypto";
-import type { Message } from "../core/messages.js";
-import { addUsage, type Usage } from "../core/provider.js";
+import type { ContentBlock, Message } from "../core/messages.js";
+import type { Usage } from "../core/provider.js";
 import {
   cacheHitRate,
   emptyTranscriptStats,
+  limitHitRate,
   type Section,
   type TranscriptConfig,
   type TranscriptStats,
 } from "../core/transcript-types.js";
-import { estimateMessageTokens } from "../core/token-estimate.js";
+import { estimateMessageTokens, estimateTextTokens } from "../core/token-estimate.js";
+import {
+  DEFAULT_COMPACTION,
+  planFlush,
+  sumRange,
+  type CompactionSettings,
+  type FlushPlan,
+  type ViewShape,
+} from "./compaction-plan.js";
+import { DEFAULT_SUMMARY_SIZE } from "./elider.js";
 
 export const DEFAULT_BLOCK_TOKENS = 8_000;
 export const DEFAULT_BUDGET_TOKENS = 100_000;
+/** Sections are at most this share of the budget, so a flush can land near its low-water mark. */
+const MAX_BLOCK_SHARE = 0.1;
 
 export interface RequestView {
   messages: Message[];
-  /** Message indexes after which a cache breakpoint may go: the stable prefix end, the tail. */
+  /** Message indexes after which a cache breakpoint may go: the summaries' end, the previous tail, the tail. */
   cacheBreakpoints: number[];
+}
+
+/** What the mirror needs beyond the task's transcript settings (the replay sweeps these). */
+export interface MirrorOptions extends TranscriptConfig {
+  compaction?: Partial<Omit<CompactionSettings, "budgetTokens">>;
+  /** After this long without a request the provider's cache is gone, so a flush is free. Default 5 minutes. */
+  cacheTtlMs?: number;
 }
 
 export function hashMessages(messages: readonly Message[]): string {
   return createHash("sha256").update(JSON.stringify(messages)).digest("hex").slice(0, 32);
 }
 
-/** True when `sections` tile the start of `messages` exactly, each ending at a round boundary. */
+/**
+ * True when `sections` tile the start of `messages` exactly, each ending at a round boundary
+ * (or, for a flushed one, at the end of the log: a flush committed just before its request).
+ */
 export function sectionsTile(sections: readonly Section[], messages: readonly Message[]): boolean {
   let expectedStart = 0;
+  let flushedRun = true;
   for (const s of sections) {
-    if (s.start !== expectedStart || s.end <= s.start || s.end >= messages.length) return false;
-    if (messages[s.end]?.role !== "assistant") return false;
+    if (s.start !== expectedStart || s.end <= s.start || s.end > messages.length) return false;
+    if (s.summary !== null && !flushedRun) return false;
+    if (s.summary === null) flushedRun = false;
+    const atEnd = s.end === messages.length;
+    if (atEnd ? s.summary === null : messages[s.end]?.role !== "assistant") return false;
     if (hashMessages(messages.slice(s.start, s.end)) !== s.hash) return false;
     expectedStart = s.end;
   }
   return true;
 }
 
+/** The text block one flushed section stands as in the request view. */
+export function summaryBlockText(section: Section, first: boolean): string {
+  const preface = first
+    ? "[This conversation was compacted: the blocks below summarize its earlier messages; the messages after them are verbatim.]\n"
+    : "";
+  return `${preface}[Summary of messages ${section.start + 1}–${section.end}]\n${section.summary ?? ""}`;
+}
+
 export class TranscriptMirror {
   readonly blockTokens: number;
   readonly budgetTokens: number;
+  readonly settings: CompactionSettings;
+  private readonly cacheTtlMs: number;
   private closed: Section[] = [];
   private pendingAdoption: Section[] | null = null;
   private stats: TranscriptStats;
+  /** Per-message token estimates of closed sections' messages, by index. */
+  private tokenCache: number[] = [];
+  private lastRequestAtMs: number | null = null;
+  /** The view's message count at the last request, while the prefix has not changed since. */
+  private lastViewLength: number | null = null;
+  private lastUncompactedTokens = 0;
 
-  constructor(config: TranscriptConfig = {}) {
-    this.blockTokens = config.blockTokens ?? DEFAULT_BLOCK_TOKENS;
+  constructor(config: MirrorOptions = {}) {
     this.budgetTokens = config.budgetTokens ?? DEFAULT_BUDGET_TOKENS;
+    this.blockTokens = config.blockTokens ?? Math.min(DEFAULT_BLOCK_TOKENS, Math.round(this.budgetTokens * MAX_BLOCK_SHARE));
+    this.settings = { ...DEFAULT_COMPACTION, summarySize: DEFAULT_SUMMARY_SIZE, ...config.compaction, budgetTokens: this.budgetTokens };
+    this.cacheTtlMs = config.cacheTtlMs ?? 5 * 60_000;
     this.stats = emptyTranscriptStats(this.blockTokens);
   }
 
@@ -65,12 +112,15 @@ export class TranscriptMirror {
   }
 
   currentStats(): TranscriptStats {
-    return { ...this.stats, sections: this.closed.length, cacheHitRate: cacheHitRate(this.stats) };
+    return {
+      ...this.stats, sections: this.closed.length,
+      cacheHitRate: cacheHitRate(this.stats), limitHitRate: limitHitRate(this.stats),
+    };
   }
 
   /** Continues counting from saved stats, so a resumed run reads as one. */
   carryStats(saved: TranscriptStats): void {
-    this.stats = { ...saved, blockTokens: this.blockTokens };
+    this.stats = { ...emptyTranscriptStats(this.blockTokens), ...saved, blockTokens: this.blockTokens };
   }
 
   resetStats(): void {
@@ -82,9 +132,31 @@ export class TranscriptMirror {
     this.pendingAdoption = sections.map((s) => ({ ...s }));
   }
 
-  recordRequest(usage: Usage): void {
-    const sum = addUsage(this.stats, usage);
-    this.stats = { ...this.stats, ...sum, requests: this.stats.requests + 1 };
+  /** Counts one main request: its usage, its size, and what the limit HR*(B) needs. */
+  recordRequest(usage: Usage, request?: { tokens: number; uncompactedTokens: number; atMs: number }): void {
+    const s = this.stats;
+    s.requests += 1;
+    s.inputTokens += usage.inputTokens;
+    s.cacheReadTokens += usage.cacheReadTokens;
+    s.cacheWriteTokens += usage.cacheWriteTokens;
+    s.cacheWrite1hTokens += usage.cacheWrite1hTokens ?? 0;
+    s.outputTokens += usage.outputTokens;
+    if (!request) return;
+    s.peakRequestTokens = Math.max(s.peakRequestTokens, request.tokens);
+    s.newTokens += Math.max(0, request.uncompactedTokens - this.lastUncompactedTokens);
+    s.budgetedTokens += Math.min(request.uncompactedTokens, this.budgetTokens);
+    this.lastUncompactedTokens = request.uncompactedTokens;
+    this.lastRequestAtMs = request.atMs;
+  }
+
+  /** Counts one compaction worker request. */
+  recordWorker(usage: Usage): void {
+    const s = this.stats;
+    s.workerRequests += 1;
+    s.workerInputTokens += usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens;
+    s.workerCacheReadTokens += usage.cacheReadTokens;
+    s.workerCacheWriteTokens += usage.cacheWriteTokens;
+    s.workerOutputTokens += usage.outputTokens;
   }
 
   /** Brings the tiling up to date with the log; call after every commit and before a request. */
@@ -92,19 +164,121 @@ export class TranscriptMirror {
     if (this.pendingAdoption) {
       this.closed = sectionsTile(this.pendingAdoption, messages) ? this.pendingAdoption : [];
       this.pendingAdoption = null;
+      this.tokenCache = [];
+      this.lastViewLength = null;
     }
-    const lastEnd = this.closed[this.closed.length - 1]?.end ?? 0;
-    if (lastEnd > messages.length || (lastEnd > 0 && messages[lastEnd]?.role !== "assistant")) this.closed = [];
+    const last = this.closed[this.closed.length - 1];
+    if (last && (last.end > messages.length || (last.end < messages.length && messages[last.end]?.role !== "assistant"))) {
+      this.closed = [];
+      this.tokenCache = [];
+      this.lastViewLength = null;
+    }
     this.closeSections(messages);
   }
 
+  /** Where the raw rest of the log starts: the end of the last flushed section. */
+  rawStart(): number {
+    let start = 0;
+    for (const s of this.closed) {
+      if (s.summary === null) break;
+      start = s.end;
+    }
+    return start;
+  }
+
+  /** The flush the strategy asks for before the next request, or null. */
+  planFlush(messages: readonly Message[], fixedTokens: number, nowMs: number): FlushPlan | null {
+    this.refresh(messages);
+    return planFlush(this.shape(messages, fixedTokens, nowMs), this.settings);
+  }
+
+  /** The messages a plan summarizes: the raw ones it covers (and, for a replace, nothing else). */
+  flushSource(messages: readonly Message[], plan: FlushPlan): { messages: Message[]; earlierSummaries: string[] } {
+    const rawStart = this.rawStart();
+    const flushed = this.closed.filter((s) => s.summary !== null);
+    return {
+      messages: messages.slice(rawStart, plan.cut) as Message[],
+      earlierSummaries: plan.mode === "replace" ? flushed.map((s) => s.summary!) : [],
+    };
+  }
+
+  /** Applies a flush with the worker's summary; the caller commits the `flush` boundary next. */
+  applyFlush(messages: readonly Message[], plan: FlushPlan, summary: string): void {
+    const rawStart = this.rawStart();
+    const start = plan.mode === "replace" ? 0 : rawStart;
+    const flushedSection: Section = {
+      start, end: plan.cut, hash: hashMessages(messages.slice(start, plan.cut)),
+      tokens: sumRange(this.tokensOf(messages), start, plan.cut), summary,
+    };
+    const kept = this.closed.filter((s) => s.start >= plan.cut);
+    const before = plan.mode === "replace" ? [] : this.closed.filter((s) => s.end <= rawStart);
+    this.closed = [...before, flushedSection, ...kept];
+    this.stats.flushes += 1;
+    if (plan.free) this.stats.freeFlushes += 1;
+    if (plan.mode === "replace" && plan.merge) this.stats.summaryMerges += 1;
+    this.lastViewLength = null;
+    this.closeSections(messages);
+  }
+
+  /** The request view: the summaries message, then the raw rest; and where breakpoints go. */
   view(messages: readonly Message[]): RequestView {
     this.refresh(messages);
-    const breakpoints: number[] = [];
-    const stableEnd = this.closed[this.closed.length - 1]?.end;
-    if (stableEnd !== undefined && stableEnd - 1 < messages.length - 1) breakpoints.push(stableEnd - 1);
-    if (messages.length > 0) breakpoints.push(messages.length - 1);
-    return { messages: messages as Message[], cacheBreakpoints: breakpoints };
+    const rawStart = this.rawStart();
+    const flushed = this.closed.filter((s) => s.summary !== null);
+    const out: Message[] = [];
+    if (flushed.length > 0) {
+      const content: ContentBlock[] = flushed.map((s, k) => ({ type: "text", text: summaryBlockText(s, k === 0) }));
+      out.push({ role: "user", content });
+    }
+    for (let i = rawStart; i < messages.length; i++) out.push(messages[i]!);
+    const breakpoints = new Set<number>();
+    if (flushed.length > 0 && out.length > 1) breakpoints.add(0);
+    // The previous request's tail: a read is sure to find it even when more than 20 blocks were added since.
+    if (this.lastViewLength !== null && this.lastViewLength > 0 && this.lastViewLength < out.length) breakpoints.add(this.lastViewLength - 1);
+    if (out.length > 0) breakpoints.add(out.length - 1);
+    return { messages: out, cacheBreakpoints: [...breakpoints].sort((a, b) => a - b) };
+  }
+
+  /** Says a view was sent: its tail is where the next request's cache read is sure to land. */
+  markSent(view: RequestView): void {
+    this.lastViewLength = view.messages.length;
+  }
+
+  /** Estimated tokens of the whole log plus `fixedTokens`: the request had nothing been compacted. */
+  uncompactedTokens(messages: readonly Message[], fixedTokens: number): number {
+    return fixedTokens + sumRange(this.tokensOf(messages), 0, messages.length);
+  }
+
+  /** Estimated tokens of a view built by `view`. */
+  viewTokens(view: readonly Message[], fixedTokens: number): number {
+    return fixedTokens + view.reduce((n, m) => n + estimateMessageTokens(m), 0);
+  }
+
+  private shape(messages: readonly Message[], fixedTokens: number, nowMs: number): ViewShape {
+    const rawStart = this.rawStart();
+    const tokens = this.tokensOf(messages);
+    const flushed = this.closed.filter((s) => s.summary !== null);
+    const summaryTokens = flushed.length === 0
+      ? 0
+      : 4 + flushed.reduce((n, s, k) => n + estimateTextTokens(summaryBlockText(s, k === 0)), 0);
+    const roundStarts: number[] = [];
+    for (let i = rawStart + 1; i < messages.length; i++) if (messages[i]!.role === "assistant") roundStarts.push(i);
+    return {
+      fixedTokens, summaryTokens, rawStart, messageTokens: tokens,
+      sectionEnds: this.closed.filter((s) => s.summary === null).map((s) => s.end),
+      roundStarts,
+      idle: this.lastRequestAtMs !== null && nowMs - this.lastRequestAtMs > this.cacheTtlMs,
+    };
+  }
+
+  /** Token estimates of every message; closed sections' are computed once. */
+  private tokensOf(messages: readonly Message[]): number[] {
+    const stable = this.closed[this.closed.length - 1]?.end ?? 0;
+    if (this.tokenCache.length > stable) this.tokenCache.length = stable;
+    for (let i = this.tokenCache.length; i < stable; i++) this.tokenCache.push(estimateMessageTokens(messages[i]!));
+    const out = this.tokenCache.slice();
+    for (let i = stable; i < messages.length; i++) out.push(estimateMessageTokens(messages[i]!));
+    return out;
   }
 
   private closeSections(messages: readonly Message[]): void {

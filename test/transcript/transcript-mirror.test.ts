@@ -37,12 +37,15 @@ test("tiling is incremental and stable as the log grows", () => {
   assert.deepEqual(mirror.sections().slice(0, before.length), before);
 });
 
-test("puts cache breakpoints at the stable prefix end and the tail", () => {
+test("puts cache breakpoints at the previous request's tail and the new tail", () => {
   const mirror = new TranscriptMirror({ blockTokens: 300 });
   const messages = log(6);
-  const view = mirror.view(messages);
-  const last = mirror.sections().at(-1)!;
-  assert.deepEqual(view.cacheBreakpoints, [last.end - 1, messages.length - 1]);
+  const first = mirror.view(messages);
+  assert.deepEqual(first.cacheBreakpoints, [messages.length - 1]);
+  mirror.markSent(first);
+  const sentLength = messages.length;
+  messages.push(...round(7, 400));
+  assert.deepEqual(mirror.view(messages).cacheBreakpoints, [sentLength - 1, messages.length - 1]);
 });
 
 test("adopts saved sections that tile the log and rebuilds ones that do not", () => {

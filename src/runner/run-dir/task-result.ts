@@ -8,27 +8,15 @@ import { join } from "node:path";
 import { z } from "zod";
 import { RhemaError, errorMessage } from "../../core/errors.js";
 import { writePrivateJson } from "../../store/private-files.js";
-import type { TranscriptStats } from "../../core/transcript-types.js";
+import { transcriptStatsSchema } from "../../core/session.js";
 
 export const TASK_RESULT_VERSION = 1;
 
 const count = z.number().int().nonnegative();
 const isoTime = z.iso.datetime({ offset: true });
 
-export const transcriptStatsSchema = z.strictObject({
-  requests: count,
-  flushes: count,
-  blockTokens: count,
-  sections: count,
-  inputTokens: count,
-  cacheReadTokens: count,
-  cacheWriteTokens: count,
-  outputTokens: count,
-  workerRequests: count,
-  workerInputTokens: count,
-  workerOutputTokens: count,
-  cacheHitRate: z.number().min(0).max(1),
-}) satisfies z.ZodType<TranscriptStats>;
+/** The one schema of TranscriptStats (core/session.ts), re-exported for the runner's files. */
+export { transcriptStatsSchema };
 
 export const checkOutcomeSchema = z.strictObject({
   name: z.string(),

@@ -1,0 +1,177 @@
+/**
+ * `rhema bench replay`: replays recorded sessions — corpus files or rhema run directories —
+ * under compaction strategies and budgets through the prompt-cache simulator, and prints one
+ * row per (input, strategy, budget) and a total, as a table or JSON, with an optional chart.
+ */
+import { readFile, readdir, stat } from "node:fs/promises";
+import { basename, join, resolve } from "node:path";
+import type { CacheRules } from "../cache/prompt-cache-simulator.js";
+import { RhemaError } from "../core/errors.js";
+import { STRATEGY_NAMES, type StrategyName } from "../transcript/compaction-plan.js";
+import { CorpusFormatError, chainSessions, parseCorpusSession, type ReplaySession } from "../transcript/replay-session.js";
+import { runSweep, type SweepInput, type SweepResult, type SweepRow } from "../transcript/replay-sweep.js";
+import { readRunDirSessions } from "../runner/run-dir/recorded-sessions.js";
+import { EXIT_OK, type ExitCode } from "./exit-codes.js";
+import { print, type CliIo } from "./io.js";
+import { renderReplayChart } from "./replay-chart.js";
+
+export interface BenchReplayArgs {
+  inputs: string[];
+  strategy: string[];
+  budget: number[];
+  block?: number;
+  cache: string;
+  chain: boolean;
+  gap: number;
+  json: boolean;
+  chart?: string;
+}
+
+export const DEFAULT_REPLAY_BUDGETS = [32_000, 64_000, 128_000];
+
+export async function benchReplayCommand(args: BenchReplayArgs, io: CliIo): Promise<ExitCode> {
+  const strategies = checkStrategies(args.strategy);
+  const budgets = checkBudgets(args.budget);
+  const cache = checkCache(args.cache);
+  if (args.block !== undefined && !(Number.isInteger(args.block) && args.block > 0)) {
+    throw new RhemaError("usage", `--block takes a whole number of tokens above 0, got ${JSON.stringify(args.block)}`);
+  }
+  const inputs = await loadInputs(args.inputs.map((p) => resolve(io.cwd, p)), args.chain, args.gap * 1000);
+  const live = !args.json && io.stderr.isTTY === true;
+  const result = runSweep(inputs, {
+    strategies, budgets, cache, ...(args.block !== undefined ? { blockTokens: args.block } : {}),
+    onProgress: (done, total, label) => {
+      if (args.json) return;
+      if (live) io.stderr.write(`\r\x1b[2Kreplay ${done}/${total} ${label}`);
+      else if (total > 8 && (done % Math.ceil(total / 8) === 0 || done === total)) print(io.stderr, `replay ${done}/${total} ${label}`);
+    },
+  });
+  if (live) io.stderr.write("\r\x1b[2K");
+  if (args.json) print(io.stdout, JSON.stringify(toJson(result, args.chain || inputs.some((i) => i.sessions.length > 1))));
+  else print(io.stdout, renderTable(result, cache));
+  if (args.chart) {
+    const path = resolve(io.cwd, args.chart);
+    await renderReplayChart(result.total, path);
+    if (!args.json) print(io.stdout, `chart: ${path}`);
+  }
+  return EXIT_OK;
+}
+
+function checkStrategies(given: readonly string[]): StrategyName[] {
+  const list = given.length === 0 ? ["sections", "summarize-all", "keep-recent", "none"] : given;
+  for (const s of list) {
+    if (!(STRATEGY_NAMES as readonly string[]).includes(s)) {
+      throw new RhemaError("usage", `--strategy takes ${STRATEGY_NAMES.join(", ")}; got ${JSON.stringify(s)}`);
+    }
+  }
+  return [...new Set(list)] as StrategyName[];
+}
+
+function checkBudgets(given: readonly number[]): number[] {
+  const list = given.length === 0 ? DEFAULT_REPLAY_BUDGETS : given;
+  for (const b of list) {
+    if (!Number.isInteger(b) || b < 1_000) throw new RhemaError("usage", `--budget takes a whole number of tokens from 1000 up, got ${JSON.stringify(b)}`);
+  }
+  return [...new Set(list)];
+}
+
+function checkCache(given: string): CacheRules {
+  if (given !== "anthropic" && given !== "openai") throw new RhemaError("usage", `--cache takes anthropic or openai, got ${JSON.stringify(given)}`);
+  return given;
+}
+
+/** Corpus files (`X.jsonl`, with `X.times.json` beside it when there is one), corpus folders, or run directories. */
+async function loadInputs(paths: readonly string[], chain: boolean, gapMs: number): Promise<SweepInput[]> {
+  const inputs: SweepInput[] = [];
+  for (const path of paths) {
+    const info = await stat(path).catch((err: NodeJS.ErrnoException) => {
+      throw new RhemaError("invalid_input", `${path}: cannot read (${err.code ?? err.message})`);
+    });
+    if (info.isFile()) inputs.push({ name: basename(path), sessions: [await readCorpusFile(path)] });
+    else if (await isRunDir(path)) inputs.push(...await readRunDirInputs(path));
+    else {
+      const files = (await readdir(path)).filter((f) => f.endsWith(".jsonl")).sort();
+      if (files.length === 0) throw new RhemaError("invalid_input", `${path}: neither a run directory (no manifest.json) nor a folder of corpus .jsonl files`);
+      for (const f of files) inputs.push({ name: f, sessions: [await readCorpusFile(join(path, f))] });
+    }
+  }
+  if (!chain) return inputs;
+  const all = inputs.flatMap((i) => i.sessions);
+  return [{ name: `chain of ${all.length}`, sessions: [chainSessions(all, gapMs)] }];
+}
+
+async function isRunDir(path: string): Promise<boolean> {
+  return stat(join(path, "manifest.json")).then(() => true, () => false);
+}
+
+async function readRunDirInputs(path: string): Promise<SweepInput[]> {
+  const bySuite = new Map<string, ReplaySession[]>();
+  for (const recorded of await readRunDirSessions(path)) {
+    const list = bySuite.get(recorded.suite) ?? [];
+    list.push(recorded.session);
+    bySuite.set(recorded.suite, list);
+  }
+  return [...bySuite].map(([suite, sessions]) => ({ name: suite, sessions }));
+}
+
+async function readCorpusFile(path: string): Promise<ReplaySession> {
+  const text = await readFile(path, "utf8").catch((err: NodeJS.ErrnoException) => {
+    throw new RhemaError("invalid_input", `${path}: cannot read (${err.code ?? err.message})`);
+  });
+  const timesPath = path.replace(/\.jsonl$/, ".times.json");
+  let times: Record<string, number> | null = null;
+  const timesText = await readFile(timesPath, "utf8").catch(() => null);
+  if (timesText !== null) {
+    try {
+      times = JSON.parse(timesText) as Record<string, number>;
+    } catch (err) {
+      throw new RhemaError("invalid_input", `${timesPath}: not JSON: ${(err as Error).message}`);
+    }
+  }
+  try {
+    return parseCorpusSession(path, text, times);
+  } catch (err) {
+    if (err instanceof CorpusFormatError) throw new RhemaError("invalid_input", err.message);
+    throw err;
+  }
+}
+
+const COLUMNS: Array<[string, (r: SweepRow) => string]> = [
+  ["input", (r) => r.input],
+  ["strategy", (r) => r.strategy],
+  ["budget", (r) => `${r.budget / 1000}k`],
+  ["requests", (r) => String(r.figures.requests)],
+  ["hit rate", (r) => r.figures.hitRate.toFixed(4)],
+  ["HR*(B)", (r) => r.figures.limit.toFixed(4)],
+  ["gap pts", (r) => r.figures.gapPoints.toFixed(2)],
+  ["flushes (free)", (r) => `${r.figures.flushes} (${r.figures.freeFlushes})`],
+  ["merges", (r) => String(r.figures.summaryMerges)],
+  ["peak tok", (r) => String(r.figures.peakRequestTokens)],
+  ["retained", (r) => r.figures.retainedContext.toFixed(3)],
+  ["worker tok", (r) => String(r.figures.workerTokens)],
+  ["billed-eq (worker)", (r) => `${Math.round(r.figures.billedEquivalent)} (${Math.round(r.figures.workerBilledEquivalent)})`],
+  ["cost/retained", (r) => String(Math.round(r.figures.costPerRetained))],
+  ["re-write waste", (r) => String(Math.round(r.figures.rewriteWaste))],
+  ["min raw tail", (r) => (r.figures.minRawTailShare === null ? "-" : r.figures.minRawTailShare.toFixed(3))],
+];
+
+export function renderTable(result: SweepResult, cache: CacheRules): string {
+  const rows = [...result.rows, ...(result.rows.length > result.total.length ? result.total : [])];
+  const cells = rows.map((r) => COLUMNS.map(([, cell]) => cell(r)));
+  const widths = COLUMNS.map(([head], k) => Math.max(head.length, ...cells.map((c) => c[k]!.length)));
+  const line = (values: string[]) => values.map((v, k) => (k < 2 ? v.padEnd(widths[k]!) : v.padStart(widths[k]!))).join("  ");
+  return [
+    `cache rules: ${cache}; token counter: estimate, 4 characters a token; billed-equivalent = input + 1.25 × 5-minute writes + 2 × 1-hour writes + 0.1 × reads (worker included)`,
+    line(COLUMNS.map(([head]) => head)),
+    ...cells.map(line),
+  ].join("\n");
+}
+
+function toJson(result: SweepResult, grouped: boolean) {
+  const row = (r: SweepRow) => {
+    const { stats: _stats, ...figures } = r.figures;
+    return { input: r.input, strategy: r.strategy, budget: r.budget, ...figures };
+  };
+  return { total: result.total.map(row), [grouped ? "suites" : "files"]: result.rows.map(row) };
+}
+

@@ -1,0 +1,56 @@
+/**
+ * The replay's chart: billed-equivalent input against retained context (the cost/context
+ * frontier, one line per strategy across the budgets) beside the hit rate against the budget.
+ * Vega-Lite compiled and rendered to SVG headless by Vega (no canvas, no browser), written atomically.
+ */
+import type { TopLevelSpec } from "vega-lite";
+import writeFileAtomic from "write-file-atomic";
+import type { SweepRow } from "../transcript/replay-sweep.js";
+
+export function replayChartSpec(rows: readonly SweepRow[]): TopLevelSpec {
+  const values = rows.map((r) => ({
+    strategy: r.strategy,
+    budget: r.budget,
+    budgetLabel: `${r.budget / 1000}k`,
+    retained: Number(r.figures.retainedContext.toFixed(4)),
+    billed: Math.round(r.figures.billedEquivalent),
+    hitRate: Number(r.figures.hitRate.toFixed(4)),
+  }));
+  const color = { field: "strategy", type: "nominal", title: "strategy" } as const;
+  return {
+    $schema: "https://vega.github.io/schema/vega-lite/v6.json",
+    data: { values },
+    hconcat: [
+      {
+        title: "Cost against retained context",
+        width: 360, height: 260,
+        mark: { type: "line", point: true },
+        encoding: {
+          x: { field: "retained", type: "quantitative", title: "retained context (Σ sent ÷ Σ min(uncompacted, B))", scale: { zero: false } },
+          y: { field: "billed", type: "quantitative", title: "billed-equivalent input tokens", scale: { zero: false } },
+          color, order: { field: "budget", type: "quantitative" },
+          tooltip: [{ field: "strategy" }, { field: "budgetLabel", title: "budget" }],
+        },
+      },
+      {
+        title: "Cache hit rate against budget",
+        width: 300, height: 260,
+        mark: { type: "line", point: true },
+        encoding: {
+          x: { field: "budget", type: "quantitative", title: "budget (tokens)", scale: { type: "log" } },
+          y: { field: "hitRate", type: "quantitative", title: "cache hit rate", scale: { zero: false } },
+          color,
+        },
+      },
+    ],
+  };
+}
+
+export async function renderReplayChart(rows: readonly SweepRow[], path: string): Promise<void> {
+  const [vega, vegaLite] = await Promise.all([import("vega"), import("vega-lite")]);
+  const compiled = vegaLite.compile(replayChartSpec(rows)).spec;
+  const view = new vega.View(vega.parse(compiled), { renderer: "none" });
+  const svg = await view.toSVG();
+  view.finalize();
+  await writeFileAtomic(path, svg);
+}

@@ -1,0 +1,172 @@
+/**
+ * The replay: a recorded session sent again, request by request, through the transcript
+ * mirror under one compaction strategy and budget and through the prompt-cache simulator, so a
+ * strategy's cache hit rate, cost and retained context can be measured without a model. The
+ * recorded assistant messages stand as they were (the replay asks what the requests would have
+ * cost, not what the model would have done).
+ *
+ * The compaction worker is modelled as a model would be, for every strategy alike: its request
+ * is the main request it interrupts plus an instruction (through the same cache), and it writes
+ * a summary the size of the elider's, so no strategy looks cheap by moving cost into its worker.
+ */
+import type { Message } from "../core/messages.js";
+import type { ModelRequest, Usage } from "../core/provider.js";
+import { billedEquivalentInput, type TranscriptStats } from "../core/transcript-types.js";
+import { estimateMessageTokens, estimateTextTokens } from "../core/token-estimate.js";
+import type { CompactionSettings, StrategyName } from "./compaction-plan.js";
+import { elide, summaryInstruction, workerRequest } from "./compaction-worker.js";
+import { summaryTargetTokens } from "./elider.js";
+import type { ReplaySession } from "./replay-session.js";
+import { TranscriptMirror } from "./transcript-mirror.js";
+
+/** The cache the replay sends requests through (the prompt-cache simulator, at a given time). */
+export interface ReplayCache {
+  observe(req: ModelRequest, atMs: number): Usage;
+}
+
+export interface ReplayOptions {
+  strategy: StrategyName;
+  budgetTokens: number;
+  blockTokens?: number;
+  compaction?: Partial<Omit<CompactionSettings, "budgetTokens" | "strategy">>;
+  cacheTtlMs?: number;
+}
+
+export interface ReplayFigures {
+  requests: number;
+  hitRate: number;
+  /** HR*(B) = 1 − Σ new tokens / Σ min(uncompacted request tokens, B). */
+  limit: number;
+  /** (limit − hitRate) in points. */
+  gapPoints: number;
+  flushes: number;
+  freeFlushes: number;
+  summaryMerges: number;
+  peakRequestTokens: number;
+  /** Σ tokens sent ÷ Σ min(uncompacted request tokens, B). */
+  retainedContext: number;
+  workerRequests: number;
+  workerTokens: number;
+  /** input + 1.25 × 5-minute writes + 2 × 1-hour writes + 0.1 × reads, main and worker requests. */
+  billedEquivalent: number;
+  workerBilledEquivalent: number;
+  /** billedEquivalent ÷ retainedContext. */
+  costPerRetained: number;
+  /** Uncached prompt tokens beyond each token's first send, worker included. */
+  rewriteWaste: number;
+  /** The smallest raw tail after a flush, as a share of the budget; null without flushes. */
+  minRawTailShare: number | null;
+  stats: TranscriptStats;
+}
+
+export function replaySession(session: ReplaySession, cache: ReplayCache, options: ReplayOptions): ReplayFigures {
+  const mirror = new TranscriptMirror({
+    budgetTokens: options.budgetTokens,
+    ...(options.blockTokens !== undefined ? { blockTokens: options.blockTokens } : {}),
+    compaction: { ...options.compaction, strategy: options.strategy },
+    ...(options.cacheTtlMs !== undefined ? { cacheTtlMs: options.cacheTtlMs } : {}),
+  });
+  const fixedTokens = estimateTextTokens(session.system ?? "") + estimateTextTokens(JSON.stringify(session.tools));
+  const sent = new SentContent();
+  let uncached = 0;
+  let minTail: number | null = null;
+
+  for (const { logLength, atMs } of session.requests) {
+    const log = session.messages.slice(0, logLength);
+    const plan = mirror.planFlush(log, fixedTokens, atMs);
+    if (plan) {
+      const source = mirror.flushSource(log, plan);
+      const context = toRequest(session, mirror.view(log));
+      const covered = source.messages.reduce((n, m) => n + estimateMessageTokens(m), 0)
+        + source.earlierSummaries.reduce((n, s) => n + estimateTextTokens(s), 0);
+      const targetTokens = summaryTargetTokens(covered, mirror.settings.summarySize);
+      const rawFrom = context.messages.length - (log.length - mirror.rawStart());
+      const summarize = {
+        messages: source.messages, earlierSummaries: source.earlierSummaries, targetTokens, context,
+        range: { from: plan.mode === "replace" ? 0 : rawFrom, to: rawFrom + (plan.cut - mirror.rawStart()) },
+      };
+      const summary = elide(summarize);
+      const usage = cache.observe(workerRequest(summarize), atMs);
+      mirror.recordWorker({ ...usage, outputTokens: estimateTextTokens(summary) });
+      uncached += usage.inputTokens + usage.cacheWriteTokens;
+      sent.firstSendTokens += estimateTextTokens(summaryInstruction(summarize));
+      mirror.applyFlush(log, plan, summary);
+      const tail = mirror.uncompactedTokens(log, 0) - mirror.uncompactedTokens(log.slice(0, mirror.rawStart()), 0);
+      const share = tail / options.budgetTokens;
+      minTail = minTail === null ? share : Math.min(minTail, share);
+    }
+    const view = mirror.view(log);
+    const req = toRequest(session, view);
+    const usage = cache.observe(req, atMs);
+    mirror.markSent(view);
+    const reply = session.messages[logLength];
+    mirror.recordRequest(
+      { ...usage, outputTokens: reply ? estimateMessageTokens(reply) : 0 },
+      { tokens: mirror.viewTokens(view.messages, fixedTokens), uncompactedTokens: mirror.uncompactedTokens(log, fixedTokens), atMs },
+    );
+    uncached += usage.inputTokens + usage.cacheWriteTokens;
+    sent.request(fixedTokens, view.messages, mirror.rawStart(), log.length);
+  }
+  return figuresOf(mirror.currentStats(), uncached - sent.firstSendTokens, minTail);
+}
+
+function toRequest(session: ReplaySession, view: { messages: Message[]; cacheBreakpoints: number[] }): ModelRequest {
+  return { system: session.system, tools: session.tools, messages: view.messages, cacheBreakpoints: view.cacheBreakpoints };
+}
+
+/**
+ * Which content has been sent before, so re-sends can be told from first sends: the system and
+ * tools, each log message by index, each summary block by its text.
+ */
+class SentContent {
+  private readonly seen = new Set<string>();
+  firstSendTokens = 0;
+
+  request(fixedTokens: number, view: readonly Message[], rawStart: number, logLength: number): void {
+    this.once("fixed", fixedTokens);
+    const rawCount = logLength - rawStart;
+    const summaries = view.length - rawCount;
+    for (let i = 0; i < view.length; i++) {
+      const m = view[i]!;
+      if (i < summaries) {
+        for (const b of m.content) if (b.type === "text") this.once(`s:${b.text}`, estimateTextTokens(b.text));
+      } else {
+        this.once(`m:${rawStart + (i - summaries)}`, estimateMessageTokens(m));
+      }
+    }
+  }
+
+  private once(key: string, tokens: number): void {
+    if (this.seen.has(key)) return;
+    this.seen.add(key);
+    this.firstSendTokens += tokens;
+  }
+}
+
+/** The figures of a replay (or of several summed) from their stats and the two figures stats lack. */
+export function figuresOf(stats: TranscriptStats, rewriteWaste: number, minTail: number | null): ReplayFigures {
+  const sentTokens = stats.inputTokens + stats.cacheReadTokens + stats.cacheWriteTokens;
+  const retainedContext = stats.budgetedTokens === 0 ? 0 : sentTokens / stats.budgetedTokens;
+  const billedEquivalent = billedEquivalentInput(stats);
+  const mainOnly = billedEquivalentInput({ ...stats, workerInputTokens: 0, workerCacheReadTokens: 0, workerCacheWriteTokens: 0 });
+  return {
+    requests: stats.requests,
+    hitRate: stats.cacheHitRate,
+    limit: stats.limitHitRate,
+    gapPoints: (stats.limitHitRate - stats.cacheHitRate) * 100,
+    flushes: stats.flushes,
+    freeFlushes: stats.freeFlushes,
+    summaryMerges: stats.summaryMerges,
+    peakRequestTokens: stats.peakRequestTokens,
+    retainedContext,
+    workerRequests: stats.workerRequests,
+    workerTokens: stats.workerInputTokens + stats.workerOutputTokens,
+    billedEquivalent,
+    workerBilledEquivalent: billedEquivalent - mainOnly,
+    costPerRetained: retainedContext === 0 ? 0 : billedEquivalent / retainedContext,
+    rewriteWaste: Math.max(0, rewriteWaste),
+    minRawTailShare: minTail,
+    stats,
+  };
+}
+
