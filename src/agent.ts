@@ -25,7 +25,7 @@ import {
   renderEnvironmentReport,
   renderSystemPrompt,
 } from "./prompt/system-prompt.js";
-import { builtinTools } from "./tools/index.js";
+import { type ShellEnv, builtinTools } from "./tools/index.js";
 import { TranscriptMirror } from "./transcript/transcript-mirror.js";
 
 export type { ModelOutput } from "./core/step-loop.js";
@@ -49,10 +49,12 @@ export interface CodingAgentConfig {
   /** Environment variable names the shell tool may pass through although they look secret. */
   allowEnv?: string[];
   /**
-   * The environment the shell tool's commands start from (secrets removed). Default: this
-   * process's environment; a driver such as the CLI hands its own in.
+   * The environment the processes tools start (the built-in shell's commands) start from,
+   * before secret-looking variables are scrubbed (`allowEnv` keeps named ones). Default: an
+   * empty environment, in which bash uses its built-in PATH. The engine never reads
+   * `process.env` itself: a driver that wants its own passes `env: process.env`.
    */
-  shellEnv?: Readonly<Record<string, string | undefined>>;
+  env?: ShellEnv;
   /** Rewrites tool output before the model and the session see it (a runner redacts secrets here). */
   filterToolOutput?: (text: string) => string;
   /** Clock and id source, injected so tests are deterministic. */
@@ -277,8 +279,8 @@ function canonicalWorkspace(path: string): string {
 
 function assembleTools(config: CodingAgentConfig): ReadonlyMap<string, Tool> {
   const tools = new Map<string, Tool>();
-  const env = config.shellEnv;
-  if (config.builtinTools !== false) for (const t of builtinTools(env ? { baseEnv: () => env } : {})) tools.set(t.spec.name, t);
+  const env = config.env;
+  if (config.builtinTools !== false) for (const t of builtinTools(env ? { env } : {})) tools.set(t.spec.name, t);
   const seen = new Set<string>();
   for (const t of config.tools ?? []) {
     if (seen.has(t.spec.name)) throw new CodingAgentError("invalid_config", `two tools in \`tools\` are named "${t.spec.name}"`);

@@ -400,3 +400,19 @@ test("filterToolOutput rewrites tool output before the model and the session see
   assert.equal(resultsOf(agent.session.messages)[0]!.content, "[filtered] a");
   assert.ok(provider.requests[1]!.includes("[filtered] a"));
 });
+
+test("the built-in shell starts from config.env with secrets scrubbed, and from an empty environment by default", async (t) => {
+  const command = 'echo "plain=${RHEMA_T_PLAIN:-unset} key=${RHEMA_T_API_KEY:-unset} kept=${RHEMA_T_TOKEN:-unset} path=$PATH"';
+  const script: ScriptStep[] = [{ call: "shell", input: { command } }, { say: "ok" }];
+  const shellOutput = async (extra: Partial<CodingAgentConfig>): Promise<unknown> => {
+    const { agent } = await setup(t, script, { builtinTools: true, tools: [], ...extra });
+    await agent.turn("go", nullSink, approval());
+    return resultsOf(agent.session.messages)[0]!.content;
+  };
+  const env = { RHEMA_T_PLAIN: "p", RHEMA_T_API_KEY: "sk-1", RHEMA_T_TOKEN: "tok-2", PATH: "/usr/bin:/bin" };
+  assert.equal(await shellOutput({ env, allowEnv: ["RHEMA_T_TOKEN"] }), "plain=p key=unset kept=tok-2 path=/usr/bin:/bin\n[exit code 0]");
+  process.env.RHEMA_T_PLAIN = "ambient";
+  t.after(() => delete process.env.RHEMA_T_PLAIN);
+  const bare = await shellOutput({});
+  assert.match(String(bare), /^plain=unset key=unset kept=unset path=\S*\/bin\S*\n\[exit code 0\]$/);
+});

@@ -28,7 +28,7 @@ export function builtinTools(options: BuiltinToolsOptions = {}): Tool[] {
     listDirTool(),
     globTool({ locateRipgrep }),
     grepTool({ locateRipgrep }),
-    shellTool(options.baseEnv ? { baseEnv: options.baseEnv } : {}),
+    shellTool(options.env ? { env: options.env } : {}),
   ];
 }
 
@@ -38,6 +38,6 @@ export { grepTool } from "./search/grep.js";
 export { listDirTool } from "./files/list-dir.js";
 export { readFileTool } from "./files/read-file.js";
 export { type RipgrepChoice } from "./search/ripgrep.js";
-export { shellTool, type ShellToolOptions } from "./shell.js";
+export { shellTool, type ShellEnv, type ShellToolOptions } from "./shell.js";
 export { writeFileTool } from "./files/write-file.js";
 export { resolveInWorkspace, type ScopedPath } from "./workspace-scope.js";

@@ -1,8 +1,9 @@
 /**
  * The `shell` tool: one command line through `bash -c` in the workspace, stdin closed, stdout
  * and stderr interleaved and capped (head + tail), the exit code reported. A timeout or a
- * cancel kills the whole process tree (process-group.ts). Secret-looking environment variables
- * are removed unless the configuration lets them through (secret-env.ts).
+ * cancel kills the whole process tree (process-group.ts). Commands start from the environment
+ * the caller hands in — the tool never reads this process's own — with secret-looking
+ * variables removed unless the configuration lets them through (secret-env.ts).
  */
 import { CancelledError, ToolError } from "../core/errors.js";
 import type { Tool, ToolContext, ToolPlan, ToolResult } from "../core/tool.js";
@@ -20,12 +21,15 @@ export const SHELL_TAIL_BYTES = 12_000;
 
 const FIELDS = ["command", "timeoutMs"] as const;
 
+/** Environment variables as a driver read them; an `undefined` value means unset. */
+export type ShellEnv = Readonly<Record<string, string | undefined>>;
+
 export interface ShellToolOptions {
   /**
-   * The environment commands start from, before secrets are removed. Default: this process's
-   * environment, read at each call — the tool is where the engine hands it to a child.
+   * The environment commands start from, before secrets are removed. Default: an empty one, in
+   * which bash falls back to its built-in PATH; a driver such as the CLI passes `process.env`.
    */
-  baseEnv?: () => Readonly<Record<string, string | undefined>>;
+  env?: ShellEnv;
 }
 
 interface ShellInput { command: string; timeoutMs: number }
@@ -39,7 +43,7 @@ function parse(input: unknown): ShellInput {
 }
 
 export function shellTool(options: ShellToolOptions = {}): Tool {
-  const baseEnv = options.baseEnv ?? (() => process.env);
+  const baseEnv = options.env ?? {};
   return {
     spec: {
       name: "shell",
@@ -70,7 +74,7 @@ export function shellTool(options: ShellToolOptions = {}): Tool {
       if (ctx.signal.aborted) throw new CancelledError("shell: cancelled before the command started");
       const output = new HeadTailBuffer(SHELL_HEAD_BYTES, SHELL_TAIL_BYTES);
       const outcome = await runProcessGroup({
-        command, cwd: ctx.workspace, env: commandEnv(baseEnv(), ctx), timeoutMs, signal: ctx.signal,
+        command, cwd: ctx.workspace, env: commandEnv(baseEnv, ctx), timeoutMs, signal: ctx.signal,
         onOutput: (chunk) => output.push(chunk),
       });
       if (outcome.killed === "cancel") throw new CancelledError("shell: cancelled; the command and its processes were killed");
@@ -79,7 +83,7 @@ export function shellTool(options: ShellToolOptions = {}): Tool {
   };
 }
 
-function commandEnv(base: Readonly<Record<string, string | undefined>>, ctx: ToolContext): Record<string, string> {
+function commandEnv(base: ShellEnv, ctx: ToolContext): Record<string, string> {
   return scrubEnvironment(base, ctx.allowEnv ?? []).env;
 }
 

@@ -104,20 +104,23 @@ test("50 MB of output is capped to head and tail without exhausting memory", asy
   assert.ok(growth < 64 * 1024 * 1024, `rss grew by ${Math.round(growth / 1024 / 1024)} MB`);
 });
 
-test("a secret in the parent's environment is hidden unless allowEnv names it", async (t) => {
+test("commands start from the env the caller hands in; a secret in it is hidden unless allowEnv names it", async (t) => {
   const ws = await tempDir(t);
-  process.env.RHEMA_TEST_API_KEY = "sk-rhema-test";
-  process.env.RHEMA_TEST_PLAIN = "plain";
-  t.after(() => {
-    delete process.env.RHEMA_TEST_API_KEY;
-    delete process.env.RHEMA_TEST_PLAIN;
-  });
-  const command = 'echo "key=${RHEMA_TEST_API_KEY:-unset} plain=$RHEMA_TEST_PLAIN"; env | grep -c sk-rhema-test';
-  assert.equal(textOf(await callTool(tool, { command }, toolContext(ws))), "key=unset plain=plain\n0\n[exit code 1]");
+  const withEnv = shellTool({ env: { RHEMA_TEST_API_KEY: "sk-rhema-test", RHEMA_TEST_PLAIN: "plain", RHEMA_TEST_UNSET: undefined } });
+  const command = 'echo "key=${RHEMA_TEST_API_KEY:-unset} plain=$RHEMA_TEST_PLAIN unset=${RHEMA_TEST_UNSET-absent}"; env | grep -c sk-rhema-test';
+  assert.equal(textOf(await callTool(withEnv, { command }, toolContext(ws))), "key=unset plain=plain unset=absent\n0\n[exit code 1]");
   assert.equal(
-    textOf(await callTool(tool, { command }, toolContext(ws, { allowEnv: ["RHEMA_TEST_API_KEY"] }))),
-    "key=sk-rhema-test plain=plain\n1\n[exit code 0]",
+    textOf(await callTool(withEnv, { command }, toolContext(ws, { allowEnv: ["RHEMA_TEST_API_KEY"] }))),
+    "key=sk-rhema-test plain=plain unset=absent\n1\n[exit code 0]",
   );
+});
+
+test("without an env, commands start from an empty one (not this process's): bash's own PATH finds programs", async (t) => {
+  const ws = await tempDir(t);
+  process.env.RHEMA_TEST_AMBIENT = "ambient";
+  t.after(() => delete process.env.RHEMA_TEST_AMBIENT);
+  const command = 'echo "ambient=${RHEMA_TEST_AMBIENT:-unset} home=${HOME:-unset}"; env | grep -c "^RHEMA_TEST"; ls -d /';
+  assert.equal(textOf(await callTool(tool, { command }, toolContext(ws))), "ambient=unset home=unset\n0\n/\n[exit code 0]");
 });
 
 test("plan gives the command and no paths; bad input names the field", async (t) => {

@@ -1,0 +1,245 @@
+/**
+ * rhema's architecture as a checker: `checkArchitecture(srcDir)` reads every `.ts` file under
+ * `srcDir` with the TypeScript compiler API and returns each way the tree breaks DESIGN §1 —
+ * an import against the layer table (static, type-only, dynamic or `require`), an import cycle,
+ * a file in no layer, a file in `core` that imports the file system, processes or sockets, and
+ * an edge-only use of `process` or `console` below the edges (cli, action). The real tree's
+ * test and the fixture trees that prove each rule fails both go through it.
+ */
+import { readdirSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join, relative, sep } from "node:path";
+import ts from "typescript";
+import { ambientUses } from "./ambient-access.js";
+import { type ImportKind, type ImportSite, importSites, isRelative, resolveRelative } from "./import-graph.js";
+
+export type Layer =
+  | "core" | "cache" | "store" | "process" | "prompt" | "policy" | "tools" | "transcript" | "providers"
+  | "agent" | "runner" | "index" | "cli" | "action";
+
+/** The library's layers below index and the edges, and what each may import besides itself. */
+const INNER: Record<Exclude<Layer, "index" | "cli" | "action">, readonly Layer[]> = {
+  core: [],
+  cache: ["core"],
+  store: ["core"],
+  process: ["core"],
+  prompt: ["core"],
+  policy: ["core"],
+  tools: ["core", "process"],
+  transcript: ["core", "cache"],
+  providers: ["core", "cache"],
+  agent: ["core", "tools", "transcript", "prompt", "store"],
+  runner: ["core", "agent", "policy", "providers", "store", "process", "transcript", "cache"],
+};
+const LIBRARY = Object.keys(INNER) as Layer[];
+
+/** DESIGN §1: who may import whom. The edges import anything but each other; nothing imports them. */
+export const MAY_IMPORT: Readonly<Record<Layer, readonly Layer[]>> = {
+  ...INNER,
+  index: LIBRARY,
+  cli: [...LIBRARY, "index"],
+  action: [...LIBRARY, "index"],
+};
+const EDGES: ReadonlySet<Layer> = new Set(["cli", "action"]);
+/** What `core` may not import: it holds types, ports and pure logic. */
+const CORE_FORBIDDEN = new Set(["fs", "fs/promises", "child_process", "net"].flatMap((m) => [m, `node:${m}`]));
+
+/** One way the tree breaks the architecture. Files are relative to the source folder, `/`-separated. */
+export type Violation =
+  | { rule: "unknown-layer"; file: string }
+  | { rule: "layer"; file: string; line: number; kind: ImportKind; target: string; from: Layer; to: Layer }
+  | { rule: "unresolved-import"; file: string; line: number; kind: ImportKind; specifier: string }
+  | { rule: "outside-source"; file: string; line: number; kind: ImportKind; specifier: string }
+  | { rule: "computed-import"; file: string; line: number; kind: ImportKind }
+  | { rule: "core-io"; file: string; line: number; kind: ImportKind; specifier: string }
+  | { rule: "cycle"; files: string[] }
+  | { rule: "ambient"; file: string; line: number; object: "process" | "console"; member: string };
+
+/** The layer a source file (relative to the source folder) sits in, or `null`. */
+export function layerOf(rel: string): Layer | null {
+  const parts = rel.split(/[\\/]/);
+  if (parts.length === 1) return rel === "agent.ts" ? "agent" : rel === "index.ts" ? "index" : null;
+  const top = parts[0] as Layer;
+  return top in MAY_IMPORT && top !== "agent" && top !== "index" ? top : null;
+}
+
+export function mayImport(from: Layer, to: Layer): boolean {
+  return from === to || MAY_IMPORT[from].includes(to);
+}
+
+/** Every violation in the tree under `srcDir`, sorted by file and line; `[]` for a sound tree. */
+export function checkArchitecture(srcDir: string): Violation[] {
+  const files = sourceFiles(srcDir);
+  const known = new Set(files);
+  const program = sourceProgram(files);
+  const checker = program.getTypeChecker();
+  const rel = (path: string): string => relative(srcDir, path).split(sep).join("/");
+  const violations: Violation[] = [];
+  const graph = new Map<string, Set<string>>();
+  for (const path of files) {
+    const file = rel(path);
+    const layer = layerOf(file);
+    if (layer === null) violations.push({ rule: "unknown-layer", file });
+    const source = program.getSourceFile(path);
+    if (!source) throw new Error(`architecture check: ${file} is not in the program`);
+    const targets = new Set<string>();
+    graph.set(file, targets);
+    for (const site of importSites(source)) {
+      const judged = judgeImport(site, { path, file, layer }, known, rel);
+      if (judged.violation) violations.push(judged.violation);
+      if (judged.target !== undefined) targets.add(judged.target);
+    }
+    if (layer === null || !EDGES.has(layer)) {
+      for (const use of ambientUses(source, checker)) violations.push({ rule: "ambient", file, ...use });
+    }
+  }
+  for (const cycle of importCycles(graph)) violations.push({ rule: "cycle", files: cycle });
+  return violations.sort(byPlace);
+}
+
+interface Importer { path: string; file: string; layer: Layer | null }
+
+/** What one import site breaks, if anything, and the source file it reaches, if one. */
+function judgeImport(site: ImportSite, from: Importer, known: ReadonlySet<string>, rel: (path: string) => string): { violation?: Violation; target?: string } {
+  const { kind, line, specifier } = site;
+  const { file, layer } = from;
+  if (specifier === null) return { violation: { rule: "computed-import", file, line, kind } };
+  if (!isRelative(specifier)) {
+    return layer === "core" && CORE_FORBIDDEN.has(specifier) ? { violation: { rule: "core-io", file, line, kind, specifier } } : {};
+  }
+  const resolved = resolveRelative(specifier, kind, from.path, OPTIONS);
+  if (resolved === null) return { violation: { rule: "unresolved-import", file, line, kind, specifier } };
+  if (!known.has(resolved)) return { violation: { rule: "outside-source", file, line, kind, specifier } };
+  const target = rel(resolved);
+  const to = layerOf(target);
+  if (layer === null || to === null || mayImport(layer, to)) return { target };
+  return { target, violation: { rule: "layer", file, line, kind, target, from: layer, to } };
+}
+
+/** One line per violation, for an assertion message a person can act on. */
+export function describeViolation(v: Violation): string {
+  switch (v.rule) {
+    case "unknown-layer": return `${v.file} sits in no layer of DESIGN §1`;
+    case "layer": return `${v.file}:${v.line} (${v.from}) has a ${v.kind} import of ${v.target} (${v.to}): ${v.from} may not import ${v.to}`;
+    case "unresolved-import": return `${v.file}:${v.line} has a ${v.kind} import of "${v.specifier}", which names no file`;
+    case "outside-source": return `${v.file}:${v.line} has a ${v.kind} import of "${v.specifier}", outside the source folder`;
+    case "computed-import": return `${v.file}:${v.line} has a ${v.kind} import of a computed path, which the layer check cannot follow`;
+    case "core-io": return `${v.file}:${v.line} (core) imports "${v.specifier}": core does no file, process or network I/O`;
+    case "cycle": return `import cycle: ${[...v.files, v.files[0]].join(" → ")}`;
+    case "ambient": return `${v.file}:${v.line} uses ${v.object}.${v.member}, which only the edges (cli, action) may`;
+  }
+}
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(path);
+    return /\.[cm]?ts$/.test(entry.name) ? [path] : [];
+  }).sort();
+}
+
+/** Node's own types, wherever this checker runs from (a fixture tree has no node_modules). */
+const nodeTypesRoot = dirname(dirname(createRequire(import.meta.url).resolve("@types/node/package.json")));
+
+const OPTIONS: ts.CompilerOptions = {
+  target: ts.ScriptTarget.ES2022, lib: ["lib.es2023.d.ts"], module: ts.ModuleKind.NodeNext,
+  moduleResolution: ts.ModuleResolutionKind.NodeNext, types: ["node"], typeRoots: [nodeTypesRoot],
+  strict: true, skipLibCheck: true, noEmit: true, resolveJsonModule: true,
+};
+
+/** Node's types and the standard library, parsed once for every program made here. */
+const declarationCache = new Map<string, ts.SourceFile>();
+const isSharedDeclaration = (fileName: string, libDir: string): boolean =>
+  fileName.endsWith(".d.ts") && (fileName.startsWith(nodeTypesRoot) || fileName.startsWith(libDir));
+
+/**
+ * A program of the source files and Node's types only: packages are left unresolved, since
+ * the checks need our files and the `process`/`console` declarations, and the SDKs' types
+ * would triple the time.
+ */
+function sourceProgram(rootNames: string[]): ts.Program {
+  const host = ts.createCompilerHost(OPTIONS);
+  const readSource = host.getSourceFile.bind(host);
+  const libDir = host.getDefaultLibLocation?.() ?? dirname(host.getDefaultLibFileName(OPTIONS));
+  host.getSourceFile = (fileName, languageVersion, onError, shouldCreate) => {
+    if (!isSharedDeclaration(fileName, libDir)) return readSource(fileName, languageVersion, onError, shouldCreate);
+    let cached = declarationCache.get(fileName);
+    if (!cached) {
+      cached = readSource(fileName, languageVersion, onError, shouldCreate);
+      if (cached) declarationCache.set(fileName, cached);
+    }
+    return cached;
+  };
+  host.resolveModuleNameLiterals = (literals, containingFile, redirected, options, containingSource) =>
+    literals.map((literal) => isRelative(literal.text)
+      ? ts.resolveModuleName(literal.text, containingFile, options, host, undefined, redirected,
+        ts.getModeForUsageLocation(containingSource, literal, options))
+      : { resolvedModule: undefined });
+  const program = ts.createProgram({ rootNames, options: OPTIONS, host });
+  const sample = program.getSourceFiles().find((f) => /[\\/]@types[\\/]node[\\/]process\.d\.ts$/.test(f.fileName));
+  if (!sample) throw new Error(`architecture check: Node's types (@types/node under ${nodeTypesRoot}) did not load`);
+  return program;
+}
+
+/** Each strongly connected set of files (Tarjan), as one cycle through all of them, smallest file first. */
+export function importCycles(graph: ReadonlyMap<string, ReadonlySet<string>>): string[][] {
+  let next = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const cycles: string[][] = [];
+  const connect = (file: string): void => {
+    index.set(file, next);
+    low.set(file, next++);
+    stack.push(file);
+    onStack.add(file);
+    for (const target of graph.get(file) ?? []) {
+      if (!index.has(target)) {
+        connect(target);
+        low.set(file, Math.min(low.get(file)!, low.get(target)!));
+      } else if (onStack.has(target)) low.set(file, Math.min(low.get(file)!, index.get(target)!));
+    }
+    if (low.get(file) !== index.get(file)) return;
+    const component: string[] = [];
+    let member: string;
+    do {
+      member = stack.pop()!;
+      onStack.delete(member);
+      component.push(member);
+    } while (member !== file);
+    if (component.length > 1 || graph.get(file)?.has(file)) cycles.push(cyclePath(graph, new Set(component)));
+  };
+  for (const file of [...graph.keys()].sort()) if (!index.has(file)) connect(file);
+  return cycles;
+}
+
+/** A shortest way from the component's smallest file back to itself, within the component. */
+function cyclePath(graph: ReadonlyMap<string, ReadonlySet<string>>, component: ReadonlySet<string>): string[] {
+  const start = [...component].sort()[0]!;
+  const cameFrom = new Map<string, string>();
+  const queue = [start];
+  for (let i = 0; i < queue.length; i++) {
+    const file = queue[i]!;
+    for (const target of [...(graph.get(file) ?? [])].sort()) {
+      if (!component.has(target)) continue;
+      if (target === start) {
+        const path = [file];
+        while (path[0] !== start) path.unshift(cameFrom.get(path[0]!)!);
+        return path;
+      }
+      if (!cameFrom.has(target) && target !== start) {
+        cameFrom.set(target, file);
+        queue.push(target);
+      }
+    }
+  }
+  return [start];
+}
+
+function byPlace(a: Violation, b: Violation): number {
+  const place = (v: Violation): [string, number] => v.rule === "cycle" ? [v.files[0]!, 0] : [v.file, "line" in v ? v.line : 0];
+  const [fa, la] = place(a);
+  const [fb, lb] = place(b);
+  return fa < fb ? -1 : fa > fb ? 1 : la - lb || a.rule.localeCompare(b.rule);
+}
