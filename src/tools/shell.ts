@@ -12,6 +12,9 @@ import { runProcessGroup, type GroupOutcome } from "../process/process-group.js"
 import { scrubEnvironment } from "../process/secret-env.js";
 import { inputObject, optionalInteger, requiredString } from "./tool-input.js";
 
+/** The PATH of a shell started with no environment of the caller's. */
+export const DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
 export const SHELL_DEFAULT_TIMEOUT_MS = 120_000;
 export const SHELL_MAX_TIMEOUT_MS = 600_000;
 const SHELL_MIN_TIMEOUT_MS = 100;
@@ -26,8 +29,9 @@ export type ShellEnv = Readonly<Record<string, string | undefined>>;
 
 export interface ShellToolOptions {
   /**
-   * The environment commands start from, before secrets are removed. Default: an empty one, in
-   * which bash falls back to its built-in PATH; a driver such as the CLI passes `process.env`.
+   * The environment commands start from, before secrets are removed. Default: an empty one with
+   * `DEFAULT_PATH` (bash's own fallback PATH ends in `.`, which would put the workspace's files on
+   * it); a driver such as the CLI passes `process.env`.
    */
   env?: ShellEnv;
 }
@@ -43,7 +47,7 @@ function parse(input: unknown): ShellInput {
 }
 
 export function shellTool(options: ShellToolOptions = {}): Tool {
-  const baseEnv = options.env ?? {};
+  const baseEnv = options.env ?? { PATH: DEFAULT_PATH };
   return {
     spec: {
       name: "shell",

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
-import { readFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { test } from "node:test";
 import { CancelledError } from "../../src/core/errors.js";
 import { groupRunning, isRunning } from "../../src/process/process-table.js";
-import { SHELL_HEAD_BYTES, SHELL_TAIL_BYTES, shellTool } from "../../src/tools/shell.js";
+import { DEFAULT_PATH, SHELL_HEAD_BYTES, SHELL_TAIL_BYTES, shellTool } from "../../src/tools/shell.js";
 import { tempDir } from "../support/temp-dir.js";
 import { callTool, textOf, toolContext, toolErrorOf } from "./tool-harness.js";
 
@@ -115,12 +115,16 @@ test("commands start from the env the caller hands in; a secret in it is hidden 
   );
 });
 
-test("without an env, commands start from an empty one (not this process's): bash's own PATH finds programs", async (t) => {
+test("without an env, commands start from an empty one (not this process's) with a PATH that leaves the workspace off it", async (t) => {
   const ws = await tempDir(t);
   process.env.RHEMA_TEST_AMBIENT = "ambient";
   t.after(() => delete process.env.RHEMA_TEST_AMBIENT);
-  const command = 'echo "ambient=${RHEMA_TEST_AMBIENT:-unset} home=${HOME:-unset}"; env | grep -c "^RHEMA_TEST"; ls -d /';
-  assert.equal(textOf(await callTool(tool, { command }, toolContext(ws))), "ambient=unset home=unset\n0\n/\n[exit code 0]");
+  await writeFile(join(ws, "planted"), "#!/bin/sh\necho planted\n", { mode: 0o755 });
+  const command = 'echo "ambient=${RHEMA_TEST_AMBIENT:-unset} home=${HOME:-unset}"; env | grep -c "^RHEMA_TEST"; ls -d /; echo "$PATH"; planted';
+  assert.equal(
+    textOf(await callTool(tool, { command }, toolContext(ws))),
+    `ambient=unset home=unset\n0\n/\n${DEFAULT_PATH}\nbash: line 1: planted: command not found\n[exit code 127]`,
+  );
 });
 
 test("plan gives the command and no paths; bad input names the field", async (t) => {
