@@ -1,0 +1,87 @@
+/**
+ * What a request costs, in dollars: `@pydantic/genai-prices`' bundled table (offline; its remote
+ * update is never called), overridden or extended by the models of a pricing file. Each request
+ * is priced on its own and the dollars summed — some models are priced by tiers of request size,
+ * so pricing summed usage would be wrong. A model the table does not know is *unpriced*, never
+ * $0.
+ */
+import { calcPrice } from "@pydantic/genai-prices";
+import type { Usage } from "../core/provider.js";
+
+/** The price table's source and version, recorded in stats.json. */
+export const PRICE_TABLE = { source: "@pydantic/genai-prices", version: "0.1.8" } as const;
+
+/** A model's prices in dollars per million tokens, as a pricing file gives them. */
+export interface ModelPricing {
+  provider: string;
+  model: string;
+  inputPerMTok: number;
+  outputPerMTok: number;
+  /** Default: the input price (no cache discount). */
+  cacheReadPerMTok?: number;
+  /** 5-minute writes. Default: the input price. */
+  cacheWritePerMTok?: number;
+  /** 1-hour writes. Default: the 5-minute write price. */
+  cacheWrite1hPerMTok?: number;
+}
+
+export type RequestPrice = { priced: true; usd: number } | { priced: false };
+
+export interface PriceTable {
+  /** The price of one request of `model` at `provider` with `usage`. */
+  price(provider: string, model: string, usage: Usage): RequestPrice;
+  /** True when `model` at `provider` has a price (asked before a cost budget is accepted). */
+  knows(provider: string, model: string): boolean;
+}
+
+/** The bundled table, with `overrides` (a pricing file's models) taking precedence. */
+export function priceTable(overrides: readonly ModelPricing[] = []): PriceTable {
+  const own = new Map(overrides.map((m) => [key(m.provider, m.model), m]));
+  const price = (provider: string, model: string, usage: Usage): RequestPrice => {
+    const override = own.get(key(provider, model));
+    if (override) return { priced: true, usd: priceByPricing(override, usage) };
+    const result = bundledPrice(provider, model, usage);
+    return result === null ? { priced: false } : { priced: true, usd: result };
+  };
+  return {
+    price,
+    knows: (provider, model) => price(provider, model, { inputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 1 }).priced,
+  };
+}
+
+function key(provider: string, model: string): string {
+  return `${provider}\u0000${model}`;
+}
+
+/** rhema's usage in the table's terms: its `input_tokens` include the cached ones. */
+export function genaiUsage(usage: Usage): Record<string, number> {
+  const oneHour = usage.cacheWrite1hTokens ?? 0;
+  return {
+    input_tokens: usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens,
+    cache_read_tokens: usage.cacheReadTokens,
+    cache_write_tokens: usage.cacheWriteTokens,
+    ...(oneHour > 0 ? { cache_write_1h_tokens: oneHour } : {}),
+    output_tokens: usage.outputTokens,
+  };
+}
+
+function bundledPrice(provider: string, model: string, usage: Usage): number | null {
+  try {
+    const result = calcPrice(genaiUsage(usage), model, { providerId: provider });
+    return result === null ? null : result.total_price;
+  } catch {
+    // The table refuses usage it cannot price (e.g. a model without cache prices): unpriced.
+    return null;
+  }
+}
+
+export function priceByPricing(p: ModelPricing, usage: Usage): number {
+  const oneHour = usage.cacheWrite1hTokens ?? 0;
+  const write5m = p.cacheWritePerMTok ?? p.inputPerMTok;
+  const dollars = usage.inputTokens * p.inputPerMTok
+    + usage.cacheReadTokens * (p.cacheReadPerMTok ?? p.inputPerMTok)
+    + (usage.cacheWriteTokens - oneHour) * write5m
+    + oneHour * (p.cacheWrite1hPerMTok ?? write5m)
+    + usage.outputTokens * p.outputPerMTok;
+  return dollars / 1_000_000;
+}
