@@ -27,13 +27,16 @@ export function describeSchemaErrors(errors: readonly ErrorObject[], subject = "
 }
 
 /**
- * An anyOf/oneOf failure is reported once, at its own path, instead of once per branch that
- * did not match; an `if` failure is explained by its then/else errors.
+ * An anyOf/oneOf failure is said once: its branches' own errors are dropped, and so is its
+ * generic "must match one of the allowed forms" when a plainer error names the same value
+ * (a branch reached through `$ref` reports under the referenced path, e.g. the enum of types).
+ * An `if` failure is explained by its then/else errors.
  */
 function withoutBranchNoise(errors: readonly ErrorObject[]): ErrorObject[] {
-  const branches = errors.filter((e) => e.keyword === "anyOf" || (e.keyword === "oneOf" && e.params.passingSchemas == null));
-  const prefixes = branches.map((e) => `${e.schemaPath}/`);
-  return errors.filter((e) => e.keyword !== "if" && !prefixes.some((p) => e.schemaPath.startsWith(p)));
+  const isBranchFailure = (e: ErrorObject) => e.keyword === "anyOf" || (e.keyword === "oneOf" && e.params.passingSchemas == null);
+  const prefixes = errors.filter(isBranchFailure).map((e) => `${e.schemaPath}/`);
+  const kept = errors.filter((e) => e.keyword !== "if" && !prefixes.some((p) => e.schemaPath.startsWith(p)));
+  return kept.filter((e) => !isBranchFailure(e) || !kept.some((o) => o !== e && !isBranchFailure(o) && o.instancePath === e.instancePath));
 }
 
 function rankOf(e: ErrorObject): number {
@@ -97,8 +100,7 @@ function describeOne(e: ErrorObject, subject: string): string {
 function unknownField(at: string, field: string, e: ErrorObject): string {
   const properties = (e.parentSchema as { properties?: Record<string, unknown> } | undefined)?.properties ?? {};
   const known = Object.keys(properties);
-  const given = typeof e.data === "object" && e.data !== null ? Object.keys(e.data) : [];
-  const near = closestName(field, known.filter((k) => !given.includes(k)));
+  const near = closestName(field, known);
   const hint = near !== undefined ? ` (did you mean \`${near}\`?)` : known.length > 0 ? ` (fields: ${known.join(", ")})` : "";
   return `unknown field ${quoted(join(at, field))}${hint}`;
 }
