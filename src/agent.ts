@@ -83,7 +83,9 @@ export class CodingAgent {
     checkConfig(config);
     this.workspace = canonicalWorkspace(config.workspace);
     this.tools = assembleTools(config);
-    this.inputChecks = compileInputChecks([...this.tools.values()].map((t) => t.spec));
+    // The built-in schemas are ours and tested; a caller's are checked against their meta-schema.
+    const given = new Set((config.tools ?? []).map((t) => t.spec));
+    this.inputChecks = compileInputChecks([...this.tools.values()].map((t) => t.spec), { metaCheck: (spec) => given.has(spec) });
     const now = config.now ?? (() => new Date());
     this.session = session ?? newSession((config.newId ?? randomUUID)(), now());
     this.environment = this.session.environment ?? this.renderEnvironment(new Date(this.session.createdAt));

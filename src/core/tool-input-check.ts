@@ -44,13 +44,17 @@ export class SchemaCompiler {
 
   constructor(private readonly maxCached = 512) {}
 
-  /** The validator of `schema`; throws a plain Error saying what is wrong with the schema. */
-  compile(schema: Record<string, unknown>): ValidateFunction {
+  /**
+   * The validator of `schema`; throws a plain Error saying what is wrong with the schema.
+   * `metaCheck: false` skips validating the schema against its draft's meta-schema (the
+   * costliest part of a first compile) for schemas known good, such as the built-in tools'.
+   */
+  compile(schema: Record<string, unknown>, opts: { metaCheck?: boolean } = {}): ValidateFunction {
     const key = JSON.stringify(schema);
     const hit = this.compiled.get(key);
     if (hit) return hit;
     const ajv = this.engine(draftOf(schema));
-    if (!ajv.validateSchema(schema)) {
+    if (opts.metaCheck !== false && !ajv.validateSchema(schema)) {
       throw new Error(`it is not valid JSON Schema: ${describeSchemaErrors(ajv.errors ?? [], "the schema")}`);
     }
     const validate = ajv.compile(schema);
@@ -72,13 +76,21 @@ export class SchemaCompiler {
 /** The compiler `compileInputChecks` uses when none is given: one per process, see above. */
 const sharedCompiler = new SchemaCompiler();
 
+export interface CompileInputChecksOptions {
+  /** Default: one compiler per process. */
+  compiler?: SchemaCompiler;
+  /** Which schemas to validate against their meta-schema first; default all. */
+  metaCheck?: (spec: ToolSpec) => boolean;
+}
+
 /**
  * Compiles the input schema of every tool in `specs`. Throws `CodingAgentError`
  * (`invalid_config`) naming the first tool whose schema cannot be compiled.
  */
-export function compileInputChecks(specs: readonly ToolSpec[], compiler: SchemaCompiler = sharedCompiler): ToolInputChecks {
+export function compileInputChecks(specs: readonly ToolSpec[], opts: CompileInputChecksOptions = {}): ToolInputChecks {
+  const compiler = opts.compiler ?? sharedCompiler;
   const checks = new Map<string, (input: unknown) => InputCheck>();
-  for (const spec of specs) checks.set(spec.name, compileOne(spec, compiler));
+  for (const spec of specs) checks.set(spec.name, compileOne(spec, compiler, opts.metaCheck?.(spec) ?? true));
   return {
     check(tool, input) {
       const check = checks.get(tool);
@@ -88,7 +100,7 @@ export function compileInputChecks(specs: readonly ToolSpec[], compiler: SchemaC
   };
 }
 
-function compileOne(spec: ToolSpec, compiler: SchemaCompiler): (input: unknown) => InputCheck {
+function compileOne(spec: ToolSpec, compiler: SchemaCompiler, metaCheck: boolean): (input: unknown) => InputCheck {
   const schema: unknown = spec.inputSchema;
   const bad = (why: string, cause?: unknown) =>
     new CodingAgentError("invalid_config", `the tool \`${spec.name}\` has an inputSchema that cannot be used: ${why}`, { cause });
@@ -97,7 +109,7 @@ function compileOne(spec: ToolSpec, compiler: SchemaCompiler): (input: unknown) 
   }
   let validate: ValidateFunction;
   try {
-    validate = compiler.compile(schema as Record<string, unknown>);
+    validate = compiler.compile(schema as Record<string, unknown>, { metaCheck });
   } catch (err) {
     throw bad(errorMessage(err), err);
   }

@@ -151,7 +151,7 @@ test("a schema ajv cannot compile fails construction with invalid_config, naming
 
 test("every built-in tool's schema is valid JSON Schema and compiles", () => {
   const specs = builtinTools().map((tool) => tool.spec);
-  const checks = compileInputChecks(specs, new SchemaCompiler());
+  const checks = compileInputChecks(specs, { compiler: new SchemaCompiler(), metaCheck: () => true });
   for (const spec of specs) assert.equal(checks.check(spec.name, { nope: 1 }).ok, false, `${spec.name} refuses an unknown field`);
 });
 
@@ -160,7 +160,7 @@ test("each distinct schema is compiled once, whichever tool set holds it", () =>
   const spec = (name: string) => ({ name, description: "", inputSchema: { type: "object", properties: { a: { type: "string" } } } });
   const first = compiler.compile(spec("x").inputSchema);
   assert.equal(compiler.compile(spec("y").inputSchema), first, "the same schema text gives the same validator");
-  const checks = compileInputChecks([spec("x"), spec("y")], compiler);
+  const checks = compileInputChecks([spec("x"), spec("y")], { compiler });
   assert.deepEqual(checks.check("y", { a: 1 }), { ok: false, message: "Invalid input for `y`: `a` must be a string (got 1)" });
 });
 

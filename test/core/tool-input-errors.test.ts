@@ -10,7 +10,7 @@ import { closestName } from "../../src/core/tool-input-errors.js";
 const compiler = new SchemaCompiler();
 
 function messageFor(properties: Record<string, unknown>, input: unknown, extra: Record<string, unknown> = {}): string {
-  const checks = compileInputChecks([{ name: "t", description: "", inputSchema: { type: "object", properties, ...extra } }], compiler);
+  const checks = compileInputChecks([{ name: "t", description: "", inputSchema: { type: "object", properties, ...extra } }], { compiler });
   const checked = checks.check("t", input);
   assert.equal(checked.ok, false, "expected the input to be refused");
   return (checked as { message: string }).message.replace("Invalid input for `t`: ", "");
