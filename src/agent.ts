@@ -18,6 +18,7 @@ import { newSession, type Session } from "./core/session.js";
 import { loadSession, saveSession } from "./store/session-file.js";
 import { DEFAULT_MAX_TURN_STEPS, runSteps, type ModelOutput } from "./core/step-loop.js";
 import type { Tool } from "./core/tool.js";
+import { compileInputChecks, type ToolInputChecks } from "./core/tool-input-check.js";
 import type { Section, TranscriptConfig, TranscriptStats } from "./core/transcript-types.js";
 import {
   DEFAULT_SYSTEM_TEMPLATE,
@@ -71,6 +72,7 @@ export class CodingAgent {
   private readonly config: CodingAgentConfig;
   private readonly workspace: string;
   private readonly tools: ReadonlyMap<string, Tool>;
+  private readonly inputChecks: ToolInputChecks;
   private readonly environment: string;
   private readonly mirror: TranscriptMirror | null;
   private commitHook: CommitHook | null = null;
@@ -83,6 +85,9 @@ export class CodingAgent {
     checkConfig(config);
     this.workspace = canonicalWorkspace(config.workspace);
     this.tools = assembleTools(config);
+    // The built-in schemas are ours and tested; a caller's are checked against their meta-schema.
+    const given = new Set((config.tools ?? []).map((t) => t.spec));
+    this.inputChecks = compileInputChecks([...this.tools.values()].map((t) => t.spec), { metaCheck: (spec) => given.has(spec) });
     const now = config.now ?? (() => new Date());
     this.session = session ?? newSession((config.newId ?? randomUUID)(), now());
     this.environment = this.session.environment ?? this.renderEnvironment(new Date(this.session.createdAt));
@@ -198,7 +203,7 @@ export class CodingAgent {
       }
       await start();
       return await runSteps({
-        session: this.session, provider: this.provider, tools: this.tools, approval, sink, signal,
+        session: this.session, provider: this.provider, tools: this.tools, inputChecks: this.inputChecks, approval, sink, signal,
         commit: (boundary) => this.commit(boundary),
         buildRequest: () => this.buildRequest(),
         recordUsage: (usage) => this.mirror?.recordRequest(usage),

@@ -11,6 +11,7 @@ import type { Argv } from "yargs";
 import type { ApprovalRequest } from "../core/approval.js";
 import { RhemaError, errorMessage } from "../core/errors.js";
 import type { ToolEffect, ToolPlan } from "../core/tool.js";
+import { compileInputChecks } from "../core/tool-input-check.js";
 import { PolicyApproval, formatPolicyIssue, loadPolicy, type LoadedPolicy } from "../policy/index.js";
 import { builtinTools } from "../tools/index.js";
 
@@ -89,7 +90,11 @@ export async function policyCheck(args: PolicyCheckArgs): Promise<PolicyCheckRes
  */
 async function planCall(tool: string, input: Record<string, unknown>, workspace: string): Promise<ToolPlan> {
   const builtin = builtinTools().find((t) => t.spec.name === tool);
-  if (builtin?.plan) return builtin.plan(input, { workspace, signal: new AbortController().signal });
+  if (builtin?.plan) {
+    const checked = compileInputChecks([builtin.spec]).check(tool, input);
+    if (!checked.ok) throw new Error(checked.message);
+    return builtin.plan(checked.input, { workspace, signal: new AbortController().signal });
+  }
   const paths = typeof input.path === "string" ? [input.path] : [];
   return typeof input.command === "string" ? { paths, command: input.command } : { paths };
 }

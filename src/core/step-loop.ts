@@ -17,6 +17,7 @@ import type { ContentBlock, Message, ToolCallBlock, ToolResultBlock } from "./me
 import { addUsage, ZERO_USAGE, type ModelProvider, type ModelRequest, type StopReason, type Usage } from "./provider.js";
 import type { Session } from "./session.js";
 import type { Tool, ToolContext, ToolPlan } from "./tool.js";
+import type { ToolInputChecks } from "./tool-input-check.js";
 
 export interface ModelOutput {
   /** The final assistant message of the turn. */
@@ -31,6 +32,8 @@ export interface StepLoopPorts {
   session: Session;
   provider: ModelProvider;
   tools: ReadonlyMap<string, Tool>;
+  /** The tools' compiled input schemas: every call is checked here before its tool sees it. */
+  inputChecks: ToolInputChecks;
   approval: Approval;
   sink: EventSink;
   signal: AbortSignal;
@@ -42,8 +45,6 @@ export interface StepLoopPorts {
   recordUsage(usage: Usage): void;
   /** Steering nudges queued since the last boundary. */
   takeSteers(): string[];
-  /** Called with each request just before it is sent (the retry path keeps the last one). */
-  onRequest?(req: ModelRequest): void;
   toolContext: Omit<ToolContext, "signal">;
   maxTurnSteps: number;
   /** Rewrites tool output text before the model (and the session) sees it, e.g. to redact secrets. */
@@ -52,6 +53,7 @@ export interface StepLoopPorts {
 
 export const DEFAULT_MAX_TURN_STEPS = 50;
 const RESULT_PREVIEW_CHARS = 200;
+const NOT_RUN_CANCELLED = "not run: the turn was cancelled before this call started";
 
 export async function runSteps(ports: StepLoopPorts): Promise<ModelOutput> {
   let usage: Usage = ZERO_USAGE;
@@ -90,7 +92,6 @@ async function pushSteers(ports: StepLoopPorts): Promise<void> {
 /** One model request, streamed into an assistant message (not yet committed). */
 async function requestStep(ports: StepLoopPorts, step: number) {
   const req = ports.buildRequest();
-  ports.onRequest?.(req);
   await ports.sink.emit({ type: "request", step, messages: req.messages.length });
   const content: ContentBlock[] = [];
   let usage: Usage = ZERO_USAGE;
@@ -144,18 +145,15 @@ function checkToolCall(event: { id: string; name: string }, content: ContentBloc
 /** Runs one step's calls in order, committing each result; on cancel, closes the rest. */
 async function runCalls(ports: StepLoopPorts, step: number, calls: ToolCallBlock[]): Promise<void> {
   for (const [k, call] of calls.entries()) {
-    if (ports.signal.aborted) {
-      await closeCancelled(ports, calls.slice(k), "not run: the turn was cancelled before this call started");
-      throw cancelledError(ports.signal);
-    }
+    // A cancel that lands after the last call's result is caught by the loop's own check.
+    if (ports.signal.aborted) return closeCancelled(ports, calls.slice(k));
     const started = Date.now();
     let result: ToolResultBlock;
     try {
       result = await runOneCall(ports, step, call);
     } catch (err) {
       if (!ports.signal.aborted) throw err;
-      await closeCancelled(ports, calls.slice(k), "not run: the turn was cancelled before this call started");
-      throw cancelledError(ports.signal, err);
+      return closeCancelled(ports, calls.slice(k), err);
     }
     pushToolResult(ports.session.messages, result);
     await ports.sink.emit({
@@ -163,54 +161,71 @@ async function runCalls(ports: StepLoopPorts, step: number, calls: ToolCallBlock
       durationMs: Date.now() - started, preview: previewOf(result),
     });
     await ports.commit("result");
-    if (ports.signal.aborted) {
-      await closeCancelled(ports, calls.slice(k + 1), "not run: the turn was cancelled before this call started");
-      throw cancelledError(ports.signal);
-    }
   }
 }
 
-async function closeCancelled(ports: StepLoopPorts, calls: ToolCallBlock[], note: string): Promise<void> {
+/** Answers the calls a cancel left unstarted, committing each, then ends the turn cancelled. */
+async function closeCancelled(ports: StepLoopPorts, calls: ToolCallBlock[], cause?: unknown): Promise<never> {
   for (const call of calls) {
-    pushToolResult(ports.session.messages, { type: "tool_result", callId: call.id, content: note, isError: true });
+    pushToolResult(ports.session.messages, { type: "tool_result", callId: call.id, content: NOT_RUN_CANCELLED, isError: true });
     await ports.commit("result");
   }
+  throw cancelledError(ports.signal, cause);
 }
 
 async function runOneCall(ports: StepLoopPorts, step: number, call: ToolCallBlock): Promise<ToolResultBlock> {
   const errorResult = (text: string): ToolResultBlock => ({ type: "tool_result", callId: call.id, content: text, isError: true });
-  const tool = ports.tools.get(call.name);
-  if (!tool) {
-    const names = [...ports.tools.keys()].join(", ");
-    return errorResult(`Unknown tool "${call.name}". Available: ${names || "(none)"}`);
-  }
-  const ctx: ToolContext = { ...ports.toolContext, signal: ports.signal };
-  let plan: ToolPlan;
-  try {
-    plan = tool.plan ? await tool.plan(call.input, ctx) : { paths: [] };
-  } catch (err) {
-    return errorResult(err instanceof ToolError ? err.message : `${call.name} failed: ${errorMessage(err)}`);
-  }
-  const decision = await decide(ports, call, tool, plan);
+  const prepared = await prepareCall(ports, call);
+  if (typeof prepared === "string") return errorResult(prepared);
+  const { tool, input, ctx } = prepared;
+  const decision = await decide(ports, call, prepared);
   await ports.sink.emit({ type: "approval", step, callId: call.id, name: call.name, decision });
   if (decision.decision === "deny") {
     return errorResult(denialText(decision));
   }
   try {
-    const result = await tool.run(call.input, ctx);
+    const result = await tool.run(input, ctx);
     const content = toResultContent(result.content, ports.filterToolOutput ?? ((text) => text));
     return { type: "tool_result", callId: call.id, content, ...(result.isError ? { isError: true } : {}) };
   } catch (err) {
     if (ports.signal.aborted) return errorResult("cancelled: the turn was cancelled while this call ran; it may have partly completed");
-    return errorResult(err instanceof ToolError ? err.message : `${call.name} failed: ${errorMessage(err)}`);
+    return errorResult(failureText(call, err));
   }
 }
 
-async function decide(ports: StepLoopPorts, call: ToolCallBlock, tool: Tool, plan: ToolPlan): Promise<Decision> {
+interface PreparedCall { tool: Tool; input: unknown; ctx: ToolContext; plan: ToolPlan }
+
+/**
+ * The call's tool, its input checked against the tool's schema, and its plan; or the error
+ * text the model reads instead (an unknown tool, input that does not match, a path outside).
+ */
+async function prepareCall(ports: StepLoopPorts, call: ToolCallBlock): Promise<PreparedCall | string> {
+  const tool = ports.tools.get(call.name);
+  if (!tool) {
+    const names = [...ports.tools.keys()].join(", ");
+    return `Unknown tool "${call.name}". Available: ${names || "(none)"}`;
+  }
+  const checked = ports.inputChecks.check(call.name, call.input);
+  if (!checked.ok) return checked.message;
+  const ctx: ToolContext = { ...ports.toolContext, signal: ports.signal };
+  try {
+    const plan = tool.plan ? await tool.plan(checked.input, ctx) : { paths: [] };
+    return { tool, input: checked.input, ctx, plan };
+  } catch (err) {
+    return failureText(call, err);
+  }
+}
+
+/** What the model reads when a tool throws: a ToolError's own words, else what failed. */
+function failureText(call: ToolCallBlock, err: unknown): string {
+  return err instanceof ToolError ? err.message : `${call.name} failed: ${errorMessage(err)}`;
+}
+
+async function decide(ports: StepLoopPorts, call: ToolCallBlock, { tool, input, plan }: PreparedCall): Promise<Decision> {
   throwIfCancelled(ports.signal);
   return ports.approval.decide(
     {
-      callId: call.id, tool: call.name, effect: tool.effect, input: call.input,
+      callId: call.id, tool: call.name, effect: tool.effect, input,
       workspace: ports.toolContext.workspace, paths: plan.paths,
       ...(plan.command !== undefined ? { command: plan.command } : {}),
     },

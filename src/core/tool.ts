@@ -6,7 +6,10 @@ import type { ContentBlock } from "./messages.js";
 export interface ToolSpec {
   name: string;
   description: string;
-  /** JSON Schema of the input object. */
+  /**
+   * JSON Schema (2020-12, or draft-07 when `$schema` says so) of the input object: compiled
+   * when the tool set is assembled, and every call's input is validated against it.
+   */
   inputSchema: Record<string, unknown>;
 }
 
@@ -35,10 +38,13 @@ export interface ToolPlan {
 }
 
 /**
- * Contract: `plan` (when present) validates the input and resolves its paths inside the
- * workspace, throwing `ToolError` for anything the model must correct (a bad field, a path
- * outside). `run` does the work; a `ToolError` or any other throw becomes an error result the
- * model reads. `run` honours `ctx.signal`: on abort it stops, kills what it started, and throws.
+ * Contract: the engine checks every call's input against `spec.inputSchema` before the tool
+ * sees it (core/tool-input-check.ts), so `plan` and `run` get input that matches the schema,
+ * with optional fields sent as `null` left out. `plan` (when present) makes the checks a schema
+ * cannot (an empty command, a range across fields) and resolves the call's paths inside the
+ * workspace, throwing `ToolError` for anything the model must correct (a path outside). `run`
+ * does the work; a `ToolError` or any other throw becomes an error result the model reads.
+ * `run` honours `ctx.signal`: on abort it stops, kills what it started, and throws.
  */
 export interface Tool {
   spec: ToolSpec;

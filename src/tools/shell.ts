@@ -10,7 +10,6 @@ import type { Tool, ToolContext, ToolPlan, ToolResult } from "../core/tool.js";
 import { HeadTailBuffer } from "../process/capped-output.js";
 import { runProcessGroup, type GroupOutcome } from "../process/process-group.js";
 import { scrubEnvironment } from "../process/secret-env.js";
-import { inputObject, optionalInteger, requiredString } from "./tool-input.js";
 
 /** The PATH of a shell started with no environment of the caller's. */
 export const DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
@@ -21,8 +20,6 @@ const SHELL_MIN_TIMEOUT_MS = 100;
 /** Output kept from the start and from the end of what the command prints. */
 export const SHELL_HEAD_BYTES = 12_000;
 export const SHELL_TAIL_BYTES = 12_000;
-
-const FIELDS = ["command", "timeoutMs"] as const;
 
 /** Environment variables as a driver read them; an `undefined` value means unset. */
 export type ShellEnv = Readonly<Record<string, string | undefined>>;
@@ -39,11 +36,10 @@ export interface ShellToolOptions {
 interface ShellInput { command: string; timeoutMs: number }
 
 function parse(input: unknown): ShellInput {
-  const obj = inputObject(input, FIELDS);
-  const command = requiredString(obj, "command");
+  // The input, as the schema below lets it through (the engine checked it).
+  const { command, timeoutMs = SHELL_DEFAULT_TIMEOUT_MS } = input as { command: string; timeoutMs?: number };
   if (command.trim() === "") throw new ToolError("`command` is empty");
-  const timeoutMs = optionalInteger(obj, "timeoutMs", { min: SHELL_MIN_TIMEOUT_MS, max: SHELL_MAX_TIMEOUT_MS });
-  return { command, timeoutMs: timeoutMs ?? SHELL_DEFAULT_TIMEOUT_MS };
+  return { command, timeoutMs };
 }
 
 export function shellTool(options: ShellToolOptions = {}): Tool {

@@ -1,7 +1,7 @@
 /**
  * `rhema policy check` as a module (src/cli/policy-command.ts): prints the decision, the rule
  * with its file:line and the reason; `--json` prints one object; exit 0 either way, 2 for a
- * bad policy, bad input JSON or a missing workspace.
+ * bad policy, bad input JSON, input the tool's schema refuses or a missing workspace.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -80,6 +80,11 @@ test("bad input JSON, a non-object input or a missing workspace exit 2", async (
   const noWorkspace = await policyCheck({ policy: "policy.yaml", tool: "shell", input: '{"command":"ls"}', workspace: join(dir, "nope"), cwd: dir });
   assert.equal(noWorkspace.exitCode, 2);
   assert.match(noWorkspace.stderr, /^rhema: the workspace cannot be used: /);
+  const badField = await policyCheck({ policy: "policy.yaml", tool: "read_file", input: '{"path":5}', workspace: ws, cwd: dir });
+  assert.deepEqual(badField, {
+    exitCode: 2, stdout: "",
+    stderr: "rhema: read_file rejects this input before any policy sees it: Invalid input for `read_file`: `path` must be a string (got 5)\n",
+  });
 });
 
 test("warnings go to stderr while the decision still prints", async (t) => {

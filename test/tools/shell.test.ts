@@ -133,7 +133,7 @@ test("plan gives the command and no paths; bad input names the field", async (t)
   assert.equal(await toolErrorOf(callTool(tool, { command: "  " }, toolContext(ws))), "`command` is empty");
   assert.equal(
     await toolErrorOf(callTool(tool, { command: "ls", timeoutMs: 10 }, toolContext(ws))),
-    "Expected `timeoutMs` to be an integer from 100 to 600000, got `10`",
+    "Invalid input for `shell`: `timeoutMs` must be an integer from 100 to 600000 (got 10)",
   );
 });
 

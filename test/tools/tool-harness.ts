@@ -3,17 +3,35 @@ import assert from "node:assert/strict";
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { ToolError } from "../../src/core/errors.js";
-import type { Tool, ToolContext, ToolResult } from "../../src/core/tool.js";
+import type { Tool, ToolContext, ToolPlan, ToolResult } from "../../src/core/tool.js";
+import { compileInputChecks } from "../../src/core/tool-input-check.js";
 import { bundledRipgrep, ripgrepMajorVersion, type RipgrepChoice } from "../../src/tools/search/ripgrep.js";
 
 export function toolContext(workspace: string, extra: Partial<ToolContext> = {}): ToolContext {
   return { workspace, signal: new AbortController().signal, ...extra };
 }
 
-/** plan, then run: what the engine does (approval aside). */
+/**
+ * Check the input against the tool's schema, plan, then run: what the engine does (approval
+ * aside). Input that does not match rejects with a ToolError carrying the text the model reads.
+ */
 export async function callTool(tool: Tool, input: unknown, ctx: ToolContext): Promise<ToolResult> {
-  await tool.plan?.(input, ctx);
-  return tool.run(input, ctx);
+  const checked = checkedInput(tool, input);
+  await tool.plan?.(checked, ctx);
+  return tool.run(checked, ctx);
+}
+
+/** Check the input against the tool's schema, then plan. */
+export async function planTool(tool: Tool, input: unknown, ctx: ToolContext): Promise<ToolPlan> {
+  assert.ok(tool.plan, `${tool.spec.name} has no plan`);
+  return tool.plan(checkedInput(tool, input), ctx);
+}
+
+/** The input as the engine hands it to the tool, or a ToolError with the text the model reads. */
+function checkedInput(tool: Tool, input: unknown): unknown {
+  const checked = compileInputChecks([tool.spec]).check(tool.spec.name, input);
+  if (!checked.ok) throw new ToolError(checked.message);
+  return checked.input;
 }
 
 /** The text of a result whose content is a string. */

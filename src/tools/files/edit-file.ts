@@ -8,21 +8,18 @@ import { CancelledError, ToolError } from "../../core/errors.js";
 import type { Tool, ToolContext, ToolPlan, ToolResult } from "../../core/tool.js";
 import { writeWorkspaceFile } from "./atomic-write.js";
 import { findClosestLines } from "./closest-lines.js";
-import { inputObject, optionalBoolean, requiredString } from "../tool-input.js";
 import { type ScopedPath, resolveInWorkspace } from "../workspace-scope.js";
 
-const FIELDS = ["path", "old", "new", "replaceAll"] as const;
 /** Line numbers listed in a message before "…". */
 const MAX_LISTED = 20;
+
+/** The input, as the schema below lets it through (the engine checked it). */
+interface EditFileInput { path: string; old: string; new: string; replaceAll?: boolean }
 
 interface EditInput { target: ScopedPath; old: string; new: string; replaceAll: boolean }
 
 async function parse(input: unknown, ctx: ToolContext): Promise<EditInput> {
-  const obj = inputObject(input, FIELDS);
-  const path = requiredString(obj, "path");
-  const old = requiredString(obj, "old");
-  const replacement = requiredString(obj, "new");
-  const replaceAll = optionalBoolean(obj, "replaceAll") ?? false;
+  const { path, old, new: replacement, replaceAll = false } = input as EditFileInput;
   if (old === "") throw new ToolError("`old` is empty; give the exact text to replace (to create a file, use write_file)");
   if (old === replacement) throw new ToolError("`old` and `new` are the same; nothing would change");
   return { target: await resolveInWorkspace(ctx.workspace, path), old, new: replacement, replaceAll };

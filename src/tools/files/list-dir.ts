@@ -6,19 +6,17 @@ import { lstat, readdir, readlink, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { ToolError } from "../../core/errors.js";
 import type { Tool, ToolContext, ToolPlan, ToolResult } from "../../core/tool.js";
-import { inputObject, optionalString } from "../tool-input.js";
 import { byCodeUnits } from "../search/workspace-files.js";
 import { type ScopedPath, canonicalize, isInsideWorkspace, resolveInWorkspace } from "../workspace-scope.js";
 
 /** Entries shown before the rest are counted. */
 export const LIST_MAX_ENTRIES = 1000;
 
-const FIELDS = ["path"] as const;
-
 export interface DirEntryInfo { name: string; kind: "dir" | "file" | "symlink" | "other"; size: number | null; note?: string }
 
 async function parse(input: unknown, ctx: ToolContext): Promise<ScopedPath> {
-  const path = optionalString(inputObject(input ?? {}, FIELDS), "path") ?? ".";
+  // The input, as the schema below lets it through (the engine checked it).
+  const { path = "." } = input as { path?: string };
   return resolveInWorkspace(ctx.workspace, path);
 }
 

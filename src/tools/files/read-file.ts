@@ -9,7 +9,6 @@ import type { ImageMediaType } from "../../core/messages.js";
 import type { Tool, ToolContext, ToolPlan, ToolResult } from "../../core/tool.js";
 import { SNIFF_BYTES, sniffFileKind } from "./file-kind.js";
 import { type LineWindow, readLineWindow } from "./line-window.js";
-import { inputObject, optionalInteger, requiredString } from "../tool-input.js";
 import { type ScopedPath, resolveInWorkspace } from "../workspace-scope.js";
 
 /** Lines returned when the call gives no `limit`, and the most it may ask for. */
@@ -21,15 +20,13 @@ export const READ_MAX_LINE_CHARS = 2000;
 /** Larger images are described instead of sent. */
 export const READ_MAX_IMAGE_BYTES = 5 * 1024 * 1024;
 
-const FIELDS = ["path", "offset", "limit"] as const;
+/** The input, as the schema below lets it through (the engine checked it). */
+interface ReadFileInput { path: string; offset?: number; limit?: number }
 
 interface ReadInput { target: ScopedPath; offset: number; limit: number }
 
 async function parse(input: unknown, ctx: ToolContext): Promise<ReadInput> {
-  const obj = inputObject(input, FIELDS);
-  const path = requiredString(obj, "path");
-  const offset = optionalInteger(obj, "offset", { min: 1 }) ?? 1;
-  const limit = optionalInteger(obj, "limit", { min: 1, max: READ_MAX_LINES }) ?? READ_MAX_LINES;
+  const { path, offset = 1, limit = READ_MAX_LINES } = input as ReadFileInput;
   return { target: await resolveInWorkspace(ctx.workspace, path), offset, limit };
 }
 

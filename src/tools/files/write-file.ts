@@ -7,17 +7,13 @@ import { dirname } from "node:path";
 import { CancelledError, ToolError } from "../../core/errors.js";
 import type { Tool, ToolContext, ToolPlan, ToolResult } from "../../core/tool.js";
 import { writeWorkspaceFile } from "./atomic-write.js";
-import { inputObject, requiredString } from "../tool-input.js";
 import { type ScopedPath, resolveInWorkspace } from "../workspace-scope.js";
-
-const FIELDS = ["path", "content"] as const;
 
 interface WriteInput { target: ScopedPath; content: string }
 
 async function parse(input: unknown, ctx: ToolContext): Promise<WriteInput> {
-  const obj = inputObject(input, FIELDS);
-  const path = requiredString(obj, "path");
-  const content = requiredString(obj, "content");
+  // The input, as the schema below lets it through (the engine checked it).
+  const { path, content } = input as { path: string; content: string };
   const target = await resolveInWorkspace(ctx.workspace, path);
   if (target.rel === ".") throw new ToolError(`\`path\` names the workspace root, not a file`);
   return { target, content };

@@ -8,14 +8,11 @@ import picomatch from "picomatch";
 import { ToolError } from "../../core/errors.js";
 import type { Tool, ToolContext, ToolPlan, ToolResult } from "../../core/tool.js";
 import { type RipgrepChoice, ripgrepLocator } from "./ripgrep.js";
-import { inputObject, optionalString, requiredString } from "../tool-input.js";
 import { byCodeUnits, listFiles, narrowRoot } from "./workspace-files.js";
 import { type ScopedPath, resolveInWorkspace } from "../workspace-scope.js";
 
 /** Paths shown before the rest are counted. */
 export const GLOB_MAX_RESULTS = 500;
-
-const FIELDS = ["pattern", "path"] as const;
 
 export interface SearchToolOptions {
   /** Search backend; default "auto" (rg on PATH, else @vscode/ripgrep's, else JavaScript). */
@@ -27,11 +24,10 @@ export interface SearchToolOptions {
 interface GlobInput { pattern: string; dir: ScopedPath }
 
 async function parse(input: unknown, ctx: ToolContext): Promise<GlobInput> {
-  const obj = inputObject(input, FIELDS);
-  const pattern = requiredString(obj, "pattern");
+  // The input, as the schema below lets it through (the engine checked it).
+  const { pattern, path = "." } = input as { pattern: string; path?: string };
   checkRelativePattern(pattern, "pattern");
-  const dir = await resolveInWorkspace(ctx.workspace, optionalString(obj, "path") ?? ".");
-  return { pattern, dir };
+  return { pattern, dir: await resolveInWorkspace(ctx.workspace, path) };
 }
 
 /** A pattern is matched below `path`: it may not be absolute or climb out with "..". */

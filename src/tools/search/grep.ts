@@ -13,7 +13,6 @@ import { compilePattern, searchFilesJs } from "./grep-js.js";
 import { type GrepLine, MatchCollector, formatTally } from "./grep-matches.js";
 import { inheritedMatchers, ripgrepIgnoreText } from "./gitignore-rules.js";
 import { RG_SCOPE_ARGS, ripgrepLocator, ripgrepNameFilterArgs, runRipgrep, stripDotSlash } from "./ripgrep.js";
-import { inputObject, optionalBoolean, optionalInteger, optionalString, requiredString } from "../tool-input.js";
 import { listFiles, ripgrepRoot } from "./workspace-files.js";
 import { type ScopedPath, resolveInWorkspace } from "../workspace-scope.js";
 
@@ -23,19 +22,16 @@ export const GREP_MAX_MATCHES = 200;
 export const GREP_MAX_BYTES = 40_000;
 export const GREP_MAX_CONTEXT = 10;
 
-const FIELDS = ["pattern", "path", "glob", "ignoreCase", "context"] as const;
+/** The input, as the schema below lets it through (the engine checked it). */
+interface GrepToolInput { pattern: string; path?: string; glob?: string; ignoreCase?: boolean; context?: number }
 
 interface GrepInput { pattern: string; target: ScopedPath; glob?: string; ignoreCase: boolean; context: number }
 
 async function parse(input: unknown, ctx: ToolContext): Promise<GrepInput> {
-  const obj = inputObject(input, FIELDS);
-  const pattern = requiredString(obj, "pattern");
+  const { pattern, path = ".", glob, ignoreCase = false, context = 0 } = input as GrepToolInput;
   if (pattern === "") throw new ToolError("`pattern` is empty");
-  const glob = optionalString(obj, "glob");
   if (glob !== undefined) checkRelativePattern(glob, "glob");
-  const ignoreCase = optionalBoolean(obj, "ignoreCase") ?? false;
-  const context = optionalInteger(obj, "context", { min: 0, max: GREP_MAX_CONTEXT }) ?? 0;
-  const target = await resolveInWorkspace(ctx.workspace, optionalString(obj, "path") ?? ".");
+  const target = await resolveInWorkspace(ctx.workspace, path);
   return { pattern, target, ...(glob !== undefined ? { glob } : {}), ignoreCase, context };
 }
 

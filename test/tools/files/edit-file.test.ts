@@ -87,6 +87,6 @@ test("refuses an empty or unchanged `old`, a missing file and a non-UTF-8 file",
   assert.match(await toolErrorOf(callTool(tool, { path: "latin1.txt", old: "caf", new: "b" }, toolContext(ws))), /latin1\.txt is not UTF-8 text/);
   assert.equal(
     await toolErrorOf(callTool(tool, { path: "math.js", old: "a", new: "b", replaceAll: "yes" }, toolContext(ws))),
-    "Expected `replaceAll` to be true or false, got `\"yes\"`",
+    "Invalid input for `edit_file`: `replaceAll` must be true or false (got \"yes\")",
   );
 });

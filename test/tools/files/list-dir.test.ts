@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { LIST_MAX_ENTRIES, listDirTool } from "../../../src/tools/files/list-dir.js";
 import { tempDir } from "../../support/temp-dir.js";
-import { callTool, makeTree, textOf, toolContext, toolErrorOf } from "../tool-harness.js";
+import { callTool, makeTree, planTool, textOf, toolContext, toolErrorOf } from "../tool-harness.js";
 
 const tool = listDirTool();
 
@@ -53,8 +53,9 @@ test("a file or a missing folder is an error", async (t) => {
   assert.equal(await toolErrorOf(callTool(tool, { path: "nope" }, toolContext(ws))), "No such folder: nope");
 });
 
-test("plan gives '.' for the root", async (t) => {
+test("plan gives '.' for the root, also when the call sends no input", async (t) => {
   const ws = await tempDir(t);
-  assert.deepEqual(await tool.plan!({}, toolContext(ws)), { paths: ["."] });
-  assert.deepEqual(await tool.plan!(undefined, toolContext(ws)), { paths: ["."] });
+  assert.deepEqual(await planTool(tool, {}, toolContext(ws)), { paths: ["."] });
+  assert.deepEqual(await planTool(tool, undefined, toolContext(ws)), { paths: ["."] });
+  assert.deepEqual(await planTool(tool, { path: null }, toolContext(ws)), { paths: ["."] });
 });

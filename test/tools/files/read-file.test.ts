@@ -112,15 +112,18 @@ test("a missing file, a folder and a bad field are errors the model can act on",
   assert.match(await toolErrorOf(callTool(tool, { path: "dir" }, toolContext(ws))), /dir is a directory; use list_dir/);
   assert.equal(
     await toolErrorOf(callTool(tool, { path: "a", offset: 0 }, toolContext(ws))),
-    "Expected `offset` to be an integer from 1 and up, got `0`",
+    "Invalid input for `read_file`: `offset` must be an integer from 1 and up (got 0)",
   );
   assert.equal(
     await toolErrorOf(callTool(tool, { path: "a", limit: 5000 }, toolContext(ws))),
-    "Expected `limit` to be an integer from 1 to 2000, got `5000`",
+    "Invalid input for `read_file`: `limit` must be an integer from 1 to 2000 (got 5000)",
   );
-  assert.equal(await toolErrorOf(callTool(tool, { path: 7 }, toolContext(ws))), "Expected `path` to be a string, got `7`");
-  assert.equal(await toolErrorOf(callTool(tool, {}, toolContext(ws))), "`path` is required");
-  assert.equal(await toolErrorOf(callTool(tool, { file: "a" }, toolContext(ws))), "Unknown field `file`; expected path, offset, limit");
+  assert.equal(await toolErrorOf(callTool(tool, { path: 7 }, toolContext(ws))), "Invalid input for `read_file`: `path` must be a string (got 7)");
+  assert.equal(await toolErrorOf(callTool(tool, {}, toolContext(ws))), "Invalid input for `read_file`: `path` is required");
+  assert.equal(
+    await toolErrorOf(callTool(tool, { file: "a" }, toolContext(ws))),
+    "Invalid input for `read_file`: `path` is required; unknown field `file` (fields: path, offset, limit)",
+  );
 });
 
 test("plan resolves the path, workspace-relative", async (t) => {

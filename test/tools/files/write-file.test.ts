@@ -44,8 +44,8 @@ test("refuses to write over a folder or through a file used as a folder", async 
 
 test("a missing or non-string content is an error naming the field", async (t) => {
   const ws = await tempDir(t);
-  assert.equal(await toolErrorOf(callTool(tool, { path: "a" }, toolContext(ws))), "`content` is required");
-  assert.equal(await toolErrorOf(callTool(tool, { path: "a", content: 3 }, toolContext(ws))), "Expected `content` to be a string, got `3`");
+  assert.equal(await toolErrorOf(callTool(tool, { path: "a" }, toolContext(ws))), "Invalid input for `write_file`: `content` is required");
+  assert.equal(await toolErrorOf(callTool(tool, { path: "a", content: 3 }, toolContext(ws))), "Invalid input for `write_file`: `content` must be a string (got 3)");
 });
 
 test("plan gives the resolved workspace-relative path", async (t) => {

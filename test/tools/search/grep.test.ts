@@ -101,7 +101,7 @@ test("input errors name the field", async (t) => {
   const ws = await tempDir(t);
   const tool = grepTool({ ripgrep: "js" });
   assert.equal(await toolErrorOf(callTool(tool, { pattern: "" }, toolContext(ws))), "`pattern` is empty");
-  assert.equal(await toolErrorOf(callTool(tool, { pattern: "a", context: 11 }, toolContext(ws))), "Expected `context` to be an integer from 0 to 10, got `11`");
+  assert.equal(await toolErrorOf(callTool(tool, { pattern: "a", context: 11 }, toolContext(ws))), "Invalid input for `grep`: `context` must be an integer from 0 to 10 (got 11)");
   assert.match(await toolErrorOf(callTool(tool, { pattern: "a", glob: "../*" }, toolContext(ws))), /^`glob` must be relative/);
   assert.equal(await toolErrorOf(callTool(tool, { pattern: "a", path: "nope" }, toolContext(ws))), "No such file or folder: nope");
 });
