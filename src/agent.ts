@@ -28,6 +28,8 @@ import {
 } from "./prompt/system-prompt.js";
 import { type ShellEnv, builtinTools } from "./tools/index.js";
 import { TranscriptMirror } from "./transcript/transcript-mirror.js";
+import { compactBeforeRequest, fixedTokensOf } from "./transcript/compaction.js";
+import { eliderWorker, modelWorker, type CompactionWorker } from "./transcript/compaction-worker.js";
 
 export type { ModelOutput } from "./core/step-loop.js";
 
@@ -58,6 +60,11 @@ export interface CodingAgentConfig {
   env?: ShellEnv;
   /** Rewrites tool output before the model and the session see it (a runner redacts secrets here). */
   filterToolOutput?: (text: string) => string;
+  /**
+   * Who writes the summaries of compacted messages. Default: the agent's own model, or the
+   * deterministic elider when the provider is scripted (a model worker would consume its script).
+   */
+  compactionWorker?: CompactionWorker;
   /** Clock and id source, injected so tests are deterministic. */
   now?: () => Date;
   newId?: () => string;
@@ -76,6 +83,9 @@ export class CodingAgent {
   private readonly environment: string;
   private readonly mirror: TranscriptMirror | null;
   private commitHook: CommitHook | null = null;
+  private readonly worker: CompactionWorker;
+  /** What the last request was, for the stats: its size, the log it stood for, when it went. */
+  private lastRequest: { tokens: number; uncompactedTokens: number; atMs: number } | null = null;
   private steers: string[] = [];
   private running = false;
 
@@ -92,6 +102,7 @@ export class CodingAgent {
     this.session = session ?? newSession((config.newId ?? randomUUID)(), now());
     this.environment = this.session.environment ?? this.renderEnvironment(new Date(this.session.createdAt));
     this.mirror = config.transcript === false ? null : new TranscriptMirror(config.transcript ?? {});
+    this.worker = config.compactionWorker ?? (provider.id.startsWith("scripted:") ? eliderWorker : modelWorker(provider));
     this.system(); // a template that cannot render fails construction, not the first turn
     if (session?.transcript && this.mirror) {
       this.mirror.adopt(session.transcript.sections);
@@ -205,8 +216,8 @@ export class CodingAgent {
       return await runSteps({
         session: this.session, provider: this.provider, tools: this.tools, inputChecks: this.inputChecks, approval, sink, signal,
         commit: (boundary) => this.commit(boundary),
-        buildRequest: () => this.buildRequest(),
-        recordUsage: (usage) => this.mirror?.recordRequest(usage),
+        buildRequest: (step) => this.buildRequest(step, sink, signal),
+        recordUsage: (usage) => this.mirror?.recordRequest(usage, this.lastRequest ?? undefined),
         takeSteers: () => this.steers.splice(0),
         toolContext: { workspace: this.workspace, ...(this.config.allowEnv ? { allowEnv: this.config.allowEnv } : {}) },
         maxTurnSteps: this.config.maxTurnSteps ?? DEFAULT_MAX_TURN_STEPS,
@@ -222,14 +233,31 @@ export class CodingAgent {
     }
   }
 
-  private buildRequest(): ModelRequest {
+  private async buildRequest(step: number, sink: EventSink, signal: AbortSignal): Promise<ModelRequest> {
     const messages = this.session.messages;
+    const system = this.system();
+    const tools = [...this.tools.values()].map((t) => t.spec);
+    const nowMs = (this.config.now ?? (() => new Date()))().getTime();
+    if (this.mirror) {
+      const flush = await compactBeforeRequest(this.mirror, this.worker, { messages, system, tools, nowMs, signal });
+      if (flush) {
+        await sink.emit({
+          type: "flush", step, start: flush.start, end: flush.end, mode: flush.plan.mode, free: flush.plan.free,
+          summaryTokens: flush.summaryTokens, worker: flush.worker, ...(flush.fallbackReason ? { note: flush.fallbackReason } : {}),
+        });
+        await this.commit("flush");
+      }
+    }
     const view = this.mirror
       ? this.mirror.view(messages)
       : { messages, cacheBreakpoints: messages.length > 0 ? [messages.length - 1] : [] };
+    if (this.mirror) {
+      const fixed = fixedTokensOf(system, tools);
+      this.lastRequest = { tokens: this.mirror.viewTokens(view.messages, fixed), uncompactedTokens: this.mirror.uncompactedTokens(messages, fixed), atMs: nowMs };
+    }
     return {
-      system: this.system(),
-      tools: [...this.tools.values()].map((t) => t.spec),
+      system,
+      tools,
       // A shallow copy: committed messages never change, and the tail changes only after the
       // provider has sent the request.
       messages: view.messages.slice(),

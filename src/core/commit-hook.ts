@@ -8,8 +8,9 @@ import type { Section, TranscriptStats } from "./transcript-types.js";
  * input: the turn's input (or a steering nudge) was pushed.
  * intent: an assistant message is complete; its tool calls have not run yet.
  * result: one tool result was appended.
+ * flush: old sections were compacted into a summary (the sections carry it).
  */
-export type Boundary = "input" | "intent" | "result";
+export type Boundary = "input" | "intent" | "result" | "flush";
 
 export interface Commit {
   boundary: Boundary;

@@ -15,6 +15,8 @@ export type AgentEvent =
   | { type: "usage"; step: number; usage: Usage }
   | { type: "revived"; callIds: string[] }
   | { type: "steer"; text: string }
+  /** Old messages were compacted into a summary before the step's request (`free`: the cache had expired anyway). */
+  | { type: "flush"; step: number; start: number; end: number; mode: "append" | "replace"; free: boolean; summaryTokens: number; worker: "model" | "elider"; note?: string }
   | { type: "step_end"; step: number; stopReason: StopReason }
   | { type: "turn_end"; steps: number; stopReason: StopReason; usage: Usage }
   | { type: "turn_error"; code: string; message: string };

@@ -39,10 +39,13 @@ export interface StepLoopPorts {
   signal: AbortSignal;
   /** Makes the session durable at a boundary (runs the commit hook). */
   commit(boundary: Boundary): Promise<void>;
-  /** Builds the next request from the session as it stands. */
-  buildRequest(): ModelRequest;
+  /**
+   * Builds the next request from the session as it stands; it may compact old messages first
+   * (and commit the `flush` boundary) — `step` is for the events it emits.
+   */
+  buildRequest(step: number): Promise<ModelRequest>;
   /** Called with each request's usage, before the intent is committed. */
-  recordUsage(usage: Usage): void;
+  recordUsage(usage: Usage, req: ModelRequest): void;
   /** Steering nudges queued since the last boundary. */
   takeSteers(): string[];
   toolContext: Omit<ToolContext, "signal">;
@@ -91,7 +94,7 @@ async function pushSteers(ports: StepLoopPorts): Promise<void> {
 
 /** One model request, streamed into an assistant message (not yet committed). */
 async function requestStep(ports: StepLoopPorts, step: number) {
-  const req = ports.buildRequest();
+  const req = await ports.buildRequest(step);
   await ports.sink.emit({ type: "request", step, messages: req.messages.length });
   const content: ContentBlock[] = [];
   let usage: Usage = ZERO_USAGE;
@@ -128,7 +131,7 @@ async function requestStep(ports: StepLoopPorts, step: number) {
   if (stopReason === undefined) {
     throw new ProviderError("the model's stream ended without a stop event", { retryable: true, code: "provider_stream" });
   }
-  ports.recordUsage(usage);
+  ports.recordUsage(usage, req);
   await ports.sink.emit({ type: "usage", step, usage });
   return { message: { role: "assistant" as const, content }, stopReason, usage };
 }

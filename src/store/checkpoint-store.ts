@@ -40,7 +40,7 @@ const journalRecordSchema = z
     environment: z.string().optional(),
     sections: z.array(sectionSchema).optional(),
     stats: transcriptStatsSchema.nullable(),
-    boundary: z.enum(["input", "intent", "result"]),
+    boundary: z.enum(["input", "intent", "result", "flush"]),
   })
   .strict();
 type JournalRecord = z.infer<typeof journalRecordSchema>;

@@ -98,7 +98,6 @@ export function replaySession(session: ReplaySession, cache: ReplayCache, option
     const view = mirror.view(log);
     const req = toRequest(session, view);
     const usage = cache.observe(req, atMs);
-    mirror.markSent(view);
     const reply = session.messages[logLength];
     mirror.recordRequest(
       { ...usage, outputTokens: reply ? estimateMessageTokens(reply) : 0 },

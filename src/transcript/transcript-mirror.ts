@@ -95,8 +95,6 @@ export class TranscriptMirror {
   /** Per-message token estimates of closed sections' messages, by index. */
   private tokenCache: number[] = [];
   private lastRequestAtMs: number | null = null;
-  /** The view's message count at the last request, while the prefix has not changed since. */
-  private lastViewLength: number | null = null;
   private lastUncompactedTokens = 0;
 
   constructor(config: MirrorOptions = {}) {
@@ -165,13 +163,11 @@ export class TranscriptMirror {
       this.closed = sectionsTile(this.pendingAdoption, messages) ? this.pendingAdoption : [];
       this.pendingAdoption = null;
       this.tokenCache = [];
-      this.lastViewLength = null;
     }
     const last = this.closed[this.closed.length - 1];
     if (last && (last.end > messages.length || (last.end < messages.length && messages[last.end]?.role !== "assistant"))) {
       this.closed = [];
       this.tokenCache = [];
-      this.lastViewLength = null;
     }
     this.closeSections(messages);
   }
@@ -216,7 +212,6 @@ export class TranscriptMirror {
     this.stats.flushes += 1;
     if (plan.free) this.stats.freeFlushes += 1;
     if (plan.mode === "replace" && plan.merge) this.stats.summaryMerges += 1;
-    this.lastViewLength = null;
     this.closeSections(messages);
   }
 
@@ -233,15 +228,14 @@ export class TranscriptMirror {
     for (let i = rawStart; i < messages.length; i++) out.push(messages[i]!);
     const breakpoints = new Set<number>();
     if (flushed.length > 0 && out.length > 1) breakpoints.add(0);
-    // The previous request's tail: a read is sure to find it even when more than 20 blocks were added since.
-    if (this.lastViewLength !== null && this.lastViewLength > 0 && this.lastViewLength < out.length) breakpoints.add(this.lastViewLength - 1);
+    // The previous request's tail (just before the newest assistant message): a read is sure to
+    // find it even when more than 20 blocks were added since. Derived from the log alone, so a
+    // retried or resumed request carries the same marks.
+    let lastAssistant = -1;
+    for (let i = out.length - 1; i > 0; i--) if (out[i]!.role === "assistant") { lastAssistant = i; break; }
+    if (lastAssistant > 0) breakpoints.add(lastAssistant - 1);
     if (out.length > 0) breakpoints.add(out.length - 1);
     return { messages: out, cacheBreakpoints: [...breakpoints].sort((a, b) => a - b) };
-  }
-
-  /** Says a view was sent: its tail is where the next request's cache read is sure to land. */
-  markSent(view: RequestView): void {
-    this.lastViewLength = view.messages.length;
   }
 
   /** Estimated tokens of the whole log plus `fixedTokens`: the request had nothing been compacted. */

@@ -39,10 +39,9 @@ test("tiling is incremental and stable as the log grows", () => {
 
 test("puts cache breakpoints at the previous request's tail and the new tail", () => {
   const mirror = new TranscriptMirror({ blockTokens: 300 });
-  const messages = log(6);
-  const first = mirror.view(messages);
-  assert.deepEqual(first.cacheBreakpoints, [messages.length - 1]);
-  mirror.markSent(first);
+  const messages = [log(1)[0]!];
+  assert.deepEqual(mirror.view(messages).cacheBreakpoints, [0]);
+  messages.push(...log(6).slice(1));
   const sentLength = messages.length;
   messages.push(...round(7, 400));
   assert.deepEqual(mirror.view(messages).cacheBreakpoints, [sentLength - 1, messages.length - 1]);

@@ -1,0 +1,62 @@
+/**
+ * One compaction step before a request: ask the mirror's strategy whether to flush; if so, have
+ * the worker summarize, count its request, and apply the summary. The engine then emits the
+ * flush and commits the `flush` boundary, so a resumed run never pays the worker again.
+ */
+import type { ModelRequest } from "../core/provider.js";
+import type { Message } from "../core/messages.js";
+import type { ToolSpec } from "../core/tool.js";
+import { estimateMessageTokens, estimateTextTokens } from "../core/token-estimate.js";
+import type { CompactionWorker } from "./compaction-worker.js";
+import { summaryTargetTokens } from "./elider.js";
+import type { FlushPlan } from "./compaction-plan.js";
+import type { TranscriptMirror } from "./transcript-mirror.js";
+
+export interface FlushReport {
+  plan: FlushPlan;
+  /** The log messages the new summary stands for: `[start, end)`. */
+  start: number;
+  end: number;
+  summaryTokens: number;
+  worker: CompactionWorker["kind"];
+  /** Set when a model worker failed and the elider stood in. */
+  fallbackReason?: string;
+}
+
+export interface CompactionInput {
+  messages: readonly Message[];
+  system: string | null;
+  tools: ToolSpec[];
+  nowMs: number;
+  signal: AbortSignal;
+}
+
+/** The estimated tokens of what every request carries before its messages. */
+export function fixedTokensOf(system: string | null, tools: readonly ToolSpec[]): number {
+  return estimateTextTokens(system ?? "") + estimateTextTokens(JSON.stringify(tools));
+}
+
+export async function compactBeforeRequest(mirror: TranscriptMirror, worker: CompactionWorker, input: CompactionInput): Promise<FlushReport | null> {
+  const { messages } = input;
+  const plan = mirror.planFlush(messages, fixedTokensOf(input.system, input.tools), input.nowMs);
+  if (!plan) return null;
+  const rawStart = mirror.rawStart();
+  const view = mirror.view(messages);
+  const context: ModelRequest = { system: input.system, tools: input.tools, messages: view.messages, cacheBreakpoints: view.cacheBreakpoints };
+  const source = mirror.flushSource(messages, plan);
+  const covered = source.messages.reduce((n, m) => n + estimateMessageTokens(m), 0)
+    + source.earlierSummaries.reduce((n, s) => n + estimateTextTokens(s), 0);
+  const rawFrom = view.messages.length - (messages.length - rawStart);
+  const result = await worker.summarize({
+    messages: source.messages, earlierSummaries: source.earlierSummaries,
+    targetTokens: summaryTargetTokens(covered, mirror.settings.summarySize), context,
+    range: { from: plan.mode === "replace" ? 0 : rawFrom, to: rawFrom + (plan.cut - rawStart) },
+  }, input.signal);
+  if (result.usage) mirror.recordWorker(result.usage);
+  mirror.applyFlush(messages, plan, result.summary);
+  return {
+    plan, start: plan.mode === "replace" ? 0 : rawStart, end: plan.cut,
+    summaryTokens: estimateTextTokens(result.summary), worker: worker.kind,
+    ...(result.fallbackReason ? { fallbackReason: result.fallbackReason } : {}),
+  };
+}
