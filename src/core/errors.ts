@@ -104,7 +104,7 @@ const ERRNO_TEXT: Readonly<Record<string, string>> = {
   EROFS: "read-only file system",
   EISDIR: "is a folder",
   ENOTDIR: "a part of the path is a file, not a folder",
-  EEXIST: "already exists",
+  EEXIST: "a file is in the way where a folder should be",
   ENOENT: "no such file or folder",
   EMFILE: "too many open files",
   ENFILE: "too many open files in the system",
@@ -121,6 +121,7 @@ const ERRNO_REMEDY: Readonly<Record<string, string>> = {
   EROFS: "choose another --out or report path on a writable file system",
   EISDIR: "remove the folder, or choose another --out or report path",
   ENOTDIR: "choose another --out or report path",
+  EEXIST: "remove the file, or choose another --out or report path",
   EMFILE: "raise the open-file limit (ulimit -n) or lower --concurrency",
   ENFILE: "raise the open-file limit (ulimit -n) or lower --concurrency",
 };
@@ -128,10 +129,14 @@ const ERRNO_REMEDY: Readonly<Record<string, string>> = {
 /** Errno codes that say the machine is in the way (space, permissions, limits), never the input's content. */
 const MACHINE_ERRNOS = new Set(["ENOSPC", "EDQUOT", "EACCES", "EPERM", "EROFS", "EMFILE", "ENFILE", "EIO", "ENOMEM", "EBUSY"]);
 
-/** The errno code (`ENOSPC`, …) of a Node file-system error; null for anything else. */
+/**
+ * The errno code (`ENOSPC`, …) of a Node file-system error; null for anything else. Node's
+ * SystemErrors (`ERR_FS_EISDIR` from `rm`) carry the errno in `info.code`.
+ */
 export function errnoCode(err: unknown): string | null {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === "string" && /^E[A-Z0-9]+$/.test(code) ? code : null;
+  const e = err as { code?: unknown; info?: { code?: unknown } } | null;
+  for (const code of [e?.code, e?.info?.code]) if (typeof code === "string" && /^E[A-Z0-9]+$/.test(code)) return code;
+  return null;
 }
 
 /** Whether an errno code is about the machine (no space, no permission, no file handles). */

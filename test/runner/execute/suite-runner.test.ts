@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { access, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { allowAll } from "../../../src/core/approval.js";
+import { allowAll, type Approval } from "../../../src/core/approval.js";
 import { RhemaError } from "../../../src/core/errors.js";
 import { ScriptedProvider } from "../../../src/providers/scripted.js";
 import { processCommandRunner } from "../../../src/runner/execute/command-runner.js";
@@ -201,4 +201,31 @@ test("an interrupted run starts no further task, reports interrupted, and releas
   assert.deepEqual({ results: outcome.results, interrupted: outcome.interrupted }, { results: [], interrupted: true });
   assert.deepEqual(opts.progress.map((p) => p.type), ["run_start", "run_end"]);
   assert.equal(await exists(lockPath(runDir)), false);
+});
+
+test("retryErrored continues a task a provider outage errored, and keeps one a bug errored (internal)", async (t) => {
+  const root = await tempDir(t);
+  const tasks = await writeSuite(root, {
+    "alpha/buggy.yaml": sleepingTask(0),
+    "alpha/outage.yaml": "prompt: Say done.\nmodel:\n  provider: scripted\n  script:\n    - say: done\n      fail: { message: overloaded, times: 1 }\n",
+  });
+  const runDir = join(root, "run");
+  // One provider per task across both runs, so the outage is over when the retry comes.
+  const providers = new Map<string, ScriptedProvider>();
+  const providerFor = (task: TaskDefinition) => {
+    const made = providers.get(taskKey(task)) ?? new ScriptedProvider(task.model?.provider === "scripted" ? task.model.script : [], { record: false });
+    providers.set(taskKey(task), made);
+    return made;
+  };
+  const buggyApproval: Approval = { decide: () => { throw new TypeError("Cannot read properties of undefined (reading 'rules')"); } };
+  const base = options(runDir, tasks).env;
+  const first = await runSuite(options(runDir, tasks, { env: { ...base, providerFor, approvalFor: () => buggyApproval } }));
+  assert.deepEqual(first.results.map((r) => [taskKey(r), r.status, r.error?.code]), [["alpha/buggy", "errored", "internal"], ["alpha/outage", "errored", "provider"]]);
+
+  const retry = options(runDir, tasks, { retryErrored: true, env: { ...base, providerFor, approvalFor: () => allowAll } });
+  const second = await runSuite(retry);
+  assert.deepEqual(second.results.map((r) => [taskKey(r), r.status, r.error?.code]), [["alpha/buggy", "errored", "internal"], ["alpha/outage", "passed", undefined]]);
+  assert.deepEqual(retry.progress.flatMap((p) => (p.type === "task_end" ? [[taskKey(p.task), p.kept]] : [])).sort(), [["alpha/buggy", true], ["alpha/outage", false]],
+    "the bug's result was kept as it was, the outage's task continued");
+  assert.deepEqual(second.results[0], first.results[0]);
 });

@@ -4,9 +4,10 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { access, readFile } from "node:fs/promises";
+import { access, mkdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { allowAll, type Approval } from "../../../src/core/approval.js";
+import { OutputError } from "../../../src/core/errors.js";
 import type { AgentEvent } from "../../../src/core/events.js";
 import type { Message } from "../../../src/core/messages.js";
 import { loadPolicy } from "../../../src/policy/file/load-policy.js";
@@ -237,4 +238,28 @@ rules:
   assert.equal(r.policyDenials.examples[0]!.reason, "no deleting");
   const events = await readFile(folder.path("events"), "utf8");
   assert.ok(!events.includes("tok-0123456789"), "the event log holds no secret");
+});
+
+test("an unknown throw inside a task (an approval with a bug) is an errored result with code internal, not provider", async (t) => {
+  const { task, runDir, folder } = await scriptedTask(t, TAGGING);
+  const buggy: Approval = { decide: () => { throw new TypeError("Cannot read properties of undefined (reading 'rules')"); } };
+  const outcome = await runTask(task, runEnv(runDir, { approval: buggy }));
+  assert.equal(outcome.kind, "finished");
+  if (outcome.kind !== "finished") return;
+  const { status, error, checks } = outcome.result;
+  assert.deepEqual({ status, error, checks }, { status: "errored", error: { code: "internal", message: "Cannot read properties of undefined (reading 'rules')" }, checks: [] });
+  assert.deepEqual(await folder.readResult(), outcome.result);
+});
+
+test("a checkpoint the file system refuses stops the task with an OutputError naming the file, no result; fixed, the next run continues it", async (t) => {
+  const { task, runDir, folder } = await scriptedTask(t, TAGGING);
+  await mkdir(folder.path("journal"), { recursive: true }); // a folder where the journal must go
+  await assert.rejects(runTask(task, runEnv(runDir)), (err: unknown) =>
+    err instanceof OutputError && err.code === "output_failed" && err.errno === "EISDIR" && err.path === folder.path("journal") &&
+    err.message.startsWith(`cannot write ${folder.path("journal")}: is a folder (EISDIR); `));
+  assert.equal(await folder.readResult(), null, "no result: the task is not over");
+  await rm(folder.path("journal"), { recursive: true });
+  const resumed = await runTask(task, runEnv(runDir));
+  assert.equal(resumed.kind === "finished" && resumed.result.status, "passed");
+  assert.equal(resumed.kind === "finished" && resumed.result.resumed, 1);
 });
