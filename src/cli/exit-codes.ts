@@ -21,7 +21,7 @@ export type ExitCode =
 export const EXIT_CODES_HELP = [
   "Exit codes:",
   "  0    all tasks passed",
-  "  1    a task failed, errored or stopped on a budget",
+  "  1    a task failed (a check) or errored (provider, timeout, step cap, a bug)",
   "  2    invalid input (tasks, policy, flags, a file named that cannot be read; nothing was written)",
   "  3    the run could not continue: rhema's own output or state cannot be written (disk full,",
   "       permissions, a report path that is a folder); fix it and run the same command to continue",
