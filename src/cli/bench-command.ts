@@ -11,6 +11,7 @@ import { STRATEGY_NAMES, type StrategyName } from "../transcript/compaction-plan
 import { CorpusFormatError, chainSessions, parseCorpusSession, type ReplaySession } from "../transcript/replay-session.js";
 import { runSweep, type SweepInput, type SweepResult, type SweepRow } from "../transcript/replay-sweep.js";
 import { readRunDirSessions } from "../runner/run-dir/recorded-sessions.js";
+import { RunDir } from "../runner/run-dir/run-dir.js";
 import { EXIT_OK, type ExitCode } from "./exit-codes.js";
 import { print, type CliIo } from "./io.js";
 import { renderReplayChart } from "./replay-chart.js";
@@ -101,7 +102,7 @@ async function loadInputs(paths: readonly string[], chain: boolean, gapMs: numbe
 }
 
 async function isRunDir(path: string): Promise<boolean> {
-  return stat(join(path, "manifest.json")).then(() => true, () => false);
+  return stat(new RunDir(path).manifestPath).then(() => true, () => false);
 }
 
 async function readRunDirInputs(path: string): Promise<SweepInput[]> {

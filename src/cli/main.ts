@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import { dirname, join } from "node:path";
 import yargs, { type Argv } from "yargs";
 import { hideBin } from "yargs/helpers";
-import { EXIT_INTERRUPTED, EXIT_INVALID_INPUT, describeFailure, type ExitCode } from "./exit-codes.js";
+import { EXIT_CODES_HELP, EXIT_INTERRUPTED, EXIT_INVALID_INPUT, describeFailure, type ExitCode } from "./exit-codes.js";
 import { print, type CliIo } from "./io.js";
 import { DEFAULT_RUN_DIR, runCommand, type RunArgs } from "./run-command.js";
 import { reportMergeCommand, validateCommand } from "./other-commands.js";
@@ -47,7 +47,8 @@ function runOptions(y: Argv) {
     .option("json", { type: "boolean", default: false, describe: "write the event stream as JSON lines to stdout" })
     .option("max-steps", { type: "number", describe: "step cap for tasks that set none (default 40)" })
     .option("timeout", { type: "string", describe: "timeout for tasks that set none (90s, 10m, 1h)" })
-    .option("allow-env", { type: "string", array: true, default: [], describe: "secret-looking variable the shell may see (repeatable)" });
+    .option("allow-env", { type: "string", array: true, default: [], describe: "secret-looking variable the shell may see (repeatable)" })
+    .epilogue(EXIT_CODES_HELP);
 }
 
 function benchReplayOptions(y: Argv) {

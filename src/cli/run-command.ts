@@ -1,7 +1,9 @@
 /**
  * `rhema run PATHS..`: load and check everything first (tasks, models, policies: any problem
  * is exit 2 before a task starts), then run the suite in the run directory, resuming what an
- * earlier run left. Exit 0 all passed, 1 a task failed or errored, 130 interrupted.
+ * earlier run left. Exit 0 all passed, 1 a task failed or errored, 130 interrupted; an error
+ * that stops the run reaches main, which maps its code (2 invalid input, 3 the run could not
+ * continue: its own output cannot be written).
  */
 import { resolve } from "node:path";
 import type { ModelProvider } from "../core/provider.js";

@@ -1,32 +1,42 @@
 /**
  * Typed errors. What stops a turn or a run is a `RhemaError` with a stable `code` and a
  * message written for the person who must act; what the model can fix goes back to it as a
- * tool result instead and never becomes one of these.
+ * tool result instead and never becomes one of these. The CLI maps every code to an exit code
+ * (src/cli/exit-codes.ts, an exhaustive switch): add a code here and the compiler asks there.
  */
 
+/** The one union of error codes, grouped by who must act. */
 export type ErrorCode =
+  // The input (exit 2): the user fixes a file or a flag.
+  | "usage"
+  | "invalid_input"
+  | "invalid_config"
+  | "task_invalid"
+  | "policy_invalid"
+  | "provider_unavailable"
   | "workspace_missing"
   | "prompt_render_failed"
-  | "invalid_config"
+  // A run directory or session that cannot be trusted (exit 2): named, with the way out.
   | "session_invalid"
-  | "session_io"
-  | "step_cap"
-  | "cancelled"
-  | "timeout"
-  | "provider"
-  | "provider_stream"
-  | "commit_failed"
-  | "turn_in_progress"
-  | "nothing_to_retry"
-  | "invalid_input"
-  | "policy_invalid"
-  | "task_invalid"
   | "result_invalid"
-  | "usage"
+  | "manifest_invalid"
+  | "state_invalid"
   | "run_locked"
   | "task_changed"
+  // The machine (exit 3): rhema's own output or state cannot be written.
+  | "output_failed"
+  | "commit_failed"
+  // A task's agent failed (recorded as an errored task; exit 1).
+  | "provider"
+  | "provider_stream"
+  | "timeout"
+  | "step_cap"
   | "setup_failed"
-  | "provider_unavailable";
+  | "cancelled"
+  // rhema itself is wrong: a bug, said plainly (an unknown throw is never given a known code).
+  | "internal"
+  | "turn_in_progress"
+  | "nothing_to_retry";
 
 export class RhemaError extends Error {
   readonly code: ErrorCode;
@@ -81,6 +91,91 @@ export class ToolError extends Error {
     super(message);
     this.name = "ToolError";
   }
+}
+
+/** What rhema was doing to its own output or state when the file system refused. */
+export type OutputOperation = "write" | "append to" | "create" | "copy into" | "remove" | "read";
+
+const ERRNO_TEXT: Readonly<Record<string, string>> = {
+  ENOSPC: "no space left on device",
+  EDQUOT: "disk quota exceeded",
+  EACCES: "permission denied",
+  EPERM: "operation not permitted",
+  EROFS: "read-only file system",
+  EISDIR: "is a folder",
+  ENOTDIR: "a part of the path is a file, not a folder",
+  EEXIST: "a file is in the way where a folder should be",
+  ENOENT: "no such file or folder",
+  EMFILE: "too many open files",
+  ENFILE: "too many open files in the system",
+  EIO: "input/output error",
+  ENOMEM: "out of memory",
+  EBUSY: "resource busy",
+};
+
+const ERRNO_REMEDY: Readonly<Record<string, string>> = {
+  ENOSPC: "free some space",
+  EDQUOT: "free some space or raise the quota",
+  EACCES: "fix the permissions, or choose another --out or report path",
+  EPERM: "fix the permissions, or choose another --out or report path",
+  EROFS: "choose another --out or report path on a writable file system",
+  EISDIR: "remove the folder, or choose another --out or report path",
+  ENOTDIR: "choose another --out or report path",
+  EEXIST: "remove the file, or choose another --out or report path",
+  EMFILE: "raise the open-file limit (ulimit -n) or lower --concurrency",
+  ENFILE: "raise the open-file limit (ulimit -n) or lower --concurrency",
+};
+
+/** Errno codes that say the machine is in the way (space, permissions, limits), never the input's content. */
+const MACHINE_ERRNOS = new Set(["ENOSPC", "EDQUOT", "EACCES", "EPERM", "EROFS", "EMFILE", "ENFILE", "EIO", "ENOMEM", "EBUSY"]);
+
+/**
+ * The errno code (`ENOSPC`, …) of a Node file-system error; null for anything else. Node's
+ * SystemErrors (`ERR_FS_EISDIR` from `rm`) carry the errno in `info.code`.
+ */
+export function errnoCode(err: unknown): string | null {
+  const e = err as { code?: unknown; info?: { code?: unknown } } | null;
+  for (const code of [e?.code, e?.info?.code]) if (typeof code === "string" && /^E[A-Z0-9]+$/.test(code)) return code;
+  return null;
+}
+
+/** Whether an errno code is about the machine (no space, no permission, no file handles). */
+export function isMachineErrno(code: string): boolean {
+  return MACHINE_ERRNOS.has(code);
+}
+
+/**
+ * rhema could not write (or read back) its own output or state — the run directory, a report
+ * path such as --junit. Names the path, the operation and what to do; nothing the run finished
+ * is lost, so the same command continues once the cause is fixed.
+ */
+export class OutputError extends RhemaError {
+  readonly path: string;
+  readonly operation: OutputOperation;
+  /** The errno code, e.g. `ENOSPC`. */
+  readonly errno: string;
+  constructor(path: string, operation: OutputOperation, errno: string, options?: { cause?: unknown }) {
+    super("output_failed", `cannot ${operation} ${path}: ${describeOutputErrno(errno)}`, options);
+    this.path = path;
+    this.operation = operation;
+    this.errno = errno;
+  }
+}
+
+/** What an errno means for rhema's output and what to do: "no space left on device (ENOSPC); free some space, then …". */
+export function describeOutputErrno(errno: string): string {
+  const remedy = ERRNO_REMEDY[errno];
+  return `${ERRNO_TEXT[errno] ?? errno} (${errno}); ${remedy ? `${remedy}, then ` : ""}run the same command to continue`;
+}
+
+/** The first error in `err`'s cause chain that `match` accepts (the error itself included). */
+export function findCause<T>(err: unknown, match: (e: unknown) => e is T): T | null {
+  const seen = new Set<unknown>();
+  for (let e: unknown = err; e !== undefined && e !== null && !seen.has(e); e = (e as { cause?: unknown }).cause) {
+    if (match(e)) return e;
+    seen.add(e);
+  }
+  return null;
 }
 
 export function assertNever(x: never): never {

@@ -14,9 +14,9 @@
  * line before it is a `SessionFileError` naming the journal and the line.
  */
 import { readFile, rm, type FileHandle } from "node:fs/promises";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import type { Commit, CommitHook } from "../core/commit-hook.js";
-import { SessionFileError } from "../core/errors.js";
+import { CodingAgentError, SessionFileError } from "../core/errors.js";
 import type { Message } from "../core/messages.js";
 import { messageSchema, parseSession, sectionSchema, transcriptStatsSchema, type Session } from "../core/session.js";
 import { saveSession } from "./session-file.js";
@@ -26,6 +26,13 @@ import { z } from "zod";
 
 export const SESSION_FILE = "session.json";
 export const JOURNAL_FILE = "session.journal.jsonl";
+
+/**
+ * Where a checkpoint lives: a folder (the files get their default names in it), or the two
+ * files named by their owner — e.g. the runner's task folder, the one place its paths are
+ * joined. Both files must sit in one folder: the store fsyncs that folder.
+ */
+export type CheckpointLocation = string | { sessionPath: string; journalPath: string };
 
 export interface CheckpointStoreOptions {
   /** Fold when the journal exceeds this many bytes and the snapshot's size (default 1 MiB). */
@@ -60,10 +67,16 @@ export class CheckpointStore {
   private persistedEnvironment: string | undefined;
   private persistedSectionsJson = "[]";
 
-  constructor(dir: string, options: CheckpointStoreOptions = {}) {
-    this.dir = dir;
-    this.sessionPath = join(dir, SESSION_FILE);
-    this.journalPath = join(dir, JOURNAL_FILE);
+  constructor(location: CheckpointLocation, options: CheckpointStoreOptions = {}) {
+    const paths = typeof location === "string"
+      ? { sessionPath: join(location, SESSION_FILE), journalPath: join(location, JOURNAL_FILE) }
+      : location;
+    this.dir = dirname(paths.sessionPath);
+    if (dirname(paths.journalPath) !== this.dir) {
+      throw new CodingAgentError("invalid_config", `Expected the session and its journal in one folder, got ${paths.sessionPath} and ${paths.journalPath}`);
+    }
+    this.sessionPath = paths.sessionPath;
+    this.journalPath = paths.journalPath;
     this.foldMinBytes = options.foldMinBytes ?? 1024 * 1024;
   }
 

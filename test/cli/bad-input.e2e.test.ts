@@ -5,7 +5,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { rm } from "node:fs/promises";
+import { readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { cliEnv, runCli } from "../support/cli.js";
 import { snapshotTree } from "../support/run-dir.js";
@@ -53,6 +53,7 @@ const cases: BadCase[] = [
   { name: "a path that does not exist", args: ["run", "nope/"], expect: /nope/ },
   { name: "an unknown flag", args: ["run", "good", "--frobnicate"], expect: /Unknown argument: frobnicate/ },
   { name: "no paths", args: ["run"], expect: /Not enough non-option arguments|paths/ },
+  { name: "a --policy that is a folder", files: { "plain/t.yaml": "prompt: x\nmodel: { provider: scripted, script: [{ say: ok }] }\n", "policy-folder/README": "not a policy\n" }, args: ["run", "plain", "--policy", "policy-folder"], expect: /policy-folder: cannot read the policy file: EISDIR/ },
   { name: "an unknown preset", files: { "plain/t.yaml": "prompt: x\nmodel: { provider: scripted, script: [{ say: ok }] }\n" }, args: ["run", "plain", "--policy", "preset:nope"], expect: /unknown preset `nope`/ },
   { name: "a task with no model and no --provider", files: { "plain/t.yaml": "prompt: x\n" }, args: ["run", "plain"], expect: /plain\/t\.yaml: the task names no model/ },
   { name: "an anthropic model without a key", files: { "plain/t.yaml": "prompt: x\nmodel: { provider: anthropic, name: claude-sonnet-4-5 }\n" }, args: ["run", "plain"], expect: /ANTHROPIC_API_KEY/ },
@@ -83,4 +84,18 @@ test(`${cases.length} kinds of bad input are each exit 2 with a located message,
       assert.deepEqual(await snapshotTree(out), before, "the run directory is untouched");
     });
   }
+});
+
+test("a corrupt manifest is exit 2 naming the file and the way out, and the run directory is left as it was", async (t) => {
+  const root = await tempDir(t);
+  await writeFiles(root, { "policy.yaml": OPEN_POLICY, "good/a.yaml": taggingTask("a", 1) });
+  const out = join(root, "run");
+  assert.equal((await runCli(["run", "good", "--out", out], { cwd: root })).code, 0);
+  const manifest = join(out, "manifest.json");
+  await writeFile(manifest, (await readFile(manifest, "utf8")).slice(0, 40));
+  const before = await snapshotTree(out);
+  const result = await runCli(["run", "good", "--out", out], { cwd: root });
+  assert.equal(result.code, 2, result.stderr);
+  assert.match(result.stderr, new RegExp(`^rhema: ${manifest}: not a rhema run manifest \\(not JSON: .*\\); pass another --out or remove the folder\\n$`));
+  assert.deepEqual(await snapshotTree(out), before, "nothing in it changed");
 });

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { CheckpointStore } from "../../src/store/checkpoint-store.js";
 import { INTERRUPTED_RESULT } from "../../src/core/conversation.js";
 import { toolCallsOf, type ToolResultBlock } from "../../src/core/messages.js";
-import { readRunResults } from "../../src/runner/run-dir/task-result.js";
+import { readRunResults } from "../../src/runner/run-dir/run-dir.js";
 import { startCli } from "../support/cli.js";
 import { OPEN_POLICY, taggingTask, writeFiles } from "../support/suite-files.js";
 import { tempDir } from "../support/temp-dir.js";

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { spawn } from "node:child_process";
 import { validateXML } from "xmllint-wasm";
 import { parseStatsReport } from "../../src/runner/reports/stats-report.js";
-import { readRunResults } from "../../src/runner/run-dir/task-result.js";
+import { readRunResults } from "../../src/runner/run-dir/run-dir.js";
 import { loadSession } from "../../src/store/session-file.js";
 import { CheckpointStore } from "../../src/store/checkpoint-store.js";
 import { cliEnv, runCli, startCli } from "../support/cli.js";

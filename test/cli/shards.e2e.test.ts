@@ -6,7 +6,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { readRunResults } from "../../src/runner/run-dir/task-result.js";
+import { readRunResults } from "../../src/runner/run-dir/run-dir.js";
 import { runCli } from "../support/cli.js";
 import { OPEN_POLICY, taggingTask, writeFiles } from "../support/suite-files.js";
 import { tempDir } from "../support/temp-dir.js";

@@ -129,3 +129,19 @@ test("resumes journaling after a load without losing the loaded state", async (t
 test("returns null when nothing was checkpointed", async (t) => {
   assert.equal(await new CheckpointStore(join(await tempDir(t), "none")).load(), null);
 });
+
+test("takes its two files from their owner, and refuses them in two folders", async (t) => {
+  const dir = await tempDir(t);
+  const store = new CheckpointStore({ sessionPath: join(dir, "s.json"), journalPath: join(dir, "s.jsonl") });
+  const session = newSession("s1", new Date());
+  session.messages.push(user("one"));
+  await commitAll(store, session);
+  session.messages.push(assistant("two"));
+  await commitAll(store, session, "intent");
+  await store.close();
+  assert.equal(JSON.parse(await readFile(join(dir, "s.json"), "utf8")).id, "s1");
+  assert.ok((await readFile(join(dir, "s.jsonl"), "utf8")).includes('"two"'));
+  assert.deepEqual((await new CheckpointStore({ sessionPath: join(dir, "s.json"), journalPath: join(dir, "s.jsonl") }).load())!.messages, session.messages);
+  assert.throws(() => new CheckpointStore({ sessionPath: join(dir, "a", "s.json"), journalPath: join(dir, "b", "s.jsonl") }),
+    (err: unknown) => err instanceof Error && /in one folder/.test(err.message));
+});

@@ -5,17 +5,16 @@
  * running task checkpoint and stop; the reports then cover what finished.
  */
 import { randomUUID } from "node:crypto";
-import { readFile, rm } from "node:fs/promises";
 import PQueue from "p-queue";
 import { RhemaError } from "../../core/errors.js";
 import type { AgentEvent } from "../../core/events.js";
-import { acquireRunLock } from "../run-dir/run-lock.js";
-import { readManifest, writeManifest, type RunManifest } from "../run-dir/run-manifest.js";
-import { ReportWriter, reportFilesIn, type ReportFiles } from "../reports/run-reports.js";
+import { RunDir, type ReportFiles } from "../run-dir/run-dir.js";
+import type { RunManifest } from "../run-dir/run-manifest.js";
+import { ReportWriter, probeReportCopies } from "../reports/run-reports.js";
 import type { TaskDefinition } from "../tasks/task-file.js";
-import { runTask, taskDirOf, type TaskRunEnv } from "./task-executor.js";
-import { compareTasks, taskKey, taskResultPath, type ReportMeta, type SkippedTask, type TaskResult } from "../run-dir/task-result.js";
-import { readTaskState } from "../run-dir/task-state.js";
+import { runTask, type TaskRunEnv } from "./task-executor.js";
+import { isRetryableErrorCode } from "./task-failure.js";
+import { compareTasks, taskKey, type ReportMeta, type SkippedTask, type TaskResult } from "../run-dir/task-result.js";
 
 export type RunProgress =
   | { type: "run_start"; runDir: string; runId: string; tasks: number; resumed: boolean }
@@ -58,19 +57,22 @@ export async function runSuite(opts: SuiteRunOptions): Promise<SuiteRunOutcome> 
   if (!Number.isInteger(opts.concurrency) || opts.concurrency < 1) {
     throw new RhemaError("usage", `Expected --concurrency to be a whole number from 1 and up, got ${opts.concurrency}`);
   }
-  const lock = await acquireRunLock(opts.runDir, opts.pid, opts.env.now());
+  // A report path rhema cannot write is found now, before the lock and before any task runs.
+  await probeReportCopies(opts.reportCopies ?? {}, opts.pid);
+  const runDir = new RunDir(opts.runDir);
+  const lock = await runDir.lock(opts.pid, opts.env.now());
   try {
-    await handleChangedTasks(opts);
-    if (opts.retryErrored) await reopenErroredTasks(opts);
-    const manifest = await updateManifest(opts);
+    await handleChangedTasks(opts, runDir);
+    if (opts.retryErrored) await reopenErroredTasks(opts, runDir);
+    const manifest = await updateManifest(opts, runDir);
     opts.onProgress({ type: "run_start", runDir: opts.runDir, runId: manifest.runId, tasks: opts.tasks.length, resumed: manifest.resumes > 0 });
-    return await runQueue(opts, manifest);
+    return await runQueue(opts, runDir, manifest);
   } finally {
     await lock.release();
   }
 }
 
-async function runQueue(opts: SuiteRunOptions, manifest: RunManifest): Promise<SuiteRunOutcome> {
+async function runQueue(opts: SuiteRunOptions, runDir: RunDir, manifest: RunManifest): Promise<SuiteRunOutcome> {
   const writer = new ReportWriter(opts.runDir, opts.reportCopies ?? {});
   const results = new Map<string, TaskResult>();
   const meta = (): ReportMeta => ({
@@ -115,47 +117,47 @@ async function runQueue(opts: SuiteRunOptions, manifest: RunManifest): Promise<S
   if (thrown.length > 0) throw thrown[0];
   interrupted ||= opts.signal.aborted;
   await writer.write(sorted(), meta());
-  const outcome = { results: sorted(), interrupted, reports: reportFilesIn(opts.runDir) };
+  const outcome = { results: sorted(), interrupted, reports: runDir.reports };
   opts.onProgress({ type: "run_end", ...outcome });
   return outcome;
 }
 
 /** Tasks whose file changed since their folder was made: an error, or wiped with --restart-changed. */
-async function handleChangedTasks(opts: SuiteRunOptions): Promise<void> {
+async function handleChangedTasks(opts: SuiteRunOptions, runDir: RunDir): Promise<void> {
   const changed: TaskDefinition[] = [];
   for (const task of opts.tasks) {
-    const hash = await recordedHash(opts.runDir, task);
+    const hash = await recordedHash(runDir, task);
     if (hash !== null && hash !== task.contentHash) changed.push(task);
   }
   if (changed.length === 0) return;
   if (!opts.restartChanged) throw new ChangedTasksError(changed);
-  for (const task of changed) await rm(taskDirOf(opts.runDir, task), { recursive: true, force: true });
+  for (const task of changed) await runDir.task(task).remove();
 }
 
 /**
- * Drops the results of errored tasks, keeping their checkpoints: the run then continues each
- * from where it stopped (revive, then the request that failed), as after a kill.
+ * Drops the results of tasks errored by an outage or a timeout, keeping their checkpoints: the
+ * run then continues each from where it stopped (revive, then the request that failed), as
+ * after a kill. A task errored by a bug (`internal`), a step cap or a failed setup is kept:
+ * running it again would only repeat it.
  */
-async function reopenErroredTasks(opts: SuiteRunOptions): Promise<void> {
+async function reopenErroredTasks(opts: SuiteRunOptions, runDir: RunDir): Promise<void> {
   for (const task of opts.tasks) {
-    const path = taskResultPath(opts.runDir, task.suite, task.id);
-    const status = await readFile(path, "utf8").then((text) => (JSON.parse(text) as { status?: string }).status, () => null);
-    if (status === "errored") await rm(path, { force: true });
+    const folder = runDir.task(task);
+    const result = await folder.readResult();
+    if (result?.status === "errored" && isRetryableErrorCode(result.error?.code ?? "")) await folder.removeResult();
   }
 }
 
-async function recordedHash(runDir: string, task: TaskDefinition): Promise<string | null> {
-  const state = await readTaskState(taskDirOf(runDir, task));
+/** The content hash the task's folder was made for: its state's, else its result's; null for a new task. */
+async function recordedHash(runDir: RunDir, task: TaskDefinition): Promise<string | null> {
+  const folder = runDir.task(task);
+  const state = await folder.readState();
   if (state) return state.contentHash;
-  try {
-    return (JSON.parse(await readFile(taskResultPath(runDir, task.suite, task.id), "utf8")) as { contentHash?: string }).contentHash ?? null;
-  } catch {
-    return null;
-  }
+  return (await folder.readResult())?.contentHash ?? null;
 }
 
-async function updateManifest(opts: SuiteRunOptions): Promise<RunManifest> {
-  const previous = await readManifest(opts.runDir);
+async function updateManifest(opts: SuiteRunOptions, runDir: RunDir): Promise<RunManifest> {
+  const previous = await runDir.readManifest();
   const manifest: RunManifest = {
     version: 1,
     runId: previous?.runId ?? randomUUID(),
@@ -163,6 +165,6 @@ async function updateManifest(opts: SuiteRunOptions): Promise<RunManifest> {
     resumes: previous ? previous.resumes + 1 : 0,
     tasks: opts.tasks.map((t) => ({ suite: t.suite, id: t.id, file: t.file, contentHash: t.contentHash })),
   };
-  await writeManifest(opts.runDir, manifest);
+  await runDir.writeManifest(manifest);
   return manifest;
 }

@@ -7,25 +7,26 @@
  *   otherwise                  → workspace copied, setup run once, turn started
  *
  * A run interrupted (SIGINT/SIGTERM: the run's signal) leaves no result, so the next run
- * continues the task; a timeout, step cap or provider failure is an errored result.
+ * continues the task; a timeout, step cap, provider failure or bug (`internal`) is an errored
+ * result; a failure to write the run's own files stops the run (task-failure.ts).
  */
-import { join } from "node:path";
 import type { CodingAgent } from "../../agent.js";
 import { readDenial, type Approval } from "../../core/approval.js";
-import { CheckpointStore } from "../../store/checkpoint-store.js";
-import { CodingAgentError, RhemaError, SessionFileError, errorMessage } from "../../core/errors.js";
+import { CodingAgentError, type RhemaError } from "../../core/errors.js";
 import type { AgentEvent } from "../../core/events.js";
 import { textOf, toolCallsOf, type Message } from "../../core/messages.js";
 import type { ModelProvider } from "../../core/provider.js";
 import type { CommandRunner } from "./command-runner.js";
-import { EventLog } from "../run-dir/event-log.js";
 import type { SecretRedactor } from "./secret-redactor.js";
 import { runChecks } from "./task-checks.js";
+import { classifyTaskFailure } from "./task-failure.js";
 import type { TaskDefinition } from "../tasks/task-file.js";
-import { TASK_RESULT_VERSION, readTaskResultIfPresent, writeTaskResult, type CheckOutcome, type TaskResult } from "../run-dir/task-result.js";
-import { readTaskState, writeTaskState, type TaskState } from "../run-dir/task-state.js";
+import { RunDir } from "../run-dir/run-dir.js";
+import type { TaskFolder } from "../run-dir/task-folder.js";
+import { TASK_RESULT_VERSION, type CheckOutcome, type TaskResult } from "../run-dir/task-result.js";
+import type { TaskState } from "../run-dir/task-state.js";
 import { DEFAULT_MAX_STEPS, runTaskTurn, stepsTaken } from "./task-turn.js";
-import { prepareWorkspace, workspaceOf } from "./task-workspace.js";
+import { prepareWorkspace } from "./task-workspace.js";
 
 export interface TaskRunEnv {
   runDir: string;
@@ -50,67 +51,60 @@ export type TaskRunOutcome =
 
 const DENIAL_EXAMPLES = 5;
 
-export function taskDirOf(runDir: string, task: { suite: string; id: string }): string {
-  return join(runDir, "tasks", task.suite, task.id);
-}
-
 export async function runTask(task: TaskDefinition, env: TaskRunEnv): Promise<TaskRunOutcome> {
-  const existing = await readTaskResultIfPresent(env.runDir, task.suite, task.id);
+  const folder = new RunDir(env.runDir).task(task);
+  const existing = await folder.readResult();
   if (existing) return { kind: "finished", result: existing, kept: true };
-  const taskDir = taskDirOf(env.runDir, task);
-  const store = new CheckpointStore(taskDir);
+  const checkpoint = folder.openCheckpoint();
   const started = Date.now();
-  let state = await startState(task, taskDir, env.now());
+  let state = await startState(task, folder, env.now());
   const timeout = taskTimeout(task, env, state.activeMs);
   const interrupted = async (): Promise<TaskRunOutcome> => {
-    await writeTaskState(taskDir, { ...state, activeMs: state.activeMs + (Date.now() - started) });
+    await folder.writeState({ ...state, activeMs: state.activeMs + (Date.now() - started) });
     return { kind: "interrupted" };
   };
   const signal = timeout.signal ? AbortSignal.any([env.signal, timeout.signal]) : env.signal;
   const provider = env.providerFor(task);
-  const events = await EventLog.open(join(taskDir, "events.jsonl"), env.redactor, (e) => env.onEvent(task, e), env.now);
+  const events = await folder.openEventLog(env.redactor, (e) => env.onEvent(task, e), env.now);
   let agent: CodingAgent | null = null;
   let failure: RhemaError | null = null;
   try {
-    state = await prepareWorkspace(task, taskDir, state, { runCommand: env.runCommand, signal });
-    const saved = await store.load();
+    state = await prepareWorkspace(task, folder, state, { runCommand: env.runCommand, signal });
+    const saved = await checkpoint.load();
     agent = await runTaskTurn({
-      task, workspace: workspaceOf(taskDir), provider, approval: env.approvalFor(task),
-      store, saved, sink: events, signal, maxSteps: task.limits.maxSteps ?? env.defaults.maxSteps ?? DEFAULT_MAX_STEPS, now: env.now,
+      task, workspace: folder.workspace, provider, approval: env.approvalFor(task),
+      store: checkpoint, saved, sink: events, signal, maxSteps: task.limits.maxSteps ?? env.defaults.maxSteps ?? DEFAULT_MAX_STEPS, now: env.now,
       shellEnv: env.shellEnv, allowEnv: env.allowEnv, filterToolOutput: (text) => env.redactor.redact(text),
     });
   } catch (err) {
     if (env.signal.aborted) return interrupted();
-    // A corrupt checkpoint is bad input, not a task outcome: stop the run (exit 2, naming the
-    // file) rather than record an errored result that a rerun would keep.
-    if (err instanceof SessionFileError) throw err;
-    // A timeout that fired during setup surfaces as a plain cancel: report the timeout.
-    const reason: unknown = signal.aborted ? signal.reason : undefined;
-    failure = reason instanceof RhemaError ? reason
-      : err instanceof RhemaError ? err
-      : new CodingAgentError("provider", errorMessage(err), { cause: err });
+    // A disk that is full, a checkpoint that is corrupt: not the task's outcome but the run's
+    // end (exit 3 or 2, naming the file), so the same command continues once it is fixed.
+    const classified = classifyTaskFailure(err, signal.aborted ? signal.reason : undefined);
+    if (classified.kind === "stop") throw classified.error;
+    failure = classified.error;
   } finally {
     timeout.clear();
-    await store.close();
+    await checkpoint.close();
     await events.close();
   }
-  const checks = failure ? [] : await runChecks(task, workspaceOf(taskDir), { runCommand: env.runCommand, signal: env.signal, redactor: env.redactor });
+  const checks = failure ? [] : await runChecks(task, folder.workspace, { runCommand: env.runCommand, signal: env.signal, redactor: env.redactor });
   if (env.signal.aborted) return interrupted();
   // A failed turn leaves no agent: its conversation and stats are in the checkpoint.
-  const saved = agent ? null : await store.load();
+  const saved = agent ? null : await checkpoint.load();
   const messages = agent?.session.messages ?? saved?.messages ?? [];
   const stats = agent?.transcriptStats() ?? saved?.transcript?.stats ?? null;
-  const result = buildResult({ task, state, env, messages, checks, failure, stats, provider: provider.id, elapsedMs: state.activeMs + (Date.now() - started) });
-  await writeTaskResult(env.runDir, result);
+  const result = buildResult({ task, folder, state, env, messages, checks, failure, stats, provider: provider.id, elapsedMs: state.activeMs + (Date.now() - started) });
+  await folder.writeResult(result);
   return { kind: "finished", result, kept: false };
 }
 
-async function startState(task: TaskDefinition, taskDir: string, now: Date): Promise<TaskState> {
-  const previous = await readTaskState(taskDir);
+async function startState(task: TaskDefinition, folder: TaskFolder, now: Date): Promise<TaskState> {
+  const previous = await folder.readState();
   const state: TaskState = previous
     ? { ...previous, resumed: previous.resumed + 1 }
     : { version: 1, contentHash: task.contentHash, setupDone: false, resumed: 0, startedAt: now.toISOString(), activeMs: 0 };
-  await writeTaskState(taskDir, state);
+  await folder.writeState(state);
   return state;
 }
 
@@ -125,6 +119,7 @@ function taskTimeout(task: TaskDefinition, env: TaskRunEnv, usedMs: number): { s
 
 interface ResultParts {
   task: TaskDefinition;
+  folder: TaskFolder;
   state: TaskState;
   env: TaskRunEnv;
   messages: Message[];
@@ -153,7 +148,7 @@ function buildResult(p: ResultParts): TaskResult {
     checks: p.checks,
     ...(p.failure ? { error: { code: p.failure.code, message: p.failure.message } } : {}),
     finalAnswer: lastAssistant ? textOf(lastAssistant) : "",
-    transcriptPath: join("tasks", task.suite, task.id, "events.jsonl"),
+    transcriptPath: p.folder.relativePath("events"),
     policyDenials: { count: denials.length, examples: denials.slice(0, DENIAL_EXAMPLES) },
     resumed: p.state.resumed,
   });

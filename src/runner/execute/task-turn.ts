@@ -7,7 +7,7 @@ import { readFile } from "node:fs/promises";
 import { extname } from "node:path";
 import { CodingAgent, type CodingAgentConfig } from "../../agent.js";
 import type { Approval } from "../../core/approval.js";
-import type { CheckpointStore } from "../../store/checkpoint-store.js";
+import type { CommitHook } from "../../core/commit-hook.js";
 import { conversationState } from "../../core/conversation.js";
 import { CodingAgentError } from "../../core/errors.js";
 import type { AgentEvent, EventSink } from "../../core/events.js";
@@ -29,7 +29,8 @@ export interface TaskTurnOptions {
   workspace: string;
   provider: ModelProvider;
   approval: Approval;
-  store: CheckpointStore;
+  /** Where each boundary is committed: the task's checkpoint. */
+  store: { readonly hook: CommitHook };
   saved: Session | null;
   sink: EventSink;
   signal: AbortSignal;

@@ -10,13 +10,15 @@
  * relative paths, so its reports' transcript paths resolve and it can itself be merged again.
  */
 import { readFile, stat } from "node:fs/promises";
-import { isAbsolute, join, relative, resolve } from "node:path";
-import { RhemaError, errorMessage } from "../../core/errors.js";
+import { isAbsolute, resolve } from "node:path";
+import { RhemaError, errnoCode, errorMessage } from "../../core/errors.js";
 import { writePrivateFileAtomic } from "../../store/private-files.js";
 import { writeReports, type ReportFiles } from "./run-reports.js";
 import { parseStatsReport } from "./stats-report.js";
+import { guardOutput } from "../run-dir/output-guard.js";
+import { RunDir } from "../run-dir/run-dir.js";
 import {
-  TaskResultFileError, compareTasks, readRunResults, taskKey, writeTaskResult,
+  TaskResultFileError, compareTasks, taskKey,
   type ReportMeta, type SkippedTask, type TaskResult,
 } from "../run-dir/task-result.js";
 
@@ -48,10 +50,12 @@ export async function mergeRunReports(dirs: readonly string[], outDir: string, o
   const results = mergeResults(shards);
   const meta = mergeMeta(shards, results, options);
   const missingTranscripts: string[] = [];
+  const out = new RunDir(outDir);
   for (const shard of shards) {
     for (const result of shard.results) {
-      await writeTaskResult(outDir, result);
-      if (!(await copyTranscript(shard.dir, outDir, result.transcriptPath))) missingTranscripts.push(join(shard.dir, result.transcriptPath));
+      await out.task(result).writeResult(result);
+      const missing = await copyTranscript(new RunDir(shard.dir), out, result.transcriptPath);
+      if (missing !== null) missingTranscripts.push(missing);
     }
   }
   const files = await writeReports(outDir, results, meta);
@@ -72,14 +76,10 @@ function checkMergePaths(dirs: readonly string[], outDir: string): void {
 async function readShardRun(dir: string): Promise<ShardRun> {
   const info = await stat(dir).catch(() => null);
   if (info === null || !info.isDirectory()) throw new RhemaError("usage", `Run directory not found: ${dir}`);
-  const results = await readRunResults(dir);
-  const statsPath = join(dir, "stats.json");
-  let text: string | null = null;
-  try {
-    text = await readFile(statsPath, "utf8");
-  } catch (err) {
-    if ((err as { code?: unknown }).code !== "ENOENT") throw err;
-  }
+  const run = new RunDir(dir);
+  const results = await run.readResults();
+  const statsPath = run.reports.stats;
+  const text = await run.readReport("stats");
   if (text === null) return { dir, results, meta: null };
   try {
     const stats = parseStatsReport(text);
@@ -134,17 +134,18 @@ function latest(times: readonly string[]): string {
   return times.reduce((best, time) => (Date.parse(time) > Date.parse(best) ? time : best));
 }
 
-/** Copies a result's transcript into the out directory; false when it is missing or escapes. */
-async function copyTranscript(fromDir: string, outDir: string, transcriptPath: string): Promise<boolean> {
-  const source = resolve(fromDir, transcriptPath);
-  const inside = relative(fromDir, source);
-  if (transcriptPath === "" || isAbsolute(transcriptPath) || inside.startsWith("..") || isAbsolute(inside)) return false;
+/** Copies a result's transcript into the out directory; returns its source path when it is missing (or escapes), else null. */
+async function copyTranscript(from: RunDir, out: RunDir, transcriptPath: string): Promise<string | null> {
+  const source = from.resolveInside(transcriptPath);
+  const target = out.resolveInside(transcriptPath);
+  if (source === null || target === null) return resolve(from.path, transcriptPath);
   let bytes: Buffer;
   try {
     bytes = await readFile(source);
-  } catch {
-    return false;
+  } catch (err) {
+    if (errnoCode(err) === "ENOENT") return source;
+    throw new TaskResultFileError(source, `cannot read the transcript: ${errorMessage(err)}`, { cause: err });
   }
-  await writePrivateFileAtomic(join(outDir, inside), bytes);
-  return true;
+  await guardOutput(target, "write", () => writePrivateFileAtomic(target, bytes));
+  return null;
 }

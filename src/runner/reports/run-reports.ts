@@ -1,34 +1,31 @@
 /**
  * Writing a run's three reports — `junit.xml`, `stats.json`, `summary.md` — into its run
- * directory, each atomically and 0600 through core/private-files. The executor calls
- * `writeReports` after each finished task and at the end (a `ReportWriter` keeps such calls from
- * overlapping); `report merge` calls it once. The content depends only on results + meta.
+ * directory, each atomically and 0600 through store/private-files, and to the user's copies
+ * (--junit/--stats/--summary). The executor calls `writeReports` after each finished task and
+ * at the end (a `ReportWriter` keeps such calls from overlapping); `report merge` calls it once.
+ * The content depends only on results + meta. A report that cannot be written is an
+ * `OutputError` naming its path; `probeReportCopies` finds that out before a run starts.
  */
-import { mkdir } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { mkdir, open, rm, stat } from "node:fs/promises";
+import { dirname } from "node:path";
 import writeFileAtomic from "write-file-atomic";
-import { RhemaError } from "../../core/errors.js";
+import { OutputError, RhemaError, errnoCode } from "../../core/errors.js";
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, fsyncDir, writePrivateFileAtomic } from "../../store/private-files.js";
 import { renderJUnitReport } from "./junit-report.js";
 import { buildStatsReport, renderStatsReport } from "./stats-report.js";
 import { renderSummaryReport } from "./summary-report.js";
+import { guardOutput } from "../run-dir/output-guard.js";
+import { RunDir, type ReportFiles } from "../run-dir/run-dir.js";
 import { compareTasks, taskKey, type ReportMeta, type TaskResult } from "../run-dir/task-result.js";
 
-export interface ReportFiles {
-  junit: string;
-  stats: string;
-  summary: string;
-}
+export type { ReportFiles } from "../run-dir/run-dir.js";
+
+const REPORT_KINDS = ["junit", "stats", "summary"] as const;
 
 export interface RenderedReports {
   junit: string;
   stats: string;
   summary: string;
-}
-
-/** Where a run directory keeps its reports. */
-export function reportFilesIn(runDir: string): ReportFiles {
-  return { junit: join(runDir, "junit.xml"), stats: join(runDir, "stats.json"), summary: join(runDir, "summary.md") };
 }
 
 /** The three reports' text. Throws if two results share a suite/id. */
@@ -60,11 +57,11 @@ export async function writeReports(
   copies: Partial<ReportFiles> = {},
 ): Promise<ReportFiles> {
   const rendered = renderReports(results, meta);
-  const files = reportFilesIn(runDir);
-  for (const kind of ["junit", "stats", "summary"] as const) {
-    await writePrivateFileAtomic(files[kind], rendered[kind]);
+  const files = new RunDir(runDir).reports;
+  for (const kind of REPORT_KINDS) {
+    await guardOutput(files[kind], "write", () => writePrivateFileAtomic(files[kind], rendered[kind]));
     const copy = copies[kind];
-    if (copy !== undefined && copy !== files[kind]) await writeReportCopy(copy, rendered[kind]);
+    if (copy !== undefined && copy !== files[kind]) await guardOutput(copy, "write", () => writeReportCopy(copy, rendered[kind]));
   }
   return files;
 }
@@ -73,6 +70,37 @@ async function writeReportCopy(path: string, text: string): Promise<void> {
   await mkdir(dirname(path), { recursive: true, mode: PRIVATE_DIR_MODE });
   await writeFileAtomic(path, text, { mode: PRIVATE_FILE_MODE, fsync: true });
   await fsyncDir(dirname(path));
+}
+
+/**
+ * Checks, before a run, that each report copy can be written: its folder made (as the write
+ * would), the path not a folder, and a file creatable beside it (where the atomic write puts
+ * its temp file). Nothing is left behind but the folder. Throws the OutputError the write
+ * would have thrown at the end of the run.
+ */
+export async function probeReportCopies(copies: Partial<ReportFiles>, pid: number): Promise<void> {
+  for (const kind of REPORT_KINDS) {
+    const path = copies[kind];
+    if (path === undefined) continue;
+    await guardOutput(path, "write", () => probeReportCopy(path, pid));
+  }
+}
+
+async function probeReportCopy(path: string, pid: number): Promise<void> {
+  await mkdir(dirname(path), { recursive: true, mode: PRIVATE_DIR_MODE });
+  if (await isFolder(path)) throw new OutputError(path, "write", "EISDIR");
+  const probe = `${path}.rhema-probe-${pid}`;
+  await (await open(probe, "w", PRIVATE_FILE_MODE)).close();
+  await rm(probe, { force: true });
+}
+
+async function isFolder(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isDirectory();
+  } catch (err) {
+    if (errnoCode(err) === "ENOENT") return false;
+    throw err;
+  }
 }
 
 /**

@@ -1,13 +1,16 @@
 /**
- * The run directory's lock: one runner per directory. The lock file holds the owner's pid; a
- * lock whose owner is gone (a killed runner) is taken over, never a dead end.
+ * The run directory's lock: one runner per directory. The lock file (its path given by
+ * `RunDir`) holds the owner's pid; a lock whose owner is gone (a killed runner) is taken over,
+ * never a dead end. Taking the lock is a run's first write: a run directory rhema cannot
+ * write is an `OutputError` here, before any task starts.
  */
 import { open, readFile, rm, rename } from "node:fs/promises";
-import { join } from "node:path";
-import { RhemaError } from "../../core/errors.js";
+import { dirname } from "node:path";
+import { z } from "zod";
+import { RhemaError, errnoCode } from "../../core/errors.js";
 import { ensurePrivateDir, writePrivateJson } from "../../store/private-files.js";
-
-export const LOCK_FILE = "rhema.lock";
+import { asOutputError, guardOutput } from "./output-guard.js";
+import { parseJsonText } from "./state-file.js";
 
 export class RunLockedError extends RhemaError {
   constructor(runDir: string, pid: number) {
@@ -21,50 +24,61 @@ export interface RunLock {
   release(): Promise<void>;
 }
 
-interface LockContent { pid: number; startedAt: string }
+const lockSchema = z.object({ pid: z.number().int(), startedAt: z.string() });
+type LockContent = z.infer<typeof lockSchema>;
 
-export async function acquireRunLock(runDir: string, pid: number, now: Date = new Date()): Promise<RunLock> {
-  await ensurePrivateDir(runDir);
-  const path = join(runDir, LOCK_FILE);
+/** Takes the lock at `lockPath` (in the run directory, which is made 0700 if missing). */
+export async function acquireRunLock(lockPath: string, pid: number, now: Date = new Date()): Promise<RunLock> {
+  const runDir = dirname(lockPath);
+  await guardOutput(runDir, "create", () => ensurePrivateDir(runDir));
   const content: LockContent = { pid, startedAt: now.toISOString() };
-  if (await createExclusive(path, content)) return lockAt(path, false);
-  const owner = await readOwner(path);
+  if (await guardOutput(lockPath, "write", () => createExclusive(lockPath, content))) return lockAt(lockPath, false);
+  const owner = await readOwner(lockPath);
   if (owner !== null && owner !== pid && isAlive(owner)) throw new RunLockedError(runDir, owner);
   // Stale: replace it atomically, then make sure no other taker won the race.
-  const tmp = `${path}.${pid}`;
-  await writePrivateJson(tmp, content);
-  await rename(tmp, path);
-  if ((await readOwner(path)) !== pid) throw new RunLockedError(runDir, (await readOwner(path)) ?? -1);
-  return lockAt(path, true);
+  const tmp = `${lockPath}.${pid}`;
+  await guardOutput(lockPath, "write", async () => {
+    await writePrivateJson(tmp, content);
+    await rename(tmp, lockPath);
+  });
+  const winner = await readOwner(lockPath);
+  if (winner !== pid) throw new RunLockedError(runDir, winner ?? -1);
+  return lockAt(lockPath, true);
 }
 
 function lockAt(path: string, tookOver: boolean): RunLock {
-  return { tookOver, release: () => rm(path, { force: true }) };
+  return { tookOver, release: () => guardOutput(path, "remove", () => rm(path, { force: true })) };
 }
 
 async function createExclusive(path: string, content: LockContent): Promise<boolean> {
+  let handle;
   try {
-    const handle = await open(path, "wx", 0o600);
-    try {
-      await handle.writeFile(JSON.stringify(content) + "\n");
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    return true;
+    handle = await open(path, "wx", 0o600);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "EEXIST") return false;
+    if (errnoCode(err) === "EEXIST") return false;
     throw err;
   }
+  try {
+    await handle.writeFile(JSON.stringify(content) + "\n");
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  return true;
 }
 
+/** The owner's pid; null when the lock vanished or is torn (a kill mid-write): stale. */
 async function readOwner(path: string): Promise<number | null> {
+  let text: string;
   try {
-    const value = JSON.parse(await readFile(path, "utf8")) as Partial<LockContent>;
-    return typeof value.pid === "number" ? value.pid : null;
-  } catch {
-    return null; // torn or vanished: treated as stale
+    text = await readFile(path, "utf8");
+  } catch (err) {
+    if (errnoCode(err) === "ENOENT") return null;
+    throw asOutputError(err, path, "read");
   }
+  const parsed = parseJsonText(text);
+  const checked = parsed.ok ? lockSchema.safeParse(parsed.value) : null;
+  return checked?.success ? checked.data.pid : null;
 }
 
 function isAlive(pid: number): boolean {
@@ -72,6 +86,6 @@ function isAlive(pid: number): boolean {
     process.kill(pid, 0);
     return true;
   } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
+    return errnoCode(err) === "EPERM";
   }
 }

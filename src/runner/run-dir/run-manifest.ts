@@ -1,11 +1,10 @@
 /**
  * manifest.json: what a run directory holds — the run's id and start, and the tasks it was
  * asked to run (by content hash). A resumed run keeps the id and start of the first.
+ * `RunDir` (run-dir.ts) reads and writes it; this module owns its shape.
  */
-import { join } from "node:path";
 import { z } from "zod";
-import { writePrivateJson } from "../../store/private-files.js";
-import { readStateFile } from "./state-file.js";
+import type { StateFileKind } from "./state-file.js";
 
 const manifestSchema = z.strictObject({
   version: z.literal(1),
@@ -17,12 +16,9 @@ const manifestSchema = z.strictObject({
 });
 export type RunManifest = z.infer<typeof manifestSchema>;
 
-export const MANIFEST_FILE = "manifest.json";
-
-export async function readManifest(runDir: string): Promise<RunManifest | null> {
-  return readStateFile(join(runDir, MANIFEST_FILE), manifestSchema, "a rhema run manifest", "pass another --out or remove the folder");
-}
-
-export async function writeManifest(runDir: string, manifest: RunManifest): Promise<void> {
-  await writePrivateJson(join(runDir, MANIFEST_FILE), manifest);
-}
+export const MANIFEST_KIND: StateFileKind<RunManifest> = {
+  schema: manifestSchema,
+  code: "manifest_invalid",
+  what: "a rhema run manifest",
+  remedy: "pass another --out or remove the folder",
+};

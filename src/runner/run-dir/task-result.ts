@@ -1,14 +1,12 @@
 /**
- * The result of one task, as the executor writes it to `tasks/<suite>/<id>/result.json` and as
- * reports and `report merge` read it back (validated: a corrupt or foreign file is a clear error
- * naming it). Also the small shared vocabulary of reports: task order, skipped tasks, run meta.
+ * The result of one task: the shape of `result.json` (written and read back by `TaskFolder`,
+ * validated both ways: a corrupt or foreign file is a clear error naming it). Also the small
+ * shared vocabulary of reports: task order, skipped tasks, run meta.
  */
-import { readdir, readFile } from "node:fs/promises";
-import { join } from "node:path";
 import { z } from "zod";
-import { RhemaError, errorMessage } from "../../core/errors.js";
-import { writePrivateJson } from "../../store/private-files.js";
+import { RhemaError } from "../../core/errors.js";
 import { transcriptStatsSchema } from "../../core/session.js";
+import { parseJsonText } from "./state-file.js";
 
 export const TASK_RESULT_VERSION = 1;
 
@@ -132,84 +130,20 @@ function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-export function taskResultPath(runDir: string, suite: string, id: string): string {
-  return join(runDir, "tasks", suite, id, "result.json");
-}
-
-/** Validates `result` and writes it to its place in `runDir` (atomic, 0600). */
-export async function writeTaskResult(runDir: string, result: TaskResult): Promise<string> {
-  const path = taskResultPath(runDir, result.suite, result.id);
+/** `result` validated for writing; an inconsistent one is refused, naming where it was to go. */
+export function checkTaskResult(result: TaskResult, path: string): TaskResult {
   const checked = taskResultSchema.safeParse(result);
   if (!checked.success) throw new TaskResultFileError(path, `refusing to write an invalid result: ${describeIssues(checked.error)}`);
-  await writePrivateJson(path, checked.data);
-  return path;
-}
-
-/** Reads and validates one result file. */
-export async function readTaskResult(path: string): Promise<TaskResult> {
-  let text: string;
-  try {
-    text = await readFile(path, "utf8");
-  } catch (err) {
-    throw new TaskResultFileError(path, `cannot read: ${errorMessage(err)}`, { cause: err });
-  }
-  return parseTaskResult(text, path);
-}
-
-export function parseTaskResult(text: string, path: string): TaskResult {
-  let data: unknown;
-  try {
-    data = JSON.parse(text);
-  } catch (err) {
-    throw new TaskResultFileError(path, `not valid JSON (${errorMessage(err)})`, { cause: err });
-  }
-  const checked = taskResultSchema.safeParse(data);
-  if (!checked.success) throw new TaskResultFileError(path, `not a task result: ${describeIssues(checked.error)}`);
   return checked.data;
 }
 
-/** The task's result in `runDir`, or null when it has none yet; a bad file is still an error. */
-export async function readTaskResultIfPresent(runDir: string, suite: string, id: string): Promise<TaskResult | null> {
-  try {
-    return await readTaskResult(taskResultPath(runDir, suite, id));
-  } catch (err) {
-    if (err instanceof TaskResultFileError && isMissing(err.cause)) return null;
-    throw err;
-  }
-}
-
-/**
- * Every `tasks/<suite>/<id>/result.json` in `runDir`, sorted by suite then id. A folder without
- * a result (a task not finished) is passed over; a result whose suite/id disagree with its
- * folder is an error. A run directory without `tasks/` has no results.
- */
-export async function readRunResults(runDir: string): Promise<TaskResult[]> {
-  const results: TaskResult[] = [];
-  for (const suite of await listFolders(join(runDir, "tasks"))) {
-    for (const id of await listFolders(join(runDir, "tasks", suite))) {
-      const result = await readTaskResultIfPresent(runDir, suite, id);
-      if (result === null) continue;
-      if (result.suite !== suite || result.id !== id) {
-        throw new TaskResultFileError(taskResultPath(runDir, suite, id), `holds ${taskKey(result)}, not ${suite}/${id}`);
-      }
-      results.push(result);
-    }
-  }
-  return results.sort(compareTasks);
-}
-
-async function listFolders(dir: string): Promise<string[]> {
-  try {
-    const entries = await readdir(dir, { withFileTypes: true });
-    return entries.filter((e) => e.isDirectory()).map((e) => e.name).sort(compareText);
-  } catch (err) {
-    if (isMissing(err)) return [];
-    throw err;
-  }
-}
-
-function isMissing(err: unknown): boolean {
-  return typeof err === "object" && err !== null && (err as { code?: unknown }).code === "ENOENT";
+/** A result file's text, parsed and validated; `path` names it in the error. */
+export function parseTaskResult(text: string, path: string): TaskResult {
+  const parsed = parseJsonText(text);
+  if (!parsed.ok) throw new TaskResultFileError(path, `not valid JSON (${parsed.error})`);
+  const checked = taskResultSchema.safeParse(parsed.value);
+  if (!checked.success) throw new TaskResultFileError(path, `not a task result: ${describeIssues(checked.error)}`);
+  return checked.data;
 }
 
 function describeIssues(error: z.ZodError): string {

@@ -1,12 +1,11 @@
 /**
  * task-state.json: what the runner knows of one task between runs — which task file (by
  * content hash) the folder belongs to, whether the workspace is set up, how often it resumed.
- * The conversation itself lives in the checkpoint beside it.
+ * The conversation itself lives in the checkpoint beside it. `TaskFolder` (task-folder.ts)
+ * reads and writes it; this module owns its shape.
  */
-import { join } from "node:path";
 import { z } from "zod";
-import { writePrivateJson } from "../../store/private-files.js";
-import { readStateFile } from "./state-file.js";
+import type { StateFileKind } from "./state-file.js";
 
 const taskStateSchema = z.strictObject({
   version: z.literal(1),
@@ -25,12 +24,9 @@ const taskStateSchema = z.strictObject({
 });
 export type TaskState = z.infer<typeof taskStateSchema>;
 
-export const TASK_STATE_FILE = "task-state.json";
-
-export async function readTaskState(taskDir: string): Promise<TaskState | null> {
-  return readStateFile(join(taskDir, TASK_STATE_FILE), taskStateSchema, "a rhema task state", "remove the task's folder to start it afresh");
-}
-
-export async function writeTaskState(taskDir: string, state: TaskState): Promise<void> {
-  await writePrivateJson(join(taskDir, TASK_STATE_FILE), state);
-}
+export const TASK_STATE_KIND: StateFileKind<TaskState> = {
+  schema: taskStateSchema,
+  code: "state_invalid",
+  what: "a rhema task state",
+  remedy: "remove the task's folder to start it afresh",
+};

@@ -7,23 +7,25 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { access, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { allowAll } from "../../../src/core/approval.js";
+import { allowAll, type Approval } from "../../../src/core/approval.js";
 import { RhemaError } from "../../../src/core/errors.js";
 import { ScriptedProvider } from "../../../src/providers/scripted.js";
 import { processCommandRunner } from "../../../src/runner/execute/command-runner.js";
-import { LOCK_FILE, RunLockedError, acquireRunLock } from "../../../src/runner/run-dir/run-lock.js";
-import { readManifest } from "../../../src/runner/run-dir/run-manifest.js";
+import { RunLockedError } from "../../../src/runner/run-dir/run-lock.js";
+import { RunDir, readRunResults } from "../../../src/runner/run-dir/run-dir.js";
 import { SecretRedactor } from "../../../src/runner/execute/secret-redactor.js";
 import { ChangedTasksError, runSuite, type RunProgress, type SuiteRunOptions } from "../../../src/runner/execute/suite-runner.js";
-import { taskDirOf } from "../../../src/runner/execute/task-executor.js";
 import { loadTaskFile, type TaskDefinition } from "../../../src/runner/tasks/task-file.js";
-import { readRunResults, taskKey } from "../../../src/runner/run-dir/task-result.js";
+import { taskKey } from "../../../src/runner/run-dir/task-result.js";
 import { writeFiles } from "../../support/suite-files.js";
 import { tempDir } from "../../support/temp-dir.js";
 
 const AT = "2026-03-04T05:06:07.000Z";
 const SHELL_ENV = { PATH: process.env.PATH, HOME: process.env.HOME };
 const exists = (path: string) => access(path).then(() => true, () => false);
+const lockPath = (runDir: string) => new RunDir(runDir).lockPath;
+const readManifest = (runDir: string) => new RunDir(runDir).readManifest();
+const folderOf = (runDir: string, task: TaskDefinition) => new RunDir(runDir).task(task);
 
 /** A scripted task that runs `sleep SECONDS` in its shell, then passes its check. */
 const sleepingTask = (seconds: number) => `prompt: Wait a little.
@@ -117,7 +119,7 @@ test("refuses tasks whose file changed since their run started, and releases the
     err instanceof ChangedTasksError && err.code === "task_changed" &&
     err.message === `these task files changed since their run started:\n  alpha/one (${one!.file})\nrun them afresh with --restart-changed, or pass another --out`);
   assert.deepEqual(opts.progress, [], "nothing started");
-  assert.equal(await exists(join(runDir, LOCK_FILE)), false);
+  assert.equal(await exists(lockPath(runDir)), false);
 });
 
 test("with restartChanged, a changed task's folder is wiped and the task runs afresh", async (t) => {
@@ -125,14 +127,14 @@ test("with restartChanged, a changed task's folder is wiped and the task runs af
   const runDir = join(root, "run");
   const [one, two] = await writeSuite(root, { "alpha/one.yaml": sleepingTask(0), "alpha/two.yaml": sleepingTask(0) });
   await runSuite(options(runDir, [one!, two!]));
-  await writeFile(join(taskDirOf(runDir, one!), "left-over.txt"), "from the old run\n");
-  await writeFile(join(taskDirOf(runDir, two!), "left-over.txt"), "from the old run\n");
+  await writeFile(join(folderOf(runDir, one!).dir, "left-over.txt"), "from the old run\n");
+  await writeFile(join(folderOf(runDir, two!).dir, "left-over.txt"), "from the old run\n");
   await writeFile(one!.file, sleepingTask(0.1));
   const changed = await loadTaskFile(one!.file);
   const opts = options(runDir, [changed, two!], { restartChanged: true });
   const outcome = await runSuite(opts);
-  assert.equal(await exists(join(taskDirOf(runDir, one!), "left-over.txt")), false, "the changed task's folder was wiped");
-  assert.equal(await exists(join(taskDirOf(runDir, two!), "left-over.txt")), true, "the unchanged one was not");
+  assert.equal(await exists(join(folderOf(runDir, one!).dir, "left-over.txt")), false, "the changed task's folder was wiped");
+  assert.equal(await exists(join(folderOf(runDir, two!).dir, "left-over.txt")), true, "the unchanged one was not");
   assert.deepEqual(opts.progress.flatMap((p) => (p.type === "task_end" ? [[taskKey(p.task), p.kept]] : [])).sort(), [["alpha/one", false], ["alpha/two", true]]);
   assert.deepEqual(outcome.results.map((r) => [taskKey(r), r.contentHash]), [["alpha/one", changed.contentHash], ["alpha/two", two!.contentHash]]);
 });
@@ -151,16 +153,16 @@ test("releases the lock at the end of a run", async (t) => {
   const tasks = await writeSuite(root, { "alpha/one.yaml": sleepingTask(0) });
   const runDir = join(root, "run");
   await runSuite(options(runDir, tasks));
-  assert.equal(await exists(join(runDir, LOCK_FILE)), false);
+  assert.equal(await exists(lockPath(runDir)), false);
 });
 
 test("releases the lock when a task folder is corrupt and the run fails", async (t) => {
   const root = await tempDir(t);
   const [one] = await writeSuite(root, { "alpha/one.yaml": sleepingTask(0) });
   const runDir = join(root, "run");
-  await writeFiles(taskDirOf(runDir, one!), { "task-state.json": "{torn" });
-  await assert.rejects(runSuite(options(runDir, [one!])), (err: unknown) => err instanceof RhemaError && err.code === "session_invalid");
-  assert.equal(await exists(join(runDir, LOCK_FILE)), false);
+  await writeFiles(folderOf(runDir, one!).dir, { "task-state.json": "{torn" });
+  await assert.rejects(runSuite(options(runDir, [one!])), (err: unknown) => err instanceof RhemaError && err.code === "state_invalid");
+  assert.equal(await exists(lockPath(runDir)), false);
 });
 
 test("a task that throws (a corrupt result.json) fails the run with its error, starts no further task, and releases the lock", async (t) => {
@@ -168,13 +170,13 @@ test("a task that throws (a corrupt result.json) fails the run with its error, s
   const [one, two] = await writeSuite(root, { "alpha/one.yaml": sleepingTask(0), "alpha/two.yaml": sleepingTask(0) });
   const runDir = join(root, "run");
   await runSuite(options(runDir, [one!]));
-  const resultFile = join(taskDirOf(runDir, one!), "result.json");
+  const resultFile = folderOf(runDir, one!).path("result");
   await writeFile(resultFile, "{torn");
   const opts = options(runDir, [one!, two!], { concurrency: 1 });
   await assert.rejects(runSuite(opts), (err: unknown) =>
     err instanceof RhemaError && err.code === "result_invalid" && err.message.startsWith(`${resultFile}: not valid JSON`));
   assert.deepEqual(opts.progress.map((p) => (p.type === "task_start" ? `start ${taskKey(p.task)}` : p.type)), ["run_start", "start alpha/one"]);
-  assert.equal(await exists(join(runDir, LOCK_FILE)), false);
+  assert.equal(await exists(lockPath(runDir)), false);
 });
 
 test("refuses a run directory another live runner holds, and leaves its lock alone", async (t) => {
@@ -183,9 +185,9 @@ test("refuses a run directory another live runner holds, and leaves its lock alo
   const runDir = join(root, "run");
   const other = spawn("sleep", ["30"], { stdio: "ignore" });
   t.after(() => other.kill("SIGKILL"));
-  await acquireRunLock(runDir, other.pid!);
+  await new RunDir(runDir).lock(other.pid!, new Date());
   await assert.rejects(runSuite(options(runDir, tasks)), (err: unknown) => err instanceof RunLockedError && err.message.includes(`pid ${other.pid}`));
-  assert.equal(JSON.parse(await readFile(join(runDir, LOCK_FILE), "utf8")).pid, other.pid);
+  assert.equal(JSON.parse(await readFile(lockPath(runDir), "utf8")).pid, other.pid);
 });
 
 test("an interrupted run starts no further task, reports interrupted, and releases the lock", async (t) => {
@@ -198,5 +200,32 @@ test("an interrupted run starts no further task, reports interrupted, and releas
   const outcome = await runSuite(opts);
   assert.deepEqual({ results: outcome.results, interrupted: outcome.interrupted }, { results: [], interrupted: true });
   assert.deepEqual(opts.progress.map((p) => p.type), ["run_start", "run_end"]);
-  assert.equal(await exists(join(runDir, LOCK_FILE)), false);
+  assert.equal(await exists(lockPath(runDir)), false);
+});
+
+test("retryErrored continues a task a provider outage errored, and keeps one a bug errored (internal)", async (t) => {
+  const root = await tempDir(t);
+  const tasks = await writeSuite(root, {
+    "alpha/buggy.yaml": sleepingTask(0),
+    "alpha/outage.yaml": "prompt: Say done.\nmodel:\n  provider: scripted\n  script:\n    - say: done\n      fail: { message: overloaded, times: 1 }\n",
+  });
+  const runDir = join(root, "run");
+  // One provider per task across both runs, so the outage is over when the retry comes.
+  const providers = new Map<string, ScriptedProvider>();
+  const providerFor = (task: TaskDefinition) => {
+    const made = providers.get(taskKey(task)) ?? new ScriptedProvider(task.model?.provider === "scripted" ? task.model.script : [], { record: false });
+    providers.set(taskKey(task), made);
+    return made;
+  };
+  const buggyApproval: Approval = { decide: () => { throw new TypeError("Cannot read properties of undefined (reading 'rules')"); } };
+  const base = options(runDir, tasks).env;
+  const first = await runSuite(options(runDir, tasks, { env: { ...base, providerFor, approvalFor: () => buggyApproval } }));
+  assert.deepEqual(first.results.map((r) => [taskKey(r), r.status, r.error?.code]), [["alpha/buggy", "errored", "internal"], ["alpha/outage", "errored", "provider"]]);
+
+  const retry = options(runDir, tasks, { retryErrored: true, env: { ...base, providerFor, approvalFor: () => allowAll } });
+  const second = await runSuite(retry);
+  assert.deepEqual(second.results.map((r) => [taskKey(r), r.status, r.error?.code]), [["alpha/buggy", "errored", "internal"], ["alpha/outage", "passed", undefined]]);
+  assert.deepEqual(retry.progress.flatMap((p) => (p.type === "task_end" ? [[taskKey(p.task), p.kept]] : [])).sort(), [["alpha/buggy", true], ["alpha/outage", false]],
+    "the bug's result was kept as it was, the outage's task continued");
+  assert.deepEqual(second.results[0], first.results[0]);
 });

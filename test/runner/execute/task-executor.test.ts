@@ -4,9 +4,10 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { access, readFile } from "node:fs/promises";
+import { access, mkdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { allowAll, type Approval } from "../../../src/core/approval.js";
+import { OutputError } from "../../../src/core/errors.js";
 import type { AgentEvent } from "../../../src/core/events.js";
 import type { Message } from "../../../src/core/messages.js";
 import { loadPolicy } from "../../../src/policy/file/load-policy.js";
@@ -14,11 +15,10 @@ import { PolicyApproval } from "../../../src/policy/decide/policy-approval.js";
 import { ScriptedProvider } from "../../../src/providers/scripted.js";
 import { processCommandRunner } from "../../../src/runner/execute/command-runner.js";
 import { SecretRedactor } from "../../../src/runner/execute/secret-redactor.js";
-import { policyDenials, runTask, taskDirOf, type TaskRunEnv } from "../../../src/runner/execute/task-executor.js";
+import { policyDenials, runTask, type TaskRunEnv } from "../../../src/runner/execute/task-executor.js";
 import { loadTaskFile, type TaskDefinition } from "../../../src/runner/tasks/task-file.js";
-import { readTaskResult, taskResultPath, type TaskResult } from "../../../src/runner/run-dir/task-result.js";
-import { readTaskState } from "../../../src/runner/run-dir/task-state.js";
-import { workspaceOf } from "../../../src/runner/execute/task-workspace.js";
+import { RunDir } from "../../../src/runner/run-dir/run-dir.js";
+import type { TaskResult } from "../../../src/runner/run-dir/task-result.js";
 import { writeFiles } from "../../support/suite-files.js";
 import { tempDir } from "../../support/temp-dir.js";
 
@@ -63,7 +63,8 @@ async function scriptedTask(t: { after(fn: () => unknown): void }, body: string,
   const root = await tempDir(t);
   await writeFiles(root, { "suite/task.yaml": `prompt: Tag the file.\n${body}`, ...files });
   const task = await loadTaskFile(join(root, "suite", "task.yaml"));
-  return { root, task, runDir: join(root, "run") };
+  const runDir = join(root, "run");
+  return { root, task, runDir, folder: new RunDir(runDir).task(task) };
 }
 
 function runEnv(runDir: string, opts: { signal?: AbortSignal; approval?: Approval; onEvent?: (e: AgentEvent) => void; secrets?: Record<string, string> } = {}): TaskRunEnv {
@@ -98,7 +99,7 @@ tags: [smoke]
 `;
 
 test("runs a task to a passing result, written to result.json", async (t) => {
-  const { task, runDir } = await scriptedTask(t, TAGGING);
+  const { task, runDir, folder } = await scriptedTask(t, TAGGING);
   const outcome = await runTask(task, runEnv(runDir));
   assert.equal(outcome.kind, "finished");
   if (outcome.kind !== "finished") return;
@@ -111,22 +112,22 @@ test("runs a task to a passing result, written to result.json", async (t) => {
     policyDenials: { count: 0, examples: [] }, resumed: 0,
   });
   assert.ok(outcome.result.stats && outcome.result.stats.requests === 2, "the transcript stats count the requests");
-  assert.deepEqual(await readTaskResult(taskResultPath(runDir, "suite", "task")), outcome.result);
-  assert.equal(await readFile(join(workspaceOf(taskDirOf(runDir, task)), "tags.txt"), "utf8"), "one\n");
+  assert.deepEqual(await folder.readResult(), outcome.result);
+  assert.equal(await readFile(join(folder.workspace, "tags.txt"), "utf8"), "one\n");
 });
 
 test("a task already finished is kept as it is, nothing run again", async (t) => {
-  const { task, runDir } = await scriptedTask(t, TAGGING);
+  const { task, runDir, folder } = await scriptedTask(t, TAGGING);
   const first = await runTask(task, runEnv(runDir));
   const events: AgentEvent[] = [];
   const second = await runTask(task, runEnv(runDir, { onEvent: (e) => events.push(e) }));
   assert.deepEqual(second, { kind: "finished", result: first.kind === "finished" ? first.result : null, kept: true });
   assert.deepEqual(events, []);
-  assert.equal(await readFile(join(workspaceOf(taskDirOf(runDir, task)), "tags.txt"), "utf8"), "one\n");
+  assert.equal(await readFile(join(folder.workspace, "tags.txt"), "utf8"), "one\n");
 });
 
 test("an interrupt mid-turn leaves no result, and the next run resumes and finishes the task", async (t) => {
-  const { task, runDir } = await scriptedTask(t, `model:
+  const { task, runDir, folder } = await scriptedTask(t, `model:
   provider: scripted
   script:
     - call: shell
@@ -144,8 +145,8 @@ checks:
   const started = Date.now();
   assert.deepEqual(await runTask(task, runEnv(runDir, { signal: controller.signal, onEvent })), { kind: "interrupted" });
   assert.ok(Date.now() - started < 5_000, "the running command was stopped");
-  assert.equal(await exists(taskResultPath(runDir, "suite", "task")), false);
-  assert.equal((await readTaskState(taskDirOf(runDir, task)))?.setupDone, true);
+  assert.equal(await exists(folder.path("result")), false);
+  assert.equal((await folder.readState())?.setupDone, true);
 
   const resumed = await runTask(task, runEnv(runDir));
   assert.equal(resumed.kind, "finished");
@@ -154,11 +155,11 @@ checks:
     { status: resumed.result.status, resumed: resumed.result.resumed, steps: resumed.result.steps, finalAnswer: resumed.result.finalAnswer, output: resumed.result.checks.map((c) => c.outputTail) },
     { status: "passed", resumed: 1, steps: 3, finalAnswer: "finished after the resume", output: ["one\ntwo\n"] },
   );
-  assert.deepEqual(await readTaskResult(taskResultPath(runDir, "suite", "task")), resumed.result);
+  assert.deepEqual(await folder.readResult(), resumed.result);
 });
 
 test("a provider failure is an errored result with code provider, and no checks run", async (t) => {
-  const { task, runDir } = await scriptedTask(t, `model:
+  const { task, runDir, folder } = await scriptedTask(t, `model:
   provider: scripted
   script:
     - fail: { message: boom }
@@ -170,8 +171,8 @@ checks:
   if (outcome.kind !== "finished") return;
   const { status, error, checks, steps, finalAnswer } = outcome.result;
   assert.deepEqual({ status, error, checks, steps, finalAnswer }, { status: "errored", error: { code: "provider", message: "boom" }, checks: [], steps: 0, finalAnswer: "" });
-  assert.equal(await exists(join(workspaceOf(taskDirOf(runDir, task)), "checked.txt")), false);
-  assert.deepEqual(await readTaskResult(taskResultPath(runDir, "suite", "task")), outcome.result);
+  assert.equal(await exists(join(folder.workspace, "checked.txt")), false);
+  assert.deepEqual(await folder.readResult(), outcome.result);
 });
 
 test("a failing setup is an errored result with code setup_failed", async (t) => {
@@ -203,7 +204,7 @@ model:
 });
 
 test("a check that fails makes the result failed; denials and secrets are reported as the policy and redactor say", async (t) => {
-  const { task, runDir } = await scriptedTask(t, `policy: policy.yaml
+  const { task, runDir, folder } = await scriptedTask(t, `policy: policy.yaml
 model:
   provider: scripted
   script:
@@ -235,6 +236,30 @@ rules:
     { tool: "shell", rule: null },
   ]);
   assert.equal(r.policyDenials.examples[0]!.reason, "no deleting");
-  const events = await readFile(join(taskDirOf(runDir, task), "events.jsonl"), "utf8");
+  const events = await readFile(folder.path("events"), "utf8");
   assert.ok(!events.includes("tok-0123456789"), "the event log holds no secret");
+});
+
+test("an unknown throw inside a task (an approval with a bug) is an errored result with code internal, not provider", async (t) => {
+  const { task, runDir, folder } = await scriptedTask(t, TAGGING);
+  const buggy: Approval = { decide: () => { throw new TypeError("Cannot read properties of undefined (reading 'rules')"); } };
+  const outcome = await runTask(task, runEnv(runDir, { approval: buggy }));
+  assert.equal(outcome.kind, "finished");
+  if (outcome.kind !== "finished") return;
+  const { status, error, checks } = outcome.result;
+  assert.deepEqual({ status, error, checks }, { status: "errored", error: { code: "internal", message: "Cannot read properties of undefined (reading 'rules')" }, checks: [] });
+  assert.deepEqual(await folder.readResult(), outcome.result);
+});
+
+test("a checkpoint the file system refuses stops the task with an OutputError naming the file, no result; fixed, the next run continues it", async (t) => {
+  const { task, runDir, folder } = await scriptedTask(t, TAGGING);
+  await mkdir(folder.path("journal"), { recursive: true }); // a folder where the journal must go
+  await assert.rejects(runTask(task, runEnv(runDir)), (err: unknown) =>
+    err instanceof OutputError && err.code === "output_failed" && err.errno === "EISDIR" && err.path === folder.path("journal") &&
+    err.message.startsWith(`cannot write ${folder.path("journal")}: is a folder (EISDIR); `));
+  assert.equal(await folder.readResult(), null, "no result: the task is not over");
+  await rm(folder.path("journal"), { recursive: true });
+  const resumed = await runTask(task, runEnv(runDir));
+  assert.equal(resumed.kind === "finished" && resumed.result.status, "passed");
+  assert.equal(resumed.kind === "finished" && resumed.result.resumed, 1);
 });

@@ -9,8 +9,9 @@ import { join } from "node:path";
 import { RhemaError } from "../../../src/core/errors.js";
 import { processCommandRunner } from "../../../src/runner/execute/command-runner.js";
 import { loadTaskFile } from "../../../src/runner/tasks/task-file.js";
-import { readTaskState, writeTaskState, type TaskState } from "../../../src/runner/run-dir/task-state.js";
-import { prepareWorkspace, workspaceOf } from "../../../src/runner/execute/task-workspace.js";
+import { TaskFolder } from "../../../src/runner/run-dir/task-folder.js";
+import type { TaskState } from "../../../src/runner/run-dir/task-state.js";
+import { prepareWorkspace } from "../../../src/runner/execute/task-workspace.js";
 import { writeFiles } from "../../support/suite-files.js";
 import { tempDir } from "../../support/temp-dir.js";
 
@@ -28,15 +29,15 @@ async function suite(t: { after(fn: () => unknown): void }, workspaceYaml: strin
     "suite/task.yaml": `prompt: do it\n${workspaceYaml.replaceAll("SETUP_LOG", setupLog)}`,
   });
   const task = await loadTaskFile(join(root, "suite", "task.yaml"));
-  const taskDir = join(root, "run", "tasks", "suite", "task");
-  await writeTaskState(taskDir, FRESH);
-  return { root, task, taskDir, workspace: workspaceOf(taskDir), setupRuns: async () => (await readFile(setupLog, "utf8").catch(() => "")).split("\n").filter(Boolean) };
+  const folder = new TaskFolder(join(root, "run"), task);
+  await folder.writeState(FRESH);
+  return { root, task, folder, workspace: folder.workspace, setupRuns: async () => (await readFile(setupLog, "utf8").catch(() => "")).split("\n").filter(Boolean) };
 }
 
 const listing = async (dir: string) => (await readdir(dir, { recursive: true })).sort();
 
 test("copies workspace.from fresh, runs the setup in it once, and marks the state set up", async (t) => {
-  const { task, taskDir, workspace, setupRuns, root } = await suite(t, `workspace:
+  const { task, folder, workspace, setupRuns, root } = await suite(t, `workspace:
   from: fixture
   setup:
     - echo ran >> SETUP_LOG
@@ -44,46 +45,46 @@ test("copies workspace.from fresh, runs the setup in it once, and marks the stat
 `);
   await writeFiles(root, { "suite/fixture/link-target.txt": "t\n" });
   await symlink("link-target.txt", join(root, "suite/fixture/link"));
-  const ready = await prepareWorkspace(task, taskDir, FRESH, { runCommand, signal: noSignal() });
+  const ready = await prepareWorkspace(task, folder, FRESH, { runCommand, signal: noSignal() });
   assert.deepEqual(ready, { ...FRESH, setupDone: true });
-  assert.deepEqual(await readTaskState(taskDir), ready);
+  assert.deepEqual(await folder.readState(), ready);
   assert.deepEqual(await listing(workspace), ["README.md", "build.txt", "link", "link-target.txt", "src", "src/app.js"]);
   assert.equal(await readlink(join(workspace, "link")), "link-target.txt", "symlinks are copied as they are");
   assert.equal(await readFile(join(workspace, "src/app.js"), "utf8"), "export const x = 1;\n");
   assert.deepEqual(await setupRuns(), ["ran"]);
 
   await writeFile(join(workspace, "agent-work.txt"), "kept\n");
-  const again = await prepareWorkspace(task, taskDir, ready, { runCommand, signal: noSignal() });
+  const again = await prepareWorkspace(task, folder, ready, { runCommand, signal: noSignal() });
   assert.deepEqual(again, ready);
   assert.deepEqual(await setupRuns(), ["ran"], "a finished setup is never repeated");
   assert.equal(await readFile(join(workspace, "agent-work.txt"), "utf8"), "kept\n", "nor is the workspace copied again");
 });
 
 test("makes an empty workspace when the task names no folder", async (t) => {
-  const { task, taskDir, workspace } = await suite(t, "");
-  assert.deepEqual(await prepareWorkspace(task, taskDir, FRESH, { runCommand, signal: noSignal() }), { ...FRESH, setupDone: true });
+  const { task, folder, workspace } = await suite(t, "");
+  assert.deepEqual(await prepareWorkspace(task, folder, FRESH, { runCommand, signal: noSignal() }), { ...FRESH, setupDone: true });
   assert.deepEqual(await listing(workspace), []);
 });
 
 test("a failing setup command is setup_failed with its output tail, and the state stays not set up", async (t) => {
-  const { task, taskDir, setupRuns } = await suite(t, `workspace:
+  const { task, folder, setupRuns } = await suite(t, `workspace:
   setup:
     - echo ran >> SETUP_LOG
     - 'echo "error: missing dep" >&2; exit 7'
     - echo never >> SETUP_LOG
 `);
-  await assert.rejects(prepareWorkspace(task, taskDir, FRESH, { runCommand, signal: noSignal() }), (err: unknown) => {
+  await assert.rejects(prepareWorkspace(task, folder, FRESH, { runCommand, signal: noSignal() }), (err: unknown) => {
     assert.ok(err instanceof RhemaError);
     assert.equal(err.code, "setup_failed");
     assert.equal(err.message, 'setup command `echo "error: missing dep" >&2; exit 7` exited 7:\nerror: missing dep\n');
     return true;
   });
-  assert.deepEqual(await readTaskState(taskDir), FRESH);
+  assert.deepEqual(await folder.readState(), FRESH);
   assert.deepEqual(await setupRuns(), ["ran"], "the commands after the failing one do not run");
 });
 
 test("a half-made workspace from an earlier attempt is replaced, and its setup run again", async (t) => {
-  const { task, taskDir, workspace, setupRuns } = await suite(t, `workspace:
+  const { task, folder, workspace, setupRuns } = await suite(t, `workspace:
   from: fixture
   setup:
     - echo ran >> SETUP_LOG
@@ -91,7 +92,7 @@ test("a half-made workspace from an earlier attempt is replaced, and its setup r
   await mkdir(join(workspace, "src"), { recursive: true });
   await writeFile(join(workspace, "src", "half-written.js"), "partial");
   await writeFile(join(workspace, "README.md"), "stale\n");
-  const ready = await prepareWorkspace(task, taskDir, { ...FRESH, resumed: 1 }, { runCommand, signal: noSignal() });
+  const ready = await prepareWorkspace(task, folder, { ...FRESH, resumed: 1 }, { runCommand, signal: noSignal() });
   assert.deepEqual(ready, { ...FRESH, resumed: 1, setupDone: true });
   assert.deepEqual(await listing(workspace), ["README.md", "src", "src/app.js"]);
   assert.equal(await readFile(join(workspace, "README.md"), "utf8"), "hello\n");
@@ -99,13 +100,13 @@ test("a half-made workspace from an earlier attempt is replaced, and its setup r
 });
 
 test("an interrupt during setup is cancelled, not a setup failure, and leaves the state not set up", async (t) => {
-  const { task, taskDir } = await suite(t, `workspace:
+  const { task, folder } = await suite(t, `workspace:
   setup:
     - sleep 30
 `);
   const controller = new AbortController();
   setTimeout(() => controller.abort(), 150);
-  await assert.rejects(prepareWorkspace(task, taskDir, FRESH, { runCommand, signal: controller.signal }), (err: unknown) =>
+  await assert.rejects(prepareWorkspace(task, folder, FRESH, { runCommand, signal: controller.signal }), (err: unknown) =>
     err instanceof RhemaError && err.code === "cancelled");
-  assert.deepEqual(await readTaskState(taskDir), FRESH);
+  assert.deepEqual(await folder.readState(), FRESH);
 });

@@ -7,9 +7,8 @@ import { mergeRunReports } from "../../../src/runner/reports/report-merge.js";
 import { writeReports } from "../../../src/runner/reports/run-reports.js";
 import { loadTasks, type LoadedTasks } from "../../../src/runner/tasks/suite-loader.js";
 import type { TaskDefinition } from "../../../src/runner/tasks/task-file.js";
-import {
-  TaskResultFileError, taskResultPath, writeTaskResult, type ReportMeta, type TaskResult,
-} from "../../../src/runner/run-dir/task-result.js";
+import { RunDir } from "../../../src/runner/run-dir/run-dir.js";
+import { TaskResultFileError, type ReportMeta, type TaskResult } from "../../../src/runner/run-dir/task-result.js";
 import { tempDir } from "../../support/temp-dir.js";
 import { sampleResult } from "../sample-results.js";
 
@@ -28,7 +27,7 @@ function resultFor(task: TaskDefinition): TaskResult {
 async function writeRun(runDir: string, loaded: LoadedTasks, meta: Omit<ReportMeta, "skipped">): Promise<TaskResult[]> {
   const results = loaded.tasks.map(resultFor);
   for (const result of results) {
-    await writeTaskResult(runDir, result);
+    await new RunDir(runDir).task(result).writeResult(result);
     await mkdir(dirname(join(runDir, result.transcriptPath)), { recursive: true });
     await writeFile(join(runDir, result.transcriptPath), `{"transcript":"${result.id}"}\n`);
   }
@@ -103,7 +102,7 @@ describe("report merge", () => {
     const first = await mergeRunReports(shards, out, { runId: "run-1" });
     for (const result of first.results) {
       assert.equal(await readFile(join(out, result.transcriptPath), "utf8"), `{"transcript":"${result.id}"}\n`);
-      assert.equal((await stat(taskResultPath(out, result.suite, result.id))).mode & 0o777, 0o600);
+      assert.equal((await stat(new RunDir(out).task(result).path("result"))).mode & 0o777, 0o600);
     }
     const again = join(root, "merged-again");
     await mergeRunReports([out], again);
@@ -145,7 +144,7 @@ describe("report merge", () => {
     const { root, shards } = await shardedAndWhole(t);
     const [suite] = await readdir(join(shards[2]!, "tasks"));
     const [id] = await readdir(join(shards[2]!, "tasks", suite!));
-    const path = taskResultPath(shards[2]!, suite!, id!);
+    const path = new RunDir(shards[2]!).task({ suite: suite!, id: id! }).path("result");
     await writeFile(path, "{ torn");
     const err = await mergeRunReports(shards, join(root, "out")).then(() => null, (e: unknown) => e);
     assert.ok(err instanceof TaskResultFileError);

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { chmod, mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { test } from "node:test";
-import { RhemaError } from "../../../src/core/errors.js";
+import { OutputError, RhemaError } from "../../../src/core/errors.js";
 import { ReportWriter, renderReports, writeReports } from "../../../src/runner/reports/run-reports.js";
 import { parseStatsReport } from "../../../src/runner/reports/stats-report.js";
 import { tempDir } from "../../support/temp-dir.js";
@@ -65,7 +65,8 @@ test("a ReportWriter reports a failed write and keeps working", async (t) => {
   const blocker = join(root, "blocker");
   await writeFile(blocker, "a file where the run directory's parent should be");
   const writer = new ReportWriter(join(blocker, "run"));
-  await assert.rejects(writer.write(sampleRun(), sampleMeta()), { code: "ENOTDIR" });
+  await assert.rejects(writer.write(sampleRun(), sampleMeta()), (err: unknown) =>
+    err instanceof OutputError && err.errno === "ENOTDIR" && err.operation === "write" && err.path === join(blocker, "run/junit.xml"));
   await rm(blocker);
   await writer.write(sampleRun(), sampleMeta());
   assert.equal(await modeOf(join(blocker, "run/junit.xml")), 0o600);

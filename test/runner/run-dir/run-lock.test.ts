@@ -4,10 +4,15 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { access, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { LOCK_FILE, RunLockedError, acquireRunLock } from "../../../src/runner/run-dir/run-lock.js";
+import { OutputError } from "../../../src/core/errors.js";
+import { RunLockedError, acquireRunLock as acquireLockFile } from "../../../src/runner/run-dir/run-lock.js";
+import { RunDir } from "../../../src/runner/run-dir/run-dir.js";
 import { tempDir } from "../../support/temp-dir.js";
 
 const NOW = new Date("2026-03-04T05:06:07Z");
+const LOCK_FILE = "rhema.lock";
+/** The lock of the run directory `runDir`, as the runner takes it. */
+const acquireRunLock = (runDir: string, pid: number, now: Date) => new RunDir(runDir).lock(pid, now);
 const exists = (path: string) => access(path).then(() => true, () => false);
 
 /** A real live process to own a lock; killed when the test ends. */
@@ -79,4 +84,18 @@ test("release removes the lock file, so the next runner creates it afresh", asyn
   await lock.release(); // a second release is harmless
   const next = await acquireRunLock(runDir, process.pid, NOW);
   assert.equal(next.tookOver, false);
+});
+
+test("the lock file sits where RunDir names it", async (t) => {
+  const runDir = join(await tempDir(t), "run");
+  await acquireLockFile(new RunDir(runDir).lockPath, 4242, NOW);
+  assert.equal(JSON.parse(await readFile(join(runDir, LOCK_FILE), "utf8")).pid, 4242);
+});
+
+test("a run directory under a file is an OutputError naming it, not a lock taken", async (t) => {
+  const root = await tempDir(t);
+  await writeFile(join(root, "file"), "not a folder");
+  const runDir = join(root, "file", "run");
+  await assert.rejects(acquireRunLock(runDir, process.pid, NOW), (err: unknown) =>
+    err instanceof OutputError && err.errno === "ENOTDIR" && err.operation === "create" && err.path === runDir);
 });

@@ -1,10 +1,11 @@
-/** manifest.json: written and read back whole; missing is null; anything else is a clear error. */
+/** manifest.json: written and read back whole; missing is null; anything else is manifest_invalid, naming the file. */
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { RhemaError } from "../../../src/core/errors.js";
-import { MANIFEST_FILE, readManifest, writeManifest, type RunManifest } from "../../../src/runner/run-dir/run-manifest.js";
+import { RunDir } from "../../../src/runner/run-dir/run-dir.js";
+import type { RunManifest } from "../../../src/runner/run-dir/run-manifest.js";
+import { StateFileError } from "../../../src/runner/run-dir/state-file.js";
 import { tempDir } from "../../support/temp-dir.js";
 
 const MANIFEST: RunManifest = {
@@ -18,15 +19,16 @@ const MANIFEST: RunManifest = {
   ],
 };
 
-test("reads back the manifest it wrote, 0600", async (t) => {
-  const runDir = join(await tempDir(t), "run");
-  await writeManifest(runDir, MANIFEST);
-  assert.deepEqual(await readManifest(runDir), MANIFEST);
-  assert.equal((await stat(join(runDir, MANIFEST_FILE))).mode & 0o777, 0o600);
+test("reads back the manifest it wrote, 0600, at manifest.json", async (t) => {
+  const runDir = new RunDir(join(await tempDir(t), "run"));
+  await runDir.writeManifest(MANIFEST);
+  assert.equal(runDir.manifestPath, join(runDir.path, "manifest.json"));
+  assert.deepEqual(await runDir.readManifest(), MANIFEST);
+  assert.equal((await stat(runDir.manifestPath)).mode & 0o777, 0o600);
 });
 
 test("a run directory without a manifest has none", async (t) => {
-  assert.equal(await readManifest(await tempDir(t)), null);
+  assert.equal(await new RunDir(await tempDir(t)).readManifest(), null);
 });
 
 for (const [what, text] of [
@@ -34,11 +36,11 @@ for (const [what, text] of [
   ["a task without its hash", JSON.stringify({ ...MANIFEST, tasks: [{ suite: "a", id: "b", file: "f" }] })],
   ["another version", JSON.stringify({ ...MANIFEST, version: 3 })],
 ] as const) {
-  test(`a manifest with ${what} is an error naming the file and the way out`, async (t) => {
-    const runDir = await tempDir(t);
-    const path = join(runDir, MANIFEST_FILE);
-    await writeFile(path, text);
-    await assert.rejects(readManifest(runDir), (err: unknown) =>
-      err instanceof RhemaError && err.code === "session_invalid" && err.message.startsWith(`${path}: not a rhema run manifest (`) && /pass another --out or remove the folder/.test(err.message));
+  test(`a manifest with ${what} is manifest_invalid, naming the file and the way out`, async (t) => {
+    const runDir = new RunDir(await tempDir(t));
+    await writeFile(runDir.manifestPath, text);
+    await assert.rejects(runDir.readManifest(), (err: unknown) =>
+      err instanceof StateFileError && err.code === "manifest_invalid" && err.path === runDir.manifestPath &&
+      err.message.startsWith(`${runDir.manifestPath}: not a rhema run manifest (`) && /pass another --out or remove the folder/.test(err.message));
   });
 }

@@ -1,44 +1,60 @@
 /** task-state.json: written and read back whole; missing is null; anything else is a clear error. */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { stat, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { mkdir, stat, writeFile } from "node:fs/promises";
 import { RhemaError } from "../../../src/core/errors.js";
-import { TASK_STATE_FILE, readTaskState, writeTaskState, type TaskState } from "../../../src/runner/run-dir/task-state.js";
+import { StateFileError } from "../../../src/runner/run-dir/state-file.js";
+import { TaskFolder } from "../../../src/runner/run-dir/task-folder.js";
+import type { TaskState } from "../../../src/runner/run-dir/task-state.js";
 import { tempDir } from "../../support/temp-dir.js";
 
 const STATE: TaskState = { version: 1, contentHash: "ab12", setupDone: true, resumed: 2, startedAt: "2026-03-04T05:06:07.000Z", activeMs: 0 };
 
+async function folderIn(t: { after(fn: () => unknown): void }): Promise<TaskFolder> {
+  const folder = new TaskFolder(await tempDir(t), { suite: "s", id: "a" });
+  await mkdir(folder.dir, { recursive: true });
+  return folder;
+}
+
 test("reads back the state it wrote, 0600", async (t) => {
-  const taskDir = join(await tempDir(t), "tasks", "s", "a");
-  await writeTaskState(taskDir, STATE);
-  assert.deepEqual(await readTaskState(taskDir), STATE);
-  assert.equal((await stat(join(taskDir, TASK_STATE_FILE))).mode & 0o777, 0o600);
+  const folder = new TaskFolder(await tempDir(t), { suite: "s", id: "a" });
+  await folder.writeState(STATE);
+  assert.deepEqual(await folder.readState(), STATE);
+  assert.equal((await stat(folder.path("state"))).mode & 0o777, 0o600);
 });
 
 test("a folder without a state file has no state", async (t) => {
-  assert.equal(await readTaskState(await tempDir(t)), null);
-  assert.equal(await readTaskState(join(await tempDir(t), "not-made")), null);
+  assert.equal(await (await folderIn(t)).readState(), null);
+  assert.equal(await new TaskFolder(await tempDir(t), { suite: "not", id: "made" }).readState(), null);
 });
 
 for (const [what, text] of [
   ["not JSON", "{torn"],
+  ["nothing in it", ""],
   ["another version", JSON.stringify({ ...STATE, version: 2 })],
   ["an unknown key", JSON.stringify({ ...STATE, extra: 1 })],
   ["a negative resume count", JSON.stringify({ ...STATE, resumed: -1 })],
 ] as const) {
-  test(`a state file with ${what} is an error naming the file`, async (t) => {
-    const taskDir = await tempDir(t);
-    const path = join(taskDir, TASK_STATE_FILE);
+  test(`a state file with ${what} is state_invalid, naming the file and the way out`, async (t) => {
+    const folder = await folderIn(t);
+    const path = folder.path("state");
     await writeFile(path, text);
-    await assert.rejects(readTaskState(taskDir), (err: unknown) =>
-      err instanceof RhemaError && err.code === "session_invalid" && err.message.startsWith(`${path}: not a rhema task state`) && /remove the task's folder/.test(err.message));
+    await assert.rejects(folder.readState(), (err: unknown) =>
+      err instanceof StateFileError && err.code === "state_invalid" && err.path === path &&
+      err.message.startsWith(`${path}: not a rhema task state (`) && /remove the task's folder/.test(err.message));
   });
 }
 
+test("a state path that is a folder is state_invalid, not a nameless errno", async (t) => {
+  const folder = await folderIn(t);
+  await mkdir(folder.path("state"));
+  await assert.rejects(folder.readState(), (err: unknown) =>
+    err instanceof RhemaError && err.code === "state_invalid" && err.message.startsWith(`${folder.path("state")}: cannot read (EISDIR`));
+});
+
 test("a state written before activeMs existed reads with activeMs 0", async (t) => {
-  const dir = await tempDir(t);
+  const folder = await folderIn(t);
   const { activeMs: _omitted, ...older } = STATE;
-  await writeFile(join(dir, TASK_STATE_FILE), JSON.stringify(older));
-  assert.deepEqual(await readTaskState(dir), { ...older, activeMs: 0 });
+  await writeFile(folder.path("state"), JSON.stringify(older));
+  assert.deepEqual(await folder.readState(), { ...older, activeMs: 0 });
 });

@@ -1,0 +1,68 @@
+/**
+ * What a throw inside a task means, decided in one pure place:
+ *
+ *   errored   the task's outcome (the agent failed: provider, timeout, step cap, setup, or a
+ *             bug — `internal`), written to result.json; the run goes on
+ *   stop      the run cannot go on (its own output cannot be written; a checkpoint or state
+ *             file it cannot trust): rethrown, so the CLI names it and exits 3 or 2, and the
+ *             same command continues once it is fixed
+ *
+ * An unknown throw (a TypeError, a bare errno) is `internal`, never `provider`: only outages
+ * and timeouts are what `--retry-errored` retries.
+ */
+import { OutputError, RhemaError, assertNever, errorMessage, findCause, type ErrorCode } from "../../core/errors.js";
+
+export type TaskFailure = { kind: "errored"; error: RhemaError } | { kind: "stop"; error: RhemaError };
+
+/**
+ * `err` as thrown by the task's setup or turn. `timeoutReason` is the task's own abort reason
+ * when its timeout fired (a setup stopped by it surfaces as a plain cancel: the timeout is the
+ * truth).
+ */
+export function classifyTaskFailure(err: unknown, timeoutReason?: unknown): TaskFailure {
+  const output = findCause(err, (e): e is OutputError => e instanceof OutputError);
+  if (output) return { kind: "stop", error: output };
+  if (timeoutReason instanceof RhemaError) return { kind: "errored", error: timeoutReason };
+  if (!(err instanceof RhemaError)) return { kind: "errored", error: new RhemaError("internal", errorMessage(err), { cause: err }) };
+  return { kind: failureKind(err.code), error: err };
+}
+
+/** Whether an error with this code, thrown inside a task, is the task's outcome or stops the run. */
+export function failureKind(code: ErrorCode): TaskFailure["kind"] {
+  switch (code) {
+    case "provider":
+    case "provider_stream":
+    case "timeout":
+    case "step_cap":
+    case "setup_failed":
+    case "cancelled":
+    case "commit_failed":
+    case "internal":
+    case "turn_in_progress":
+    case "nothing_to_retry":
+    case "invalid_input":
+    case "invalid_config":
+    case "workspace_missing":
+    case "prompt_render_failed":
+      return "errored";
+    case "output_failed":
+    case "session_invalid":
+    case "result_invalid":
+    case "manifest_invalid":
+    case "state_invalid":
+    case "usage":
+    case "task_invalid":
+    case "policy_invalid":
+    case "provider_unavailable":
+    case "run_locked":
+    case "task_changed":
+      return "stop";
+    default:
+      return assertNever(code);
+  }
+}
+
+/** Whether `--retry-errored` continues a task errored with this (recorded) code: outages and timeouts only. */
+export function isRetryableErrorCode(code: string): boolean {
+  return code === "provider" || code === "provider_stream" || code === "timeout";
+}

@@ -1,0 +1,199 @@
+/**
+ * One task's folder in a run directory, `tasks/<suite>/<id>/`: the only code that joins its
+ * paths or reads and writes its files —
+ *
+ *   workspace/              the task's copy of `workspace.from`, where the agent works
+ *   session.json            the checkpoint (with its journal beside it)
+ *   session.journal.jsonl
+ *   task-state.json         setup done, resumes, time spent (task-state.ts)
+ *   events.jsonl            the transcript (event-log.ts)
+ *   result.json             the outcome (task-result.ts)
+ *
+ * Every read validates and names the file when it is wrong; every failed write is an
+ * `OutputError` naming the file and the operation (the run stops, exit 3, nothing lost).
+ */
+import { cp, mkdir, readFile, rm } from "node:fs/promises";
+import { join } from "node:path";
+import type { Commit, CommitHook } from "../../core/commit-hook.js";
+import { RhemaError, errnoCode, errorMessage } from "../../core/errors.js";
+import type { AgentEvent } from "../../core/events.js";
+import type { Session } from "../../core/session.js";
+import { CheckpointStore, type CheckpointStoreOptions } from "../../store/checkpoint-store.js";
+import { writePrivateJson } from "../../store/private-files.js";
+import type { SecretRedactor } from "../execute/secret-redactor.js";
+import { EventLog } from "./event-log.js";
+import { asOutputError, guardOutput, machineReadError } from "./output-guard.js";
+import { readStateFile, writeStateFile } from "./state-file.js";
+import { TaskResultFileError, checkTaskResult, parseTaskResult, taskKey, type TaskResult } from "./task-result.js";
+import { TASK_STATE_KIND, type TaskState } from "./task-state.js";
+
+/** The folder of a run directory that holds one folder per suite, one per task in it. */
+export const TASKS_DIR = "tasks";
+
+/** A task folder's files by role. */
+export const TASK_FILES = {
+  session: "session.json",
+  journal: "session.journal.jsonl",
+  state: "task-state.json",
+  events: "events.jsonl",
+  result: "result.json",
+} as const;
+export type TaskFileRole = keyof typeof TASK_FILES;
+
+const WORKSPACE_DIR = "workspace";
+
+export interface TaskRef {
+  suite: string;
+  id: string;
+}
+
+export class TaskFolder {
+  readonly suite: string;
+  readonly id: string;
+  /** Absolute: `<runDir>/tasks/<suite>/<id>`. */
+  readonly dir: string;
+
+  constructor(runDir: string, task: TaskRef) {
+    this.suite = plainName(task.suite);
+    this.id = plainName(task.id);
+    this.dir = join(runDir, TASKS_DIR, this.suite, this.id);
+  }
+
+  /** The agent's workspace. */
+  get workspace(): string {
+    return join(this.dir, WORKSPACE_DIR);
+  }
+
+  path(role: TaskFileRole): string {
+    return join(this.dir, TASK_FILES[role]);
+  }
+
+  /** The file's path relative to the run directory, `/`-separated, as results record it. */
+  relativePath(role: TaskFileRole): string {
+    return [TASKS_DIR, this.suite, this.id, TASK_FILES[role]].join("/");
+  }
+
+  /** The finished result, or null when the task has none yet; a bad file is an error naming it. */
+  async readResult(): Promise<TaskResult | null> {
+    const path = this.path("result");
+    let text: string;
+    try {
+      text = await readFile(path, "utf8");
+    } catch (err) {
+      if (errnoCode(err) === "ENOENT") return null;
+      throw machineReadError(err, path) ?? new TaskResultFileError(path, `cannot read: ${errorMessage(err)}`, { cause: err });
+    }
+    const result = parseTaskResult(text, path);
+    if (result.suite !== this.suite || result.id !== this.id) {
+      throw new TaskResultFileError(path, `holds ${taskKey(result)}, not ${this.suite}/${this.id}`);
+    }
+    return result;
+  }
+
+  /** Validates `result` and writes it (atomic, 0600); returns the file's path. */
+  async writeResult(result: TaskResult): Promise<string> {
+    const path = this.path("result");
+    if (result.suite !== this.suite || result.id !== this.id) {
+      throw new RhemaError("internal", `a result of ${taskKey(result)} cannot go into the folder of ${this.suite}/${this.id}`);
+    }
+    const checked = checkTaskResult(result, path);
+    await guardOutput(path, "write", () => writePrivateJson(path, checked));
+    return path;
+  }
+
+  /** Drops the result (the checkpoint stays), so the next run continues the task. */
+  async removeResult(): Promise<void> {
+    const path = this.path("result");
+    await guardOutput(path, "remove", () => rm(path, { force: true }));
+  }
+
+  readState(): Promise<TaskState | null> {
+    return readStateFile(this.path("state"), TASK_STATE_KIND);
+  }
+
+  writeState(state: TaskState): Promise<void> {
+    return writeStateFile(this.path("state"), state);
+  }
+
+  /** The transcript, opened for appending. */
+  openEventLog(redactor: SecretRedactor, forward: (event: AgentEvent) => void, now: () => Date): Promise<EventLog> {
+    return EventLog.open(this.path("events"), redactor, forward, now);
+  }
+
+  /** When each model request of the task was sent (from its event log), ms after the first. */
+  async readRequestTimes(): Promise<number[]> {
+    const text = await readFile(this.path("events"), "utf8").catch(() => "");
+    const times: number[] = [];
+    for (const line of text.split("\n")) {
+      if (!line.includes('"type":"request"')) continue;
+      try {
+        const at = Date.parse((JSON.parse(line) as { at?: string }).at ?? "");
+        if (Number.isFinite(at)) times.push(at);
+      } catch {
+        // a torn line: that request's time is unknown, and a replay spaces it like one without times
+      }
+    }
+    const first = times[0] ?? 0;
+    return times.map((t) => t - first);
+  }
+
+  /** The task's checkpoint: its store, with write failures named as OutputErrors. */
+  openCheckpoint(options: CheckpointStoreOptions = {}): TaskCheckpoint {
+    return new TaskCheckpoint(new CheckpointStore({ sessionPath: this.path("session"), journalPath: this.path("journal") }, options), this.dir);
+  }
+
+  /** Replaces the workspace by a fresh copy of `from` (or an empty folder). */
+  async resetWorkspace(from: string | null): Promise<string> {
+    const workspace = this.workspace;
+    await guardOutput(workspace, "remove", () => rm(workspace, { recursive: true, force: true }));
+    if (from !== null) await guardOutput(workspace, "copy into", () => cp(from, workspace, { recursive: true, verbatimSymlinks: true }));
+    else await guardOutput(workspace, "create", () => mkdir(workspace, { recursive: true }));
+    return workspace;
+  }
+
+  /** Removes the whole folder: the task starts afresh. */
+  async remove(): Promise<void> {
+    await guardOutput(this.dir, "remove", () => rm(this.dir, { recursive: true, force: true }));
+  }
+}
+
+/**
+ * A task's checkpoint store as the runner uses it: `hook` is the commit hook to install, and a
+ * commit that cannot be written is an OutputError naming the checkpoint file (or its folder
+ * when the failing write did not say which file).
+ */
+export class TaskCheckpoint {
+  constructor(private readonly store: CheckpointStore, private readonly dir: string) {}
+
+  load(): Promise<Session | null> {
+    return this.store.load();
+  }
+
+  readonly hook: CommitHook = async (commit: Commit) => {
+    try {
+      await this.store.commit(commit);
+    } catch (err) {
+      throw asOutputError(err, this.fileOf(err), "write");
+    }
+  };
+
+  close(): Promise<void> {
+    return guardOutput(this.store.journalPath, "write", () => this.store.close());
+  }
+
+  private fileOf(err: unknown): string {
+    const path = (err as { path?: unknown } | null)?.path;
+    if (typeof path !== "string") return this.dir;
+    // write-file-atomic writes `session.json.<n>` first: name the file meant.
+    if (path.startsWith(this.store.sessionPath)) return this.store.sessionPath;
+    return path;
+  }
+}
+
+/** A suite or id as one path segment: it becomes a folder name, so it may not climb or nest. */
+function plainName(name: string): string {
+  if (name === "" || name === "." || name === ".." || /[/\\\0]/.test(name)) {
+    throw new RhemaError("invalid_input", `Expected a task's suite and id to be plain names (no "/", not "." or ".."), got "${name}"`);
+  }
+  return name;
+}

@@ -1,0 +1,105 @@
+/**
+ * A task's folder: its layout, its result and state read back validated (a bad file named), a
+ * name that would climb out refused, and a write the file system refuses an OutputError naming
+ * the file and the operation.
+ */
+import assert from "node:assert/strict";
+import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { test } from "node:test";
+import { OutputError, RhemaError } from "../../../src/core/errors.js";
+import { newSession } from "../../../src/core/session.js";
+import { SecretRedactor } from "../../../src/runner/execute/secret-redactor.js";
+import { TaskFolder } from "../../../src/runner/run-dir/task-folder.js";
+import { TaskResultFileError } from "../../../src/runner/run-dir/task-result.js";
+import { tempDir } from "../../support/temp-dir.js";
+import { sampleResult } from "../sample-results.js";
+
+const modeOf = async (path: string) => (await stat(path)).mode & 0o777;
+
+test("lays out tasks/<suite>/<id>/ with its workspace and files, relative paths /-separated", () => {
+  const folder = new TaskFolder("/runs/r", { suite: "arith", id: "fix-add" });
+  assert.deepEqual(
+    { dir: folder.dir, workspace: folder.workspace, files: (["session", "journal", "state", "events", "result"] as const).map((f) => folder.path(f)), transcript: folder.relativePath("events") },
+    {
+      dir: "/runs/r/tasks/arith/fix-add",
+      workspace: "/runs/r/tasks/arith/fix-add/workspace",
+      files: ["session.json", "session.journal.jsonl", "task-state.json", "events.jsonl", "result.json"].map((f) => `/runs/r/tasks/arith/fix-add/${f}`),
+      transcript: "tasks/arith/fix-add/events.jsonl",
+    },
+  );
+});
+
+for (const name of ["", ".", "..", "a/b", "..\\up"]) {
+  test(`refuses ${JSON.stringify(name)} as a suite or id: it would not be one folder`, () => {
+    assert.throws(() => new TaskFolder("/runs/r", { suite: name, id: "x" }), (err: unknown) => err instanceof RhemaError && err.code === "invalid_input" && err.message.includes(`got "${name}"`));
+    assert.throws(() => new TaskFolder("/runs/r", { suite: "s", id: name }), RhemaError);
+  });
+}
+
+test("a written result reads back whole, 0600 in 0700 folders; no result yet is null", async (t) => {
+  const runDir = await tempDir(t);
+  const folder = new TaskFolder(runDir, { suite: "arithmetic", id: "fix-add" });
+  assert.equal(await folder.readResult(), null);
+  const result = sampleResult("arithmetic", "fix-add", "failed", 2);
+  const path = await folder.writeResult(result);
+  assert.equal(path, join(runDir, "tasks/arithmetic/fix-add/result.json"));
+  assert.deepStrictEqual(await folder.readResult(), result);
+  assert.equal(await modeOf(path), 0o600);
+  assert.equal(await modeOf(folder.dir), 0o700);
+  assert.equal(await modeOf(join(runDir, "tasks")), 0o700);
+  await folder.removeResult();
+  assert.equal(await folder.readResult(), null);
+});
+
+test("a corrupt result, or another task's, is an error naming the file", async (t) => {
+  const folder = new TaskFolder(await tempDir(t), { suite: "s", id: "x" });
+  await mkdir(folder.dir, { recursive: true });
+  await writeFile(folder.path("result"), '{"version": 1, "suite": ');
+  await assert.rejects(folder.readResult(), (err: unknown) =>
+    err instanceof TaskResultFileError && err.path === folder.path("result") && err.message.startsWith(`${folder.path("result")}: not valid JSON`));
+  await writeFile(folder.path("result"), JSON.stringify(sampleResult("other", "x", "passed")));
+  await assert.rejects(folder.readResult(), (err: unknown) => err instanceof TaskResultFileError && /holds other\/x, not s\/x/.test(err.message));
+  await assert.rejects(folder.writeResult(sampleResult("other", "x", "passed")), (err: unknown) => err instanceof RhemaError && err.code === "internal");
+});
+
+test("a result path that is a folder is an invalid result (exit 2), not a crash", async (t) => {
+  const folder = new TaskFolder(await tempDir(t), { suite: "s", id: "x" });
+  await mkdir(folder.path("result"), { recursive: true });
+  await assert.rejects(folder.readResult(), (err: unknown) =>
+    err instanceof TaskResultFileError && err.message.startsWith(`${folder.path("result")}: cannot read: EISDIR`));
+});
+
+test("an inconsistent result is refused and nothing is written", async (t) => {
+  const folder = new TaskFolder(await tempDir(t), { suite: "s", id: "x" });
+  const { error: _error, ...erroredWithoutError } = sampleResult("s", "x", "errored");
+  await assert.rejects(folder.writeResult(erroredWithoutError), TaskResultFileError);
+  await assert.rejects(readFile(folder.path("result")), { code: "ENOENT" });
+});
+
+test("a write the file system refuses is an OutputError naming the file and the operation", async (t) => {
+  const root = await tempDir(t);
+  await writeFile(join(root, "run"), "a file where the run directory should be");
+  const folder = new TaskFolder(join(root, "run"), { suite: "s", id: "x" });
+  const refused = (path: string, operation: string) => (err: unknown) =>
+    err instanceof OutputError && err.code === "output_failed" && err.errno === "ENOTDIR" && err.path === path && err.operation === operation &&
+    err.message === `cannot ${operation} ${path}: a part of the path is a file, not a folder (ENOTDIR); choose another --out or report path, then run the same command to continue`;
+  await assert.rejects(folder.writeResult(sampleResult("s", "x", "passed")), refused(folder.path("result"), "write"));
+  await assert.rejects(folder.writeState({ version: 1, contentHash: "h", setupDone: false, resumed: 0, startedAt: "2026-03-04T05:06:07.000Z", activeMs: 0 }), refused(folder.path("state"), "write"));
+  await assert.rejects(folder.openEventLog(new SecretRedactor({}), () => {}, () => new Date()), refused(folder.path("events"), "append to"));
+  await assert.rejects(folder.resetWorkspace(null), refused(folder.workspace, "remove"));
+  await assert.rejects(folder.openCheckpoint().hook({ boundary: "input", session: newSession("s", new Date()), sections: [], stats: null }),
+    (err: unknown) => err instanceof OutputError && err.errno === "ENOTDIR" && err.operation === "write");
+});
+
+test("the checkpoint lives in the folder under its own names", async (t) => {
+  const folder = new TaskFolder(await tempDir(t), { suite: "s", id: "x" });
+  const checkpoint = folder.openCheckpoint();
+  assert.equal(await checkpoint.load(), null);
+  const session = { ...newSession("s1", new Date()), messages: [{ role: "user" as const, content: [{ type: "text" as const, text: "hi" }] }] };
+  await checkpoint.hook({ boundary: "input", session, sections: [], stats: null });
+  await checkpoint.close();
+  assert.equal(JSON.parse(await readFile(folder.path("session"), "utf8")).id, "s1");
+  assert.equal(await modeOf(folder.path("journal")), 0o600);
+  assert.deepEqual((await folder.openCheckpoint().load())?.messages, session.messages);
+});
