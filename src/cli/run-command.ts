@@ -51,6 +51,7 @@ export async function runCommand(args: RunArgs, io: CliIo): Promise<ExitCode> {
   const loaded = await loadTasks(args.paths, { cwd: io.cwd, filters: args.filter, tags: args.tag, shard });
   if (loaded.tasks.length === 0) throw new RhemaError("usage", `no task to run: ${args.paths.join(" ")} selected none${args.filter.length || args.tag.length || shard ? " (after --filter/--tag/--shard)" : ""}`);
   const providers = createProviders(loaded.tasks, args, io.env);
+  const workers = createWorkerProviders(loaded.tasks, io.env);
   const approvals = await resolveTaskApprovals(loaded.tasks, { policyFlag: args.policy, cwd: io.cwd });
   for (const note of approvals.notes) print(io.stderr, `rhema: ${note}`);
 
@@ -75,6 +76,7 @@ export async function runCommand(args: RunArgs, io: CliIo): Promise<ExitCode> {
         shellEnv: io.env,
         allowEnv: args.allowEnv,
         providerFor: (task) => providers.get(taskKey(task))!,
+        workerProviderFor: (task) => workers.get(taskKey(task)) ?? null,
         approvalFor: (task) => approvals.approvals.get(taskKey(task))!,
         defaults: { ...(args.maxSteps !== undefined ? { maxSteps: args.maxSteps } : {}), ...(timeoutMs !== undefined ? { timeoutMs } : {}) },
       },
@@ -103,6 +105,16 @@ function createProviders(tasks: readonly TaskDefinition[], args: RunArgs, env: C
     providers.set(taskKey(task), createProvider(spec, env));
   }
   return providers;
+}
+
+/** The compaction workers tasks name (`transcript.worker`), made up front like the task models. */
+function createWorkerProviders(tasks: readonly TaskDefinition[], env: CliIo["env"]): Map<string, ModelProvider> {
+  const workers = new Map<string, ModelProvider>();
+  for (const task of tasks) {
+    const worker = task.transcript?.worker;
+    if (worker) workers.set(taskKey(task), createProvider({ provider: worker.provider, name: worker.name }, env));
+  }
+  return workers;
 }
 
 function providerSpec(task: TaskDefinition, args: RunArgs): ProviderSpec {

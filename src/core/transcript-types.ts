@@ -51,7 +51,7 @@ export interface TranscriptStats {
 
 /** The model that summarizes flushed sections; unset: the task's own model (the elider when scripted). */
 export interface TranscriptWorkerConfig {
-  provider: string;
+  provider: "anthropic" | "openai";
   name: string;
 }
 

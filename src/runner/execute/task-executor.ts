@@ -36,6 +36,8 @@ export interface TaskRunEnv {
   redactor: SecretRedactor;
   runCommand: CommandRunner;
   providerFor(task: TaskDefinition): ModelProvider;
+  /** The model that writes compaction summaries when the task names one (`transcript.worker`). */
+  workerProviderFor?(task: TaskDefinition): ModelProvider | null;
   approvalFor(task: TaskDefinition): Approval;
   defaults: { maxSteps?: number; timeoutMs?: number };
   /** The environment tool commands start from (the CLI's), and names let through despite looking secret. */
@@ -75,6 +77,7 @@ export async function runTask(task: TaskDefinition, env: TaskRunEnv): Promise<Ta
       task, workspace: folder.workspace, provider, approval: env.approvalFor(task),
       store: checkpoint, saved, sink: events, signal, maxSteps: task.limits.maxSteps ?? env.defaults.maxSteps ?? DEFAULT_MAX_STEPS, now: env.now,
       shellEnv: env.shellEnv, allowEnv: env.allowEnv, filterToolOutput: (text) => env.redactor.redact(text),
+      workerProvider: env.workerProviderFor?.(task) ?? null,
     });
   } catch (err) {
     if (env.signal.aborted) return interrupted();

@@ -15,6 +15,7 @@ import type { ContentBlock, ImageMediaType, Message } from "../../core/messages.
 import type { ModelProvider } from "../../core/provider.js";
 import type { Session } from "../../core/session.js";
 import type { TaskDefinition } from "../tasks/task-file.js";
+import { modelWorker } from "../../transcript/compaction-worker.js";
 
 export const DEFAULT_MAX_STEPS = 40;
 /** When this many steps are left, the model is told to wrap up. */
@@ -41,6 +42,8 @@ export interface TaskTurnOptions {
   allowEnv: readonly string[];
   /** Applied to tool output before the model sees it: the runner's secret redaction. */
   filterToolOutput: (text: string) => string;
+  /** The model that writes compaction summaries, when the task names one; else the agent's default. */
+  workerProvider?: ModelProvider | null;
 }
 
 /** Runs (or continues) the task's turn; resolves with the agent when the turn has ended. */
@@ -48,6 +51,7 @@ export async function runTaskTurn(opts: TaskTurnOptions): Promise<CodingAgent> {
   const config: CodingAgentConfig = {
     workspace: opts.workspace, transcript: opts.task.transcript ?? {}, now: opts.now,
     env: opts.shellEnv, allowEnv: [...opts.allowEnv], filterToolOutput: opts.filterToolOutput,
+    ...(opts.workerProvider ? { compactionWorker: modelWorker(opts.workerProvider) } : {}),
   };
   const taken = opts.saved ? stepsTaken(opts.saved.messages) : 0;
   const left = opts.maxSteps - taken;

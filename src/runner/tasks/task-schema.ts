@@ -109,8 +109,12 @@ const limitsSchema = z.strictObject({
 });
 
 const transcriptSchema = z.strictObject({
-  blockTokens: positiveInt("blockTokens").optional(),
-  budgetTokens: positiveInt("budgetTokens").optional(),
+  blockTokens: positiveInt("blockTokens").optional().describe("Target size of one section, in estimated tokens (default: a tenth of the budget, at most 8000)."),
+  budgetTokens: positiveInt("budgetTokens").optional().describe("Requests are kept under this many estimated tokens by compacting old sections (default 100000)."),
+  worker: z.strictObject({
+    provider: z.enum(["anthropic", "openai"]),
+    name: nonEmptyText("the worker model's name"),
+  }).optional().describe("A cheaper model to write the compaction summaries; default the task's own model (the elider for scripted tasks)."),
 });
 
 const checkSchema = z.strictObject({
