@@ -23,6 +23,8 @@ export interface TranscriptStats {
   inputTokens: number;
   cacheReadTokens: number;
   cacheWriteTokens: number;
+  /** Of `cacheWriteTokens`, those with the 1-hour TTL; absent means 0. */
+  cacheWrite1hTokens?: number;
   outputTokens: number;
   workerRequests: number;
   workerInputTokens: number;
@@ -59,6 +61,7 @@ export function sumTranscriptStats(all: readonly TranscriptStats[]): TranscriptS
     total.requests += s.requests; total.flushes += s.flushes; total.sections += s.sections;
     total.inputTokens += s.inputTokens; total.cacheReadTokens += s.cacheReadTokens;
     total.cacheWriteTokens += s.cacheWriteTokens; total.outputTokens += s.outputTokens;
+    if (s.cacheWrite1hTokens) total.cacheWrite1hTokens = (total.cacheWrite1hTokens ?? 0) + s.cacheWrite1hTokens;
     total.workerRequests += s.workerRequests; total.workerInputTokens += s.workerInputTokens;
     total.workerOutputTokens += s.workerOutputTokens;
   }
