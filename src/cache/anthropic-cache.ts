@@ -36,15 +36,7 @@ export function anthropicOutcome(
   };
   const tokensThrough = (k: number) => (k < 0 ? 0 : prompt.ends[k]!);
 
-  let readEnd = -1;
-  for (const mark of marks) {
-    for (let k = mark.block; k >= Math.max(0, mark.block - ANTHROPIC_LOOKBACK_BLOCKS) && k > readEnd; k--) {
-      if (alive(k)) {
-        readEnd = k;
-        break;
-      }
-    }
-  }
+  const readEnd = longestHit(marks, (k) => alive(k) !== undefined);
   const updates = new Map<string, CacheEntry>();
   const readEntry = readEnd >= 0 ? alive(readEnd)! : undefined;
   if (readEntry) updates.set(prompt.keys[readEnd]!, { expiresAt: at + readEntry.lifeMs, lifeMs: readEntry.lifeMs });
@@ -74,6 +66,20 @@ export function anthropicOutcome(
     },
     updates: [...updates],
   };
+}
+
+/** The last block of the longest live prefix any mark finds in its lookback window; -1 if none. */
+function longestHit(marks: readonly Mark[], isAlive: (block: number) => boolean): number {
+  let hit = -1;
+  for (const mark of marks) {
+    for (let k = mark.block; k >= Math.max(0, mark.block - ANTHROPIC_LOOKBACK_BLOCKS) && k > hit; k--) {
+      if (isAlive(k)) {
+        hit = k;
+        break;
+      }
+    }
+  }
+  return hit;
 }
 
 /** An entry written at `at` with `ttl`, keeping a live one's longer life. */

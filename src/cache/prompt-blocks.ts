@@ -17,7 +17,7 @@
  * the last four winning.
  */
 import { createHash } from "node:crypto";
-import type { Message } from "../core/messages.js";
+import type { ContentBlock, Message } from "../core/messages.js";
 import type { ModelRequest } from "../core/provider.js";
 import { estimateBlockTokens, estimateTextTokens } from "../core/token-estimate.js";
 import { ANTHROPIC_MAX_BREAKPOINTS, type CacheTtl } from "./cache-rules.js";
@@ -76,8 +76,15 @@ function oneHourThrough(req: ModelRequest): number | null {
   return through !== undefined && Number.isInteger(through) && through >= -1 ? through : null;
 }
 
+/**
+ * Each content block's digest and size, remembered by identity, so that a conversation sent
+ * again and again (the same message objects, one more each time) is serialized once. A block
+ * must not be changed once it has been laid out — committed messages never are.
+ */
+export type BlockMemo = WeakMap<ContentBlock, { digest: string; tokens: number }>;
+
 /** The block sequence of `req` (see the header), with token estimates. */
-export function promptLayout(req: ModelRequest): PromptLayout {
+export function promptLayout(req: ModelRequest, memo: BlockMemo = new WeakMap()): PromptLayout {
   const blocks: PromptBlock[] = req.tools.map((tool) => {
     const content = JSON.stringify({ tool });
     return { content, tokens: estimateTextTokens(JSON.stringify(tool)) };
@@ -85,19 +92,28 @@ export function promptLayout(req: ModelRequest): PromptLayout {
   if (req.system) blocks.push({ content: JSON.stringify({ system: req.system }), tokens: estimateTextTokens(req.system) });
   const prefixEnd = blocks.length - 1;
   const messageEnds = req.messages.map((message) => {
-    blocks.push(...messageBlocks(message));
+    blocks.push(...messageBlocks(message, memo));
     return blocks.length - 1;
   });
   return { blocks, prefixEnd, messageEnds };
 }
 
-function messageBlocks(message: Message): PromptBlock[] {
+function messageBlocks(message: Message, memo: BlockMemo): PromptBlock[] {
   const FRAMING_TOKENS = 4;
-  if (message.content.length === 0) return [{ content: JSON.stringify({ role: message.role, empty: true }), tokens: FRAMING_TOKENS }];
-  return message.content.map((block, k) => ({
-    content: JSON.stringify(k === 0 ? { role: message.role, block } : { block }),
-    tokens: estimateBlockTokens(block) + (k === 0 ? FRAMING_TOKENS : 0),
-  }));
+  if (message.content.length === 0) return [{ content: `${message.role}:empty`, tokens: FRAMING_TOKENS }];
+  return message.content.map((block, k) => {
+    const { digest, tokens } = measured(block, memo);
+    return k === 0 ? { content: `${message.role}:first:${digest}`, tokens: tokens + FRAMING_TOKENS } : { content: `next:${digest}`, tokens };
+  });
+}
+
+function measured(block: ContentBlock, memo: BlockMemo): { digest: string; tokens: number } {
+  let known = memo.get(block);
+  if (!known) {
+    known = { digest: createHash("sha256").update(JSON.stringify(block)).digest("hex"), tokens: estimateBlockTokens(block) };
+    memo.set(block, known);
+  }
+  return known;
 }
 
 /** The blocks `marks` land on in `layout`, in block order. */

@@ -24,7 +24,7 @@ import {
   type OpenAiCacheRetention,
 } from "./cache-rules.js";
 import { openAiOutcome } from "./openai-cache.js";
-import { breakpointsOf, planCacheMarks, prefixChain, promptLayout, type CacheBreakpoint, type PromptBlock } from "./prompt-blocks.js";
+import { breakpointsOf, planCacheMarks, prefixChain, promptLayout, type BlockMemo, type CacheBreakpoint, type PromptBlock } from "./prompt-blocks.js";
 
 export type CacheRules = "anthropic" | "openai";
 
@@ -56,6 +56,7 @@ export class PromptCacheSimulator {
   /** OpenAI's idle expiry. */
   readonly idleTtlMs: number;
   private readonly entries = new Map<string, CacheEntry>();
+  private readonly memo: BlockMemo = new WeakMap();
   private purgeAtSize = 1_024;
 
   constructor(options: PromptCacheSimulatorOptions = {}) {
@@ -76,7 +77,7 @@ export class PromptCacheSimulator {
 
   /** The usage the provider would report for `req` sent at `at` (output tokens 0); updates the cache. */
   observe(req: ModelRequest, at: number): Usage {
-    const layout = promptLayout(req);
+    const layout = promptLayout(req, this.memo);
     return this.request({ blocks: layout.blocks, breakpoints: breakpointsOf(planCacheMarks(req), layout), at });
   }
 

@@ -4,6 +4,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import type { Message } from "../../src/core/messages.js";
 import type { ModelRequest } from "../../src/core/provider.js";
 import { estimateMessageTokens, estimateTextTokens } from "../../src/core/token-estimate.js";
@@ -20,16 +21,17 @@ test("blocks come in the API's order: each tool, the system prompt, then each me
     { role: "user", content: [{ type: "tool_result", callId: "c1", content: "done" }] },
   ];
   const layout = promptLayout(request({ tools: [tool("grep"), tool("glob")], messages }));
+  const digest = (block: unknown) => createHash("sha256").update(JSON.stringify(block)).digest("hex");
   assert.deepEqual(
-    layout.blocks.map((b) => JSON.parse(b.content)),
+    layout.blocks.map((b) => b.content),
     [
-      { tool: tool("grep") },
-      { tool: tool("glob") },
-      { system: "Be brief." },
-      { role: "user", block: messages[0]!.content[0] },
-      { block: messages[0]!.content[1] },
-      { role: "assistant", empty: true },
-      { role: "user", block: messages[2]!.content[0] },
+      JSON.stringify({ tool: tool("grep") }),
+      JSON.stringify({ tool: tool("glob") }),
+      JSON.stringify({ system: "Be brief." }),
+      `user:first:${digest(messages[0]!.content[0])}`,
+      `next:${digest(messages[0]!.content[1])}`,
+      "assistant:empty",
+      `user:first:${digest(messages[2]!.content[0])}`,
     ],
   );
   assert.equal(layout.prefixEnd, 2);
