@@ -1,108 +1,111 @@
 /**
- * A prompt-cache simulator, so offline runs report cache figures that mean something. It is
- * fed the requests a provider actually receives and applies the real providers' rules:
+ * The prompt-cache simulator, so offline runs and replays report cache figures that mean
+ * something. It holds the live cache entries of one model and nothing else: no I/O and no clock
+ * of its own — each request says when it happens (`at`, in ms), so a replay models pauses.
  *
- * - `anthropic`: explicit breakpoints (the end of system+tools, and each index in
- *   `cacheBreakpoints`). A request reads the longest cached prefix that ends at a message
- *   boundary, writes the span from there to its last breakpoint, and pays the rest as input.
- *   Prefixes under `minCacheableTokens` (1,024) are never cached. Entries live `ttlMs`
- *   (5 minutes), refreshed by every hit.
- * - `openai`: automatic; every request's prefix is cached at 128-token granularity past
- *   1,024 tokens, and writes cost nothing extra (they are reported as input).
- *
- * Sizes are estimated at four characters a token over the canonical JSON of each block.
+ * Two ways in, same rules:
+ * - `request({ blocks, breakpoints, at })`: a prompt as blocks and marks (see prompt-blocks.ts),
+ *   for a replay that builds its own prompts;
+ * - `observe(req, at)`: a `ModelRequest`, laid out and marked exactly as the Anthropic provider
+ *   sends it (`promptLayout` + `planCacheMarks`).
+ * The rules themselves are pure functions in anthropic-cache.ts and openai-cache.ts; their
+ * numbers, and where they come from, are in cache-rules.ts.
  */
-import { createHash } from "node:crypto";
+import { RhemaError } from "../core/errors.js";
 import type { ModelRequest, Usage } from "../core/provider.js";
-import { estimateTextTokens } from "../core/token-estimate.js";
+import { anthropicOutcome } from "./anthropic-cache.js";
+import type { CacheEntry, CacheOutcome } from "./cache-outcome.js";
+import { CacheRequestError } from "./cache-request-error.js";
+import {
+  ANTHROPIC_DEFAULT_MIN_CACHEABLE_TOKENS,
+  OPENAI_EXTENDED_RETENTION_MS,
+  OPENAI_IN_MEMORY_IDLE_MS,
+  anthropicMinCacheableTokens,
+  type OpenAiCacheRetention,
+} from "./cache-rules.js";
+import { openAiOutcome } from "./openai-cache.js";
+import { breakpointsOf, planCacheMarks, prefixChain, promptLayout, type BlockMemo, type CacheBreakpoint, type PromptBlock } from "./prompt-blocks.js";
 
 export type CacheRules = "anthropic" | "openai";
 
 export interface PromptCacheSimulatorOptions {
+  /** Whose rules (default `anthropic`). */
   rules?: CacheRules;
-  ttlMs?: number;
+  /** Anthropic: the model whose minimum cacheable prefix applies (default: 1,024 tokens). */
+  model?: string;
+  /** Anthropic: overrides the model's minimum cacheable prefix, in tokens. */
   minCacheableTokens?: number;
-  /** Milliseconds clock, for TTL; injected so replays can use recorded times. */
-  now?: () => number;
+  /** OpenAI: `prompt_cache_retention` — `in_memory` (default, idle expiry) or `24h`. */
+  retention?: OpenAiCacheRetention;
+  /** OpenAI: how long an unused entry lives; default 5 minutes in memory, 24 hours for `24h`. */
+  idleTtlMs?: number;
 }
 
-interface Boundary {
-  /** Hash of everything up to and including this block. */
-  key: string;
-  /** Tokens up to and including this block. */
-  tokens: number;
+/** One request in blocks: `breakpoints` are ignored under OpenAI's rules. */
+export interface CacheRequest {
+  blocks: readonly PromptBlock[];
+  breakpoints?: readonly CacheBreakpoint[];
+  /** When the request is sent, in ms (any epoch, as long as it is the same for every request). */
+  at: number;
 }
 
 export class PromptCacheSimulator {
-  private readonly rules: CacheRules;
-  private readonly ttlMs: number;
-  private readonly minTokens: number;
-  private readonly now: () => number;
-  /** Prefix key → expiry time. */
-  private readonly entries = new Map<string, number>();
+  readonly rules: CacheRules;
+  /** Anthropic's minimum cacheable prefix for this simulator's model. */
+  readonly minCacheableTokens: number;
+  /** OpenAI's idle expiry. */
+  readonly idleTtlMs: number;
+  private readonly entries = new Map<string, CacheEntry>();
+  private readonly memo: BlockMemo = new WeakMap();
+  private purgeAtSize = 1_024;
 
   constructor(options: PromptCacheSimulatorOptions = {}) {
     this.rules = options.rules ?? "anthropic";
-    this.ttlMs = options.ttlMs ?? 5 * 60_000;
-    this.minTokens = options.minCacheableTokens ?? 1_024;
-    this.now = options.now ?? Date.now;
+    if (this.rules !== "anthropic" && this.rules !== "openai") {
+      throw new RhemaError("invalid_config", `prompt-cache simulator: expected \`rules\` "anthropic" or "openai", got ${JSON.stringify(options.rules)}`);
+    }
+    this.minCacheableTokens = positive(
+      "minCacheableTokens",
+      options.minCacheableTokens ?? (options.model ? anthropicMinCacheableTokens(options.model) : ANTHROPIC_DEFAULT_MIN_CACHEABLE_TOKENS),
+    );
+    const retention = options.retention ?? "in_memory";
+    if (retention !== "in_memory" && retention !== "24h") {
+      throw new RhemaError("invalid_config", `prompt-cache simulator: expected \`retention\` "in_memory" or "24h", got ${JSON.stringify(options.retention)}`);
+    }
+    this.idleTtlMs = positive("idleTtlMs", options.idleTtlMs ?? (retention === "24h" ? OPENAI_EXTENDED_RETENTION_MS : OPENAI_IN_MEMORY_IDLE_MS));
   }
 
-  /** The usage the provider would report for `req` (output tokens left at 0), and its cache effect. */
-  observe(req: ModelRequest): Usage {
-    const at = this.now();
-    const boundaries = prefixBoundaries(req);
-    const total = boundaries[boundaries.length - 1]?.tokens ?? 0;
-    let read = 0;
-    for (let i = boundaries.length - 1; i >= 0; i--) {
-      const b = boundaries[i]!;
-      const expiry = this.entries.get(b.key);
-      if (expiry !== undefined && expiry > at) {
-        read = b.tokens;
-        this.entries.set(b.key, at + this.ttlMs);
-        break;
-      }
-    }
-    const writeTo = this.rules === "anthropic" ? this.anthropicWrites(req, boundaries, at) : this.openaiWrites(boundaries, at);
-    if (this.rules === "openai") {
-      read = Math.floor(read / 128) * 128;
-      return { inputTokens: total - read, cacheReadTokens: read, cacheWriteTokens: 0, outputTokens: 0 };
-    }
-    const write = Math.max(0, writeTo - read);
-    return { inputTokens: total - read - write, cacheReadTokens: read, cacheWriteTokens: write, outputTokens: 0 };
+  /** The usage the provider would report for `req` sent at `at` (output tokens 0); updates the cache. */
+  observe(req: ModelRequest, at: number): Usage {
+    const layout = promptLayout(req, this.memo);
+    return this.request({ blocks: layout.blocks, breakpoints: breakpointsOf(planCacheMarks(req), layout), at });
   }
 
-  /** Caches each breakpoint's prefix; returns the token count of the furthest one written. */
-  private anthropicWrites(req: ModelRequest, boundaries: Boundary[], at: number): number {
-    // boundaries[0] is system+tools; message i ends at boundaries[i + 1].
-    const marks = new Set<number>([0, ...req.cacheBreakpoints.map((i) => i + 1)]);
-    let furthest = 0;
-    for (const m of marks) {
-      const b = boundaries[m];
-      if (!b || b.tokens < this.minTokens) continue;
-      this.entries.set(b.key, at + this.ttlMs);
-      furthest = Math.max(furthest, b.tokens);
-    }
-    return furthest;
+  /** The usage for one request in blocks (output tokens 0); updates the cache. Throws `CacheRequestError`. */
+  request(input: CacheRequest): Usage {
+    const { at } = input;
+    if (typeof at !== "number" || !Number.isFinite(at)) throw new CacheRequestError(`expected \`at\` as a time in ms, got ${typeof at === "number" ? at : JSON.stringify(at)}`);
+    const prompt = prefixChain(input.blocks);
+    const outcome: CacheOutcome =
+      this.rules === "anthropic"
+        ? anthropicOutcome(this.entries, prompt, { breakpoints: input.breakpoints ?? [], at, minTokens: this.minCacheableTokens })
+        : openAiOutcome(this.entries, prompt, { at, idleMs: this.idleTtlMs });
+    for (const [key, entry] of outcome.updates) this.entries.set(key, entry);
+    this.purgeExpired(at);
+    return outcome.usage;
   }
 
-  private openaiWrites(boundaries: Boundary[], at: number): number {
-    for (const b of boundaries) if (b.tokens >= this.minTokens) this.entries.set(b.key, at + this.ttlMs);
-    return 0;
+  /** Drops dead entries once the map has doubled since the last purge (amortized O(1)). */
+  private purgeExpired(at: number): void {
+    if (this.entries.size < this.purgeAtSize) return;
+    for (const [key, entry] of this.entries) if (entry.expiresAt < at) this.entries.delete(key);
+    this.purgeAtSize = Math.max(1_024, 2 * this.entries.size);
   }
 }
 
-/** A hash chain over system+tools and then each message: one boundary per block. */
-export function prefixBoundaries(req: ModelRequest): Boundary[] {
-  const out: Boundary[] = [];
-  let hash = createHash("sha256").update(JSON.stringify({ system: req.system, tools: req.tools })).digest("hex");
-  let tokens = estimateTextTokens((req.system ?? "") + JSON.stringify(req.tools));
-  out.push({ key: hash, tokens });
-  for (const message of req.messages) {
-    const text = JSON.stringify(message);
-    hash = createHash("sha256").update(hash).update(text).digest("hex");
-    tokens += estimateTextTokens(text);
-    out.push({ key: hash, tokens });
+function positive(name: string, value: number): number {
+  if (!Number.isInteger(value) || value < 1) {
+    throw new RhemaError("invalid_config", `prompt-cache simulator: expected \`${name}\` to be a whole number from 1 and up, got ${JSON.stringify(value)}`);
   }
-  return out;
+  return value;
 }

@@ -11,9 +11,18 @@ export interface ModelRequest {
   messages: Message[];
   /**
    * Message indexes after which the provider may place a prompt-cache breakpoint (the end of
-   * the stable prefix and the conversation tail). Providers without explicit caching ignore it.
+   * the stable prefix and the conversation tail). Providers with explicit caching also mark
+   * the end of tools+system themselves. Providers without explicit caching ignore it.
    */
   cacheBreakpoints: number[];
+  /**
+   * Optional, for a stable prefix that should outlive pauses: the tools+system mark and every
+   * breakpoint at a message index ≤ this one are written with the 1-hour TTL instead of the
+   * default 5 minutes; -1 gives only the tools+system mark the hour. Absent: every mark is
+   * 5 minutes, as before. One cut rather than a TTL per mark because Anthropic rejects a
+   * 1-hour mark that follows a 5-minute one: a cut can only say what the API accepts.
+   */
+  cacheOneHourThrough?: number;
   maxOutputTokens?: number;
 }
 
@@ -24,18 +33,21 @@ export interface Usage {
   inputTokens: number;
   cacheReadTokens: number;
   cacheWriteTokens: number;
-  /** Of `cacheWriteTokens`, those written with the 1-hour TTL (absent: none). */
+  /** Of `cacheWriteTokens`, those written with the 1-hour TTL (priced higher); absent means 0. */
   cacheWrite1hTokens?: number;
   outputTokens: number;
 }
 
 export const ZERO_USAGE: Usage = Object.freeze({ inputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 0 });
 
+/** The sum of two usages; `cacheWrite1hTokens` appears only when one of them has some. */
 export function addUsage(a: Usage, b: Usage): Usage {
+  const hour = (a.cacheWrite1hTokens ?? 0) + (b.cacheWrite1hTokens ?? 0);
   return {
     inputTokens: a.inputTokens + b.inputTokens,
     cacheReadTokens: a.cacheReadTokens + b.cacheReadTokens,
     cacheWriteTokens: a.cacheWriteTokens + b.cacheWriteTokens,
+    ...(hour > 0 ? { cacheWrite1hTokens: hour } : {}),
     outputTokens: a.outputTokens + b.outputTokens,
   };
 }

@@ -4,11 +4,16 @@
  * SSE events back to our `StreamEvent`s — and hands failures to the shared bounded retry.
  *
  * Prompt caching: `cache_control: {type: "ephemeral"}` marks the end of the stable prefix (the
- * last tool definition, or the system block when there are no tools) and the last block of each
- * message named in `req.cacheBreakpoints`. The API takes at most four marks; the last four win.
+ * system block — the API renders tools, then system, then messages — or the last tool when there
+ * is no system prompt) and the last block of each message named in `req.cacheBreakpoints`; the
+ * marks up to `req.cacheOneHourThrough` carry `ttl: "1h"`. The API takes at most four marks; the
+ * last four win. Where the marks go is decided by `planCacheMarks` (src/cache), the same plan the
+ * prompt-cache simulator follows. Usage maps `cache_creation.ephemeral_1h_input_tokens` to
+ * `cacheWrite1hTokens`.
  */
 import Anthropic, { APIConnectionError, APIError } from "@anthropic-ai/sdk";
 import type {
+  CacheControlEphemeral,
   ImageBlockParam,
   MessageCreateParamsStreaming,
   MessageDeltaUsage,
@@ -20,6 +25,7 @@ import type {
   ToolUseBlockParam,
   Usage as WireUsage,
 } from "@anthropic-ai/sdk/resources/messages";
+import { planCacheMarks, type CacheMark } from "../cache/prompt-blocks.js";
 import { ProviderError, assertNever } from "../core/errors.js";
 import type { ContentBlock, ImageBlock, Message, ToolResultBlock } from "../core/messages.js";
 import type { ModelProvider, ModelRequest, StopReason, StreamEvent, Usage } from "../core/provider.js";
@@ -37,11 +43,8 @@ import {
 const PROVIDER = "anthropic";
 export const ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com";
 export const ANTHROPIC_DEFAULT_MAX_OUTPUT_TOKENS = 8192;
-/** Anthropic accepts at most this many `cache_control` marks in one request. */
-export const ANTHROPIC_MAX_CACHE_BREAKPOINTS = 4;
 /** Error types an `event: error` frame may carry that a fresh request may cure. */
 const RETRYABLE_STREAM_ERROR_TYPES = new Set(["overloaded_error", "api_error", "rate_limit_error", "timeout_error"]);
-const EPHEMERAL = { type: "ephemeral" } as const;
 
 /** The wire blocks our content maps to; each of them takes a `cache_control` mark. */
 type WireBlock = TextBlockParam | ImageBlockParam | ToolUseBlockParam | ToolResultBlockParam;
@@ -109,7 +112,7 @@ export function toAnthropicRequest(req: ModelRequest, model: string, maxTokens: 
     input_schema: t.inputSchema as WireTool.InputSchema,
   }));
   const messages = req.messages.map(toWireMessage);
-  placeCacheMarks(system, tools, messages, req.cacheBreakpoints);
+  placeCacheMarks(planCacheMarks(req), { system, tools, messages });
   return {
     model,
     max_tokens: maxTokens,
@@ -120,18 +123,17 @@ export function toAnthropicRequest(req: ModelRequest, model: string, maxTokens: 
   };
 }
 
-/** Marks the prefix end and the breakpoint messages, keeping the last `ANTHROPIC_MAX_CACHE_BREAKPOINTS`. */
-function placeCacheMarks(system: TextBlockParam[] | undefined, tools: WireTool[], messages: WireMessage[], breakpoints: readonly number[]): void {
-  const targets: Array<WireTool | WireBlock> = [];
-  const prefixEnd = tools[tools.length - 1] ?? system?.[system.length - 1];
-  if (prefixEnd) targets.push(prefixEnd);
-  const indexes = [...new Set(breakpoints)].filter((i) => Number.isInteger(i) && i >= 0 && i < messages.length).sort((a, b) => a - b);
-  for (const i of indexes) {
-    const content = messages[i]!.content;
-    const last = content[content.length - 1];
-    if (last) targets.push(last);
+/** Puts `cache_control` on the wire blocks the marks name (see `planCacheMarks`). */
+function placeCacheMarks(marks: readonly CacheMark[], wire: { system: TextBlockParam[] | undefined; tools: WireTool[]; messages: WireMessage[] }): void {
+  for (const mark of marks) {
+    const target =
+      mark.target === "prefix" ? (wire.system?.at(-1) ?? wire.tools.at(-1)) : wire.messages[mark.target.message]?.content.at(-1);
+    if (target) target.cache_control = cacheControl(mark);
   }
-  for (const target of targets.slice(-ANTHROPIC_MAX_CACHE_BREAKPOINTS)) target.cache_control = { ...EPHEMERAL };
+}
+
+function cacheControl(mark: CacheMark): CacheControlEphemeral {
+  return mark.ttl === "1h" ? { type: "ephemeral", ttl: "1h" } : { type: "ephemeral" };
 }
 
 /**
@@ -230,11 +232,16 @@ export async function* translateStream(events: AsyncIterable<RawMessageStreamEve
   yield { type: "stop", reason: stop };
 }
 
-/** Takes each figure the event states; `input_tokens` already excludes cached tokens. */
+/**
+ * Takes each figure the event states; `input_tokens` already excludes cached tokens. Of the
+ * written tokens, `cache_creation.ephemeral_1h_input_tokens` are the 1-hour ones (absent when 0).
+ */
 function mergeUsage(into: Usage, wire: WireUsage | MessageDeltaUsage): void {
   if (typeof wire.input_tokens === "number") into.inputTokens = wire.input_tokens;
   if (typeof wire.cache_read_input_tokens === "number") into.cacheReadTokens = wire.cache_read_input_tokens;
   if (typeof wire.cache_creation_input_tokens === "number") into.cacheWriteTokens = wire.cache_creation_input_tokens;
+  const hour = "cache_creation" in wire ? wire.cache_creation?.ephemeral_1h_input_tokens : undefined;
+  if (typeof hour === "number" && hour > 0) into.cacheWrite1hTokens = hour;
   if (typeof wire.output_tokens === "number") into.outputTokens = wire.output_tokens;
 }
 

@@ -5,10 +5,11 @@
  *
  * It keeps no conversation state: the step it plays is the number of assistant messages in
  * the request, so a resumed or retried conversation gets the same answer at the same point.
- * Usage comes from a prompt-cache simulator fed with the requests it receives.
+ * Usage comes from a prompt-cache simulator fed with the requests it receives, each stamped
+ * with the provider's clock (`now`), so pauses between requests let entries expire.
  */
 import { ProviderError } from "../core/errors.js";
-import type { ModelProvider, ModelRequest, StreamEvent } from "../core/provider.js";
+import { ZERO_USAGE, type ModelProvider, type ModelRequest, type StreamEvent } from "../core/provider.js";
 import { estimateTextTokens } from "../core/token-estimate.js";
 import { PromptCacheSimulator } from "../cache/prompt-cache-simulator.js";
 import type { ScriptStep } from "./script.js";
@@ -22,6 +23,8 @@ export interface ScriptedProviderOptions {
   name?: string;
   /** The cache simulator to report usage from; `false` reports zero usage. */
   cache?: PromptCacheSimulator | false;
+  /** The time each request is sent, in ms, for the simulator's TTLs (default `Date.now`). */
+  now?: () => number;
   /** Keep every request in `requests` (default true; a long run may turn it off to save memory). */
   record?: boolean;
 }
@@ -34,12 +37,14 @@ export class ScriptedProvider implements ModelProvider {
   private readonly cache: PromptCacheSimulator | false;
   private readonly failuresSoFar = new Map<number, number>();
   private readonly record: boolean;
+  private readonly now: () => number;
 
   constructor(steps: readonly ScriptStep[], options: ScriptedProviderOptions = {}) {
     this.steps = steps;
     this.id = `scripted:${options.name ?? "script"}`;
     this.cache = options.cache ?? new PromptCacheSimulator();
     this.record = options.record ?? true;
+    this.now = options.now ?? Date.now;
   }
 
   /** The requests received, parsed back. */
@@ -54,7 +59,7 @@ export class ScriptedProvider implements ModelProvider {
     throwIfAborted(signal);
     this.maybeFail(step, position);
 
-    const usage = this.cache ? this.cache.observe(req) : { inputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 0 };
+    const usage = this.cache ? this.cache.observe(req, this.now()) : ZERO_USAGE;
     const delayMs = step.chunkDelayMs ?? 0;
     let outputChars = 0;
     if (step.say !== undefined) {

@@ -19,6 +19,8 @@ export interface SweepOptions {
   budgets: number[];
   blockTokens?: number;
   cache: CacheRules;
+  /** The model whose cache rules (minimum cacheable prefix) apply. */
+  model?: string;
   compaction?: ReplayOptions["compaction"];
   /** Called after each replay, for a progress line. */
   onProgress?: (done: number, total: number, label: string) => void;
@@ -61,9 +63,8 @@ export function runSweep(inputs: readonly SweepInput[], options: SweepOptions): 
 }
 
 function replayOne(session: ReplaySession, strategy: StrategyName, budget: number, options: SweepOptions): ReplayFigures {
-  let clock = 0;
-  const simulator = new PromptCacheSimulator({ rules: options.cache, now: () => clock });
-  return replaySession(session, { observe: (req, atMs) => { clock = atMs; return simulator.observe(req); } }, {
+  const simulator = new PromptCacheSimulator({ rules: options.cache, ...(options.model ? { model: options.model } : {}) });
+  return replaySession(session, simulator, {
     strategy, budgetTokens: budget,
     ...(options.blockTokens !== undefined ? { blockTokens: options.blockTokens } : {}),
     ...(options.compaction ? { compaction: options.compaction } : {}),

@@ -15,7 +15,7 @@ import type { Message } from "../../src/core/messages.js";
 import type { ModelRequest, StreamEvent } from "../../src/core/provider.js";
 import { AnthropicProvider } from "../../src/providers/anthropic.js";
 import type { RetryOptions } from "../../src/providers/provider-retry.js";
-import { FakeAnthropicServer } from "../support/fake-anthropic-server.js";
+import { FakeAnthropicServer, checkAnthropicRequest } from "../support/fake-anthropic-server.js";
 import { tempDir } from "../support/temp-dir.js";
 import { LINES_FILE, appendLineTool } from "../support/test-tools.js";
 
@@ -58,7 +58,7 @@ async function collect(stream: AsyncIterable<StreamEvent>, onEvent?: (e: StreamE
   return events;
 }
 
-test("maps system, tools and messages to the Messages API, with cache marks at the prefix end and the breakpoints", async (t) => {
+test("maps system, tools and messages to the Messages API, with cache marks at the prefix end (the system block) and the breakpoints", async (t) => {
   const server = await fake(t);
   server.reply({ kind: "stream", blocks: [{ type: "text", text: "ok" }] });
   const { provider } = providerOn(server);
@@ -76,10 +76,10 @@ test("maps system, tools and messages to the Messages API, with cache marks at t
     model: "claude-test",
     max_tokens: 1000,
     stream: true,
-    system: [{ type: "text", text: "You are terse." }],
+    system: [{ type: "text", text: "You are terse.", cache_control: eph }],
     tools: [
       { name: "read_file", description: "Reads a file.", input_schema: tools[0]!.inputSchema },
-      { name: "grep", description: "Searches.", input_schema: tools[1]!.inputSchema, cache_control: eph },
+      { name: "grep", description: "Searches.", input_schema: tools[1]!.inputSchema },
     ],
     messages: [
       { role: "user", content: [{ type: "text", text: "Read a.txt" }] },
@@ -113,6 +113,65 @@ test("marks the system block when there are no tools, and keeps only the last fo
     [false, true, true, true, true],
   );
   assert.deepEqual(server.violations, []);
+});
+
+test("marks the last tool when there is no system prompt", async (t) => {
+  const server = await fake(t);
+  server.reply({ kind: "stream", blocks: [{ type: "text", text: "a" }] });
+  const { provider } = providerOn(server);
+  await collect(provider.stream(request([user("hi")], { system: null, tools }), new AbortController().signal));
+  assert.equal("system" in server.bodies[0], false);
+  assert.deepEqual(server.bodies[0].tools.map((t: any) => t.cache_control ?? null), [null, { type: "ephemeral" }]);
+  assert.deepEqual(server.violations, []);
+});
+
+test("cacheOneHourThrough sends ttl 1h on the prefix and the breakpoints up to it, 5 minutes after", async (t) => {
+  const server = await fake(t);
+  server.reply({ kind: "stream", blocks: [{ type: "text", text: "a" }] }, { kind: "stream", blocks: [{ type: "text", text: "b" }] });
+  const { provider } = providerOn(server);
+  const four = ["m0", "m1", "m2", "m3"].map((text, i): Message => ({ role: i % 2 ? "assistant" : "user", content: [{ type: "text", text }] }));
+  const signal = new AbortController().signal;
+  await collect(provider.stream(request(four, { tools, cacheBreakpoints: [1, 3], cacheOneHourThrough: 1 }), signal));
+  await collect(provider.stream(request(four, { tools, cacheBreakpoints: [1, 3], cacheOneHourThrough: -1 }), signal));
+
+  const hour = { type: "ephemeral", ttl: "1h" };
+  const five = { type: "ephemeral" };
+  const marks = (body: any) => [
+    ...body.tools.map((b: any) => b.cache_control ?? null),
+    ...body.system.map((b: any) => b.cache_control ?? null),
+    ...body.messages.map((m: any) => m.content[0].cache_control ?? null),
+  ];
+  assert.deepEqual(marks(server.bodies[0]), [null, null, hour, null, hour, null, five]);
+  assert.deepEqual(marks(server.bodies[1]), [null, null, hour, null, five, null, five]);
+  assert.deepEqual(server.violations, []);
+});
+
+test("the fake, like the API, refuses a 1-hour mark after a 5-minute one", () => {
+  const body = {
+    model: "m", max_tokens: 1,
+    system: [{ type: "text", text: "s", cache_control: { type: "ephemeral" } }],
+    messages: [{ role: "user", content: [{ type: "text", text: "hi", cache_control: { type: "ephemeral", ttl: "1h" } }] }],
+  };
+  assert.match(String(checkAnthropicRequest(body)), /ttl='1h' must not come after a cache_control with ttl='5m'/);
+  body.system[0]!.cache_control = { type: "ephemeral", ttl: "1h" } as any;
+  assert.equal(checkAnthropicRequest(body), null);
+});
+
+test("maps the 1-hour share of cache writes to cacheWrite1hTokens", async (t) => {
+  const server = await fake(t);
+  server.reply({
+    kind: "stream",
+    blocks: [{ type: "text", text: "ok" }],
+    usage: { input_tokens: 10, cache_read_input_tokens: 0, cache_creation_input_tokens: 5_000, cache_creation: { ephemeral_1h_input_tokens: 4_000, ephemeral_5m_input_tokens: 1_000 }, output_tokens: 3 },
+  }, {
+    kind: "stream",
+    blocks: [{ type: "text", text: "ok" }],
+    usage: { input_tokens: 10, cache_read_input_tokens: 5_000, cache_creation_input_tokens: 200, cache_creation: { ephemeral_1h_input_tokens: 0, ephemeral_5m_input_tokens: 200 }, output_tokens: 3 },
+  });
+  const { provider } = providerOn(server);
+  const usageOf = async () => (await collect(provider.stream(request([user("hi")]), new AbortController().signal))).find((e) => e.type === "usage");
+  assert.deepEqual(await usageOf(), { type: "usage", usage: { inputTokens: 10, cacheReadTokens: 0, cacheWriteTokens: 5_000, cacheWrite1hTokens: 4_000, outputTokens: 3 } });
+  assert.deepEqual(await usageOf(), { type: "usage", usage: { inputTokens: 10, cacheReadTokens: 5_000, cacheWriteTokens: 200, outputTokens: 3 } });
 });
 
 test("streams text deltas, tool calls and usage from SSE bytes cut mid-frame and mid-character", async (t) => {

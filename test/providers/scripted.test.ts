@@ -71,3 +71,34 @@ test("reports usage from the cache simulator", async () => {
   assert.ok(first && first.type === "usage" && first.usage.cacheWriteTokens > 0);
   assert.ok(second && second.type === "usage" && second.usage.cacheReadTokens > 0);
 });
+
+/** The usage events of `reqs` sent through `provider` at the times `clock` is set to. */
+async function usagesAt(provider: ScriptedProvider, clock: { ms: number }, sends: Array<[number, ModelRequest]>) {
+  const out = [];
+  for (const [ms, req] of sends) {
+    clock.ms = ms;
+    const usage = (await collect(provider, req)).find((e) => e.type === "usage");
+    assert.ok(usage && usage.type === "usage");
+    out.push(usage.usage);
+  }
+  return out;
+}
+
+test("the clock it is given stamps each request, so a pause longer than the TTL misses", async () => {
+  const clock = { ms: 0 };
+  const provider = new ScriptedProvider([{ say: "a" }], { now: () => clock.ms });
+  const big: ModelRequest = { ...request(0), system: "s".repeat(20_000) };
+  const [first, soon, late] = await usagesAt(provider, clock, [[0, big], [4 * 60_000, big], [9 * 60_000 + 1, big]]);
+  assert.deepEqual([first!.cacheWriteTokens, soon!.cacheReadTokens, late!.cacheReadTokens], [5_000, 5_000, 0]);
+  assert.equal(late!.cacheWriteTokens, 5_000);
+});
+
+test("a request's 1-hour prefix is reported as cacheWrite1hTokens and outlives a 30-minute pause", async () => {
+  const clock = { ms: 0 };
+  const provider = new ScriptedProvider([{ say: "a" }], { now: () => clock.ms });
+  const big: ModelRequest = { ...request(0), system: "s".repeat(20_000), cacheOneHourThrough: -1 };
+  const [first, later] = await usagesAt(provider, clock, [[0, big], [30 * 60_000, big]]);
+  assert.equal(first!.cacheWrite1hTokens, 5_000);
+  assert.equal(later!.cacheReadTokens, 5_000);
+  assert.equal(later!.cacheWrite1hTokens, undefined);
+});

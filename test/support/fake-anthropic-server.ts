@@ -4,7 +4,8 @@
  * stop_reason and usage, message_stop), or with an HTTP error as the real API shapes it. Replies
  * come from a queue; every request is recorded, and checked as the real API would check it —
  * each tool_use answered by a tool_result in the next message, tool results first, no blank
- * text, at most four cache marks. A request that fails a check gets a 400 and is listed in
+ * text, at most four cache marks, no 1-hour mark after a 5-minute one. A request that fails a
+ * check gets a 400 and is listed in
  * `violations`, so a test can assert there were none (the codex-rs habit).
  */
 import type { ServerResponse } from "node:http";
@@ -19,6 +20,8 @@ export interface FakeAnthropicUsage {
   input_tokens?: number;
   cache_read_input_tokens?: number;
   cache_creation_input_tokens?: number;
+  /** The split of `cache_creation_input_tokens` by TTL; sent only when given. */
+  cache_creation?: { ephemeral_1h_input_tokens: number; ephemeral_5m_input_tokens: number };
   output_tokens?: number;
 }
 
@@ -39,7 +42,7 @@ export type FakeAnthropicReply =
   /** `rawBody` replaces the JSON error body (a proxy's plain-text or HTML page). */
   | { kind: "http_error"; status: number; type: string; message: string; headers?: Record<string, string>; rawBody?: string };
 
-export const DEFAULT_ANTHROPIC_USAGE: Required<FakeAnthropicUsage> = {
+export const DEFAULT_ANTHROPIC_USAGE: Required<Omit<FakeAnthropicUsage, "cache_creation">> = {
   input_tokens: 12,
   cache_read_input_tokens: 0,
   cache_creation_input_tokens: 0,
@@ -129,7 +132,13 @@ export function anthropicFrames(reply: Extract<FakeAnthropicReply, { kind: "stre
         content: [],
         stop_reason: null,
         stop_sequence: null,
-        usage: { input_tokens: usage.input_tokens, cache_creation_input_tokens: usage.cache_creation_input_tokens, cache_read_input_tokens: usage.cache_read_input_tokens, output_tokens: 1 },
+        usage: {
+          input_tokens: usage.input_tokens,
+          cache_creation_input_tokens: usage.cache_creation_input_tokens,
+          cache_read_input_tokens: usage.cache_read_input_tokens,
+          ...(reply.usage?.cache_creation ? { cache_creation: reply.usage.cache_creation } : {}),
+          output_tokens: 1,
+        },
       },
     }),
   ];
@@ -169,6 +178,8 @@ export function checkAnthropicRequest(body: any): string | null {
   if (messages[0].role !== "user") return "messages: first message must use the \"user\" role";
   const marks = countKey([body.system, body.tools, messages], "cache_control");
   if (marks > 4) return `A maximum of 4 blocks with cache_control may be provided. Found ${marks}.`;
+  const ttlProblem = checkTtlOrder(body);
+  if (ttlProblem) return ttlProblem;
   for (const [i, m] of messages.entries()) {
     const content: any[] = typeof m.content === "string" ? [{ type: "text", text: m.content }] : m.content;
     if (!Array.isArray(content) || content.length === 0) return `messages.${i}: content must be non-empty`;
@@ -179,6 +190,22 @@ export function checkAnthropicRequest(body: any): string | null {
     }
     const problem = checkToolPairing(messages, i);
     if (problem) return problem;
+  }
+  return null;
+}
+
+/** In render order (tools, system, messages), a `ttl: "1h"` mark may not follow a 5-minute one. */
+function checkTtlOrder(body: any): string | null {
+  const blocks: any[] = [
+    ...(Array.isArray(body.tools) ? body.tools : []),
+    ...(Array.isArray(body.system) ? body.system : []),
+    ...(Array.isArray(body.messages) ? body.messages.flatMap((m: any) => (Array.isArray(m.content) ? m.content : [])) : []),
+  ];
+  let seenShort = false;
+  for (const block of blocks) {
+    const ttl = block?.cache_control ? (block.cache_control.ttl ?? "5m") : null;
+    if (ttl === "1h" && seenShort) return "a cache_control with ttl='1h' must not come after a cache_control with ttl='5m'";
+    if (ttl === "5m") seenShort = true;
   }
   return null;
 }
