@@ -14,6 +14,7 @@ import { nullSink } from "../src/core/events.js";
 import { MemorySink } from "../src/store/memory-sink.js";
 import { unansweredCalls, type Message, type ToolResultBlock } from "../src/core/messages.js";
 import { ScriptedProvider, type ScriptStep } from "../src/providers/scripted.js";
+import { sectionsTile } from "../src/transcript/transcript-mirror.js";
 import { tempDir } from "./support/temp-dir.js";
 import { LINES_FILE, RecordingApproval, appendLineTool, explodeTool, waitTool } from "./support/test-tools.js";
 
@@ -324,17 +325,29 @@ test("sections on resume are adopted when they tile the log and dropped otherwis
   await agent.turn("go", nullSink, approval());
   const sections = agent.transcriptSections();
   assert.ok(sections.length >= 2, `expected sections, got ${sections.length}`);
+  assert.ok(sections.every((s) => s.summary === null), "a fresh tiling has no summaries");
+  // A summary is what only a save can carry: a rebuild from the log never writes one.
+  const saved = sections.map((s, k) => ({ ...s, summary: `summary of section ${k}` }));
+  const resume = async (session: typeof agent.session, adopt: typeof sections) => {
+    const resumed = CodingAgent.fromSession(provider, config, session);
+    resumed.adoptTranscriptSections(adopt);
+    await resumed.turn("more", nullSink, approval());
+    return resumed;
+  };
 
-  const good = CodingAgent.fromSession(provider, config, structuredClone(agent.session));
-  good.adoptTranscriptSections(sections);
-  await good.turn("more", nullSink, approval());
-  assert.deepEqual(good.transcriptSections().slice(0, sections.length), sections);
+  const good = await resume(structuredClone(agent.session), saved);
+  assert.deepEqual(good.transcriptSections().slice(0, saved.length), saved, "saved sections that tile the log survive the resume");
 
-  const forged = sections.map((s) => ({ ...s, hash: "0".repeat(32), summary: "forged" }));
-  const bad = CodingAgent.fromSession(provider, config, structuredClone(agent.session));
-  bad.adoptTranscriptSections(forged);
-  await bad.turn("more", nullSink, approval());
-  assert.ok(bad.transcriptSections().every((s) => s.summary === null), "forged sections were dropped and rebuilt");
+  const forged = await resume(structuredClone(agent.session), saved.map((s) => ({ ...s, hash: "0".repeat(32) })));
+  assert.deepEqual(forged.transcriptSections().slice(0, sections.length), sections, "sections whose hashes do not match are rebuilt from the log");
+
+  const edited = structuredClone(agent.session);
+  edited.messages[0] = { role: "user", content: [{ type: "text", text: "go, edited" }] };
+  const changed = await resume(edited, saved);
+  const rebuilt = changed.transcriptSections();
+  assert.ok(rebuilt.length >= 2 && rebuilt.every((s) => s.summary === null), "sections of a log that changed are dropped and rebuilt");
+  assert.ok(sectionsTile(rebuilt, changed.session.messages), "the rebuilt sections tile the changed log");
+  assert.notEqual(rebuilt[0]!.hash, saved[0]!.hash);
 });
 
 test("saves the session as pretty JSON with mode 0600", async (t) => {

@@ -5,6 +5,7 @@
  */
 import { readFile, readdir, stat } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
+import type { Argv } from "yargs";
 import type { CacheRules } from "../cache/prompt-cache-simulator.js";
 import { RhemaError } from "../core/errors.js";
 import { STRATEGY_NAMES, type StrategyName } from "../transcript/compaction-plan.js";
@@ -15,6 +16,22 @@ import { RunDir } from "../runner/run-dir/run-dir.js";
 import { EXIT_OK, type ExitCode } from "./exit-codes.js";
 import { print, type CliIo } from "./io.js";
 import { renderReplayChart } from "./replay-chart.js";
+
+/** The options of `bench replay`, declared once. */
+export function benchReplayOptions<T>(y: Argv<T>) {
+  return y
+    .positional("inputs", { type: "string", array: true, demandOption: true, describe: "corpus .jsonl files or folders, or rhema run directories" })
+    .option("strategy", { type: "string", array: true, default: [], describe: "sections | summarize-all | keep-recent | none (repeatable; default all)" })
+    .option("budget", { type: "number", array: true, default: [], describe: "budget in tokens (repeatable; default 32000 64000 128000)" })
+    .option("block", { type: "number", describe: "section size in tokens (default: a tenth of the budget, at most 8000)" })
+    .option("cache", { type: "string", default: "anthropic", choices: ["anthropic", "openai"], describe: "the provider whose cache rules apply" })
+    .option("chain", { type: "boolean", default: false, describe: "join the inputs, in order, into one long session" })
+    .option("gap", { type: "number", default: 15, describe: "seconds between chained inputs" })
+    .option("json", { type: "boolean", default: false, describe: "one JSON object instead of the table" })
+    .option("chart", { type: "string", describe: "write an SVG chart of cost against retained context and hit rate against budget" })
+    .example("rhema bench replay ../shared/corpus/terminal-bench --chain --budget 32000 --budget 64000", "compare the strategies on the corpus as one long session")
+    .example("rhema bench replay .rhema/runs/latest --strategy sections --chart replay.svg", "what last night's run would have cost under other budgets");
+}
 
 export interface BenchReplayArgs {
   inputs: string[];

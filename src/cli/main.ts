@@ -10,10 +10,10 @@ import yargs, { type Argv } from "yargs";
 import { hideBin } from "yargs/helpers";
 import { EXIT_CODES_HELP, EXIT_INTERRUPTED, EXIT_INVALID_INPUT, describeFailure, type ExitCode } from "./exit-codes.js";
 import { print, type CliIo } from "./io.js";
-import { DEFAULT_RUN_DIR, runCommand, type RunArgs } from "./run-command.js";
+import { DEFAULT_RUN_DIR, runCommand } from "./run-command.js";
 import { reportMergeCommand, validateCommand } from "./other-commands.js";
-import { policyCheck } from "./policy-command.js";
-import { benchReplayCommand, type BenchReplayArgs } from "./bench-command.js";
+import { policyCheckCommand, policyCheckOptions } from "./policy-command.js";
+import { benchReplayCommand, benchReplayOptions } from "./bench-command.js";
 
 function packageVersion(): string {
   const here = dirname(fileURLToPath(import.meta.url));
@@ -27,7 +27,8 @@ function packageVersion(): string {
   return "unknown";
 }
 
-function runOptions(y: Argv) {
+/** The options of `run`, for its yargs builder: the one place they are declared. */
+function runOptions<T>(y: Argv<T>) {
   return y
     .positional("paths", { type: "string", array: true, demandOption: true, describe: "task files, folders or globs" })
     .option("out", { type: "string", default: DEFAULT_RUN_DIR, describe: "run directory; running again on it resumes" })
@@ -51,19 +52,19 @@ function runOptions(y: Argv) {
     .epilogue(EXIT_CODES_HELP);
 }
 
-function benchReplayOptions(y: Argv) {
+
+/** The options of `validate`. */
+function validateOptions<T>(y: Argv<T>) {
   return y
-    .positional("inputs", { type: "string", array: true, demandOption: true, describe: "corpus .jsonl files or folders, or rhema run directories" })
-    .option("strategy", { type: "string", array: true, default: [], describe: "sections | summarize-all | keep-recent | none (repeatable; default all)" })
-    .option("budget", { type: "number", array: true, default: [], describe: "budget in tokens (repeatable; default 32000 64000 128000)" })
-    .option("block", { type: "number", describe: "section size in tokens (default: a tenth of the budget, at most 8000)" })
-    .option("cache", { type: "string", default: "anthropic", choices: ["anthropic", "openai"], describe: "the provider whose cache rules apply" })
-    .option("chain", { type: "boolean", default: false, describe: "join the inputs, in order, into one long session" })
-    .option("gap", { type: "number", default: 15, describe: "seconds between chained inputs" })
-    .option("json", { type: "boolean", default: false, describe: "one JSON object instead of the table" })
-    .option("chart", { type: "string", describe: "write an SVG chart of cost against retained context and hit rate against budget" })
-    .example("rhema bench replay ../shared/corpus/terminal-bench --chain --budget 32000 --budget 64000", "compare the strategies on the corpus as one long session")
-    .example("rhema bench replay .rhema/runs/latest --strategy sections --chart replay.svg", "what last night's run would have cost under other budgets");
+    .positional("paths", { type: "string", array: true, demandOption: true, describe: "task files, folders or globs" })
+    .option("policy", { type: "string", describe: "default policy to check too, for tasks that name none" });
+}
+
+/** The options of `report merge`. */
+function reportMergeOptions<T>(y: Argv<T>) {
+  return y
+    .positional("dirs", { type: "string", array: true, demandOption: true, describe: "run directories, one per shard" })
+    .option("out", { type: "string", demandOption: true, describe: "run directory to write the merged reports into" });
 }
 
 export async function main(argv: string[], io: CliIo): Promise<ExitCode> {
@@ -74,34 +75,21 @@ export async function main(argv: string[], io: CliIo): Promise<ExitCode> {
     .version(packageVersion())
     .strict()
     .exitProcess(false)
-    .wrap(Math.min(110, (io.stderr as { columns?: number }).columns ?? 100))
+    .wrap(Math.min(110, io.stderr.columns ?? 100))
     .fail((msg, err) => {
       throw err ?? new UsageError(msg);
     })
-    .command("run <paths..>", "run task suites and write reports", runOptions, (a) => run(runCommand(a as unknown as RunArgs, io)))
-    .command("validate <paths..>", "check task files and their policies, running nothing",
-      (y) => y.positional("paths", { type: "string", array: true, demandOption: true })
-        .option("policy", { type: "string", describe: "default policy to check too" }),
-      (a) => run(validateCommand(a as never, io)))
-    .command("policy", "policy files", (y) =>
-      y.command("check", "decide one tool call under a policy", (c) => c
-        .option("policy", { type: "string", demandOption: true })
-        .option("tool", { type: "string", demandOption: true })
-        .option("input", { type: "string", demandOption: true, describe: "the call's input as JSON" })
-        .option("workspace", { type: "string" })
-        .option("json", { type: "boolean", default: false }),
-      (a) => run(policyCheckCommand(a as never, io)))
-        .demandCommand(1, "name a policy command: check"))
-    .command("report", "reports", (y) =>
-      y.command("merge <dirs..>", "merge the reports of several run directories (CI shards)", (c) => c
-        .positional("dirs", { type: "string", array: true, demandOption: true })
-        .option("out", { type: "string", demandOption: true }),
-      (a) => run(reportMergeCommand(a as never, io)))
-        .demandCommand(1, "name a report command: merge"))
-    .command("bench", "benchmarks", (y) =>
-      y.command("replay <inputs..>", "replay recorded sessions under compaction strategies and budgets through the prompt-cache simulator", benchReplayOptions,
-        (a) => run(benchReplayCommand(a as unknown as BenchReplayArgs, io)))
-        .demandCommand(1, "name a bench command: replay"))
+    .command("run <paths..>", "run task suites and write reports", runOptions, (a) => run(runCommand(a, io)))
+    .command("validate <paths..>", "check task files and their policies, running nothing", validateOptions, (a) => run(validateCommand(a, io)))
+    .command("policy", "policy files", (y) => y
+      .command("check", "decide one tool call under a policy", policyCheckOptions, (a) => run(policyCheckCommand(a, io)))
+      .demandCommand(1, "name a policy command: check"))
+    .command("report", "reports", (y) => y
+      .command("merge <dirs..>", "merge the reports of several run directories (CI shards)", reportMergeOptions, (a) => run(reportMergeCommand(a, io)))
+      .demandCommand(1, "name a report command: merge"))
+    .command("bench", "benchmarks", (y) => y
+      .command("replay <inputs..>", "replay recorded sessions under compaction strategies and budgets through the prompt-cache simulator", benchReplayOptions, (a) => run(benchReplayCommand(a, io)))
+      .demandCommand(1, "name a bench command: replay"))
     .demandCommand(1, "name a command: run, validate, policy check, report merge, bench replay")
     .help();
   try {
@@ -121,13 +109,6 @@ export async function main(argv: string[], io: CliIo): Promise<ExitCode> {
 }
 
 class UsageError extends Error {}
-
-async function policyCheckCommand(a: { policy: string; tool: string; input: string; workspace?: string; json: boolean }, io: CliIo): Promise<ExitCode> {
-  const result = await policyCheck({ policy: a.policy, tool: a.tool, input: a.input, workspace: a.workspace ?? io.cwd, json: a.json, cwd: io.cwd });
-  if (result.stdout) print(io.stdout, result.stdout);
-  if (result.stderr) print(io.stderr, result.stderr);
-  return result.exitCode as ExitCode;
-}
 
 const isEntry = process.argv[1] && fileURLToPath(import.meta.url) === (await import("node:fs")).realpathSync(process.argv[1]);
 if (isEntry) {

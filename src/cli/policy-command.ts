@@ -3,7 +3,8 @@
  * decides one tool call the way a run would — the built-in tool's own `plan` resolves its
  * paths, then `PolicyApproval` decides — and prints the decision, the rule and the reason.
  * Exit 0 whatever the decision; 2 for a bad policy, bad input JSON or a missing workspace.
- * Returns its output instead of printing, so main wires it and tests call it directly.
+ * `policyCheck` returns its output instead of printing, so tests call it directly;
+ * `policyCheckCommand` is main's handler, and `policyCheckOptions` the one list of its flags.
  */
 import { realpath } from "node:fs/promises";
 import { resolve } from "node:path";
@@ -14,6 +15,8 @@ import type { ToolEffect, ToolPlan } from "../core/tool.js";
 import { compileInputChecks } from "../core/tool-input-check.js";
 import { PolicyApproval, formatPolicyIssue, loadPolicy, type LoadedPolicy } from "../policy/index.js";
 import { builtinTools } from "../tools/index.js";
+import type { ExitCode } from "./exit-codes.js";
+import { print, type CliIo } from "./io.js";
 
 export interface PolicyCheckArgs {
   /** A policy file or `preset:NAME`. */
@@ -99,7 +102,15 @@ async function planCall(tool: string, input: Record<string, unknown>, workspace:
   return typeof input.command === "string" ? { paths, command: input.command } : { paths };
 }
 
-/** The options of `policy check`, for a yargs command builder. */
+/** `policy check` as main runs it: flags and the process's io in, the output printed, the exit code out. */
+export async function policyCheckCommand(flags: Omit<PolicyCheckArgs, "cwd">, io: CliIo): Promise<ExitCode> {
+  const result = await policyCheck({ ...flags, cwd: io.cwd });
+  if (result.stdout) print(io.stdout, result.stdout);
+  if (result.stderr) print(io.stderr, result.stderr);
+  return result.exitCode;
+}
+
+/** The options of `policy check`, for its yargs builder: the one place they are declared. */
 export function policyCheckOptions<T>(y: Argv<T>) {
   return y
     .option("policy", { type: "string", demandOption: true, describe: "policy file, or preset:read-only|workspace-write|ci" })

@@ -2,8 +2,10 @@
  * Chaos: the CLI runs a suite whose every tool call is a real shell side effect (appending its
  * own tag to a file), and is SIGKILLed at random moments at least 30 times, resumed after each,
  * until the suite finishes. Nothing may run twice, nothing completed may be lost, and nothing
- * on disk may ever fail to parse.
+ * on disk may ever fail to parse. The kill times come from a seeded PRNG: the seed is
+ * `CHAOS_SEED` when set (else a fresh one) and is printed, so a failing run can be replayed.
  */
+import type { ChildProcess } from "node:child_process";
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFile, readdir } from "node:fs/promises";
@@ -14,11 +16,16 @@ import { toolCallsOf, type ToolResultBlock } from "../../src/core/messages.js";
 import { readRunResults } from "../../src/runner/run-dir/run-dir.js";
 import { startCli } from "../support/cli.js";
 import { OPEN_POLICY, taggingTask, writeFiles } from "../support/suite-files.js";
+import { seedFrom, seededRandom } from "../support/seeded-random.js";
 import { tempDir } from "../support/temp-dir.js";
 
 const TASKS = ["t1", "t2", "t3"];
-const STEPS = 24;
+const STEPS = 36;
 const KILLS = 30;
+/** A kill lands this long at most after a task has started: 30 kills stay well short of the suite's work. */
+const KILL_WINDOW_MS = 600;
+const SEED = seedFrom(process.env.CHAOS_SEED, "CHAOS_SEED");
+console.log(`chaos seed ${SEED} (replay with CHAOS_SEED=${SEED})`);
 
 /** Every JSON file parses; every JSON-lines file parses up to a torn last line; JUnit is whole. */
 async function assertEverythingParses(dir: string): Promise<void> {
@@ -41,6 +48,26 @@ async function assertEverythingParses(dir: string): Promise<void> {
   }
 }
 
+/**
+ * SIGKILLs the CLI `delayMs` after it reports a task started — timed from there, not from the
+ * spawn, since starting node takes longer than a whole window on a busy machine and a kill
+ * before any task runs tests nothing. Returns a cancel for a run that ends first.
+ */
+function killOnceATaskRuns(child: ChildProcess, delayMs: number): () => void {
+  let seen = "";
+  let timer: NodeJS.Timeout | undefined;
+  const onData = (chunk: Buffer): void => {
+    seen += chunk.toString();
+    if (timer !== undefined || !/\] started$/m.test(seen)) return;
+    timer = setTimeout(() => child.kill("SIGKILL"), delayMs);
+  };
+  child.stderr!.on("data", onData);
+  return () => {
+    clearTimeout(timer);
+    child.stderr!.off("data", onData);
+  };
+}
+
 test(`survives ${KILLS} SIGKILLs at random moments: no call twice, none lost, every file parses`, async (t) => {
   const root = await tempDir(t);
   const files: Record<string, string> = { "policy.yaml": OPEN_POLICY };
@@ -49,24 +76,24 @@ test(`survives ${KILLS} SIGKILLs at random moments: no call twice, none lost, ev
   const out = join(root, "run");
   const args = ["run", "chaos", "--out", out, "--concurrency", "3"];
 
+  const random = seededRandom(SEED);
+  const killDelaysMs: number[] = [];
   let kills = 0;
   let finished: number | null = null;
   let lastStderr = "";
   for (let attempt = 0; finished === null; attempt++) {
     const run = startCli(args, { cwd: root });
+    let cancelKill = () => {};
     if (kills < KILLS) {
-      const delayMs = 250 + Math.floor(Math.random() * 700);
-      const timer = setTimeout(() => run.child.kill("SIGKILL"), delayMs);
-      const result = await run.done;
-      clearTimeout(timer);
-      if (result.signal === "SIGKILL") kills += 1;
-      else finished = result.code;
-      lastStderr = result.stderr;
-    } else {
-      const result = await run.done;
-      finished = result.code;
-      lastStderr = result.stderr;
+      const delayMs = random.int(0, KILL_WINDOW_MS);
+      killDelaysMs.push(delayMs);
+      cancelKill = killOnceATaskRuns(run.child, delayMs);
     }
+    const result = await run.done;
+    cancelKill();
+    if (result.signal === "SIGKILL") kills += 1;
+    else finished = result.code;
+    lastStderr = result.stderr;
     await assertEverythingParses(out);
     assert.ok(attempt < KILLS + 5, "the suite finishes");
   }
@@ -106,5 +133,9 @@ test(`survives ${KILLS} SIGKILLs at random moments: no call twice, none lost, ev
     }
   }
   const remaining = (await readRunResults(out)).reduce((n, r) => n + r.resumed, 0);
+  // Each run after the first resumes a task the kill before it interrupted (the first kill may
+  // land before any task wrote its state): kills that hit no running task would leave this at 0.
+  assert.ok(remaining >= KILLS - 1, `the kills landed while tasks ran: ${remaining} task resumes after ${kills} kills`);
+  t.diagnostic(`chaos seed ${SEED}; kill delays (ms): ${killDelaysMs.join(" ")}`);
   t.diagnostic(`${kills} kills, ${interruptedCalls} call(s) cut mid-tool and closed as interrupted, ${remaining} task resumes`);
 });

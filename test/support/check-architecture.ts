@@ -14,7 +14,7 @@ import { ambientUses } from "./ambient-access.js";
 import { type ImportKind, type ImportSite, importSites, isRelative, resolveRelative } from "./import-graph.js";
 
 export type Layer =
-  | "core" | "cache" | "store" | "process" | "prompt" | "policy" | "tools" | "transcript" | "providers"
+  | "core" | "cache" | "store" | "process" | "prompt" | "yaml-source" | "policy" | "tools" | "transcript" | "providers"
   | "agent" | "runner" | "index" | "cli" | "action";
 
 /** The library's layers below index and the edges, and what each may import besides itself. */
@@ -24,12 +24,13 @@ const INNER: Record<Exclude<Layer, "index" | "cli" | "action">, readonly Layer[]
   store: ["core"],
   process: ["core"],
   prompt: ["core"],
-  policy: ["core"],
+  "yaml-source": ["core"],
+  policy: ["core", "yaml-source"],
   tools: ["core", "process"],
   transcript: ["core", "cache"],
   providers: ["core", "cache"],
   agent: ["core", "tools", "transcript", "prompt", "store"],
-  runner: ["core", "agent", "policy", "providers", "store", "process", "transcript", "cache"],
+  runner: ["core", "agent", "policy", "providers", "store", "process", "transcript", "cache", "yaml-source"],
 };
 const LIBRARY = Object.keys(INNER) as Layer[];
 

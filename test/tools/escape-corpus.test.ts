@@ -95,10 +95,20 @@ function callsFor(way: Way, s: Sandbox): Array<[string, Record<string, unknown>]
   return calls;
 }
 
-async function assertRefused(promise: Promise<unknown>, what: string): Promise<void> {
+const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/**
+ * The refusal must be the workspace scope's, and no other ToolError: it names the path the call
+ * gave and the workspace, and (after a link) where the path led.
+ */
+async function assertRefused(promise: Promise<unknown>, what: string, s: Sandbox, path: unknown): Promise<void> {
+  const refusal = new RegExp(
+    `^Path "${escapeRegExp(String(path))}" is outside the workspace ${escapeRegExp(s.ws)}( \\(it resolves to [^)]+\\))?\\. ` +
+      "Tools can only use paths inside the workspace\\.$",
+  );
   await assert.rejects(promise, (err: unknown) => {
     assert.ok(err instanceof ToolError, `${what}: expected a ToolError, got ${String(err)}`);
-    assert.match(err.message, /outside the workspace/, `${what}: ${err.message}`);
+    assert.match(err.message, refusal, what);
     return true;
   }, `${what} was not refused`);
 }
@@ -113,8 +123,8 @@ for (const way of WAYS) {
       assert.ok(calls.length > 0);
       for (const [tool, input] of calls) {
         const what = `${tool} ${JSON.stringify(input)}`;
-        await assertRefused(s.tools[tool]!.plan!(input, s.ctx), `plan of ${what}`);
-        await assertRefused(s.tools[tool]!.run(input, s.ctx), `run of ${what}`);
+        await assertRefused(s.tools[tool]!.plan!(input, s.ctx), `plan of ${what}`, s, input.path);
+        await assertRefused(s.tools[tool]!.run(input, s.ctx), `run of ${what}`, s, input.path);
       }
       await assertOutsideUntouched(s);
     });
@@ -137,7 +147,7 @@ test("refuses at run a folder swapped for a symlink pointing outside after plan"
     assert.ok(plan.paths[0]!.startsWith("swap"), JSON.stringify(plan));
     await rename(join(s.ws, "swap"), join(s.ws, `swapped-${tool}`));
     await symlink(s.outside, join(s.ws, "swap"));
-    await assertRefused(s.tools[tool]!.run(input, s.ctx), `run of ${tool} after the swap`);
+    await assertRefused(s.tools[tool]!.run(input, s.ctx), `run of ${tool} after the swap`, s, input.path);
     await unlink(join(s.ws, "swap"));
   }
   await assertOutsideUntouched(s);
@@ -148,8 +158,8 @@ test("refuses /proc/self/fd of a file opened outside", async (t) => {
   const handle = await open(join(s.outside, "secret.txt"), "r");
   t.after(() => handle.close());
   const path = `/proc/self/fd/${handle.fd}`;
-  await assertRefused(s.tools.read_file!.plan!({ path }, s.ctx), "plan of read_file via /proc/self/fd");
-  await assertRefused(s.tools.write_file!.run({ path, content: "pwned" }, s.ctx), "run of write_file via /proc/self/fd");
+  await assertRefused(s.tools.read_file!.plan!({ path }, s.ctx), "plan of read_file via /proc/self/fd", s, path);
+  await assertRefused(s.tools.write_file!.run({ path, content: "pwned" }, s.ctx), "run of write_file via /proc/self/fd", s, path);
   await assertOutsideUntouched(s);
 });
 

@@ -6,6 +6,22 @@ import { canonicalize, isInsideWorkspace, resolveInWorkspace, toWorkspaceRelativ
 import { tempDir } from "../support/temp-dir.js";
 import { toolErrorOf } from "./tool-harness.js";
 
+/**
+ * Awaits the refusal of a path outside the workspace and checks it is exactly that refusal: a
+ * ToolError naming the path and the workspace and, when links were followed, where the path
+ * resolves (`resolvesTo`; null when it resolves to itself, "somewhere" when it cannot be known).
+ */
+async function assertOutside(promise: Promise<unknown>, ws: string, path: string, resolvesTo: string | null): Promise<void> {
+  const message = await toolErrorOf(promise);
+  const head = `Path "${path}" is outside the workspace ${ws}`;
+  const tail = ". Tools can only use paths inside the workspace.";
+  if (resolvesTo === "somewhere") {
+    assert.ok(message.startsWith(`${head} (it resolves to `) && message.endsWith(`)${tail}`), message);
+  } else {
+    assert.equal(message, `${head}${resolvesTo === null ? "" : ` (it resolves to ${resolvesTo})`}${tail}`);
+  }
+}
+
 async function setup(t: Parameters<typeof tempDir>[0]): Promise<{ ws: string; outside: string }> {
   const base = await tempDir(t);
   const ws = join(base, "ws");
@@ -53,22 +69,19 @@ test("follows a symlink inside the workspace to its target", async (t) => {
 
 test("refuses '..' out of the workspace, naming the path and the workspace", async (t) => {
   const { ws } = await setup(t);
-  const message = await toolErrorOf(resolveInWorkspace(ws, "../outside/secret.txt"));
-  assert.match(message, /"\.\.\/outside\/secret\.txt" is outside the workspace/);
-  assert.ok(message.includes(ws));
+  await assertOutside(resolveInWorkspace(ws, "../outside/secret.txt"), ws, "../outside/secret.txt", null);
 });
 
 test("refuses an absolute path elsewhere", async (t) => {
   const { ws, outside } = await setup(t);
-  await toolErrorOf(resolveInWorkspace(ws, join(outside, "secret.txt")));
-  await toolErrorOf(resolveInWorkspace(ws, "/etc/passwd"));
+  await assertOutside(resolveInWorkspace(ws, join(outside, "secret.txt")), ws, join(outside, "secret.txt"), null);
+  await assertOutside(resolveInWorkspace(ws, "/etc/passwd"), ws, "/etc/passwd", null);
 });
 
 test("refuses a symlink pointing outside, saying where it resolves", async (t) => {
   const { ws, outside } = await setup(t);
   await symlink(outside, join(ws, "out"));
-  const message = await toolErrorOf(resolveInWorkspace(ws, "out/secret.txt"));
-  assert.ok(message.includes(`it resolves to ${join(outside, "secret.txt")}`), message);
+  await assertOutside(resolveInWorkspace(ws, "out/secret.txt"), ws, "out/secret.txt", join(outside, "secret.txt"));
 });
 
 test("refuses a symlink chain pointing outside the workspace", async (t) => {
@@ -76,30 +89,30 @@ test("refuses a symlink chain pointing outside the workspace", async (t) => {
   await symlink(outside, join(ws, "hop3"));
   await symlink("hop3", join(ws, "hop2"));
   await symlink("../hop2", join(ws, "src", "hop1"));
-  await toolErrorOf(resolveInWorkspace(ws, "src/hop1/secret.txt"));
+  await assertOutside(resolveInWorkspace(ws, "src/hop1/secret.txt"), ws, "src/hop1/secret.txt", join(outside, "secret.txt"));
 });
 
 test("refuses a dangling symlink whose target would be created outside", async (t) => {
   const { ws, outside } = await setup(t);
   await symlink(join(outside, "not-yet", "file.txt"), join(ws, "dangling"));
-  await toolErrorOf(resolveInWorkspace(ws, "dangling"));
+  await assertOutside(resolveInWorkspace(ws, "dangling"), ws, "dangling", join(outside, "not-yet", "file.txt"));
   await symlink(join(outside, "missing-dir"), join(ws, "dangling-dir"));
-  await toolErrorOf(resolveInWorkspace(ws, "dangling-dir/new.txt"));
+  await assertOutside(resolveInWorkspace(ws, "dangling-dir/new.txt"), ws, "dangling-dir/new.txt", join(outside, "missing-dir", "new.txt"));
 });
 
 test("refuses /proc/self tricks that lead outside", async (t) => {
   const { ws } = await setup(t);
-  await toolErrorOf(resolveInWorkspace(ws, "/proc/self/root/etc/passwd"));
-  await toolErrorOf(resolveInWorkspace(ws, "/proc/self/cwd/x"));
-  await toolErrorOf(resolveInWorkspace(ws, "/proc/self/fd/0"));
+  await assertOutside(resolveInWorkspace(ws, "/proc/self/root/etc/passwd"), ws, "/proc/self/root/etc/passwd", "/etc/passwd");
+  await assertOutside(resolveInWorkspace(ws, "/proc/self/cwd/x"), ws, "/proc/self/cwd/x", join(process.cwd(), "x"));
+  // fd 0 is whatever the test runner gave this process: /dev/null, a pipe, a terminal.
+  await assertOutside(resolveInWorkspace(ws, "/proc/self/fd/0"), ws, "/proc/self/fd/0", "somewhere");
 });
 
-test("refuses a symlink loop with a ToolError", async (t) => {
+test("refuses a symlink loop with a ToolError naming the path", async (t) => {
   const { ws } = await setup(t);
   await symlink("loop-b", join(ws, "loop-a"));
   await symlink("loop-a", join(ws, "loop-b"));
-  const message = await toolErrorOf(resolveInWorkspace(ws, "loop-a/x"));
-  assert.match(message, /too many levels of symbolic links|outside the workspace/);
+  assert.equal(await toolErrorOf(resolveInWorkspace(ws, "loop-a/x")), `${join(ws, "loop-a/x")}: too many levels of symbolic links`);
 });
 
 test("refuses empty paths and NUL bytes, naming the field", async (t) => {

@@ -1,13 +1,13 @@
 /**
- * Reading policy files: YAML parsed with a line counter, validated by the zod schema, every
- * problem reported as `file:line:column: message` in a `PolicyFileError` (code
+ * Reading policy files: YAML read by yaml-source (which locates every node), validated by the
+ * zod schema, every problem reported as `file:line:column: message` in a `PolicyFileError` (code
  * `policy_invalid`), and doubtful-but-valid choices returned as warnings beside the policy.
  */
 import { readFile } from "node:fs/promises";
 import { basename } from "node:path";
-import { type Document, LineCounter, isMap, parseDocument, visit } from "yaml";
 import type { z } from "zod";
 import { RhemaError, errorMessage } from "../../core/errors.js";
+import { formatLocatedMessage, parseYamlSource, valueAtPath, type SourcePosition, type YamlProblem } from "../../yaml-source/yaml-source.js";
 import { type Policy, compilePolicy } from "./policy-model.js";
 import { type PolicyFileContent, policyFileSchema } from "./policy-schema.js";
 
@@ -23,8 +23,8 @@ export type PolicyWarning = PolicyIssue;
 
 /** `file:line:column: message`. */
 export function formatPolicyIssue(issue: PolicyIssue): string {
-  const where = issue.line === undefined ? issue.file : `${issue.file}:${issue.line}:${issue.column ?? 1}`;
-  return `${where}: ${issue.message}`;
+  const at = issue.line === undefined ? undefined : { line: issue.line, column: issue.column ?? 1 };
+  return formatLocatedMessage(issue.file, at, issue.message);
 }
 
 /** A policy that cannot be used: names the file, line and column of each problem. */
@@ -55,40 +55,12 @@ export interface ParsePolicyOptions {
   label?: string;
 }
 
-type Locate = (path: readonly PropertyKey[], key?: string) => { line: number; column: number };
-
-function locator(doc: Document, lineCounter: LineCounter): Locate {
-  const at = (offset: number): { line: number; column: number } => {
-    const pos = lineCounter.linePos(offset);
-    return { line: pos.line, column: pos.col };
-  };
-  return (path, key) => {
-    for (let depth = path.length; depth >= 0; depth--) {
-      const node = doc.getIn(path.slice(0, depth) as unknown[], true) as unknown;
-      if (key !== undefined && depth === path.length && isMap(node)) {
-        const pair = node.items.find((item) => (item.key as { value?: unknown } | null)?.value === key);
-        const range = (pair?.key as { range?: [number, number, number] } | undefined)?.range;
-        if (range) return at(range[0]);
-      }
-      const range = (node as { range?: [number, number, number] } | undefined)?.range;
-      if (range) return at(range[0]);
-    }
-    return { line: 1, column: 1 };
-  };
-}
-
-function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
-  let current = value;
-  for (const key of path) {
-    if (typeof current !== "object" || current === null) return undefined;
-    current = (current as Record<PropertyKey, unknown>)[key];
-  }
-  return current;
-}
+/** Where the value at a key path is written. */
+type Locate = (path: readonly PropertyKey[]) => SourcePosition;
 
 function describeIssue(issue: z.core.$ZodIssue, value: unknown): string {
   const where = issue.path.length > 0 ? `${issue.path.join(".")}: ` : "";
-  const missing = issue.path.length > 0 && (issue.code === "invalid_type" || issue.code === "invalid_value") && valueAt(value, issue.path) === undefined;
+  const missing = issue.path.length > 0 && (issue.code === "invalid_type" || issue.code === "invalid_value") && valueAtPath(value, issue.path) === undefined;
   if (missing) {
     const parent = issue.path.slice(0, -1).join(".");
     return `${parent === "" ? "" : `${parent}: `}missing key \`${String(issue.path.at(-1))}\``;
@@ -99,54 +71,27 @@ function describeIssue(issue: z.core.$ZodIssue, value: unknown): string {
   return `${where}${issue.message}`;
 }
 
-function yamlProblems(doc: Document, file: string): PolicyIssue[] {
-  return doc.errors.map((err) => ({
-    file,
-    line: err.linePos?.[0].line,
-    column: err.linePos?.[0].col,
-    message: `invalid YAML: ${err.message.split(" at line ")[0]}`,
-  }));
-}
-
-function toPlainValue(doc: Document, file: string, lineCounter: LineCounter): unknown {
-  try {
-    return doc.toJS({ maxAliasCount: 50 });
-  } catch (err) {
-    // An unresolved or exploding alias: point at the first alias.
-    let offset: number | undefined;
-    visit(doc, {
-      Alias(_key, node) {
-        offset ??= node.range?.[0];
-      },
-    });
-    const pos = offset === undefined ? { line: 1, col: 1 } : lineCounter.linePos(offset);
-    throw new PolicyFileError(file, [{ file, line: pos.line, column: pos.col, message: `invalid YAML: ${errorMessage(err)}` }]);
-  }
-}
-
 /** Parses and validates a policy file's text; throws `PolicyFileError` with every located problem. */
 export function parsePolicyText(text: string, file: string, options: ParsePolicyOptions = {}): LoadedPolicy {
-  const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, uniqueKeys: true });
-  const problems = yamlProblems(doc, file);
-  if (problems.length > 0) throw new PolicyFileError(file, problems);
-  const locate = locator(doc, lineCounter);
-  const value = toPlainValue(doc, file, lineCounter);
-  if (value === undefined || value === null) {
+  const yaml = parseYamlSource(text);
+  const invalidYaml = (problems: readonly YamlProblem[]): PolicyFileError =>
+    new PolicyFileError(file, problems.map((p) => ({ file, line: p.line, column: p.column, message: `invalid YAML: ${p.message}` })));
+  if (yaml.syntaxProblems.length > 0) throw invalidYaml(yaml.syntaxProblems);
+  if (yaml.rootKind === "empty") {
     throw new PolicyFileError(file, [{ file, line: 1, column: 1, message: "the policy file is empty: it needs version, default and rules" }]);
   }
+  const plain = yaml.toValue({ maxAliasCount: 50 });
+  if (!plain.ok) throw invalidYaml([plain.problem]);
+  const value = plain.value;
   const parsed = policyFileSchema.safeParse(value);
   if (!parsed.success) {
-    const issues = parsed.error.issues.map((issue) => {
-      const key = issue.code === "unrecognized_keys" ? issue.keys[0] : undefined;
-      return { file, ...locate(issue.path, key), message: describeIssue(issue, value) };
-    });
+    const issues = parsed.error.issues.map((issue) => ({ file, ...yaml.locateIssue(issue), message: describeIssue(issue, value) }));
     issues.sort((a, b) => a.line - b.line || a.column - b.column);
     throw new PolicyFileError(file, issues);
   }
-  const ruleLines = parsed.data.rules.map((_rule, i) => locate(["rules", i]).line);
+  const ruleLines = parsed.data.rules.map((_rule, i) => yaml.locateValue(["rules", i]).line);
   const policy = compilePolicy(parsed.data, { source: options.label ?? basename(file), ruleLines });
-  return { policy, warnings: policyWarnings(parsed.data, file, locate) };
+  return { policy, warnings: policyWarnings(parsed.data, file, yaml.locateValue) };
 }
 
 export interface InlinePolicyOptions {

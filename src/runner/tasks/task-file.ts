@@ -1,28 +1,29 @@
 /**
  * Task files: YAML in, a resolved `TaskDefinition` out, or a `TaskFileError` whose every
- * problem names `file:line:column: field: message`. Parsing is yaml's `parseDocument` (kept as a
- * document so any value can be located) checked by the strict zod schema of task-schema.ts;
- * `loadTaskFile` also checks that the paths a task names (workspace, images, policy) exist.
- * Paths in a task are relative to the task file's folder; every path this module returns is
- * absolute. No ambient state: callers pass absolute file paths.
+ * problem names `file:line:column: field: message`. Parsing and locating are yaml-source's
+ * (the document is kept so any value can be located); the content is checked by the strict zod
+ * schema of task-schema.ts; `loadTaskFile` also checks that the paths a task names (workspace,
+ * images, policy) exist. Paths in a task are relative to the task file's folder; every path this
+ * module returns is absolute. No ambient state: callers pass absolute file paths.
  */
 import { createHash } from "node:crypto";
 import { readFile, stat } from "node:fs/promises";
 import { basename, dirname, extname, isAbsolute, resolve } from "node:path";
-import { LineCounter, isMap, isPair, isScalar, parseDocument, visit, type Document, type Node } from "yaml";
 import { z } from "zod";
 import { RhemaError, errorMessage } from "../../core/errors.js";
 import type { TranscriptConfig } from "../../core/transcript-types.js";
 import type { ScriptStep } from "../../providers/script.js";
+import {
+  formatLocatedMessage,
+  parseYamlSource,
+  valueAtPath,
+  type SourcePosition,
+  type YamlSource,
+} from "../../yaml-source/yaml-source.js";
 import { parseDurationMs } from "./duration.js";
 import { TASK_NAME_PATTERN, taskFileSchema, type TaskFileContent } from "./task-schema.js";
 
-export interface SourcePosition {
-  /** 1-based. */
-  line: number;
-  /** 1-based. */
-  column: number;
-}
+export type { SourcePosition };
 
 /** One thing wrong with a task file, located at the offending field. */
 export interface TaskProblem extends SourcePosition {
@@ -33,7 +34,7 @@ export interface TaskProblem extends SourcePosition {
 }
 
 export function formatTaskProblem(p: TaskProblem): string {
-  return `${p.file}:${p.line}:${p.column}: ${p.field}: ${p.message}`;
+  return formatLocatedMessage(p.file, p, `${p.field}: ${p.message}`);
 }
 
 /**
@@ -128,12 +129,7 @@ export async function loadTaskFile(file: string): Promise<TaskDefinition> {
   return task;
 }
 
-/** Finds where the value at a path is written (or, for an unknown key, the key itself). */
-interface Locator {
-  value(path: readonly PropertyKey[]): SourcePosition;
-  key(path: readonly PropertyKey[], key: string): SourcePosition;
-}
-type Locate = Locator["value"];
+type Locate = YamlSource["locateValue"];
 
 interface ParsedTaskDocument {
   task: TaskDefinition | null;
@@ -144,35 +140,26 @@ interface ParsedTaskDocument {
 function parseTaskDocument(source: string | Uint8Array, file: string): ParsedTaskDocument {
   requireAbsolute(file);
   const bytes = typeof source === "string" ? Buffer.from(source, "utf8") : source;
-  const text = Buffer.from(bytes).toString("utf8").replace(/^\uFEFF/, "");
-  const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, prettyErrors: false });
-  const locator = documentLocator(doc, lineCounter);
-  const locate = locator.value;
-  const at = (path: readonly PropertyKey[], field: string, message: string): TaskProblem =>
-    ({ file, ...locate(path), field, message });
+  const yaml = parseYamlSource(bytes);
+  const locate = yaml.locateValue;
+  const fail = (problems: TaskProblem[]): ParsedTaskDocument => ({ task: null, problems, locate });
+  const at = (position: SourcePosition, field: string, message: string): TaskProblem => ({ file, ...position, field, message });
 
-  const syntax = syntaxProblems(doc, lineCounter, file);
-  if (syntax.length > 0) return { task: null, problems: syntax, locate };
-  if (doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null)) {
-    return { task: null, problems: [at([], "prompt", "the file is empty: a task needs at least a prompt")], locate };
+  if (yaml.syntaxProblems.length > 0) return fail(yaml.syntaxProblems.map((p) => at(p, "yaml", p.message)));
+  if (yaml.rootKind === "empty") return fail([at(locate([]), "prompt", "the file is empty: a task needs at least a prompt")]);
+  if (yaml.rootKind !== "mapping") {
+    return fail([at(locate([]), "(task)", "a task file is a mapping of keys (id, prompt, …), not a list or a scalar")]);
   }
-  if (!isMap(doc.contents)) {
-    return { task: null, problems: [at([], "(task)", "a task file is a mapping of keys (id, prompt, …), not a list or a scalar")], locate };
-  }
-  let data: unknown;
-  try {
-    data = doc.toJS({ maxAliasCount: 100 });
-  } catch (err) {
-    return { task: null, problems: [at(aliasPath(doc) ?? [], "yaml", errorMessage(err))], locate };
-  }
+  const plain = yaml.toValue({ maxAliasCount: 100 });
+  if (!plain.ok) return fail([at(plain.problem, "yaml", plain.problem.message)]);
+  const data = plain.value;
   const result = taskFileSchema.safeParse(data);
   if (!result.success) {
-    const problems = result.error.issues.map((issue) => issueProblem(issue, data, file, locator));
-    return { task: null, problems: problems.sort(byPosition), locate };
+    const problems = result.error.issues.map((issue) => at(yaml.locateIssue(issue), issueField(issue), issueMessage(issue, data)));
+    return fail(problems.sort(byPosition));
   }
   const names = resolveNames(result.data, file, locate);
-  if ("problems" in names) return { task: null, problems: names.problems, locate };
+  if ("problems" in names) return fail(names.problems);
   const task = resolveTask(result.data, { ...names, file, contentHash: sha256(bytes) }, locate);
   return { task, problems: [], locate };
 }
@@ -264,82 +251,20 @@ async function pathKind(path: string): Promise<"file" | "dir" | "other" | null> 
   }
 }
 
-// ── locating problems ─────────────────────────────────────────────────────────────────────
+// ── describing schema problems ────────────────────────────────────────────────────────────
 
-function syntaxProblems(doc: Document, lineCounter: LineCounter, file: string): TaskProblem[] {
-  return doc.errors.map((error) => {
-    const offset = error.code === "MISSING_CHAR" ? unclosedQuoteStart(doc, error.pos[0]) ?? error.pos[0] : error.pos[0];
-    const { line, col } = lineCounter.linePos(offset);
-    const message = offset !== error.pos[0]
-      ? "unclosed quote: the string opened here runs to the end of the file"
-      : error.message;
-    return { file, line, column: col, field: "yaml", message };
-  });
+function issueField(issue: z.core.$ZodIssue): string {
+  return fieldName(issue.code === "unrecognized_keys" ? [...issue.path, issue.keys[0]!] : issue.path);
 }
 
-/** yaml reports an unclosed quote at the end of the file; the quote's opening is more useful. */
-function unclosedQuoteStart(doc: Document, errorOffset: number): number | null {
-  let start: number | null = null;
-  visit(doc, {
-    Scalar(_key, node) {
-      const quoted = node.type === "QUOTE_DOUBLE" || node.type === "QUOTE_SINGLE";
-      if (quoted && node.range && node.range[1] >= errorOffset - 1) start = node.range[0];
-    },
-  });
-  return start;
-}
-
-/** The path of the first alias that names no anchor, for the error toJS throws on it. */
-function aliasPath(doc: Document): PropertyKey[] | null {
-  let found: PropertyKey[] | null = null;
-  visit(doc, {
-    Alias(_key, node, path) {
-      if (found === null && node.resolve(doc) === undefined) {
-        found = path.filter(isPair).map((pair) => (isScalar(pair.key) ? String(pair.key.value) : "?"));
-      }
-    },
-  });
-  return found;
-}
-
-function documentLocator(doc: Document, lineCounter: LineCounter): Locator {
-  const position = (offset: number): SourcePosition => {
-    const { line, col } = lineCounter.linePos(offset);
-    return { line, column: col };
-  };
-  /** The node at `path`, or its nearest ancestor that exists (a missing key's mapping). */
-  const value = (path: readonly PropertyKey[]): SourcePosition => {
-    for (let depth = path.length; depth >= 0; depth--) {
-      const node = doc.getIn(path.slice(0, depth), true) as Node | undefined;
-      if (node?.range) return position(node.range[0]);
-    }
-    return { line: 1, column: 1 };
-  };
-  const key = (path: readonly PropertyKey[], name: string): SourcePosition => {
-    const map = path.length === 0 ? doc.contents : doc.getIn(path, true);
-    const pair = isMap(map) ? map.items.find((item) => isScalar(item.key) && item.key.value === name) : undefined;
-    const keyNode = pair?.key as Node | undefined;
-    return keyNode?.range ? position(keyNode.range[0]) : value(path);
-  };
-  return { value, key };
-}
-
-function issueProblem(issue: z.core.$ZodIssue, data: unknown, file: string, locator: Locator): TaskProblem {
-  const path = issue.path;
+function issueMessage(issue: z.core.$ZodIssue, data: unknown): string {
   if (issue.code === "unrecognized_keys") {
-    const key = issue.keys[0]!;
-    const allowed = allowedKeysAt(taskFileSchema, data, path);
+    const allowed = allowedKeysAt(taskFileSchema, data, issue.path);
     const others = issue.keys.length > 1 ? ` (also: ${issue.keys.slice(1).join(", ")})` : "";
-    return {
-      file,
-      ...locator.key(path, key),
-      field: fieldName([...path, key]),
-      message: `unknown key${others}; expected one of: ${allowed.join(", ")}`,
-    };
+    return `unknown key${others}; expected one of: ${allowed.join(", ")}`;
   }
-  const missing = valueAt(data, path) === undefined;
-  const message = issue.code === "invalid_type" && missing ? `required: ${issue.message}` : issue.message;
-  return { file, ...locator.value(path), field: fieldName(path), message };
+  const missing = valueAtPath(data, issue.path) === undefined;
+  return issue.code === "invalid_type" && missing ? `required: ${issue.message}` : issue.message;
 }
 
 function byPosition(a: SourcePosition, b: SourcePosition): number {
@@ -350,22 +275,13 @@ function fieldName(path: readonly PropertyKey[]): string {
   return path.length === 0 ? "(task)" : path.map(String).join(".");
 }
 
-function valueAt(data: unknown, path: readonly PropertyKey[]): unknown {
-  let value = data;
-  for (const segment of path) {
-    if (value === null || typeof value !== "object") return undefined;
-    value = (value as Record<PropertyKey, unknown>)[segment];
-  }
-  return value;
-}
-
 /** The keys the schema allows for the object at `path`, for an unknown-key message. */
 function allowedKeysAt(schema: z.ZodType, data: unknown, path: readonly PropertyKey[]): string[] {
   let current: z.ZodType | undefined = schema;
   const segments = [...path, null];
   for (const [index, segment] of segments.entries()) {
     current = unwrapOptional(current);
-    if (current instanceof z.ZodUnion) current = pickUnionOption(current, valueAt(data, path.slice(0, index)));
+    if (current instanceof z.ZodUnion) current = pickUnionOption(current, valueAtPath(data, path.slice(0, index)));
     if (segment === null) break;
     if (current instanceof z.ZodObject) current = current.shape[String(segment)] as z.ZodType | undefined;
     else if (current instanceof z.ZodArray) current = current.element as z.ZodType;
@@ -387,7 +303,7 @@ function pickUnionOption(union: z.ZodUnion, value: unknown): z.ZodType | undefin
 function literalFieldsMatch(option: z.ZodObject, value: unknown): boolean {
   const literals = Object.entries(option.shape as Record<string, z.ZodType>)
     .filter(([, field]) => field instanceof z.ZodLiteral || field instanceof z.ZodEnum);
-  return literals.length > 0 && literals.every(([name, field]) => field.safeParse(valueAt(value, [name])).success);
+  return literals.length > 0 && literals.every(([name, field]) => field.safeParse(valueAtPath(value, [name])).success);
 }
 
 function sha256(bytes: Uint8Array): string {

@@ -26,6 +26,7 @@ const MALFORMED: Malformed[] = [
   { name: "bad YAML: unclosed flow sequence", yaml: `${HEAD}rules:\n  - allow: {tools: [read_file}\n`, at: "4:30", says: "invalid YAML: Flow sequence" },
   { name: "bad YAML: duplicate key", yaml: `${HEAD}default: allow\nrules: []\n`, at: "3:1", says: "Map keys must be unique" },
   { name: "bad YAML: tab indentation", yaml: `${HEAD}rules:\n\t- allow: {tools: [x]}\n`, at: "4:1", says: "Tabs are not allowed" },
+  { name: "bad YAML: unclosed quote (where it opens)", yaml: "version: 1\ndefault: \"deny\nrules: []\n", at: "2:10", says: "invalid YAML: unclosed quote" },
   { name: "bad YAML: unresolved alias", yaml: "version: 1\ndefault: *x\nrules: []\n", at: "2:10", says: "Unresolved alias" },
   { name: "empty file", yaml: "", at: "1:1", says: "the policy file is empty" },
   { name: "a list, not a mapping", yaml: "- version: 1\n", at: "1:1", says: "expected object, received array" },
