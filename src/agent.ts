@@ -248,11 +248,11 @@ export class CodingAgent {
         await this.commit("flush");
       }
     }
+    const fixed = fixedTokensOf(system, tools);
     const view = this.mirror
-      ? this.mirror.view(messages)
+      ? this.mirror.view(messages, fixed)
       : { messages, cacheBreakpoints: messages.length > 0 ? [messages.length - 1] : [] };
     if (this.mirror) {
-      const fixed = fixedTokensOf(system, tools);
       this.lastRequest = { tokens: this.mirror.viewTokens(view.messages, fixed), uncompactedTokens: this.mirror.uncompactedTokens(messages, fixed), atMs: nowMs };
     }
     return {

@@ -53,7 +53,7 @@ export const transcriptStatsSchema = z.object({
   requests: nonNegative, flushes: nonNegative, freeFlushes: added, summaryMerges: added,
   blockTokens: nonNegative, sections: nonNegative,
   inputTokens: nonNegative, cacheReadTokens: nonNegative, cacheWriteTokens: nonNegative, cacheWrite1hTokens: added,
-  outputTokens: nonNegative, peakRequestTokens: added,
+  outputTokens: nonNegative, peakRequestTokens: added, requestTokens: added,
   workerRequests: nonNegative, workerInputTokens: nonNegative, workerCacheReadTokens: added, workerCacheWriteTokens: added,
   workerOutputTokens: nonNegative, newTokens: added, budgetedTokens: added,
   cacheHitRate: z.number().min(0).max(1), limitHitRate: z.number().min(0).max(1).default(0),

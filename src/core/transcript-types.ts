@@ -33,6 +33,8 @@ export interface TranscriptStats {
   outputTokens: number;
   /** The largest request sent, in estimated tokens. */
   peakRequestTokens: number;
+  /** Σ estimated tokens of the requests sent (the context they carried). */
+  requestTokens: number;
   workerRequests: number;
   /** The compaction worker's prompt tokens, cached ones included (its figures are counted apart). */
   workerInputTokens: number;
@@ -67,7 +69,7 @@ export function emptyTranscriptStats(blockTokens: number): TranscriptStats {
   return {
     requests: 0, flushes: 0, freeFlushes: 0, summaryMerges: 0, blockTokens, sections: 0,
     inputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, cacheWrite1hTokens: 0, outputTokens: 0,
-    peakRequestTokens: 0, workerRequests: 0, workerInputTokens: 0, workerCacheReadTokens: 0,
+    peakRequestTokens: 0, requestTokens: 0, workerRequests: 0, workerInputTokens: 0, workerCacheReadTokens: 0,
     workerCacheWriteTokens: 0, workerOutputTokens: 0, newTokens: 0, budgetedTokens: 0,
     cacheHitRate: 0, limitHitRate: 0,
   };
@@ -96,7 +98,7 @@ export function billedEquivalentInput(s: TranscriptStats): number {
 const SUMMED = [
   "requests", "flushes", "freeFlushes", "summaryMerges", "sections", "inputTokens", "cacheReadTokens",
   "cacheWriteTokens", "cacheWrite1hTokens", "outputTokens", "workerRequests", "workerInputTokens",
-  "workerCacheReadTokens", "workerCacheWriteTokens", "workerOutputTokens", "newTokens", "budgetedTokens",
+  "workerCacheReadTokens", "workerCacheWriteTokens", "workerOutputTokens", "newTokens", "budgetedTokens", "requestTokens",
 ] as const satisfies ReadonlyArray<keyof TranscriptStats>;
 
 /** Sums stats (for a suite or a whole run); `blockTokens` is kept when all agree, else 0. */

@@ -41,9 +41,9 @@ export interface CompactionSettings {
 
 export const DEFAULT_COMPACTION: Omit<CompactionSettings, "budgetTokens" | "summarySize"> = {
   strategy: "sections",
-  lowWaterShare: 0.55,
-  minTailShare: 0.3,
-  mergeShare: 0.2,
+  lowWaterShare: 0.4,
+  minTailShare: 0.25,
+  mergeShare: 0.3,
   summarizeAllAt: 0.8,
   keepRecentShare: 0.3,
 };
@@ -92,21 +92,49 @@ function planSections(shape: ViewShape, s: CompactionSettings): FlushPlan | null
   if (!over && !free) return null;
   const n = shape.messageTokens.length;
   const minTail = s.minTailShare * budget;
+  const after = (end: number) => {
+    const covered = sumRange(shape.messageTokens, shape.rawStart, end);
+    return total - covered + summaryTargetTokens(covered, s.summarySize);
+  };
+  // As deep as the raw tail floor allows (a free flush stops at the low-water mark), and past the
+  // floor only when nothing less brings the view under the budget. The requests have marked
+  // `predictCut`'s end, which is this one or near it, so the worker reads the prefix from the cache.
   let cut = shape.rawStart;
   let projected = total;
   for (const end of shape.sectionEnds) {
-    if (projected <= lowWater) break;
-    const tail = sumRange(shape.messageTokens, end, n);
-    // Keep the raw tail floor, unless only cutting into it brings the view under the budget.
-    if (tail < minTail && projected <= budget) break;
+    if (free && projected <= lowWater) break;
+    if (sumRange(shape.messageTokens, end, n) < minTail && projected <= budget) break;
     cut = end;
-    const covered = sumRange(shape.messageTokens, shape.rawStart, cut);
-    projected = total - covered + summaryTargetTokens(covered, s.summarySize);
+    projected = after(cut);
   }
   if (cut === shape.rawStart) return null;
+  return withMerge(shape, s, cut, free);
+}
+
+/** An appended summary, or — when the summaries would pass their share of the budget — a merge. */
+function withMerge(shape: ViewShape, s: CompactionSettings, cut: number, free: boolean): FlushPlan {
   const summaries = shape.summaryTokens + summaryTargetTokens(sumRange(shape.messageTokens, shape.rawStart, cut), s.summarySize);
-  if (summaries > s.mergeShare * budget) return { mode: "replace", cut, free: free || shape.idle, merge: true };
+  if (summaries > s.mergeShare * s.budgetTokens) return { mode: "replace", cut, free: free || shape.idle, merge: true };
   return { mode: "append", cut, free: free || shape.idle };
+}
+
+/**
+ * Sections strategy: where the next flush will most likely cut — the deepest raw section end that
+ * still leaves the raw tail floor when the view reaches the budget (a deep flush is a rare one).
+ * The mirror marks it in every request, so the worker's request for that flush reads the whole
+ * prefix up to the cut from the cache. Null for the other strategies, or when no end qualifies yet.
+ */
+export function predictCut(shape: ViewShape, s: CompactionSettings): number | null {
+  if (s.strategy !== "sections") return null;
+  // When the view reaches the budget, a cut at `end` keeps B − fixed − summaries − the new summary − covered raw.
+  const room = s.budgetTokens * (1 - s.minTailShare) - shape.fixedTokens - shape.summaryTokens;
+  let best: number | null = null;
+  for (const end of shape.sectionEnds) {
+    const covered = sumRange(shape.messageTokens, shape.rawStart, end);
+    if (covered + summaryTargetTokens(covered, s.summarySize) > room) break;
+    best = end;
+  }
+  return best;
 }
 
 function planSummarizeAll(shape: ViewShape, s: CompactionSettings): FlushPlan | null {

@@ -26,6 +26,12 @@ export interface SummarizeRequest {
   context: ModelRequest;
   /** Where the flushed messages are in `context.messages`: `[from, to)`. */
   range: { from: number; to: number };
+  /**
+   * What a model worker sends of the context: `view`, all of it (the cached prefix up to the
+   * last request, then what is new), or `prefix`, only up to the end of the flushed messages
+   * (read from the cache where the main requests marked the coming cut).
+   */
+  scope: "view" | "prefix";
 }
 
 export interface SummarizeResult {
@@ -67,8 +73,18 @@ export function summaryInstruction(req: Pick<SummarizeRequest, "range" | "earlie
   ].join("\n");
 }
 
-/** The worker request: the context request with the instruction after its last message. */
+/** The worker request: the context request (or its prefix) with the instruction after it. */
 export function workerRequest(req: SummarizeRequest): ModelRequest {
+  if (req.scope === "prefix") {
+    const prefix = req.context.messages.slice(0, req.range.to);
+    return {
+      system: req.context.system, tools: req.context.tools,
+      messages: [...prefix, { role: "user", content: [{ type: "text", text: summaryInstruction(req) }] }],
+      // The mark at the cut finds the entry the main requests wrote there; the instruction is plain input.
+      cacheBreakpoints: prefix.length > 0 ? [prefix.length - 1] : [],
+      maxOutputTokens: Math.max(256, Math.ceil(req.targetTokens * 1.5)),
+    };
+  }
   const messages = req.context.messages.slice();
   const instruction = { type: "text" as const, text: summaryInstruction(req) };
   const last = messages[messages.length - 1];

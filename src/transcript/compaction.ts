@@ -38,10 +38,12 @@ export function fixedTokensOf(system: string | null, tools: readonly ToolSpec[])
 
 export async function compactBeforeRequest(mirror: TranscriptMirror, worker: CompactionWorker, input: CompactionInput): Promise<FlushReport | null> {
   const { messages } = input;
-  const plan = mirror.planFlush(messages, fixedTokensOf(input.system, input.tools), input.nowMs);
+  const fixedTokens = fixedTokensOf(input.system, input.tools);
+  const plan = mirror.planFlush(messages, fixedTokens, input.nowMs);
   if (!plan) return null;
   const rawStart = mirror.rawStart();
-  const view = mirror.view(messages);
+  const scope = mirror.workerScope(messages, plan); // before view(), which marks anew
+  const view = mirror.view(messages, fixedTokens);
   const context: ModelRequest = { system: input.system, tools: input.tools, messages: view.messages, cacheBreakpoints: view.cacheBreakpoints };
   const source = mirror.flushSource(messages, plan);
   const covered = source.messages.reduce((n, m) => n + estimateMessageTokens(m), 0)
@@ -51,6 +53,7 @@ export async function compactBeforeRequest(mirror: TranscriptMirror, worker: Com
     messages: source.messages, earlierSummaries: source.earlierSummaries,
     targetTokens: summaryTargetTokens(covered, mirror.settings.summarySize), context,
     range: { from: plan.mode === "replace" ? 0 : rawFrom, to: rawFrom + (plan.cut - rawStart) },
+    scope,
   }, input.signal);
   if (result.usage) mirror.recordWorker(result.usage);
   mirror.applyFlush(messages, plan, result.summary);

@@ -17,7 +17,14 @@ export interface SummarySize {
   maxTokens: number;
 }
 
+/** One summary of everything so far (summarize-all, keep-recent): a tenth, at most 4,000 tokens. */
 export const DEFAULT_SUMMARY_SIZE: SummarySize = { ratio: 0.1, minTokens: 200, maxTokens: 4_000 };
+/**
+ * One summary per flush, appended after the earlier ones (sections): a twentieth of what it
+ * covers. They add up over a long task, so each is half the share of a one-off summary; the
+ * replay shows smaller ones cost less per retained context (fewer merges, longer cycles).
+ */
+export const SECTION_SUMMARY_SIZE: SummarySize = { ratio: 0.05, minTokens: 200, maxTokens: 2_000 };
 
 /** The token target of a summary of `coveredTokens` tokens. */
 export function summaryTargetTokens(coveredTokens: number, size: SummarySize = DEFAULT_SUMMARY_SIZE): number {

@@ -76,7 +76,8 @@ export function replaySession(session: ReplaySession, cache: ReplayCache, option
     const plan = mirror.planFlush(log, fixedTokens, atMs);
     if (plan) {
       const source = mirror.flushSource(log, plan);
-      const context = toRequest(session, mirror.view(log));
+      const scope = mirror.workerScope(log, plan); // before view(), which marks anew
+      const context = toRequest(session, mirror.view(log, fixedTokens));
       const covered = source.messages.reduce((n, m) => n + estimateMessageTokens(m), 0)
         + source.earlierSummaries.reduce((n, s) => n + estimateTextTokens(s), 0);
       const targetTokens = summaryTargetTokens(covered, mirror.settings.summarySize);
@@ -84,6 +85,7 @@ export function replaySession(session: ReplaySession, cache: ReplayCache, option
       const summarize = {
         messages: source.messages, earlierSummaries: source.earlierSummaries, targetTokens, context,
         range: { from: plan.mode === "replace" ? 0 : rawFrom, to: rawFrom + (plan.cut - mirror.rawStart()) },
+        scope,
       };
       const summary = elide(summarize);
       const usage = cache.observe(workerRequest(summarize), atMs);
@@ -95,7 +97,7 @@ export function replaySession(session: ReplaySession, cache: ReplayCache, option
       const share = tail / options.budgetTokens;
       minTail = minTail === null ? share : Math.min(minTail, share);
     }
-    const view = mirror.view(log);
+    const view = mirror.view(log, fixedTokens);
     const req = toRequest(session, view);
     const usage = cache.observe(req, atMs);
     const reply = session.messages[logLength];
@@ -144,8 +146,7 @@ class SentContent {
 
 /** The figures of a replay (or of several summed) from their stats and the two figures stats lack. */
 export function figuresOf(stats: TranscriptStats, rewriteWaste: number, minTail: number | null): ReplayFigures {
-  const sentTokens = stats.inputTokens + stats.cacheReadTokens + stats.cacheWriteTokens;
-  const retainedContext = stats.budgetedTokens === 0 ? 0 : sentTokens / stats.budgetedTokens;
+  const retainedContext = stats.budgetedTokens === 0 ? 0 : stats.requestTokens / stats.budgetedTokens;
   const billedEquivalent = billedEquivalentInput(stats);
   const mainOnly = billedEquivalentInput({ ...stats, workerInputTokens: 0, workerCacheReadTokens: 0, workerCacheWriteTokens: 0 });
   return {

@@ -28,15 +28,18 @@ import { estimateMessageTokens, estimateTextTokens } from "../core/token-estimat
 import {
   DEFAULT_COMPACTION,
   planFlush,
+  predictCut,
   sumRange,
   type CompactionSettings,
   type FlushPlan,
   type ViewShape,
 } from "./compaction-plan.js";
-import { DEFAULT_SUMMARY_SIZE } from "./elider.js";
+import { DEFAULT_SUMMARY_SIZE, SECTION_SUMMARY_SIZE } from "./elider.js";
 
 export const DEFAULT_BLOCK_TOKENS = 8_000;
 export const DEFAULT_BUDGET_TOKENS = 100_000;
+/** How far back from a mark Anthropic's cache looks for an entry (cache-rules.ts has the source). */
+const ANTHROPIC_LOOKBACK_BLOCKS = 20;
 /** Sections are at most this share of the budget, so a flush can land near its low-water mark. */
 const MAX_BLOCK_SHARE = 0.1;
 
@@ -96,11 +99,17 @@ export class TranscriptMirror {
   private tokenCache: number[] = [];
   private lastRequestAtMs: number | null = null;
   private lastUncompactedTokens = 0;
+  /** The coming cut the last view marked (null: none, or none since this mirror was made). */
+  private markedCut: number | null = null;
 
   constructor(config: MirrorOptions = {}) {
     this.budgetTokens = config.budgetTokens ?? DEFAULT_BUDGET_TOKENS;
     this.blockTokens = config.blockTokens ?? Math.min(DEFAULT_BLOCK_TOKENS, Math.round(this.budgetTokens * MAX_BLOCK_SHARE));
-    this.settings = { ...DEFAULT_COMPACTION, summarySize: DEFAULT_SUMMARY_SIZE, ...config.compaction, budgetTokens: this.budgetTokens };
+    const strategy = config.compaction?.strategy ?? DEFAULT_COMPACTION.strategy;
+    this.settings = {
+      ...DEFAULT_COMPACTION, summarySize: strategy === "sections" ? SECTION_SUMMARY_SIZE : DEFAULT_SUMMARY_SIZE,
+      ...config.compaction, budgetTokens: this.budgetTokens,
+    };
     this.cacheTtlMs = config.cacheTtlMs ?? 5 * 60_000;
     this.stats = emptyTranscriptStats(this.blockTokens);
   }
@@ -141,6 +150,7 @@ export class TranscriptMirror {
     s.outputTokens += usage.outputTokens;
     if (!request) return;
     s.peakRequestTokens = Math.max(s.peakRequestTokens, request.tokens);
+    s.requestTokens += request.tokens;
     s.newTokens += Math.max(0, request.uncompactedTokens - this.lastUncompactedTokens);
     s.budgetedTokens += Math.min(request.uncompactedTokens, this.budgetTokens);
     this.lastUncompactedTokens = request.uncompactedTokens;
@@ -170,6 +180,19 @@ export class TranscriptMirror {
       this.tokenCache = [];
     }
     this.closeSections(messages);
+  }
+
+  /**
+   * How a model worker should send its request for `plan`: only the prefix up to the cut when the
+   * last request marked that cut (its cache entry is there to read), else the whole view.
+   */
+  workerScope(messages: readonly Message[], plan: FlushPlan): "prefix" | "view" {
+    const marked = this.markedCut;
+    if (marked === null || marked > plan.cut) return "view";
+    // A read looks back at most 20 blocks from a mark: the marked entry must be within reach of the cut.
+    let blocks = 0;
+    for (let i = marked; i < plan.cut; i++) blocks += Math.max(1, messages[i]!.content.length);
+    return blocks < ANTHROPIC_LOOKBACK_BLOCKS ? "prefix" : "view";
   }
 
   /** Where the raw rest of the log starts: the end of the last flushed section. */
@@ -216,7 +239,7 @@ export class TranscriptMirror {
   }
 
   /** The request view: the summaries message, then the raw rest; and where breakpoints go. */
-  view(messages: readonly Message[]): RequestView {
+  view(messages: readonly Message[], fixedTokens = 0): RequestView {
     this.refresh(messages);
     const rawStart = this.rawStart();
     const flushed = this.closed.filter((s) => s.summary !== null);
@@ -228,6 +251,10 @@ export class TranscriptMirror {
     for (let i = rawStart; i < messages.length; i++) out.push(messages[i]!);
     const breakpoints = new Set<number>();
     if (flushed.length > 0 && out.length > 1) breakpoints.add(0);
+    // Where the next flush will likely cut: its worker then reads everything before the cut from the cache.
+    const cut = predictCut(this.shape(messages, fixedTokens, 0), this.settings);
+    if (cut !== null) breakpoints.add((flushed.length > 0 ? 1 : 0) + (cut - rawStart) - 1);
+    this.markedCut = cut;
     // The previous request's tail (just before the newest assistant message): a read is sure to
     // find it even when more than 20 blocks were added since. Derived from the log alone, so a
     // retried or resumed request carries the same marks.
