@@ -251,7 +251,7 @@ export class CodingAgent {
     const fixed = fixedTokensOf(system, tools);
     const view = this.mirror
       ? this.mirror.view(messages, fixed)
-      : { messages, cacheBreakpoints: messages.length > 0 ? [messages.length - 1] : [] };
+      : { messages, compactedSteps: 0, cacheBreakpoints: messages.length > 0 ? [messages.length - 1] : [] };
     if (this.mirror) {
       this.lastRequest = { tokens: this.mirror.viewTokens(view.messages, fixed), uncompactedTokens: this.mirror.uncompactedTokens(messages, fixed), atMs: nowMs };
     }
@@ -262,6 +262,7 @@ export class CodingAgent {
       // provider has sent the request.
       messages: view.messages.slice(),
       cacheBreakpoints: view.cacheBreakpoints,
+      ...(view.compactedSteps > 0 ? { compactedSteps: view.compactedSteps } : {}),
       ...(this.config.maxOutputTokens !== undefined ? { maxOutputTokens: this.config.maxOutputTokens } : {}),
     };
   }

@@ -24,6 +24,12 @@ export interface ModelRequest {
    */
   cacheOneHourThrough?: number;
   maxOutputTokens?: number;
+  /**
+   * How many assistant messages of the conversation the request's leading summaries stand for
+   * (0 or absent: nothing is compacted). Real APIs ignore it; the scripted provider counts its
+   * position in the script with it, since compaction takes assistant messages out of the view.
+   */
+  compactedSteps?: number;
 }
 
 export type StopReason = "end_turn" | "tool_use" | "max_tokens" | "stop_sequence" | "refusal" | "other";

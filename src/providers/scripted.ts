@@ -4,7 +4,8 @@
  * request it receives (as the exact JSON it would have sent).
  *
  * It keeps no conversation state: the step it plays is the number of assistant messages in
- * the request, so a resumed or retried conversation gets the same answer at the same point.
+ * the request (plus those its summaries stand for, `compactedSteps`), so a resumed or retried
+ * conversation gets the same answer at the same point.
  * Usage comes from a prompt-cache simulator fed with the requests it receives, each stamped
  * with the provider's clock (`now`), so pauses between requests let entries expire.
  */
@@ -54,7 +55,7 @@ export class ScriptedProvider implements ModelProvider {
 
   async *stream(req: ModelRequest, signal: AbortSignal): AsyncIterable<StreamEvent> {
     if (this.record) this.requests.push(JSON.stringify(req));
-    const position = req.messages.filter((m) => m.role === "assistant").length;
+    const position = (req.compactedSteps ?? 0) + req.messages.filter((m) => m.role === "assistant").length;
     const step = this.steps[position] ?? { say: END_OF_SCRIPT_TEXT };
     throwIfAborted(signal);
     this.maybeFail(step, position);

@@ -45,6 +45,8 @@ const MAX_BLOCK_SHARE = 0.1;
 
 export interface RequestView {
   messages: Message[];
+  /** Assistant messages of the log the summaries stand for (0 when nothing is flushed). */
+  compactedSteps: number;
   /** Message indexes after which a cache breakpoint may go: the summaries' end, the previous tail, the tail. */
   cacheBreakpoints: number[];
 }
@@ -262,7 +264,9 @@ export class TranscriptMirror {
     for (let i = out.length - 1; i > 0; i--) if (out[i]!.role === "assistant") { lastAssistant = i; break; }
     if (lastAssistant > 0) breakpoints.add(lastAssistant - 1);
     if (out.length > 0) breakpoints.add(out.length - 1);
-    return { messages: out, cacheBreakpoints: [...breakpoints].sort((a, b) => a - b) };
+    let compactedSteps = 0;
+    for (let i = 0; i < rawStart; i++) if (messages[i]!.role === "assistant") compactedSteps++;
+    return { messages: out, compactedSteps, cacheBreakpoints: [...breakpoints].sort((a, b) => a - b) };
   }
 
   /** Estimated tokens of the whole log plus `fixedTokens`: the request had nothing been compacted. */

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { DEFAULT_COMPACTION, planFlush, viewTokens, type CompactionSettings, type ViewShape } from "../../src/transcript/compaction-plan.js";
+import { DEFAULT_COMPACTION, planFlush, predictCut, viewTokens, type CompactionSettings, type ViewShape } from "../../src/transcript/compaction-plan.js";
 import { DEFAULT_SUMMARY_SIZE } from "../../src/transcript/elider.js";
 
 const settings = (over: Partial<CompactionSettings> = {}): CompactionSettings => ({
@@ -20,17 +20,27 @@ test("sections: nothing is flushed while the view fits the budget", () => {
   assert.equal(planFlush(shape(9), settings()), null);
 });
 
-test("sections: past the budget the oldest sections go, down to the low-water mark, keeping the raw tail floor", () => {
+test("sections: past the budget the oldest sections go, as deep as the raw tail floor allows", () => {
   const s = settings();
   const plan = planFlush(shape(11), s);
   assert.ok(plan && plan.mode === "append");
   const tail = (11 * 2 + 1 - plan.cut) * 500;
-  assert.ok(tail >= s.minTailShare * s.budgetTokens, `tail ${tail} keeps the floor`);
+  const floor = s.minTailShare * s.budgetTokens;
+  assert.ok(tail >= floor, `tail ${tail} keeps the floor ${floor}`);
+  assert.ok(tail - 2_000 < floor, `one section deeper would cut into the floor (tail ${tail})`);
   assert.equal(plan.free, false);
-  // The view after the flush is at the low-water mark or as near as the tail floor allows.
-  const covered = 100 + (plan.cut - 1) * 500;
-  const after = viewTokens(shape(11)) - covered + Math.max(200, covered * 0.1);
-  assert.ok(after <= s.lowWaterShare * s.budgetTokens + 1_000, `view after flush ${after}`);
+});
+
+test("sections: requests mark the cut the coming flush will make, before the budget is reached", () => {
+  const s = settings();
+  const before = shape(9);
+  assert.ok(viewTokens(before) <= s.budgetTokens);
+  const marked = predictCut(before, s);
+  const plan = planFlush(shape(10), s);
+  assert.ok(marked !== null && plan);
+  // At or just before the cut (a flush lands one step past the budget): within the cache's lookback.
+  assert.ok(marked <= plan.cut && plan.cut - marked <= 4, `marked ${marked}, cut ${plan.cut}`);
+  assert.equal(predictCut(shape(11), settings({ strategy: "keep-recent" })), null);
 });
 
 test("sections: the raw tail floor gives way only when the budget demands it", () => {
