@@ -12,10 +12,10 @@ test("addUsage sums cacheWrite1hTokens, and leaves it out while there are none",
   assert.deepEqual(addUsage(hour, hour).cacheWrite1hTokens, 50);
 });
 
-test("sumTranscriptStats sums cacheWrite1hTokens where any task has some", () => {
+test("sumTranscriptStats sums cacheWrite1hTokens where any task has some (0 where none has)", () => {
   const a = { ...emptyTranscriptStats(8_000), requests: 1, cacheWriteTokens: 100, cacheWrite1hTokens: 60 };
   const b = { ...emptyTranscriptStats(8_000), requests: 2, cacheWriteTokens: 50 };
   assert.equal(sumTranscriptStats([a, b, a]).cacheWrite1hTokens, 120);
   assert.equal(sumTranscriptStats([a, b, a]).cacheWriteTokens, 250);
-  assert.equal("cacheWrite1hTokens" in sumTranscriptStats([b, b]), false);
+  assert.equal(sumTranscriptStats([b, b]).cacheWrite1hTokens, 0);
 });
