@@ -17,7 +17,7 @@ import type { ModelProvider, ModelRequest } from "./core/provider.js";
 import { newSession, type Session } from "./core/session.js";
 import { loadSession, saveSession } from "./store/session-file.js";
 import { DEFAULT_MAX_TURN_STEPS, runSteps, type ModelOutput } from "./core/step-loop.js";
-import type { Tool } from "./core/tool.js";
+import type { Tool, ToolSpec } from "./core/tool.js";
 import { compileInputChecks, type ToolInputChecks } from "./core/tool-input-check.js";
 import type { Section, TranscriptConfig, TranscriptStats } from "./core/transcript-types.js";
 import {
@@ -123,6 +123,11 @@ export class CodingAgent {
   /** Installs the hook awaited at every boundary of the next turn; cleared when a turn ends. */
   setCommitHook(hook: CommitHook | null): void {
     this.commitHook = hook;
+  }
+
+  /** The tool definitions every request carries, in order. */
+  toolSpecs(): ToolSpec[] {
+    return [...this.tools.values()].map((t) => t.spec);
   }
 
   system(): string | null {
@@ -236,7 +241,7 @@ export class CodingAgent {
   private async buildRequest(step: number, sink: EventSink, signal: AbortSignal): Promise<ModelRequest> {
     const messages = this.session.messages;
     const system = this.system();
-    const tools = [...this.tools.values()].map((t) => t.spec);
+    const tools = this.toolSpecs();
     const nowMs = (this.config.now ?? (() => new Date()))().getTime();
     if (this.mirror) {
       const flush = await compactBeforeRequest(this.mirror, this.worker, { messages, system, tools, nowMs, signal });

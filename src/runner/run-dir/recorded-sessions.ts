@@ -3,7 +3,11 @@
  * conversation and the times its model requests were sent, as replay sessions. Read-only:
  * nothing in the run directory changes.
  */
+import { CodingAgent } from "../../agent.js";
 import { RhemaError } from "../../core/errors.js";
+import type { ModelProvider } from "../../core/provider.js";
+import type { Session } from "../../core/session.js";
+import type { ToolSpec } from "../../core/tool.js";
 import { sessionFromLog, type ReplaySession } from "../../transcript/replay-session.js";
 import { RunDir } from "./run-dir.js";
 
@@ -12,6 +16,27 @@ export interface RecordedSession {
   id: string;
   session: ReplaySession;
 }
+
+/**
+ * The system prompt and tools the task's requests carried, rendered as the agent renders them
+ * from the saved environment report; without its workspace, the report alone.
+ */
+function requestPrefix(session: Session, workspace: string): { system: string | null; tools: ToolSpec[] } {
+  try {
+    const agent = CodingAgent.fromSession(NO_MODEL, { workspace, transcript: false }, session);
+    return { system: agent.system(), tools: agent.toolSpecs() };
+  } catch {
+    return { system: session.environment ?? null, tools: [] };
+  }
+}
+
+/** Replays never call a model. */
+const NO_MODEL: ModelProvider = {
+  id: "replay:none",
+  stream() {
+    throw new Error("a replay sends no requests");
+  },
+};
 
 export async function readRunDirSessions(path: string): Promise<RecordedSession[]> {
   const runDir = new RunDir(path);
@@ -23,8 +48,9 @@ export async function readRunDirSessions(path: string): Promise<RecordedSession[
     const session = await task.openCheckpoint().load();
     if (!session || session.messages.length === 0) continue;
     const times = await task.readRequestTimes();
-    // The system prompt is rendered from the environment report; the replay counts the report.
-    out.push({ suite: ref.suite, id: ref.id, session: sessionFromLog(`${ref.suite}/${ref.id}`, session.environment ?? null, session.messages, times) });
+    const prefix = requestPrefix(session, task.workspace);
+    const replay = sessionFromLog(`${ref.suite}/${ref.id}`, prefix.system, session.messages, times);
+    out.push({ suite: ref.suite, id: ref.id, session: { ...replay, tools: prefix.tools } });
   }
   return out;
 }

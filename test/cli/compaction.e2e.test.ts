@@ -1,0 +1,57 @@
+/**
+ * A long scripted task under a small transcript budget, through the built CLI: its stats.json
+ * shows the flushes, and `rhema bench replay` of its own run directory reproduces its cache hit
+ * rate within a point.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { runCli } from "../support/cli.js";
+import { OPEN_POLICY, writeFiles } from "../support/suite-files.js";
+import { tempDir } from "../support/temp-dir.js";
+
+const STEPS = 36;
+const BUDGET = 5_000;
+const BLOCK = 500;
+
+function longTask(): string {
+  const script = Array.from({ length: STEPS }, (_, k) =>
+    `    - say: "reading part ${k} of the log: ${"the quick brown fox ".repeat(20)}"\n      call: shell\n      input: { command: "cat notes.txt" }\n`).join("");
+  return `prompt: Read the notes, part by part.
+policy: ../policy.yaml
+workspace: { from: ../ws }
+transcript: { budgetTokens: ${BUDGET}, blockTokens: ${BLOCK} }
+limits: { maxSteps: ${STEPS + 2} }
+model:
+  provider: scripted
+  script:
+${script}    - say: done
+`;
+}
+
+test("a long task flushes within its budget, and the replay of its run directory gives the same hit rate within a point", async (t) => {
+  const dir = await tempDir(t);
+  await writeFiles(dir, {
+    "suite/policy.yaml": OPEN_POLICY,
+    "suite/long/read.yaml": longTask(),
+    "suite/ws/notes.txt": "a line of notes that the model reads again and again\n".repeat(20),
+  });
+  const out = join(dir, "run");
+  const run = await runCli(["run", join(dir, "suite/long"), "--out", out], { cwd: dir });
+  assert.equal(run.code, 0, run.stderr);
+  const stats = JSON.parse(await readFile(join(out, "stats.json"), "utf8")) as { total: { stats: { flushes: number; requests: number; cacheHitRate: number; peakRequestTokens: number } } };
+  const live = stats.total.stats;
+  assert.ok(live.flushes >= 3, `flushed ${live.flushes} times`);
+  assert.equal(live.requests, STEPS + 1);
+  assert.ok(live.peakRequestTokens <= BUDGET, `peak ${live.peakRequestTokens} within the budget`);
+
+  const replay = await runCli(["bench", "replay", out, "--strategy", "sections", "--budget", String(BUDGET), "--block", String(BLOCK), "--json"], { cwd: dir });
+  assert.equal(replay.code, 0, replay.stderr);
+  const figures = JSON.parse(replay.stdout) as { total: Array<{ hitRate: number; flushes: number; requests: number }> };
+  const row = figures.total[0]!;
+  t.diagnostic(`live: ${live.flushes} flushes, hit rate ${live.cacheHitRate.toFixed(4)}; replay: ${row.flushes} flushes, hit rate ${row.hitRate.toFixed(4)}`);
+  assert.equal(row.requests, live.requests);
+  assert.equal(row.flushes, live.flushes);
+  assert.ok(Math.abs(row.hitRate - live.cacheHitRate) <= 0.01, `replay ${row.hitRate.toFixed(4)} vs live ${live.cacheHitRate.toFixed(4)}`);
+});
