@@ -22,8 +22,9 @@ export function replayChartSpec(rows: readonly SweepRow[]): TopLevelSpec {
     data: { values },
     hconcat: [
       {
-        title: "Cost against retained context",
+        title: "Cost against retained context (compacting strategies)",
         width: 360, height: 260,
+        transform: [{ filter: "datum.strategy !== 'none'" }],
         mark: { type: "line", point: true },
         encoding: {
           x: { field: "retained", type: "quantitative", title: "retained context (Σ sent ÷ Σ min(uncompacted, B))", scale: { zero: false } },
@@ -37,7 +38,7 @@ export function replayChartSpec(rows: readonly SweepRow[]): TopLevelSpec {
         width: 300, height: 260,
         mark: { type: "line", point: true },
         encoding: {
-          x: { field: "budget", type: "quantitative", title: "budget (tokens)", scale: { type: "log" } },
+          x: { field: "budgetLabel", type: "ordinal", title: "budget (tokens)", sort: { field: "budget" } },
           y: { field: "hitRate", type: "quantitative", title: "cache hit rate", scale: { zero: false } },
           color,
         },

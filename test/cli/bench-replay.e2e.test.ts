@@ -1,0 +1,47 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { runCli } from "../support/cli.js";
+import { sharedDir } from "../support/paths.js";
+import { tempDir } from "../support/temp-dir.js";
+
+const corpus = join(sharedDir, "corpus/terminal-bench");
+const two = [join(corpus, "cartpole-rl-training.jsonl"), join(corpus, "eval-mteb.jsonl")];
+
+test("bench replay prints a row per (file, strategy, budget), a total, and the token counter", async (t) => {
+  const dir = await tempDir(t);
+  const r = await runCli(["bench", "replay", ...two, "--budget", "8000", "--strategy", "sections", "--strategy", "keep-recent"], { cwd: dir });
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /token counter: estimate, 4 characters a token/);
+  const rows = r.stdout.split("\n").filter((l) => /\b8k\b/.test(l));
+  assert.equal(rows.length, 2 * 2 + 2, r.stdout);
+  assert.equal(rows.filter((l) => l.startsWith("total")).length, 2);
+});
+
+test("bench replay --json --chain gives total and suites in camelCase, and --chart writes an SVG", async (t) => {
+  const dir = await tempDir(t);
+  const chart = join(dir, "c.svg");
+  const r = await runCli(["bench", "replay", ...two, "--chain", "--budget", "8000", "--json", "--chart", chart], { cwd: dir });
+  assert.equal(r.code, 0, r.stderr);
+  const out = JSON.parse(r.stdout) as { total: Array<Record<string, unknown>>; suites: unknown[] };
+  assert.equal(out.total.length, 4);
+  for (const key of ["hitRate", "limit", "billedEquivalent", "retainedContext", "costPerRetained", "rewriteWaste", "minRawTailShare", "flushes", "peakRequestTokens", "workerTokens"]) {
+    assert.ok(key in out.total[0]!, `has ${key}`);
+  }
+  assert.equal(out.suites.length, 4);
+  assert.match(await readFile(chart, "utf8"), /^<svg/);
+});
+
+test("bench replay refuses an unknown strategy, a tiny budget and a missing input with exit 2", async (t) => {
+  const dir = await tempDir(t);
+  const strategy = await runCli(["bench", "replay", two[0]!, "--strategy", "magic"], { cwd: dir });
+  assert.equal(strategy.code, 2);
+  assert.match(strategy.stderr, /--strategy takes sections, summarize-all, keep-recent, none; got "magic"/);
+  const budget = await runCli(["bench", "replay", two[0]!, "--budget", "10"], { cwd: dir });
+  assert.equal(budget.code, 2);
+  assert.match(budget.stderr, /--budget takes a whole number of tokens from 1000 up, got 10/);
+  const missing = await runCli(["bench", "replay", join(dir, "nope.jsonl")], { cwd: dir });
+  assert.equal(missing.code, 2);
+  assert.match(missing.stderr, /nope\.jsonl: cannot read \(ENOENT\)/);
+});
