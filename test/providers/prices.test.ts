@@ -1,0 +1,51 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { genaiUsage, priceByPricing, priceTable, type ModelPricing } from "../../src/providers/prices.js";
+
+const usage = (u: Partial<{ inputTokens: number; cacheReadTokens: number; cacheWriteTokens: number; cacheWrite1hTokens: number; outputTokens: number }>) =>
+  ({ inputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 0, ...u });
+
+test("a known model is priced per request from the published prices: cache reads at a tenth, writes at 1.25×, 1-hour writes at 2×", () => {
+  const table = priceTable();
+  // claude-sonnet-4-5: $3 / MTok input, $15 output, $0.30 cache read, $3.75 5-minute write, $6 1-hour write.
+  const one = table.price("anthropic", "claude-sonnet-4-5", usage({ inputTokens: 10_000, cacheReadTokens: 100_000, cacheWriteTokens: 20_000, cacheWrite1hTokens: 5_000, outputTokens: 2_000 }));
+  const expected = (10_000 * 3 + 100_000 * 0.3 + 15_000 * 3.75 + 5_000 * 6 + 2_000 * 15) / 1e6;
+  assert.ok(one.priced);
+  assert.ok(Math.abs(one.usd - expected) < 1e-9, `${one.usd} vs ${expected}`);
+  // Were cache reads priced as input, the same request would cost more.
+  const asInput = (110_000 * 3 + 15_000 * 3.75 + 5_000 * 6 + 2_000 * 15) / 1e6;
+  assert.ok(one.usd < asInput);
+});
+
+test("rhema's inputTokens exclude the cached ones; the table's include them", () => {
+  assert.deepEqual(genaiUsage(usage({ inputTokens: 5, cacheReadTokens: 100, cacheWriteTokens: 20, outputTokens: 1 })), {
+    input_tokens: 125, cache_read_tokens: 100, cache_write_tokens: 20, output_tokens: 1,
+  });
+});
+
+test("tiered models are priced per request, never on summed usage", () => {
+  const table = priceTable();
+  const small = usage({ inputTokens: 150_000 });
+  const two = table.price("anthropic", "claude-sonnet-4-5", small);
+  const summed = table.price("anthropic", "claude-sonnet-4-5", usage({ inputTokens: 300_000 }));
+  assert.ok(two.priced && summed.priced);
+  assert.ok(Math.abs(2 * two.usd - 0.9) < 1e-9, "two requests of 150k at $3 / MTok");
+  assert.ok(summed.usd > 2 * two.usd, "one request of 300k passes the 200k tier");
+});
+
+test("an unknown model is unpriced, never $0; a pricing file's entry prices it (zeros make it free)", () => {
+  const local: ModelPricing = { provider: "openai", model: "llama-local", inputPerMTok: 0, outputPerMTok: 0 };
+  assert.deepEqual(priceTable().price("openai", "llama-local", usage({ inputTokens: 1000 })), { priced: false });
+  assert.equal(priceTable().knows("openai", "llama-local"), false);
+  const table = priceTable([local]);
+  assert.deepEqual(table.price("openai", "llama-local", usage({ inputTokens: 1000 })), { priced: true, usd: 0 });
+  assert.equal(table.knows("openai", "llama-local"), true);
+});
+
+test("a pricing file's entry overrides the table, with cache prices defaulting to the input price", () => {
+  const p: ModelPricing = { provider: "anthropic", model: "claude-sonnet-4-5", inputPerMTok: 1, outputPerMTok: 2, cacheReadPerMTok: 0.5 };
+  assert.equal(priceByPricing(p, usage({ inputTokens: 1e6, cacheReadTokens: 1e6, cacheWriteTokens: 1e6, outputTokens: 1e6 })), 1 + 0.5 + 1 + 2);
+  const table = priceTable([p]);
+  const r = table.price("anthropic", "claude-sonnet-4-5", usage({ inputTokens: 1e6 }));
+  assert.deepEqual(r, { priced: true, usd: 1 });
+});
