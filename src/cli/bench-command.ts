@@ -8,6 +8,8 @@ import { basename, join, resolve } from "node:path";
 import type { Argv } from "yargs";
 import type { CacheRules } from "../cache/prompt-cache-simulator.js";
 import { RhemaError } from "../core/errors.js";
+import type { Usage } from "../core/provider.js";
+import { PRICE_TABLE, priceTable } from "../providers/prices.js";
 import { STRATEGY_NAMES, type StrategyName } from "../transcript/compaction-plan.js";
 import { CorpusFormatError, chainSessions, parseCorpusSession, type ReplaySession } from "../transcript/replay-session.js";
 import { runSweep, type SweepInput, type SweepResult, type SweepRow } from "../transcript/replay-sweep.js";
@@ -25,6 +27,7 @@ export function benchReplayOptions<T>(y: Argv<T>) {
     .option("budget", { type: "number", array: true, default: [], describe: "budget in tokens (repeatable; default 32000 64000 128000)" })
     .option("block", { type: "number", describe: "section size in tokens (default: a tenth of the budget, at most 8000)" })
     .option("cache", { type: "string", default: "anthropic", choices: ["anthropic", "openai"], describe: "the provider whose cache rules apply" })
+    .option("model", { type: "string", describe: "price the requests in dollars as this model (its cache minimum applies too)" })
     .option("chain", { type: "boolean", default: false, describe: "join the inputs, in order, into one long session" })
     .option("gap", { type: "number", default: 15, describe: "seconds between chained inputs" })
     .option("json", { type: "boolean", default: false, describe: "one JSON object instead of the table" })
@@ -39,6 +42,7 @@ export interface BenchReplayArgs {
   budget: number[];
   block?: number;
   cache: string;
+  model?: string | undefined;
   chain: boolean;
   gap: number;
   json: boolean;
@@ -54,10 +58,21 @@ export async function benchReplayCommand(args: BenchReplayArgs, io: CliIo): Prom
   if (args.block !== undefined && !(Number.isInteger(args.block) && args.block > 0)) {
     throw new RhemaError("usage", `--block takes a whole number of tokens above 0, got ${JSON.stringify(args.block)}`);
   }
+  let price: ((usage: Usage) => number | null) | undefined;
+  if (args.model !== undefined) {
+    const table = priceTable();
+    const model = args.model;
+    if (!table.knows(cache, model)) throw new RhemaError("usage", `--model ${JSON.stringify(model)}: no price is known for it at ${cache}; name a model of the price table`);
+    price = (usage) => {
+      const p = table.price(cache, model, usage);
+      return p.priced ? p.usd : null;
+    };
+  }
   const inputs = await loadInputs(args.inputs.map((p) => resolve(io.cwd, p)), args.chain, args.gap * 1000);
   const live = !args.json && io.stderr.isTTY === true;
   const result = runSweep(inputs, {
     strategies, budgets, cache, ...(args.block !== undefined ? { blockTokens: args.block } : {}),
+    ...(args.model !== undefined ? { model: args.model } : {}), ...(price ? { price } : {}),
     onProgress: (done, total, label) => {
       if (args.json) return;
       if (live) io.stderr.write(`\r\x1b[2Kreplay ${done}/${total} ${label}`);
@@ -66,7 +81,7 @@ export async function benchReplayCommand(args: BenchReplayArgs, io: CliIo): Prom
   });
   if (live) io.stderr.write("\r\x1b[2K");
   if (args.json) print(io.stdout, JSON.stringify(toJson(result, args.chain || inputs.some((i) => i.sessions.length > 1))));
-  else print(io.stdout, renderTable(result, cache));
+  else print(io.stdout, renderTable(result, cache, args.model));
   if (args.chart) {
     const path = resolve(io.cwd, args.chart);
     await renderReplayChart(result.total, path);
@@ -173,14 +188,18 @@ const COLUMNS: Array<[string, (r: SweepRow) => string]> = [
   ["min raw tail", (r) => (r.figures.minRawTailShare === null ? "-" : r.figures.minRawTailShare.toFixed(3))],
 ];
 
-export function renderTable(result: SweepResult, cache: CacheRules): string {
+const COST_COLUMN: [string, (r: SweepRow) => string] = ["cost $", (r) => (r.figures.costUsd === null ? "unpriced" : r.figures.costUsd.toFixed(2))];
+
+export function renderTable(result: SweepResult, cache: CacheRules, model?: string): string {
   const rows = [...result.rows, ...(result.rows.length > result.total.length ? result.total : [])];
-  const cells = rows.map((r) => COLUMNS.map(([, cell]) => cell(r)));
-  const widths = COLUMNS.map(([head], k) => Math.max(head.length, ...cells.map((c) => c[k]!.length)));
+  const columns = model === undefined ? COLUMNS : [...COLUMNS, COST_COLUMN];
+  const cells = rows.map((r) => columns.map(([, cell]) => cell(r)));
+  const widths = columns.map(([head], k) => Math.max(head.length, ...cells.map((c) => c[k]!.length)));
   const line = (values: string[]) => values.map((v, k) => (k < 2 ? v.padEnd(widths[k]!) : v.padStart(widths[k]!))).join("  ");
   return [
     `cache rules: ${cache}; token counter: estimate, 4 characters a token; billed-equivalent = input + 1.25 × 5-minute writes + 2 × 1-hour writes + 0.1 × reads (worker included)`,
-    line(COLUMNS.map(([head]) => head)),
+    ...(model === undefined ? [] : [`priced as ${model} (@pydantic/genai-prices ${PRICE_TABLE.version}), each request on its own`]),
+    line(columns.map(([head]) => head)),
     ...cells.map(line),
   ].join("\n");
 }

@@ -4,6 +4,7 @@
  */
 import { PromptCacheSimulator, type CacheRules } from "../cache/prompt-cache-simulator.js";
 import { sumTranscriptStats } from "../core/transcript-types.js";
+import type { Usage } from "../core/provider.js";
 import type { StrategyName } from "./compaction-plan.js";
 import { figuresOf, replaySession, type ReplayFigures, type ReplayOptions } from "./replay.js";
 import type { ReplaySession } from "./replay-session.js";
@@ -21,6 +22,8 @@ export interface SweepOptions {
   cache: CacheRules;
   /** The model whose cache rules (minimum cacheable prefix) apply. */
   model?: string;
+  /** Dollars for one request's usage of that model (the CLI's price table). */
+  price?: (usage: Usage) => number | null;
   compaction?: ReplayOptions["compaction"];
   /** Called after each replay, for a progress line. */
   onProgress?: (done: number, total: number, label: string) => void;
@@ -68,6 +71,7 @@ function replayOne(session: ReplaySession, strategy: StrategyName, budget: numbe
     strategy, budgetTokens: budget,
     ...(options.blockTokens !== undefined ? { blockTokens: options.blockTokens } : {}),
     ...(options.compaction ? { compaction: options.compaction } : {}),
+    ...(options.price ? { price: options.price } : {}),
   });
 }
 
@@ -75,9 +79,11 @@ function replayOne(session: ReplaySession, strategy: StrategyName, budget: numbe
 export function sumFigures(parts: readonly ReplayFigures[]): ReplayFigures {
   if (parts.length === 1) return parts[0]!;
   const tails = parts.map((p) => p.minRawTailShare).filter((t): t is number => t !== null);
+  const costs = parts.map((p) => p.costUsd);
   return figuresOf(
     sumTranscriptStats(parts.map((p) => p.stats)),
     parts.reduce((n, p) => n + p.rewriteWaste, 0),
     tails.length === 0 ? null : Math.min(...tails),
+    costs.some((c) => c === null) ? null : costs.reduce((n: number, c) => n + c!, 0),
   );
 }

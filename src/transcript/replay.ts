@@ -30,6 +30,8 @@ export interface ReplayOptions {
   blockTokens?: number;
   compaction?: Partial<Omit<CompactionSettings, "budgetTokens" | "strategy">>;
   cacheTtlMs?: number;
+  /** Dollars for one request's usage (main or worker); unset, or null for any request: not priced. */
+  price?: (usage: Usage) => number | null;
 }
 
 export interface ReplayFigures {
@@ -56,6 +58,8 @@ export interface ReplayFigures {
   rewriteWaste: number;
   /** The smallest raw tail after a flush, as a share of the budget; null without flushes. */
   minRawTailShare: number | null;
+  /** Dollars, each request priced on its own (worker included); null when not priced. */
+  costUsd: number | null;
   stats: TranscriptStats;
 }
 
@@ -70,6 +74,12 @@ export function replaySession(session: ReplaySession, cache: ReplayCache, option
   const sent = new SentContent();
   let uncached = 0;
   let minTail: number | null = null;
+  let dollars: number | null = options.price ? 0 : null;
+  const addPrice = (usage: Usage) => {
+    if (dollars === null || !options.price) return;
+    const usd = options.price(usage);
+    dollars = usd === null ? null : dollars + usd;
+  };
 
   for (const { logLength, atMs } of session.requests) {
     const log = session.messages.slice(0, logLength);
@@ -89,7 +99,9 @@ export function replaySession(session: ReplaySession, cache: ReplayCache, option
       };
       const summary = elide(summarize);
       const usage = cache.observe(workerRequest(summarize), atMs);
-      mirror.recordWorker({ ...usage, outputTokens: estimateTextTokens(summary) });
+      const workerUsage = { ...usage, outputTokens: estimateTextTokens(summary) };
+      mirror.recordWorker(workerUsage);
+      addPrice(workerUsage);
       uncached += usage.inputTokens + usage.cacheWriteTokens;
       sent.firstSendTokens += estimateTextTokens(summaryInstruction(summarize));
       mirror.applyFlush(log, plan, summary);
@@ -101,14 +113,16 @@ export function replaySession(session: ReplaySession, cache: ReplayCache, option
     const req = toRequest(session, view);
     const usage = cache.observe(req, atMs);
     const reply = session.messages[logLength];
+    const mainUsage = { ...usage, outputTokens: reply ? estimateMessageTokens(reply) : 0 };
+    addPrice(mainUsage);
     mirror.recordRequest(
-      { ...usage, outputTokens: reply ? estimateMessageTokens(reply) : 0 },
+      mainUsage,
       { tokens: mirror.viewTokens(view.messages, fixedTokens), uncompactedTokens: mirror.uncompactedTokens(log, fixedTokens), atMs },
     );
     uncached += usage.inputTokens + usage.cacheWriteTokens;
     sent.request(fixedTokens, view.messages, mirror.rawStart(), log.length);
   }
-  return figuresOf(mirror.currentStats(), uncached - sent.firstSendTokens, minTail);
+  return figuresOf(mirror.currentStats(), uncached - sent.firstSendTokens, minTail, dollars);
 }
 
 function toRequest(session: ReplaySession, view: { messages: Message[]; cacheBreakpoints: number[] }): ModelRequest {
@@ -145,7 +159,7 @@ class SentContent {
 }
 
 /** The figures of a replay (or of several summed) from their stats and the two figures stats lack. */
-export function figuresOf(stats: TranscriptStats, rewriteWaste: number, minTail: number | null): ReplayFigures {
+export function figuresOf(stats: TranscriptStats, rewriteWaste: number, minTail: number | null, costUsd: number | null = null): ReplayFigures {
   const retainedContext = stats.budgetedTokens === 0 ? 0 : stats.requestTokens / stats.budgetedTokens;
   const billedEquivalent = billedEquivalentInput(stats);
   const mainOnly = billedEquivalentInput({ ...stats, workerInputTokens: 0, workerCacheReadTokens: 0, workerCacheWriteTokens: 0 });
@@ -166,6 +180,7 @@ export function figuresOf(stats: TranscriptStats, rewriteWaste: number, minTail:
     costPerRetained: retainedContext === 0 ? 0 : billedEquivalent / retainedContext,
     rewriteWaste: Math.max(0, rewriteWaste),
     minRawTailShare: minTail,
+    costUsd,
     stats,
   };
 }

@@ -45,3 +45,16 @@ test("bench replay refuses an unknown strategy, a tiny budget and a missing inpu
   assert.equal(missing.code, 2);
   assert.match(missing.stderr, /nope\.jsonl: cannot read \(ENOENT\)/);
 });
+
+test("bench replay --model prices each request in dollars, and refuses a model with no price", async (t) => {
+  const dir = await tempDir(t);
+  const r = await runCli(["bench", "replay", two[0]!, "--budget", "8000", "--strategy", "sections", "--model", "claude-sonnet-4-5", "--json"], { cwd: dir });
+  assert.equal(r.code, 0, r.stderr);
+  const row = (JSON.parse(r.stdout) as { total: Array<{ costUsd: number | null; billedEquivalent: number }> }).total[0]!;
+  assert.ok(row.costUsd !== null && row.costUsd > 0);
+  // Input at $3 / MTok at most and at least the cached share at $0.30: the dollars bracket the input side.
+  assert.ok(row.costUsd >= (row.billedEquivalent * 3) / 1e6 * 0.99, `${row.costUsd} for ${row.billedEquivalent} billed-equivalent tokens`);
+  const bad = await runCli(["bench", "replay", two[0]!, "--model", "no-such-model"], { cwd: dir });
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /no price is known for it/);
+});
