@@ -264,7 +264,7 @@ export class CodingAgent {
         const stopped = host !== undefined && pgid !== undefined && startTime !== undefined && this.config.stopProcesses
           ? await this.config.stopProcesses({ host, pgid, startTime })
           : false;
-        if (started?.fingerprint) now ??= await takeFingerprint(this.workspace, { signal: ports.signal });
+        if (started?.fingerprint) now ??= await takeFingerprint(this.workspace, { signal: ports.signal, budgetMs: Infinity });
         const changes = started?.fingerprint && now ? workspaceChanges(started.fingerprint, now) : undefined;
         notes.set(call.id, interruptedText({ stopped, ...(changes ? { changes } : {}) }));
       }

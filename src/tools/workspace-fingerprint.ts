@@ -3,28 +3,36 @@
  * that, when a kill cuts the call, its synthetic result can say what changed since it began.
  * Cheap on purpose (no content is read): `.git`, `node_modules` and what `.gitignore` ignores
  * are skipped (the same rules as glob and grep), symlinks are not followed, and the walk stops
- * at a file cap, saying so (`capped`). Folders are walked in name order, so a capped walk
- * covers the same files each time.
+ * at a file cap or a time budget, saying so (`capped`): it sits on the path from the model's
+ * reply to the call's start, so a huge workspace costs a bounded wait and a shorter list, not a
+ * slow call. Folders are walked breadth first in name order, so a capped walk covers the files
+ * nearest the root, the same ones each time it has the same budget.
  */
 import type { Dirent } from "node:fs";
 import { lstat, readdir } from "node:fs/promises";
 import { join } from "node:path";
+import { performance } from "node:perf_hooks";
 import { CancelledError } from "../core/errors.js";
 import type { WorkspaceFingerprint } from "../core/session.js";
 import { type IgnoreMatcher, isIgnored, loadMatcher } from "./search/gitignore-rules.js";
 
 /** Files a fingerprint covers at most (a bigger workspace is `capped`). */
 export const FINGERPRINT_MAX_FILES = 50_000;
+/** How long a walk before a call may take (ms) before it stops, `capped`. */
+export const FINGERPRINT_BUDGET_MS = 50;
 const SKIPPED_FOLDERS = new Set([".git", "node_modules"]);
 
 export interface FingerprintOptions {
   maxFiles?: number;
+  /** Default FINGERPRINT_BUDGET_MS; `Infinity` walks until the file cap. */
+  budgetMs?: number;
   signal?: AbortSignal;
 }
 
 /** Walks `workspace` (canonical) and returns its fingerprint; unreadable entries are left out. */
 export async function takeFingerprint(workspace: string, options: FingerprintOptions = {}): Promise<WorkspaceFingerprint> {
   const maxFiles = options.maxFiles ?? FINGERPRINT_MAX_FILES;
+  const deadline = performance.now() + (options.budgetMs ?? FINGERPRINT_BUDGET_MS);
   const files: WorkspaceFingerprint["files"] = {};
   let count = 0;
   const pending: Array<{ dir: string; matchers: readonly IgnoreMatcher[] }> = [{ dir: "", matchers: [] }];
@@ -50,7 +58,7 @@ export async function takeFingerprint(workspace: string, options: FingerprintOpt
       if (info) files[wanted[k]!] = [info.size, info.mtimeMs];
     }
     count += Math.min(room, wanted.length);
-    if (wanted.length > room) return { files, capped: true };
+    if (wanted.length > room || (pending.length > 0 && performance.now() > deadline)) return { files, capped: true };
   }
   return { files, capped: false };
 }
