@@ -9,15 +9,15 @@ import { platform, release } from "node:os";
 import { randomUUID } from "node:crypto";
 import type { Approval } from "./core/approval.js";
 import type { Boundary, CommitHook } from "./core/commit-hook.js";
-import { conversationState, pushUserContent, reviveUnansweredCalls } from "./core/conversation.js";
+import { conversationState, interruptedText, planRevive, pushUserContent, reviveUnansweredCalls, workspaceChanges } from "./core/conversation.js";
 import { CodingAgentError, RhemaError, errorMessage } from "./core/errors.js";
 import type { EventSink } from "./core/events.js";
 import { IMAGE_MEDIA_TYPES, type ContentBlock, type Message } from "./core/messages.js";
 import type { ModelProvider, ModelRequest } from "./core/provider.js";
 import { newSession, type Session } from "./core/session.js";
 import { loadSession, saveSession } from "./store/session-file.js";
-import { DEFAULT_MAX_TURN_STEPS, runSteps, type ModelOutput } from "./core/step-loop.js";
-import type { Tool, ToolSpec } from "./core/tool.js";
+import { DEFAULT_MAX_TURN_STEPS, runSteps, runUnstartedCalls, type ModelOutput, type StepLoopPorts } from "./core/step-loop.js";
+import type { ProcessStart, Tool, ToolSpec } from "./core/tool.js";
 import { compileInputChecks, type ToolInputChecks } from "./core/tool-input-check.js";
 import type { Section, TranscriptConfig, TranscriptStats } from "./core/transcript-types.js";
 import {
@@ -27,6 +27,7 @@ import {
   renderSystemPrompt,
 } from "./prompt/system-prompt.js";
 import { type ShellEnv, builtinTools } from "./tools/index.js";
+import { takeFingerprint } from "./tools/workspace-fingerprint.js";
 import { TranscriptMirror } from "./transcript/transcript-mirror.js";
 import { compactBeforeRequest, fixedTokensOf } from "./transcript/compaction.js";
 import { eliderWorker, modelWorker, type CompactionWorker } from "./transcript/compaction-worker.js";
@@ -65,6 +66,17 @@ export interface CodingAgentConfig {
    * deterministic elider when the provider is scripted (a model worker would consume its script).
    */
   compactionWorker?: CompactionWorker;
+  /**
+   * Stops the process group a started call recorded, if it is still alive (same host, same pid
+   * and start time), on resume before anything else runs; resolves true when it stopped one.
+   * The runner passes the process layer's `stopRecordedGroup`. Without it none is stopped.
+   */
+  stopProcesses?: (info: ProcessStart) => Promise<boolean>;
+  /**
+   * `false` takes no workspace fingerprint before write and exec calls (then an interrupted
+   * call's result cannot say what changed). Default: on.
+   */
+  fingerprint?: boolean;
   /** Clock and id source, injected so tests are deterministic. */
   now?: () => Date;
   newId?: () => string;
@@ -212,22 +224,10 @@ export class CodingAgent {
     try {
       await sink.emit({ type: "turn_start", sessionId: this.session.id, at: (this.config.now ?? (() => new Date()))().toISOString() });
       this.session.environment ??= this.environment;
-      const revived = reviveUnansweredCalls(this.session.messages);
-      if (revived.length > 0) {
-        await sink.emit({ type: "revived", callIds: revived.map((c) => c.id) });
-        await this.commit("result");
-      }
+      const ports = this.stepPorts(sink, approval, signal);
+      await this.revive(ports);
       await start();
-      return await runSteps({
-        session: this.session, provider: this.provider, tools: this.tools, inputChecks: this.inputChecks, approval, sink, signal,
-        commit: (boundary) => this.commit(boundary),
-        buildRequest: (step) => this.buildRequest(step, sink, signal),
-        recordUsage: (usage) => this.mirror?.recordRequest(usage, this.lastRequest ?? undefined),
-        takeSteers: () => this.steers.splice(0),
-        toolContext: { workspace: this.workspace, ...(this.config.allowEnv ? { allowEnv: this.config.allowEnv } : {}) },
-        maxTurnSteps: this.config.maxTurnSteps ?? DEFAULT_MAX_TURN_STEPS,
-        ...(this.config.filterToolOutput ? { filterToolOutput: this.config.filterToolOutput } : {}),
-      });
+      return await runSteps(ports);
     } catch (err) {
       const code = err instanceof RhemaError ? err.code : "internal";
       await Promise.resolve(sink.emit({ type: "turn_error", code, message: errorMessage(err) })).catch(() => {});
@@ -236,6 +236,49 @@ export class CodingAgent {
       this.running = false;
       this.commitHook = null;
     }
+  }
+
+  private stepPorts(sink: EventSink, approval: Approval, signal: AbortSignal): StepLoopPorts {
+    const workspace = this.workspace;
+    return {
+      session: this.session, provider: this.provider, tools: this.tools, inputChecks: this.inputChecks, approval, sink, signal,
+      commit: (boundary) => this.commit(boundary),
+      buildRequest: (step) => this.buildRequest(step, sink, signal),
+      recordUsage: (usage) => this.mirror?.recordRequest(usage, this.lastRequest ?? undefined),
+      takeSteers: () => this.steers.splice(0),
+      toolContext: { workspace, ...(this.config.allowEnv ? { allowEnv: this.config.allowEnv } : {}) },
+      maxTurnSteps: this.config.maxTurnSteps ?? DEFAULT_MAX_TURN_STEPS,
+      now: this.config.now ?? (() => new Date()),
+      ...(this.config.fingerprint !== false ? { fingerprint: (s: AbortSignal) => takeFingerprint(workspace, { signal: s }) } : {}),
+      ...(this.config.filterToolOutput ? { filterToolOutput: this.config.filterToolOutput } : {}),
+    };
+  }
+
+  /**
+   * Closes the round a history enters the turn with (DESIGN §2, revive): started calls get the
+   * synthetic result — after their process groups still alive are stopped, naming the files
+   * changed since they began — and calls that never started are approved and run now.
+   */
+  private async revive(ports: StepLoopPorts): Promise<void> {
+    const plan = planRevive(this.session.messages, this.session.calls);
+    if (plan.interrupted.length > 0) {
+      const notes = new Map<string, string>();
+      let now: Awaited<ReturnType<typeof takeFingerprint>> | undefined;
+      for (const { call, started } of plan.interrupted) {
+        const { host, pgid, startTime } = started ?? {};
+        const stopped = host !== undefined && pgid !== undefined && startTime !== undefined && this.config.stopProcesses
+          ? await this.config.stopProcesses({ host, pgid, startTime })
+          : false;
+        if (started?.fingerprint) now ??= await takeFingerprint(this.workspace, { signal: ports.signal, budgetMs: Infinity });
+        const changes = started?.fingerprint && now ? workspaceChanges(started.fingerprint, now) : undefined;
+        notes.set(call.id, interruptedText({ stopped, ...(changes ? { changes } : {}) }));
+      }
+      const revived = reviveUnansweredCalls(this.session.messages, notes);
+      delete this.session.calls;
+      await ports.sink.emit({ type: "revived", callIds: revived.map((c) => c.id) });
+      await this.commit("result");
+    }
+    if (plan.unstarted.length > 0) await runUnstartedCalls(ports, plan.unstarted);
   }
 
   private async buildRequest(step: number, sink: EventSink, signal: AbortSignal): Promise<ModelRequest> {

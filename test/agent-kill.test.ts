@@ -12,9 +12,11 @@ import { join } from "node:path";
 import { CodingAgent } from "../src/agent.js";
 import { allowAll } from "../src/core/approval.js";
 import { CheckpointStore, JOURNAL_FILE, SESSION_FILE } from "../src/store/checkpoint-store.js";
+import { SessionFileError } from "../src/core/errors.js";
+import { writeFile } from "node:fs/promises";
 import { INTERRUPTED_RESULT, conversationState } from "../src/core/conversation.js";
 import { nullSink } from "../src/core/events.js";
-import { toolCallsOf, unansweredCalls, type ToolResultBlock } from "../src/core/messages.js";
+import { toolCallsOf, unansweredCalls, type Message, type ToolResultBlock } from "../src/core/messages.js";
 import { loadSession } from "../src/store/session-file.js";
 import { ScriptedProvider } from "../src/providers/scripted.js";
 import { compiled } from "./support/paths.js";
@@ -25,8 +27,9 @@ import { LINES_FILE, appendLineTool } from "./support/test-tools.js";
 interface KillPoint { name: string; mark: string; detail?: string; occurrence?: number }
 
 /** Runs the child until `point` is reached, kills it with SIGKILL, returns what it said. */
-async function runAndKill(workspace: string, checkpoints: string, point: KillPoint | null): Promise<{ environment: string; killed: boolean }> {
-  const child = spawn(process.execPath, [compiled("test/support/kill-child.js"), workspace, checkpoints], { stdio: ["ignore", "pipe", "inherit"] });
+async function runAndKill(workspace: string, checkpoints: string, point: KillPoint | null, foldMinBytes = 512): Promise<{ environment: string; killed: boolean }> {
+  const args = [compiled("test/support/kill-child.js"), workspace, checkpoints, String(foldMinBytes)];
+  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
   let environment = "";
   let seen = 0;
   let killed = false;
@@ -69,6 +72,7 @@ const points: KillPoint[] = [
   { name: "after the input boundary", mark: "after-input" },
   { name: "mid-stream", mark: "stream-text" },
   { name: "after the intent", mark: "after-intent" },
+  { name: "after a call started, before it ran", mark: "after-started", occurrence: 3 },
   { name: "during a tool, after its side effect", mark: "tool-appended", detail: "b" },
   { name: "during a tool, before its side effect", mark: "tool-start", detail: "d" },
   { name: "after a result", mark: "after-result", occurrence: 2 },
@@ -97,10 +101,10 @@ for (const point of points) {
       const tag = (call.input as { tag: string }).tag;
       const result = results.get(call.id);
       assert.ok(result, `call ${call.id} has a result`);
-      if (result.content === INTERRUPTED_RESULT) assert.ok(lines.filter((l) => l === tag).length <= 1, `interrupted ${tag} was not re-run`);
+      if (String(result.content).startsWith(INTERRUPTED_RESULT)) assert.ok(lines.filter((l) => l === tag).length <= 1, `interrupted ${tag} was not re-run`);
       else assert.equal(lines.filter((l) => l === tag).length, 1, `completed ${tag} appears exactly once`);
     }
-    const interrupted = [...results.values()].filter((r) => r.content === INTERRUPTED_RESULT);
+    const interrupted = [...results.values()].filter((r) => String(r.content).startsWith(INTERRUPTED_RESULT));
     if (interrupted.length === 0) assert.deepEqual(lines, uninterrupted, "with no call cut, the result equals an uninterrupted run's");
 
     const firstResumed = provider.parsedRequests()[0];
@@ -119,3 +123,56 @@ test("an uninterrupted child run appends every tag once", async (t) => {
   await runAndKill(workspace, join(root, "checkpoint"), null);
   assert.deepEqual((await readFile(join(workspace, LINES_FILE), "utf8")).split("\n").filter(Boolean), uninterrupted);
 });
+
+const resultTexts = (messages: Message[]) =>
+  messages.flatMap((m) => m.content.filter((b): b is ToolResultBlock => b.type === "tool_result").map((r) => String(r.content)));
+
+test("a kill after the intent, before the call started: on resume the call runs once and the tags equal an uninterrupted run's", async (t) => {
+  const root = await tempDir(t);
+  const workspace = join(root, "ws");
+  const checkpoints = join(root, "checkpoint");
+  await mkdir(workspace);
+  // The intent of the step with b and c: neither has started.
+  assert.ok((await runAndKill(workspace, checkpoints, { name: "", mark: "after-intent", occurrence: 2 })).killed);
+  assert.deepEqual(await tagLines(workspace), ["a"]);
+  const { agent } = await resume(workspace, checkpoints);
+  assert.deepEqual(await tagLines(workspace), uninterrupted);
+  assert.ok(!resultTexts(agent.session.messages).some((text) => text.startsWith(INTERRUPTED_RESULT)), "no call was closed as interrupted");
+  assert.deepEqual(resultTexts(agent.session.messages), ["appended a", "appended b", "appended c", "appended d"]);
+});
+
+test("a kill after a call started and made its change: revived, not re-run, its result lists the files it changed", async (t) => {
+  const root = await tempDir(t);
+  const workspace = join(root, "ws");
+  const checkpoints = join(root, "checkpoint");
+  await mkdir(workspace);
+  assert.ok((await runAndKill(workspace, checkpoints, { name: "", mark: "tool-appended", detail: "b" })).killed);
+  const { agent } = await resume(workspace, checkpoints);
+  assert.deepEqual(await tagLines(workspace), uninterrupted, "b ran once (before the kill), c and d after the resume");
+  assert.deepEqual(resultTexts(agent.session.messages), [
+    "appended a",
+    `${INTERRUPTED_RESULT}; since it started: modified ${LINES_FILE}`,
+    "appended c",
+    "appended d",
+  ]);
+});
+
+test("a journal cut in its middle is an error naming the journal and the missing records, never a silent re-run", async (t) => {
+  const root = await tempDir(t);
+  const workspace = join(root, "ws");
+  const checkpoints = join(root, "checkpoint");
+  await mkdir(workspace);
+  await runAndKill(workspace, checkpoints, { name: "", mark: "after-result", occurrence: 3 }, 1_000_000);
+  const journal = join(checkpoints, JOURNAL_FILE);
+  const text = await readFile(journal, "utf8");
+  const lines = text.split("\n").filter(Boolean);
+  assert.ok(lines.length >= 4, `the journal has records to lose (${lines.length})`);
+  await writeFile(journal, text.slice(0, lines[0]!.length + 1 + 10)); // inside line 2
+  await assert.rejects(new CheckpointStore(checkpoints).load(), (err: unknown) =>
+    err instanceof SessionFileError && err.code === "session_invalid" && err.message.startsWith(journal) &&
+    new RegExp(`records 2–${lines.length} are missing`).test(err.message));
+});
+
+async function tagLines(workspace: string): Promise<string[]> {
+  return (await readFile(join(workspace, LINES_FILE), "utf8").catch(() => "")).split("\n").filter(Boolean);
+}

@@ -119,7 +119,7 @@ test("runs a step's tool calls in order and commits at every boundary", async (t
   agent.setCommitHook(async (c: Commit) => void commits.push({ boundary: c.boundary, messages: c.session.messages.length }));
   const out = await agent.turn("go", nullSink, approval());
   assert.deepEqual(await lines(workspace), ["a", "b", "c"]);
-  assert.deepEqual(commits.map((c) => c.boundary), ["input", "intent", "result", "result", "intent", "result", "intent"]);
+  assert.deepEqual(commits.map((c) => c.boundary), ["input", "intent", "started", "result", "started", "result", "intent", "started", "result", "intent"]);
   assert.deepEqual(out.message, { role: "assistant", content: [{ type: "text", text: "done" }] });
   assert.equal(out.steps, 3);
   assert.equal(out.stopReason, "end_turn");
@@ -182,14 +182,15 @@ test("stops at maxTurnSteps with a clear error and a session that resumes", asyn
   assert.deepEqual(await lines(workspace), ["s1", "s2", "s3"]);
 });
 
-test("revives unanswered calls with a synthetic result and never runs them again", async (t) => {
+test("revives unanswered started calls with a synthetic result and never runs them again", async (t) => {
   const { agent, provider, config, workspace } = await setup(t, [{ call: "append_line", input: { tag: "once" } }, { say: "done" }]);
-  // A history cut right after the intent: the call is committed but has no result.
+  // A history cut after the call started: it is committed, started, and has no result.
   const session = agent.session;
   session.messages = [
     { role: "user", content: [{ type: "text", text: "go" }] },
     { role: "assistant", content: [{ type: "tool_call", id: "call_0_0", name: "append_line", input: { tag: "once" } }] },
   ];
+  session.calls = { call_0_0: { at: "2026-03-04T05:06:07.000Z" } };
   const sink = new MemorySink();
   const resumed = CodingAgent.fromSession(provider, config, session);
   await resumed.retryTurnWithCancel(sink, approval(), new AbortController().signal);
@@ -286,7 +287,7 @@ test("a steering nudge is appended as user text at the next step boundary and co
     if (c.boundary === "intent" && boundaries.length === 2) agent.steer("Two steps left: wrap up.");
   });
   await agent.turn("go", nullSink, approval());
-  assert.deepEqual(boundaries, ["input", "intent", "result", "input", "intent"]);
+  assert.deepEqual(boundaries, ["input", "intent", "started", "result", "input", "intent"]);
   const second = provider.parsedRequests()[1]!;
   const last = second.messages[second.messages.length - 1]!;
   assert.equal(last.role, "user");

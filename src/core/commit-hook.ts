@@ -7,10 +7,12 @@ import type { Section, TranscriptStats } from "./transcript-types.js";
 /**
  * input: the turn's input (or a steering nudge) was pushed.
  * intent: an assistant message is complete; its tool calls have not run yet.
+ * started: one call was approved and is about to run (`session.calls` holds its record; for the
+ *   shell, with its held process group): from here on it may have had effects.
  * result: one tool result was appended.
  * flush: old sections were compacted into a summary (the sections carry it).
  */
-export type Boundary = "input" | "intent" | "result" | "flush";
+export type Boundary = "input" | "intent" | "started" | "result" | "flush";
 
 export interface Commit {
   boundary: Boundary;

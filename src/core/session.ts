@@ -24,6 +24,36 @@ export interface Session {
   transcript?: { sections: Section[]; stats: TranscriptStats | null };
   /** Set by the checkpoint store: which journal generation this snapshot folds in. */
   journal?: { generation: number };
+  /**
+   * The calls that have *started* (approved, about to run) and have no result yet, by call id.
+   * A call leaves this map when its result is appended; absent when no call is running.
+   */
+  calls?: Record<string, StartedCall>;
+}
+
+/**
+ * A call's `started` record. A call in the intent with no record never ran; one with a record
+ * may have, and is never run again behind the model's back.
+ */
+export interface StartedCall {
+  /** ISO time of the `started` boundary. */
+  at: string;
+  /** For a call that runs a process group (the shell): where, to stop it on resume. */
+  host?: string;
+  pgid?: number;
+  startTime?: number;
+  /**
+   * The workspace as it was just before the call began (write and exec calls). The checkpoint
+   * store keeps it in a file beside the checkpoint, not in the journal line.
+   */
+  fingerprint?: WorkspaceFingerprint;
+}
+
+/** A cheap picture of the workspace: each file's size and mtime, by workspace-relative path. */
+export interface WorkspaceFingerprint {
+  files: Record<string, [sizeBytes: number, mtimeMs: number]>;
+  /** True when the walk stopped at its file cap: changes beyond it are unknown. */
+  capped: boolean;
 }
 
 const textBlock = z.object({ type: z.literal("text"), text: z.string() }).strict();
@@ -58,6 +88,19 @@ export const transcriptStatsSchema = z.object({
   workerOutputTokens: nonNegative, newTokens: added, budgetedTokens: added,
   cacheHitRate: z.number().min(0).max(1), limitHitRate: z.number().min(0).max(1).default(0),
 });
+export const fingerprintSchema = z
+  .object({ files: z.record(z.string(), z.tuple([nonNegative, z.number()])), capped: z.boolean() })
+  .strict();
+export const startedCallSchema = z
+  .object({
+    at: z.string().min(1),
+    host: z.string().optional(),
+    pgid: z.number().int().positive().optional(),
+    startTime: z.number().nonnegative().optional(),
+    fingerprint: fingerprintSchema.optional(),
+  })
+  .strict();
+
 export const sectionSchema = z.object({
   start: z.number().int().nonnegative(),
   end: z.number().int().nonnegative(),
@@ -75,6 +118,7 @@ export const sessionSchema = z
     messages: z.array(messageSchema),
     transcript: z.object({ sections: z.array(sectionSchema), stats: transcriptStatsSchema.nullable() }).optional(),
     journal: z.object({ generation: z.number().int().nonnegative() }).optional(),
+    calls: z.record(z.string(), startedCallSchema).optional(),
   })
   .passthrough();
 

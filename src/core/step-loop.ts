@@ -3,20 +3,25 @@
  *
  * Vocabulary: a *turn* is one input until the model stops asking for tools; a *step* is one
  * model request plus the tool calls it asked for; a *boundary* is a point where the session
- * is committed (input pushed, assistant message complete = the intent, each tool result).
+ * is committed (input pushed, assistant message complete = the intent, each call started,
+ * each tool result).
+ *
+ * A call's states: in the intent only (never ran: a resume runs it) → `started` (approved, about
+ * to run; recorded in `session.calls`, for the shell with its held process group) → its result
+ * (the record is dropped). A reply cut at the output limit runs none of its calls.
  *
  * The loop owns no state between turns: the caller hands it the session and the ports, and
  * it edits `session.messages` in place, committing after each edit.
  */
 import { denialText, type Approval, type Decision } from "./approval.js";
 import type { Boundary } from "./commit-hook.js";
-import { pushToolResult, pushUserContent } from "./conversation.js";
+import { CUT_REPLY_RESULT, pushToolResult, pushUserContent } from "./conversation.js";
 import { CancelledError, CodingAgentError, ProviderError, RhemaError, ToolError, errorMessage } from "./errors.js";
 import type { EventSink } from "./events.js";
 import type { ContentBlock, Message, ToolCallBlock, ToolResultBlock } from "./messages.js";
 import { addUsage, ZERO_USAGE, type ModelProvider, type ModelRequest, type StopReason, type Usage } from "./provider.js";
-import type { Session } from "./session.js";
-import type { Tool, ToolContext, ToolPlan } from "./tool.js";
+import type { Session, StartedCall, WorkspaceFingerprint } from "./session.js";
+import type { ProcessStart, Tool, ToolContext, ToolPlan } from "./tool.js";
 import type { ToolInputChecks } from "./tool-input-check.js";
 
 export interface ModelOutput {
@@ -52,11 +57,19 @@ export interface StepLoopPorts {
   maxTurnSteps: number;
   /** Rewrites tool output text before the model (and the session) sees it, e.g. to redact secrets. */
   filterToolOutput?: (text: string) => string;
+  /** The clock of `started` records. */
+  now: () => Date;
+  /**
+   * Takes the workspace fingerprint kept with a write or exec call's `started` record (begun
+   * while the approval is asked, awaited before the call starts). A failure leaves it out.
+   */
+  fingerprint?: (signal: AbortSignal) => Promise<WorkspaceFingerprint>;
 }
 
 export const DEFAULT_MAX_TURN_STEPS = 50;
 const RESULT_PREVIEW_CHARS = 200;
 const NOT_RUN_CANCELLED = "not run: the turn was cancelled before this call started";
+const CANCELLED_WHILE_RUNNING = "cancelled: the turn was cancelled while this call ran; it may have partly completed";
 
 export async function runSteps(ports: StepLoopPorts): Promise<ModelOutput> {
   let usage: Usage = ZERO_USAGE;
@@ -71,17 +84,37 @@ export async function runSteps(ports: StepLoopPorts): Promise<ModelOutput> {
     }
     const { message, stopReason, usage: stepUsage } = await requestStep(ports, step);
     usage = addUsage(usage, stepUsage);
+    const calls = message.content.filter((b): b is ToolCallBlock => b.type === "tool_call");
     ports.session.messages.push(message);
+    // A reply cut at the output limit: its calls are answered in the same commit as the intent,
+    // so no resume can run one of them either.
+    const cut = stopReason === "max_tokens" && calls.length > 0;
+    if (cut) for (const call of calls) pushToolResult(ports.session.messages, errorResultOf(call, CUT_REPLY_RESULT));
     await ports.commit("intent");
     await ports.sink.emit({ type: "step_end", step, stopReason });
 
-    const calls = message.content.filter((b): b is ToolCallBlock => b.type === "tool_call");
     if (calls.length === 0) {
       await ports.sink.emit({ type: "turn_end", steps: step, stopReason, usage });
       return { message, stopReason, usage, steps: step };
     }
-    await runCalls(ports, step, calls);
+    if (cut) {
+      for (const call of calls) await emitResult(ports, step, call, errorResultOf(call, CUT_REPLY_RESULT), Date.now());
+    } else {
+      await runCalls(ports, step, calls);
+    }
   }
+}
+
+/**
+ * Runs the calls a resume found in the intent with no `started` record: they never ran, so
+ * they are approved and run now, as if no kill had happened (`step` 0 in their events).
+ */
+export function runUnstartedCalls(ports: StepLoopPorts, calls: ToolCallBlock[]): Promise<void> {
+  return runCalls(ports, 0, calls);
+}
+
+function errorResultOf(call: ToolCallBlock, text: string): ToolResultBlock {
+  return { type: "tool_result", callId: call.id, content: text, isError: true };
 }
 
 async function pushSteers(ports: StepLoopPorts): Promise<void> {
@@ -158,19 +191,33 @@ async function runCalls(ports: StepLoopPorts, step: number, calls: ToolCallBlock
       if (!ports.signal.aborted) throw err;
       return closeCancelled(ports, calls.slice(k), err);
     }
-    pushToolResult(ports.session.messages, result);
-    await ports.sink.emit({
-      type: "tool_result", step, callId: call.id, name: call.name, isError: result.isError === true,
-      durationMs: Date.now() - started, preview: previewOf(result),
-    });
+    appendResult(ports.session, result);
+    await emitResult(ports, step, call, result, started);
     await ports.commit("result");
   }
+}
+
+/** Appends a call's result and drops its `started` record: the call is answered. */
+function appendResult(session: Session, result: ToolResultBlock): void {
+  pushToolResult(session.messages, result);
+  if (!session.calls || !(result.callId in session.calls)) return;
+  const { [result.callId]: _done, ...rest } = session.calls;
+  if (Object.keys(rest).length === 0) delete session.calls;
+  else session.calls = rest;
+}
+
+function emitResult(ports: StepLoopPorts, step: number, call: ToolCallBlock, result: ToolResultBlock, startedMs: number) {
+  return ports.sink.emit({
+    type: "tool_result", step, callId: call.id, name: call.name, isError: result.isError === true,
+    durationMs: Date.now() - startedMs, preview: previewOf(result),
+  });
 }
 
 /** Answers the calls a cancel left unstarted, committing each, then ends the turn cancelled. */
 async function closeCancelled(ports: StepLoopPorts, calls: ToolCallBlock[], cause?: unknown): Promise<never> {
   for (const call of calls) {
-    pushToolResult(ports.session.messages, { type: "tool_result", callId: call.id, content: NOT_RUN_CANCELLED, isError: true });
+    const started = ports.session.calls?.[call.id] !== undefined;
+    appendResult(ports.session, errorResultOf(call, started ? CANCELLED_WHILE_RUNNING : NOT_RUN_CANCELLED));
     await ports.commit("result");
   }
   throw cancelledError(ports.signal, cause);
@@ -180,20 +227,55 @@ async function runOneCall(ports: StepLoopPorts, step: number, call: ToolCallBloc
   const errorResult = (text: string): ToolResultBlock => ({ type: "tool_result", callId: call.id, content: text, isError: true });
   const prepared = await prepareCall(ports, call);
   if (typeof prepared === "string") return errorResult(prepared);
-  const { tool, input, ctx } = prepared;
+  const { tool, input } = prepared;
+  // Taken while the approval is asked: nothing changes the workspace until the call starts.
+  const fingerprint = tool.effect !== "read" && ports.fingerprint ? ports.fingerprint(ports.signal).catch(() => undefined) : undefined;
   const decision = await decide(ports, call, prepared);
   await ports.sink.emit({ type: "approval", step, callId: call.id, name: call.name, decision });
   if (decision.decision === "deny") {
     return errorResult(denialText(decision));
   }
+  const before = await fingerprint;
+  throwIfCancelled(ports.signal);
+  const start = startCommitter(ports, call, before);
+  const ctx: ToolContext = tool.reportsStart ? { ...prepared.ctx, onStarted: start.commit } : prepared.ctx;
+  if (!tool.reportsStart) await start.commit();
   try {
     const result = await tool.run(input, ctx);
+    start.rethrow();
     const content = toResultContent(result.content, ports.filterToolOutput ?? ((text) => text));
     return { type: "tool_result", callId: call.id, content, ...(result.isError ? { isError: true } : {}) };
   } catch (err) {
-    if (ports.signal.aborted) return errorResult("cancelled: the turn was cancelled while this call ran; it may have partly completed");
+    start.rethrow();
+    if (ports.signal.aborted) return errorResult(CANCELLED_WHILE_RUNNING);
     return errorResult(failureText(call, err));
   }
+}
+
+/**
+ * Commits a call's `started` boundary, once: the record goes into `session.calls`. A commit
+ * that fails inside a tool's `onStarted` fails the turn, not just the call (`rethrow`).
+ */
+function startCommitter(ports: StepLoopPorts, call: ToolCallBlock, fingerprint: WorkspaceFingerprint | undefined) {
+  let done = false;
+  let failure: { err: unknown } | null = null;
+  return {
+    async commit(proc?: ProcessStart): Promise<void> {
+      if (done) return;
+      done = true;
+      const record: StartedCall = { at: ports.now().toISOString(), ...proc, ...(fingerprint ? { fingerprint } : {}) };
+      ports.session.calls = { ...ports.session.calls, [call.id]: record };
+      try {
+        await ports.commit("started");
+      } catch (err) {
+        failure = { err };
+        throw err;
+      }
+    },
+    rethrow(): void {
+      if (failure) throw failure.err;
+    },
+  };
 }
 
 interface PreparedCall { tool: Tool; input: unknown; ctx: ToolContext; plan: ToolPlan }

@@ -22,6 +22,21 @@ export interface ToolContext {
   signal: AbortSignal;
   /** Environment variable names the shell may pass through despite looking secret. */
   allowEnv?: readonly string[];
+  /**
+   * Given to a tool that `reportsStart`: it awaits this once, after it has spawned what it runs
+   * (held, so nothing has happened yet) and before it lets it go. The engine commits the call's
+   * `started` boundary with `info` inside it; a throw means the call must not go ahead.
+   */
+  onStarted?: (info: ProcessStart) => Promise<void>;
+}
+
+/** Where a started call's process group runs: enough to find it again after a kill, and only it. */
+export interface ProcessStart {
+  /** The host name the group runs on: a group recorded on another host is never signalled. */
+  host: string;
+  pgid: number;
+  /** The group leader's start time as the process table gives it, so a reused pid is not mistaken for it. */
+  startTime: number;
 }
 
 export interface ToolResult {
@@ -49,6 +64,11 @@ export interface ToolPlan {
 export interface Tool {
   spec: ToolSpec;
   effect: ToolEffect;
+  /**
+   * True for a tool that calls `ctx.onStarted` itself (the shell, once its process group exists).
+   * For every other tool the engine commits `started` just before `run`.
+   */
+  reportsStart?: boolean;
   plan?(input: unknown, ctx: ToolContext): Promise<ToolPlan>;
   run(input: unknown, ctx: ToolContext): Promise<ToolResult>;
 }

@@ -7,18 +7,26 @@
  *
  *   session.json           a valid Session (loadSession reads it alone), stamped with the
  *                          journal generation it folds in
- *   session.journal.jsonl  records {gen, keep, messages, …}: keep the first `keep` messages,
- *                          then append `messages`; records of an older generation are stale
+ *   session.journal.jsonl  records {gen, seq, keep, messages, …}: keep the first `keep` messages,
+ *                          then append `messages`; records of an older generation are stale;
+ *                          `seq` counts 1, 2, 3, … within a generation
+ *   session.journal.count  how many records of which generation were committed (journal-counter.ts)
+ *   session.fingerprint.json  the workspace fingerprint of the call started last (fingerprint-file.ts)
  *
  * Loading takes the last complete record: a torn last line (a kill mid-write) is ignored; a bad
- * line before it is a `SessionFileError` naming the journal and the line.
+ * line before it, a gap in the sequence, or fewer records than the counter says were committed
+ * is a `SessionFileError` naming the journal (and the line or the missing records).
  */
 import { readFile, rm, type FileHandle } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { Commit, CommitHook } from "../core/commit-hook.js";
 import { CodingAgentError, SessionFileError } from "../core/errors.js";
 import type { Message } from "../core/messages.js";
-import { messageSchema, parseSession, sectionSchema, transcriptStatsSchema, type Session } from "../core/session.js";
+import {
+  messageSchema, parseSession, sectionSchema, startedCallSchema, transcriptStatsSchema, type Session, type StartedCall,
+} from "../core/session.js";
+import { loadFingerprint, saveFingerprint } from "./fingerprint-file.js";
+import { JournalCounter, checkJournalSequence, readJournalCount } from "./journal-counter.js";
 import { saveSession } from "./session-file.js";
 import { openPrivateAppend, fsyncDir, ensurePrivateDir } from "./private-files.js";
 import type { Section, TranscriptStats } from "../core/transcript-types.js";
@@ -26,13 +34,18 @@ import { z } from "zod";
 
 export const SESSION_FILE = "session.json";
 export const JOURNAL_FILE = "session.journal.jsonl";
+export const COUNTER_FILE = "session.journal.count";
+export const FINGERPRINT_FILE = "session.fingerprint.json";
 
 /**
- * Where a checkpoint lives: a folder (the files get their default names in it), or the two
- * files named by their owner — e.g. the runner's task folder, the one place its paths are
- * joined. Both files must sit in one folder: the store fsyncs that folder.
+ * Where a checkpoint lives: a folder (the files get their default names in it), or the files
+ * named by their owner — e.g. the runner's task folder, the one place its paths are joined
+ * (the counter and the fingerprint default to their names beside the session). All must sit
+ * in one folder: the store fsyncs that folder.
  */
-export type CheckpointLocation = string | { sessionPath: string; journalPath: string };
+export type CheckpointLocation =
+  | string
+  | { sessionPath: string; journalPath: string; counterPath?: string; fingerprintPath?: string };
 
 export interface CheckpointStoreOptions {
   /** Fold when the journal exceeds this many bytes and the snapshot's size (default 1 MiB). */
@@ -42,12 +55,16 @@ export interface CheckpointStoreOptions {
 const journalRecordSchema = z
   .object({
     gen: z.number().int().positive(),
+    /** Absent in journals written before sequence numbers: such a journal is not checked. */
+    seq: z.number().int().positive().optional(),
     keep: z.number().int().nonnegative(),
     messages: z.array(messageSchema),
     environment: z.string().optional(),
     sections: z.array(sectionSchema).optional(),
     stats: transcriptStatsSchema.nullable(),
-    boundary: z.enum(["input", "intent", "result", "flush"]),
+    /** The started calls as of this record (without fingerprints), when they changed. */
+    calls: z.record(z.string(), startedCallSchema).optional(),
+    boundary: z.enum(["input", "intent", "started", "result", "flush"]),
   })
   .strict();
 type JournalRecord = z.infer<typeof journalRecordSchema>;
@@ -56,9 +73,14 @@ export class CheckpointStore {
   readonly dir: string;
   readonly sessionPath: string;
   readonly journalPath: string;
+  readonly counterPath: string;
+  readonly fingerprintPath: string;
   private readonly foldMinBytes: number;
   private journal: FileHandle | null = null;
+  private counter: JournalCounter | null = null;
   private generation = 0;
+  /** Records of this generation in the journal. */
+  private seq = 0;
   private journalBytes = 0;
   private snapshotBytes = 0;
   /** What is durable: message count, the last message's JSON, sections count. */
@@ -66,6 +88,7 @@ export class CheckpointStore {
   private persistedLastJson = "";
   private persistedEnvironment: string | undefined;
   private persistedSectionsJson = "[]";
+  private persistedCallsJson = "{}";
 
   constructor(location: CheckpointLocation, options: CheckpointStoreOptions = {}) {
     const paths = typeof location === "string"
@@ -77,6 +100,11 @@ export class CheckpointStore {
     }
     this.sessionPath = paths.sessionPath;
     this.journalPath = paths.journalPath;
+    this.counterPath = paths.counterPath ?? join(this.dir, COUNTER_FILE);
+    this.fingerprintPath = paths.fingerprintPath ?? join(this.dir, FINGERPRINT_FILE);
+    for (const path of [this.counterPath, this.fingerprintPath]) {
+      if (dirname(path) !== this.dir) throw new CodingAgentError("invalid_config", `Expected the checkpoint's files in one folder, got ${paths.sessionPath} and ${path}`);
+    }
     this.foldMinBytes = options.foldMinBytes ?? 1024 * 1024;
   }
 
@@ -87,16 +115,29 @@ export class CheckpointStore {
   async load(): Promise<Session | null> {
     const base = await this.readSnapshot();
     if (!base) return null;
-    const records = await this.readJournal(base.journal?.generation ?? 0);
+    const generation = base.journal?.generation ?? 0;
+    const records = await this.readJournal(generation);
+    const seqs = records.map((r) => r.seq).filter((seq): seq is number => seq !== undefined);
+    if (seqs.length === records.length) checkJournalSequence(this.journalPath, seqs, await readJournalCount(this.counterPath), generation);
     const session = base;
     for (const r of records) {
       session.messages = [...session.messages.slice(0, r.keep), ...r.messages];
       if (r.environment !== undefined) session.environment = r.environment;
       const sections = r.sections ?? session.transcript?.sections ?? [];
       session.transcript = { sections, stats: r.stats };
+      if (r.calls) setCalls(session, r.calls);
     }
-    this.adoptPersisted(session, base.journal?.generation ?? 0);
+    this.adoptPersisted(session, generation);
+    await this.attachFingerprints(session);
     return session;
+  }
+
+  /** The fingerprint of a started call lives beside the journal: put it back on its record. */
+  private async attachFingerprints(session: Session): Promise<void> {
+    for (const [callId, record] of Object.entries(session.calls ?? {})) {
+      const fingerprint = await loadFingerprint(this.fingerprintPath, callId);
+      if (fingerprint) record.fingerprint = fingerprint;
+    }
   }
 
   async commit(c: Commit): Promise<void> {
@@ -104,10 +145,13 @@ export class CheckpointStore {
       await this.fold(c.session, c.sections, c.stats);
       return;
     }
+    await this.saveNewFingerprint(c);
     const record = this.recordFor(c);
     const line = JSON.stringify(record) + "\n";
     await this.journal.write(line);
     await this.journal.datasync();
+    this.seq = record.seq!;
+    await this.counter!.write({ generation: this.generation, count: this.seq });
     this.journalBytes += Buffer.byteLength(line);
     this.markPersisted(c.session, c.sections);
     if (this.journalBytes > Math.max(this.foldMinBytes, this.snapshotBytes)) await this.fold(c.session, c.sections, c.stats);
@@ -116,16 +160,22 @@ export class CheckpointStore {
   /** Writes the whole session as the new snapshot and starts an empty journal. */
   async fold(session: Session, sections: Section[], stats: TranscriptStats | null): Promise<void> {
     await ensurePrivateDir(this.dir);
+    if (session.calls) await this.saveNewFingerprint({ session });
     const generation = this.generation + 1;
-    const { journal: _old, ...rest } = session;
-    const snapshot: Session = { ...rest, transcript: { sections, stats }, journal: { generation } };
+    const { journal: _old, calls, ...rest } = session;
+    const snapshot: Session = {
+      ...rest, ...(calls ? { calls: withoutFingerprints(calls) } : {}), transcript: { sections, stats }, journal: { generation },
+    };
     await saveSession(snapshot, this.sessionPath);
     await this.journal?.close();
     this.journal = null;
     await rm(this.journalPath, { force: true });
     await fsyncDir(this.dir);
     this.journal = await openPrivateAppend(this.journalPath);
+    this.counter ??= await JournalCounter.open(this.counterPath);
+    await this.counter.write({ generation, count: 0 });
     this.generation = generation;
+    this.seq = 0;
     this.journalBytes = 0;
     this.snapshotBytes = JSON.stringify(snapshot).length;
     this.markPersisted(session, sections);
@@ -134,6 +184,16 @@ export class CheckpointStore {
   async close(): Promise<void> {
     await this.journal?.close();
     this.journal = null;
+    await this.counter?.close();
+    this.counter = null;
+  }
+
+  /** A call that has just started: its fingerprint goes to its own file, before the record. */
+  private async saveNewFingerprint(c: Pick<Commit, "session">): Promise<void> {
+    const persisted = JSON.parse(this.persistedCallsJson) as Record<string, StartedCall>;
+    for (const [callId, record] of Object.entries(c.session.calls ?? {})) {
+      if (record.fingerprint && !(callId in persisted)) await saveFingerprint(this.fingerprintPath, callId, record.fingerprint);
+    }
   }
 
   private recordFor(c: Commit): JournalRecord {
@@ -141,13 +201,16 @@ export class CheckpointStore {
     let keep = Math.min(this.persistedCount, messages.length);
     if (keep > 0 && JSON.stringify(messages[keep - 1]) !== this.persistedLastJson) keep -= 1;
     const sectionsJson = JSON.stringify(c.sections);
+    const calls = withoutFingerprints(c.session.calls ?? {});
     return {
       gen: this.generation,
+      seq: this.seq + 1,
       keep,
       messages: messages.slice(keep) as Message[],
       ...(c.session.environment !== this.persistedEnvironment && c.session.environment !== undefined ? { environment: c.session.environment } : {}),
       ...(sectionsJson !== this.persistedSectionsJson ? { sections: c.sections } : {}),
       stats: c.stats,
+      ...(JSON.stringify(calls) !== this.persistedCallsJson ? { calls } : {}),
       boundary: c.boundary,
     };
   }
@@ -157,6 +220,7 @@ export class CheckpointStore {
     this.persistedLastJson = JSON.stringify(session.messages[session.messages.length - 1] ?? null);
     this.persistedEnvironment = session.environment;
     this.persistedSectionsJson = JSON.stringify(sections);
+    this.persistedCallsJson = JSON.stringify(withoutFingerprints(session.calls ?? {}));
   }
 
   /** After a load: later commits append to the existing journal of that generation. */
@@ -201,6 +265,15 @@ export class CheckpointStore {
     }
     return records;
   }
+}
+
+function withoutFingerprints(calls: Record<string, StartedCall>): Record<string, StartedCall> {
+  return Object.fromEntries(Object.entries(calls).map(([id, { fingerprint: _fp, ...rest }]) => [id, rest]));
+}
+
+function setCalls(session: Session, calls: Record<string, StartedCall>): void {
+  if (Object.keys(calls).length === 0) delete session.calls;
+  else session.calls = structuredClone(calls);
 }
 
 function parseRecord(line: string, path: string, lineNo: number): JournalRecord {

@@ -1,7 +1,11 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
+  CHANGES_SHOWN,
   INTERRUPTED_RESULT,
+  interruptedText,
+  planRevive,
+  workspaceChanges,
   conversationState,
   pushToolResult,
   pushUserContent,
@@ -33,7 +37,7 @@ test("revive closes every unanswered call in call order and reports them", () =>
     { role: "assistant", content: [call("c1"), call("c2"), call("c3")] },
     { role: "user", content: [result("c2")] },
   ];
-  const revived = reviveUnansweredCalls(messages);
+  const revived = reviveUnansweredCalls(messages, new Map([["c1", INTERRUPTED_RESULT], ["c2", "x"], ["c3", INTERRUPTED_RESULT]]));
   assert.deepEqual(revived.map((c) => c.id), ["c1", "c3"]);
   assert.deepEqual(messages[2]!.content, [
     { type: "tool_result", callId: "c1", content: INTERRUPTED_RESULT, isError: true },
@@ -44,9 +48,10 @@ test("revive closes every unanswered call in call order and reports them", () =>
 
 test("revive adds a user message after a trailing assistant message with calls", () => {
   const messages: Message[] = [{ role: "assistant", content: [call("c1")] }];
-  reviveUnansweredCalls(messages);
+  const notes = new Map([["c1", INTERRUPTED_RESULT]]);
+  reviveUnansweredCalls(messages, notes);
   assert.deepEqual(messages[1], { role: "user", content: [{ type: "tool_result", callId: "c1", content: INTERRUPTED_RESULT, isError: true }] });
-  assert.deepEqual(reviveUnansweredCalls(messages), [], "a closed round stays as it is");
+  assert.deepEqual(reviveUnansweredCalls(messages, notes), [], "a closed round stays as it is");
 });
 
 test("reads where a conversation stands from its last message", () => {
@@ -54,4 +59,35 @@ test("reads where a conversation stands from its last message", () => {
   assert.deepEqual(conversationState([{ role: "user", content: [] }]), { kind: "awaiting_model" });
   assert.deepEqual(conversationState([{ role: "assistant", content: [{ type: "text", text: "done" }] }]), { kind: "ended" });
   assert.equal(conversationState([{ role: "assistant", content: [call("c1")] }]).kind, "calls_open");
+});
+
+test("revive plans: a call of the last reply with no started record runs now; a started one is interrupted", () => {
+  const messages: Message[] = [
+    { role: "assistant", content: [call("old")] },
+    { role: "user", content: [{ type: "text", text: "more" }] },
+    { role: "assistant", content: [call("c1"), call("c2"), call("c3")] },
+    { role: "user", content: [result("c1")] },
+  ];
+  const started = { at: "2026-01-01T00:00:00Z", host: "h", pgid: 42, startTime: 7 };
+  const plan = planRevive(messages, { c2: started });
+  assert.deepEqual(plan, {
+    interrupted: [{ call: call("old"), started: undefined }, { call: call("c2"), started }],
+    unstarted: [call("c3")],
+  });
+});
+
+test("workspace changes since a call began are listed sorted, capped, with what kind of change", () => {
+  const before = { files: { "src/a.js": [10, 1] as [number, number], "tmp/x": [1, 1] as [number, number], "same.txt": [3, 3] as [number, number] }, capped: false };
+  const after = { files: { "src/a.js": [11, 2] as [number, number], "out.txt": [5, 9] as [number, number], "same.txt": [3, 3] as [number, number] }, capped: false };
+  const changes = workspaceChanges(before, after);
+  assert.deepEqual(changes, { modified: ["src/a.js"], created: ["out.txt"], deleted: ["tmp/x"], capped: false });
+  assert.equal(interruptedText({ stopped: true, changes }),
+    `${INTERRUPTED_RESULT}; it was still running when the run resumed; stopped; since it started: created out.txt, modified src/a.js, deleted tmp/x`);
+  assert.equal(interruptedText({ stopped: false, changes: workspaceChanges(before, before) }), `${INTERRUPTED_RESULT}; since it started: no file changed`);
+  const many = { files: Object.fromEntries(Array.from({ length: CHANGES_SHOWN + 5 }, (_, i) => [`f${String(i).padStart(2, "0")}`, [1, 1] as [number, number]])), capped: false };
+  const text = interruptedText({ stopped: false, changes: workspaceChanges({ files: {}, capped: false }, many) });
+  assert.ok(text.endsWith(`created f${String(CHANGES_SHOWN - 1).padStart(2, "0")}, and 5 more`), text);
+  const capped = workspaceChanges({ ...before, capped: true }, after);
+  assert.deepEqual(capped, { modified: ["src/a.js"], created: [], deleted: [], capped: true });
+  assert.match(interruptedText({ stopped: false, changes: capped }), /more files than the fingerprint covers/);
 });

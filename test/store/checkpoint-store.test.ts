@@ -2,7 +2,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { appendFile, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { CheckpointStore, JOURNAL_FILE, SESSION_FILE } from "../../src/store/checkpoint-store.js";
+import { COUNTER_FILE, CheckpointStore, FINGERPRINT_FILE, JOURNAL_FILE, SESSION_FILE } from "../../src/store/checkpoint-store.js";
+import { COUNTER_BYTES, encodeCount, readJournalCount } from "../../src/store/journal-counter.js";
 import type { Boundary } from "../../src/core/commit-hook.js";
 import { SessionFileError } from "../../src/core/errors.js";
 import type { Message } from "../../src/core/messages.js";
@@ -144,4 +145,73 @@ test("takes its two files from their owner, and refuses them in two folders", as
   assert.deepEqual((await new CheckpointStore({ sessionPath: join(dir, "s.json"), journalPath: join(dir, "s.jsonl") }).load())!.messages, session.messages);
   assert.throws(() => new CheckpointStore({ sessionPath: join(dir, "a", "s.json"), journalPath: join(dir, "b", "s.jsonl") }),
     (err: unknown) => err instanceof Error && /in one folder/.test(err.message));
+});
+
+/** A journal of five records after the fold, the store closed. */
+async function fiveRecords(t: { after(fn: () => unknown): void }) {
+  const { dir, store, session } = await startedStore(t);
+  for (let i = 0; i < 5; i++) {
+    session.messages.push(i % 2 ? user(`q${i}`) : assistant(`a${i}`));
+    await commitAll(store, session, i % 2 ? "input" : "intent");
+  }
+  await store.close();
+  return { dir, session };
+}
+
+test("numbers each journal record and counts the committed ones in the counter file", async (t) => {
+  const { dir } = await fiveRecords(t);
+  const records = (await readFile(join(dir, JOURNAL_FILE), "utf8")).trim().split("\n").map((l) => JSON.parse(l) as { seq: number });
+  assert.deepEqual(records.map((r) => r.seq), [1, 2, 3, 4, 5]);
+  const counter = await readFile(join(dir, COUNTER_FILE), "ascii");
+  assert.equal(counter.length, COUNTER_BYTES);
+  assert.deepEqual(await readJournalCount(join(dir, COUNTER_FILE)), { generation: 1, count: 5 });
+  assert.equal((await stat(join(dir, COUNTER_FILE))).mode & 0o777, 0o600);
+});
+
+test("a journal cut in its middle is an error naming the journal and the missing records", async (t) => {
+  const { dir } = await fiveRecords(t);
+  const text = await readFile(join(dir, JOURNAL_FILE), "utf8");
+  const secondLine = text.indexOf("\n") + 1;
+  await writeFile(join(dir, JOURNAL_FILE), text.slice(0, secondLine + 20)); // inside line 2
+  await assert.rejects(new CheckpointStore(dir).load(), (err: unknown) =>
+    err instanceof SessionFileError && err.code === "session_invalid" && err.message.startsWith(join(dir, JOURNAL_FILE)) &&
+    /cut: 5 records were committed but it holds 1; records 2–5 are missing/.test(err.message));
+});
+
+test("a gap in the journal's sequence is an error naming the missing record", async (t) => {
+  const { dir } = await fiveRecords(t);
+  const lines = (await readFile(join(dir, JOURNAL_FILE), "utf8")).split("\n");
+  lines.splice(2, 1); // drop record 3
+  await writeFile(join(dir, JOURNAL_FILE), lines.join("\n"));
+  await assert.rejects(new CheckpointStore(dir).load(), (err: unknown) =>
+    err instanceof SessionFileError && err.message.startsWith(join(dir, JOURNAL_FILE)) && /gap: record 3 is missing/.test(err.message));
+});
+
+test("a journal one record ahead of its counter (a kill between the two writes) loads whole", async (t) => {
+  const { dir, session } = await fiveRecords(t);
+  await writeFile(join(dir, COUNTER_FILE), encodeCount({ generation: 1, count: 4 }));
+  assert.deepEqual((await new CheckpointStore(dir).load())!.messages, session.messages);
+});
+
+test("started calls are journaled without their fingerprint, which sits in its own file and comes back on load", async (t) => {
+  const { dir, store, session } = await startedStore(t);
+  session.messages.push({ role: "assistant", content: [{ type: "tool_call", id: "c1", name: "shell", input: { command: "make" } }] });
+  await commitAll(store, session, "intent");
+  const fingerprint = { files: { "src/a.js": [10, 1234.5] as [number, number] }, capped: false };
+  session.calls = { c1: { at: "2026-01-01T00:00:00.000Z", host: "box", pgid: 77, startTime: 5, fingerprint } };
+  await commitAll(store, session, "started");
+  await store.close();
+  const journal = await readFile(join(dir, JOURNAL_FILE), "utf8");
+  assert.ok(!journal.includes("src/a.js"), "the fingerprint is not in a journal line");
+  assert.ok(journal.includes('"pgid":77'));
+  assert.deepEqual(JSON.parse(await readFile(join(dir, FINGERPRINT_FILE), "utf8")), { callId: "c1", fingerprint });
+  assert.deepEqual((await new CheckpointStore(dir).load())!.calls, session.calls);
+
+  const again = new CheckpointStore(dir);
+  const loaded = (await again.load())!;
+  loaded.messages.push({ role: "user", content: [{ type: "tool_result", callId: "c1", content: "ok" }] });
+  delete loaded.calls;
+  await commitAll(again, loaded, "result");
+  await again.close();
+  assert.equal((await new CheckpointStore(dir).load())!.calls, undefined, "an answered call leaves no record");
 });

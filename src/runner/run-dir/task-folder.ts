@@ -3,8 +3,10 @@
  * paths or reads and writes its files —
  *
  *   workspace/              the task's copy of `workspace.from`, where the agent works
- *   session.json            the checkpoint (with its journal beside it)
- *   session.journal.jsonl
+ *   session.json            the checkpoint (with its journal, the journal's counter and the
+ *   session.journal.jsonl   fingerprint of the call started last beside it)
+ *   session.journal.count
+ *   session.fingerprint.json
  *   task-state.json         setup done, resumes, time spent (task-state.ts)
  *   events.jsonl            the transcript (event-log.ts)
  *   result.json             the outcome (task-result.ts)
@@ -34,6 +36,8 @@ export const TASKS_DIR = "tasks";
 export const TASK_FILES = {
   session: "session.json",
   journal: "session.journal.jsonl",
+  counter: "session.journal.count",
+  fingerprint: "session.fingerprint.json",
   state: "task-state.json",
   events: "events.jsonl",
   result: "result.json",
@@ -139,7 +143,10 @@ export class TaskFolder {
 
   /** The task's checkpoint: its store, with write failures named as OutputErrors. */
   openCheckpoint(options: CheckpointStoreOptions = {}): TaskCheckpoint {
-    return new TaskCheckpoint(new CheckpointStore({ sessionPath: this.path("session"), journalPath: this.path("journal") }, options), this.dir);
+    return new TaskCheckpoint(new CheckpointStore(
+      { sessionPath: this.path("session"), journalPath: this.path("journal"), counterPath: this.path("counter"), fingerprintPath: this.path("fingerprint") },
+      options,
+    ), this.dir);
   }
 
   /** Replaces the workspace by a fresh copy of `from` (or an empty folder). */
