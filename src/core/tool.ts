@@ -19,6 +19,14 @@ export interface ToolContext {
   signal: AbortSignal;
   /** Environment variable names the shell may pass through despite looking secret. */
   allowEnv?: readonly string[];
+  /**
+   * Awaited by a tool that starts processes (the shell) once their process group exists and
+   * before anything in it runs, e.g. to checkpoint the call as *started* with the group. `host` is
+   * the machine's name; `startTime` is the leader's, from /proc/<pid>/stat field 22 (clock ticks
+   * after boot), so a reused pid is told apart. If it throws, the tool kills the group (nothing
+   * ran) and rethrows.
+   */
+  onStarted?: (info: { host: string; pgid: number; startTime: number }) => Promise<void>;
 }
 
 export interface ToolResult {
