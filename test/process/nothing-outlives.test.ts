@@ -1,0 +1,58 @@
+/**
+ * Nothing rhema starts outlives it, SIGKILL included: a stand-in for rhema (a child node process)
+ * runs `(sleep 2; echo late >> tags.log) & sleep 3` through the shell tool and is SIGKILLed 0.5 s
+ * in — its pid alone, or its whole process group — with the sandbox on and off. A second after,
+ * no process of the command runs; 4 s after, `late` was never written.
+ */
+import assert from "node:assert/strict";
+import { readFile, readdir } from "node:fs/promises";
+import { join } from "node:path";
+import { type TestContext, test } from "node:test";
+import { DEFAULT_PATH } from "../../src/tools/shell.js";
+import { hostDir, sandboxSkip, startDriver } from "./sandbox-fixture.js";
+
+const skipSandbox = await sandboxSkip();
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Processes (not zombies) whose command line or environment carries `mark`. */
+async function processesMarked(mark: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const pid of (await readdir("/proc")).filter((n) => /^\d+$/.test(n) && Number(n) !== process.pid)) {
+    const [stat, cmdline, environ] = await Promise.all(["stat", "cmdline", "environ"].map((f) =>
+      readFile(`/proc/${pid}/${f}`, "latin1").catch(() => "")));
+    const state = stat!.slice(stat!.lastIndexOf(")") + 2, stat!.lastIndexOf(")") + 3);
+    if (state !== "" && state !== "Z" && (cmdline!.includes(mark) || environ!.includes(mark))) {
+      found.push(`${pid} ${cmdline!.replaceAll("\0", " ").trim()}`);
+    }
+  }
+  return found;
+}
+
+async function killMidCommand(t: TestContext, opts: { sandbox: boolean; target: "pid" | "group" }): Promise<void> {
+  const ws = await hostDir(t);
+  const mark = `rhema-orphan-${opts.sandbox ? "sbx" : "plain"}-${opts.target}-${process.pid}`;
+  const command = "echo begun >> tags.log; (sleep 2; echo late >> tags.log) & sleep 3";
+  const driver = startDriver({
+    workspace: ws, command, env: { PATH: DEFAULT_PATH, RHEMA_ORPHAN_MARK: mark },
+    ...(opts.sandbox ? { sandbox: { network: false } } : {}),
+  }, { PATH: process.env.PATH ?? DEFAULT_PATH, RHEMA_ORPHAN_MARK: mark });
+  const exited = new Promise((r) => driver.once("exit", r));
+  await sleep(500);
+  assert.equal((await readFile(join(ws, "tags.log"), "utf8").catch(() => "")), "begun\n", "the command had not begun");
+  assert.notDeepEqual(await processesMarked(mark), [], "the test cannot see the command's processes");
+  process.kill(opts.target === "pid" ? driver.pid! : -driver.pid!, "SIGKILL");
+  await exited;
+  await sleep(1000);
+  assert.deepEqual(await processesMarked(mark), [], "processes of the command outlived rhema");
+  await sleep(3000);
+  assert.equal(await readFile(join(ws, "tags.log"), "utf8"), "begun\n", "the background job wrote after rhema died");
+}
+
+test("a SIGKILLed rhema leaves nothing of its shell command running", { concurrency: true }, async (t) => {
+  await Promise.all([
+    t.test("unsandboxed, rhema's pid killed", (st) => killMidCommand(st, { sandbox: false, target: "pid" })),
+    t.test("unsandboxed, rhema's whole group killed", (st) => killMidCommand(st, { sandbox: false, target: "group" })),
+    t.test("sandboxed, rhema's pid killed", { skip: skipSandbox }, (st) => killMidCommand(st, { sandbox: true, target: "pid" })),
+    t.test("sandboxed, rhema's whole group killed", { skip: skipSandbox }, (st) => killMidCommand(st, { sandbox: true, target: "group" })),
+  ]);
+});
