@@ -5,28 +5,14 @@
  * no process of the command runs; 4 s after, `late` was never written.
  */
 import assert from "node:assert/strict";
-import { readFile, readdir } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type TestContext, test } from "node:test";
 import { DEFAULT_PATH } from "../../src/tools/shell.js";
-import { hostDir, sandboxSkip, startDriver } from "./sandbox-fixture.js";
+import { hostDir, processesMarked, sandboxSkip, startDriver } from "./sandbox-fixture.js";
 
 const skipSandbox = await sandboxSkip();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Processes (not zombies) whose command line or environment carries `mark`. */
-async function processesMarked(mark: string): Promise<string[]> {
-  const found: string[] = [];
-  for (const pid of (await readdir("/proc")).filter((n) => /^\d+$/.test(n) && Number(n) !== process.pid)) {
-    const [stat, cmdline, environ] = await Promise.all(["stat", "cmdline", "environ"].map((f) =>
-      readFile(`/proc/${pid}/${f}`, "latin1").catch(() => "")));
-    const state = stat!.slice(stat!.lastIndexOf(")") + 2, stat!.lastIndexOf(")") + 3);
-    if (state !== "" && state !== "Z" && (cmdline!.includes(mark) || environ!.includes(mark))) {
-      found.push(`${pid} ${cmdline!.replaceAll("\0", " ").trim()}`);
-    }
-  }
-  return found;
-}
 
 async function killMidCommand(t: TestContext, opts: { sandbox: boolean; target: "pid" | "group" }): Promise<void> {
   const ws = await hostDir(t);
@@ -37,9 +23,23 @@ async function killMidCommand(t: TestContext, opts: { sandbox: boolean; target: 
     ...(opts.sandbox ? { sandbox: { network: false } } : {}),
   }, { PATH: process.env.PATH ?? DEFAULT_PATH, RHEMA_ORPHAN_MARK: mark });
   const exited = new Promise((r) => driver.once("exit", r));
-  await sleep(500);
-  assert.equal((await readFile(join(ws, "tags.log"), "utf8").catch(() => "")), "begun\n", "the command had not begun");
+  t.after(() => {
+    try {
+      process.kill(-driver.pid!, "SIGKILL");
+    } catch {
+      // killed by the test, as planned
+    }
+  });
+  // 0.5 s into the command (on a loaded machine the stand-in may take longer than that to start it).
+  const deadline = Date.now() + 10_000;
+  while ((await readFile(join(ws, "tags.log"), "utf8").catch(() => "")) !== "begun\n") {
+    assert.ok(Date.now() < deadline, "the command never began");
+    await sleep(20);
+  }
+  const begun = Date.now();
   assert.notDeepEqual(await processesMarked(mark), [], "the test cannot see the command's processes");
+  await sleep(begun + 500 - Date.now());
+  assert.ok(Date.now() - begun < 1500, `the machine is too slow for this test: ${Date.now() - begun} ms to look at its processes`);
   process.kill(opts.target === "pid" ? driver.pid! : -driver.pid!, "SIGKILL");
   await exited;
   await sleep(1000);

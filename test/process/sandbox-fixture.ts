@@ -1,6 +1,6 @@
 /** Shared by the sandbox tests: whether bwrap works here (else the tests skip, saying why), a run directory, the stand-in driver. */
 import { spawn } from "node:child_process";
-import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, readdir, realpath, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { TestContext } from "node:test";
 import { probeSandbox } from "../../src/process/sandbox-probe.js";
@@ -56,4 +56,18 @@ export async function runDriver(req: DriverRequest, callerEnv: Record<string, st
   const lines = out.trim().split("\n");
   if (code !== 0 || lines.length !== 2) throw new Error(`driver exited ${code}: ${out}`);
   return { started: lines[0]!, result: JSON.parse(lines[1]!) };
+}
+
+/** Processes (not zombies) whose command line or environment carries `mark`. */
+export async function processesMarked(mark: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const pid of (await readdir("/proc")).filter((n) => /^\d+$/.test(n) && Number(n) !== process.pid)) {
+    const [stat, cmdline, environ] = await Promise.all(["stat", "cmdline", "environ"].map((f) =>
+      readFile(`/proc/${pid}/${f}`, "latin1").catch(() => "")));
+    const state = stat!.slice(stat!.lastIndexOf(")") + 2, stat!.lastIndexOf(")") + 3);
+    if (state !== "" && state !== "Z" && (cmdline!.includes(mark) || environ!.includes(mark))) {
+      found.push(`${pid} ${cmdline!.replaceAll("\0", " ").trim()}`);
+    }
+  }
+  return found;
 }

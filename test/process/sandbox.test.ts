@@ -10,11 +10,12 @@ import { readFile, writeFile } from "node:fs/promises";
 import { type AddressInfo, createServer } from "node:net";
 import { join } from "node:path";
 import { test } from "node:test";
+import { CancelledError } from "../../src/core/errors.js";
 import { FALLBACK_SANDBOX_HOME, bwrapArgv, sandboxHome } from "../../src/process/sandbox.js";
 import { DEFAULT_PATH, shellTool } from "../../src/tools/shell.js";
 import { tempDir } from "../support/temp-dir.js";
 import { callTool, textOf, toolContext } from "../tools/tool-harness.js";
-import { hostDir, runDirWithTwoTasks, runDriver, sandboxSkip } from "./sandbox-fixture.js";
+import { hostDir, processesMarked, runDirWithTwoTasks, runDriver, sandboxSkip } from "./sandbox-fixture.js";
 
 const skip = await sandboxSkip();
 
@@ -110,4 +111,22 @@ test("sandboxed: a task sees neither a sibling's session.json nor its own, only 
   // Unsandboxed the sibling's session is readable: the test can tell.
   const plain = shellTool({ env: { PATH: DEFAULT_PATH } });
   assert.match(textOf(await callTool(plain, { command: `cat ${sessionB}` }, toolContext(workspaceA))), /session of b/);
+});
+
+test("sandboxed: a timeout or a cancel kills the whole tree inside; exit codes come through", { skip }, async (t) => {
+  const ws = await hostDir(t);
+  const mark = `rhema-sbx-kill-${process.pid}`;
+  const tool = shellTool({ env: { PATH: DEFAULT_PATH, RHEMA_MARK: mark }, sandbox: { network: false } });
+  const started = Date.now();
+  const timedOut = await callTool(tool, { command: "sleep 1000 & setsid sleep 1000 & sleep 1000", timeoutMs: 500 }, toolContext(ws));
+  assert.equal(timedOut.content, "(no output)\n[timed out after 500 ms; the command and its child processes were killed]");
+  assert.ok(Date.now() - started < 5000);
+  assert.deepEqual(await processesMarked(mark), []);
+  const controller = new AbortController();
+  setTimeout(() => controller.abort(), 300);
+  await assert.rejects(tool.run({ command: "sleep 1000 & sleep 1000" }, toolContext(ws, { signal: controller.signal })), CancelledError);
+  assert.deepEqual(await processesMarked(mark), []);
+  assert.deepEqual(await callTool(tool, { command: "echo out; exit 3" }, toolContext(ws)), { content: "out\n[exit code 3]", isError: true });
+  // bwrap reports a signal death as 128 + the signal's number.
+  assert.deepEqual(await callTool(tool, { command: "kill -9 $$" }, toolContext(ws)), { content: "(no output)\n[exit code 137]", isError: true });
 });
