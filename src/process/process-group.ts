@@ -50,11 +50,13 @@ export interface GroupOutcome {
 
 export async function runProcessGroup(run: GroupRun): Promise<GroupOutcome> {
   const bash = ["bash", "-c", run.command];
-  const held = run.sandbox
-    // bwrap must start with an empty environment: it is PID 1 inside, and its environ is readable there.
+  const sandbox = run.sandbox;
+  const held = sandbox
+    // bwrap starts with an empty environment (it is PID 1 inside, and its environ is readable
+    // there); the command's comes through --setenv. The holder waits inside the sandbox.
     ? await spawnHeld({
-      argv: ["/usr/bin/env", "-i", ...bwrapArgv({ workspace: run.cwd, ...run.sandbox, env: run.env, cwd: run.cwd }, bash)],
-      cwd: run.cwd, env: {},
+      argv: bash, cwd: run.cwd, env: {},
+      wrap: (holder) => bwrapArgv({ workspace: run.cwd, ...sandbox, env: run.env, cwd: run.cwd }, holder),
     })
     : await spawnHeld({ argv: bash, cwd: run.cwd, env: run.env });
   let watch: DeathWatch | null = null;
