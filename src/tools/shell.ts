@@ -64,7 +64,7 @@ export function shellTool(options: ShellToolOptions = {}): Tool {
         "Run a command with bash -c in the workspace folder (stdin closed). Returns stdout and stderr interleaved, " +
         "the middle cut when long, and the exit code. Default timeout 120000 ms, most 600000; the command and " +
         "everything it started are killed at the timeout, and background processes when it ends. " +
-        "Secret environment variables (tokens, keys, passwords) are not passed.",
+        "Secret environment variables (tokens, keys, passwords) are not passed." + sandboxNote(options.sandbox),
       inputSchema: {
         type: "object",
         properties: {
@@ -96,6 +96,13 @@ export function shellTool(options: ShellToolOptions = {}): Tool {
       return formatOutcome(output, outcome, timeoutMs);
     },
   };
+}
+
+/** What the model should know about the sandbox commands run in, if any. */
+function sandboxNote(sandbox: SandboxPlacement | undefined): string {
+  if (!sandbox) return "";
+  return " Commands run in a sandbox: only the workspace is writable and kept; /tmp and $HOME are private and " +
+    `discarded after each command; the rest of the file system is read-only${sandbox.network ? "" : "; there is no network"}.`;
 }
 
 function commandEnv(base: ShellEnv, ctx: ToolContext): Record<string, string> {

@@ -130,3 +130,11 @@ test("sandboxed: a timeout or a cancel kills the whole tree inside; exit codes c
   // bwrap reports a signal death as 128 + the signal's number.
   assert.deepEqual(await callTool(tool, { command: "kill -9 $$" }, toolContext(ws)), { content: "(no output)\n[exit code 137]", isError: true });
 });
+
+test("the shell tool's description tells the model about the sandbox, and says nothing of one without it", () => {
+  const plain = shellTool().spec.description;
+  assert.equal(shellTool({ sandbox: { network: true } }).spec.description, `${plain} Commands run in a sandbox: only the workspace is writable and kept; ` +
+    "/tmp and $HOME are private and discarded after each command; the rest of the file system is read-only.");
+  assert.match(shellTool({ sandbox: { network: false } }).spec.description, /read-only; there is no network\.$/);
+  assert.doesNotMatch(plain, /sandbox/);
+});
