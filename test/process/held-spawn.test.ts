@@ -57,3 +57,15 @@ test("a holder whose pipe closes without release runs nothing", async (t) => {
   assert.equal(code, 125);
   assert.equal(existsSync(join(ws, "marker")), false);
 });
+
+test("the released command does not inherit the hold pipe", async (t) => {
+  const ws = await tempDir(t);
+  const held = await spawnHeld({ argv: ["bash", "-c", "[ -e /proc/$$/fd/3 ] && echo fd3-open || echo fd3-closed"], cwd: ws, env: ENV });
+  t.after(() => held.discard());
+  let out = "";
+  held.child.stdout!.on("data", (c: Buffer) => (out += c.toString()));
+  const closed = once(held.child, "close");
+  held.release();
+  await closed;
+  assert.equal(out, "fd3-closed\n");
+});

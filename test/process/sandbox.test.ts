@@ -138,3 +138,22 @@ test("the shell tool's description tells the model about the sandbox, and says n
   assert.match(shellTool({ sandbox: { network: false } }).spec.description, /read-only; there is no network\.$/);
   assert.doesNotMatch(plain, /sandbox/);
 });
+
+test("sandboxed: onStarted sees bwrap's group, held, before the command runs; a throwing onStarted runs nothing", { skip }, async (t) => {
+  const ws = await hostDir(t);
+  const tool = shellTool({ env: { PATH: DEFAULT_PATH }, sandbox: { network: false } });
+  const seen: string[] = [];
+  const onStarted = async (info: { pgid: number; startTime: number }): Promise<void> => {
+    await new Promise((r) => setTimeout(r, 200));
+    const stat = await readFile(`/proc/${info.pgid}/stat`, "utf8");
+    const program = (await readFile(`/proc/${info.pgid}/cmdline`, "utf8")).split("\0")[0];
+    seen.push(`${program} start=${Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]) === info.startTime} ran=${existsSync(join(ws, "ran"))}`);
+  };
+  assert.equal(textOf(await callTool(tool, { command: "touch ran" }, toolContext(ws, { onStarted }))), "(no output)\n[exit code 0]");
+  assert.deepEqual(seen, ["bwrap start=true ran=false"]);
+  assert.equal(existsSync(join(ws, "ran")), true);
+  const failure = new Error("no checkpoint");
+  await assert.rejects(tool.run({ command: "touch ran-again" }, toolContext(ws, { onStarted: async () => { throw failure; } })), (e) => e === failure);
+  await new Promise((r) => setTimeout(r, 200));
+  assert.equal(existsSync(join(ws, "ran-again")), false);
+});
