@@ -60,14 +60,14 @@ export async function runDriver(req: DriverRequest, callerEnv: Record<string, st
 
 /** Processes (not zombies) whose command line or environment carries `mark`. */
 export async function processesMarked(mark: string): Promise<string[]> {
-  const found: string[] = [];
-  for (const pid of (await readdir("/proc")).filter((n) => /^\d+$/.test(n) && Number(n) !== process.pid)) {
-    const [stat, cmdline, environ] = await Promise.all(["stat", "cmdline", "environ"].map((f) =>
-      readFile(`/proc/${pid}/${f}`, "latin1").catch(() => "")));
-    const state = stat!.slice(stat!.lastIndexOf(")") + 2, stat!.lastIndexOf(")") + 3);
-    if (state !== "" && state !== "Z" && (cmdline!.includes(mark) || environ!.includes(mark))) {
-      found.push(`${pid} ${cmdline!.replaceAll("\0", " ").trim()}`);
-    }
-  }
-  return found;
+  const read = (pid: string, file: string) => readFile(`/proc/${pid}/${file}`, "latin1").catch(() => "");
+  const pids = (await readdir("/proc")).filter((n) => /^\d+$/.test(n) && Number(n) !== process.pid);
+  const found = await Promise.all(pids.map(async (pid) => {
+    const cmdline = await read(pid, "cmdline");
+    if (!cmdline.includes(mark) && !(await read(pid, "environ")).includes(mark)) return null;
+    const stat = await read(pid, "stat");
+    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+    return state === "" || state === "Z" ? null : `${pid} ${cmdline.replaceAll("\0", " ").trim()}`;
+  }));
+  return found.filter((p): p is string => p !== null);
 }
