@@ -56,7 +56,7 @@ export async function runProcessGroup(run: GroupRun): Promise<GroupOutcome> {
     // there); the command's comes through --setenv. The holder waits inside the sandbox.
     ? await spawnHeld({
       argv: bash, cwd: run.cwd, env: {},
-      wrap: (holder) => bwrapArgv({ workspace: run.cwd, ...sandbox, env: run.env, cwd: run.cwd }, holder),
+      wrap: (holder) => bwrapArgv({ ...sandbox, workspace: sandbox.workspace ?? run.cwd, env: run.env, cwd: run.cwd }, holder),
     })
     : await spawnHeld({ argv: bash, cwd: run.cwd, env: run.env });
   let watch: DeathWatch | null = null;

@@ -76,7 +76,7 @@ const cache = new Map<string, Promise<SandboxProbe>>();
 
 /**
  * Whether sandboxed commands can run here: bwrap looked up on `path` (default
- * `DEFAULT_SEARCH_PATH`) and run once as `bwrap … true` in a workspace of `/tmp`. Never throws.
+ * `DEFAULT_SEARCH_PATH`) and run once as `bwrap … true` (workspace /tmp, from /). Never throws.
  */
 export function probeSandbox(opts: { path?: string } = {}): Promise<SandboxProbe> {
   const searchPath = opts.path ?? DEFAULT_SEARCH_PATH;
@@ -94,7 +94,7 @@ async function runProbe(searchPath: string): Promise<SandboxProbe> {
     return { ok: false, code: "bwrap_missing", reason: `bwrap (bubblewrap) is not installed: not found on ${searchPath}`, fix: INSTALL_FIX };
   }
   const version = await execBwrap(bwrap, ["--version"]);
-  const argv = bwrapArgv({ bwrap, workspace: "/tmp", network: false, env: { PATH: DEFAULT_SEARCH_PATH } }, ["true"]);
+  const argv = bwrapArgv({ bwrap, workspace: "/tmp", cwd: "/", network: false, env: { PATH: DEFAULT_SEARCH_PATH } }, ["true"]);
   const run = await execBwrap(bwrap, argv.slice(1));
   if (run.error !== null && run.exitCode === null) {
     return { ok: false, code: "bwrap_failed", reason: `${bwrap} could not be started: ${run.error}`, fix: INSTALL_FIX };
