@@ -2,7 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { once } from "node:events";
-import { readFile } from "node:fs/promises";
+import { readFile, rm } from "node:fs/promises";
 import { type AddressInfo, createServer } from "node:net";
 import { join } from "node:path";
 import { OUTPUT_TAIL_BYTES, processCommandRunner, type CommandRequest } from "../../../src/runner/execute/command-runner.js";
@@ -70,6 +70,7 @@ test("a sandboxed request: the workspace is writable and nothing else; setup rea
   t.after(() => server.close());
   const { port } = server.address() as AddressInfo;
   const run = processCommandRunner({ baseEnv: BASE_ENV });
+  t.after(() => rm(`/var/tmp/rhema-cr-${process.pid}`, { force: true })); // there only if the sandbox failed
   const command = `echo made > made; touch /var/tmp/rhema-cr-${process.pid} 2>/dev/null || echo read-only; head -1 2>/dev/null </dev/tcp/127.0.0.1/${port} || echo refused`;
   const setup = await run(request(cwd, command, { sandbox: { network: true } }));
   assert.deepEqual({ ...setup, durationMs: 0 }, { exitCode: 0, outputTail: "read-only\nserved\n", timedOut: false, durationMs: 0 });
