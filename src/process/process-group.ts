@@ -1,22 +1,25 @@
 /**
- * Running one command line with `bash -c` in a process group of its own, and making sure
- * nothing it started outlives the call: on timeout or cancel the whole group gets SIGTERM, then
- * SIGKILL after a grace period; processes still running in the group when bash exits (`cmd &`)
- * are stopped the same way. Descendants that left the group (setsid) are caught from a snapshot
- * of the process tree taken before signalling, with tree-kill as a backstop. Resolves only once
- * bash has exited and its output pipes are closed (or abandoned after a bounded wait).
+ * Running one command line with `bash -c` in a process group of its own — in the bubblewrap
+ * sandbox when given one — and making sure nothing it started outlives the call or rhema: on
+ * timeout or cancel the whole group gets SIGTERM, then SIGKILL after a grace period (group-kill.ts);
+ * processes still running in the group when bash exits (`cmd &`) are stopped the same way. If
+ * rhema itself dies, SIGKILL included, the sandbox's PID namespace dies with bwrap
+ * (`--die-with-parent`), and an unsandboxed group is killed by its watcher (death-watch.ts).
+ * The command is spawned held (held-spawn.ts): `onStarted` sees its group before anything runs.
+ * Resolves only once bash has exited and its output pipes are closed (or abandoned after a
+ * bounded wait).
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import treeKill from "tree-kill";
-import { descendantPids, groupRunning, isRunning } from "./process-table.js";
+import type { ChildProcess } from "node:child_process";
+import { type DeathWatch, watchForDeath } from "./death-watch.js";
+import { KILL_GRACE_MS, SETTLE_MS, killGroup } from "./group-kill.js";
+import { type HeldProcess, spawnHeld } from "./held-spawn.js";
+import type { ProcessGroupIdentity } from "./process-identity.js";
+import { groupRunning } from "./process-table.js";
+import { type SandboxPlacement, bwrapArgv } from "./sandbox.js";
 
-/** Between SIGTERM and SIGKILL. */
-export const KILL_GRACE_MS = 2000;
+export { KILL_GRACE_MS } from "./group-kill.js";
 /** For processes left behind by a command that finished on its own. */
 const STRAY_GRACE_MS = 500;
-/** After the last signal: how long to wait for processes to vanish and pipes to close. */
-const SETTLE_MS = 2000;
-const POLL_MS = 25;
 
 export interface GroupRun {
   command: string;
@@ -26,27 +29,54 @@ export interface GroupRun {
   signal: AbortSignal;
   /** stdout and stderr chunks, in arrival order. */
   onOutput(chunk: Buffer): void;
+  /** Run in the bubblewrap sandbox, with `cwd` as the writable workspace unless `workspace` names another. */
+  sandbox?: SandboxPlacement & { workspace?: string };
+  /**
+   * Awaited once the group exists and before the command runs (e.g. to checkpoint it). If it
+   * throws, the group is killed, nothing has run, and the error is rethrown.
+   */
+  onStarted?(group: ProcessGroupIdentity): Promise<void>;
 }
 
 export interface GroupOutcome {
-  /** bash's exit code, or null when a signal ended it. */
+  /** bash's exit code, or null when a signal ended it. In the sandbox, a signal shows as 128 + its number. */
   exitCode: number | null;
   exitSignal: NodeJS.Signals | null;
   /** Why the group was killed before bash finished, if it was. */
   killed: "timeout" | "cancel" | null;
-  /** Processes were still running in the group after bash exited, and were stopped. */
+  /** Processes were still running in the group after bash exited, and were stopped. (In the sandbox, they die with it unseen.) */
   straysKilled: boolean;
 }
 
 export async function runProcessGroup(run: GroupRun): Promise<GroupOutcome> {
-  const child = spawn("bash", ["-c", run.command], {
-    cwd: run.cwd, env: run.env, detached: true, stdio: ["ignore", "pipe", "pipe"],
-  });
-  await new Promise<void>((resolveSpawn, reject) => {
-    child.once("spawn", resolveSpawn);
-    child.once("error", reject);
-  });
-  const pid = child.pid!;
+  const bash = ["bash", "-c", run.command];
+  const sandbox = run.sandbox;
+  const held = sandbox
+    // bwrap starts with an empty environment (it is PID 1 inside, and its environ is readable
+    // there); the command's comes through --setenv. The holder waits inside the sandbox.
+    ? await spawnHeld({
+      argv: bash, cwd: run.cwd, env: {},
+      wrap: (holder) => bwrapArgv({ ...sandbox, workspace: sandbox.workspace ?? run.cwd, env: run.env, cwd: run.cwd }, holder),
+    })
+    : await spawnHeld({ argv: bash, cwd: run.cwd, env: run.env });
+  let watch: DeathWatch | null = null;
+  try {
+    if (!run.sandbox) watch = await watchForDeath(held);
+    await run.onStarted?.({ host: held.host, pgid: held.pgid, startTime: held.startTime });
+  } catch (err) {
+    await held.discard();
+    watch?.dismiss();
+    throw err;
+  }
+  try {
+    return await runReleased(held, run);
+  } finally {
+    watch?.dismiss();
+  }
+}
+
+async function runReleased(held: HeldProcess, run: GroupRun): Promise<GroupOutcome> {
+  const { child, pgid } = held;
   child.stdout!.on("data", run.onOutput);
   child.stderr!.on("data", run.onOutput);
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>
@@ -57,19 +87,20 @@ export async function runProcessGroup(run: GroupRun): Promise<GroupOutcome> {
   const stop = (why: "timeout" | "cancel"): void => {
     if (killing) return;
     killed = why;
-    killing = killGroup(pid, KILL_GRACE_MS);
+    killing = killGroup(pgid, KILL_GRACE_MS);
   };
   const timer = setTimeout(() => stop("timeout"), run.timeoutMs);
   const onAbort = (): void => stop("cancel");
   run.signal.addEventListener("abort", onAbort, { once: true });
   if (run.signal.aborted) onAbort();
+  else held.release();
   try {
     const exit = await exited;
     clearTimeout(timer);
     let straysKilled = false;
-    if (!killing && (await groupRunning(pid))) {
+    if (!killing && (await groupRunning(pgid))) {
       straysKilled = true;
-      killing = killGroup(pid, STRAY_GRACE_MS);
+      killing = killGroup(pgid, STRAY_GRACE_MS);
     }
     if (killing) await killing;
     if (!(await settles(closed, SETTLE_MS))) abandonPipes(child);
@@ -78,37 +109,6 @@ export async function runProcessGroup(run: GroupRun): Promise<GroupOutcome> {
     clearTimeout(timer);
     run.signal.removeEventListener("abort", onAbort);
   }
-}
-
-/** SIGTERM to the group and the snapshot of its tree; SIGKILL to what is left after `graceMs`. */
-async function killGroup(pid: number, graceMs: number): Promise<void> {
-  const tree = await descendantPids(pid);
-  const gone = async (): Promise<boolean> =>
-    !(await groupRunning(pid)) && (await Promise.all(tree.map(isRunning))).every((running) => !running);
-  signalAll([-pid, ...tree], "SIGTERM");
-  if (await pollUntil(gone, graceMs)) return;
-  signalAll([-pid, ...tree], "SIGKILL");
-  treeKill(pid, "SIGKILL", () => {});
-  await pollUntil(gone, SETTLE_MS);
-}
-
-function signalAll(targets: readonly number[], signal: NodeJS.Signals): void {
-  for (const target of targets) {
-    try {
-      process.kill(target, signal);
-    } catch {
-      // already gone
-    }
-  }
-}
-
-async function pollUntil(done: () => Promise<boolean>, limitMs: number): Promise<boolean> {
-  const deadline = Date.now() + limitMs;
-  while (!(await done())) {
-    if (Date.now() >= deadline) return false;
-    await new Promise((r) => setTimeout(r, POLL_MS));
-  }
-  return true;
 }
 
 async function settles(promise: Promise<void>, limitMs: number): Promise<boolean> {

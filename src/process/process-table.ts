@@ -1,8 +1,8 @@
 /**
  * Questions about other processes, for killing a command's tree: does a process (or any member
- * of a process group) still run, and which processes descend from one. A zombie does not run:
- * it is dead and only waits for its reaper (PID 1 for orphans, which may take its time), and no
- * signal can do more to it. Reads /proc where there is one, else trusts kill(pid, 0) and `ps`.
+ * of a process group) still run, which processes descend from one, and when one started. A
+ * zombie does not run: it is dead and only waits for its reaper (PID 1 for orphans, which may take
+ * its time), and no signal can do more to it. Reads /proc where there is one, else trusts kill(pid, 0) and `ps`.
  */
 import { execFile } from "node:child_process";
 import { readFile, readdir } from "node:fs/promises";
@@ -17,7 +17,7 @@ export function exists(target: number): boolean {
   }
 }
 
-interface ProcStat { pid: number; state: string; ppid: number; pgrp: number }
+interface ProcStat { pid: number; state: string; ppid: number; pgrp: number; startTime: number }
 
 /** Fields of /proc/<pid>/stat, or null when gone or unreadable. */
 async function procStat(pid: number | string): Promise<ProcStat | null> {
@@ -25,7 +25,23 @@ async function procStat(pid: number | string): Promise<ProcStat | null> {
   if (text === null) return null;
   // "pid (comm) state ppid pgrp ..." — comm may hold spaces and parentheses: split after the last ")".
   const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
-  return { pid: Number(pid), state: fields[0] ?? "", ppid: Number(fields[1]), pgrp: Number(fields[2]) };
+  // Field 22 of the whole line (starttime, clock ticks after boot) is the 20th after the comm.
+  return { pid: Number(pid), state: fields[0] ?? "", ppid: Number(fields[1]), pgrp: Number(fields[2]), startTime: Number(fields[19]) };
+}
+
+/**
+ * When process `pid` started, in clock ticks after boot (field 22 of /proc/<pid>/stat): with
+ * the pid, it tells a process from a later one that reused its pid. null when the process is gone
+ * or there is no /proc.
+ */
+export async function processStartTime(pid: number): Promise<number | null> {
+  const stat = await procStat(pid);
+  return stat === null || !Number.isSafeInteger(stat.startTime) ? null : stat.startTime;
+}
+
+/** Whether this system has a /proc to read processes from. */
+export async function hasProc(): Promise<boolean> {
+  return (await procStat("self")) !== null;
 }
 
 const dead = (state: string): boolean => state === "Z" || state === "X";
@@ -59,10 +75,6 @@ export async function descendantPids(pid: number): Promise<number[]> {
     }
   }
   return found;
-}
-
-async function hasProc(): Promise<boolean> {
-  return (await procStat("self")) !== null;
 }
 
 async function allProcStats(): Promise<ProcStat[]> {

@@ -1,14 +1,18 @@
 /**
  * The `shell` tool: one command line through `bash -c` in the workspace, stdin closed, stdout
  * and stderr interleaved and capped (head + tail), the exit code reported. A timeout or a
- * cancel kills the whole process tree (process-group.ts). Commands start from the environment
- * the caller hands in — the tool never reads this process's own — with secret-looking
- * variables removed unless the configuration lets them through (secret-env.ts).
+ * cancel kills the whole process tree (process-group.ts), and nothing it starts outlives rhema.
+ * Given a sandbox placement, the command runs in the bubblewrap sandbox with the workspace as its
+ * one writable folder (sandbox.ts). With `ctx.onStarted`, the call's process group is reported
+ * before the command runs. Commands start from the environment the caller hands in — the tool
+ * never reads this process's own — with secret-looking variables removed unless the
+ * configuration lets them through (secret-env.ts).
  */
 import { CancelledError, ToolError } from "../core/errors.js";
 import type { Tool, ToolContext, ToolPlan, ToolResult } from "../core/tool.js";
 import { HeadTailBuffer } from "../process/capped-output.js";
 import { runProcessGroup, type GroupOutcome } from "../process/process-group.js";
+import type { SandboxPlacement } from "../process/sandbox.js";
 import { scrubEnvironment } from "../process/secret-env.js";
 
 /** The PATH of a shell started with no environment of the caller's. */
@@ -31,6 +35,11 @@ export interface ShellToolOptions {
    * it); a driver such as the CLI passes `process.env`.
    */
   env?: ShellEnv;
+  /**
+   * Run every command in the bubblewrap sandbox so placed (`network: false` unless the policy opens
+   * it); the workspace is `ctx.workspace`. The caller checks `probeSandbox()` first. Default: unsandboxed.
+   */
+  sandbox?: SandboxPlacement;
 }
 
 interface ShellInput { command: string; timeoutMs: number }
@@ -51,7 +60,7 @@ export function shellTool(options: ShellToolOptions = {}): Tool {
         "Run a command with bash -c in the workspace folder (stdin closed). Returns stdout and stderr interleaved, " +
         "the middle cut when long, and the exit code. Default timeout 120000 ms, most 600000; the command and " +
         "everything it started are killed at the timeout, and background processes when it ends. " +
-        "Secret environment variables (tokens, keys, passwords) are not passed.",
+        "Secret environment variables (tokens, keys, passwords) are not passed." + sandboxNote(options.sandbox),
       inputSchema: {
         type: "object",
         properties: {
@@ -66,6 +75,8 @@ export function shellTool(options: ShellToolOptions = {}): Tool {
       },
     },
     effect: "exec",
+    // It spawns held and awaits ctx.onStarted with its process group before the command runs.
+    reportsStart: true,
     async plan(input): Promise<ToolPlan> {
       return { paths: [], command: parse(input).command };
     },
@@ -76,11 +87,20 @@ export function shellTool(options: ShellToolOptions = {}): Tool {
       const outcome = await runProcessGroup({
         command, cwd: ctx.workspace, env: commandEnv(baseEnv, ctx), timeoutMs, signal: ctx.signal,
         onOutput: (chunk) => output.push(chunk),
+        ...(options.sandbox ? { sandbox: options.sandbox } : {}),
+        ...(ctx.onStarted ? { onStarted: ctx.onStarted } : {}),
       });
       if (outcome.killed === "cancel") throw new CancelledError("shell: cancelled; the command and its processes were killed");
       return formatOutcome(output, outcome, timeoutMs);
     },
   };
+}
+
+/** What the model should know about the sandbox commands run in, if any. */
+function sandboxNote(sandbox: SandboxPlacement | undefined): string {
+  if (!sandbox) return "";
+  return " Commands run in a sandbox: only the workspace is writable and kept; /tmp and $HOME are private and " +
+    `discarded after each command; the rest of the file system is read-only${sandbox.network ? "" : "; there is no network"}.`;
 }
 
 function commandEnv(base: ShellEnv, ctx: ToolContext): Record<string, string> {

@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { CancelledError } from "../../src/core/errors.js";
@@ -143,4 +145,40 @@ test("a signal aborted before the call starts nothing", async (t) => {
   controller.abort();
   await assert.rejects(tool.run({ command: "touch made" }, toolContext(ws, { signal: controller.signal })), CancelledError);
   await assert.rejects(readFile(join(ws, "made")), { code: "ENOENT" });
+});
+
+test("ctx.onStarted sees the call's process group before the command runs; then the command runs in it", async (t) => {
+  const ws = await tempDir(t);
+  const seen: Array<{ host: string; pgid: number; startTime: number; ranYet: boolean; groupExists: boolean; procStart: number }> = [];
+  const onStarted = async (info: { host: string; pgid: number; startTime: number }): Promise<void> => {
+    await new Promise((r) => setTimeout(r, 200));
+    const stat = await readFile(`/proc/${info.pgid}/stat`, "utf8");
+    let groupExists = true;
+    try {
+      process.kill(-info.pgid, 0);
+    } catch {
+      groupExists = false;
+    }
+    seen.push({ ...info, ranYet: existsSync(join(ws, "ran")), groupExists, procStart: Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]) });
+  };
+  const result = await callTool(tool, { command: "touch ran; echo $$; awk '{ print $5 }' /proc/$$/stat" }, toolContext(ws, { onStarted }));
+  const [shellPid, pgid] = textOf(result).split("\n").map((l) => Number(l.trim()));
+  assert.equal(seen.length, 1);
+  const s = seen[0]!;
+  assert.deepEqual(s, { host: hostname(), pgid: shellPid, startTime: s.procStart, ranYet: false, groupExists: true, procStart: s.procStart });
+  assert.equal(pgid, s.pgid);
+});
+
+test("an onStarted that throws: the group is killed, nothing ran, the error is rethrown", async (t) => {
+  const ws = await tempDir(t);
+  let pgid = 0;
+  const failure = new Error("checkpoint failed");
+  const onStarted = async (info: { pgid: number }): Promise<void> => {
+    pgid = info.pgid;
+    throw failure;
+  };
+  await assert.rejects(tool.run({ command: "touch ran" }, toolContext(ws, { onStarted })), (err) => err === failure);
+  await new Promise((r) => setTimeout(r, 200));
+  assert.equal(existsSync(join(ws, "ran")), false);
+  await assertGone([pgid]);
 });

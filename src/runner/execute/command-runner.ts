@@ -1,9 +1,11 @@
 /**
  * The port through which the runner runs shell commands of its own (setup and checks): bash in
- * a folder, output capped to its tail, a timeout and a signal that kill the whole process tree.
+ * a folder, output capped to its tail, a timeout and a signal that kill the whole process tree,
+ * in the bubblewrap sandbox when the request places one, and never outliving rhema.
  */
 import { HeadTailBuffer } from "../../process/capped-output.js";
 import { runProcessGroup } from "../../process/process-group.js";
+import type { SandboxPlacement } from "../../process/sandbox.js";
 import { scrubEnvironment } from "../../process/secret-env.js";
 
 /** How much of a setup or check command's output is kept. */
@@ -23,12 +25,18 @@ export interface CommandRequest {
   cwd: string;
   timeoutMs: number;
   signal: AbortSignal;
+  /**
+   * Run in the bubblewrap sandbox so placed; `workspace` (default `cwd`) is the one writable folder.
+   * Setup gets `network: true` (it installs), checks `network: false` unless the policy opens it.
+   * Absent: unsandboxed.
+   */
+  sandbox?: SandboxPlacement & { workspace?: string };
 }
 
 export type CommandRunner = (req: CommandRequest) => Promise<CommandOutcome>;
 
 /**
- * The real runner: bash -c in a process group of its own (src/tools/process-group), the
+ * The real runner: bash -c in a process group of its own (src/process/process-group), the
  * environment scrubbed of secrets like the shell tool's, output kept as a tail.
  */
 export function processCommandRunner(opts: {
@@ -44,6 +52,7 @@ export function processCommandRunner(opts: {
     const outcome = await runProcessGroup({
       command: req.command, cwd: req.cwd, env, timeoutMs: req.timeoutMs, signal: req.signal,
       onOutput: (chunk) => output.push(chunk),
+      ...(req.sandbox ? { sandbox: req.sandbox } : {}),
     });
     return {
       exitCode: outcome.killed ? null : outcome.exitCode,

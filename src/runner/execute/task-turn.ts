@@ -16,6 +16,7 @@ import type { ModelProvider } from "../../core/provider.js";
 import type { Session } from "../../core/session.js";
 import type { TaskDefinition } from "../tasks/task-file.js";
 import { modelWorker } from "../../transcript/compaction-worker.js";
+import { stopRecordedGroup } from "../../process/process-identity.js";
 
 export const DEFAULT_MAX_STEPS = 40;
 /** When this many steps are left, the model is told to wrap up. */
@@ -52,6 +53,8 @@ export async function runTaskTurn(opts: TaskTurnOptions): Promise<CodingAgent> {
     workspace: opts.workspace, transcript: opts.task.transcript ?? {}, now: opts.now,
     env: opts.shellEnv, allowEnv: [...opts.allowEnv], filterToolOutput: opts.filterToolOutput,
     ...(opts.workerProvider ? { compactionWorker: modelWorker(opts.workerProvider) } : {}),
+    // A call a killed run had started may have left its processes running: stop them on resume.
+    stopProcesses: async (info) => (await stopRecordedGroup(info)) === "stopped",
   };
   const taken = opts.saved ? stepsTaken(opts.saved.messages) : 0;
   const left = opts.maxSteps - taken;

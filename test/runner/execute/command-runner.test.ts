@@ -1,8 +1,13 @@
 /** The runner's own commands (setup, checks): real bash, exit codes, output tails, kills, a clean env. */
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { once } from "node:events";
+import { readFile, rm } from "node:fs/promises";
+import { type AddressInfo, createServer } from "node:net";
+import { join } from "node:path";
 import { OUTPUT_TAIL_BYTES, processCommandRunner, type CommandRequest } from "../../../src/runner/execute/command-runner.js";
 import { tempDir } from "../../support/temp-dir.js";
+import { hostDir, sandboxSkip } from "../../process/sandbox-fixture.js";
 
 const BASE_ENV = { PATH: process.env.PATH };
 const request = (cwd: string, command: string, extra: Partial<CommandRequest> = {}): CommandRequest =>
@@ -55,4 +60,23 @@ test("secret-looking variables are kept from the command unless allowed", async 
   const command = 'echo "${DEPLOY_TOKEN:-none} ${NPM_TOKEN:-none} ${PLAIN_SETTING:-none}"';
   assert.equal((await processCommandRunner({ baseEnv })(request(cwd, command))).outputTail, "none none visible\n");
   assert.equal((await processCommandRunner({ baseEnv, allowEnv: ["NPM_TOKEN"] })(request(cwd, command))).outputTail, "none npm-0123456789 visible\n");
+});
+
+test("a sandboxed request: the workspace is writable and nothing else; setup reaches the host's network, a check does not", { skip: await sandboxSkip() }, async (t) => {
+  const cwd = await hostDir(t);
+  const server = createServer((socket) => socket.end("served\n"));
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  t.after(() => server.close());
+  const { port } = server.address() as AddressInfo;
+  const run = processCommandRunner({ baseEnv: BASE_ENV });
+  t.after(() => rm(`/var/tmp/rhema-cr-${process.pid}`, { force: true })); // there only if the sandbox failed
+  const command = `echo made > made; touch /var/tmp/rhema-cr-${process.pid} 2>/dev/null || echo read-only; head -1 2>/dev/null </dev/tcp/127.0.0.1/${port} || echo refused`;
+  const setup = await run(request(cwd, command, { sandbox: { network: true } }));
+  assert.deepEqual({ ...setup, durationMs: 0 }, { exitCode: 0, outputTail: "read-only\nserved\n", timedOut: false, durationMs: 0 });
+  const check = await run(request(cwd, command, { sandbox: { network: false } }));
+  assert.deepEqual({ ...check, durationMs: 0 }, { exitCode: 0, outputTail: "read-only\nrefused\n", timedOut: false, durationMs: 0 });
+  assert.equal(await readFile(join(cwd, "made"), "utf8"), "made\n");
+  const unsandboxed = await run(request(cwd, `head -1 </dev/tcp/127.0.0.1/${port}`));
+  assert.equal(unsandboxed.outputTail, "served\n");
 });

@@ -1,0 +1,71 @@
+/** Held spawn: the group exists and is known before anything runs; release runs it, discard runs nothing. */
+import assert from "node:assert/strict";
+import { once } from "node:events";
+import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { hostname } from "node:os";
+import { join } from "node:path";
+import { test } from "node:test";
+import { spawnHeld } from "../../src/process/held-spawn.js";
+import { exists } from "../../src/process/process-table.js";
+import { tempDir } from "../support/temp-dir.js";
+
+const ENV = { PATH: "/usr/bin:/bin" };
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Field 22 of /proc/<pid>/stat, read here independently of the code under test. */
+async function startTimeFromProc(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, "utf8");
+  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]);
+}
+
+test("nothing runs before release; the identity is this host, the leader's pid as pgid and its /proc start time", async (t) => {
+  const ws = await tempDir(t);
+  const held = await spawnHeld({ argv: ["bash", "-c", 'echo "ran as $$" > marker'], cwd: ws, env: ENV });
+  t.after(() => held.discard()); // a failed assertion must not leave it held (and this test hanging)
+  await sleep(300);
+  assert.equal(existsSync(join(ws, "marker")), false, "the command ran before release");
+  assert.equal(held.host, hostname());
+  assert.equal(held.pgid, held.child.pid);
+  assert.ok(exists(-held.pgid), "the process group does not exist");
+  assert.equal(held.startTime, await startTimeFromProc(held.pgid));
+  let out = "";
+  held.child.stdout!.on("data", (c: Buffer) => (out += c.toString()));
+  held.release();
+  held.release();
+  const [code] = await once(held.child, "exit");
+  assert.equal(code, 0);
+  // exec kept the process: the command ran as the leader itself.
+  assert.equal(await readFile(join(ws, "marker"), "utf8"), `ran as ${held.pgid}\n`);
+  assert.equal(out, "");
+});
+
+test("discard kills the held group and nothing runs", async (t) => {
+  const ws = await tempDir(t);
+  const held = await spawnHeld({ argv: ["touch", "marker"], cwd: ws, env: ENV });
+  await held.discard();
+  assert.equal(exists(held.pgid), false);
+  await sleep(100);
+  assert.equal(existsSync(join(ws, "marker")), false);
+});
+
+test("a holder whose pipe closes without release runs nothing", async (t) => {
+  const ws = await tempDir(t);
+  const held = await spawnHeld({ argv: ["touch", "marker"], cwd: ws, env: ENV });
+  held.child.stdio[3]!.destroy();
+  const [code] = await once(held.child, "exit");
+  assert.equal(code, 125);
+  assert.equal(existsSync(join(ws, "marker")), false);
+});
+
+test("the released command does not inherit the hold pipe", async (t) => {
+  const ws = await tempDir(t);
+  const held = await spawnHeld({ argv: ["bash", "-c", "[ -e /proc/$$/fd/3 ] && echo fd3-open || echo fd3-closed"], cwd: ws, env: ENV });
+  t.after(() => held.discard());
+  let out = "";
+  held.child.stdout!.on("data", (c: Buffer) => (out += c.toString()));
+  const closed = once(held.child, "close");
+  held.release();
+  await closed;
+  assert.equal(out, "fd3-closed\n");
+});

@@ -1,0 +1,66 @@
+/** Reaping on resume: a recorded group is stopped only if it is still the same group, on this host. */
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { hostname } from "node:os";
+import { test } from "node:test";
+import { type ProcessGroupIdentity, stopRecordedGroup } from "../../src/process/process-identity.js";
+import { groupRunning, isRunning, processStartTime } from "../../src/process/process-table.js";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A detached `bash -c` group, its identity, and a cleanup that kills it whatever happened. */
+async function group(t: { after(fn: () => unknown): void }, script: string): Promise<ProcessGroupIdentity & { pids: () => Promise<number[]> }> {
+  const child = spawn("bash", ["-c", script], { detached: true, stdio: ["ignore", "pipe", "ignore"] });
+  await once(child, "spawn");
+  const pgid = child.pid!;
+  t.after(() => {
+    try {
+      process.kill(-pgid, "SIGKILL");
+    } catch {
+      // gone
+    }
+  });
+  let out = "";
+  child.stdout!.on("data", (c: Buffer) => (out += c.toString()));
+  const startTime = (await processStartTime(pgid))!;
+  await sleep(200);
+  return { host: hostname(), pgid, startTime, pids: async () => out.trim().split(/\s+/).map(Number) };
+}
+
+test("a live group on this host with the recorded start time is stopped, its background job too", async (t) => {
+  const g = await group(t, "sleep 30 & echo $!; sleep 30");
+  const [background] = await g.pids();
+  assert.equal(await isRunning(background!), true);
+  assert.equal(await stopRecordedGroup(g, { graceMs: 500 }), "stopped");
+  assert.equal(await groupRunning(g.pgid), false);
+  assert.equal(await isRunning(background!), false);
+});
+
+test("a group whose leader exited but whose background job runs on is stopped", async (t) => {
+  const g = await group(t, "sleep 30 & echo $!");
+  const [background] = await g.pids();
+  assert.equal(await isRunning(g.pgid), false);
+  assert.equal(await isRunning(background!), true);
+  assert.equal(await stopRecordedGroup(g, { graceMs: 500 }), "stopped");
+  assert.equal(await isRunning(background!), false);
+});
+
+test("a group that is gone is reported gone", async (t) => {
+  const g = await group(t, "exit 0");
+  assert.equal(await stopRecordedGroup(g), "gone");
+});
+
+test("a pid now held by another process (another start time) is never signalled", async (t) => {
+  const g = await group(t, "sleep 30");
+  assert.equal(await stopRecordedGroup({ ...g, startTime: g.startTime - 1 }, { graceMs: 100 }), "gone");
+  await sleep(200);
+  assert.equal(await isRunning(g.pgid), true, "the other process was signalled");
+});
+
+test("a group recorded on another host is never signalled", async (t) => {
+  const g = await group(t, "sleep 30");
+  assert.equal(await stopRecordedGroup({ ...g, host: `not-${hostname()}` }, { graceMs: 100 }), "other-host");
+  await sleep(200);
+  assert.equal(await isRunning(g.pgid), true, "a group of another host was signalled");
+});

@@ -1,0 +1,159 @@
+/**
+ * The bubblewrap sandbox: the argv builder (pure), then real commands in real bwrap — writes
+ * outside the workspace do not land on the host, rhema's environment cannot be read from /proc,
+ * the network is its own unless allowed, other tasks' files are hidden.
+ */
+import assert from "node:assert/strict";
+import { once } from "node:events";
+import { existsSync } from "node:fs";
+import { readFile, writeFile } from "node:fs/promises";
+import { type AddressInfo, createServer } from "node:net";
+import { join } from "node:path";
+import { test } from "node:test";
+import { CancelledError } from "../../src/core/errors.js";
+import { FALLBACK_SANDBOX_HOME, bwrapArgv, sandboxHome } from "../../src/process/sandbox.js";
+import { DEFAULT_PATH, shellTool } from "../../src/tools/shell.js";
+import { tempDir } from "../support/temp-dir.js";
+import { callTool, textOf, toolContext } from "../tools/tool-harness.js";
+import { hostDir, processesMarked, runDirWithTwoTasks, runDriver, sandboxSkip } from "./sandbox-fixture.js";
+
+const skip = await sandboxSkip();
+
+test("bwrapArgv: read-only root, private /tmp and HOME, hidden folders, then the workspace and read-only binds, then the namespaces and env", () => {
+  const argv = bwrapArgv({
+    workspace: "/runs/r/tasks/s/a/workspace", network: false, hiddenPaths: ["/runs/r"], readOnlyBinds: ["/runs/r/tasks/s/a/answer.txt"],
+    env: { PATH: "/usr/bin:/bin", HOME: "/home/ci", TMPDIR: "/var/folders/x" }, cwd: "/runs/r/tasks/s/a/workspace/sub",
+  }, ["bash", "-c", "echo hi"]);
+  assert.deepEqual(argv, [
+    "bwrap", "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+    "--tmpfs", "/home/ci", "--tmpfs", "/runs/r",
+    "--bind", "/runs/r/tasks/s/a/workspace", "/runs/r/tasks/s/a/workspace",
+    "--ro-bind-try", "/runs/r/tasks/s/a/answer.txt", "/runs/r/tasks/s/a/answer.txt",
+    "--chdir", "/runs/r/tasks/s/a/workspace/sub",
+    "--unshare-pid", "--unshare-net", "--die-with-parent", "--new-session", "--clearenv",
+    "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", "/home/ci", "--setenv", "TMPDIR", "/tmp",
+    "--", "bash", "-c", "echo hi",
+  ]);
+});
+
+test("bwrapArgv: the network is shared when allowed; without a usable HOME the private one is a folder of /tmp", () => {
+  const argv = bwrapArgv({ bwrap: "/opt/bin/bwrap", workspace: "/w", network: true, env: {} }, ["true"]);
+  assert.deepEqual(argv, [
+    "/opt/bin/bwrap", "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--dir", FALLBACK_SANDBOX_HOME,
+    "--bind", "/w", "/w", "--chdir", "/w", "--unshare-pid", "--die-with-parent", "--new-session", "--clearenv",
+    "--setenv", "HOME", FALLBACK_SANDBOX_HOME, "--", "true",
+  ]);
+  assert.deepEqual(["/root", "/root/", "/", "relative", "/tmp", undefined].map((HOME) => sandboxHome(HOME === undefined ? {} : { HOME })),
+    ["/root", "/root", FALLBACK_SANDBOX_HOME, FALLBACK_SANDBOX_HOME, FALLBACK_SANDBOX_HOME, FALLBACK_SANDBOX_HOME]);
+  assert.throws(() => bwrapArgv({ workspace: "/w", network: true, env: {} }, []), /the command is empty/);
+});
+
+test("sandboxed: writes to /tmp and $HOME stay inside, a workspace write lands, the rest is read-only", { skip }, async (t) => {
+  const home = await hostDir(t, "rhema-home-");
+  const tmpWorkspace = await tempDir(t); // under /tmp, which the sandbox covers with its own: bound back on top
+  const marker = `rhema-sbx-marker-${process.pid}-${Date.now()}`;
+  const tool = shellTool({ env: { PATH: DEFAULT_PATH, HOME: home }, sandbox: { network: false } });
+  const command = `echo t > /tmp/${marker}; echo h > "$HOME/${marker}"; echo w > in-workspace; echo "home=$HOME"; ` +
+    `touch /var/tmp/${marker} 2>&1 | sed 's/.*: //'; cat in-workspace`;
+  assert.equal(textOf(await callTool(tool, { command }, toolContext(tmpWorkspace))), `home=${home}\nRead-only file system\nw\n[exit code 0]`);
+  assert.equal(await readFile(join(tmpWorkspace, "in-workspace"), "utf8"), "w\n");
+  assert.equal(existsSync(`/tmp/${marker}`), false, "/tmp write reached the host");
+  assert.equal(existsSync(join(home, marker)), false, "$HOME write reached the host");
+  assert.equal(existsSync(`/var/tmp/${marker}`), false);
+  // The same command unsandboxed does reach the host: the test can tell.
+  const plain = shellTool({ env: { PATH: DEFAULT_PATH, HOME: home } });
+  await callTool(plain, { command: `echo h > "$HOME/${marker}"` }, toolContext(tmpWorkspace));
+  assert.equal(existsSync(join(home, marker)), true);
+});
+
+test("sandboxed: /proc/1/environ and /proc/$PPID/environ show nothing of the caller's environment", { skip }, async (t) => {
+  const ws = await hostDir(t);
+  const secret = `sk-caller-${Date.now()}`;
+  const command = 'echo "ppid=$PPID"; cat /proc/1/environ /proc/$PPID/environ 2>/dev/null | tr "\\0" "\\n" | grep -c rhema-caller-secret; echo "own=$RHEMA_OWN"';
+  const callerEnv = { PATH: process.env.PATH ?? DEFAULT_PATH, RHEMA_CALLER_SECRET: `rhema-caller-secret-${secret}` };
+  const env = { PATH: DEFAULT_PATH, RHEMA_OWN: "rhema-caller-secret-passed-on-purpose" };
+  const inside = await runDriver({ workspace: ws, command, env, sandbox: { network: false } }, callerEnv);
+  assert.equal(inside.result.content, "ppid=1\n0\nown=rhema-caller-secret-passed-on-purpose\n[exit code 0]");
+  // Unsandboxed, the parent's environ is the caller's: the check finds it there.
+  const outside = await runDriver({ workspace: ws, command, env }, callerEnv);
+  assert.match(outside.result.content, /^ppid=\d+\n1\nown=/);
+});
+
+test("sandboxed: 127.0.0.1 is a loopback of its own without network, the host's with it", { skip }, async (t) => {
+  const ws = await hostDir(t);
+  const server = createServer((socket) => socket.end("hello from the host\n"));
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  t.after(() => server.close());
+  const { port } = server.address() as AddressInfo;
+  const command = `head -1 2>/dev/null </dev/tcp/127.0.0.1/${port} || echo refused`;
+  const env = { PATH: DEFAULT_PATH };
+  const closed = shellTool({ env, sandbox: { network: false } });
+  assert.equal(textOf(await callTool(closed, { command }, toolContext(ws))), "refused\n[exit code 0]");
+  const open = shellTool({ env, sandbox: { network: true } });
+  assert.equal(textOf(await callTool(open, { command }, toolContext(ws))), "hello from the host\n[exit code 0]");
+});
+
+test("sandboxed: a task sees neither a sibling's session.json nor its own, only its workspace and its read-only binds", { skip }, async (t) => {
+  const root = await hostDir(t);
+  const { run, workspaceA, sessionA, sessionB } = await runDirWithTwoTasks(root);
+  const answer = join(run, "tasks", "suite", "a", "answer.txt");
+  await writeFile(answer, "42\n");
+  const tool = shellTool({ env: { PATH: DEFAULT_PATH }, sandbox: { network: false, hiddenPaths: [run], readOnlyBinds: [answer, join(run, "missing")] } });
+  const command = `cat ${sessionB} 2>&1; cat ../session.json 2>&1; ls ${run} ${run}/tasks/suite; cat ${answer}; echo 7 > ${answer}; touch made`;
+  assert.equal(textOf(await callTool(tool, { command }, toolContext(workspaceA))), [
+    `cat: ${sessionB}: No such file or directory`, "cat: ../session.json: No such file or directory",
+    `${run}:`, "tasks", "", `${run}/tasks/suite:`, "a", "42", `bash: line 1: ${answer}: Read-only file system`, "[exit code 0]",
+  ].join("\n"));
+  assert.equal(await readFile(answer, "utf8"), "42\n");
+  assert.equal(existsSync(join(workspaceA, "made")), true);
+  assert.equal((await readFile(sessionA, "utf8")).includes("session of a"), true);
+  // Unsandboxed the sibling's session is readable: the test can tell.
+  const plain = shellTool({ env: { PATH: DEFAULT_PATH } });
+  assert.match(textOf(await callTool(plain, { command: `cat ${sessionB}` }, toolContext(workspaceA))), /session of b/);
+});
+
+test("sandboxed: a timeout or a cancel kills the whole tree inside; exit codes come through", { skip }, async (t) => {
+  const ws = await hostDir(t);
+  const mark = `rhema-sbx-kill-${process.pid}`;
+  const tool = shellTool({ env: { PATH: DEFAULT_PATH, RHEMA_MARK: mark }, sandbox: { network: false } });
+  const started = Date.now();
+  const timedOut = await callTool(tool, { command: "sleep 1000 & setsid sleep 1000 & sleep 1000", timeoutMs: 500 }, toolContext(ws));
+  assert.equal(timedOut.content, "(no output)\n[timed out after 500 ms; the command and its child processes were killed]");
+  assert.ok(Date.now() - started < 5000);
+  assert.deepEqual(await processesMarked(mark), []);
+  const controller = new AbortController();
+  setTimeout(() => controller.abort(), 300);
+  await assert.rejects(tool.run({ command: "sleep 1000 & sleep 1000" }, toolContext(ws, { signal: controller.signal })), CancelledError);
+  assert.deepEqual(await processesMarked(mark), []);
+  assert.deepEqual(await callTool(tool, { command: "echo out; exit 3" }, toolContext(ws)), { content: "out\n[exit code 3]", isError: true });
+  // bwrap reports a signal death as 128 + the signal's number.
+  assert.deepEqual(await callTool(tool, { command: "kill -9 $$" }, toolContext(ws)), { content: "(no output)\n[exit code 137]", isError: true });
+});
+
+test("the shell tool's description tells the model about the sandbox, and says nothing of one without it", () => {
+  const plain = shellTool().spec.description;
+  assert.equal(shellTool({ sandbox: { network: true } }).spec.description, `${plain} Commands run in a sandbox: only the workspace is writable and kept; ` +
+    "/tmp and $HOME are private and discarded after each command; the rest of the file system is read-only.");
+  assert.match(shellTool({ sandbox: { network: false } }).spec.description, /read-only; there is no network\.$/);
+  assert.doesNotMatch(plain, /sandbox/);
+});
+
+test("sandboxed: onStarted sees bwrap's group, held, before the command runs; a throwing onStarted runs nothing", { skip }, async (t) => {
+  const ws = await hostDir(t);
+  const tool = shellTool({ env: { PATH: DEFAULT_PATH }, sandbox: { network: false } });
+  const seen: string[] = [];
+  const onStarted = async (info: { pgid: number; startTime: number }): Promise<void> => {
+    await new Promise((r) => setTimeout(r, 200));
+    const stat = await readFile(`/proc/${info.pgid}/stat`, "utf8");
+    const program = (await readFile(`/proc/${info.pgid}/cmdline`, "utf8")).split("\0")[0];
+    seen.push(`${program} start=${Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]) === info.startTime} ran=${existsSync(join(ws, "ran"))}`);
+  };
+  assert.equal(textOf(await callTool(tool, { command: "touch ran" }, toolContext(ws, { onStarted }))), "(no output)\n[exit code 0]");
+  assert.deepEqual(seen, ["bwrap start=true ran=false"]);
+  assert.equal(existsSync(join(ws, "ran")), true);
+  const failure = new Error("no checkpoint");
+  await assert.rejects(tool.run({ command: "touch ran-again" }, toolContext(ws, { onStarted: async () => { throw failure; } })), (e) => e === failure);
+  await new Promise((r) => setTimeout(r, 200));
+  assert.equal(existsSync(join(ws, "ran-again")), false);
+});
