@@ -8,7 +8,7 @@ import { access, mkdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { allowAll, type Approval } from "../../../src/core/approval.js";
 import { OutputError } from "../../../src/core/errors.js";
-import type { AgentEvent } from "../../../src/core/events.js";
+import type { TaskEvent as AgentEvent } from "../../../src/runner/execute/runner-events.js";
 import type { Message } from "../../../src/core/messages.js";
 import { loadPolicy } from "../../../src/policy/file/load-policy.js";
 import { PolicyApproval } from "../../../src/policy/decide/policy-approval.js";
