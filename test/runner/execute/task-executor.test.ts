@@ -263,3 +263,39 @@ test("a checkpoint the file system refuses stops the task with an OutputError na
   assert.equal(resumed.kind === "finished" && resumed.result.status, "passed");
   assert.equal(resumed.kind === "finished" && resumed.result.resumed, 1);
 });
+
+test("the task's timeout covers its checks: the running check is stopped as timed out, the rest not run, the task errored timeout", async (t) => {
+  const { task, runDir } = await scriptedTask(t, `limits: { timeout: 1500ms }
+model:
+  provider: scripted
+  script:
+    - say: nothing to do
+checks:
+  - { name: quick, run: "true" }
+  - { name: hangs, run: "sleep 30" }
+  - { name: later, run: "true" }
+`);
+  const events: AgentEvent[] = [];
+  const outcome = await runTask(task, runEnv(runDir, { onEvent: (e) => events.push(e) }));
+  assert.equal(outcome.kind, "finished");
+  const result = outcome.kind === "finished" ? outcome.result : null;
+  assert.equal(result?.status, "errored");
+  assert.deepEqual(result?.error, { code: "timeout", message: `the task's timeout of 1500 ms passed while check "hangs" ran: it was stopped, and the checks after it did not run` });
+  assert.deepEqual(result?.checks.map((c) => [c.name, c.passed, c.timedOut, c.notRun ?? null]),
+    [["quick", true, false, null], ["hangs", false, true, null], ["later", false, false, "not run: the task's timeout passed before it started"]]);
+  assert.deepEqual(events.filter((e) => e.type === "check_start").map((e) => e.type === "check_start" && e.name), ["quick", "hangs"]);
+});
+
+test("checks read the agent's final answer from RHEMA_FINAL_ANSWER, and their events land in events.jsonl", async (t) => {
+  const { task, runDir, folder } = await scriptedTask(t, `model:
+  provider: scripted
+  script:
+    - say: "The answer is 42."
+checks:
+  - { name: answer, run: 'grep -qx "The answer is 42." "$RHEMA_FINAL_ANSWER"' }
+`);
+  const outcome = await runTask(task, runEnv(runDir));
+  assert.equal(outcome.kind === "finished" && outcome.result.status, "passed");
+  const logged = (await readFile(folder.path("events"), "utf8")).trim().split("\n").map((l) => JSON.parse(l).type);
+  assert.deepEqual(logged.filter((type) => type.startsWith("check_")), ["check_start", "check_end"]);
+});
