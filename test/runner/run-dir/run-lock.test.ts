@@ -197,3 +197,11 @@ test("a run directory under a file is an OutputError naming it, not a lock taken
   await assert.rejects(acquireRunLock(runDir, process.pid, NOW), (err: unknown) =>
     err instanceof OutputError && err.errno === "ENOTDIR" && err.operation === "create" && err.path === runDir);
 });
+
+test("taking the lock removes the temp files a killed run's atomic writes left beside the run's own files", async (t) => {
+  const runDir = await tempDir(t);
+  for (const name of ["manifest.json.3735928559", "junit.xml.12", "summary.md.7", "stats.json", "notes.txt.12", "rhema.lock.4242"]) await writeFile(join(runDir, name), "x");
+  const lock = await acquireRunLock(runDir, process.pid, NOW);
+  assert.deepEqual((await readdir(runDir)).sort(), ["notes.txt.12", LOCK_FILE, "rhema.lock.4242", "stats.json"].sort(), "another runner's lock attempt is left alone");
+  await lock.release();
+});
