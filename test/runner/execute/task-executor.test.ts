@@ -4,7 +4,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { access, mkdir, readFile, rm } from "node:fs/promises";
+import { access, mkdir, readFile, readdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { allowAll, type Approval } from "../../../src/core/approval.js";
 import { OutputError } from "../../../src/core/errors.js";
@@ -298,4 +298,27 @@ checks:
   assert.equal(outcome.kind === "finished" && outcome.result.status, "passed");
   const logged = (await readFile(folder.path("events"), "utf8")).trim().split("\n").map((l) => JSON.parse(l).type);
   assert.deepEqual(logged.filter((type) => type.startsWith("check_")), ["check_start", "check_end"]);
+});
+
+test("a kill while task-state.json was being written (a temp file beside it) loses no finished setup: it is not run again, and the temp is removed", async (t) => {
+  const { task, runDir, folder, root } = await scriptedTask(t, `workspace:
+  setup:
+    - echo ran >> ../../../../../setup-runs.txt
+model:
+  provider: scripted
+  script:
+    - say: done
+`);
+  const controller = new AbortController();
+  // A first run that sets up, then is interrupted at the turn's first event.
+  const first = await runTask(task, runEnv(runDir, { signal: controller.signal, onEvent: (e) => { if (e.type === "turn_start") controller.abort(); } }));
+  assert.deepEqual(first, { kind: "interrupted" });
+  const state = await folder.readState();
+  assert.equal(state?.setupDone, true);
+  // As a SIGKILL inside write-file-atomic leaves it: the old file whole, a torn temp beside it.
+  await writeFile(`${folder.path("state")}.2841983345`, '{"version": 1, "setupDone": fal');
+  const second = await runTask(task, runEnv(runDir));
+  assert.equal(second.kind === "finished" && second.result.status, "passed");
+  assert.equal(await readFile(join(root, "setup-runs.txt"), "utf8"), "ran\n", "the setup ran once");
+  assert.deepEqual((await readdir(folder.dir)).filter((e) => /\.\d+$/.test(e)), []);
 });
