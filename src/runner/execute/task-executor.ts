@@ -26,7 +26,8 @@ import { runChecks, type DeadlineHit } from "./task-checks.js";
 import { classifyTaskFailure } from "./task-failure.js";
 import type { TaskDefinition } from "../tasks/task-file.js";
 import { RunDir } from "../run-dir/run-dir.js";
-import type { TaskFolder } from "../run-dir/task-folder.js";
+import type { EventLog } from "../run-dir/event-log.js";
+import type { TaskFolder, TaskStateBook } from "../run-dir/task-folder.js";
 import { TASK_RESULT_VERSION, type CheckOutcome, type TaskResult } from "../run-dir/task-result.js";
 import { freshTaskState, type TaskState } from "../run-dir/task-state.js";
 import { DEFAULT_MAX_STEPS, runTaskTurn, stepsTaken } from "./task-turn.js";
@@ -103,14 +104,9 @@ export async function runTask(task: TaskDefinition, env: TaskRunEnv): Promise<Ta
     }
     let checks: CheckOutcome[] = [];
     if (!failure && agent) {
-      const finalAnswerPath = await folder.writeFinalAnswer(env.redactor.redact(finalAnswerOf(agent.session.messages)));
-      const ran = await runChecks(task, folder.workspace, {
-        runCommand: env.runCommand, signal: env.signal, deadline: timeout.signal, redactor: env.redactor, book, now: env.now,
-        finalAnswerPath, onEvent: (e) => events.emit(e),
-      });
-      if (ran.kind === "interrupted") return await interrupted();
-      checks = ran.outcomes;
-      if (ran.deadline) failure = timeout.during(ran.deadline);
+      const checked = await checkTurn({ task, folder, book, env, timeout, events, messages: agent.session.messages });
+      if (checked.kind === "interrupted") return await interrupted();
+      ({ checks, failure } = checked);
     }
     if (env.signal.aborted) return await interrupted();
     // A failed turn leaves no agent: its conversation and stats are in the checkpoint.
@@ -124,6 +120,32 @@ export async function runTask(task: TaskDefinition, env: TaskRunEnv): Promise<Ta
     timeout.clear();
     await events.close();
   }
+}
+
+interface CheckPhase {
+  task: TaskDefinition;
+  folder: TaskFolder;
+  book: TaskStateBook;
+  env: TaskRunEnv;
+  timeout: TaskTimeout;
+  events: EventLog;
+  /** The conversation of the turn that ended. */
+  messages: readonly Message[];
+}
+
+/**
+ * The checks of a turn that ended: the final answer written where they read it, then each check
+ * (task-checks.ts) under the run's interrupt and the task's timeout. A timeout that caught them
+ * is the task's failure.
+ */
+async function checkTurn(p: CheckPhase): Promise<{ kind: "interrupted" } | { kind: "finished"; checks: CheckOutcome[]; failure: RhemaError | null }> {
+  const finalAnswerPath = await p.folder.writeFinalAnswer(p.env.redactor.redact(finalAnswerOf(p.messages)));
+  const ran = await runChecks(p.task, p.folder.workspace, {
+    runCommand: p.env.runCommand, signal: p.env.signal, deadline: p.timeout.signal, redactor: p.env.redactor, book: p.book, now: p.env.now,
+    finalAnswerPath, onEvent: (e) => p.events.emit(e),
+  });
+  if (ran.kind === "interrupted") return ran;
+  return { kind: "finished", checks: ran.outcomes, failure: ran.deadline ? p.timeout.during(ran.deadline) : null };
 }
 
 async function startState(task: TaskDefinition, folder: TaskFolder, now: Date): Promise<TaskState> {
