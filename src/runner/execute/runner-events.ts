@@ -23,7 +23,3 @@ export type RunnerEvent =
 /** Everything a task's event stream carries. */
 export type TaskEvent = AgentEvent | RunnerEvent;
 
-/** Whether an event is the runner's own (not the agent's). */
-export function isRunnerEvent(event: TaskEvent): event is RunnerEvent {
-  return event.type === "setup_start" || event.type === "setup_end" || event.type === "check_start" || event.type === "check_end";
-}
