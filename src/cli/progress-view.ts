@@ -3,7 +3,7 @@
  * last tool, tokens), plain timestamped lines in CI logs, or the event stream as JSON lines
  * (`--json`). Progress goes to stderr; JSON lines and the final summary go to stdout.
  */
-import type { AgentEvent } from "../core/events.js";
+import type { TaskEvent } from "../runner/execute/runner-events.js";
 import type { RunProgress } from "../runner/execute/suite-runner.js";
 import { taskKey } from "../runner/run-dir/task-result.js";
 
@@ -26,9 +26,17 @@ export function chooseProgressView(opts: { json: boolean; ci: boolean; color: bo
 
 const MAX_DETAIL = 100;
 
-/** A one-line account of an agent event worth a log line, or null. */
-export function describeEvent(event: AgentEvent): string | null {
+/** A one-line account of an agent or runner event worth a log line, or null. */
+export function describeEvent(event: TaskEvent): string | null {
   switch (event.type) {
+    case "setup_start":
+      return `setup ${event.index + 1}/${event.total}: ${clip(event.command)}${event.rerun ? " (interrupted by a kill; it may have partly run: running it again)" : ""}`;
+    case "setup_end":
+      return event.exitCode === 0 ? null : `setup ${event.index + 1}/${event.total} ${event.timedOut ? "timed out" : `exited ${event.exitCode ?? "on a signal"}`}`;
+    case "check_start":
+      return `check ${event.index + 1}/${event.total} "${event.name}"${event.rerun ? " (interrupted by a kill: running it again)" : ""}`;
+    case "check_end":
+      return `check ${event.index + 1}/${event.total} "${event.name}" ${checkVerdict(event)}`;
     case "tool_call":
       return `step ${event.step} ${event.name}: ${clip(summarizeInput(event.input))}`;
     case "approval":
@@ -42,6 +50,12 @@ export function describeEvent(event: AgentEvent): string | null {
     default:
       return null;
   }
+}
+
+function checkVerdict(event: Extract<TaskEvent, { type: "check_end" }>): string {
+  if (event.notRun !== undefined) return event.notRun;
+  const verdict = event.passed ? "passed" : event.timedOut ? "timed out" : event.exitCode === null ? "was killed" : `failed (exit ${event.exitCode})`;
+  return event.kept ? `${verdict} (kept from an earlier run)` : `${verdict} in ${(event.durationMs / 1000).toFixed(1)}s`;
 }
 
 function summarizeInput(input: unknown): string {
@@ -145,9 +159,12 @@ class LiveView implements ProgressView {
     this.clear();
   }
 
-  private track(key: string, event: AgentEvent): void {
+  private track(key: string, event: TaskEvent): void {
     const task = this.running.get(key);
     if (!task) return;
+    if (event.type === "setup_start") task.tool = `setup ${event.index + 1}/${event.total} ${clip(event.command).slice(0, 40)}`;
+    if (event.type === "check_start") task.tool = `check ${event.index + 1}/${event.total} ${clip(event.name).slice(0, 40)}`;
+    if (event.type === "check_end" && !event.passed) this.print(`  ${key}  check "${event.name}" ${checkVerdict(event)}`);
     if (event.type === "request") task.step = event.step;
     if (event.type === "tool_call") task.tool = `${event.name} ${clip(summarizeInput(event.input)).slice(0, 40)}`;
     if (event.type === "usage") task.tokens += event.usage.inputTokens + event.usage.cacheReadTokens + event.usage.cacheWriteTokens + event.usage.outputTokens;

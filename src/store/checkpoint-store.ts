@@ -148,7 +148,7 @@ export class CheckpointStore {
     await this.saveNewFingerprint(c);
     const record = this.recordFor(c);
     const line = JSON.stringify(record) + "\n";
-    await this.journal.write(line);
+    await writeFully(this.journal, Buffer.from(line));
     await this.journal.datasync();
     this.seq = record.seq!;
     await this.counter!.write({ generation: this.generation, count: this.seq });
@@ -289,4 +289,17 @@ function parseRecord(line: string, path: string, lineNo: number): JournalRecord 
     throw new SessionFileError(path, `line ${lineNo}: ${issue.path.join(".") || "(record)"}: ${issue.message}`);
   }
   return parsed.data;
+}
+
+/**
+ * Writes all of `data`: a full disk can make a write return short without an error, and the
+ * counter must never count a record whose line did not reach the journal whole.
+ */
+async function writeFully(handle: FileHandle, data: Buffer): Promise<void> {
+  let offset = 0;
+  while (offset < data.length) {
+    const { bytesWritten } = await handle.write(data, offset, data.length - offset);
+    if (bytesWritten === 0) throw Object.assign(new Error("no space left on device, write"), { code: "ENOSPC" });
+    offset += bytesWritten;
+  }
 }

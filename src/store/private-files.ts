@@ -1,10 +1,12 @@
 /**
  * The one place conversation-shaped data is written: files 0600 in folders 0700, atomically
  * (temp + fsync + rename, then the folder fsynced so the rename survives a power cut).
- * Every store (sessions, journals, event logs, results, reports) goes through here.
+ * Every store (sessions, journals, event logs, results, reports) goes through here, and here
+ * too the temp files of writes a kill cut short (write-file-atomic names them `<file>.<digits>`)
+ * are found and removed.
  */
-import { mkdir, open, chmod, type FileHandle } from "node:fs/promises";
-import { dirname } from "node:path";
+import { mkdir, open, chmod, readdir, rm, type FileHandle } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import writeFileAtomic from "write-file-atomic";
 
 export const PRIVATE_FILE_MODE = 0o600;
@@ -46,4 +48,28 @@ export async function fsyncDir(dir: string): Promise<void> {
   } finally {
     await handle?.close();
   }
+}
+
+/** A temp file of an atomic write of `name`: write-file-atomic's `<name>.<uint32>`, or a lock's `<name>.<pid>`. */
+export function isAtomicTempOf(entry: string, name: string): boolean {
+  return entry.length > name.length + 1 && entry.startsWith(`${name}.`) && /^\d+$/.test(entry.slice(name.length + 1));
+}
+
+/**
+ * Removes from `dir` the temp files that interrupted atomic writes of the files `names` left
+ * behind (a SIGKILL skips write-file-atomic's own cleanup). Only call it while no write to
+ * those files is under way (the caller holds the run's lock). Returns the names removed; a
+ * missing folder has none.
+ */
+export async function removeAtomicTemps(dir: string, names: readonly string[]): Promise<string[]> {
+  let entries: string[];
+  try {
+    entries = await readdir(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw err;
+  }
+  const stale = entries.filter((entry) => names.some((name) => isAtomicTempOf(entry, name))).sort();
+  for (const entry of stale) await rm(join(dir, entry), { force: true });
+  return stale;
 }

@@ -6,7 +6,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { PassThrough } from "node:stream";
 import { chooseProgressView, type ViewStreams } from "../../src/cli/progress-view.js";
-import type { AgentEvent } from "../../src/core/events.js";
+import type { TaskEvent as AgentEvent } from "../../src/runner/execute/runner-events.js";
 import type { RunProgress } from "../../src/runner/execute/suite-runner.js";
 import { parseTaskSource } from "../../src/runner/tasks/task-file.js";
 import { sampleResult } from "../runner/sample-results.js";
@@ -166,4 +166,37 @@ test("the live view without colour writes no colour codes, and close clears what
     `${`  alpha/one  step 0  grep ${"p".repeat(40)}  0.0k tok`.slice(0, 99)}\n`,
     "\x1b[1A\x1b[0J",
   ].join(""), "a terminal reporting no width is drawn 100 columns wide, and nothing is drawn after close");
+});
+
+test("setup and check events: a plain line each (an interrupted one rerun said so), in --json, and in the live view's task line", async () => {
+  const updates: RunProgress[] = [
+    event(ONE, { type: "setup_start", index: 1, total: 2, command: "npm ci", rerun: "interrupted" }),
+    event(ONE, { type: "setup_end", index: 1, total: 2, command: "npm ci", exitCode: 0, timedOut: false, durationMs: 1200 }),
+    event(ONE, { type: "check_end", index: 0, total: 3, name: "lint", passed: true, exitCode: 0, timedOut: false, durationMs: 40, kept: true }),
+    event(ONE, { type: "check_start", index: 1, total: 3, name: "unit", command: "npm test", rerun: "interrupted" }),
+    event(ONE, { type: "check_end", index: 1, total: 3, name: "unit", passed: false, exitCode: null, timedOut: true, durationMs: 2500, kept: false }),
+    event(ONE, { type: "check_end", index: 2, total: 3, name: "e2e", passed: false, exitCode: null, timedOut: false, durationMs: 0, kept: false, notRun: "not run: the task's timeout passed before it started" }),
+  ];
+  const plain = streams();
+  const view = chooseProgressView({ json: false, ci: true, color: false, streams: plain.streams, now: NOW });
+  for (const u of updates) view.update(u);
+  assert.equal(plain.err.text(), [
+    "05:06:07 [alpha/one] setup 2/2: npm ci (interrupted by a kill; it may have partly run: running it again)",
+    '05:06:07 [alpha/one] check 1/3 "lint" passed (kept from an earlier run)',
+    '05:06:07 [alpha/one] check 2/3 "unit" (interrupted by a kill: running it again)',
+    '05:06:07 [alpha/one] check 2/3 "unit" timed out in 2.5s',
+    `05:06:07 [alpha/one] check 3/3 "e2e" not run: the task's timeout passed before it started`,
+    "",
+  ].join("\n"));
+  const json = streams();
+  const jsonView = chooseProgressView({ json: true, ci: true, color: false, streams: json.streams, now: NOW });
+  for (const u of updates) jsonView.update(u);
+  assert.deepEqual(json.out.text().trim().split("\n").map((l) => JSON.parse(l).event.type), ["setup_start", "setup_end", "check_end", "check_start", "check_end", "check_end"]);
+  const live = streams({ isTTY: true, columns: 100 });
+  const liveView = chooseProgressView({ json: false, ci: false, color: false, streams: live.streams, now: NOW });
+  liveView.update({ type: "task_start", task: ONE });
+  liveView.update(updates[3]!);
+  await sleep(150);
+  assert.match(live.err.text(), /alpha\/one {2}step 0 {2}check 2\/3 unit/);
+  liveView.close();
 });

@@ -7,7 +7,7 @@
 import { randomUUID } from "node:crypto";
 import PQueue from "p-queue";
 import { RhemaError } from "../../core/errors.js";
-import type { AgentEvent } from "../../core/events.js";
+import type { TaskEvent } from "./runner-events.js";
 import { RunDir, type ReportFiles } from "../run-dir/run-dir.js";
 import type { RunManifest } from "../run-dir/run-manifest.js";
 import { ReportWriter, probeReportCopies } from "../reports/run-reports.js";
@@ -19,7 +19,7 @@ import { compareTasks, taskKey, type ReportMeta, type SkippedTask, type TaskResu
 export type RunProgress =
   | { type: "run_start"; runDir: string; runId: string; tasks: number; resumed: boolean }
   | { type: "task_start"; task: TaskDefinition }
-  | { type: "task_event"; task: TaskDefinition; event: AgentEvent }
+  | { type: "task_event"; task: TaskDefinition; event: TaskEvent }
   | { type: "task_end"; task: TaskDefinition; result: TaskResult; kept: boolean }
   | { type: "task_interrupted"; task: TaskDefinition }
   | { type: "run_end"; results: TaskResult[]; interrupted: boolean; reports: ReportFiles };

@@ -1,32 +1,124 @@
 /**
- * A task's checks: each `run` command in the workspace, in order; the task passes when every
- * check exits 0. Output is kept as a tail, with secrets redacted.
+ * A task's checks: each `run` command in the workspace, in order, every one of them whatever the
+ * others gave (like a test suite); the task passes when every check exits 0. Output is kept as a
+ * tail, with secrets redacted. Each check is recorded in the task's state as started, then done
+ * with its outcome (task-state.ts), so after a kill a finished check keeps its result and an
+ * interrupted one runs again — checks should be safe to repeat.
+ *
+ * Limits: each check has its own `timeout` (default `DEFAULT_CHECK_TIMEOUT_MS`), and the task's
+ * `limits.timeout` covers them all: when it fires, the running check is killed and reported
+ * timed out, and the checks after it are reported not run.
+ *
+ * Each check finds the agent's final answer in the file named by `RHEMA_FINAL_ANSWER` (in the
+ * task's folder, outside the workspace).
  */
-import type { CommandRunner } from "./command-runner.js";
+import type { CommandOutcome, CommandRunner } from "./command-runner.js";
+import type { RunnerEvent } from "./runner-events.js";
 import type { SecretRedactor } from "./secret-redactor.js";
-import type { TaskDefinition } from "../tasks/task-file.js";
+import type { TaskCheck, TaskDefinition } from "../tasks/task-file.js";
+import type { TaskStateBook } from "../run-dir/task-folder.js";
 import type { CheckOutcome } from "../run-dir/task-result.js";
+import { checkFinished, checkStarted } from "../run-dir/task-state.js";
 
-export const DEFAULT_CHECK_TIMEOUT_MS = 10 * 60_000;
+/** A check's own limit when it names none: long enough for a real test suite, short enough to notice a hang. */
+export const DEFAULT_CHECK_TIMEOUT_MS = 5 * 60_000;
+/** The variable naming the file that holds the agent's final answer, in each check's environment. */
+export const FINAL_ANSWER_ENV = "RHEMA_FINAL_ANSWER";
+export const NOT_RUN_TIMEOUT = "not run: the task's timeout passed before it started";
 
-export async function runChecks(
-  task: TaskDefinition,
-  workspace: string,
-  opts: { runCommand: CommandRunner; signal: AbortSignal; redactor: SecretRedactor },
-): Promise<CheckOutcome[]> {
+export interface CheckRunOptions {
+  runCommand: CommandRunner;
+  /** The run's interrupt: the check it stops stays `started`, and the next run runs it again. */
+  signal: AbortSignal;
+  /** The task's timeout, aborted when it fires; null without one. */
+  deadline: AbortSignal | null;
+  redactor: SecretRedactor;
+  book: TaskStateBook;
+  now: () => Date;
+  /** The file holding the agent's final answer (`RHEMA_FINAL_ANSWER`). */
+  finalAnswerPath: string;
+  onEvent?: (event: RunnerEvent) => void | Promise<void>;
+}
+
+export type ChecksOutcome =
+  | { kind: "interrupted" }
+  /** `deadline`: where the task's timeout caught the checks (the check it stopped, or the first it kept from running); null when it did not. */
+  | { kind: "finished"; outcomes: CheckOutcome[]; deadline: DeadlineHit | null };
+
+export interface DeadlineHit {
+  check: string;
+  /** The check was running and was killed (else it never started). */
+  running: boolean;
+}
+
+export async function runChecks(task: TaskDefinition, workspace: string, opts: CheckRunOptions): Promise<ChecksOutcome> {
   const outcomes: CheckOutcome[] = [];
-  for (const check of task.checks) {
-    if (opts.signal.aborted) break;
-    const outcome = await opts.runCommand({ command: check.run, cwd: workspace, timeoutMs: check.timeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS, signal: opts.signal });
-    outcomes.push({
-      name: check.name,
-      command: check.run,
-      exitCode: outcome.exitCode,
-      passed: outcome.exitCode === 0,
-      durationMs: Math.round(outcome.durationMs),
-      outputTail: opts.redactor.redact(outcome.outputTail),
-      timedOut: outcome.timedOut,
+  const total = task.checks.length;
+  const signal = opts.deadline ? AbortSignal.any([opts.signal, opts.deadline]) : opts.signal;
+  let deadline: DeadlineHit | null = null;
+  for (const [index, check] of task.checks.entries()) {
+    const record = opts.book.current.checks[index];
+    const end = (outcome: CheckOutcome, kept: boolean) => opts.onEvent?.({
+      type: "check_end", index, total, name: check.name, passed: outcome.passed, exitCode: outcome.exitCode, timedOut: outcome.timedOut,
+      durationMs: outcome.durationMs, kept, ...(outcome.notRun !== undefined ? { notRun: outcome.notRun } : {}),
     });
+    if (record?.status === "done" && record.name === check.name) {
+      outcomes.push(record.outcome);
+      await end(record.outcome, true);
+      continue;
+    }
+    if (opts.signal.aborted) return { kind: "interrupted" };
+    if (opts.deadline?.aborted) {
+      const skipped = notRun(check, NOT_RUN_TIMEOUT);
+      deadline ??= { check: check.name, running: false };
+      outcomes.push(skipped);
+      await end(skipped, false);
+      continue;
+    }
+    const rerun = record?.status === "started" && record.name === check.name ? "interrupted" as const : null;
+    await opts.book.update((s) => checkStarted(s, index, check.name, opts.now().toISOString()));
+    await opts.onEvent?.({ type: "check_start", index, total, name: check.name, command: check.run, rerun });
+    const ran = await opts.runCommand({
+      command: withEnvironment(check.run, { [FINAL_ANSWER_ENV]: opts.finalAnswerPath }),
+      cwd: workspace, timeoutMs: check.timeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS, signal,
+    });
+    if (opts.signal.aborted) return { kind: "interrupted" };
+    const stoppedByDeadline = opts.deadline?.aborted === true;
+    const outcome = checkOutcome(check, ran, stoppedByDeadline, opts.redactor);
+    outcomes.push(outcome);
+    // A check the task's timeout stopped is no result of its own: left `started`, a retry runs it again.
+    if (stoppedByDeadline) deadline ??= { check: check.name, running: true };
+    else await opts.book.update((s) => checkFinished(s, index, outcome));
+    await end(outcome, false);
   }
-  return outcomes;
+  return { kind: "finished", outcomes, deadline };
+}
+
+function checkOutcome(check: TaskCheck, ran: CommandOutcome, stoppedByDeadline: boolean, redactor: SecretRedactor): CheckOutcome {
+  return {
+    name: check.name,
+    command: check.run,
+    exitCode: stoppedByDeadline ? null : ran.exitCode,
+    passed: !stoppedByDeadline && ran.exitCode === 0,
+    durationMs: Math.round(ran.durationMs),
+    outputTail: redactor.redact(ran.outputTail),
+    timedOut: stoppedByDeadline || ran.timedOut,
+  };
+}
+
+function notRun(check: TaskCheck, why: string): CheckOutcome {
+  return { name: check.name, command: check.run, exitCode: null, passed: false, durationMs: 0, outputTail: "", timedOut: false, notRun: why };
+}
+
+/**
+ * `command` with `vars` exported first, on the same line (so bash's line numbers in its errors
+ * stay the user's). Set inside the command, the variables survive the scrubbed environment.
+ */
+export function withEnvironment(command: string, vars: Readonly<Record<string, string>>): string {
+  const exports = Object.entries(vars).map(([name, value]) => `export ${name}=${shellQuote(value)};`).join(" ");
+  return exports === "" ? command : `${exports} ${command}`;
+}
+
+function shellQuote(value: string): string {
+  return `'${value.replaceAll("'", `'\\''`)}'`;
 }

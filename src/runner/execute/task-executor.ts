@@ -6,6 +6,10 @@
  *                                ended, only the checks run
  *   otherwise                  → workspace copied, setup run once, turn started
  *
+ * Setup commands and checks resume one by one from their records in task-state.json (a
+ * finished one never runs again; task-workspace.ts, task-checks.ts). The task's timeout covers
+ * setup, turn and checks.
+ *
  * A run interrupted (SIGINT/SIGTERM: the run's signal) leaves no result, so the next run
  * continues the task; a timeout, step cap, provider failure or bug (`internal`) is an errored
  * result; a failure to write the run's own files stops the run (task-failure.ts).
@@ -13,18 +17,19 @@
 import type { CodingAgent } from "../../agent.js";
 import { readDenial, type Approval } from "../../core/approval.js";
 import { CodingAgentError, type RhemaError } from "../../core/errors.js";
-import type { AgentEvent } from "../../core/events.js";
 import { textOf, toolCallsOf, type Message } from "../../core/messages.js";
 import type { ModelProvider } from "../../core/provider.js";
 import type { CommandRunner } from "./command-runner.js";
 import type { SecretRedactor } from "./secret-redactor.js";
-import { runChecks } from "./task-checks.js";
+import type { TaskEvent } from "./runner-events.js";
+import { runChecks, type DeadlineHit } from "./task-checks.js";
 import { classifyTaskFailure } from "./task-failure.js";
 import type { TaskDefinition } from "../tasks/task-file.js";
 import { RunDir } from "../run-dir/run-dir.js";
-import type { TaskFolder } from "../run-dir/task-folder.js";
+import type { EventLog } from "../run-dir/event-log.js";
+import type { TaskFolder, TaskStateBook } from "../run-dir/task-folder.js";
 import { TASK_RESULT_VERSION, type CheckOutcome, type TaskResult } from "../run-dir/task-result.js";
-import type { TaskState } from "../run-dir/task-state.js";
+import { freshTaskState, type TaskState } from "../run-dir/task-state.js";
 import { DEFAULT_MAX_STEPS, runTaskTurn, stepsTaken } from "./task-turn.js";
 import { prepareWorkspace } from "./task-workspace.js";
 
@@ -43,7 +48,8 @@ export interface TaskRunEnv {
   /** The environment tool commands start from (the CLI's), and names let through despite looking secret. */
   shellEnv: Readonly<Record<string, string | undefined>>;
   allowEnv: readonly string[];
-  onEvent(task: TaskDefinition, event: AgentEvent): void;
+  /** Each agent event of the task, and the runner's own (setup commands, checks: runner-events.ts). */
+  onEvent(task: TaskDefinition, event: TaskEvent): void;
 }
 
 export type TaskRunOutcome =
@@ -57,67 +63,125 @@ export async function runTask(task: TaskDefinition, env: TaskRunEnv): Promise<Ta
   const folder = new RunDir(env.runDir).task(task);
   const existing = await folder.readResult();
   if (existing) return { kind: "finished", result: existing, kept: true };
+  await folder.removeStaleTemps();
   const checkpoint = folder.openCheckpoint();
   const started = Date.now();
-  let state = await startState(task, folder, env.now());
-  const timeout = taskTimeout(task, env, state.activeMs);
+  const book = folder.stateBook(await startState(task, folder, env.now()));
+  // The task's timeout covers setup, turn and checks, less what earlier runs already spent.
+  const timeout = taskTimeout(task, env, book.current.activeMs);
   const interrupted = async (): Promise<TaskRunOutcome> => {
-    await folder.writeState({ ...state, activeMs: state.activeMs + (Date.now() - started) });
+    await book.update((s) => ({ ...s, activeMs: s.activeMs + (Date.now() - started) }));
     return { kind: "interrupted" };
   };
   const signal = timeout.signal ? AbortSignal.any([env.signal, timeout.signal]) : env.signal;
   const provider = env.providerFor(task);
   const events = await folder.openEventLog(env.redactor, (e) => env.onEvent(task, e), env.now);
-  let agent: CodingAgent | null = null;
-  let failure: RhemaError | null = null;
   try {
-    state = await prepareWorkspace(task, folder, state, { runCommand: env.runCommand, signal });
-    const saved = await checkpoint.load();
-    agent = await runTaskTurn({
-      task, workspace: folder.workspace, provider, approval: env.approvalFor(task),
-      store: checkpoint, saved, sink: events, signal, maxSteps: task.limits.maxSteps ?? env.defaults.maxSteps ?? DEFAULT_MAX_STEPS, now: env.now,
-      shellEnv: env.shellEnv, allowEnv: env.allowEnv, filterToolOutput: (text) => env.redactor.redact(text),
-      workerProvider: env.workerProviderFor?.(task) ?? null,
-    });
-  } catch (err) {
-    if (env.signal.aborted) return interrupted();
-    // A disk that is full, a checkpoint that is corrupt: not the task's outcome but the run's
-    // end (exit 3 or 2, naming the file), so the same command continues once it is fixed.
-    const classified = classifyTaskFailure(err, signal.aborted ? signal.reason : undefined);
-    if (classified.kind === "stop") throw classified.error;
-    failure = classified.error;
+    let agent: CodingAgent | null = null;
+    let failure: RhemaError | null = null;
+    try {
+      await prepareWorkspace(task, folder, book, { runCommand: env.runCommand, signal, now: env.now, onEvent: (e) => events.emit(e) });
+      const saved = await checkpoint.load();
+      agent = await runTaskTurn({
+        task, workspace: folder.workspace, provider, approval: env.approvalFor(task),
+        store: checkpoint, saved, sink: events, signal, maxSteps: task.limits.maxSteps ?? env.defaults.maxSteps ?? DEFAULT_MAX_STEPS, now: env.now,
+        shellEnv: env.shellEnv, allowEnv: env.allowEnv, filterToolOutput: (text) => env.redactor.redact(text),
+        workerProvider: env.workerProviderFor?.(task) ?? null,
+      });
+      // The conversation moved on since checks last ran (a retried turn): their records were of another workspace.
+      if (agent.session.messages.length !== (saved?.messages.length ?? 0) && book.current.checks.length > 0) {
+        await book.update((s) => ({ ...s, checks: [] }));
+      }
+    } catch (err) {
+      if (env.signal.aborted) return await interrupted();
+      // A disk that is full, a checkpoint that is corrupt: not the task's outcome but the run's
+      // end (exit 3 or 2, naming the file), so the same command continues once it is fixed.
+      const classified = classifyTaskFailure(err, signal.aborted ? signal.reason : undefined);
+      if (classified.kind === "stop") throw classified.error;
+      failure = classified.error;
+    } finally {
+      await checkpoint.close();
+    }
+    let checks: CheckOutcome[] = [];
+    if (!failure && agent) {
+      const checked = await checkTurn({ task, folder, book, env, timeout, events, messages: agent.session.messages });
+      if (checked.kind === "interrupted") return await interrupted();
+      ({ checks, failure } = checked);
+    }
+    if (env.signal.aborted) return await interrupted();
+    // A failed turn leaves no agent: its conversation and stats are in the checkpoint.
+    const saved = agent ? null : await checkpoint.load();
+    const messages = agent?.session.messages ?? saved?.messages ?? [];
+    const stats = agent?.transcriptStats() ?? saved?.transcript?.stats ?? null;
+    const result = buildResult({ task, folder, state: book.current, env, messages, checks, failure, stats, provider: provider.id, elapsedMs: book.current.activeMs + (Date.now() - started) });
+    await folder.writeResult(result);
+    return { kind: "finished", result, kept: false };
   } finally {
     timeout.clear();
-    await checkpoint.close();
     await events.close();
   }
-  const checks = failure ? [] : await runChecks(task, folder.workspace, { runCommand: env.runCommand, signal: env.signal, redactor: env.redactor });
-  if (env.signal.aborted) return interrupted();
-  // A failed turn leaves no agent: its conversation and stats are in the checkpoint.
-  const saved = agent ? null : await checkpoint.load();
-  const messages = agent?.session.messages ?? saved?.messages ?? [];
-  const stats = agent?.transcriptStats() ?? saved?.transcript?.stats ?? null;
-  const result = buildResult({ task, folder, state, env, messages, checks, failure, stats, provider: provider.id, elapsedMs: state.activeMs + (Date.now() - started) });
-  await folder.writeResult(result);
-  return { kind: "finished", result, kept: false };
+}
+
+interface CheckPhase {
+  task: TaskDefinition;
+  folder: TaskFolder;
+  book: TaskStateBook;
+  env: TaskRunEnv;
+  timeout: TaskTimeout;
+  events: EventLog;
+  /** The conversation of the turn that ended. */
+  messages: readonly Message[];
+}
+
+/**
+ * The checks of a turn that ended: the final answer written where they read it, then each check
+ * (task-checks.ts) under the run's interrupt and the task's timeout. A timeout that caught them
+ * is the task's failure.
+ */
+async function checkTurn(p: CheckPhase): Promise<{ kind: "interrupted" } | { kind: "finished"; checks: CheckOutcome[]; failure: RhemaError | null }> {
+  const finalAnswerPath = await p.folder.writeFinalAnswer(p.env.redactor.redact(finalAnswerOf(p.messages)));
+  const ran = await runChecks(p.task, p.folder.workspace, {
+    runCommand: p.env.runCommand, signal: p.env.signal, deadline: p.timeout.signal, redactor: p.env.redactor, book: p.book, now: p.env.now,
+    finalAnswerPath, onEvent: (e) => p.events.emit(e),
+  });
+  if (ran.kind === "interrupted") return ran;
+  return { kind: "finished", checks: ran.outcomes, failure: ran.deadline ? p.timeout.during(ran.deadline) : null };
 }
 
 async function startState(task: TaskDefinition, folder: TaskFolder, now: Date): Promise<TaskState> {
   const previous = await folder.readState();
   const state: TaskState = previous
     ? { ...previous, resumed: previous.resumed + 1 }
-    : { version: 1, contentHash: task.contentHash, setupDone: false, resumed: 0, startedAt: now.toISOString(), activeMs: 0 };
+    : freshTaskState(task.contentHash, now.toISOString());
   await folder.writeState(state);
   return state;
 }
 
+/** The text of the conversation's last assistant message: what checks read as the final answer. */
+function finalAnswerOf(messages: readonly Message[]): string {
+  const lastAssistant = [...messages].reverse().find((m) => m.role === "assistant");
+  return lastAssistant ? textOf(lastAssistant) : "";
+}
+
 /** The task's timeout, less what earlier interrupted runs already spent on it. */
-function taskTimeout(task: TaskDefinition, env: TaskRunEnv, usedMs: number): { signal: AbortSignal | null; clear(): void } {
+interface TaskTimeout {
+  /** Aborted when the timeout fires; null without a timeout. */
+  signal: AbortSignal | null;
+  /** The timeout error for a timeout that fired during the checks. */
+  during(hit: DeadlineHit): RhemaError;
+  clear(): void;
+}
+
+function taskTimeout(task: TaskDefinition, env: TaskRunEnv, usedMs: number): TaskTimeout {
   const ms = task.limits.timeoutMs ?? env.defaults.timeoutMs;
-  if (ms === undefined) return { signal: null, clear() {} };
+  const passed = `the task's timeout of ${ms} ms passed`;
+  const during = (hit: DeadlineHit) => new CodingAgentError("timeout", hit.running
+    ? `${passed} while check "${hit.check}" ran: it was stopped, and the checks after it did not run`
+    : `${passed} before check "${hit.check}" started: it and the checks after it did not run`);
+  if (ms === undefined) return { signal: null, during, clear() {} };
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new CodingAgentError("timeout", `the task's timeout of ${ms} ms passed`)), Math.max(0, ms - usedMs));
-  return { signal: controller.signal, clear: () => clearTimeout(timer) };
+  const timer = setTimeout(() => controller.abort(new CodingAgentError("timeout", passed)), Math.max(0, ms - usedMs));
+  return { signal: controller.signal, during, clear: () => clearTimeout(timer) };
 }
 
 interface ResultParts {
@@ -135,7 +199,6 @@ interface ResultParts {
 
 function buildResult(p: ResultParts): TaskResult {
   const { task, env, messages } = p;
-  const lastAssistant = [...messages].reverse().find((m) => m.role === "assistant");
   const status = p.failure ? "errored" : p.checks.every((c) => c.passed) ? "passed" : "failed";
   const denials = policyDenials(messages);
   return env.redactor.redactValue<TaskResult>({
@@ -150,7 +213,7 @@ function buildResult(p: ResultParts): TaskResult {
     stats: p.stats,
     checks: p.checks,
     ...(p.failure ? { error: { code: p.failure.code, message: p.failure.message } } : {}),
-    finalAnswer: lastAssistant ? textOf(lastAssistant) : "",
+    finalAnswer: finalAnswerOf(messages),
     transcriptPath: p.folder.relativePath("events"),
     policyDenials: { count: denials.length, examples: denials.slice(0, DENIAL_EXAMPLES) },
     resumed: p.state.resumed,

@@ -1,34 +1,60 @@
 /**
  * A task's workspace: copied fresh from `workspace.from` (or made empty) inside the task's
- * folder, then the `setup` commands run once. Only when every setup command has exited 0 is
- * the state marked `setupDone`; a run killed midway starts the workspace over, so a resume
- * never builds on a half-made one and never repeats a finished setup.
+ * folder, then the `setup` commands run in order, each exactly once. Every step is recorded in
+ * the task's state before and after it runs (task-state.ts), so a resume picks up exactly where
+ * a kill left it:
+ *
+ *   copy not recorded          → the workspace is made again (a half-made copy is replaced)
+ *   command done               → never run again
+ *   command started, not done  → it was interrupted and may have partly run: the workspace is
+ *                                kept as it is and the command runs again (its `setup_start`
+ *                                event says so), then the rest
+ *
+ * Setup commands should therefore tolerate running again after a partial run (`npm ci` does).
  */
 import { RhemaError } from "../../core/errors.js";
 import type { CommandRunner } from "./command-runner.js";
+import type { RunnerEvent } from "./runner-events.js";
 import type { TaskDefinition } from "../tasks/task-file.js";
-import type { TaskFolder } from "../run-dir/task-folder.js";
-import type { TaskState } from "../run-dir/task-state.js";
+import type { TaskFolder, TaskStateBook } from "../run-dir/task-folder.js";
+import { setupFinished, setupStarted } from "../run-dir/task-state.js";
 
+/** Each setup command's own limit (the task's `limits.timeout` covers them all as well). */
 export const SETUP_TIMEOUT_MS = 10 * 60_000;
 
-export async function prepareWorkspace(
-  task: TaskDefinition,
-  folder: TaskFolder,
-  state: TaskState,
-  opts: { runCommand: CommandRunner; signal: AbortSignal },
-): Promise<TaskState> {
-  if (state.setupDone) return state;
-  const workspace = await folder.resetWorkspace(task.workspace.from ?? null);
-  for (const command of task.workspace.setup) {
-    const outcome = await opts.runCommand({ command, cwd: workspace, timeoutMs: SETUP_TIMEOUT_MS, signal: opts.signal });
+export interface SetupOptions {
+  runCommand: CommandRunner;
+  signal: AbortSignal;
+  now: () => Date;
+  onEvent?: (event: RunnerEvent) => void | Promise<void>;
+}
+
+export async function prepareWorkspace(task: TaskDefinition, folder: TaskFolder, book: TaskStateBook, opts: SetupOptions): Promise<void> {
+  if (book.current.setupDone) return;
+  const at = () => opts.now().toISOString();
+  if (!book.current.workspaceCopied) {
+    // Nothing has run in it yet: a copy cut short by a kill is simply made again.
+    await book.update((s) => ({ ...s, setup: [] }));
+    await folder.resetWorkspace(task.workspace.from ?? null);
+    await book.update((s) => ({ ...s, workspaceCopied: true }));
+  }
+  const commands = task.workspace.setup;
+  for (const [index, command] of commands.entries()) {
+    const record = book.current.setup[index];
+    if (record?.status === "done" && record.command === command) continue;
+    const rerun = record?.status === "started" && record.command === command ? "interrupted" as const : null;
+    await book.update((s) => setupStarted(s, index, command, at()));
+    await opts.onEvent?.({ type: "setup_start", index, total: commands.length, command, rerun });
+    const outcome = await opts.runCommand({ command, cwd: folder.workspace, timeoutMs: SETUP_TIMEOUT_MS, signal: opts.signal });
     if (opts.signal.aborted) throw new RhemaError("cancelled", "interrupted during setup");
+    await opts.onEvent?.({ type: "setup_end", index, total: commands.length, command, exitCode: outcome.exitCode, timedOut: outcome.timedOut, durationMs: Math.round(outcome.durationMs) });
     if (outcome.exitCode !== 0) {
       const why = outcome.timedOut ? "timed out" : `exited ${outcome.exitCode ?? "on a signal"}`;
-      throw new RhemaError("setup_failed", `setup command \`${command}\` ${why}:\n${outcome.outputTail}`);
+      const partly = rerun ? " (run again after it was interrupted by a kill; it may have partly run before)" : "";
+      throw new RhemaError("setup_failed", `setup command \`${command}\`${partly} ${why}:\n${outcome.outputTail}`);
     }
+    await book.update((s) => setupFinished(s, index, at()));
   }
-  const ready = { ...state, setupDone: true };
-  await folder.writeState(ready);
-  return ready;
+  await book.update((s) => ({ ...s, setupDone: true }));
 }
+

@@ -7,7 +7,8 @@
 import { readdir, readFile } from "node:fs/promises";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import { RhemaError, errnoCode, errorMessage } from "../../core/errors.js";
-import { machineReadError } from "./output-guard.js";
+import { removeAtomicTemps } from "../../store/private-files.js";
+import { guardOutput, machineReadError } from "./output-guard.js";
 import { acquireRunLock, type RunLock } from "./run-lock.js";
 import { MANIFEST_KIND, type RunManifest } from "./run-manifest.js";
 import { readStateFile, writeStateFile } from "./state-file.js";
@@ -50,9 +51,21 @@ export class RunDir {
     return { junit: join(this.path, RUN_FILES.junit), stats: join(this.path, RUN_FILES.stats), summary: join(this.path, RUN_FILES.summary) };
   }
 
-  /** Takes the directory's lock (creating the directory 0700): a run's first write. */
-  lock(pid: number, now: Date): Promise<RunLock> {
-    return acquireRunLock(this.lockPath, pid, now);
+  /**
+   * Takes the directory's lock (creating the directory 0700): a run's first write. Holding it,
+   * removes the temp files that atomic writes of a killed run left beside its own files.
+   */
+  async lock(pid: number, now: Date): Promise<RunLock> {
+    const lock = await acquireRunLock(this.lockPath, pid, now);
+    try {
+      // Not the lock's own temp files: another runner may be trying for the lock this moment.
+      const names = Object.values(RUN_FILES).filter((name) => name !== RUN_FILES.lock);
+      await guardOutput(this.path, "remove", () => removeAtomicTemps(this.path, names));
+    } catch (err) {
+      await lock.release();
+      throw err;
+    }
+    return lock;
   }
 
   readManifest(): Promise<RunManifest | null> {

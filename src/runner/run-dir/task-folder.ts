@@ -7,9 +7,14 @@
  *   session.journal.jsonl   fingerprint of the call started last beside it)
  *   session.journal.count
  *   session.fingerprint.json
- *   task-state.json         setup done, resumes, time spent (task-state.ts)
+ *   task-state.json         workspace copied, each setup command and check started or done,
+ *                           resumes, time spent (task-state.ts)
  *   events.jsonl            the transcript (event-log.ts)
+ *   final-answer.txt        the agent's final answer, for checks (RHEMA_FINAL_ANSWER)
  *   result.json             the outcome (task-result.ts)
+ *
+ * Temp files that an atomic write of one of these left behind when its run was killed
+ * (`session.json.123456`) are removed when a run takes the task up again.
  *
  * Every read validates and names the file when it is wrong; every failed write is an
  * `OutputError` naming the file and the operation (the run stops, exit 3, nothing lost).
@@ -18,10 +23,10 @@ import { cp, mkdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { Commit, CommitHook } from "../../core/commit-hook.js";
 import { RhemaError, errnoCode, errorMessage } from "../../core/errors.js";
-import type { AgentEvent } from "../../core/events.js";
 import type { Session } from "../../core/session.js";
 import { CheckpointStore, type CheckpointStoreOptions } from "../../store/checkpoint-store.js";
-import { writePrivateJson } from "../../store/private-files.js";
+import { removeAtomicTemps, writePrivateFileAtomic, writePrivateJson } from "../../store/private-files.js";
+import type { TaskEvent } from "../execute/runner-events.js";
 import type { SecretRedactor } from "../execute/secret-redactor.js";
 import { EventLog } from "./event-log.js";
 import { asOutputError, guardOutput, machineReadError } from "./output-guard.js";
@@ -40,6 +45,7 @@ export const TASK_FILES = {
   fingerprint: "session.fingerprint.json",
   state: "task-state.json",
   events: "events.jsonl",
+  finalAnswer: "final-answer.txt",
   result: "result.json",
 } as const;
 export type TaskFileRole = keyof typeof TASK_FILES;
@@ -119,8 +125,28 @@ export class TaskFolder {
     return writeStateFile(this.path("state"), state);
   }
 
-  /** The transcript, opened for appending. */
-  openEventLog(redactor: SecretRedactor, forward: (event: AgentEvent) => void, now: () => Date): Promise<EventLog> {
+  /** The state as one writer keeps it from here on (see `TaskStateBook`). */
+  stateBook(state: TaskState): TaskStateBook {
+    return new TaskStateBook(this, state);
+  }
+
+  /** Writes the agent's final answer (atomic, 0600) where checks read it; returns its path. */
+  async writeFinalAnswer(text: string): Promise<string> {
+    const path = this.path("finalAnswer");
+    await guardOutput(path, "write", () => writePrivateFileAtomic(path, text));
+    return path;
+  }
+
+  /**
+   * Removes the temp files of atomic writes that a killed run left in the folder; called when a
+   * run takes the task up (it holds the run directory's lock, so no write of another is under way).
+   */
+  async removeStaleTemps(): Promise<string[]> {
+    return guardOutput(this.dir, "remove", () => removeAtomicTemps(this.dir, Object.values(TASK_FILES)));
+  }
+
+  /** The transcript, opened for appending (a torn last line of a killed run is cut off first). */
+  openEventLog(redactor: SecretRedactor, forward: (event: TaskEvent) => void, now: () => Date): Promise<EventLog> {
     return EventLog.open(this.path("events"), redactor, forward, now);
   }
 
@@ -161,6 +187,31 @@ export class TaskFolder {
   /** Removes the whole folder: the task starts afresh. */
   async remove(): Promise<void> {
     await guardOutput(this.dir, "remove", () => rm(this.dir, { recursive: true, force: true }));
+  }
+}
+
+/**
+ * A task's state as the one writer of a run keeps it: each change is applied to the latest state
+ * and written whole, atomically, before `update` resolves — so a record of a setup command or a
+ * check is on disk before the command it announces runs, and no writer overwrites another's
+ * newer record with a stale copy.
+ */
+export class TaskStateBook {
+  private writing: Promise<void> = Promise.resolve();
+
+  constructor(private readonly folder: TaskFolder, private state: TaskState) {}
+
+  get current(): TaskState {
+    return this.state;
+  }
+
+  async update(change: (state: TaskState) => TaskState): Promise<TaskState> {
+    const next = change(this.state);
+    this.state = next;
+    const write = this.writing.then(() => this.folder.writeState(next));
+    this.writing = write.catch(() => {});
+    await write;
+    return next;
   }
 }
 

@@ -26,6 +26,8 @@ export const checkOutcomeSchema = z.strictObject({
   /** The last part of stdout+stderr, already cut to size by the executor. */
   outputTail: z.string(),
   timedOut: z.boolean(),
+  /** Why the check did not run (the task's timeout passed first); absent when it ran. */
+  notRun: z.string().optional(),
 });
 
 export const policyDenialSchema = z.strictObject({

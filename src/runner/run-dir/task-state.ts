@@ -1,11 +1,33 @@
 /**
  * task-state.json: what the runner knows of one task between runs — which task file (by
- * content hash) the folder belongs to, whether the workspace is set up, how often it resumed.
- * The conversation itself lives in the checkpoint beside it. `TaskFolder` (task-folder.ts)
- * reads and writes it; this module owns its shape.
+ * content hash) the folder belongs to, how far the workspace is made (copied; each setup command
+ * started or done), each check started or done (with its outcome), how often it resumed. The
+ * conversation itself lives in the checkpoint beside it. `TaskFolder` (task-folder.ts) reads and
+ * writes it, always whole and atomically (temp + fsync + rename: a kill mid-write leaves the old
+ * state or the new one, never a mix); this module owns its shape and the pure changes to it.
+ *
+ * Fields added after version 1 was first written read with defaults, so an older state file
+ * is the same state: no workspace copy recorded (it is made again unless setup was done), no
+ * command or check records.
  */
 import { z } from "zod";
+import { checkOutcomeSchema, type CheckOutcome } from "./task-result.js";
 import type { StateFileKind } from "./state-file.js";
+
+const isoTime = z.string();
+const attempt = z.number().int().positive();
+
+/** One setup command: started (it may have partly run, if no `done` followed) or done (exit 0). */
+const setupRecordSchema = z.discriminatedUnion("status", [
+  z.strictObject({ status: z.literal("started"), command: z.string(), startedAt: isoTime, attempt }),
+  z.strictObject({ status: z.literal("done"), command: z.string(), startedAt: isoTime, finishedAt: isoTime, attempt }),
+]);
+
+/** One check: started (interrupted, if no `done` followed: it runs again) or done with its outcome. */
+const checkRecordSchema = z.discriminatedUnion("status", [
+  z.strictObject({ status: z.literal("started"), name: z.string(), startedAt: isoTime, attempt }),
+  z.strictObject({ status: z.literal("done"), name: z.string(), startedAt: isoTime, attempt, outcome: checkOutcomeSchema }),
+]);
 
 const taskStateSchema = z.strictObject({
   version: z.literal(1),
@@ -21,8 +43,16 @@ const taskStateSchema = z.strictObject({
    * count it. (A SIGKILLed run cannot record its share; SIGINT/SIGTERM do.)
    */
   activeMs: z.number().int().nonnegative().default(0),
+  /** `workspace.from` is copied into the workspace: from here on it is never made again. */
+  workspaceCopied: z.boolean().default(false),
+  /** Setup commands by position, as far as they got; a finished one is never run again. */
+  setup: z.array(setupRecordSchema).default([]),
+  /** Checks by position, as far as they got; a finished one keeps its outcome. */
+  checks: z.array(checkRecordSchema).default([]),
 });
 export type TaskState = z.infer<typeof taskStateSchema>;
+export type SetupRecord = z.infer<typeof setupRecordSchema>;
+export type CheckRecord = z.infer<typeof checkRecordSchema>;
 
 export const TASK_STATE_KIND: StateFileKind<TaskState> = {
   schema: taskStateSchema,
@@ -30,3 +60,40 @@ export const TASK_STATE_KIND: StateFileKind<TaskState> = {
   what: "a rhema task state",
   remedy: "remove the task's folder to start it afresh",
 };
+
+/** The state of a task that has not started anything yet. */
+export function freshTaskState(contentHash: string, startedAt: string): TaskState {
+  return { version: 1, contentHash, setupDone: false, resumed: 0, startedAt, activeMs: 0, workspaceCopied: false, setup: [], checks: [] };
+}
+
+/** `records` with `record` at `index` (a record at the end, or one replacing its earlier attempt). */
+export function withRecord<R>(records: readonly R[], index: number, record: R): R[] {
+  const next = records.slice(0, index);
+  next[index] = record;
+  return next;
+}
+
+/** Setup command `index` (`command`) starts: its attempt counts on from an interrupted one's. */
+export function setupStarted(state: TaskState, index: number, command: string, at: string): TaskState {
+  const earlier = state.setup[index];
+  const record: SetupRecord = { status: "started", command, startedAt: at, attempt: (earlier?.attempt ?? 0) + 1 };
+  return { ...state, setup: withRecord(state.setup, index, record) };
+}
+
+export function setupFinished(state: TaskState, index: number, at: string): TaskState {
+  const started = state.setup[index];
+  if (started?.status !== "started") return state;
+  return { ...state, setup: withRecord(state.setup, index, { ...started, status: "done", finishedAt: at }) };
+}
+
+export function checkStarted(state: TaskState, index: number, name: string, at: string): TaskState {
+  const earlier = state.checks[index];
+  const record: CheckRecord = { status: "started", name, startedAt: at, attempt: (earlier?.attempt ?? 0) + 1 };
+  return { ...state, checks: withRecord(state.checks, index, record) };
+}
+
+export function checkFinished(state: TaskState, index: number, outcome: CheckOutcome): TaskState {
+  const started = state.checks[index];
+  if (started?.status !== "started") return state;
+  return { ...state, checks: withRecord(state.checks, index, { status: "done", name: started.name, startedAt: started.startedAt, attempt: started.attempt, outcome }) };
+}

@@ -105,7 +105,7 @@ const policySchema = z.union([nonEmptyText("the policy path"), inlinePolicySchem
 
 const limitsSchema = z.strictObject({
   maxSteps: positiveInt("maxSteps").optional().describe("Cap on model steps in the turn."),
-  timeout: durationSchema.optional().describe("Wall-clock limit of the agent's turn."),
+  timeout: durationSchema.optional().describe("Wall-clock limit of the whole task: setup, turn and checks (a check running when it fires is stopped as timed out, the rest are not run)."),
 });
 
 const transcriptSchema = z.strictObject({
@@ -119,8 +119,8 @@ const transcriptSchema = z.strictObject({
 
 const checkSchema = z.strictObject({
   name: nonEmptyText("the check's name"),
-  run: nonEmptyText("the check's command").describe("Shell command; exit 0 passes."),
-  timeout: durationSchema.optional(),
+  run: nonEmptyText("the check's command").describe("Shell command; exit 0 passes. $RHEMA_FINAL_ANSWER names a file holding the agent's final answer. Runs again if a kill interrupted it: make it safe to repeat."),
+  timeout: durationSchema.optional().describe("This check's own limit (default 5m)."),
 });
 
 const checksSchema = z.array(checkSchema, { error: "expected checks as a list of {name, run}" })

@@ -4,11 +4,11 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { access, mkdir, readFile, rm } from "node:fs/promises";
+import { access, mkdir, readFile, readdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { allowAll, type Approval } from "../../../src/core/approval.js";
 import { OutputError } from "../../../src/core/errors.js";
-import type { AgentEvent } from "../../../src/core/events.js";
+import type { TaskEvent as AgentEvent } from "../../../src/runner/execute/runner-events.js";
 import type { Message } from "../../../src/core/messages.js";
 import { loadPolicy } from "../../../src/policy/file/load-policy.js";
 import { PolicyApproval } from "../../../src/policy/decide/policy-approval.js";
@@ -262,4 +262,63 @@ test("a checkpoint the file system refuses stops the task with an OutputError na
   const resumed = await runTask(task, runEnv(runDir));
   assert.equal(resumed.kind === "finished" && resumed.result.status, "passed");
   assert.equal(resumed.kind === "finished" && resumed.result.resumed, 1);
+});
+
+test("the task's timeout covers its checks: the running check is stopped as timed out, the rest not run, the task errored timeout", async (t) => {
+  const { task, runDir } = await scriptedTask(t, `limits: { timeout: 1500ms }
+model:
+  provider: scripted
+  script:
+    - say: nothing to do
+checks:
+  - { name: quick, run: "true" }
+  - { name: hangs, run: "sleep 30" }
+  - { name: later, run: "true" }
+`);
+  const events: AgentEvent[] = [];
+  const outcome = await runTask(task, runEnv(runDir, { onEvent: (e) => events.push(e) }));
+  assert.equal(outcome.kind, "finished");
+  const result = outcome.kind === "finished" ? outcome.result : null;
+  assert.equal(result?.status, "errored");
+  assert.deepEqual(result?.error, { code: "timeout", message: `the task's timeout of 1500 ms passed while check "hangs" ran: it was stopped, and the checks after it did not run` });
+  assert.deepEqual(result?.checks.map((c) => [c.name, c.passed, c.timedOut, c.notRun ?? null]),
+    [["quick", true, false, null], ["hangs", false, true, null], ["later", false, false, "not run: the task's timeout passed before it started"]]);
+  assert.deepEqual(events.filter((e) => e.type === "check_start").map((e) => e.type === "check_start" && e.name), ["quick", "hangs"]);
+});
+
+test("checks read the agent's final answer from RHEMA_FINAL_ANSWER, and their events land in events.jsonl", async (t) => {
+  const { task, runDir, folder } = await scriptedTask(t, `model:
+  provider: scripted
+  script:
+    - say: "The answer is 42."
+checks:
+  - { name: answer, run: 'grep -qx "The answer is 42." "$RHEMA_FINAL_ANSWER"' }
+`);
+  const outcome = await runTask(task, runEnv(runDir));
+  assert.equal(outcome.kind === "finished" && outcome.result.status, "passed");
+  const logged = (await readFile(folder.path("events"), "utf8")).trim().split("\n").map((l) => JSON.parse(l).type);
+  assert.deepEqual(logged.filter((type) => type.startsWith("check_")), ["check_start", "check_end"]);
+});
+
+test("a kill while task-state.json was being written (a temp file beside it) loses no finished setup: it is not run again, and the temp is removed", async (t) => {
+  const { task, runDir, folder, root } = await scriptedTask(t, `workspace:
+  setup:
+    - echo ran >> ../../../../../setup-runs.txt
+model:
+  provider: scripted
+  script:
+    - say: done
+`);
+  const controller = new AbortController();
+  // A first run that sets up, then is interrupted at the turn's first event.
+  const first = await runTask(task, runEnv(runDir, { signal: controller.signal, onEvent: (e) => { if (e.type === "turn_start") controller.abort(); } }));
+  assert.deepEqual(first, { kind: "interrupted" });
+  const state = await folder.readState();
+  assert.equal(state?.setupDone, true);
+  // As a SIGKILL inside write-file-atomic leaves it: the old file whole, a torn temp beside it.
+  await writeFile(`${folder.path("state")}.2841983345`, '{"version": 1, "setupDone": fal');
+  const second = await runTask(task, runEnv(runDir));
+  assert.equal(second.kind === "finished" && second.result.status, "passed");
+  assert.equal(await readFile(join(root, "setup-runs.txt"), "utf8"), "ran\n", "the setup ran once");
+  assert.deepEqual((await readdir(folder.dir)).filter((e) => /\.\d+$/.test(e)), []);
 });

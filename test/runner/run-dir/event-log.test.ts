@@ -1,11 +1,15 @@
 /** events.jsonl: one timed JSON line per event but text deltas, secrets redacted, 0600. */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFile, stat } from "node:fs/promises";
+import { appendFile, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { AgentEvent } from "../../../src/core/events.js";
-import { EventLog } from "../../../src/runner/run-dir/event-log.js";
+import type { TaskEvent as AgentEvent } from "../../../src/runner/execute/runner-events.js";
+import { EventLog, repairTornTail } from "../../../src/runner/run-dir/event-log.js";
 import { SecretRedactor } from "../../../src/runner/execute/secret-redactor.js";
+import { execFileSync } from "node:child_process";
+import { mkdtemp, rm, writeFile as write } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { OutputError } from "../../../src/core/errors.js";
 import { tempDir } from "../../support/temp-dir.js";
 
 const AT = "2026-03-04T05:06:07.000Z";
@@ -54,4 +58,57 @@ test("creates the log 0600 and appends to an earlier run's log", async (t) => {
   }
   assert.equal((await stat(path)).mode & 0o777, 0o600);
   assert.deepEqual((await lines(path)).map((l) => l.step), [1, 2]);
+});
+
+test("a torn last line a killed run left is cut off before the next append, so no torn line stays in the middle", async (t) => {
+  const path = join(await tempDir(t), "events.jsonl");
+  const whole = JSON.stringify({ at: AT, type: "request", step: 1, messages: 1 }) + "\n";
+  await writeFile(path, whole + '{"at":"2026-03-04T05:06:07.000Z","type":"tool_ca');
+  const log = await EventLog.open(path, new SecretRedactor({}), () => {}, now);
+  await log.emit({ type: "request", step: 2, messages: 3 });
+  await log.close();
+  assert.equal(await readFile(path, "utf8"), whole + JSON.stringify({ at: AT, type: "request", step: 2, messages: 3 }) + "\n");
+});
+
+test("repairing finds the last newline across a torn line longer than one scan chunk", async (t) => {
+  const path = join(await tempDir(t), "events.jsonl");
+  await writeFile(path, "{}\n");
+  await appendFile(path, `{"preview":"${"x".repeat(200_000)}`);
+  assert.equal(await repairTornTail(path), 3);
+  assert.equal(await readFile(path, "utf8"), "{}\n");
+  assert.equal(await repairTornTail(join(path, "..", "missing.jsonl")), 0, "a missing log is empty");
+  await writeFile(path, "no newline at all");
+  assert.equal(await repairTornTail(path), 0);
+  assert.equal(await readFile(path, "utf8"), "");
+});
+
+test("runner events (setup, checks) are logged like agent events", async (t) => {
+  const path = join(await tempDir(t), "events.jsonl");
+  const log = await EventLog.open(path, new SecretRedactor({}), () => {}, now);
+  const event: AgentEvent = { type: "check_start", index: 0, total: 1, name: "unit", command: "npm test", rerun: null };
+  await log.emit(event);
+  await log.close();
+  assert.deepEqual(await lines(path), [{ at: AT, ...event }]);
+});
+
+test("an append that fails part-way on a full disk is cut back to the last whole line (needs root for a tmpfs)", async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), "rhema-mnt-"));
+  try {
+    execFileSync("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", dir], { stdio: "ignore" });
+  } catch {
+    await rm(dir, { recursive: true, force: true });
+    return t.skip("mounting a tmpfs needs root");
+  }
+  t.after(async () => {
+    execFileSync("umount", ["-l", dir], { stdio: "ignore" });
+    await rm(dir, { recursive: true, force: true });
+  });
+  const path = join(dir, "events.jsonl");
+  await write(join(dir, "filler"), Buffer.alloc(40 * 1024));
+  const log = await EventLog.open(path, new SecretRedactor({}), () => {}, now);
+  await log.emit({ type: "request", step: 1, messages: 1 });
+  const before = await readFile(path, "utf8");
+  await assert.rejects(log.emit({ type: "steer", text: "x".repeat(100 * 1024) }), (err: unknown) => err instanceof OutputError && err.errno === "ENOSPC" && err.path === path);
+  await log.close().catch(() => {});
+  assert.equal(await readFile(path, "utf8"), before, "no torn line is left behind");
 });

@@ -4,7 +4,7 @@
  * the file and the operation.
  */
 import assert from "node:assert/strict";
-import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
+import { mkdir, readFile, readdir, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { test } from "node:test";
 import { OutputError, RhemaError } from "../../../src/core/errors.js";
@@ -12,6 +12,7 @@ import { newSession } from "../../../src/core/session.js";
 import { SecretRedactor } from "../../../src/runner/execute/secret-redactor.js";
 import { TaskFolder } from "../../../src/runner/run-dir/task-folder.js";
 import { TaskResultFileError } from "../../../src/runner/run-dir/task-result.js";
+import { freshTaskState } from "../../../src/runner/run-dir/task-state.js";
 import { tempDir } from "../../support/temp-dir.js";
 import { sampleResult } from "../sample-results.js";
 
@@ -85,7 +86,7 @@ test("a write the file system refuses is an OutputError naming the file and the 
     err instanceof OutputError && err.code === "output_failed" && err.errno === "ENOTDIR" && err.path === path && err.operation === operation &&
     err.message === `cannot ${operation} ${path}: a part of the path is a file, not a folder (ENOTDIR); choose another --out or report path, then run the same command to continue`;
   await assert.rejects(folder.writeResult(sampleResult("s", "x", "passed")), refused(folder.path("result"), "write"));
-  await assert.rejects(folder.writeState({ version: 1, contentHash: "h", setupDone: false, resumed: 0, startedAt: "2026-03-04T05:06:07.000Z", activeMs: 0 }), refused(folder.path("state"), "write"));
+  await assert.rejects(folder.writeState(freshTaskState("h", "2026-03-04T05:06:07.000Z")), refused(folder.path("state"), "write"));
   await assert.rejects(folder.openEventLog(new SecretRedactor({}), () => {}, () => new Date()), refused(folder.path("events"), "append to"));
   await assert.rejects(folder.resetWorkspace(null), refused(folder.workspace, "remove"));
   await assert.rejects(folder.openCheckpoint().hook({ boundary: "input", session: newSession("s", new Date()), sections: [], stats: null }),
@@ -102,4 +103,33 @@ test("the checkpoint lives in the folder under its own names", async (t) => {
   assert.equal(JSON.parse(await readFile(folder.path("session"), "utf8")).id, "s1");
   assert.equal(await modeOf(folder.path("journal")), 0o600);
   assert.deepEqual((await folder.openCheckpoint().load())?.messages, session.messages);
+});
+
+test("temp files of atomic writes a killed run left in the folder are removed, and nothing else", async (t) => {
+  const folder = new TaskFolder(await tempDir(t), { suite: "s", id: "x" });
+  await mkdir(join(folder.workspace), { recursive: true });
+  const left = ["task-state.json.2841983345", "session.json.17", "result.json.99", "final-answer.txt.5"];
+  const kept = ["task-state.json", "notes.json.17", "session.json.bak", "session.json.12a", "workspace"];
+  for (const name of [...left, ...kept]) if (name !== "workspace") await writeFile(join(folder.dir, name), "x");
+  await writeFile(join(folder.workspace, "session.json.17"), "the agent's file, not ours");
+  assert.deepEqual(await folder.removeStaleTemps(), [...left].sort());
+  assert.deepEqual((await readdir(folder.dir)).sort(), [...kept].sort());
+  assert.deepEqual(await readdir(folder.workspace), ["session.json.17"]);
+  assert.deepEqual(await new TaskFolder(await tempDir(t), { suite: "no", id: "folder" }).removeStaleTemps(), []);
+});
+
+test("the state book writes each change whole on top of the latest one", async (t) => {
+  const folder = new TaskFolder(await tempDir(t), { suite: "s", id: "x" });
+  const book = folder.stateBook(freshTaskState("h", "2026-03-04T05:06:07.000Z"));
+  await Promise.all([book.update((s) => ({ ...s, resumed: s.resumed + 1 })), book.update((s) => ({ ...s, activeMs: 5 }))]);
+  assert.deepEqual(book.current, { ...freshTaskState("h", "2026-03-04T05:06:07.000Z"), resumed: 1, activeMs: 5 });
+  assert.deepEqual(await folder.readState(), book.current);
+});
+
+test("the final answer is written 0600 beside the workspace, not in it", async (t) => {
+  const folder = new TaskFolder(await tempDir(t), { suite: "s", id: "x" });
+  const path = await folder.writeFinalAnswer("All done: 42.");
+  assert.equal(path, join(folder.dir, "final-answer.txt"));
+  assert.equal(await readFile(path, "utf8"), "All done: 42.");
+  assert.equal((await stat(path)).mode & 0o777, 0o600);
 });

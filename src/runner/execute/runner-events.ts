@@ -1,0 +1,25 @@
+/**
+ * What the runner itself tells the outside about a task, beside the agent's events: each setup
+ * command and each check as it starts and ends. They travel the same way as agent events (the
+ * task's events.jsonl, the live view, plain lines, `--json`), but they are the runner's, not the
+ * engine's: core knows nothing of them.
+ */
+import type { AgentEvent } from "../../core/events.js";
+
+/** Why a setup command or check runs again: it was running when an earlier run was killed. */
+export type RerunReason = "interrupted";
+
+export type RunnerEvent =
+  /** `rerun`: it was started by an earlier run that was killed; it may have partly run. */
+  | { type: "setup_start"; index: number; total: number; command: string; rerun: RerunReason | null }
+  | { type: "setup_end"; index: number; total: number; command: string; exitCode: number | null; timedOut: boolean; durationMs: number }
+  | { type: "check_start"; index: number; total: number; name: string; command: string; rerun: RerunReason | null }
+  /**
+   * `kept`: finished in an earlier run, its result kept (not run again); `notRun`: why it did
+   * not run (the task's timeout passed first).
+   */
+  | { type: "check_end"; index: number; total: number; name: string; passed: boolean; exitCode: number | null; timedOut: boolean; durationMs: number; kept: boolean; notRun?: string };
+
+/** Everything a task's event stream carries. */
+export type TaskEvent = AgentEvent | RunnerEvent;
+
