@@ -19,7 +19,7 @@ import { guardOutput } from "../run-dir/output-guard.js";
 import { RunDir } from "../run-dir/run-dir.js";
 import {
   TaskResultFileError, compareTasks, taskKey,
-  type ReportMeta, type SkippedTask, type TaskResult,
+  type ReportMeta, type SkippedTask, type TaskResult, type UnfinishedTask,
 } from "../run-dir/task-result.js";
 
 export interface MergeOptions {
@@ -83,7 +83,7 @@ async function readShardRun(dir: string): Promise<ShardRun> {
   if (text === null) return { dir, results, meta: null };
   try {
     const stats = parseStatsReport(text);
-    return { dir, results, meta: { runId: stats.runId, startedAt: stats.startedAt, finishedAt: stats.finishedAt, skipped: stats.skipped } };
+    return { dir, results, meta: { runId: stats.runId, startedAt: stats.startedAt, finishedAt: stats.finishedAt, skipped: stats.skipped, unfinished: stats.unfinished } };
   } catch (err) {
     throw new TaskResultFileError(statsPath, `not a rhema stats.json: ${errorMessage(err).slice(0, 500)}`, { cause: err });
   }
@@ -118,11 +118,17 @@ function mergeMeta(shards: readonly ShardRun[], results: readonly TaskResult[], 
   for (const task of shards.flatMap((s) => s.meta?.skipped ?? [])) {
     if (!ran.has(taskKey(task))) skipped.set(taskKey(task), task);
   }
+  // A shard's task without a result (interrupted, not started) stays listed unless another shard finished it.
+  const unfinished = new Map<string, UnfinishedTask>();
+  for (const task of shards.flatMap((s) => s.meta?.unfinished ?? [])) {
+    if (!ran.has(taskKey(task))) unfinished.set(taskKey(task), task);
+  }
   return {
     runId: options.runId ?? (runIds.length > 0 ? runIds.join("+") : "merged"),
     startedAt: earliest(starts),
     finishedAt: latest(ends),
     skipped: [...skipped.values()].sort(compareTasks),
+    ...(unfinished.size > 0 ? { unfinished: [...unfinished.values()].sort(compareTasks) } : {}),
   };
 }
 

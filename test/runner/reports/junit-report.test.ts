@@ -93,3 +93,28 @@ describe("junit report", () => {
     assert.match(xml, /<testsuite name="arithmetic" time="14.106" timestamp="2025-01-02T03:04:05.000Z"/);
   });
 });
+
+describe("junit report of an interrupted run", () => {
+  const unfinished = [
+    { suite: "arithmetic", id: "task-01b", file: "/repo/tasks/arithmetic/task-01b.yaml", state: "interrupted" as const },
+    { suite: "late", id: "never", file: "/repo/tasks/late/never.yaml", state: "not_started" as const },
+  ];
+
+  test("lists a running task as an interrupted error and a never-started one as skipped, and stays valid", async () => {
+    const xml = renderJUnitReport(sampleRun(), sampleMeta({ unfinished }));
+    await assertValidJUnit(xml);
+    assert.match(testCase(xml, "task-01b"), /^<testcase classname="arithmetic" name="task-01b" time="0" file="\/repo\/tasks\/arithmetic\/task-01b.yaml">\s*<error message="interrupted: the run stopped while this task ran; the same command continues it from its checkpoint" type="interrupted"\/>/);
+    assert.match(testCase(xml, "never"), /<skipped\/>\s*<system-out><!\[CDATA\[not started: the run was interrupted\]\]><\/system-out>/);
+    assert.match(xml, /<testsuites name="rhema run run-1" tests="11" failures="2" errors="2" skipped="1">/);
+    const order = [...xml.matchAll(/<testcase [^>]*name="([^"]+)"/g)].map((m) => m[1]).slice(0, 4);
+    assert.deepStrictEqual(order, ["task-00", "task-01b", "task-03", "task-06"], "testcases stay in id order within their suite");
+  });
+});
+
+describe("junit report for consumers", () => {
+  test("a testcase's file is the path meta gives for it (relative to the repository), else the absolute one", () => {
+    const xml = renderJUnitReport(sampleRun(), sampleMeta({ displayFiles: { "/repo/tasks/strings/task-04.yaml": "tasks/strings/task-04.yaml" } }));
+    assert.match(testCase(xml, "task-04"), /file="tasks\/strings\/task-04.yaml"/);
+    assert.match(testCase(xml, "task-01"), /file="\/repo\/tasks\/strings\/task-01.yaml"/);
+  });
+});
