@@ -14,6 +14,7 @@ import { isAbsolute, resolve } from "node:path";
 import { RhemaError, errnoCode, errorMessage } from "../../core/errors.js";
 import { writePrivateFileAtomic } from "../../store/private-files.js";
 import { writeReports, type ReportFiles } from "./run-reports.js";
+import { repositoryRelativePaths } from "./report-paths.js";
 import { parseStatsReport } from "./stats-report.js";
 import { guardOutput } from "../run-dir/output-guard.js";
 import { RunDir } from "../run-dir/run-dir.js";
@@ -25,6 +26,8 @@ import {
 export interface MergeOptions {
   /** The merged run's id; default: the shards' run ids, sorted, joined by `+`. */
   runId?: string;
+  /** Where task paths outside any repository are shown relative to (the CLI's cwd), as a run does. */
+  cwd?: string;
 }
 
 export interface MergeOutcome {
@@ -48,7 +51,9 @@ export async function mergeRunReports(dirs: readonly string[], outDir: string, o
   const shards: ShardRun[] = [];
   for (const dir of dirs) shards.push(await readShardRun(dir));
   const results = mergeResults(shards);
-  const meta = mergeMeta(shards, results, options);
+  const merged = mergeMeta(shards, results, options);
+  const files = [...results, ...(merged.skipped ?? []), ...(merged.unfinished ?? [])].map((t) => t.file);
+  const meta: ReportMeta = { ...merged, displayFiles: await repositoryRelativePaths(files, options.cwd ?? null) };
   const missingTranscripts: string[] = [];
   const out = new RunDir(outDir);
   for (const shard of shards) {
@@ -58,8 +63,8 @@ export async function mergeRunReports(dirs: readonly string[], outDir: string, o
       if (missing !== null) missingTranscripts.push(missing);
     }
   }
-  const files = await writeReports(outDir, results, meta);
-  return { results, meta, files, missingTranscripts };
+  const reports = await writeReports(outDir, results, meta);
+  return { results, meta, files: reports, missingTranscripts };
 }
 
 function checkMergePaths(dirs: readonly string[], outDir: string): void {

@@ -75,7 +75,7 @@ export async function writeReports(
  */
 export async function appendSummary(path: string, results: readonly TaskResult[], meta: ReportMeta): Promise<void> {
   const text = renderReports(results, meta).summary;
-  await guardOutput(path, "append to", async () => {
+  await guardOutput(path, "write", async () => {
     await mkdir(dirname(path), { recursive: true, mode: PRIVATE_DIR_MODE });
     const size = await fileSize(path);
     await appendFile(path, size > 0 ? `\n${text}` : text, { mode: PRIVATE_FILE_MODE });
@@ -84,9 +84,9 @@ export async function appendSummary(path: string, results: readonly TaskResult[]
 
 /** Checks before a run that `appendSummary` will be able to append to `path`, changing nothing in it. */
 export async function probeSummaryAppend(path: string, pid: number): Promise<void> {
-  await guardOutput(path, "append to", async () => {
+  await guardOutput(path, "write", async () => {
     if ((await fileSize(path)) >= 0) {
-      if (await isFolder(path)) throw new OutputError(path, "append to", "EISDIR");
+      if (await isFolder(path)) throw new OutputError(path, "write", "EISDIR");
       await (await open(path, "a")).close();
       return;
     }
