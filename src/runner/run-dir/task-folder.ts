@@ -137,9 +137,13 @@ export class TaskFolder {
     return times.map((t) => t - first);
   }
 
-  /** The task's checkpoint: its store, with write failures named as OutputErrors. */
-  openCheckpoint(options: CheckpointStoreOptions = {}): TaskCheckpoint {
-    return new TaskCheckpoint(new CheckpointStore({ sessionPath: this.path("session"), journalPath: this.path("journal") }, options), this.dir);
+  /**
+   * The task's checkpoint: its store, with write failures named as OutputErrors. `afterCommit`
+   * runs after each boundary is on disk (the runner records the task's active time there, so a
+   * kill loses at most one boundary's worth).
+   */
+  openCheckpoint(options: CheckpointStoreOptions = {}, afterCommit?: () => Promise<void>): TaskCheckpoint {
+    return new TaskCheckpoint(new CheckpointStore({ sessionPath: this.path("session"), journalPath: this.path("journal") }, options), this.dir, afterCommit);
   }
 
   /** Replaces the workspace by a fresh copy of `from` (or an empty folder). */
@@ -163,7 +167,7 @@ export class TaskFolder {
  * when the failing write did not say which file).
  */
 export class TaskCheckpoint {
-  constructor(private readonly store: CheckpointStore, private readonly dir: string) {}
+  constructor(private readonly store: CheckpointStore, private readonly dir: string, private readonly afterCommit?: () => Promise<void>) {}
 
   load(): Promise<Session | null> {
     return this.store.load();
@@ -175,6 +179,7 @@ export class TaskCheckpoint {
     } catch (err) {
       throw asOutputError(err, this.fileOf(err), "write");
     }
+    await this.afterCommit?.();
   };
 
   close(): Promise<void> {
