@@ -8,8 +8,11 @@
  * A testcase's `file` is the task file relative to its repository (meta.displayFiles).
  *
  * That schema allows `properties` on a testsuite but not on a testcase, so the stats live on the
- * suite: `suite.<stat>` for the suite's totals and `task.<id>.<stat>` for each task. The final
- * answer, the transcript's path and the policy denials go in each testcase's system-out.
+ * suite: `suite.<stat>` for the suite's totals and `task.<id>.<stat>` for each task; and, for
+ * consumers that read only testcase-level properties, each testcase's system-out ends with its
+ * figures as `[[PROPERTY|name=value]]` lines (the convention Jenkins, Xray and Polarion read
+ * from system-out), valid under both junit-10.xsd and the ext schema. The final answer, the
+ * transcript's path and the policy denials go in the system-out before them.
  * Rendered as a string by a pure function; run-reports.ts writes it atomically.
  */
 import { createRequire } from "node:module";
@@ -90,7 +93,7 @@ function addTaskProperties(node: TestSuite, result: TaskResult): void {
 function addStatsProperties(node: TestSuite, prefix: string, stats: TranscriptStats | null): void {
   if (stats === null) return;
   for (const [name, value] of Object.entries(stats)) {
-    node.property(`${prefix}.${name}`, name === "cacheHitRate" ? value.toFixed(4) : String(value));
+    node.property(`${prefix}.${name}`, statValue(name, value));
   }
 }
 
@@ -108,7 +111,30 @@ function addTestCase(node: TestCase, result: TaskResult, file: string): void {
       break;
     }
   }
-  node.standardOutput(cdataSafe(systemOut(result)));
+  node.standardOutput(cdataSafe(`${systemOut(result)}\n\n${propertyLines(taskFigures(result))}`));
+}
+
+/** A task's figures as testcase-level properties: name → value. */
+export function taskFigures(result: TaskResult): [string, string][] {
+  const figures: [string, string][] = [
+    ["status", result.status],
+    ["provider", result.provider],
+    ["durationMs", String(result.durationMs)],
+    ["steps", String(result.steps)],
+    ["resumed", String(result.resumed)],
+    ["policyDenials", String(result.policyDenials.count)],
+  ];
+  for (const [name, value] of Object.entries(result.stats ?? {})) figures.push([name, statValue(name, value)]);
+  return figures;
+}
+
+/** `[[PROPERTY|name=value]]`, one a line: testcase properties in system-out. */
+function propertyLines(figures: readonly [string, string][]): string {
+  return figures.map(([name, value]) => `[[PROPERTY|${name}=${value.replace(/[\r\n]+/g, " ").replaceAll("]]", "] ]")}]]`).join("\n");
+}
+
+function statValue(name: string, value: number): string {
+  return name === "cacheHitRate" ? value.toFixed(4) : String(value);
 }
 
 function addFailure(node: TestCase, result: TaskResult): void {
@@ -159,7 +185,7 @@ function addUnfinishedCase(node: TestCase, task: UnfinishedTask, file: string): 
   node.className(task.suite).name(task.id).time(0).file(file);
   if (task.state === "interrupted") node.error(UNFINISHED_TEXT.interrupted, "interrupted");
   else node.skipped();
-  node.standardOutput(UNFINISHED_TEXT[task.state]);
+  node.standardOutput(`${UNFINISHED_TEXT[task.state]}\n\n${propertyLines([["status", task.state]])}`);
 }
 
 /** Seconds with millisecond precision, never in exponent form (the schema's time pattern). */
