@@ -60,7 +60,7 @@ export async function runTask(task: TaskDefinition, env: TaskRunEnv): Promise<Ta
   const started = Date.now();
   let state = await startState(task, folder, env.now());
   // Active time recorded at each boundary: a SIGKILL loses at most the time since the last one.
-  const checkpoint = folder.openCheckpoint({}, () => folder.writeState({ ...state, activeMs: state.activeMs + (Date.now() - started) }));
+  const checkpoint = folder.openCheckpoint({}, () => folder.recordState({ ...state, activeMs: state.activeMs + (Date.now() - started) }));
   const timeout = taskTimeout(task, env, state.activeMs);
   const interrupted = async (): Promise<TaskRunOutcome> => {
     await folder.writeState({ ...state, activeMs: state.activeMs + (Date.now() - started) });
