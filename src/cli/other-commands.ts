@@ -17,7 +17,7 @@ export async function validateCommand(args: { paths: string[]; policy?: string }
 }
 
 export async function reportMergeCommand(args: { dirs: string[]; out: string }, io: CliIo): Promise<ExitCode> {
-  const outcome = await mergeRunReports(args.dirs.map((d) => resolve(io.cwd, d)), resolve(io.cwd, args.out));
+  const outcome = await mergeRunReports(args.dirs.map((d) => resolve(io.cwd, d)), resolve(io.cwd, args.out), { cwd: io.cwd });
   for (const missing of outcome.missingTranscripts) print(io.stderr, `rhema: transcript not found, not copied: ${missing}`);
   print(io.stdout, `merged ${outcome.results.length} task result(s) from ${args.dirs.length} run(s): ${outcome.files.junit}, ${outcome.files.stats}, ${outcome.files.summary}`);
   return EXIT_OK;

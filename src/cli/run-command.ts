@@ -37,6 +37,10 @@ export interface RunArgs {
   stats?: string;
   summary?: string;
   restartChanged: boolean;
+  /** Add selected tasks the run directory's manifest lacks. */
+  add: boolean;
+  /** Wipe the run directory's tasks and manifest first. */
+  restart: boolean;
   retryErrored: boolean;
   reportSkipped: boolean;
   json: boolean;
@@ -46,6 +50,7 @@ export interface RunArgs {
 }
 
 export async function runCommand(args: RunArgs, io: CliIo): Promise<ExitCode> {
+  if (args.add && args.restart) throw new RhemaError("usage", "Expected at most one of --add and --restart, got both");
   const shard = args.shard !== undefined ? parseShard(args.shard) : null;
   const timeoutMs = parseTimeoutFlag(args.timeout);
   const loaded = await loadTasks(args.paths, { cwd: io.cwd, filters: args.filter, tags: args.tag, shard });
@@ -65,8 +70,11 @@ export async function runCommand(args: RunArgs, io: CliIo): Promise<ExitCode> {
       runDir,
       concurrency: args.concurrency,
       restartChanged: args.restartChanged,
+      selection: args.restart ? "restart" : args.add ? "add" : "resume",
       retryErrored: args.retryErrored,
       reportCopies: reportCopies(args, io.cwd),
+      ...(args.summary ? { summaryAppend: resolve(io.cwd, args.summary) } : {}),
+      cwd: io.cwd,
       signal: io.interrupt,
       pid: io.pid,
       env: {
@@ -134,7 +142,6 @@ function reportCopies(args: RunArgs, cwd: string) {
   return {
     ...(args.junit ? { junit: resolve(cwd, args.junit) } : {}),
     ...(args.stats ? { stats: resolve(cwd, args.stats) } : {}),
-    ...(args.summary ? { summary: resolve(cwd, args.summary) } : {}),
   };
 }
 
@@ -146,6 +153,9 @@ export function finalSummary(outcome: SuiteRunOutcome, runDir: string): string {
     `Tasks: ${outcome.results.length} finished — passed ${count("passed")}, failed ${count("failed")}, errored ${count("errored")}` +
       (denials ? `; ${denials} tool call(s) denied by policy` : ""),
   ];
+  const interruptedTasks = outcome.unfinished.filter((u) => u.state === "interrupted").length;
+  const notStarted = outcome.unfinished.filter((u) => u.state === "not_started").length;
+  if (interruptedTasks + notStarted > 0) lines.push(`Unfinished: ${interruptedTasks} interrupted, ${notStarted} not started.`);
   if (outcome.interrupted) lines.push(`Interrupted: run the same command again to continue (${runDir}).`);
   lines.push(`Reports: ${outcome.reports.junit}, ${outcome.reports.stats}, ${outcome.reports.summary}`);
   return lines.join("\n");

@@ -1,20 +1,27 @@
 /**
- * Runs a selection of tasks in one run directory: takes the lock, refuses (or restarts) tasks
- * whose file changed since their checkpoint, runs the tasks through a p-queue, and rewrites the
- * reports after each finished task and at the end. An interrupt (the run's signal) lets every
- * running task checkpoint and stop; the reports then cover what finished.
+ * Runs a selection of tasks in one run directory: takes the lock, checks the selection against
+ * the run's manifest (a subset resumes; tasks the manifest lacks need `add` or `restart`),
+ * refuses (or restarts) tasks whose file changed since their checkpoint, runs the tasks
+ * through a p-queue, and rewrites the reports after each finished task and at the end. The
+ * reports cover every task of the manifest: finished ones with their outcome, the rest as
+ * interrupted, not started or not selected. An interrupt (the run's signal) lets every
+ * running task checkpoint and stop; `--summary FILE` gets the final summary appended once.
  */
 import { randomUUID } from "node:crypto";
 import PQueue from "p-queue";
 import { RhemaError } from "../../core/errors.js";
 import type { TaskEvent } from "./runner-events.js";
 import { RunDir, type ReportFiles } from "../run-dir/run-dir.js";
-import type { RunManifest } from "../run-dir/run-manifest.js";
-import { ReportWriter, probeReportCopies } from "../reports/run-reports.js";
+import { planManifestTasks, type ManifestTask, type RunManifest, type SelectionMode } from "../run-dir/run-manifest.js";
+import { ReportWriter, appendSummary, probeReportCopies, probeSummaryAppend } from "../reports/run-reports.js";
+import { repositoryRelativePaths } from "../reports/report-paths.js";
 import type { TaskDefinition } from "../tasks/task-file.js";
 import { runTask, type TaskRunEnv } from "./task-executor.js";
 import { isRetryableErrorCode } from "./task-failure.js";
-import { compareTasks, taskKey, type ReportMeta, type SkippedTask, type TaskResult } from "../run-dir/task-result.js";
+import {
+  compareTasks, taskKey,
+  type ReportMeta, type SkippedTask, type TaskResult, type UnfinishedTask,
+} from "../run-dir/task-result.js";
 
 export type RunProgress =
   | { type: "run_start"; runDir: string; runId: string; tasks: number; resumed: boolean }
@@ -22,7 +29,7 @@ export type RunProgress =
   | { type: "task_event"; task: TaskDefinition; event: TaskEvent }
   | { type: "task_end"; task: TaskDefinition; result: TaskResult; kept: boolean }
   | { type: "task_interrupted"; task: TaskDefinition }
-  | { type: "run_end"; results: TaskResult[]; interrupted: boolean; reports: ReportFiles };
+  | { type: "run_end"; results: TaskResult[]; interrupted: boolean; reports: ReportFiles; unfinished?: UnfinishedTask[] };
 
 export interface SuiteRunOptions {
   tasks: readonly TaskDefinition[];
@@ -31,6 +38,12 @@ export interface SuiteRunOptions {
   runDir: string;
   concurrency: number;
   restartChanged: boolean;
+  /** What to do when the run directory holds a run (see `SelectionMode`); default `resume`. */
+  selection?: SelectionMode;
+  /** Where report paths of task files outside any repository are taken relative to (the CLI's cwd). */
+  cwd?: string;
+  /** A file the final summary is appended to once, at the run's end or interrupt (`--summary`, `$GITHUB_STEP_SUMMARY`). */
+  summaryAppend?: string;
   /** Continue errored tasks (provider outage, timeout) from their checkpoints instead of keeping their results. */
   retryErrored?: boolean;
   reportCopies?: Partial<ReportFiles>;
@@ -41,9 +54,12 @@ export interface SuiteRunOptions {
 }
 
 export interface SuiteRunOutcome {
+  /** The selected tasks' results (kept or new), by suite then id; the exit code is theirs. */
   results: TaskResult[];
   interrupted: boolean;
   reports: ReportFiles;
+  /** The run's tasks without a result (the reports list them too). */
+  unfinished: UnfinishedTask[];
 }
 
 export class ChangedTasksError extends RhemaError {
@@ -53,18 +69,35 @@ export class ChangedTasksError extends RhemaError {
   }
 }
 
+/** A selection with tasks the run directory's manifest does not hold (a different task set). */
+export class SelectionOutsideRunError extends RhemaError {
+  readonly missing: readonly ManifestTask[];
+  constructor(runDir: string, missing: readonly ManifestTask[]) {
+    const list = missing.map((t) => `  ${taskKey(t)} (${t.file})`).join("\n");
+    super("task_changed", `${runDir} holds a run without these selected tasks:\n${list}\n` +
+      "add them to that run with --add, start the run over with --restart, or pass another --out");
+    this.missing = missing;
+  }
+}
+
 export async function runSuite(opts: SuiteRunOptions): Promise<SuiteRunOutcome> {
   if (!Number.isInteger(opts.concurrency) || opts.concurrency < 1) {
     throw new RhemaError("usage", `Expected --concurrency to be a whole number from 1 and up, got ${opts.concurrency}`);
   }
   // A report path rhema cannot write is found now, before the lock and before any task runs.
   await probeReportCopies(opts.reportCopies ?? {}, opts.pid);
+  if (opts.summaryAppend !== undefined) await probeSummaryAppend(opts.summaryAppend, opts.pid);
   const runDir = new RunDir(opts.runDir);
   const lock = await runDir.lock(opts.pid, opts.env.now());
   try {
+    const selection = opts.selection ?? "resume";
+    if (selection === "restart") await runDir.wipeRun();
+    const previous = await runDir.readManifest();
+    const plan = planManifestTasks(previous?.tasks ?? null, opts.tasks.map(manifestEntry), selection);
+    if (plan.kind === "outside") throw new SelectionOutsideRunError(opts.runDir, plan.missing);
     await handleChangedTasks(opts, runDir);
     if (opts.retryErrored) await reopenErroredTasks(opts, runDir);
-    const manifest = await updateManifest(opts, runDir);
+    const manifest = await updateManifest(opts, runDir, previous, plan.tasks);
     opts.onProgress({ type: "run_start", runDir: opts.runDir, runId: manifest.runId, tasks: opts.tasks.length, resumed: manifest.resumes > 0 });
     return await runQueue(opts, runDir, manifest);
   } finally {
@@ -74,14 +107,27 @@ export async function runSuite(opts: SuiteRunOptions): Promise<SuiteRunOutcome> 
 
 async function runQueue(opts: SuiteRunOptions, runDir: RunDir, manifest: RunManifest): Promise<SuiteRunOutcome> {
   const writer = new ReportWriter(opts.runDir, opts.reportCopies ?? {});
-  const results = new Map<string, TaskResult>();
-  const meta = (): ReportMeta => ({
-    runId: manifest.runId, startedAt: manifest.startedAt, finishedAt: opts.env.now().toISOString(),
-    ...(opts.skipped ? { skipped: opts.skipped } : {}),
-  });
-  const sorted = () => [...results.values()].sort(compareTasks);
-  const env: TaskRunEnv = { ...opts.env, runDir: opts.runDir, signal: opts.signal, onEvent: (task, event) => opts.onProgress({ type: "task_event", task, event }) };
+  const selected = new Set(opts.tasks.map(taskKey));
+  const results = new Map<string, TaskResult>(await unselectedResults(runDir, manifest, selected));
+  const interruptedKeys = new Set<string>();
+  const clock = runClock(opts, runDir, manifest);
+  const skipped = opts.skipped?.filter((task) => !manifest.tasks.some((m) => taskKey(m) === taskKey(task)));
+  const displayFiles = await repositoryRelativePaths([...manifest.tasks, ...(skipped ?? [])].map((t) => t.file), opts.cwd ?? null);
   let interrupted = false;
+  const view = () => reportedTasks(manifest.tasks, results, interruptedKeys, selected);
+  const meta = (unfinished: UnfinishedTask[]): ReportMeta => ({
+    runId: manifest.runId, startedAt: manifest.startedAt, finishedAt: opts.env.now().toISOString(),
+    wallTimeMs: clock.wallTimeMs(), displayFiles, unfinished,
+    ...(skipped ? { skipped } : {}),
+  });
+  // Each write also records the run's wall time in the manifest, so a kill loses at most one write's worth.
+  const writeAll = async (): Promise<TaskResult[]> => {
+    const { all, unfinished } = view();
+    await clock.record();
+    await writer.write(all, meta(unfinished));
+    return all;
+  };
+  const env: TaskRunEnv = { ...opts.env, runDir: opts.runDir, signal: opts.signal, onEvent: (task, event) => opts.onProgress({ type: "task_event", task, event }) };
   const runOne = async (task: TaskDefinition): Promise<void> => {
     if (opts.signal.aborted) {
       interrupted = true;
@@ -91,12 +137,13 @@ async function runQueue(opts: SuiteRunOptions, runDir: RunDir, manifest: RunMani
     const outcome = await runTask(task, env);
     if (outcome.kind === "interrupted") {
       interrupted = true;
+      interruptedKeys.add(taskKey(task));
       opts.onProgress({ type: "task_interrupted", task });
       return;
     }
     results.set(taskKey(task), outcome.result);
     opts.onProgress({ type: "task_end", task, result: outcome.result, kept: outcome.kept });
-    await writer.write(sorted(), meta());
+    await writeAll();
   };
   // A task that throws (rather than finishing errored: a corrupt result.json, a full disk)
   // stops the run: no further task starts, and the error is rethrown once the running ones
@@ -116,10 +163,60 @@ async function runQueue(opts: SuiteRunOptions, runDir: RunDir, manifest: RunMani
   await queue.onIdle();
   if (thrown.length > 0) throw thrown[0];
   interrupted ||= opts.signal.aborted;
-  await writer.write(sorted(), meta());
-  const outcome = { results: sorted(), interrupted, reports: runDir.reports };
+  const { unfinished } = view();
+  const all = await writeAll();
+  if (opts.summaryAppend !== undefined) await appendSummary(opts.summaryAppend, all, meta(unfinished));
+  const outcome = { results: all.filter((r) => selected.has(taskKey(r))), interrupted, reports: runDir.reports, unfinished };
   opts.onProgress({ type: "run_end", ...outcome });
   return outcome;
+}
+
+/**
+ * What the reports cover: every manifest task's result, and each task without one as
+ * interrupted (it was running), not started (selected, the run stopped first) or not selected.
+ * Mid-run, a running task shows as not started: what a kill at that moment would leave.
+ */
+export function reportedTasks(
+  tasks: readonly ManifestTask[], results: ReadonlyMap<string, TaskResult>, interruptedKeys: ReadonlySet<string>,
+  selected: ReadonlySet<string>,
+): { all: TaskResult[]; unfinished: UnfinishedTask[] } {
+  const unfinished: UnfinishedTask[] = [];
+  for (const task of tasks) {
+    const key = taskKey(task);
+    if (results.has(key)) continue;
+    const state = interruptedKeys.has(key) ? "interrupted" : selected.has(key) ? "not_started" : "not_selected";
+    unfinished.push({ suite: task.suite, id: task.id, file: task.file, state });
+  }
+  return { all: [...results.values()].sort(compareTasks), unfinished: unfinished.sort(compareTasks) };
+}
+
+/** Results already on disk for the manifest's tasks that this run did not select. */
+async function unselectedResults(runDir: RunDir, manifest: RunManifest, selected: ReadonlySet<string>): Promise<[string, TaskResult][]> {
+  const found: [string, TaskResult][] = [];
+  for (const task of manifest.tasks) {
+    if (selected.has(taskKey(task))) continue;
+    const result = await runDir.task(task).readResult();
+    if (result !== null) found.push([taskKey(task), result]);
+  }
+  return found;
+}
+
+/** The run's wall time: what earlier invocations recorded plus this one's, written back at each report write. */
+function runClock(opts: SuiteRunOptions, runDir: RunDir, manifest: RunManifest) {
+  const startedMs = opts.env.now().getTime();
+  let writing: Promise<void> = Promise.resolve();
+  const wallTimeMs = () => manifest.activeMs + Math.max(0, opts.env.now().getTime() - startedMs);
+  return {
+    wallTimeMs,
+    record(): Promise<void> {
+      writing = writing.catch(() => undefined).then(() => runDir.writeManifest({ ...manifest, activeMs: Math.round(wallTimeMs()) }));
+      return writing;
+    },
+  };
+}
+
+function manifestEntry(task: TaskDefinition): ManifestTask {
+  return { suite: task.suite, id: task.id, file: task.file, contentHash: task.contentHash };
 }
 
 /** Tasks whose file changed since their folder was made: an error, or wiped with --restart-changed. */
@@ -156,14 +253,14 @@ async function recordedHash(runDir: RunDir, task: TaskDefinition): Promise<strin
   return (await folder.readResult())?.contentHash ?? null;
 }
 
-async function updateManifest(opts: SuiteRunOptions, runDir: RunDir): Promise<RunManifest> {
-  const previous = await runDir.readManifest();
+async function updateManifest(opts: SuiteRunOptions, runDir: RunDir, previous: RunManifest | null, tasks: ManifestTask[]): Promise<RunManifest> {
   const manifest: RunManifest = {
     version: 1,
     runId: previous?.runId ?? randomUUID(),
     startedAt: previous?.startedAt ?? opts.env.now().toISOString(),
     resumes: previous ? previous.resumes + 1 : 0,
-    tasks: opts.tasks.map((t) => ({ suite: t.suite, id: t.id, file: t.file, contentHash: t.contentHash })),
+    activeMs: previous?.activeMs ?? 0,
+    tasks,
   };
   await runDir.writeManifest(manifest);
   return manifest;

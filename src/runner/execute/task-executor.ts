@@ -64,9 +64,10 @@ export async function runTask(task: TaskDefinition, env: TaskRunEnv): Promise<Ta
   const existing = await folder.readResult();
   if (existing) return { kind: "finished", result: existing, kept: true };
   await folder.removeStaleTemps();
-  const checkpoint = folder.openCheckpoint();
   const started = Date.now();
   const book = folder.stateBook(await startState(task, folder, env.now()));
+  // Active time recorded at each boundary: a SIGKILL loses at most the time since the last one.
+  const checkpoint = folder.openCheckpoint({}, () => folder.recordState({ ...book.current, activeMs: book.current.activeMs + (Date.now() - started) }));
   // The task's timeout covers setup, turn and checks, less what earlier runs already spent.
   const timeout = taskTimeout(task, env, book.current.activeMs);
   const interrupted = async (): Promise<TaskRunOutcome> => {

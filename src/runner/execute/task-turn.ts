@@ -78,15 +78,27 @@ export function stepsTaken(messages: readonly Message[]): number {
   return messages.filter((m) => m.role === "assistant").length;
 }
 
+/**
+ * The sink the turn emits to: step numbers continue the task's count across resumes (the step
+ * loop numbers each turn from 1), and the model is steered when its step budget runs low.
+ */
 function steeringSink(inner: EventSink, agent: CodingAgent, maxSteps: number, before: number): EventSink {
   return {
-    emit(event: AgentEvent) {
-      if (event.type === "step_end" && event.stopReason === "tool_use" && maxSteps - (before + event.step) === STEPS_LEFT_NUDGE) {
+    emit(raw: AgentEvent) {
+      const event = offsetSteps(raw, before);
+      if (event.type === "step_end" && event.stopReason === "tool_use" && maxSteps - event.step === STEPS_LEFT_NUDGE) {
         agent.steer(`Only ${STEPS_LEFT_NUDGE} steps are left for this task: finish the change now and give your summary.`);
       }
       return inner.emit(event);
     },
   };
+}
+
+/** `event` with its step number (or a turn's step count) moved on by the `before` steps the task took in earlier runs. */
+export function offsetSteps(event: AgentEvent, before: number): AgentEvent {
+  if (before === 0) return event;
+  if (event.type === "turn_end") return { ...event, steps: event.steps + before };
+  return "step" in event ? { ...event, step: event.step + before } : event;
 }
 
 async function inputMessage(task: TaskDefinition): Promise<Message> {

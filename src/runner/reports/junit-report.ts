@@ -2,18 +2,24 @@
  * `junit.xml`: one testsuite per suite, one testcase per task (classname = suite), valid against
  * shared/schemas/junit-10-ext.xsd. A failed check is a `failure` (its name, exit code, output
  * tail); an agent that failed is an `error` typed by its code (provider, step_cap, timeout,
- * cancelled, …); filtered-out tasks are `skipped` testcases when meta lists them.
+ * cancelled, …); filtered-out tasks are `skipped` testcases when meta lists them. The run's
+ * tasks without a result are listed too: one interrupted while it ran is an `error` of type
+ * `interrupted`, one never started is `skipped` ("not started: the run was interrupted").
+ * A testcase's `file` is the task file relative to its repository (meta.displayFiles).
  *
  * That schema allows `properties` on a testsuite but not on a testcase, so the stats live on the
- * suite: `suite.<stat>` for the suite's totals and `task.<id>.<stat>` for each task. The final
- * answer, the transcript's path and the policy denials go in each testcase's system-out.
+ * suite: `suite.<stat>` for the suite's totals and `task.<id>.<stat>` for each task; and, for
+ * consumers that read only testcase-level properties, each testcase's system-out ends with its
+ * figures as `[[PROPERTY|name=value]]` lines (the convention Jenkins, Xray and Polarion read
+ * from system-out), valid under both junit-10.xsd and the ext schema. The final answer, the
+ * transcript's path and the policy denials go in the system-out before them.
  * Rendered as a string by a pure function; run-reports.ts writes it atomically.
  */
 import { createRequire } from "node:module";
 import type { Builder, TestCase, TestSuite } from "junit-report-builder";
 import type { TranscriptStats } from "../../core/transcript-types.js";
 import { aggregateResults } from "./stats-report.js";
-import { compareTasks, type ReportMeta, type SkippedTask, type TaskResult } from "../run-dir/task-result.js";
+import { compareTasks, type ReportMeta, type SkippedTask, type TaskResult, type UnfinishedTask } from "../run-dir/task-result.js";
 
 let rootBuilder: Builder | null = null;
 
@@ -37,17 +43,25 @@ export function renderJUnitReport(results: readonly TaskResult[], meta: ReportMe
   const builder = builderModule().newBuilder().name(`rhema run ${meta.runId}`);
   const ordered = [...results].sort(compareTasks);
   const skipped = [...(meta.skipped ?? [])].sort(compareTasks);
-  const suites = [...new Set([...ordered, ...skipped].map((entry) => entry.suite))].sort();
+  const unfinished = [...(meta.unfinished ?? [])].sort(compareTasks);
+  const suites = [...new Set([...ordered, ...skipped, ...unfinished].map((entry) => entry.suite))].sort();
+  const fileOf = (file: string) => meta.displayFiles?.[file] ?? file;
   for (const suite of suites) {
-    const suiteResults = ordered.filter((r) => r.suite === suite);
-    const suiteSkipped = skipped.filter((s) => s.suite === suite);
-    addSuite(builder.testSuite(), suite, suiteResults, suiteSkipped);
+    const inSuite = <T extends { suite: string }>(list: readonly T[]) => list.filter((entry) => entry.suite === suite);
+    addSuite(builder.testSuite(), suite, { results: inSuite(ordered), skipped: inSuite(skipped), unfinished: inSuite(unfinished) }, fileOf);
   }
   return builder.build() + "\n";
 }
 
-function addSuite(node: TestSuite, suite: string, results: readonly TaskResult[], skipped: readonly SkippedTask[]): void {
-  const totals = aggregateResults(results, skipped.length);
+interface SuiteEntries {
+  results: readonly TaskResult[];
+  skipped: readonly SkippedTask[];
+  unfinished: readonly UnfinishedTask[];
+}
+
+function addSuite(node: TestSuite, suite: string, entries: SuiteEntries, fileOf: (file: string) => string): void {
+  const { results, skipped, unfinished } = entries;
+  const totals = aggregateResults(results, skipped.length, unfinished);
   node.name(suite).time(seconds(totals.durationMs));
   const firstStart = results.map((r) => r.startedAt).sort()[0];
   if (firstStart !== undefined) node.timestamp(firstStart);
@@ -57,8 +71,13 @@ function addSuite(node: TestSuite, suite: string, results: readonly TaskResult[]
   addStatsProperties(node, "suite", totals.stats);
   for (const result of results) addTaskProperties(node, result);
   // Test cases after properties: the builder writes properties first in any case.
-  for (const result of results) addTestCase(node.testCase(), result);
-  for (const task of skipped) addSkippedCase(node.testCase(), task);
+  // One order for every kind of testcase: by id, as the suite's tasks are.
+  const cases = [
+    ...results.map((result) => ({ id: result.id, add: (c: TestCase) => addTestCase(c, result, fileOf(result.file)) })),
+    ...unfinished.map((task) => ({ id: task.id, add: (c: TestCase) => addUnfinishedCase(c, task, fileOf(task.file)) })),
+    ...skipped.map((task) => ({ id: task.id, add: (c: TestCase) => addSkippedCase(c, task, fileOf(task.file)) })),
+  ].sort((a, b) => compareTasks({ suite, id: a.id }, { suite, id: b.id }));
+  for (const entry of cases) entry.add(node.testCase());
 }
 
 function addTaskProperties(node: TestSuite, result: TaskResult): void {
@@ -74,12 +93,12 @@ function addTaskProperties(node: TestSuite, result: TaskResult): void {
 function addStatsProperties(node: TestSuite, prefix: string, stats: TranscriptStats | null): void {
   if (stats === null) return;
   for (const [name, value] of Object.entries(stats)) {
-    node.property(`${prefix}.${name}`, name === "cacheHitRate" ? value.toFixed(4) : String(value));
+    node.property(`${prefix}.${name}`, statValue(name, value));
   }
 }
 
-function addTestCase(node: TestCase, result: TaskResult): void {
-  node.className(result.suite).name(result.id).time(seconds(result.durationMs)).file(result.file);
+function addTestCase(node: TestCase, result: TaskResult, file: string): void {
+  node.className(result.suite).name(result.id).time(seconds(result.durationMs)).file(file);
   switch (result.status) {
     case "passed":
       break;
@@ -92,7 +111,29 @@ function addTestCase(node: TestCase, result: TaskResult): void {
       break;
     }
   }
-  node.standardOutput(cdataSafe(systemOut(result)));
+  node.standardOutput(cdataSafe(`${systemOut(result)}\n\n${propertyLines(taskFigures(result))}`));
+}
+
+/** A task's figures as testcase-level properties: name → value (its duration is the testcase's `time`). */
+export function taskFigures(result: TaskResult): [string, string][] {
+  const figures: [string, string][] = [
+    ["status", result.status],
+    ["provider", result.provider],
+    ["steps", String(result.steps)],
+    ["resumed", String(result.resumed)],
+    ["policyDenials", String(result.policyDenials.count)],
+  ];
+  for (const [name, value] of Object.entries(result.stats ?? {})) figures.push([name, statValue(name, value)]);
+  return figures;
+}
+
+/** `[[PROPERTY|name=value]]`, one a line: testcase properties in system-out. */
+function propertyLines(figures: readonly [string, string][]): string {
+  return figures.map(([name, value]) => `[[PROPERTY|${name}=${value.replace(/[\r\n]+/g, " ").replaceAll("]]", "] ]")}]]`).join("\n");
+}
+
+function statValue(name: string, value: number): string {
+  return name === "cacheHitRate" ? value.toFixed(4) : String(value);
 }
 
 function addFailure(node: TestCase, result: TaskResult): void {
@@ -127,9 +168,23 @@ function systemOut(result: TaskResult): string {
   return lines.join("\n");
 }
 
-function addSkippedCase(node: TestCase, task: SkippedTask): void {
-  node.className(task.suite).name(task.id).file(task.file).skipped()
+function addSkippedCase(node: TestCase, task: SkippedTask, file: string): void {
+  node.className(task.suite).name(task.id).file(file).skipped()
     .standardOutput(`skipped: not selected by --${task.reason}`);
+}
+
+/** Shown for a task without a result; the next run of the same command continues or starts it. */
+export const UNFINISHED_TEXT: Record<UnfinishedTask["state"], string> = {
+  interrupted: "interrupted: the run stopped while this task ran; the same command continues it from its checkpoint",
+  not_started: "not started: the run was interrupted",
+  not_selected: "not run yet: not selected by the runs of this run directory so far",
+};
+
+function addUnfinishedCase(node: TestCase, task: UnfinishedTask, file: string): void {
+  node.className(task.suite).name(task.id).time(0).file(file);
+  if (task.state === "interrupted") node.error(UNFINISHED_TEXT.interrupted, "interrupted");
+  else node.skipped();
+  node.standardOutput(`${UNFINISHED_TEXT[task.state]}\n\n${propertyLines([["status", task.state]])}`);
 }
 
 /** Seconds with millisecond precision, never in exponent form (the schema's time pattern). */

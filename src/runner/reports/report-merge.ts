@@ -14,17 +14,20 @@ import { isAbsolute, resolve } from "node:path";
 import { RhemaError, errnoCode, errorMessage } from "../../core/errors.js";
 import { writePrivateFileAtomic } from "../../store/private-files.js";
 import { writeReports, type ReportFiles } from "./run-reports.js";
+import { repositoryRelativePaths } from "./report-paths.js";
 import { parseStatsReport } from "./stats-report.js";
 import { guardOutput } from "../run-dir/output-guard.js";
 import { RunDir } from "../run-dir/run-dir.js";
 import {
   TaskResultFileError, compareTasks, taskKey,
-  type ReportMeta, type SkippedTask, type TaskResult,
+  type ReportMeta, type SkippedTask, type TaskResult, type UnfinishedTask,
 } from "../run-dir/task-result.js";
 
 export interface MergeOptions {
   /** The merged run's id; default: the shards' run ids, sorted, joined by `+`. */
   runId?: string;
+  /** Where task paths outside any repository are shown relative to (the CLI's cwd), as a run does. */
+  cwd?: string;
 }
 
 export interface MergeOutcome {
@@ -48,7 +51,9 @@ export async function mergeRunReports(dirs: readonly string[], outDir: string, o
   const shards: ShardRun[] = [];
   for (const dir of dirs) shards.push(await readShardRun(dir));
   const results = mergeResults(shards);
-  const meta = mergeMeta(shards, results, options);
+  const merged = mergeMeta(shards, results, options);
+  const files = [...results, ...(merged.skipped ?? []), ...(merged.unfinished ?? [])].map((t) => t.file);
+  const meta: ReportMeta = { ...merged, displayFiles: await repositoryRelativePaths(files, options.cwd ?? null) };
   const missingTranscripts: string[] = [];
   const out = new RunDir(outDir);
   for (const shard of shards) {
@@ -58,8 +63,8 @@ export async function mergeRunReports(dirs: readonly string[], outDir: string, o
       if (missing !== null) missingTranscripts.push(missing);
     }
   }
-  const files = await writeReports(outDir, results, meta);
-  return { results, meta, files, missingTranscripts };
+  const reports = await writeReports(outDir, results, meta);
+  return { results, meta, files: reports, missingTranscripts };
 }
 
 function checkMergePaths(dirs: readonly string[], outDir: string): void {
@@ -83,7 +88,7 @@ async function readShardRun(dir: string): Promise<ShardRun> {
   if (text === null) return { dir, results, meta: null };
   try {
     const stats = parseStatsReport(text);
-    return { dir, results, meta: { runId: stats.runId, startedAt: stats.startedAt, finishedAt: stats.finishedAt, skipped: stats.skipped } };
+    return { dir, results, meta: { runId: stats.runId, startedAt: stats.startedAt, finishedAt: stats.finishedAt, skipped: stats.skipped, unfinished: stats.unfinished } };
   } catch (err) {
     throw new TaskResultFileError(statsPath, `not a rhema stats.json: ${errorMessage(err).slice(0, 500)}`, { cause: err });
   }
@@ -118,11 +123,17 @@ function mergeMeta(shards: readonly ShardRun[], results: readonly TaskResult[], 
   for (const task of shards.flatMap((s) => s.meta?.skipped ?? [])) {
     if (!ran.has(taskKey(task))) skipped.set(taskKey(task), task);
   }
+  // A shard's task without a result (interrupted, not started) stays listed unless another shard finished it.
+  const unfinished = new Map<string, UnfinishedTask>();
+  for (const task of shards.flatMap((s) => s.meta?.unfinished ?? [])) {
+    if (!ran.has(taskKey(task))) unfinished.set(taskKey(task), task);
+  }
   return {
     runId: options.runId ?? (runIds.length > 0 ? runIds.join("+") : "merged"),
     startedAt: earliest(starts),
     finishedAt: latest(ends),
     skipped: [...skipped.values()].sort(compareTasks),
+    ...(unfinished.size > 0 ? { unfinished: [...unfinished.values()].sort(compareTasks) } : {}),
   };
 }
 

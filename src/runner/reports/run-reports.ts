@@ -5,8 +5,10 @@
  * at the end (a `ReportWriter` keeps such calls from overlapping); `report merge` calls it once.
  * The content depends only on results + meta. A report that cannot be written is an
  * `OutputError` naming its path; `probeReportCopies` finds that out before a run starts.
+ * `--summary FILE` is different: the final summary is appended to it once per run
+ * (`appendSummary`), as `$GITHUB_STEP_SUMMARY` expects, keeping the file's mode.
  */
-import { mkdir, open, rm, stat } from "node:fs/promises";
+import { appendFile, mkdir, open, rm, stat } from "node:fs/promises";
 import { dirname } from "node:path";
 import writeFileAtomic from "write-file-atomic";
 import { OutputError, RhemaError, errnoCode } from "../../core/errors.js";
@@ -64,6 +66,42 @@ export async function writeReports(
     if (copy !== undefined && copy !== files[kind]) await guardOutput(copy, "write", () => writeReportCopy(copy, rendered[kind]));
   }
   return files;
+}
+
+/**
+ * Appends the run's summary to `path` (`--summary`, `$GITHUB_STEP_SUMMARY`): once per run, at
+ * its end or interrupt. An existing file keeps its content and mode; a new one is made 0600
+ * (its folder 0700 when missing). A blank line separates it from what the file already held.
+ */
+export async function appendSummary(path: string, results: readonly TaskResult[], meta: ReportMeta): Promise<void> {
+  const text = renderReports(results, meta).summary;
+  await guardOutput(path, "write", async () => {
+    await mkdir(dirname(path), { recursive: true, mode: PRIVATE_DIR_MODE });
+    const size = await fileSize(path);
+    await appendFile(path, size > 0 ? `\n${text}` : text, { mode: PRIVATE_FILE_MODE });
+  });
+}
+
+/** Checks before a run that `appendSummary` will be able to append to `path`, changing nothing in it. */
+export async function probeSummaryAppend(path: string, pid: number): Promise<void> {
+  await guardOutput(path, "write", async () => {
+    if ((await fileSize(path)) >= 0) {
+      if (await isFolder(path)) throw new OutputError(path, "write", "EISDIR");
+      await (await open(path, "a")).close();
+      return;
+    }
+    await probeReportCopy(path, pid);
+  });
+}
+
+/** The file's size; -1 when there is none. */
+async function fileSize(path: string): Promise<number> {
+  try {
+    return (await stat(path)).size;
+  } catch (err) {
+    if (errnoCode(err) === "ENOENT") return -1;
+    throw err;
+  }
 }
 
 async function writeReportCopy(path: string, text: string): Promise<void> {

@@ -8,7 +8,7 @@ import { z } from "zod";
 import { sumTranscriptStats } from "../../core/transcript-types.js";
 import {
   compareTasks, transcriptStatsSchema,
-  type ReportMeta, type TaskResult,
+  type ReportMeta, type TaskResult, type UnfinishedTask,
 } from "../run-dir/task-result.js";
 
 export const STATS_REPORT_VERSION = 1;
@@ -21,6 +21,8 @@ const statusCountsSchema = z.strictObject({
   failed: count,
   errored: count,
   skipped: count.describe("Tasks left out by --filter or --tag."),
+  interrupted: count.default(0).describe("Tasks of the run that were running when it was interrupted (no result yet)."),
+  notStarted: count.default(0).describe("Tasks of the run not started yet: the run was interrupted first, or no run selected them."),
 });
 
 const aggregateSchema = z.strictObject({
@@ -63,6 +65,12 @@ export const statsReportSchema = z.strictObject({
     file: z.string(),
     reason: z.enum(["filter", "tag"]),
   })),
+  unfinished: z.array(z.strictObject({
+    suite: z.string(),
+    id: z.string(),
+    file: z.string(),
+    state: z.enum(["interrupted", "not_started", "not_selected"]),
+  })).default([]).describe("The run's tasks without a result: the next run of the same command continues or starts them."),
 }).meta({
   title: "rhema run stats",
   description: "Counts, durations, steps, policy denials and transcript/cache stats of a rhema run.",
@@ -80,25 +88,31 @@ export function statsJsonSchema(): Record<string, unknown> {
 export function buildStatsReport(results: readonly TaskResult[], meta: ReportMeta): StatsReport {
   const ordered = [...results].sort(compareTasks);
   const skipped = [...(meta.skipped ?? [])].sort(compareTasks);
-  const suiteNames = [...new Set([...ordered, ...skipped].map((entry) => entry.suite))].sort();
+  const unfinished = [...(meta.unfinished ?? [])].sort(compareTasks);
+  const suiteNames = [...new Set([...ordered, ...skipped, ...unfinished].map((entry) => entry.suite))].sort();
   return {
     version: STATS_REPORT_VERSION,
     runId: meta.runId,
     startedAt: meta.startedAt,
     finishedAt: meta.finishedAt,
-    wallTimeMs: Math.max(0, Date.parse(meta.finishedAt) - Date.parse(meta.startedAt)) || 0,
-    total: aggregateResults(ordered, skipped.length),
+    wallTimeMs: Math.round(meta.wallTimeMs ?? (Math.max(0, Date.parse(meta.finishedAt) - Date.parse(meta.startedAt)) || 0)),
+    total: aggregateResults(ordered, skipped.length, unfinished),
     suites: suiteNames.map((suite) => ({
       suite,
-      ...aggregateResults(ordered.filter((r) => r.suite === suite), skipped.filter((s) => s.suite === suite).length),
+      ...aggregateResults(
+        ordered.filter((r) => r.suite === suite),
+        skipped.filter((s) => s.suite === suite).length,
+        unfinished.filter((u) => u.suite === suite),
+      ),
     })),
     tasks: ordered.map(taskEntry),
     skipped: skipped.map(({ suite, id, file, reason }) => ({ suite, id, file, reason })),
+    unfinished: unfinished.map(({ suite, id, file, state }) => ({ suite, id, file, state })),
   };
 }
 
-/** Counts and sums over some results (a suite's, or the run's). */
-export function aggregateResults(results: readonly TaskResult[], skipped: number): StatsAggregate {
+/** Counts and sums over some results (a suite's, or the run's), and the tasks without one. */
+export function aggregateResults(results: readonly TaskResult[], skipped: number, unfinished: readonly UnfinishedTask[] = []): StatsAggregate {
   const withStats = results.flatMap((r) => (r.stats === null ? [] : [r.stats]));
   return {
     counts: {
@@ -107,6 +121,8 @@ export function aggregateResults(results: readonly TaskResult[], skipped: number
       failed: results.filter((r) => r.status === "failed").length,
       errored: results.filter((r) => r.status === "errored").length,
       skipped,
+      interrupted: unfinished.filter((u) => u.state === "interrupted").length,
+      notStarted: unfinished.filter((u) => u.state !== "interrupted").length,
     },
     durationMs: sum(results.map((r) => r.durationMs)),
     steps: sum(results.map((r) => r.steps)),

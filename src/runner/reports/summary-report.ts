@@ -1,20 +1,25 @@
 /**
  * `summary.md`: the run as a short markdown page fit for `$GITHUB_STEP_SUMMARY` — a totals
- * line, a table with a row per task (status, time, steps, cache hit rate, policy denials), then
- * the failures with the check that failed and its output tail, or the agent's error.
+ * line, a table with a row per task of the run (status, time, steps, cache hit rate, policy
+ * denials; interrupted and not-started tasks too), then the failures: the check that failed
+ * with its output's first error line and tail, or the agent's error, and the policy's denials.
  * A pure function of results + meta; sizes are capped so a large run stays well under GitHub's
  * 1 MiB summary limit.
  */
 import { formatDurationMs } from "../tasks/duration.js";
 import { buildStatsReport } from "./stats-report.js";
-import { compareTasks, taskKey, type ReportMeta, type TaskResult, type TaskStatus } from "../run-dir/task-result.js";
+import { compareTasks, taskKey, type PolicyDenial, type ReportMeta, type TaskResult, type TaskStatus } from "../run-dir/task-result.js";
 
-const STATUS_EMOJI: Record<TaskStatus | "skipped", string> = {
+const STATUS_EMOJI: Record<TaskStatus | "skipped" | "interrupted" | "notStarted", string> = {
   passed: "✅",
   failed: "❌",
   errored: "💥",
   skipped: "⏭️",
+  interrupted: "⏸️",
+  notStarted: "⏳",
 };
+/** A line that names what went wrong, searched for above the tail (Node's "Error: Cannot find module …", TAP's "not ok"). */
+const ERROR_LINE = /\berror\b|\bERR!|\bcannot\b|^\s*not ok\b|\bfail(ed|ure)?\b|\bexception\b|\btraceback\b|\bpanic/i;
 const MAX_DETAILED_FAILURES = 50;
 const TAIL_LINES = 30;
 const TAIL_CHARS = 3_000;
@@ -23,7 +28,7 @@ const TAIL_CHARS = 3_000;
 export function renderSummaryReport(results: readonly TaskResult[], meta: ReportMeta): string {
   const ordered = [...results].sort(compareTasks);
   const stats = buildStatsReport(ordered, meta);
-  const sections = [totalsSection(stats), taskTable(ordered, meta), failuresSection(ordered)];
+  const sections = [totalsSection(stats), taskTable(ordered, meta), failuresSection(ordered), unfinishedNote(meta)];
   return sections.filter((section) => section !== "").join("\n\n") + "\n";
 }
 
@@ -34,6 +39,8 @@ function totalsSection(stats: ReturnType<typeof buildStatsReport>): string {
     `${STATUS_EMOJI.failed} ${counts.failed} failed`,
     `${STATUS_EMOJI.errored} ${counts.errored} errored`,
   ];
+  if (counts.interrupted > 0) parts.push(`${STATUS_EMOJI.interrupted} ${counts.interrupted} interrupted`);
+  if (counts.notStarted > 0) parts.push(`${STATUS_EMOJI.notStarted} ${counts.notStarted} not started`);
   if (counts.skipped > 0) parts.push(`${STATUS_EMOJI.skipped} ${counts.skipped} skipped`);
   const figures = [
     `${formatDurationMs(stats.wallTimeMs)} wall`,
@@ -43,7 +50,7 @@ function totalsSection(stats: ReturnType<typeof buildStatsReport>): string {
     `${stats.total.policyDenials} policy denials`,
   ];
   return [
-    `### rhema run \`${stats.runId}\`: ${counts.passed} of ${counts.tasks} tasks passed`,
+    `### rhema run \`${stats.runId}\`: ${counts.passed} of ${counts.tasks + counts.interrupted + counts.notStarted} tasks passed`,
     "",
     `${parts.join(" · ")} — ${figures.join(" · ")}`,
   ].join("\n");
@@ -58,6 +65,10 @@ function taskTable(results: readonly TaskResult[], meta: ReportMeta): string {
     percent(r.stats?.cacheHitRate),
     String(r.policyDenials.count),
   ] }));
+  for (const task of meta.unfinished ?? []) {
+    const emoji = task.state === "interrupted" ? STATUS_EMOJI.interrupted : STATUS_EMOJI.notStarted;
+    rows.push({ suite: task.suite, id: task.id, cells: [emoji, code(taskKey(task)), "—", "—", "—", "—"] });
+  }
   for (const task of meta.skipped ?? []) {
     rows.push({ suite: task.suite, id: task.id, cells: [STATUS_EMOJI.skipped, code(taskKey(task)), "—", "—", "—", "—"] });
   }
@@ -80,21 +91,46 @@ function failuresSection(results: readonly TaskResult[]): string {
 
 function failureEntry(result: TaskResult): string {
   const title = `${STATUS_EMOJI[result.status]} **${escapeMarkdown(taskKey(result))}**`;
+  const denials = denialLines(result.policyDenials);
   if (result.status === "errored") {
     const error = result.error ?? { code: "unknown", message: "the agent failed" };
-    return `${title} — agent error ${code(error.code)}: ${escapeMarkdown(firstLine(error.message))}`;
+    return [`${title} — agent error ${code(error.code)}: ${escapeMarkdown(firstLine(error.message))}`, ...denials].join("\n");
   }
   return result.checks
     .filter((check) => !check.passed)
-    .map((check) => {
+    .map((check, index) => {
       const outcome = check.timedOut ? "timed out" : check.exitCode === null ? "was killed" : `failed (exit ${check.exitCode})`;
       return [
         `${title} — check ${code(check.name)} ${outcome}`,
+        ...(index === 0 ? denials : []),
         "",
-        fenced(tailOf(check.outputTail)),
+        fenced(excerptOf(check.outputTail)),
       ].join("\n");
     })
     .join("\n\n");
+}
+
+/** The policy's denials of a task, as list lines under its failure (a task the policy stopped shows why). */
+function denialLines(denials: TaskResult["policyDenials"]): string[] {
+  if (denials.count === 0) return [];
+  const line = (d: PolicyDenial) => `- ${code(d.tool)} denied by ${d.rule === null ? "the default" : code(d.rule)}: ${escapeMarkdown(firstLine(d.reason))}`;
+  const more = denials.count - denials.examples.length;
+  return [
+    "",
+    `Policy denied ${denials.count} tool call${denials.count === 1 ? "" : "s"}:`,
+    ...denials.examples.map(line),
+    ...(more > 0 ? [`- …and ${more} more (see the transcript)`] : []),
+  ];
+}
+
+/** The note under the table when tasks have no result: the same command continues them. */
+function unfinishedNote(meta: ReportMeta): string {
+  const unfinished = meta.unfinished ?? [];
+  if (unfinished.length === 0) return "";
+  const interrupted = unfinished.some((task) => task.state !== "not_selected");
+  return interrupted
+    ? `_The run was interrupted: ${unfinished.length} task(s) have no result yet; run the same command again to continue._`
+    : `_${unfinished.length} task(s) of this run directory have not run yet: run it without --filter to run them._`;
 }
 
 function percent(rate: number | undefined): string {
@@ -129,7 +165,22 @@ function firstLine(text: string): string {
   return line.length > 300 ? `${line.slice(0, 300)}…` : line;
 }
 
-function tailOf(text: string): string {
-  const lines = text.replace(/\s+$/, "").split(/\r?\n/).slice(-TAIL_LINES).join("\n");
-  return lines.length <= TAIL_CHARS ? lines : `…${lines.slice(-TAIL_CHARS)}`;
+/**
+ * The output's tail, led by its first error line when that line is above the tail (a Node
+ * error's message comes before its stack frames, which fill the tail): `line`, `…`, tail.
+ */
+export function excerptOf(text: string): string {
+  const lines = text.replace(/\s+$/, "").split(/\r?\n/);
+  const tailStart = Math.max(0, lines.length - TAIL_LINES);
+  const firstError = lines.findIndex((line) => ERROR_LINE.test(line));
+  const tail = capChars(lines.slice(tailStart).join("\n"), TAIL_CHARS);
+  if (firstError < 0 || firstError >= tailStart) return tail;
+  const lead = capChars(lines[firstError]!, 300, "end");
+  return firstError === tailStart - 1 ? `${lead}\n${tail}` : `${lead}\n…\n${tail}`;
+}
+
+/** `text` cut to `max` characters, dropping its start (a tail) or its end (a line's overflow). */
+function capChars(text: string, max: number, drop: "start" | "end" = "start"): string {
+  if (text.length <= max) return text;
+  return drop === "end" ? `${text.slice(0, max)}…` : `…${text.slice(-max)}`;
 }

@@ -4,7 +4,7 @@
  * and of the way to each task's folder (`TaskFolder`, task-folder.ts). Reads validate and name
  * the file; failed writes are `OutputError`s naming the file and the operation.
  */
-import { readdir, readFile } from "node:fs/promises";
+import { readdir, readFile, rm } from "node:fs/promises";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import { RhemaError, errnoCode, errorMessage } from "../../core/errors.js";
 import { removeAtomicTemps } from "../../store/private-files.js";
@@ -74,6 +74,13 @@ export class RunDir {
 
   writeManifest(manifest: RunManifest): Promise<void> {
     return writeStateFile(this.manifestPath, manifest);
+  }
+
+  /** Starts the run over (`--restart`): removes every task folder and the manifest; the lock and reports stay. */
+  async wipeRun(): Promise<void> {
+    const tasks = join(this.path, TASKS_DIR);
+    await guardOutput(tasks, "remove", () => rm(tasks, { recursive: true, force: true }));
+    await guardOutput(this.manifestPath, "remove", () => rm(this.manifestPath, { force: true }));
   }
 
   /**

@@ -1,10 +1,16 @@
 /**
- * manifest.json: what a run directory holds — the run's id and start, and the tasks it was
- * asked to run (by content hash). A resumed run keeps the id and start of the first.
- * `RunDir` (run-dir.ts) reads and writes it; this module owns its shape.
+ * manifest.json: what a run directory holds — the run's id and start, the time it has run,
+ * and the run's whole selection of tasks (by content hash). A resumed run keeps the id and
+ * start of the first. A later run may select a subset of the manifest's tasks; a selection
+ * with tasks the manifest lacks is refused unless the run is extended (`--add`) or started
+ * over (`--restart`) — `planManifestTasks` decides which. `RunDir` (run-dir.ts) reads and
+ * writes the file; this module owns its shape.
  */
 import { z } from "zod";
 import type { StateFileKind } from "./state-file.js";
+import { compareTasks, taskKey } from "./task-result.js";
+
+const manifestTaskSchema = z.strictObject({ suite: z.string(), id: z.string(), file: z.string(), contentHash: z.string() });
 
 const manifestSchema = z.strictObject({
   version: z.literal(1),
@@ -12,9 +18,17 @@ const manifestSchema = z.strictObject({
   startedAt: z.string(),
   /** How many times this run directory was resumed. */
   resumes: z.number().int().nonnegative(),
-  tasks: z.array(z.strictObject({ suite: z.string(), id: z.string(), file: z.string(), contentHash: z.string() })),
+  /**
+   * Wall time the run has been running, summed over its invocations (updated at each report
+   * write, so a killed invocation loses at most the time since its last one). Not the span
+   * since `startedAt`, which would count the gaps between resumes.
+   */
+  activeMs: z.number().int().nonnegative().default(0),
+  /** The run's whole selection: every task its reports cover. */
+  tasks: z.array(manifestTaskSchema),
 });
 export type RunManifest = z.infer<typeof manifestSchema>;
+export type ManifestTask = z.infer<typeof manifestTaskSchema>;
 
 export const MANIFEST_KIND: StateFileKind<RunManifest> = {
   schema: manifestSchema,
@@ -22,3 +36,30 @@ export const MANIFEST_KIND: StateFileKind<RunManifest> = {
   what: "a rhema run manifest",
   remedy: "pass another --out or remove the folder",
 };
+
+/**
+ * How a run treats a run directory that already holds a run: `resume` (the selection must be
+ * among the manifest's tasks), `add` (tasks the manifest lacks join the run), `restart` (the
+ * run directory's tasks and manifest are wiped first).
+ */
+export type SelectionMode = "resume" | "add" | "restart";
+
+export type ManifestPlan =
+  | { kind: "ok"; tasks: ManifestTask[] }
+  /** Selected tasks the manifest does not hold, in task order. */
+  | { kind: "outside"; missing: ManifestTask[] };
+
+/**
+ * The manifest's tasks after this run's selection: the previous ones (the selected among them
+ * updated to their current file and hash) plus, with `add`, the new ones; with `restart` or no
+ * previous manifest, the selection itself. Sorted by suite, then id.
+ */
+export function planManifestTasks(previous: readonly ManifestTask[] | null, selected: readonly ManifestTask[], mode: SelectionMode): ManifestPlan {
+  if (previous === null || mode === "restart") return { kind: "ok", tasks: [...selected].sort(compareTasks) };
+  const known = new Set(previous.map(taskKey));
+  const missing = selected.filter((task) => !known.has(taskKey(task))).sort(compareTasks);
+  if (missing.length > 0 && mode !== "add") return { kind: "outside", missing };
+  const merged = new Map(previous.map((task) => [taskKey(task), task]));
+  for (const task of selected) merged.set(taskKey(task), task);
+  return { kind: "ok", tasks: [...merged.values()].sort(compareTasks) };
+}

@@ -96,6 +96,20 @@ export interface SkippedTask {
 }
 
 /**
+ * A task of the run (its manifest) without a result, as the reports show it:
+ *   interrupted   it was running when the run was interrupted (or killed); the next run continues it
+ *   not_started   the run was interrupted before it started
+ *   not_selected  this run's selection (a --filter, fewer paths) left it out, and no earlier run finished it
+ * Interrupted is a report state, never a result: no result.json is written for it.
+ */
+export interface UnfinishedTask {
+  suite: string;
+  id: string;
+  file: string;
+  state: "interrupted" | "not_started" | "not_selected";
+}
+
+/**
  * What reports know beyond the results. Reports depend only on results + meta, so a merge
  * of shards (startedAt = earliest, finishedAt = latest) reproduces an unsharded run's.
  */
@@ -107,6 +121,15 @@ export interface ReportMeta {
   finishedAt: string;
   /** Reported as skipped test cases when given. */
   skipped?: readonly SkippedTask[];
+  /** The run's tasks that have no result (interrupted, never started); each is reported. */
+  unfinished?: readonly UnfinishedTask[];
+  /**
+   * Time the run was actually running, summed over its resumes; without it, the span from
+   * `startedAt` to `finishedAt` (which counts the gaps between resumes).
+   */
+  wallTimeMs?: number;
+  /** A task file's path as reports show it (relative to the repository root), by absolute path; absent ones are shown as they are. */
+  displayFiles?: Readonly<Record<string, string>>;
 }
 
 /** A result file that cannot be read back; names the file and what is wrong with it. */

@@ -40,7 +40,8 @@ const taskStateSchema = z.strictObject({
   startedAt: z.string(),
   /**
    * Time spent on the task by earlier, interrupted runs: a resumed task's timeout and duration
-   * count it. (A SIGKILLed run cannot record its share; SIGINT/SIGTERM do.)
+   * count it. Recorded at each checkpoint boundary and on SIGINT/SIGTERM, so a SIGKILLed run
+   * loses at most the time since its last boundary.
    */
   activeMs: z.number().int().nonnegative().default(0),
   /** `workspace.from` is copied into the workspace: from here on it is never made again. */

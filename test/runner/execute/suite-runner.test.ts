@@ -1,11 +1,13 @@
 /**
  * Running a selection of tasks in one run directory: ordered results whatever finished first,
- * reports, changed-task refusal and restart, usage errors, and the lock always released.
+ * reports, changed-task refusal and restart, the selection against the run's manifest (subset,
+ * add, restart), reports of an interrupted run, the appended summary, the wall time across
+ * resumes, usage errors, and the lock always released.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { access, readFile, writeFile } from "node:fs/promises";
+import { access, chmod, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { allowAll, type Approval } from "../../../src/core/approval.js";
 import { RhemaError } from "../../../src/core/errors.js";
@@ -14,7 +16,7 @@ import { processCommandRunner } from "../../../src/runner/execute/command-runner
 import { RunLockedError } from "../../../src/runner/run-dir/run-lock.js";
 import { RunDir, readRunResults } from "../../../src/runner/run-dir/run-dir.js";
 import { SecretRedactor } from "../../../src/runner/execute/secret-redactor.js";
-import { ChangedTasksError, runSuite, type RunProgress, type SuiteRunOptions } from "../../../src/runner/execute/suite-runner.js";
+import { ChangedTasksError, SelectionOutsideRunError, runSuite, type RunProgress, type SuiteRunOptions } from "../../../src/runner/execute/suite-runner.js";
 import { loadTaskFile, type TaskDefinition } from "../../../src/runner/tasks/task-file.js";
 import { taskKey } from "../../../src/runner/run-dir/task-result.js";
 import { writeFiles } from "../../support/suite-files.js";
@@ -172,7 +174,7 @@ test("a task that throws (a corrupt result.json) fails the run with its error, s
   await runSuite(options(runDir, [one!]));
   const resultFile = folderOf(runDir, one!).path("result");
   await writeFile(resultFile, "{torn");
-  const opts = options(runDir, [one!, two!], { concurrency: 1 });
+  const opts = options(runDir, [one!, two!], { concurrency: 1, selection: "add" });
   await assert.rejects(runSuite(opts), (err: unknown) =>
     err instanceof RhemaError && err.code === "result_invalid" && err.message.startsWith(`${resultFile}: not valid JSON`));
   assert.deepEqual(opts.progress.map((p) => (p.type === "task_start" ? `start ${taskKey(p.task)}` : p.type)), ["run_start", "start alpha/one"]);
@@ -228,4 +230,121 @@ test("retryErrored continues a task a provider outage errored, and keeps one a b
   assert.deepEqual(retry.progress.flatMap((p) => (p.type === "task_end" ? [[taskKey(p.task), p.kept]] : [])).sort(), [["alpha/buggy", true], ["alpha/outage", false]],
     "the bug's result was kept as it was, the outage's task continued");
   assert.deepEqual(second.results[0], first.results[0]);
+});
+
+test("a selection with tasks the run directory's run lacks is refused naming them; add extends the run, restart starts it over", async (t) => {
+  const root = await tempDir(t);
+  const [one, two] = await writeSuite(root, { "arith/one.yaml": sleepingTask(0), "refactor/two.yaml": sleepingTask(0) });
+  const runDir = join(root, "run");
+  await runSuite(options(runDir, [one!]));
+  const before = await readFile(join(runDir, "junit.xml"), "utf8");
+  const refused = options(runDir, [two!]);
+  await assert.rejects(runSuite(refused), (err: unknown) =>
+    err instanceof SelectionOutsideRunError && err.code === "task_changed" &&
+    err.message === `${runDir} holds a run without these selected tasks:\n  refactor/two (${two!.file})\n` +
+      "add them to that run with --add, start the run over with --restart, or pass another --out");
+  assert.deepEqual(refused.progress, [], "nothing started");
+  assert.equal(await readFile(join(runDir, "junit.xml"), "utf8"), before, "the reports still hold the first run");
+  assert.deepEqual((await readManifest(runDir))!.tasks.map(taskKey), ["arith/one"]);
+
+  const added = await runSuite(options(runDir, [two!], { selection: "add" }));
+  assert.deepEqual(added.results.map(taskKey), ["refactor/two"], "the exit code is the selection's");
+  assert.deepEqual((await readManifest(runDir))!.tasks.map(taskKey), ["arith/one", "refactor/two"]);
+  assert.match(await readFile(join(runDir, "junit.xml"), "utf8"), /<testsuites[^>]* tests="2" failures="0" errors="0" skipped="0"/);
+
+  const first = await readManifest(runDir);
+  await runSuite(options(runDir, [two!], { selection: "restart" }));
+  const restarted = await readManifest(runDir);
+  assert.deepEqual(restarted!.tasks.map(taskKey), ["refactor/two"]);
+  assert.notEqual(restarted!.runId, first!.runId, "a new run");
+  assert.equal(await exists(folderOf(runDir, one!).dir), false, "the old run's task folders are gone");
+  assert.match(await readFile(join(runDir, "junit.xml"), "utf8"), /<testsuites[^>]* tests="1"/);
+});
+
+test("a subset of the run's tasks runs alone, and the reports keep every task of the manifest", async (t) => {
+  const root = await tempDir(t);
+  const tasks = await writeSuite(root, { "alpha/one.yaml": sleepingTask(0), "alpha/two.yaml": sleepingTask(0) });
+  const runDir = join(root, "run");
+  const stopped = new AbortController();
+  stopped.abort();
+  await runSuite(options(runDir, tasks, { signal: stopped.signal }));
+  const subset = options(runDir, [tasks[0]!]);
+  const outcome = await runSuite(subset);
+  assert.deepEqual(subset.progress.flatMap((p) => (p.type === "task_start" ? [taskKey(p.task)] : [])), ["alpha/one"]);
+  assert.deepEqual(outcome.unfinished, [{ suite: "alpha", id: "two", file: tasks[1]!.file, state: "not_selected" }]);
+  const junit = await readFile(join(runDir, "junit.xml"), "utf8");
+  assert.match(junit, /<testsuites[^>]* tests="2" failures="0" errors="0" skipped="1"/);
+  assert.match(junit, /name="two"[^>]*>\s*<skipped\/>\s*<system-out><!\[CDATA\[not run yet: not selected/);
+  assert.deepEqual((await readManifest(runDir))!.tasks.map(taskKey), ["alpha/one", "alpha/two"], "the manifest keeps the whole selection");
+  const rest = await runSuite(options(runDir, [tasks[1]!]));
+  assert.deepEqual(rest.unfinished, []);
+  assert.match(await readFile(join(runDir, "junit.xml"), "utf8"), /<testsuites[^>]* tests="2" failures="0" errors="0" skipped="0"/);
+});
+
+test("reports written on interrupt list the running task as interrupted and the unstarted one as not started; the next run continues them", async (t) => {
+  const root = await tempDir(t);
+  const tasks = await writeSuite(root, { "alpha/one.yaml": sleepingTask(30), "alpha/two.yaml": sleepingTask(0) });
+  const runDir = join(root, "run");
+  const controller = new AbortController();
+  const opts = options(runDir, tasks, { concurrency: 1, signal: controller.signal });
+  const onProgress = opts.onProgress;
+  opts.onProgress = (p) => {
+    onProgress(p);
+    if (p.type === "task_event" && p.event.type === "tool_call") setTimeout(() => controller.abort(), 200);
+  };
+  const outcome = await runSuite(opts);
+  assert.equal(outcome.interrupted, true);
+  assert.deepEqual(outcome.unfinished.map((u) => [u.id, u.state]), [["one", "interrupted"], ["two", "not_started"]]);
+  assert.equal(await exists(folderOf(runDir, tasks[0]!).path("result")), false, "interrupted is not a result");
+  const junit = await readFile(join(runDir, "junit.xml"), "utf8");
+  assert.match(junit, /<testsuites[^>]* tests="2" failures="0" errors="1" skipped="1"/);
+  assert.match(junit, /name="one"[^>]*>\s*<error message="interrupted: [^"]*" type="interrupted"\/>/);
+  assert.match(junit, /name="two"[^>]*>\s*<skipped\/>\s*<system-out><!\[CDATA\[not started: the run was interrupted\n/);
+  const stats = JSON.parse(await readFile(join(runDir, "stats.json"), "utf8"));
+  assert.deepEqual([stats.total.counts.interrupted, stats.total.counts.notStarted], [1, 1]);
+  assert.match(await readFile(join(runDir, "summary.md"), "utf8"), /0 of 2 tasks passed[\s\S]*⏸️ 1 interrupted · ⏳ 1 not started/);
+
+  // The next run continues them: the shell call that was cut is not run again (revive closes it).
+  const resumed = await runSuite(options(runDir, tasks));
+  assert.deepEqual(resumed.unfinished, []);
+  assert.deepEqual(resumed.results.map((r) => [r.id, r.resumed]), [["one", 1], ["two", 0]]);
+});
+
+test("the summary is appended to summaryAppend once per run, at its end or interrupt, keeping the file's mode", async (t) => {
+  const root = await tempDir(t);
+  const tasks = await writeSuite(root, { "alpha/one.yaml": sleepingTask(0), "alpha/two.yaml": sleepingTask(0) });
+  const runDir = join(root, "run");
+  const summaryFile = join(root, "step-summary.md");
+  await writeFile(summaryFile, "## Earlier step\n", { mode: 0o644 });
+  await chmod(summaryFile, 0o644);
+  await runSuite(options(runDir, tasks, { summaryAppend: summaryFile }));
+  const once = await readFile(summaryFile, "utf8");
+  assert.equal(once, `## Earlier step\n\n${await readFile(join(runDir, "summary.md"), "utf8")}`, "one summary for two finished tasks");
+  const stopped = new AbortController();
+  stopped.abort();
+  await runSuite(options(runDir, tasks, { summaryAppend: summaryFile, signal: stopped.signal }));
+  const twice = await readFile(summaryFile, "utf8");
+  assert.equal(twice.match(/^### rhema run/gm)?.length, 2, "the interrupted run appended its summary too");
+  assert.ok(twice.startsWith(once));
+  assert.equal((await stat(summaryFile)).mode & 0o777, 0o644);
+});
+
+test("the wall time after a resume counts the runs, not the gap between them", async (t) => {
+  const root = await tempDir(t);
+  const tasks = await writeSuite(root, { "alpha/one.yaml": sleepingTask(0) });
+  const runDir = join(root, "run");
+  let current = Date.parse(AT);
+  const clocked = (extra: Partial<SuiteRunOptions> = {}) => {
+    const opts = options(runDir, tasks, extra);
+    opts.env = { ...opts.env, now: () => new Date(current) };
+    opts.onProgress = (p) => { if (p.type === "task_end") current += 1_000; };
+    return opts;
+  };
+  await runSuite(clocked());
+  current += 3_600_000;
+  await runSuite(clocked());
+  const stats = JSON.parse(await readFile(join(runDir, "stats.json"), "utf8"));
+  assert.equal(stats.wallTimeMs, 2_000);
+  assert.equal((await readManifest(runDir))!.activeMs, 2_000);
+  assert.match(await readFile(join(runDir, "summary.md"), "utf8"), / — 2\.0s wall · /);
 });

@@ -64,7 +64,7 @@ describe("junit report", () => {
 
   test("system-out carries the final answer, the transcript path and policy denials", () => {
     const passed = testCase(renderJUnitReport(sampleRun(), sampleMeta()), "task-00");
-    assert.match(passed, /<system-out><!\[CDATA\[Fixed task-00\.\n\ntranscript: tasks\/arithmetic\/task-00\/events\.jsonl\npolicy denials: 2\n  shell denied by no-push: no pushes from CI\n  write_file denied by default: default deny\]\]><\/system-out>/);
+    assert.match(passed, /<system-out><!\[CDATA\[Fixed task-00\.\n\ntranscript: tasks\/arithmetic\/task-00\/events\.jsonl\npolicy denials: 2\n  shell denied by no-push: no pushes from CI\n  write_file denied by default: default deny\n\n\[\[PROPERTY\|status=passed\]\]\n/);
   });
 
   test("suite properties carry suite totals and each task's stats and denials", () => {
@@ -91,5 +91,48 @@ describe("junit report", () => {
   test("timestamps are the results' ISO times, not local time", () => {
     const xml = renderJUnitReport(sampleRun(), sampleMeta());
     assert.match(xml, /<testsuite name="arithmetic" time="14.106" timestamp="2025-01-02T03:04:05.000Z"/);
+  });
+});
+
+describe("junit report of an interrupted run", () => {
+  const unfinished = [
+    { suite: "arithmetic", id: "task-01b", file: "/repo/tasks/arithmetic/task-01b.yaml", state: "interrupted" as const },
+    { suite: "late", id: "never", file: "/repo/tasks/late/never.yaml", state: "not_started" as const },
+  ];
+
+  test("lists a running task as an interrupted error and a never-started one as skipped, and stays valid", async () => {
+    const xml = renderJUnitReport(sampleRun(), sampleMeta({ unfinished }));
+    await assertValidJUnit(xml);
+    assert.match(testCase(xml, "task-01b"), /^<testcase classname="arithmetic" name="task-01b" time="0" file="\/repo\/tasks\/arithmetic\/task-01b.yaml">\s*<error message="interrupted: the run stopped while this task ran; the same command continues it from its checkpoint" type="interrupted"\/>/);
+    assert.match(testCase(xml, "never"), /<skipped\/>\s*<system-out><!\[CDATA\[not started: the run was interrupted\n\n\[\[PROPERTY\|status=not_started\]\]\]\]><\/system-out>/);
+    assert.match(xml, /<testsuites name="rhema run run-1" tests="11" failures="2" errors="2" skipped="1">/);
+    const order = [...xml.matchAll(/<testcase [^>]*name="([^"]+)"/g)].map((m) => m[1]).slice(0, 4);
+    assert.deepStrictEqual(order, ["task-00", "task-01b", "task-03", "task-06"], "testcases stay in id order within their suite");
+  });
+});
+
+describe("junit report for consumers", () => {
+  test("a testcase's file is the path meta gives for it (relative to the repository), else the absolute one", () => {
+    const xml = renderJUnitReport(sampleRun(), sampleMeta({ displayFiles: { "/repo/tasks/strings/task-04.yaml": "tasks/strings/task-04.yaml" } }));
+    assert.match(testCase(xml, "task-04"), /file="tasks\/strings\/task-04.yaml"/);
+    assert.match(testCase(xml, "task-01"), /file="\/repo\/tasks\/strings\/task-01.yaml"/);
+  });
+});
+
+describe("junit testcase-level figures", () => {
+  test("each testcase's system-out ends with its figures as [[PROPERTY|name=value]] lines, valid under both schemas", async () => {
+    const xml = renderJUnitReport(sampleRun(), sampleMeta());
+    const out = /<system-out><!\[CDATA\[([\s\S]*?)\]\]><\/system-out>/.exec(testCase(xml, "task-00"))![1]!;
+    const properties = Object.fromEntries([...out.matchAll(/^\[\[PROPERTY\|([^=]+)=(.*)\]\]$/gm)].map((m) => [m[1], m[2]]));
+    assert.deepStrictEqual(
+      { status: properties.status, steps: properties.steps, cacheReadTokens: properties.cacheReadTokens, cacheHitRate: properties.cacheHitRate, policyDenials: properties.policyDenials },
+      { status: "passed", steps: "2", cacheReadTokens: "4000", cacheHitRate: "0.7273", policyDenials: "2" },
+    );
+    assert.equal(/\[\[PROPERTY\|requests=/.test(testCase(xml, "task-03")), false, "a task without stats has no stats figures");
+    await assertValidJUnit(xml);
+    const strict = await readFile(join(sharedDir, "schemas/junit-10.xsd"), "utf8");
+    const withoutFile = xml.replace(/ file="[^"]*"/g, "").replace(/(<testsuites [^>]*) skipped="\d+"/, "$1");
+    const result = await validateXML({ xml: [{ fileName: "junit.xml", contents: withoutFile }], schema: [{ fileName: "junit-10.xsd", contents: strict }] });
+    assert.ok(result.valid, `only file= and <testsuites skipped=> are outside strict junit-10.xsd: ${result.rawOutput}`);
   });
 });

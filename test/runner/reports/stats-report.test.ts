@@ -25,7 +25,7 @@ test("counts, durations, steps and denials in total and per suite", () => {
   const report = buildStatsReport(sampleRun(), sampleMeta({ skipped: [{ suite: "zeta", id: "later", file: "/f.yaml", reason: "tag" }] }));
   assert.equal(report.runId, "run-1");
   assert.equal(report.wallTimeMs, 30 * 60_000);
-  assert.deepStrictEqual(report.total.counts, { tasks: 9, passed: 6, failed: 2, errored: 1, skipped: 1 });
+  assert.deepStrictEqual(report.total.counts, { tasks: 9, passed: 6, failed: 2, errored: 1, skipped: 1, interrupted: 0, notStarted: 0 });
   assert.equal(report.total.durationMs, 9 * 1_000 + 1_234 * 36);
   assert.equal(report.total.steps, 9 * 2 + 36);
   assert.equal(report.total.policyDenials, 2 * 5);
@@ -57,4 +57,22 @@ test("a run where no task had a transcript has null stats", () => {
   const report = buildStatsReport(results, sampleMeta());
   assert.equal(report.total.stats, null);
   assert.equal(report.suites[0]!.stats, null);
+});
+
+test("tasks without a result are counted and listed as interrupted or not started", () => {
+  const unfinished = [
+    { suite: "zeta", id: "running", file: "/r.yaml", state: "interrupted" as const },
+    { suite: "arithmetic", id: "queued", file: "/q.yaml", state: "not_started" as const },
+    { suite: "zeta", id: "other", file: "/o.yaml", state: "not_selected" as const },
+  ];
+  const report = buildStatsReport(sampleRun(), sampleMeta({ unfinished }));
+  assert.deepStrictEqual(report.total.counts, { tasks: 9, passed: 6, failed: 2, errored: 1, skipped: 0, interrupted: 1, notStarted: 2 });
+  assert.deepStrictEqual(report.suites.map((s) => [s.suite, s.counts.interrupted, s.counts.notStarted]), [["arithmetic", 0, 1], ["strings", 0, 0], ["zeta", 1, 1]]);
+  assert.deepStrictEqual(report.unfinished.map((u) => `${u.suite}/${u.id} ${u.state}`), ["arithmetic/queued not_started", "zeta/other not_selected", "zeta/running interrupted"]);
+  assert.deepStrictEqual(statsReportSchema.parse(JSON.parse(JSON.stringify(report))), report);
+});
+
+test("the wall time is the run's recorded active time when meta has it, not the span since the first start", () => {
+  assert.equal(buildStatsReport(sampleRun(), sampleMeta({ wallTimeMs: 12_345 })).wallTimeMs, 12_345);
+  assert.equal(buildStatsReport(sampleRun(), sampleMeta()).wallTimeMs, 30 * 60_000);
 });

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { renderSummaryReport } from "../../../src/runner/reports/summary-report.js";
+import { excerptOf, renderSummaryReport } from "../../../src/runner/reports/summary-report.js";
 import { sampleMeta, sampleResult, sampleRun } from "../sample-results.js";
 
-const tableRows = (markdown: string): string[] => markdown.split("\n").filter((line) => /^\| (✅|❌|💥|⏭️) \|/.test(line));
+const tableRows = (markdown: string): string[] => markdown.split("\n").filter((line) => /^\| (✅|❌|💥|⏭️|⏸️|⏳) \|/.test(line));
 
 test("a totals line, then a row per task in suite/id order", () => {
   const summary = renderSummaryReport([...sampleRun()].reverse(), sampleMeta());
@@ -49,4 +49,47 @@ test("a passing run has no failures section; an empty run says so", () => {
   assert.ok(!summary.includes("Failures"));
   assert.equal(tableRows(summary).length, 1);
   assert.match(renderSummaryReport([], sampleMeta()), /_No tasks ran\._/);
+});
+
+test("an interrupted run lists every task: finished ones, the interrupted and the never started", () => {
+  const summary = renderSummaryReport([sampleResult("s", "done", "passed")], sampleMeta({ unfinished: [
+    { suite: "s", id: "running", file: "/r.yaml", state: "interrupted" },
+    { suite: "s", id: "queued", file: "/q.yaml", state: "not_started" },
+  ] }));
+  assert.match(summary, /: 1 of 3 tasks passed\n\n✅ 1 passed · ❌ 0 failed · 💥 0 errored · ⏸️ 1 interrupted · ⏳ 1 not started — /);
+  assert.deepStrictEqual(tableRows(summary), [
+    "| ✅ | `s/done` | 2.2s | 3 | 73.1% | 0 |",
+    "| ⏳ | `s/queued` | — | — | — | — |",
+    "| ⏸️ | `s/running` | — | — | — | — |",
+  ]);
+  assert.match(summary, /_The run was interrupted: 2 task\(s\) have no result yet; run the same command again to continue\._/);
+  assert.doesNotMatch(summary, /No tasks ran/);
+});
+
+test("a failure excerpt leads with the output's first error line when the tail starts at stack frames", () => {
+  const frames = Array.from({ length: 40 }, (_, i) => `    at frame${i} (node:internal/modules/cjs/loader:${i})`);
+  const output = ["node:internal/modules/cjs/loader:1228", "  throw err;", "  ^", "", "Error: Cannot find module '/w/workspace/test'", ...frames, "Node.js v22.11.0"].join("\n");
+  const excerpt = excerptOf(output);
+  assert.equal(excerpt.split("\n")[0], "Error: Cannot find module '/w/workspace/test'");
+  assert.equal(excerpt.split("\n")[1], "…");
+  assert.ok(excerpt.endsWith("    at frame39 (node:internal/modules/cjs/loader:39)\nNode.js v22.11.0"));
+  const result = sampleResult("s", "node22", "failed");
+  result.checks[0]!.outputTail = output;
+  assert.ok(renderSummaryReport([result], sampleMeta()).includes("```text\nError: Cannot find module '/w/workspace/test'\n…\n"));
+  assert.equal(excerptOf("line\nError: short\nend"), "line\nError: short\nend", "an error line inside the tail is not repeated");
+});
+
+test("a task the policy stopped shows its denial reasons under its failure", () => {
+  const result = sampleResult("release", "publish", "failed", 2);
+  result.checks[0]!.outputTail = "";
+  const failures = renderSummaryReport([result], sampleMeta()).split("#### Failures")[1]!;
+  assert.ok(failures.includes([
+    "❌ **release/publish** — check `unit tests` failed (exit 1)",
+    "",
+    "Policy denied 2 tool calls:",
+    "- `shell` denied by `no-push`: no pushes from CI",
+    "- `write_file` denied by the default: default deny",
+    "",
+    "```text\n(no output)\n```",
+  ].join("\n")), failures);
 });

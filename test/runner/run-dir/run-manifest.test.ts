@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { RunDir } from "../../../src/runner/run-dir/run-dir.js";
-import type { RunManifest } from "../../../src/runner/run-dir/run-manifest.js";
+import { planManifestTasks, type ManifestTask, type RunManifest } from "../../../src/runner/run-dir/run-manifest.js";
 import { StateFileError } from "../../../src/runner/run-dir/state-file.js";
 import { tempDir } from "../../support/temp-dir.js";
 
@@ -13,6 +13,7 @@ const MANIFEST: RunManifest = {
   runId: "7d1c0d1e-0000-4000-8000-000000000001",
   startedAt: "2026-03-04T05:06:07.000Z",
   resumes: 1,
+  activeMs: 4_200,
   tasks: [
     { suite: "arith", id: "add", file: "/suites/arith/add.yaml", contentHash: "aa" },
     { suite: "arith", id: "mul", file: "/suites/arith/mul.yaml", contentHash: "bb" },
@@ -44,3 +45,30 @@ for (const [what, text] of [
       err.message.startsWith(`${runDir.manifestPath}: not a rhema run manifest (`) && /pass another --out or remove the folder/.test(err.message));
   });
 }
+
+test("a manifest written before activeMs existed reads as 0 ms of wall time", async (t) => {
+  const runDir = new RunDir(await tempDir(t));
+  const { activeMs: _, ...older } = MANIFEST;
+  await writeFile(runDir.manifestPath, JSON.stringify(older));
+  assert.deepEqual(await runDir.readManifest(), { ...MANIFEST, activeMs: 0 });
+});
+
+const task = (suite: string, id: string, contentHash = "h"): ManifestTask => ({ suite, id, file: `/s/${suite}/${id}.yaml`, contentHash });
+
+test("a selection that is a subset of the manifest keeps the whole manifest, the selected tasks updated", () => {
+  const previous = [task("a", "one"), task("a", "two"), task("b", "three")];
+  assert.deepEqual(planManifestTasks(previous, [task("a", "two", "new")], "resume"),
+    { kind: "ok", tasks: [task("a", "one"), task("a", "two", "new"), task("b", "three")] });
+});
+
+test("a selection with tasks the manifest lacks is refused, naming them, unless added or restarted", () => {
+  const previous = [task("arith", "add")];
+  const selected = [task("refactor", "rename"), task("arith", "add"), task("refactor", "extract")];
+  assert.deepEqual(planManifestTasks(previous, selected, "resume"), { kind: "outside", missing: [task("refactor", "extract"), task("refactor", "rename")] });
+  assert.deepEqual(planManifestTasks(previous, selected, "add"), { kind: "ok", tasks: [task("arith", "add"), task("refactor", "extract"), task("refactor", "rename")] });
+  assert.deepEqual(planManifestTasks(previous, [task("refactor", "rename")], "restart"), { kind: "ok", tasks: [task("refactor", "rename")] });
+});
+
+test("a first run's manifest is its selection, in task order", () => {
+  assert.deepEqual(planManifestTasks(null, [task("b", "x"), task("a", "y")], "resume"), { kind: "ok", tasks: [task("a", "y"), task("b", "x")] });
+});
