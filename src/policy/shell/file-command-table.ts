@@ -212,7 +212,8 @@ export const FILE_COMMANDS: Readonly<Record<string, FileCommandSpec>> = {
     options: gnu("iordpBFDzVYg", ["input", "output", "reject-file", "directory", "strip", "prefix", "fuzz", "ifdef", "suffix", "version-control", "basename-prefix"]),
     values: { i: "read", input: "read", o: "write", output: "write", r: "write", "reject-file": "write" },
     directory: ["d", "directory"],
-    operands: (ops) => [...ops.slice(0, 1).map((w) => use(w, "write")), ...ops.slice(1, 2).map((w) => use(w, "read"))],
+    // With no file named, patch writes the files the patch names.
+    operands: (ops) => (ops.length === 0 ? [use(literalWord("."), "write", "incoming")] : [...ops.slice(0, 1).map((w) => use(w, "write")), ...ops.slice(1, 2).map((w) => use(w, "read"))]),
   },
   split: { options: gnu("abClnt", ["suffix-length", "bytes", "line-bytes", "lines", "number", "separator", "additional-suffix", "filter"]), runs: ["filter"], operands: (ops) => [...ops.slice(0, 1).map((w) => use(w, "read")), ...ops.slice(1, 2).map((w) => use(w, "write"))] },
   csplit: { options: gnu("bfn", ["suffix-format", "prefix", "digits"]), values: { f: "write", prefix: "write" }, operands: (ops) => ops.slice(0, 1).map((w) => use(w, "read")) },
@@ -285,7 +286,8 @@ function findFiles(argv: readonly ShellWord[]): CommandFiles {
 /** git's own file arguments: `--output`, `format-patch -o`, `archive -o`, `diff --no-index`, `grep`, `config -f`. */
 function gitFiles(argv: readonly ShellWord[]): CommandFiles {
   const sub = argv[1]?.value ?? "";
-  const parsed = parseOptions(argv, gnu("oOFfCpn", ["output", "output-directory", "file", "blob", "directory", "remote", "prefix", "format"]), 2, false);
+  const valued = sub === "format-patch" || sub === "archive" ? "oF" : sub === "config" ? "f" : "F";
+  const parsed = parseOptions(argv, gnu(valued, ["output", "output-directory", "file", "blob", "remote", "prefix", "format"]), 2, false);
   const uses: FileUse[] = [];
   const write = (word: ShellWord, tree: FileUse["tree"] = null): void => { uses.push(use(word, "write", tree)); };
   const valueWord = (o: { value: string; valueWord?: ShellWord }): ShellWord => o.valueWord ?? literalWord(o.value);
@@ -301,6 +303,7 @@ function gitFiles(argv: readonly ShellWord[]): CommandFiles {
   } else if (sub === "grep") {
     uses.push(use(literalWord("."), "read", "content"));
   }
+  if (sub === "apply" || sub === "am") write(literalWord("."), "incoming");
   if (sub === "worktree" && parsed.operands[0]?.value === "add" && parsed.operands[1] !== undefined) write(parsed.operands[1], "incoming");
   if (sub === "clone" && parsed.operands[1] !== undefined) write(parsed.operands[1], "incoming");
   if (sub === "init" && parsed.operands[0] !== undefined) write(parsed.operands[0], "incoming");

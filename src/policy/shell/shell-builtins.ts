@@ -161,11 +161,21 @@ const BUILTINS: Readonly<Record<string, Reader>> = {
   local: readDeclaration,
   export: readDeclaration,
   readonly: readDeclaration,
+  test: nameTests,
+  "[": nameTests,
   source: (argv, effects) => { effects.movesCwd = true; sourceOperand(argv, effects); },
   ".": (argv, effects) => { effects.movesCwd = true; sourceOperand(argv, effects); },
   pushd: (_argv, effects) => { effects.movesCwd = true; },
   popd: (_argv, effects) => { effects.movesCwd = true; },
 };
+
+/** `test -v NAME`, `[ -R NAME ]`: NAME's subscript is evaluated. */
+function nameTests(argv: readonly ShellWord[], effects: BuiltinEffects): void {
+  argv.forEach((word, i) => {
+    const next = argv[i + 1];
+    if (word.kind === "literal" && (word.value === "-v" || word.value === "-R") && next !== undefined) checkName(next, effects, argv[0]!.value);
+  });
+}
 
 const STDIN_LIKE = /^(-|\/dev\/(stdin|fd\/\d+|tty)|\/proc\/[^/]+\/fd\/\d+)$/;
 

@@ -35,14 +35,15 @@ export function walkScript(original: string, state: AnalysisState, cwd: CwdSet):
   }
   let tree = state.parser.parse(source);
   try {
-    if (tree.rootNode.hasError && source.includes("\\$(") && !source.includes("`")) {
-      // `\$(` is a literal `$(` to bash outside backquotes; the grammar stumbles on it in some places.
-      const escaped = state.parser.parse(source.replaceAll("\\$(", "\\$\\("));
-      if (escaped.rootNode.hasError) escaped.delete();
-      else {
-        tree.delete();
-        tree = escaped;
+    for (const repair of tree.rootNode.hasError ? repairs(source, tree.rootNode) : []) {
+      const repaired = state.parser.parse(repair);
+      if (repaired.rootNode.hasError) {
+        repaired.delete();
+        continue;
       }
+      tree.delete();
+      tree = repaired;
+      break;
     }
     const root = tree.rootNode;
     if (root.hasError) {
@@ -54,6 +55,24 @@ export function walkScript(original: string, state: AnalysisState, cwd: CwdSet):
   } finally {
     tree.delete();
   }
+}
+
+/**
+ * Rewrites that keep what bash runs and get past places the grammar stumbles: `\$(` is a
+ * literal `$(` outside backquotes; a here-document body whose first line starts with a
+ * backslash is misread unless the line starts with a blank (which changes only the text).
+ */
+function repairs(source: string, root: Node): string[] {
+  const bodyStarts = new Set<number>();
+  const visit = (n: Node): void => {
+    if (n.type === "heredoc_start") bodyStarts.add(n.startPosition.row + 1);
+    for (const child of n.children) if (child !== null) visit(child);
+  };
+  visit(root);
+  const indentBodies = (text: string): string =>
+    text.split("\n").map((line, row) => (bodyStarts.has(row) && line.startsWith("\\") ? ` ${line}` : line)).join("\n");
+  const unescape = (text: string): string => (text.includes("`") ? text : text.replaceAll("\\$(", "\\$\\("));
+  return [...new Set([unescape(source), indentBodies(source), indentBodies(unescape(source))])].filter((text) => text !== source);
 }
 
 function findSyntaxError(node: Node): string {
@@ -251,8 +270,10 @@ export function scanWord(node: Node, state: AnalysisState, cwd: CwdSet): void {
     scanHeredocBody(node, state, cwd);
     return;
   }
-  // Inside `${x:-…}` the grammar leaves a backquoted command as a plain word; bash runs it.
-  if (node.type === "word" && node.text.includes("`")) scanAsDoubleQuoted(node.text, state, cwd);
+  // Inside `${x#…}` and `${x:-…}` the grammar leaves `$(…)` or a backquoted command as plain text; bash runs it.
+  if ((node.type === "word" || node.type === "regex") && node.parent?.type === "expansion" && /`|\$[({]/.test(node.text)) {
+    scanAsDoubleQuoted(node.text, state, cwd);
+  }
   for (const child of node.namedChildren) if (child !== null) scanWord(child, state, cwd);
 }
 
