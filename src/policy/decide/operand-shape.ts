@@ -23,6 +23,8 @@ interface GlobAlternative {
   rest: string;
   /** Paths it matched on disk (resolved), or the plain path a brace alternative without wildcards is. */
   matches: readonly PathOutcome[];
+  /** True when `matches` is all it can be: expanded on disk, or a plain path. */
+  exact: boolean;
 }
 
 /** The paths `word`, relative to `cwd`, could be. */
@@ -30,10 +32,11 @@ export function operandShape(facts: ShellFacts, word: ShellWord, cwd: CwdSet): O
   if (word.kind === "literal") return { kind: "path", outcomes: pathOutcomes(facts, word.value, cwd) };
   if (word.kind === "glob") {
     const alternatives = (expandBraces(word.value) ?? [word.value]).map((alt): GlobAlternative => {
-      if (!hasWildcard(alt)) return { folder: [], rest: "", matches: pathOutcomes(facts, alt, cwd) };
+      if (!hasWildcard(alt)) return { folder: [], rest: "", matches: pathOutcomes(facts, alt, cwd), exact: true };
       const folder = globFolder(alt);
       const rest = folder === "." && !alt.startsWith("./") ? alt : alt.slice(folder === "/" ? 1 : folder.length + 1);
-      return { folder: pathOutcomes(facts, folder, cwd), rest, matches: facts.paths.get(globKey(alt, cwd)) ?? [] };
+      const expanded = facts.paths.get(globKey(alt, cwd));
+      return { folder: pathOutcomes(facts, folder, cwd), rest, matches: expanded ?? [], exact: expanded !== undefined };
     });
     return { kind: "glob", alternatives };
   }
@@ -51,9 +54,11 @@ export function shapeMatch(shape: OperandShape, match: (path: string) => boolean
     case "path":
       return shape.outcomes.flatMap((o) => (o.kind === "inside" && match(o.path) ? [o.path] : []))[0] ?? null;
     case "glob":
-      for (const { folder, rest, matches } of shape.alternatives) {
+      for (const { folder, rest, matches, exact } of shape.alternatives) {
         const matched = matches.find((o) => o.kind === "inside" && match(o.path));
         if (matched !== undefined && matched.kind === "inside") return matched.path;
+        // Expanded on disk, a glob is what it matched; by text, whatever it could match.
+        if (exact) continue;
         for (const outcome of folder) {
           if (outcome.kind !== "inside") continue;
           const candidate = outcome.path === "." ? rest : `${outcome.path}/${rest}`;
@@ -79,7 +84,12 @@ export function shapeOutside(shape: OperandShape): string | null {
     case "path":
       return shape.outcomes.flatMap((o) => (o.kind === "outside" || o.kind === "network" ? [o.path] : []))[0] ?? null;
     case "glob":
-      return shape.alternatives.flatMap((a) => [...a.folder, ...a.matches].flatMap((o) => (o.kind === "outside" || o.kind === "network" ? [o.path] : [])))[0] ?? null;
+      for (const a of shape.alternatives) {
+        const out = [...a.folder, ...a.matches].find((o) => o.kind === "outside" || o.kind === "network");
+        if (out !== undefined && (out.kind === "outside" || out.kind === "network")) return out.path;
+        if (!a.exact && a.rest.split("/").includes("..")) return a.rest;
+      }
+      return null;
     case "anything":
       return shape.why;
     case "opaque":

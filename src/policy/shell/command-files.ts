@@ -23,6 +23,8 @@ export interface CommandFiles {
   uses: FileUse[];
   /** Why the command runs something it names (`sort --compress-program=sh`), or null. */
   unjudgeable: string | null;
+  /** What an allowing pattern must spell to allow that (`--compress-program`). */
+  mustName: string[];
   /** Directories the operands are relative to (`tar -C D`, `patch -d D`). */
   directories: ShellWord[];
 }
@@ -108,5 +110,5 @@ export function filesBySpec(argv: readonly ShellWord[], spec: FileCommandSpec): 
   const unjudgeable = runs === undefined ? null : `\`${argv[0]!.raw} ${flag}\` runs the program \`${runs.value}\``;
   const directories = spec.directory === undefined ? [] : optionValues(parsed, ...spec.directory).map((o) => o.valueWord ?? literalWord(o.value));
   uses.push(...spec.operands(parsed.operands.filter((w) => !(w.kind === "literal" && w.value === "-")), parsed));
-  return { uses, unjudgeable, directories };
+  return { uses, unjudgeable, mustName: runs === undefined ? [] : [flag], directories };
 }

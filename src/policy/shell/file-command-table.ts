@@ -231,7 +231,7 @@ function ddFiles(argv: readonly ShellWord[]): CommandFiles {
     const match = /^(if|of)=(.*)$/.exec(word.value);
     if (match !== null) uses.push(use({ ...word, value: match[2]!, raw: match[2]! }, match[1] === "if" ? "read" : "write"));
   }
-  return { uses, unjudgeable: null, directories: [] };
+  return { uses, unjudgeable: null, mustName: [], directories: [] };
 }
 
 const TAR_RUNS = ["to-command", "use-compress-program", "I", "checkpoint-action", "info-script", "new-volume-script", "F", "rsh-command", "rmt-command"];
@@ -244,8 +244,9 @@ function tarFiles(argv: readonly ShellWord[]): CommandFiles {
     "exclude", "use-compress-program", "info-script", "new-volume-script", "listed-incremental", "to-command", "checkpoint-action",
     "format", "owner", "group", "mode", "mtime", "transform", "xform", "strip-components", "rsh-command", "rmt-command", "label",
     "starting-file", "newer", "after-date", "suffix", "backup", "checkpoint"]), 1, false);
-  const runs = optionValues(parsed, ...TAR_RUNS)[0];
-  const unjudgeable = runs === undefined || (runs.name === "checkpoint-action" && !/^exec|^sh/.test(runs.value)) ? null : `\`tar\` runs the program given to \`${runs.name}\``;
+  const found = optionValues(parsed, ...TAR_RUNS)[0];
+  const runs = found === undefined || (found.name === "checkpoint-action" && !/^(exec|sh)/.test(found.value)) ? undefined : found;
+  const unjudgeable = runs === undefined ? null : `\`tar\` runs the program given to \`${runs.name}\``;
   const archive = optionValues(parsed, "f", "file").at(-1);
   const creates = hasOption(parsed, "c", "create", "r", "append", "u", "update", "A", "catenate", "concatenate");
   const extracts = hasOption(parsed, "x", "extract", "get");
@@ -256,7 +257,7 @@ function tarFiles(argv: readonly ShellWord[]): CommandFiles {
   if (creates) uses.push(...parsed.operands.map((w) => use(w, "read", follow ? "follow" : "content")));
   if (extracts) uses.push(use(literalWord("."), "write", "incoming"));
   const directories = optionValues(parsed, "C", "directory").map((o) => o.valueWord ?? literalWord(o.value));
-  return { uses, unjudgeable, directories };
+  return { uses, unjudgeable, mustName: runs === undefined ? [] : [`${runs.name.length > 1 ? "--" : "-"}${runs.name}`], directories };
 }
 
 const FIND_EXPRESSION = /^[-!(),]/;
@@ -280,7 +281,7 @@ function findFiles(argv: readonly ShellWord[]): CommandFiles {
   expression.forEach((w, k) => {
     if (/^-(fprint|fprint0|fprintf|fls)$/.test(w) && argv[i + k + 1] !== undefined) uses.push(use(argv[i + k + 1]!, "write"));
   });
-  return { uses, unjudgeable: null, directories: [] };
+  return { uses, unjudgeable: null, mustName: [], directories: [] };
 }
 
 /** git's own file arguments: `--output`, `format-patch -o`, `archive -o`, `diff --no-index`, `grep`, `config -f`. */
@@ -292,7 +293,7 @@ function gitFiles(argv: readonly ShellWord[]): CommandFiles {
   const write = (word: ShellWord, tree: FileUse["tree"] = null): void => { uses.push(use(word, "write", tree)); };
   const valueWord = (o: { value: string; valueWord?: ShellWord }): ShellWord => o.valueWord ?? literalWord(o.value);
   for (const o of optionValues(parsed, "output")) write(valueWord(o));
-  if (sub === "format-patch") for (const o of optionValues(parsed, "o", "output-directory")) write(valueWord(o), "content");
+  if (sub === "format-patch") for (const o of optionValues(parsed, "o", "output-directory")) write(valueWord(o));
   if (sub === "archive") for (const o of optionValues(parsed, "o")) write(valueWord(o));
   if (["commit", "tag", "notes", "merge"].includes(sub)) for (const o of optionValues(parsed, "F", "file")) uses.push(use(valueWord(o), "read"));
   if (sub === "config") for (const o of optionValues(parsed, "f", "file")) write(valueWord(o));
@@ -307,7 +308,7 @@ function gitFiles(argv: readonly ShellWord[]): CommandFiles {
   if (sub === "worktree" && parsed.operands[0]?.value === "add" && parsed.operands[1] !== undefined) write(parsed.operands[1], "incoming");
   if (sub === "clone" && parsed.operands[1] !== undefined) write(parsed.operands[1], "incoming");
   if (sub === "init" && parsed.operands[0] !== undefined) write(parsed.operands[0], "incoming");
-  return { uses, unjudgeable: null, directories: [] };
+  return { uses, unjudgeable: null, mustName: [], directories: [] };
 }
 
 const SPECIAL: Readonly<Record<string, (argv: readonly ShellWord[]) => CommandFiles>> = { dd: ddFiles, tar: tarFiles, find: findFiles, git: gitFiles };
@@ -330,7 +331,7 @@ export function commandFiles(argv: readonly ShellWord[]): CommandFiles {
   const special = name === null ? undefined : SPECIAL[name];
   if (special !== undefined) return special(argv);
   const spec = name === null ? undefined : FILE_COMMANDS[name];
-  if (spec === undefined) return { uses: [], unjudgeable: null, directories: [] };
+  if (spec === undefined) return { uses: [], unjudgeable: null, mustName: [], directories: [] };
   const files = filesBySpec(argv, spec);
   if (name === "curl") files.uses.push(...curlDataFiles(parseOptions(argv, spec.options, 1, false)));
   return files;

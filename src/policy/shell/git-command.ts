@@ -19,6 +19,8 @@ export interface GitView {
   directories: ShellWord[];
   /** Paths given to global options (`--git-dir`, `--work-tree`), which git reads. */
   paths: ShellWord[];
+  /** What an allowing pattern must spell to allow the unjudgeable configuration (the key). */
+  mustName: string[];
 }
 
 const SUBCOMMANDS = new Set(`add am annotate apply archive bisect blame branch bugreport bundle cat-file check-attr
@@ -69,7 +71,7 @@ export function gitProgramName(word: ShellWord | undefined): ShellWord[] | null 
 
 /** Reads git's global options; `argv[0]` is git. */
 export function readGit(argv: readonly ShellWord[]): GitView {
-  const view: GitView = { normalized: null, blocker: null, unjudgeable: null, directories: [], paths: [] };
+  const view: GitView = { normalized: null, blocker: null, unjudgeable: null, directories: [], paths: [], mustName: [] };
   let i = 1;
   for (; i < argv.length; i++) {
     const word = argv[i]!;
@@ -84,6 +86,7 @@ export function readGit(argv: readonly ShellWord[]): GitView {
     const name = text.startsWith("--") && eq > 0 ? text.slice(0, eq) : text;
     if (name === "--exec-path" && eq > 0) {
       view.unjudgeable = `\`${text}\` makes git run its subcommands from another folder`;
+      view.mustName.push("--exec-path=");
       return view;
     }
     if (GLOBAL_FLAGS.has(text)) continue;
@@ -113,7 +116,10 @@ export function readGit(argv: readonly ShellWord[]): GitView {
     view.normalized = [argv[0]!, ...rest];
   }
   const config = sub?.value === "config" ? gitConfigProblem(rest) : null;
-  if (config !== null) view.unjudgeable = config;
+  if (config !== null) {
+    view.unjudgeable = config.reason;
+    view.mustName.push(config.key);
+  }
   return view;
 }
 
@@ -123,19 +129,21 @@ function globalValueProblem(name: string, value: ShellWord, view: GitView): stri
   if (name !== "-c" && name !== "--config-env") return null;
   if (value.kind !== "literal") return `\`git ${name} ${value.raw}\` sets configuration known only at run time`;
   const key = value.value.split("=")[0]!;
-  return gitKeyRunsProgram(key) ? `\`git ${name} ${value.value}\` sets \`${key}\`, which makes git run another program or command` : null;
+  if (!gitKeyRunsProgram(key)) return null;
+  view.mustName.push(key);
+  return `\`git ${name} ${value.value}\` sets \`${key}\`, which makes git run another program or command`;
 }
 
 const CONFIG_VERBS = new Set(["set", "unset", "get", "list", "edit", "rename-section", "remove-section"]);
 const CONFIG_VALUE_OPTIONS = new Set(["-f", "--file", "--blob", "--type", "--default", "--comment", "--value"]);
 
 /** `git config [--file F] KEY VALUE` (or `git config set KEY VALUE`) that sets a key running a program; or opens an editor. */
-function gitConfigProblem(rest: readonly ShellWord[]): string | null {
+function gitConfigProblem(rest: readonly ShellWord[]): { reason: string; key: string } | null {
   const operands: ShellWord[] = [];
   for (let i = 1; i < rest.length; i++) {
     const word = rest[i]!;
     if (word.kind === "literal" && (word.value === "-e" || word.value === "--edit" || word.value === "edit")) {
-      return "`git config --edit` opens an editor";
+      return { reason: "`git config --edit` opens an editor", key: word.value };
     }
     if (word.kind === "literal" && CONFIG_VALUE_OPTIONS.has(word.value)) { i++; continue; }
     if (word.kind === "literal" && word.value.startsWith("-")) continue;
@@ -146,6 +154,6 @@ function gitConfigProblem(rest: readonly ShellWord[]): string | null {
   if (key === undefined) return null;
   const sets = operands.length > 1 || verb?.value === "set";
   if (!sets) return null;
-  if (key.kind !== "literal") return `\`git config ${key.raw} …\` sets a key known only at run time`;
-  return gitKeyRunsProgram(key.value) ? `\`git config ${key.value} …\` sets a key that makes git run another program or command` : null;
+  if (key.kind !== "literal") return { reason: `\`git config ${key.raw} …\` sets a key known only at run time`, key: key.raw };
+  return gitKeyRunsProgram(key.value) ? { reason: `\`git config ${key.value} …\` sets a key that makes git run another program or command`, key: key.value } : null;
 }

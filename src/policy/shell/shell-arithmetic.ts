@@ -106,8 +106,9 @@ export function expansionEffects(node: Node): ExpansionEffects {
 /** Why literal arithmetic text can run code, or null: a subscript, a substitution, or a read of a tainted variable. */
 export function arithmeticTextProblem(text: string, tainted: ReadonlySet<string>): string | null {
   if (/[[`]|\$[({]/.test(text)) return "it holds an array subscript or a substitution, which bash evaluates and can run commands";
-  for (const match of text.matchAll(/\$?\{?([A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!_-])/g)) {
-    if (tainted.has(match[1]!)) return `it reads \`${match[1]}\`, whose value this command line chose`;
+  for (const match of text.matchAll(/[A-Za-z_][A-Za-z0-9_]*|\$[0-9@*#?$!_-]/g)) {
+    const name = match[0].replace(/^\$/, "");
+    if (tainted.has(name)) return `it reads \`${name}\`, whose value this command line chose`;
   }
   return null;
 }

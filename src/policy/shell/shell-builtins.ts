@@ -89,8 +89,10 @@ const later = (why: string): Reader => (_argv, effects) => { effects.unjudgeable
 
 function readTrap(argv: readonly ShellWord[], effects: BuiltinEffects): void {
   const operands = operandsAfterOptions(argv, "");
-  if (operands.length < 2 || hasFlag(argv, "p") || hasFlag(argv, "l")) return;
+  if (operands.length === 0 || hasFlag(argv, "p") || hasFlag(argv, "l")) return;
   const action = operands[0]!;
+  // `trap SIGNAL` alone resets it; anything else in first place is the action.
+  if (operands.length === 1 && action.kind === "literal" && /^(SIG)?[A-Za-z0-9+-]+$/.test(action.value)) return;
   if (action.kind !== "literal") {
     effects.unjudgeable = `\`trap ${action.raw} …\` stores an action known only at run time`;
   } else if (action.value !== "-" && action.value !== "") {

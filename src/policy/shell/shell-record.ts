@@ -55,8 +55,8 @@ export function recordCommand(state: AnalysisState, source: CommandSource, cwd: 
     command.blockers.push(`\`${name.value}\` in command position (in \`${source.text.slice(0, 60)}\`) is a bash keyword the analysis cannot place`);
   }
   const index = state.result.commands.push(command) - 1;
-  const fileArgv = readProgram(command);
-  recordFiles(state, command, index, fileArgv, unwrapped.writes);
+  const program = readProgram(command);
+  recordFiles(state, command, index, program, unwrapped.writes);
   const builtin = builtinEffects(command.argv);
   if (builtin.unjudgeable !== null) command.unjudgeable ??= builtin.unjudgeable;
   command.mustName.push(...builtin.mustName);
@@ -80,26 +80,39 @@ export function recordCommand(state: AnalysisState, source: CommandSource, cwd: 
   return { index, flow };
 }
 
-/** git's global options and `git-push`-style names: adds the layer deny rules match; returns the argv whose files to read. */
-function readProgram(command: SimpleCommand): ShellWord[] {
+interface Program {
+  /** The argv whose file operands to read (git without its global options). */
+  argv: ShellWord[];
+  /** Paths git's global options name (`--git-dir`, `--work-tree`). */
+  paths: ShellWord[];
+}
+
+/** git's global options and `git-push`-style names: adds the layer deny rules match. */
+function readProgram(command: SimpleCommand): Program {
   let argv = command.argv;
   const asGit = gitProgramName(argv[0]);
   if (asGit !== null) {
     argv = [...asGit, ...argv.slice(1)];
     command.layers.push(argv);
   }
-  if (commandName(argv[0]) !== "git") return argv;
+  if (commandName(argv[0]) !== "git") return { argv, paths: [] };
   const view = readGit(argv);
   if (view.blocker !== null) command.blockers.push(view.blocker);
-  if (view.unjudgeable !== null) command.unjudgeable ??= view.unjudgeable;
+  if (view.unjudgeable !== null && command.unjudgeable === null) {
+    command.unjudgeable = view.unjudgeable;
+    command.mustName.push(...view.mustName);
+  }
   command.cwd = within(command.cwd, view.directories);
   if (view.normalized !== null) command.layers.push(view.normalized);
-  return view.normalized ?? argv;
+  return { argv: view.normalized ?? argv, paths: view.paths };
 }
 
-function recordFiles(state: AnalysisState, command: SimpleCommand, owner: number, argv: ShellWord[], wrapperWrites: ShellWord[]): void {
-  const files = commandFiles(argv);
-  if (files.unjudgeable !== null) command.unjudgeable ??= files.unjudgeable;
+function recordFiles(state: AnalysisState, command: SimpleCommand, owner: number, program: Program, wrapperWrites: ShellWord[]): void {
+  const files = commandFiles(program.argv);
+  if (files.unjudgeable !== null && command.unjudgeable === null) {
+    command.unjudgeable = files.unjudgeable;
+    command.mustName.push(...files.mustName);
+  }
   const cwd = within(command.cwd, files.directories);
   const text = command.text;
   for (const use of files.uses) {
@@ -108,10 +121,8 @@ function recordFiles(state: AnalysisState, command: SimpleCommand, owner: number
   for (const word of wrapperWrites) {
     state.result.files.push({ access: "write", target: word, text, owner, via: "operand", tree: null, cwd: command.cwd });
   }
-  if (commandName(argv[0]) === "git") {
-    for (const path of readGit(argv).paths) {
-      state.result.files.push({ access: "read", target: path, text, owner, via: "operand", tree: "content", cwd: command.cwd });
-    }
+  for (const path of program.paths) {
+    state.result.files.push({ access: "read", target: path, text, owner, via: "operand", tree: "content", cwd: command.cwd });
   }
 }
 

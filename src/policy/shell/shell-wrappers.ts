@@ -74,6 +74,8 @@ function readSpecWrapper(spec: WrapperSpec): WrapperReader {
     const guarded = spec.guarded === true;
     if (parsed.problem) return { next: null, guarded, blocker: cannot(name, parsed.problem) };
     if (spec.noCommand !== undefined && hasOption(parsed, ...spec.noCommand)) return { next: null, guarded };
+    const early = spec.scriptOptions === undefined ? [] : optionValues(parsed, ...spec.scriptOptions);
+    if (early.length > 0) return scriptStep(name, early.at(-1)!.valueWord ?? literalWord(early.at(-1)!.value), { next: null, guarded });
     let at = parsed.next;
     for (let p = 0; p < (spec.positionals ?? 0); p++) {
       const word = cleaned[at];
