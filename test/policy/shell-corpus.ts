@@ -155,7 +155,7 @@ export const SHELL_CORPUS: readonly CorpusCase[] = [
     ["echo $(git rev-parse HEAD)", A], ['echo "$(git rev-parse HEAD)"', A], ["echo $(git rev-parse HEAD; rm x)", D, DELETE],
     ["echo $(git rev-parse HEAD) > .github/x", D, PATHS], ["ls $(echo src)", D, PATHS], ["cat $(find . -name x)", D, PATHS],
     ["x=$(rm y)", D, DELETE], ["x=$(ls)", D, SHELL], ["echo ${x:-$(rm y)}", D, DELETE], ["cat <(ls)", A],
-    ["diff <(ls a) <(ls b)", D, DEFAULT], ["cat <(ls a) <(ls b)", A], ["echo $((1 + 2))", A], ["echo $(( $(rm x) ))", D, DELETE],
+    ["diff <(ls a) <(ls b)", D, DEFAULT], ["cat <(ls a) <(ls b)", A], ["echo $((1 + 2))", A], ["echo $(( $(rm x) ))", D, SHELL],
     ["for f in $(ls); do echo $f; done", A], ["[[ $(rm x) ]]", D, DELETE], ["cat <<EOF\n$(rm x)\nEOF", D, DELETE],
     ["cat <<EOF\n$(date)\nEOF", D, DEFAULT], ["cat <<'EOF'\n$(rm x)\nEOF", A], ['cat <<< "$(rm x)"', D, DELETE],
     ["cat <<EOF | sh\nrm x\nEOF", D, SHELL], ["cat <<EOF > .github/x\nhi\nEOF", D, PATHS], ["cat <<EOF > src/x\nhi\nEOF", A],

@@ -7,7 +7,7 @@
  */
 import { couldHoldMatch, expandBraces, globsOverlap } from "../file/glob-overlap.js";
 import type { CwdSet } from "../shell/shell-cwd.js";
-import { type PathOutcome, type ShellFacts, globFolder, globKey, hasWildcard, pathOutcomes } from "../shell/shell-paths.js";
+import { type PathOutcome, type ShellFacts, globFolder, globKey, hasWildcard, locatedText, pathOutcomes } from "../shell/shell-paths.js";
 import { ALWAYS_TAINTED } from "../shell/shell-programs.js";
 import { FIND_MATCH, type ShellWord } from "../shell/shell-words.js";
 
@@ -30,6 +30,8 @@ interface GlobAlternative {
 /** The paths `word`, relative to `cwd`, could be. */
 export function operandShape(facts: ShellFacts, word: ShellWord, cwd: CwdSet): OperandShape {
   if (word.kind === "literal") return { kind: "path", outcomes: pathOutcomes(facts, word.value, cwd) };
+  const located = locatedText(word);
+  if (located !== null) return { kind: "path", outcomes: pathOutcomes(facts, located, cwd) };
   if (word.kind === "glob") {
     const alternatives = (expandBraces(word.value) ?? [word.value]).map((alt): GlobAlternative => {
       if (!hasWildcard(alt)) return { folder: [], rest: "", matches: pathOutcomes(facts, alt, cwd), exact: true };

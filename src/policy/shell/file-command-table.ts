@@ -166,6 +166,32 @@ const WGET: FileCommandSpec = {
   },
 };
 
+/** `fd PATTERN [PATH…]` lists what it finds; with `-x`/`-X` a command reads each. */
+const FD: FileCommandSpec = {
+  options: gnu("exXEtdSocj", ["extension", "exec", "exec-batch", "exclude", "type", "max-depth", "size", "owner", "changed-within", "threads", "ignore-file"]),
+  values: { "ignore-file": "read" },
+  operands: (operands, parsed) => {
+    const tree = hasOption(parsed, "x", "exec", "X", "exec-batch", "L", "follow") ? "follow" : "names";
+    const paths = operands.slice(1);
+    return (paths.length > 0 ? paths : [literalWord(".")]).map((w) => use(w, "read", tree));
+  },
+};
+
+/** `scp [-r] SRC… DEST`: local sources read (whole with -r), a local destination written. */
+const SCP: FileCommandSpec = {
+  options: gnu("cFiJlloPSDX", ["config"]),
+  values: { F: "read", i: "read" },
+  operands: (operands, parsed) => {
+    const local = (w: ShellWord): boolean => !(w.kind === "literal" && /^[^/]*:/.test(w.value));
+    const tree = hasOption(parsed, "r") ? "content" : null;
+    const dest = operands.length > 1 ? operands.at(-1)! : null;
+    return [
+      ...operands.filter((w) => w !== dest && local(w)).map((w) => use(w, "read", tree)),
+      ...(dest !== null && local(dest) ? [use(dest, "write", tree && "content")] : []),
+    ];
+  },
+};
+
 export const FILE_COMMANDS: Readonly<Record<string, FileCommandSpec>> = {
   cat: reader(), tac: reader("bs"), nl: reader("bdfhilnsvw"), head: reader("nc", ["lines", "bytes"]),
   tail: reader("ncs", ["lines", "bytes", "pid", "sleep-interval", "max-unchanged-stats"]), less: reader("bhjkoOpPtTxyz#"),
@@ -222,6 +248,7 @@ export const FILE_COMMANDS: Readonly<Record<string, FileCommandSpec>> = {
   zip: { options: gnu("bntxiP", ["temp-path", "exclude", "include", "password"]), operands: (ops, p) => [...ops.slice(0, 1).map((w) => use(w, "write")), ...ops.slice(1).map((w) => use(w, "read", hasOption(p, "r", "recurse-paths") ? "content" : null))] },
   unzip: { options: gnu("dxP"), operands: (ops, p) => [...ops.slice(0, 1).map((w) => use(w, "read")), ...(hasOption(p, "l", "t", "p", "Z") ? [] : [use(literalWord(optionValues(p, "d").at(-1)?.value ?? "."), "write", "incoming")])] },
   curl: CURL, wget: WGET, source: reader(), ".": reader(), cd: reader(), pushd: reader(),
+  fd: FD, fdfind: FD, scp: SCP,
 };
 
 /** `dd if=F of=G`: the operands are `key=value`. */

@@ -16,6 +16,7 @@ import { UNKNOWN_CWD, WORKSPACE_ROOT, type CwdSet, unionCwds } from "./shell-cwd
 import type { ShellAnalysis } from "./shell-model.js";
 import { ALWAYS_TAINTED } from "./shell-programs.js";
 import { walkScript } from "./shell-walk.js";
+import { COMMAND_OUTPUT } from "./shell-words.js";
 
 export type { ShellAnalysis, ShellAssignment, ShellConstruct, ShellFileAccess, SimpleCommand } from "./shell-model.js";
 
@@ -38,7 +39,7 @@ function finishChecks(state: AnalysisState): void {
   for (const check of state.pending) {
     const name = check.names.find((n) => tainted.has(n));
     const problem = name !== undefined
-      ? `it reads \`${name}\`, whose value this command line chose`
+      ? name === COMMAND_OUTPUT ? "it evaluates the output of a command" : `it reads \`${name}\`, whose value this command line chose`
       : check.texts.map((t) => arithmeticTextProblem(t, tainted)).find((p) => p !== null)
         ?? (check.nameWords.some((w) => w.kind !== "literal" && (w.kind !== "expansion" || w.vars.some((v) => tainted.has(v))))
           ? "it takes a variable name from a value this command line chose" : null);

@@ -7,6 +7,7 @@
  * `${x:=text}` assigns, `${!x}` uses a value as a name, `${x@P}` expands a value as a prompt.
  */
 import type { Node } from "web-tree-sitter";
+import { COMMAND_OUTPUT } from "./shell-words.js";
 
 export interface ArithmeticRead {
   /** Variables read (their values are evaluated). */
@@ -24,7 +25,11 @@ const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 function readsOf(node: Node, text: string): ArithmeticRead {
   const read: ArithmeticRead = { names: [], texts: [], text };
   const visit = (n: Node): void => {
-    if (n.type === "command_substitution" || n.type === "process_substitution") return;
+    if (n.type === "command_substitution" || n.type === "process_substitution") {
+      // The command runs on its own (judged as such); its output is then evaluated as an expression.
+      read.names.push(COMMAND_OUTPUT);
+      return;
+    }
     if (n.type === "variable_name" || n.type === "special_variable_name") read.names.push(n.text);
     else if (n.type === "word" && IDENTIFIER.test(n.text)) read.names.push(n.text);
     else if (n.type === "raw_string") read.texts.push(n.text.slice(1, -1));

@@ -57,12 +57,27 @@ export function pathOutcomes(facts: ShellFacts, text: string, cwd: CwdSet): read
 export function argumentPathTexts(argv: readonly ShellWord[]): string[] {
   const texts: string[] = [];
   for (const word of argv.slice(1)) {
+    const located = locatedText(word);
+    if (located !== null) texts.push(located);
     if (word.kind === "glob") texts.push(...globFolders(word.value));
     if (word.kind !== "literal" || word.value === "") continue;
     if (!word.value.startsWith("-")) texts.push(word.value);
     else if (word.value.includes("=")) texts.push(word.value.slice(word.value.indexOf("=") + 1));
   }
   return texts.filter((t) => t !== "");
+}
+
+const LOCATED = /^\$(\{(PWD|HOME)\}|PWD|HOME)(\/[^$`]*)?$/;
+
+/**
+ * The path a word naming a place by the shell's own variables stands for: `"$PWD/.env"` is
+ * `./.env` where the command runs, `$HOME/x` is `~/x`; null for any other word.
+ */
+export function locatedText(word: ShellWord): string | null {
+  if (word.kind !== "expansion") return null;
+  const match = LOCATED.exec(word.value);
+  if (match === null) return null;
+  return `${(match[2] ?? match[1]) === "PWD" ? "." : "~"}${match[3] ?? ""}`;
 }
 
 /**
@@ -102,6 +117,8 @@ interface PathText {
 function pathTexts(analysis: ShellAnalysis): PathText[] {
   const texts: PathText[] = [];
   for (const file of analysis.files) {
+    const located = locatedText(file.target);
+    if (located !== null) texts.push({ text: located, cwd: file.cwd });
     if (file.target.kind === "literal") texts.push({ text: file.target.value, cwd: file.cwd });
     if (file.target.kind === "glob") for (const text of globFolders(file.target.value)) texts.push({ text, cwd: file.cwd });
   }

@@ -3,7 +3,7 @@
  * the commands `find … -exec CMD ;` runs, and the variables whose value is data the command
  * line chose itself rather than the environment the run was given.
  */
-import { FIND_MATCH, RUNTIME_VALUE, type ShellWord, runtimeWord } from "./shell-words.js";
+import { COMMAND_OUTPUT, FIND_MATCH, RUNTIME_VALUE, type ShellWord, runtimeWord } from "./shell-words.js";
 
 export const SHELLS: ReadonlySet<string> = new Set(["bash", "sh", "dash", "zsh", "ksh", "ash", "mksh", "yash", "posh", "rbash"]);
 
@@ -13,7 +13,7 @@ export const SHELLS: ReadonlySet<string> = new Set(["bash", "sh", "dash", "zsh",
  * treated as chosen text.
  */
 export const ALWAYS_TAINTED: ReadonlySet<string> = new Set([
-  RUNTIME_VALUE, FIND_MATCH, "__rhema_runtime", "@", "*", "_", "REPLY", "BASH_REMATCH", "MAPFILE", "OPTARG", "PWD", "OLDPWD",
+  RUNTIME_VALUE, FIND_MATCH, COMMAND_OUTPUT, "__rhema_runtime", "@", "*", "_", "REPLY", "BASH_REMATCH", "MAPFILE", "OPTARG", "PWD", "OLDPWD",
   "BASH_ARGV", "BASH_COMMAND", "COMP_WORDS", "READLINE_LINE", "1", "2", "3", "4", "5", "6", "7", "8", "9", "0",
 ]);
 

@@ -32,6 +32,9 @@ export interface ShellWord {
 /** The variable name a run-time word (xargs input) carries: data the analysis cannot see. */
 export const RUNTIME_VALUE = "<run time>";
 
+/** What arithmetic reads when it holds a command substitution: the command's output, text the line chose. */
+export const COMMAND_OUTPUT = "<command output>";
+
 /** The variable name of `find -exec`'s `{}`: a path find found, under the folders it searched. */
 export const FIND_MATCH = "<find match>";
 
