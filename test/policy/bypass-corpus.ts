@@ -220,6 +220,17 @@ export const BYPASS_ALLOW_CORPUS: readonly CorpusCase[] = [
   ]),
 ];
 
+/** A deny list naming `git push *` and `rm *` alone: git's global options and other names must not hide a push. */
+export const PUSH_POLICY_YAML = `version: 1
+default: allow
+rules:
+  - deny: { shell: ["git push *", "rm *"], reason: forbidden }
+`;
+
+/** The cases of BYPASS_ALLOW_CORPUS about git and other names, judged under PUSH_POLICY_YAML. */
+export const PUSH_CORPUS: readonly CorpusCase[] = BYPASS_ALLOW_CORPUS.filter((c) =>
+  c.group.startsWith("git") || c.group.startsWith("a denied program") || c.group.startsWith("wrappers"));
+
 /** A policy that allows writing commands by name, writing only under src/ and test/. */
 export const WRITE_POLICY_YAML = `version: 1
 default: deny

@@ -7,6 +7,7 @@
  */
 import type { Node } from "web-tree-sitter";
 import { type AnalysisState, mark, widenSince } from "./analysis-state.js";
+import { findSyntaxError, repairs } from "./grammar-repairs.js";
 import { bodyAsDoubleQuoted } from "./heredoc-body.js";
 import { joinContinuedLines } from "./line-continuations.js";
 import { arithmeticIn, expansionEffects } from "./shell-arithmetic.js";
@@ -55,34 +56,6 @@ export function walkScript(original: string, state: AnalysisState, cwd: CwdSet):
   } finally {
     tree.delete();
   }
-}
-
-/**
- * Rewrites that keep what bash runs and get past places the grammar stumbles: `\$(` is a
- * literal `$(` outside backquotes; a here-document body whose first line starts with a
- * backslash is misread unless the line starts with a blank (which changes only the text).
- */
-function repairs(source: string, root: Node): string[] {
-  const bodyStarts = new Set<number>();
-  const visit = (n: Node): void => {
-    if (n.type === "heredoc_start") bodyStarts.add(n.startPosition.row + 1);
-    for (const child of n.children) if (child !== null) visit(child);
-  };
-  visit(root);
-  const indentBodies = (text: string): string =>
-    text.split("\n").map((line, row) => (bodyStarts.has(row) && line.startsWith("\\") ? ` ${line}` : line)).join("\n");
-  const unescape = (text: string): string => (text.includes("`") ? text : text.replaceAll("\\$(", "\\$\\("));
-  return [...new Set([unescape(source), indentBodies(source), indentBodies(unescape(source))])].filter((text) => text !== source);
-}
-
-function findSyntaxError(node: Node): string {
-  if (node.isError || node.isMissing) {
-    const { row, column } = node.startPosition;
-    const what = node.isMissing ? `a missing \`${node.type}\`` : `\`${node.text.slice(0, 40)}\``;
-    return `${what} at line ${row + 1}, column ${column + 1}`;
-  }
-  for (const child of node.children) if (child !== null && child.hasError) return findSyntaxError(child);
-  return "the command";
 }
 
 function walkStatement(node: Node, state: AnalysisState, cwd: CwdSet): CwdFlow {

@@ -16,7 +16,7 @@ import { parsePolicyText } from "../../../src/policy/file/policy-file.js";
 import { analyzeShell } from "../../../src/policy/shell/shell-analysis.js";
 import { resolveShellPathsLexically } from "../../../src/policy/shell/shell-paths.js";
 import {
-  BYPASS_ALLOW_CORPUS, BYPASS_DENY_CORPUS, DISK_CORPUS, DISK_POLICY_YAML, WRITE_CORPUS, WRITE_POLICY_YAML,
+  BYPASS_ALLOW_CORPUS, BYPASS_DENY_CORPUS, DISK_CORPUS, DISK_POLICY_YAML, PUSH_CORPUS, PUSH_POLICY_YAML, WRITE_CORPUS, WRITE_POLICY_YAML,
 } from "../bypass-corpus.js";
 import { CORPUS_POLICY_YAML, CORPUS_WORKSPACE, type CorpusCase, DENY_POLICY_YAML } from "../shell-corpus.js";
 import { tempDir } from "../../support/temp-dir.js";
@@ -58,6 +58,11 @@ test("under default deny, no disguise gets an allowed command to do what the pol
 test("under default allow, the deny rules see through every wrapper, builtin, alias and other name", async (t) => {
   assert.ok(BYPASS_ALLOW_CORPUS.length >= 300, `${BYPASS_ALLOW_CORPUS.length} cases`);
   await judge(t, BYPASS_ALLOW_CORPUS, await byText(DENY_POLICY_YAML));
+});
+
+test("a deny list naming only `git push *` still sees the push behind global options, aliases, wrappers and other names", async (t) => {
+  assert.ok(PUSH_CORPUS.length >= 200, `${PUSH_CORPUS.length} cases`);
+  await judge(t, PUSH_CORPUS, await byText(PUSH_POLICY_YAML));
 });
 
 test("a command allowed by name writes only where writing is allowed, through any option or operand", async (t) => {
