@@ -100,10 +100,18 @@ export function parseOptions(words: readonly ShellWord[], spec: OptionSpec, star
 
 type Read = { options: ReadOption[]; next: number } | string;
 
+/** getopt takes an unambiguous prefix of a long option for the option (`--out=F` is `--output=F`). */
+function longName(written: string, spec: OptionSpec): string {
+  const all = [...(spec.longWithValue ?? []), ...(spec.longFlags ?? []), ...(spec.longOptionalValue ?? [])];
+  if (all.includes(written)) return written;
+  const candidates = all.filter((name) => name.startsWith(written));
+  return candidates.length === 1 ? candidates[0]! : written;
+}
+
 function readLong(words: readonly ShellWord[], i: number, spec: OptionSpec): Read {
   const text = words[i]!.value;
   const eq = text.indexOf("=");
-  const name = eq < 0 ? text.slice(2) : text.slice(2, eq);
+  const name = longName(eq < 0 ? text.slice(2) : text.slice(2, eq), spec);
   if (spec.longWithValue?.includes(name)) {
     if (eq >= 0) return { options: [{ name, value: text.slice(eq + 1) }], next: i + 1 };
     const value = words[i + 1];

@@ -315,7 +315,9 @@ function findFiles(argv: readonly ShellWord[]): CommandFiles {
 function gitFiles(argv: readonly ShellWord[]): CommandFiles {
   const sub = argv[1]?.value ?? "";
   const valued = sub === "format-patch" || sub === "archive" ? "oF" : sub === "config" ? "f" : "F";
-  const parsed = parseOptions(argv, gnu(valued, ["output", "output-directory", "file", "blob", "remote", "prefix", "format"]), 2, false);
+  const long = sub === "format-patch" ? ["output", "output-directory"] : sub === "archive" ? ["output", "remote", "prefix", "format"]
+    : sub === "config" ? ["file", "blob"] : ["output", "file"];
+  const parsed = parseOptions(argv, gnu(valued, long), 2, false);
   const uses: FileUse[] = [];
   const write = (word: ShellWord, tree: FileUse["tree"] = null): void => { uses.push(use(word, "write", tree)); };
   const valueWord = (o: { value: string; valueWord?: ShellWord }): ShellWord => o.valueWord ?? literalWord(o.value);
@@ -332,6 +334,11 @@ function gitFiles(argv: readonly ShellWord[]): CommandFiles {
     uses.push(use(literalWord("."), "read", "content"));
   }
   if (sub === "apply" || sub === "am") write(literalWord("."), "incoming");
+  // `git show HEAD:.env`, `git cat-file -p :src/x`: a revision's file is read.
+  for (const word of parsed.operands) {
+    const match = word.kind === "literal" && !word.value.includes("://") ? /^[^:\s]*:(?!\/\/)(.+)$/.exec(word.value) : null;
+    if (match !== null) uses.push(use(literalWord(match[1]!), "read"));
+  }
   if (sub === "worktree" && parsed.operands[0]?.value === "add" && parsed.operands[1] !== undefined) write(parsed.operands[1], "incoming");
   if (sub === "clone" && parsed.operands[1] !== undefined) write(parsed.operands[1], "incoming");
   if (sub === "init" && parsed.operands[0] !== undefined) write(parsed.operands[0], "incoming");

@@ -131,7 +131,7 @@ function directoryFlow(command: SimpleCommand, cwd: CwdSet, moves: boolean): Cwd
   const name = commandName(command.argv[0]);
   if (moves) return { ok: unionCwds(cwd, UNKNOWN_CWD), fail: unionCwds(cwd, UNKNOWN_CWD) };
   if (name !== "cd") return stays(cwd);
-  const operands = command.argv.slice(1).filter((w) => !(w.kind === "literal" && /^-[LPe@]+$/.test(w.value)));
+  const operands = command.argv.slice(1).filter((w) => !(w.kind === "literal" && /^(-[LPe@]+|--)$/.test(w.value)));
   const target = operands[0];
   const known = target !== undefined && target.kind === "literal" && target.value !== "-" && !target.value.startsWith("~");
   return { ok: enterDirectory(command.cwd, known ? target.value : null), fail: cwd };
@@ -166,7 +166,10 @@ function addHiddenLayers(state: AnalysisState, command: SimpleCommand): void {
     const word = argv[i]!;
     if (word.kind === "literal" && word.value !== "" && !word.value.startsWith("-")) command.layers.push(argv.slice(i));
     if (word.kind === "literal" && /\s/.test(word.value.trim()) && state.scriptDepth < MAX_SCRIPT_DEPTH) {
-      for (const layer of hiddenCommands(state, word.value, command.cwd)) command.layers.push(layer);
+      // `--exec=rm x`, `ProxyCommand=rm x`: the value after `=` may be the command line.
+      // `vim -c '!rm x'`, `:!cmd`: editors and pagers run what follows a `!`.
+      const texts = [word.value, ...(word.value.includes("=") ? [word.value.slice(word.value.indexOf("=") + 1)] : [])].map((t) => t.replace(/^[\s:!]+/, ""));
+      for (const text of texts) for (const layer of hiddenCommands(state, text, command.cwd)) command.layers.push(layer);
     }
   }
 }
