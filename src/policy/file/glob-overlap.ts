@@ -8,7 +8,9 @@
  * on `dotglob`), and what is not understood (extglobs) matches anything.
  */
 
-type Token = { kind: "char"; ch: string } | { kind: "one" } | { kind: "star" } | { kind: "class"; negated: boolean; chars: string };
+type Token =
+  | { kind: "char"; ch: string } | { kind: "one" } | { kind: "star" }
+  | { kind: "class"; negated: boolean; bang: boolean; chars: string };
 type Segment = { kind: "globstar" } | { kind: "tokens"; tokens: Token[] };
 
 const MAX_ALTERNATIVES = 64;
@@ -84,7 +86,7 @@ function parseSegment(text: string): Segment {
       if (close < 0) { tokens.push({ kind: "char", ch }); continue; }
       const body = text.slice(i + 1, close);
       const negated = body.startsWith("!") || body.startsWith("^");
-      tokens.push({ kind: "class", negated, chars: expandClass(negated ? body.slice(1) : body) });
+      tokens.push({ kind: "class", negated, bang: body.startsWith("!"), chars: expandClass(negated ? body.slice(1) : body) });
       i = close;
     } else tokens.push({ kind: "char", ch });
   }
@@ -104,7 +106,8 @@ function expandClass(body: string): string {
 }
 
 function classHas(token: Extract<Token, { kind: "class" }>, ch: string): boolean {
-  if (token.chars.includes("[:")) return true;
+  // `[!a]` is "not a" to bash but "! or a" to picomatch (the policy's globs): take either.
+  if (token.chars.includes("[:") || token.bang) return true;
   return token.negated !== token.chars.includes(ch);
 }
 

@@ -13,10 +13,10 @@ import { isAbsolute, relative, resolve, sep } from "node:path";
 import { expandBraces } from "../file/glob-overlap.js";
 import { type CwdSet, cwdKey } from "./shell-cwd.js";
 import type { ShellAnalysis } from "./shell-model.js";
-import { type Realpath, type TreeFacts, memoizedRealpath, walkPath, walkTree } from "./shell-trees.js";
+import { type Realpath, type TreeFacts, type TreeInterest, memoizedRealpath, walkPath, walkTree } from "./shell-trees.js";
 import type { ShellWord } from "./shell-words.js";
 
-export type { TreeFacts } from "./shell-trees.js";
+export type { TreeFacts, TreeInterest } from "./shell-trees.js";
 
 export type PathOutcome =
   | { kind: "inside"; path: string }
@@ -155,8 +155,16 @@ async function outcomesOf(workspace: string, { text, cwd }: PathText, real: Real
   return outcomes;
 }
 
+export interface ResolveOptions {
+  /**
+   * What the deciding policy denies, so walks of folders read whole skip what cannot matter and
+   * stop at the first denied path: the facts are then fit for deciding under that policy only.
+   */
+  interest?: TreeInterest;
+}
+
 /** Resolves through the file system under `workspace` (its canonical root): symlinks are followed, folders read whole are walked. */
-export async function resolveShellPaths(analysis: ShellAnalysis, workspace: string): Promise<ShellFacts> {
+export async function resolveShellPaths(analysis: ShellAnalysis, workspace: string, options: ResolveOptions = {}): Promise<ShellFacts> {
   const real = memoizedRealpath();
   const paths = new Map<string, PathOutcome[]>();
   for (const entry of pathTexts(analysis)) {
@@ -165,13 +173,13 @@ export async function resolveShellPaths(analysis: ShellAnalysis, workspace: stri
   }
   await expandGlobs(analysis, workspace, real, paths);
   const trees = new Map<string, TreeFacts>();
-  const budget = { entries: 20_000 };
+  const budget = { entries: MAX_TREE_ENTRIES };
   for (const file of analysis.files) {
     if (file.tree === null || file.tree === "incoming" || (file.tree === "names" && file.access === "read") || file.target.kind !== "literal") continue;
     const key = pathKey(file.target.value, file.cwd);
     if (trees.has(key)) continue;
     const inside = (paths.get(key) ?? []).flatMap((o) => (o.kind === "inside" ? [o.path] : []));
-    trees.set(key, await walkTree(workspace, inside, file.tree === "follow", budget));
+    trees.set(key, await walkTree(workspace, inside, file.tree === "follow", budget, options.interest));
   }
   const programs = new Map<string, string>();
   for (const command of analysis.commands) {
@@ -184,6 +192,8 @@ export async function resolveShellPaths(analysis: ShellAnalysis, workspace: stri
 }
 
 const MAX_GLOB_MATCHES = 2_000;
+/** Entries walked in folders read whole, per decision; past it a folder "could hold anything". */
+const MAX_TREE_ENTRIES = 20_000;
 
 /**
  * Glob words expanded on disk, as bash would (without globstar `**` is `*`), every match

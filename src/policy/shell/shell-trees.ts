@@ -25,6 +25,17 @@ export type TreeFacts =
   }
   | { kind: "unwalked" };
 
+/**
+ * What the deciding policy looks for under folders, so a walk can skip what cannot matter and
+ * stop at the first thing that decides. Without one, a walk lists everything (within its bound).
+ */
+export interface TreeInterest {
+  /** True when something under the folder (workspace-relative) could be a path the policy denies. */
+  couldHold(folder: string): boolean;
+  /** True when the path is one the policy denies. */
+  denies(path: string): boolean;
+}
+
 /** Links followed for one dangling-link chain before giving up, as the kernel does (ELOOP). */
 const MAX_LINK_HOPS = 40;
 
@@ -79,45 +90,56 @@ function relativeInside(workspace: string, absolute: string): string | null {
 /**
  * Walks the folders `starts` (workspace-relative, already resolved) and lists what reading them
  * whole reads. `follow`: links inside are followed (their targets listed, outside ones noted).
- * `budget.entries` bounds the total across one decision.
+ * With `interest`, only denied paths are listed, folders that cannot hold one are skipped (unless
+ * links are followed), and the walk stops at the first denied path or way out. `budget.entries`
+ * bounds the total across one decision.
  */
-export async function walkTree(workspace: string, starts: readonly string[], follow: boolean, budget: { entries: number }): Promise<TreeFacts> {
+export async function walkTree(
+  workspace: string, starts: readonly string[], follow: boolean, budget: { entries: number }, interest?: TreeInterest,
+): Promise<TreeFacts> {
   const entries: string[] = [];
   const outside: string[] = [];
   const visited = new Set<string>();
-  let complete = true;
   const queue = starts.map((s) => join(workspace, s));
+  const done = (complete: boolean): TreeFacts => ({ kind: "walked", entries, outside, complete });
+  /** Notes a path read; true when the walk can stop (a denied path found). */
+  const note = (path: string): boolean => {
+    if (interest === undefined) entries.push(path);
+    else if (interest.denies(path)) {
+      entries.push(path);
+      return true;
+    }
+    return false;
+  };
   while (queue.length > 0) {
     const dir = queue.shift()!;
     const rel = relativeInside(workspace, dir);
     if (rel === null) {
       outside.push(dir);
+      if (interest !== undefined) return done(true);
       continue;
     }
     if (visited.has(dir)) continue;
     visited.add(dir);
-    entries.push(rel);
+    if (note(rel)) return done(true);
+    if (interest !== undefined && !follow && !interest.couldHold(rel)) continue;
     const children = await readdir(dir, { withFileTypes: true }).catch(() => null);
     if (children === null) continue;
     for (const child of children) {
-      if (--budget.entries < 0) {
-        complete = false;
-        queue.length = 0;
-        break;
-      }
+      if (--budget.entries < 0) return done(false);
       const path = join(dir, child.name);
       if (child.isDirectory()) queue.push(path);
       else if (child.isSymbolicLink() && follow) {
         const target = await realpathOrNull(path);
         if (target === null) continue;
         const inside = relativeInside(workspace, target);
-        if (inside === null) outside.push(target);
-        else {
-          entries.push(inside);
-          if ((await lstat(target).catch(() => null))?.isDirectory()) queue.push(target);
-        }
-      } else entries.push(relativeInside(workspace, path) ?? path);
+        if (inside === null) {
+          outside.push(target);
+          if (interest !== undefined) return done(true);
+        } else if ((await lstat(target).catch(() => null))?.isDirectory()) queue.push(target);
+        else if (note(inside)) return done(true);
+      } else if (note(relativeInside(workspace, path) ?? path)) return done(true);
     }
   }
-  return { kind: "walked", entries, outside, complete };
+  return done(true);
 }
