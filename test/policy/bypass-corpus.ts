@@ -220,6 +220,10 @@ export const BYPASS_ALLOW_CORPUS: readonly CorpusCase[] = [
     "cd -- .github && echo x > y", "cd -P .github; echo x > y", "(cd .github; echo x > y)", "echo $(cd .github && cat ci.yml)",
     "git show HEAD:.env", "git cat-file -p :.env", "git commit -F .env", "git commit --fil=.env", "perl -pi -e s/a/b/ .github/x",
     "cat /dev/fd/3 3< .env", "git worktree add .github/x", "git clone u .github", "git config --file .github/x a.b c",
+    "xargs -a .env echo", "xargs --arg-file=.env echo", "parallel echo :::: .env", "parallel -a .env echo", "find . -files0-from .env",
+    "jq -n --rawfile x .env .", "jq --slurpfile x .env -n .", "grep -f .env x", "sort --files0-from=.env", "wc --files0-from=.env",
+    "tar -T .env -cf x.tar", "rsync --files-from=.env . h:", "curl -K .env", "wget -i .env", "diff --from-file=.env x", "sed -f .env x",
+    "awk -f .env x", "< .env cat", "cat <.e*", "cat < $(echo .env)", "while IFS= read -r l; do echo $l; done < .env",
   ])),
   ...group("commands that touch neither stay allowed", [
     ["cat README.md", A], ["cp a b", A], ["rm -rf build", D], ["tar czf out.tgz src", D], ["zip out.zip src/a.ts", A], ["sed -i s/a/b/ src/a.ts", A], ["grep x src/a.ts", A],

@@ -307,6 +307,7 @@ function findFiles(argv: readonly ShellWord[]): CommandFiles {
   const uses: FileUse[] = starts.map((w) => use(w, deletes ? "write" : "read", execs || follow ? "follow" : deletes ? "content" : "names"));
   expression.forEach((w, k) => {
     if (/^-(fprint|fprint0|fprintf|fls)$/.test(w) && argv[i + k + 1] !== undefined) uses.push(use(argv[i + k + 1]!, "write"));
+    if (w === "-files0-from" && argv[i + k + 1] !== undefined) uses.push(use(argv[i + k + 1]!, "read"));
   });
   return { uses, unjudgeable: null, mustName: [], directories: [] };
 }
@@ -368,6 +369,8 @@ export function commandFiles(argv: readonly ShellWord[]): CommandFiles {
   if (spec === undefined) return { uses: [], unjudgeable: null, mustName: [], directories: [] };
   const files = filesBySpec(argv, spec);
   if (name === "curl") files.uses.push(...curlDataFiles(parseOptions(argv, spec.options, 1, false)));
+  // `jq --rawfile NAME FILE`, `--slurpfile NAME FILE`: the word after the name is a file.
+  if (name === "jq") argv.forEach((w, i) => { if (/^--(rawfile|slurpfile)$/.test(w.value) && argv[i + 2] !== undefined) files.uses.push(use(argv[i + 2]!, "read")); });
   return files;
 }
 

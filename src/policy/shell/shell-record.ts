@@ -56,7 +56,7 @@ export function recordCommand(state: AnalysisState, source: CommandSource, cwd: 
   }
   const index = state.result.commands.push(command) - 1;
   const program = readProgram(command);
-  recordFiles(state, command, index, program, unwrapped.writes);
+  recordFiles(state, command, index, program, unwrapped);
   const builtin = builtinEffects(command.argv);
   if (builtin.unjudgeable !== null) command.unjudgeable ??= builtin.unjudgeable;
   command.mustName.push(...builtin.mustName);
@@ -107,7 +107,7 @@ function readProgram(command: SimpleCommand): Program {
   return { argv: view.normalized ?? argv, paths: view.paths };
 }
 
-function recordFiles(state: AnalysisState, command: SimpleCommand, owner: number, program: Program, wrapperWrites: ShellWord[]): void {
+function recordFiles(state: AnalysisState, command: SimpleCommand, owner: number, program: Program, wrapped: { writes: ShellWord[]; reads: ShellWord[] }): void {
   const files = commandFiles(program.argv);
   if (files.unjudgeable !== null && command.unjudgeable === null) {
     command.unjudgeable = files.unjudgeable;
@@ -118,8 +118,11 @@ function recordFiles(state: AnalysisState, command: SimpleCommand, owner: number
   for (const use of files.uses) {
     state.result.files.push({ access: use.access, target: use.word, text, owner, via: "operand", tree: use.tree, cwd });
   }
-  for (const word of wrapperWrites) {
+  for (const word of wrapped.writes) {
     state.result.files.push({ access: "write", target: word, text, owner, via: "operand", tree: null, cwd: command.cwd });
+  }
+  for (const word of wrapped.reads) {
+    state.result.files.push({ access: "read", target: word, text, owner, via: "operand", tree: null, cwd: command.cwd });
   }
   for (const path of program.paths) {
     state.result.files.push({ access: "read", target: path, text, owner, via: "operand", tree: "content", cwd: command.cwd });

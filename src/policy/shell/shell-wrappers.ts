@@ -39,6 +39,8 @@ export interface UnwrapResult {
   directories: ShellWord[];
   /** Files wrappers write themselves (`strace -o F`, `script F`). */
   writes: ShellWord[];
+  /** Files wrappers read themselves (`xargs -a F`, `parallel :::: F`). */
+  reads: ShellWord[];
 }
 
 /** The basename of a literal command word (`/bin/rm` is `rm`), or null for a dynamic one. */
@@ -189,12 +191,13 @@ function readXargs(words: ShellWord[], name: string): WrapperStep {
   if (parsed.problem) return { next: null, blocker: cannot(name, parsed.problem) };
   const rest = words.slice(parsed.next);
   const command = rest.length > 0 ? rest : [literalWord("echo")];
+  const reads = optionValues(parsed, "a", "arg-file").map((o) => o.valueWord ?? literalWord(o.value));
   const replaceOption = optionValues(parsed, "I", "replace", "i").at(-1);
   const replace = replaceOption === undefined ? undefined : replaceOption.value === "" && replaceOption.name === "i" ? "{}" : replaceOption.value;
   if (replace !== undefined && replace !== "") {
-    return { next: command.map((w, i) => (i > 0 && w.value.includes(replace) ? runtimeWord(w.raw) : w)) };
+    return { next: command.map((w, i) => (i > 0 && w.value.includes(replace) ? runtimeWord(w.raw) : w)), reads };
   }
-  return { next: [...command, runtimeWord("<xargs input>")] };
+  return { next: [...command, runtimeWord("<xargs input>")], reads };
 }
 
 const SHELL_INPUT = /^\/dev\/(stdin|fd\/\d+|tty)$|^\/proc\/[^/]+\/fd\/\d+$/;
@@ -275,6 +278,7 @@ export function isWrapper(name: string): boolean {
 export function unwrapCommand(argv: ShellWord[]): UnwrapResult {
   const result: UnwrapResult = {
     argv, env: [], layers: [argv], guarded: [], nested: [], scripts: [], blocker: null, unjudgeable: null, directories: [], writes: [],
+    reads: [],
   };
   let current = argv;
   for (let step = 0; step < 16; step++) {
@@ -292,6 +296,7 @@ export function unwrapCommand(argv: ShellWord[]): UnwrapResult {
     if (next.env) result.env.push(...next.env);
     if (next.directory) result.directories.push(next.directory);
     if (next.writes) result.writes.push(...next.writes);
+    if (next.reads) result.reads.push(...next.reads);
     if (next.unjudgeable) result.unjudgeable = next.unjudgeable;
     if (next.blocker) {
       result.blocker = next.blocker;

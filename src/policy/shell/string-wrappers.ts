@@ -105,6 +105,9 @@ export function readParallel(words: ShellWord[], name: string): WrapperStep {
   const filled = command.map((w) => w.value.replace(/\{[^{}\s]*\}/g, '"$__rhema_runtime"'));
   const placeholder = filled.some((text, i) => text !== command[i]!.value);
   const text = filled.join(" ") + (placeholder ? "" : ' "$__rhema_runtime"');
-  return { next: [], script: text };
+  // `:::: FILE` and `-a FILE` take the arguments from files.
+  const files = rest.slice(end < 0 ? rest.length : end).filter((_w, i, all) => i > 0 && /^::::\+?$/.test(all[i - 1]?.value ?? ""));
+  const reads = [...optionValues(parsed, "a", "arg-file").map((o) => o.valueWord ?? literalWord(o.value)), ...files];
+  return { next: [], script: text, reads };
 }
 

@@ -17,6 +17,8 @@ export interface WrapperStep {
   unjudgeable?: string;
   directory?: ShellWord;
   writes?: ShellWord[];
+  /** Files the wrapper reads itself (`xargs -a F`). */
+  reads?: ShellWord[];
 }
 
 export type WrapperReader = (words: ShellWord[], name: string) => WrapperStep;
