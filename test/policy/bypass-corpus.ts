@@ -115,6 +115,9 @@ export const BYPASS_DENY_CORPUS: readonly CorpusCase[] = [
   ...group("searches that name their files stay allowed", [
     ["grep -n foo src/a.ts", A], ["grep foo README.md", A], ["grep -e '.env' src/a.ts", A], ["grep '.env' README.md", A],
     ["grep -c x src/a.ts test/b.ts", A], ["find src -name '*.ts'", A], ["find . -name '*.ts'", A], ["find src -type f", A],
+    ["for f in src/*.ts; do wc -l $f; done", A], ['for f in src/*.ts test/*.ts; do cat "$f"; done', A], ["for f in a b; do head $f; done", A],
+    ["for f in a .env; do cat $f; done", D, PATHS], ["for f in src/a.ts ../x; do cat $f; done", D, BOUNDARY],
+    ["for f in a b; do cat $f; done; f=.env; cat $f", D], ["for f in $(ls -a); do cat $f; done", D, PATHS],
   ]),
   ...group("an operand that leaves the workspace is refused, rules without paths included", OUTSIDE_READS.map((c): Row => [c, D])),
   ...group("an operand that stays in the workspace is fine", [

@@ -7,7 +7,9 @@
  */
 import { couldHoldMatch, expandBraces, globsOverlap } from "../file/glob-overlap.js";
 import type { CwdSet } from "../shell/shell-cwd.js";
-import { type PathOutcome, type ShellFacts, globFolder, globKey, hasWildcard, locatedText, pathOutcomes } from "../shell/shell-paths.js";
+import {
+  type PathOutcome, type ShellFacts, globFolder, globKey, hasWildcard, locatedText, loopChoices, pathOutcomes,
+} from "../shell/shell-paths.js";
 import { ALWAYS_TAINTED } from "../shell/shell-programs.js";
 import { FIND_MATCH, type ShellWord } from "../shell/shell-words.js";
 
@@ -15,7 +17,9 @@ export type OperandShape =
   | { kind: "path"; outcomes: readonly PathOutcome[] }
   | { kind: "glob"; alternatives: GlobAlternative[] }
   | { kind: "anything"; why: string }
-  | { kind: "opaque" };
+  | { kind: "opaque" }
+  /** One of several: a `for` loop's variable is one of its words. */
+  | { kind: "oneOf"; shapes: OperandShape[] };
 
 /** One brace alternative of a glob word: the folder it expands in, the rest of the glob, and what it matched on disk. */
 interface GlobAlternative {
@@ -32,6 +36,8 @@ export function operandShape(facts: ShellFacts, word: ShellWord, cwd: CwdSet): O
   if (word.kind === "literal") return { kind: "path", outcomes: pathOutcomes(facts, word.value, cwd) };
   const located = locatedText(word);
   if (located !== null) return { kind: "path", outcomes: pathOutcomes(facts, located, cwd) };
+  const choices = loopChoices(facts.analysis, word);
+  if (choices !== null) return { kind: "oneOf", shapes: choices.map((choice) => operandShape(facts, choice, cwd)) };
   if (word.kind === "glob") {
     const alternatives = (expandBraces(word.value) ?? [word.value]).map((alt): GlobAlternative => {
       if (!hasWildcard(alt)) return { folder: [], rest: "", matches: pathOutcomes(facts, alt, cwd), exact: true };
@@ -72,6 +78,8 @@ export function shapeMatch(shape: OperandShape, match: (path: string) => boolean
       return shape.why;
     case "opaque":
       return null;
+    case "oneOf":
+      return shape.shapes.map((s) => shapeMatch(s, match, globs)).find((hit) => hit !== null) ?? null;
   }
 }
 
@@ -96,5 +104,7 @@ export function shapeOutside(shape: OperandShape): string | null {
       return shape.why;
     case "opaque":
       return null;
+    case "oneOf":
+      return shape.shapes.map(shapeOutside).find((out) => out !== null) ?? null;
   }
 }

@@ -12,7 +12,7 @@ import { argumentPathTexts, pathKey, pathOutcomes } from "../shell/shell-paths.j
 import { filesArePrecise } from "../shell/file-command-table.js";
 import { INERT_COMMANDS } from "../shell/shell-programs.js";
 import { commandName } from "../shell/shell-wrappers.js";
-import { operandShape, shapeOutside } from "./operand-shape.js";
+import { type OperandShape, operandShape, shapeOutside } from "./operand-shape.js";
 import { type ShellContext, shown } from "./shell-context.js";
 
 const deny = (rule: string, reason: string): PolicyDecision => ({ decision: "deny", rule, reason });
@@ -40,20 +40,8 @@ export function boundaryProblem(ctx: ShellContext): PolicyDecision | null {
 }
 
 function fileProblem(ctx: ShellContext, file: ShellFileAccess): PolicyDecision | null {
-  const verb = file.access === "write" ? "writes" : "reads";
-  const shape = operandShape(ctx.facts, file.target, file.cwd);
-  if (shape.kind === "path") {
-    for (const outcome of shape.outcomes) {
-      if (outcome.kind === "network") return deny(WORKSPACE_BOUNDARY, `\`${shown(file.text)}\` opens a network connection (\`${outcome.path}\`)`);
-      if (outcome.kind === "outside") return deny(WORKSPACE_BOUNDARY, `\`${shown(file.text)}\` ${verb} \`${outcome.path}\`, which is outside the workspace`);
-      if (outcome.kind === "unknown") return deny(SHELL_ANALYSIS, `\`${shown(file.text)}\` ${verb} a relative path after a \`cd\` whose target is only known at run time`);
-    }
-  } else if (shape.kind === "glob") {
-    const out = shapeOutside(shape);
-    if (out !== null) return deny(WORKSPACE_BOUNDARY, `\`${shown(file.text)}\` ${verb} \`${file.target.raw}\`, which can expand to \`${out}\`, outside the workspace`);
-  } else if (shape.kind === "anything" && file.access === "read" && !spelledByAllowRule(ctx, file)) {
-    return deny(SHELL_ANALYSIS, `\`${shown(file.text)}\` reads a path only known at run time (${shape.why}), which could lie outside the workspace; an allow rule must spell it (e.g. "${shown(file.text)}")`);
-  }
+  const problem = shapeProblem(ctx, file, operandShape(ctx.facts, file.target, file.cwd));
+  if (problem !== null) return problem;
   if (file.tree !== null && file.target.kind === "literal") {
     const tree = ctx.facts.trees.get(pathKey(file.target.value, file.cwd));
     if (tree?.kind === "walked" && tree.outside.length > 0) {
@@ -61,6 +49,30 @@ function fileProblem(ctx: ShellContext, file: ShellFileAccess): PolicyDecision |
     }
   }
   return null;
+}
+
+function shapeProblem(ctx: ShellContext, file: ShellFileAccess, shape: OperandShape): PolicyDecision | null {
+  const verb = file.access === "write" ? "writes" : "reads";
+  switch (shape.kind) {
+    case "path":
+      for (const outcome of shape.outcomes) {
+        if (outcome.kind === "network") return deny(WORKSPACE_BOUNDARY, `\`${shown(file.text)}\` opens a network connection (\`${outcome.path}\`)`);
+        if (outcome.kind === "outside") return deny(WORKSPACE_BOUNDARY, `\`${shown(file.text)}\` ${verb} \`${outcome.path}\`, which is outside the workspace`);
+        if (outcome.kind === "unknown") return deny(SHELL_ANALYSIS, `\`${shown(file.text)}\` ${verb} a relative path after a \`cd\` whose target is only known at run time`);
+      }
+      return null;
+    case "glob": {
+      const out = shapeOutside(shape);
+      return out === null ? null : deny(WORKSPACE_BOUNDARY, `\`${shown(file.text)}\` ${verb} \`${file.target.raw}\`, which can expand to \`${out}\`, outside the workspace`);
+    }
+    case "anything":
+      if (file.access === "write" || spelledByAllowRule(ctx, file)) return null;
+      return deny(SHELL_ANALYSIS, `\`${shown(file.text)}\` reads a path only known at run time (${shape.why}), which could lie outside the workspace; an allow rule must spell it (e.g. "${shown(file.text)}")`);
+    case "opaque":
+      return null;
+    case "oneOf":
+      return shape.shapes.map((s) => shapeProblem(ctx, file, s)).find((p) => p !== null) ?? null;
+  }
 }
 
 /** A dynamic operand an allow pattern writes out (`cat $(git ls-files)`), the way dynamic redirections are allowed. */

@@ -36,10 +36,19 @@ export interface AnalysisState {
   nesting: number;
   scriptDepth: number;
   tainted: Set<string>;
+  /** Words `for` loops give each variable, and the variables the line also sets some other way. */
+  loopWords: Map<string, ShellWord[]>;
+  otherwiseSet: Set<string>;
   pending: PendingCheck[];
   widen: WidenRange[];
   /** Walks a nested script (`bash -c`, `eval`, a trap action) into `state` from `cwd`; returns where it leaves the shell. */
   walkScript(source: string, state: AnalysisState, cwd: CwdSet): CwdFlow;
+}
+
+/** The line sets `name` from text it chose, other than by a `for` loop's words. */
+export function taint(state: AnalysisState, name: string): void {
+  state.tainted.add(name);
+  state.otherwiseSet.add(name);
 }
 
 /** Marks the start of a stretch of commands and files, for `widen`. */

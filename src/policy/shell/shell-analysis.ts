@@ -22,14 +22,15 @@ export type { ShellAnalysis, ShellAssignment, ShellConstruct, ShellFileAccess, S
 
 /** Parses and analyses one command line. Synchronous: the parser must already be loaded. */
 export function analyzeShell(source: string, parser: BashParser): ShellAnalysis {
-  const result: ShellAnalysis = { source, syntaxError: null, commands: [], files: [], constructs: [], blockers: [], tainted: [] };
+  const result: ShellAnalysis = { source, syntaxError: null, commands: [], files: [], constructs: [], blockers: [], tainted: [], loopChoices: [] };
   const state: AnalysisState = {
-    parser, result, nesting: 0, scriptDepth: 0, tainted: new Set(), pending: [], widen: [], walkScript,
+    parser, result, nesting: 0, scriptDepth: 0, tainted: new Set(), loopWords: new Map(), otherwiseSet: new Set(), pending: [], widen: [], walkScript,
   };
   walkScript(source, state, WORKSPACE_ROOT);
   finishChecks(state);
   widenDirectories(state);
   result.tainted = [...state.tainted].sort();
+  result.loopChoices = [...state.loopWords].filter(([name]) => !state.otherwiseSet.has(name)).map(([name, words]) => ({ name, words }));
   return result;
 }
 

@@ -80,4 +80,9 @@ export interface ShellAnalysis {
    * as an operand such a variable could name any path.
    */
   tainted: string[];
+  /**
+   * Variables only ever set by `for NAME in WORDS` loops, with those words: `$NAME` is one of
+   * them (`for f in src/*.ts; do cat "$f"; done` reads what `src/*.ts` names).
+   */
+  loopChoices: Array<{ name: string; words: ShellWord[] }>;
 }

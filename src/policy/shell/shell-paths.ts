@@ -67,6 +67,13 @@ export function argumentPathTexts(argv: readonly ShellWord[]): string[] {
   return texts.filter((t) => t !== "");
 }
 
+/** The words `$NAME` may be, when NAME is only ever set by `for` loops; null for any other word. */
+export function loopChoices(analysis: ShellAnalysis, word: ShellWord): ShellWord[] | null {
+  if (word.kind !== "expansion") return null;
+  const match = /^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$/.exec(word.value);
+  return match === null ? null : (analysis.loopChoices.find((c) => c.name === match[1])?.words ?? null);
+}
+
 const LOCATED = /^\$(\{(PWD|HOME)\}|PWD|HOME)(\/[^$`]*)?$/;
 
 /**
@@ -116,11 +123,15 @@ interface PathText {
 /** The literal texts worth resolving, each with the directories it is relative to. */
 function pathTexts(analysis: ShellAnalysis): PathText[] {
   const texts: PathText[] = [];
+  const add = (word: ShellWord, cwd: CwdSet): void => {
+    const located = locatedText(word);
+    if (located !== null) texts.push({ text: located, cwd });
+    if (word.kind === "literal") texts.push({ text: word.value, cwd });
+    if (word.kind === "glob") for (const text of globFolders(word.value)) texts.push({ text, cwd });
+  };
   for (const file of analysis.files) {
-    const located = locatedText(file.target);
-    if (located !== null) texts.push({ text: located, cwd: file.cwd });
-    if (file.target.kind === "literal") texts.push({ text: file.target.value, cwd: file.cwd });
-    if (file.target.kind === "glob") for (const text of globFolders(file.target.value)) texts.push({ text, cwd: file.cwd });
+    add(file.target, file.cwd);
+    for (const choice of loopChoices(analysis, file.target) ?? []) add(choice, file.cwd);
   }
   for (const command of analysis.commands) {
     texts.push({ text: ".", cwd: command.cwd });
@@ -201,7 +212,7 @@ const MAX_TREE_ENTRIES = 20_000;
  */
 async function expandGlobs(analysis: ShellAnalysis, workspace: string, real: Realpath, paths: Map<string, PathOutcome[]>): Promise<void> {
   const words = [
-    ...analysis.files.map((f) => ({ word: f.target, cwd: f.cwd })),
+    ...analysis.files.flatMap((f) => [f.target, ...(loopChoices(analysis, f.target) ?? [])].map((word) => ({ word, cwd: f.cwd }))),
     ...analysis.commands.flatMap((c) => c.argv.slice(1).map((word) => ({ word, cwd: c.cwd }))),
   ];
   for (const { word, cwd } of words) {

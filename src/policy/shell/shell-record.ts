@@ -7,7 +7,7 @@
  * command line among its arguments (`fakeroot rm x`, `runner 'git push'`): a program that runs
  * its arguments is how a deny rule is slipped.
  */
-import { type AnalysisState, mark, widenSince } from "./analysis-state.js";
+import { type AnalysisState, mark, taint, widenSince } from "./analysis-state.js";
 import { commandFiles, isFileCommand } from "./file-command-table.js";
 import { gitProgramName, readGit } from "./git-command.js";
 import { builtinEffects } from "./shell-builtins.js";
@@ -60,7 +60,7 @@ export function recordCommand(state: AnalysisState, source: CommandSource, cwd: 
   const builtin = builtinEffects(command.argv);
   if (builtin.unjudgeable !== null) command.unjudgeable ??= builtin.unjudgeable;
   command.mustName.push(...builtin.mustName);
-  for (const name of builtin.taints) state.tainted.add(name);
+  for (const name of builtin.taints) taint(state, name);
   if (builtin.nameWords.length > 0 || builtin.arithmeticTexts.length > 0) {
     state.pending.push({ names: [], texts: builtin.arithmeticTexts, nameWords: builtin.nameWords, owner: index, where: `\`${source.text.slice(0, 60)}\`` });
   }
@@ -181,8 +181,8 @@ function addHiddenLayers(state: AnalysisState, command: SimpleCommand): void {
 function hiddenCommands(state: AnalysisState, text: string, cwd: CwdSet): ShellWord[][] {
   const scratch: AnalysisState = {
     ...state,
-    result: { source: text, syntaxError: null, commands: [], files: [], constructs: [], blockers: [], tainted: [] },
-    tainted: new Set(), pending: [], widen: [], scriptDepth: state.scriptDepth + 1,
+    result: { source: text, syntaxError: null, commands: [], files: [], constructs: [], blockers: [], tainted: [], loopChoices: [] },
+    tainted: new Set(), loopWords: new Map(), otherwiseSet: new Set(), pending: [], widen: [], scriptDepth: state.scriptDepth + 1,
   };
   state.walkScript(text, scratch, cwd);
   if (scratch.result.syntaxError !== null) return [];

@@ -6,7 +6,7 @@
  * model becomes a blocker, which denies: it never drops a command.
  */
 import type { Node } from "web-tree-sitter";
-import { type AnalysisState, mark, widenSince } from "./analysis-state.js";
+import { type AnalysisState, mark, taint, widenSince } from "./analysis-state.js";
 import { findSyntaxError, repairs } from "./grammar-repairs.js";
 import { bodyAsDoubleQuoted } from "./heredoc-body.js";
 import { joinContinuedLines } from "./line-continuations.js";
@@ -205,7 +205,12 @@ function taintLoopVariable(node: Node, state: AnalysisState): void {
   if (variable === undefined) return;
   const values = node.childrenForFieldName("value").filter((v): v is Node => v !== null);
   const numeric = values.length > 0 && values.every((v) => /^-?\d+$|^\{-?\d+\.\.-?\d+(\.\.-?\d+)?\}$/.test(v.text));
-  if (!numeric || node.child(0)?.type === "select") state.tainted.add(variable);
+  // `select` reads its choice from the input; `for x; do` walks the positional parameters.
+  if (node.child(0)?.type === "select" || values.length === 0) taint(state, variable);
+  else if (!numeric) {
+    state.tainted.add(variable);
+    state.loopWords.set(variable, [...(state.loopWords.get(variable) ?? []), ...values.map(readWord)]);
+  }
 }
 
 /** A function's body runs wherever it is called: its directories are widened to the whole line's. */
@@ -235,7 +240,7 @@ export function scanWord(node: Node, state: AnalysisState, cwd: CwdSet): void {
   }
   for (const reads of arithmeticIn(node)) pendArithmetic(state, reads.names, reads.texts, reads.text);
   const effects = expansionEffects(node);
-  for (const name of effects.assigns) state.tainted.add(name);
+  for (const name of effects.assigns) taint(state, name);
   if (effects.indirect.length > 0) pendArithmetic(state, effects.indirect, [], node.text);
   if (effects.problem !== null) state.result.blockers.push(effects.problem);
   if (node.type === "unary_expression" && /^-[vR]$/.test(node.child(0)?.text ?? "")) nameTest(node, state);
@@ -390,7 +395,7 @@ function readKeywordCommand(node: Node, state: AnalysisState, cwd: CwdSet): CwdF
 function readBareAssignments(node: Node, state: AnalysisState, cwd: CwdSet): CwdFlow {
   const nodes = node.type === "variable_assignment" ? [node] : node.namedChildren.filter((c): c is Node => c !== null);
   const env = nodes.map(readAssignment);
-  for (const assignment of env) state.tainted.add(assignment.name.replace(/\[.*$/, ""));
+  for (const assignment of env) taint(state, assignment.name.replace(/\[.*$/, ""));
   const recorded = recordCommand(state, { text: node.text, env, argv: [] }, cwd);
   scanWord(node, state, cwd);
   return recorded.flow;
