@@ -127,6 +127,7 @@ export const BYPASS_DENY_CORPUS: readonly CorpusCase[] = [
   ...group("wrongly denied before: escapes, allowed substitutions, writes after cd", [
     ['echo "\\$(date)"', A], ["echo \\$\\(date\\)", A], ["echo 'price: $(5)'", A], ['echo "cost \\$5 and \\`x\\`"', A],
     ['echo "$(git status)"', A], ["echo $(git status)", A], ['echo "$(git rev-parse HEAD) $(git status)"', A], ["cat <(git status) <(ls)", A],
+    ["echo `echo \\$HOME`", A], ['echo "`echo \\$HOME`"', A], ["echo `echo \\`rm x\\``", D, DELETE], ["echo `echo \\`git push\\``", D, PUSH],
     ['echo "$(git status; rm x)"', D, DELETE], ['echo "$(curl x)"', D, DEFAULT], ["echo $(echo $(git status))", A],
     ["cd test && echo x > a.test.js", A], ["cd src && echo x >> b.ts", A], ["cd src/sub && echo x > c.ts", A], ["cd test && ls > out.txt", A],
     ["cd test && cd unit && echo x > a.js", A], ["(cd src && echo x > a.ts)", A], ["cd src && echo x > a.ts && cd .. && echo y > src/b.ts", A],

@@ -230,11 +230,23 @@ function readFunction(node: Node, state: AnalysisState, cwd: CwdSet): CwdFlow {
 /** Every substitution, arithmetic context and side-effecting expansion under a word-like node. */
 export function scanWord(node: Node, state: AnalysisState, cwd: CwdSet): void {
   if (node.type === "command_substitution" || node.type === "process_substitution") {
-    // Inside backquotes bash removes backslashes before parsing (`\$(x)` runs x); the grammar does not.
-    if (node.text.startsWith("`") && node.text.includes("\\")) {
-      state.result.blockers.push(`a backslash inside backquotes (\`${node.text.slice(0, 60)}\`) is read differently by bash; use $(…)`);
-    }
     state.result.constructs.push({ kind: node.type, text: node.text });
+    // Inside backquotes bash drops the backslash before `$`, a backquote and `\\`, then parses
+    // (`\$(x)` runs x); the grammar does not, so the text bash parses is walked instead.
+    if (node.text.startsWith("`") && node.text.includes("\\")) {
+      const inner = node.text.slice(1, -1).replace(/\\([$`\\])/g, "$1");
+      if (inner.includes('\\"') || state.scriptDepth >= 4) {
+        state.result.blockers.push(`a backslash inside backquotes (\`${node.text.slice(0, 60)}\`) is read differently by bash; use $(…)`);
+      } else {
+        state.scriptDepth++;
+        try {
+          walkScript(inner, state, cwd);
+        } finally {
+          state.scriptDepth--;
+        }
+      }
+      return;
+    }
     walkSequence(node, state, cwd);
     return;
   }
