@@ -3,7 +3,8 @@
  * construct the analysis models and the bypasses reported against other agents (Claude Code's
  * `git log …; other` and `cd x && python3 y` allows; `git fetch && git clean -fd`, `xargs rm`,
  * `find -exec rm`, brace groups, process substitution and `echo >>` around deny rules).
- * Shared by test/policy/decide.test.ts and bench/policy/decide.ts.
+ * Shared by test/policy/decide.test.ts and bench/policy/decide.ts; the disguises of issue 10,
+ * class by class, are in test/policy/bypass-corpus.ts.
  */
 
 /** The fixed policy the corpus is judged under. Rule numbers are referred to below. */
