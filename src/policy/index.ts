@@ -10,6 +10,7 @@ export {
   type LoadedPolicy, type PolicyIssue, type PolicyWarning,
 } from "./file/policy-file.js";
 export type { Policy, PolicyRule, RuleEffect } from "./file/policy-model.js";
+export { DENY_LIST_LIMIT, permissiveWarnings } from "./file/permissive-warnings.js";
 export { policyFileSchema, policyJsonSchema, type PolicyFileContent } from "./file/policy-schema.js";
 export { PRESET_NAMES, isPresetName, presetPolicy, presetText, type PresetName } from "./file/presets.js";
 export { analyzeShell, type ShellAnalysis, type SimpleCommand } from "./shell/shell-analysis.js";

@@ -3,7 +3,8 @@
  * construct the analysis models and the bypasses reported against other agents (Claude Code's
  * `git log …; other` and `cd x && python3 y` allows; `git fetch && git clean -fd`, `xargs rm`,
  * `find -exec rm`, brace groups, process substitution and `echo >>` around deny rules).
- * Shared by test/policy/decide.test.ts and bench/policy/decide.ts.
+ * Shared by test/policy/decide.test.ts and bench/policy/decide.ts; the disguises of issue 10,
+ * class by class, are in test/policy/bypass-corpus.ts.
  */
 
 /** The fixed policy the corpus is judged under. Rule numbers are referred to below. */
@@ -78,7 +79,7 @@ export const SHELL_CORPUS: readonly CorpusCase[] = [
     ["npm test", A], ["npm run build", A], ["npm run lint -- --fix", A], ["npm run lint", A], ["git status", A],
     ["git diff", A], ["git diff HEAD~1 -- src", A], ["git log --oneline -5", A], ["git fetch origin", A],
     ["git rev-parse HEAD", A], ["ls", A], ["ls -la src", A], ["cat src/a.ts", A], ["echo hello", A],
-    ["grep -rn foo src", A], ["head -n 5 README.md", A], ["wc -l src/a.ts", A], ["sort names.txt", A], ["true", A],
+    ["grep -n foo src/a.ts", A], ["head -n 5 README.md", A], ["wc -l src/a.ts", A], ["sort names.txt", A], ["true", A],
     ["find src -name '*.ts'", A], ["cd src", A], ["git log -- push.ts", A], ["echo rm -rf /", A],
     ["grep 'git push' README.md", A], ["echo git push origin", A], ["cat rm", A], ["git log --grep=push", A],
   ]),
@@ -113,7 +114,7 @@ export const SHELL_CORPUS: readonly CorpusCase[] = [
     ["$'rm' x", D, DELETE], ["$'\\162m' x", D, DELETE], ['"rm" -rf /', D, DELETE], ["\\rm x", D, DELETE],
     ["r''m x", D, DELETE], ['g"it" push', D, PUSH], ['git "push"', D, PUSH], ["git 'push' origin", D, PUSH],
     ["git pu\\sh", D, PUSH], ['"git" push', D, PUSH], ["echo a\\;rm", A], ['echo "a; rm x"', A],
-    ["echo 'a && rm x'", A], ["ls \\\n  -la", A], ["ls # ; rm x", A], ['echo "$(echo hi)"', D, SHELL],
+    ["echo 'a && rm x'", A], ["ls \\\n  -la", A], ["ls # ; rm x", A], ['echo "$(echo hi)"', A],
   ]),
   ...group("command names by basename", [
     ["/bin/rm x", D, DELETE], ["/usr/bin/git push", D, PUSH], ["./rm x", D, DELETE], ["../bin/rm x", D, DELETE],
@@ -132,10 +133,10 @@ export const SHELL_CORPUS: readonly CorpusCase[] = [
     ["find . -ok rm {} \\;", D, DELETE], ["stdbuf -oL rm x", D, DELETE], ["setsid rm x", D, DELETE],
     ["env git push", D, PUSH], ["nohup git push &", D, PUSH], ["timeout 5 git push", D, PUSH], ["xargs git push", D, PUSH],
     ["sudo env timeout 5 nice rm x", D, DELETE], ["env npm test", A], ["timeout 60 npm test", A], ["nice npm test", A],
-    ["time npm test", A], ["command ls", A], ["exec ls", A], ["ls | xargs cat", A], ["ls | xargs grep foo", A],
-    ["find src -exec cat {} \\;", A], ["find . -exec sh -c 'rm x' \\;", D, DELETE], ["xargs sh -c 'rm x'", D, DELETE],
+    ["time npm test", A], ["command ls", A], ["exec ls", A], ["ls | xargs cat", D, PATHS], ["ls | xargs grep foo", D, PATHS],
+    ["find src -exec cat {} \\;", D, PATHS], ["find . -exec sh -c 'rm x' \\;", D, DELETE], ["xargs sh -c 'rm x'", D, DELETE],
     ["xargs -I % sh -c 'cat %'", D, SHELL], ["sudo apt-get install jq", A], ["sudo -u root apt-get install jq", D, DEFAULT],
-    ["sudo ls", D, DEFAULT], ["sudo -s", D, SHELL], ["doas ls", D, DEFAULT], ["env -S 'rm x'", D, SHELL],
+    ["sudo ls", D, DEFAULT], ["sudo -s", D, DEFAULT], ["doas ls", D, DEFAULT], ["env -S 'rm x'", D, DELETE],
     ["xargs --foo rm", D, SHELL], ["timeout --bogus 5 ls", D, SHELL], ["env $X ls", D, SHELL],
     ["timeout $T rm x", D, SHELL], ["find . -exec rm", D, SHELL], ["ls | xargs", A],
   ]),
@@ -151,20 +152,20 @@ export const SHELL_CORPUS: readonly CorpusCase[] = [
     ["dash -c 'git push'", D, PUSH], ["bash --norc -c 'rm x'", D, DELETE], ["bash -e -x -c 'rm -f x'", D, DELETE],
   ]),
   ...group("command and process substitution", [
-    ["echo $(rm x)", D, DELETE], ["echo `rm x`", D, DELETE], ['echo "$(rm x)"', D, DELETE], ["echo $(date)", D, SHELL],
+    ["echo $(rm x)", D, DELETE], ["echo `rm x`", D, DELETE], ['echo "$(rm x)"', D, DELETE], ["echo $(date)", D, DEFAULT],
     ["echo $(git rev-parse HEAD)", A], ['echo "$(git rev-parse HEAD)"', A], ["echo $(git rev-parse HEAD; rm x)", D, DELETE],
-    ["echo $(git rev-parse HEAD) > .github/x", D, PATHS], ["ls $(echo src)", D, SHELL], ["cat $(find . -name x)", D, SHELL],
-    ["x=$(rm y)", D, DELETE], ["x=$(ls)", D, SHELL], ["echo ${x:-$(rm y)}", D, DELETE], ["cat <(ls)", D, SHELL],
-    ["diff <(ls a) <(ls b)", D, SHELL], ["echo $((1 + 2))", A], ["echo $(( $(rm x) ))", D, DELETE],
-    ["for f in $(ls); do echo $f; done", D, SHELL], ["[[ $(rm x) ]]", D, DELETE], ["cat <<EOF\n$(rm x)\nEOF", D, DELETE],
-    ["cat <<EOF\n$(date)\nEOF", D, SHELL], ["cat <<'EOF'\n$(rm x)\nEOF", A], ['cat <<< "$(rm x)"', D, DELETE],
+    ["echo $(git rev-parse HEAD) > .github/x", D, PATHS], ["ls $(echo src)", D, PATHS], ["cat $(find . -name x)", D, PATHS],
+    ["x=$(rm y)", D, DELETE], ["x=$(ls)", D, SHELL], ["echo ${x:-$(rm y)}", D, DELETE], ["cat <(ls)", A],
+    ["diff <(ls a) <(ls b)", D, DEFAULT], ["cat <(ls a) <(ls b)", A], ["echo $((1 + 2))", A], ["echo $(( $(rm x) ))", D, SHELL],
+    ["for f in $(ls); do echo $f; done", A], ["[[ $(rm x) ]]", D, DELETE], ["cat <<EOF\n$(rm x)\nEOF", D, DELETE],
+    ["cat <<EOF\n$(date)\nEOF", D, DEFAULT], ["cat <<'EOF'\n$(rm x)\nEOF", A], ['cat <<< "$(rm x)"', D, DELETE],
     ["cat <<EOF | sh\nrm x\nEOF", D, SHELL], ["cat <<EOF > .github/x\nhi\nEOF", D, PATHS], ["cat <<EOF > src/x\nhi\nEOF", A],
     ["$(echo rm) x", D, SHELL], ["`echo rm` x", D, SHELL], ["echo $(echo $(rm x))", D, DELETE],
   ]),
   ...group("variables and environment", [
     ["$X", D, SHELL], ["$X y", D, SHELL], ["${X} y", D, SHELL], ['"$X" y', D, SHELL], ["a=rm; $a x", D, SHELL],
     ["echo $HOME", A], ['cat "$FILE"', A], ["git $SUB", D, PUSH], ["rm$IFS-rf x", D, SHELL], ["X=1", D, SHELL],
-    ["export PATH=/tmp:$PATH", D, DEFAULT], ["PATH=/tmp ls", D, SHELL], ["CI=1 npm test", A], ["CI=2 npm test", D, SHELL],
+    ["export PATH=/tmp:$PATH", D, SHELL], ["PATH=/tmp ls", D, SHELL], ["CI=1 npm test", A], ["CI=2 npm test", D, SHELL],
     ["NODE_ENV=production npm run build", A], ["NODE_ENV=x FOO=y npm run build", D, SHELL], ["LD_PRELOAD=x.so ls", D, SHELL],
     ["env CI=1 npm test", A], ["env LD_PRELOAD=x ls", D, SHELL], ["FOO=1 rm x", D, DELETE], ["IFS=x; ls", D, SHELL],
     ["unset PATH", D, DEFAULT], ["declare -x A=1", D, DEFAULT], ["local x=1", D, DEFAULT],
@@ -176,9 +177,9 @@ export const SHELL_CORPUS: readonly CorpusCase[] = [
     ["ls &>> src/log", A], ["ls >| src/log", A], ["echo x > $F", D, SHELL], ['echo x > "$OUT"', D, SHELL],
     ['echo a=1 >> "$GITHUB_OUTPUT"', A], ["echo a=1 >> $GITHUB_OUTPUT", D, SHELL], ["ls > src/../.github/x", D, PATHS],
     ["ls > src/../../x", D, BOUNDARY], ["ls > /work/ws/src/x", A], ["ls > /work/ws/lib/x", D, DEFAULT],
-    ["ls > /work/wsx/a", D, BOUNDARY], ["cd src && echo x > a.ts", D, DEFAULT], ["cd .. && echo x > a", D, BOUNDARY],
+    ["ls > /work/wsx/a", D, BOUNDARY], ["cd src && echo x > a.ts", A], ["cd src; echo x > a.ts", D, DEFAULT], ["cd .. && echo x > a", D, BOUNDARY],
     ["cd /tmp && echo x > a", D, BOUNDARY], ["cd $D && echo x > a", D, SHELL], ["cd - && ls > src/x", D, SHELL],
-    ["pushd src && echo x > y", D, DEFAULT], ["cd src && ls > /work/ws/src/x", A], ["cat < .env", D, PATHS],
+    ["pushd src && echo x > y", D, SHELL], ["cd src && ls > /work/ws/src/x", A], ["cat < .env", D, PATHS],
     ["cat < src/a.ts", A], ["cat src/.env", D, PATHS], ["grep -r x .github", D, PATHS], ["ls .github", D, PATHS],
     ["head .env.example", A], ["{ echo a; echo b; } > src/x", A], ["{ echo a; } > lib/x", D, DEFAULT],
     ["(echo a) > .github/x", D, PATHS], ["ls | tee src/x", A], ["ls | tee x", D, DEFAULT], ["ls | tee -a .github/x", D, PATHS],
@@ -188,7 +189,7 @@ export const SHELL_CORPUS: readonly CorpusCase[] = [
   ]),
   ...group("shell+paths rule (mkdir only under build/)", [
     ["mkdir build/out", A], ["mkdir -p build/a build/b", A], ["mkdir src", D, DEFAULT], ["mkdir build/a src/b", D, DEFAULT],
-    ["mkdir ../x", D, DEFAULT], ["mkdir $DIR", D, DEFAULT], ["mkdir", D, DEFAULT],
+    ["mkdir ../x", D, BOUNDARY], ["mkdir $DIR", D, DEFAULT], ["mkdir", D, DEFAULT],
     // The rule's paths cover mkdir's operands, not the shell's redirections: those need a write rule.
     ["mkdir build/a > build/log", D, DEFAULT], ["mkdir build/a > src/log", A],
   ]),
@@ -212,7 +213,7 @@ export const SHELL_CORPUS: readonly CorpusCase[] = [
     ["[r]m x", D, SHELL], ["git {push,status}", D, PUSH], ["echo {1..3}", A],
   ]),
   ...group("line continuations and keywords the grammar misreads", [
-    ["cat <<EOF\n$\\\n(rm x)\nEOF", D, DELETE], ["cat <<EOF\n$\\\n(date)\nEOF", D, SHELL],
+    ["cat <<EOF\n$\\\n(rm x)\nEOF", D, DELETE], ["cat <<EOF\n$\\\n(date)\nEOF", D, DEFAULT],
     ['echo "$\\\n(rm x)"', D, DELETE], ["e\\\ncho joined", A], ["r\\\nm x", D, DELETE],
     ["git pu\\\nsh", D, PUSH], ["cat <<'EOF'\n$\\\n(rm x)\nEOF", A], ["echo 'a\\\nb'", A],
     ["# c \\\nrm x", D, DELETE], ["ls \\\n-la", A], ["time { rm x; }", D, SHELL], ["time (rm x)", D, DELETE],
@@ -259,7 +260,7 @@ export const DENY_CORPUS: readonly CorpusCase[] = [
     ["echo 'rm x' | sh -s", D], ["bash <<< 'rm x'", D], ["sh < script.sh", D],
   ]),
   ...group("allowed under default allow", [
-    ["ls -la", A], ["npm test && npm run build", A], ["echo rm x", A], ["grep -r 'git push' .", A], ["echo x > notes.md", A],
+    ["ls -la", A], ["npm test && npm run build", A], ["echo rm x", A], ["grep -r 'git push' .", D], ["grep 'git push' README.md", A], ["echo x > notes.md", A],
     ["FOO=1 make", D], ["git status; git diff", A],
   ]),
 ];

@@ -12,19 +12,32 @@
  *   `allow: {tools: [write_file], paths: ["src/**"]}` allows a write only inside src/, and
  *   `deny: {paths: [".github/**"]}` (no tools) denies any tool touching .github/. A path outside
  *   the workspace is always denied (`workspace boundary`).
- * - **Shell calls**: the command is split into simple commands (see shell-analysis.ts). Each
- *   must be allowed — by a rule whose `shell` pattern matches it, or a rule that names the shell
- *   tool in `tools` — and none denied; deny patterns see every wrapper layer (`sudo`, `xargs`,
- *   `find -exec`, `bash -c '…'`). Redirections and `tee` files are writes, judged by the rules
- *   that govern `write_file` (a rule listing `write_file`, the shell tool, or no tools); deny
- *   rules with `paths` also see a command's arguments, so `cat .env` meets `deny: **\/.env`.
- *   In a rule with both `shell` and `paths`, every operand of the matched command must lie
- *   under the paths (a glob operand by the folder it expands in; no operand means the
- *   workspace root, "."); such a rule grants the files the command writes as operands (`tee`),
- *   never the shell's redirections. Constructs that cannot be judged statically — command and process
- *   substitution, a dynamic command name, an environment prefix, a dynamic redirection target,
- *   a relative write after an unknowable `cd` — are denied (`shell analysis`) unless an allow
- *   pattern names them, whatever the default.
+ * - **Shell calls**: the command is split into simple commands (see shell-analysis.ts), each
+ *   with the directories it may run in (`cd test && echo x > a.js` writes `test/a.js`). Each must
+ *   be allowed — by a rule whose `shell` pattern matches it, or a rule that names the shell tool
+ *   in `tools` — and none denied. Deny patterns see every layer: wrappers (`sudo`, `nice`,
+ *   `ionice`, `timeout`, `xargs`, `find -exec`, `bash -c '…'`, `su -c`, …), git without its
+ *   global options, a program by the real name a link gives it, and every tail of an unknown
+ *   program's words (`fakeroot rm x`). Files a call writes — redirections, and the write options
+ *   and operands of known commands (`tee F`, `sort -o F`, `git log --output=F`, `cp A B`, `uniq
+ *   A B`) — are judged by the rules that govern `write_file` (a rule listing `write_file`, the
+ *   shell tool, or no tools); an allow rule for the command grants none of them. Deny rules with
+ *   `paths` also see every operand and file read: a glob or brace operand by what it could
+ *   expand to (`cat .e*` meets `**\/.env`), a folder read whole (`grep -r`, `find -exec`, `cp
+ *   -r`) by what it holds on disk or could hold by text, a run-time operand of a file command as
+ *   any path. No file read or written lies outside the workspace, through `..`, `~` or a link a
+ *   command follows, and no redirection opens `/dev/tcp`. In a rule with both `shell` and
+ *   `paths`, every operand of the matched command must lie under the paths (a glob operand by
+ *   the folder it expands in; no operand means the directory it runs in); such a rule grants
+ *   the files the command writes as operands (`tee`), never the shell's redirections. A command
+ *   or process substitution is allowed when every command inside it is. Constructs that cannot
+ *   be judged statically — a dynamic command name, an environment prefix, a dynamic
+ *   redirection target, a relative write after an unknowable `cd`, a shell reading commands
+ *   from its input, builtins that keep text to run later (`alias`, `hash -p`; a literal `trap`
+ *   action is judged as a script), array
+ *   subscripts and arithmetic on values the line chose, assignments to variables that run code
+ *   (`BASH_ENV`, `PROMPT_COMMAND`), options and git configuration that run programs — are
+ *   denied (`shell analysis`) unless an allow pattern names them, whatever the default.
  */
 import type { ApprovalRequest } from "../../core/approval.js";
 import { decideShellCall } from "./decide-shell.js";

@@ -11,7 +11,9 @@ import { type PolicyDecision, decide } from "./decide.js";
 import { SHELL_ANALYSIS } from "./policy-decision.js";
 import type { Policy } from "../file/policy-model.js";
 import { analyzeShell } from "../shell/shell-analysis.js";
-import { type ShellFacts, resolveShellPaths } from "../shell/shell-paths.js";
+import { type ShellFacts, type TreeInterest, resolveShellPaths } from "../shell/shell-paths.js";
+import { compileGlobs } from "../file/path-glob.js";
+import { folderCouldHold } from "./operand-shape.js";
 
 /** One denied call, as the runner reports it. */
 export interface PolicyDenial {
@@ -29,14 +31,23 @@ export interface PolicyApprovalOptions {
   loadParser?: () => Promise<BashParser>;
 }
 
+/** What a folder walk must look for under `policy`: the paths of its deny rules. */
+function treeInterest(policy: Policy): TreeInterest {
+  const globs = policy.rules.flatMap((r) => (r.effect === "deny" && r.paths !== null ? [...r.paths] : []));
+  const denies = globs.length === 0 ? () => false : compileGlobs(globs);
+  return { couldHold: (folder) => folderCouldHold(folder, globs), denies };
+}
+
 export class PolicyApproval implements Approval {
   readonly policy: Policy;
   readonly #denials: PolicyDenial[] = [];
   readonly #loadParser: () => Promise<BashParser>;
+  readonly #interest: TreeInterest;
 
   constructor(policy: Policy, options: PolicyApprovalOptions = {}) {
     this.policy = policy;
     this.#loadParser = options.loadParser ?? loadBashParser;
+    this.#interest = treeInterest(policy);
   }
 
   /** Denied calls so far, oldest first. */
@@ -66,7 +77,7 @@ export class PolicyApproval implements Approval {
     let facts: ShellFacts;
     try {
       const parser = await this.#loadParser();
-      facts = await resolveShellPaths(analyzeShell(req.command, parser), req.workspace);
+      facts = await resolveShellPaths(analyzeShell(req.command, parser), req.workspace, { interest: this.#interest });
     } catch (err) {
       return { decision: "deny", rule: SHELL_ANALYSIS, reason: `the command could not be analysed (${errorMessage(err)}), so it is denied` };
     }

@@ -5,8 +5,9 @@
  * - a bare `**` matches any number of words anywhere (`git ** push **` catches `git -C x push`);
  * - `*` inside a word matches any characters (`--output*`); quoted text is literal;
  * - the command name matches by basename (`rm` matches `/bin/rm`) — except that, for an allow,
- *   a relative or in-workspace path (`./ls`) is a file the agent may have written, so only a
- *   pattern spelling that path matches it;
+ *   only a program in the system's folders (`/bin`, `/usr/bin`, `/usr/local/bin`, the `sbin`s)
+ *   matches by basename: a relative, in-workspace or other path (`./ls`, `/tmp/ls`) is a file
+ *   the agent may have written, so only a pattern spelling that path matches it;
  * - leading `NAME=value` words allow those environment prefixes (`CI=* npm test`); a pattern of
  *   only assignments allows bare assignments; trailing `> "$OUT"` words name dynamic
  *   redirection targets.
@@ -15,7 +16,7 @@
  * the final `*`, `**`) or spells the same dynamic text (`$(git rev-parse *)`).
  */
 import type { ShellWord } from "./shell-words.js";
-import type { ShellAssignment } from "./shell-wrappers.js";
+import type { ShellAssignment } from "./shell-model.js";
 
 export interface PatternWord {
   /** As written in the pattern. */
@@ -271,8 +272,14 @@ function nameMatches(pattern: PatternWord, value: string, mode: MatchMode, works
   const base = value.slice(value.lastIndexOf("/") + 1);
   if (mode === "deny") return pattern.valueRegex.test(base);
   const insideWorkspace = value === workspace || value.startsWith(`${workspace}/`);
-  return value.startsWith("/") && !insideWorkspace && pattern.valueRegex.test(base);
+  return SYSTEM_PROGRAM.test(value) && !insideWorkspace && pattern.valueRegex.test(base);
 }
+
+/**
+ * Where an allow pattern's bare name (`ls`) also takes a program by its path: the system's own
+ * folders. Anywhere else (`/tmp/ls`, `./ls`) a file may be what the agent put there.
+ */
+const SYSTEM_PROGRAM = /^\/(usr\/(local\/)?)?s?bin\/[^/]+$/;
 
 function wordAllows(pattern: PatternWord, word: ShellWord, isName: boolean, workspace: string): boolean {
   if (word.kind === "literal") {

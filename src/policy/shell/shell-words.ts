@@ -25,7 +25,18 @@ export interface ShellWord {
   kind: WordKind;
   /** True when the shell may turn it into zero or several words (unquoted expansion, glob). */
   multi: boolean;
+  /** Variables the word expands (`$X`, `${X:-…}`, `$1`), in order; `RUNTIME_VALUE` for a run-time word. */
+  vars: readonly string[];
 }
+
+/** The variable name a run-time word (xargs input) carries: data the analysis cannot see. */
+export const RUNTIME_VALUE = "<run time>";
+
+/** What arithmetic reads when it holds a command substitution: the command's output, text the line chose. */
+export const COMMAND_OUTPUT = "<command output>";
+
+/** The variable name of `find -exec`'s `{}`: a path find found, under the folders it searched. */
+export const FIND_MATCH = "<find match>";
 
 const KIND_ORDER: readonly WordKind[] = ["literal", "glob", "expansion", "substitution", "unknown"];
 
@@ -35,12 +46,25 @@ function worseKind(a: WordKind, b: WordKind): WordKind {
 
 /** A literal word made from plain text, e.g. the placeholder xargs appends. */
 export function literalWord(text: string): ShellWord {
-  return { raw: text, value: text, kind: "literal", multi: false };
+  return { raw: text, value: text, kind: "literal", multi: false, vars: [] };
 }
 
 /** A word whose content is decided at run time (xargs input, `find -exec {}` matches). */
-export function runtimeWord(label: string): ShellWord {
-  return { raw: label, value: label, kind: "expansion", multi: true };
+export function runtimeWord(label: string, source = RUNTIME_VALUE): ShellWord {
+  return { raw: label, value: label, kind: "expansion", multi: true, vars: [source] };
+}
+
+/** Names of the variables expanded under `node` (outside command substitutions). */
+export function expandedNames(node: Node): string[] {
+  const names: string[] = [];
+  const visit = (n: Node, inExpansion: boolean): void => {
+    if (n.type === "command_substitution" || n.type === "process_substitution") return;
+    const expansion = inExpansion || n.type === "simple_expansion" || n.type === "expansion" || n.type === "arithmetic_expansion";
+    if (expansion && (n.type === "variable_name" || n.type === "special_variable_name")) names.push(n.text);
+    for (const child of n.namedChildren) if (child !== null) visit(child, expansion);
+  };
+  visit(node, false);
+  return names;
 }
 
 /** True when the node or anything under it is a command or process substitution. */
@@ -203,7 +227,7 @@ function hasGlobOrBrace(unquotedShape: string): boolean {
 
 /** Reads a word node into a `ShellWord`. */
 export function readWord(node: Node): ShellWord {
-  if (!node.isNamed) return { raw: node.text, value: node.text, kind: "unknown", multi: true };
+  if (!node.isNamed) return { raw: node.text, value: node.text, kind: "unknown", multi: true, vars: [] };
   const parts = readParts(node);
   let kind = parts.kind;
   let multi = parts.multi;
@@ -212,7 +236,7 @@ export function readWord(node: Node): ShellWord {
     multi = true;
   }
   if (kind !== "substitution" && kind !== "unknown" && containsSubstitution(node)) kind = "substitution";
-  return { raw: node.text, value: parts.value, kind, multi };
+  return { raw: node.text, value: parts.value, kind, multi, vars: kind === "literal" || kind === "glob" ? [] : expandedNames(node) };
 }
 
 /** A `NAME=value` assignment as a word, for declaration commands (`export A=1`). */
@@ -225,5 +249,6 @@ export function readAssignmentWord(node: Node): ShellWord {
     value: `${name?.text ?? ""}=${value.value}`,
     kind: value.kind,
     multi: false,
+    vars: value.vars,
   };
 }

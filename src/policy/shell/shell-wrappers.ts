@@ -1,22 +1,22 @@
 /**
- * Seeing through wrappers: `env`, `command`, `builtin`, `exec`, `nohup`, `time`, `timeout N`,
- * `nice`, `stdbuf`, `setsid`, `coproc`, `busybox`, `sudo`/`doas`, `xargs CMD` and `find … -exec CMD ;` run another
- * command, and that command is the one a policy must judge — `xargs rm` is `rm`. `bash -c`,
- * `sh -c` and `eval` of a literal string hand the string back to be parsed as a script; of
- * anything else they stay as written, so only a rule naming them can allow them.
+ * Seeing through wrappers: programs that run another command — `env`, `sudo`, `nice`,
+ * `ionice`, `timeout`, `flock`, `su -c`, `script -c`, `watch`, `xargs`, `parallel`,
+ * `find -exec` and the rest (wrapper-specs.ts) — and that command is the one a policy must
+ * judge: `xargs rm` is `rm`. `bash -c`, `su -c`, `eval` of a literal string hand the string
+ * back to be parsed as a script; of anything else they stay as written, so only a rule naming
+ * them can allow them. A shell reading its commands from its input (`… | sh`, `bash
+ * /dev/stdin`, `su` with no `-c`) is unjudgeable the same way.
  *
- * Option parsing is strict: an option a wrapper spec does not know, or a dynamic word where an
- * option or the inner command should be, makes the command unjudgeable (a blocker), because
- * guessing wrong about where the inner command starts is exactly how a deny rule is slipped.
+ * Option parsing is strict: an option a wrapper does not know, or a dynamic word where an
+ * option or the inner command should be, makes the command unjudgeable (a blocker).
  */
+import { type ParsedOptions, hasOption, optionValues, parseOptions } from "./command-options.js";
+import type { ShellAssignment } from "./shell-model.js";
 import { type ShellWord, literalWord, runtimeWord } from "./shell-words.js";
-
-export interface ShellAssignment {
-  name: string;
-  value: ShellWord;
-  /** As written, e.g. `NODE_ENV=test`. */
-  raw: string;
-}
+import { SHELLS, findExecCommands } from "./shell-programs.js";
+import { readParallel, readScript, readSg, readSu, readWatch } from "./string-wrappers.js";
+import { SPEC_WRAPPERS, type WrapperSpec } from "./wrapper-specs.js";
+import { type WrapperReader, type WrapperStep, cannot, scriptStep } from "./wrapper-step.js";
 
 export interface UnwrapResult {
   /** The command that finally runs; empty when a shell or eval hands over a script. */
@@ -29,14 +29,18 @@ export interface UnwrapResult {
   guarded: ShellWord[][];
   /** Further commands this one runs (`find -exec` bodies), to be unwrapped in turn. */
   nested: ShellWord[][];
-  /** Literal scripts to parse and judge (`bash -c '…'`, `eval '…'`). */
-  scripts: string[];
+  /** Literal scripts to parse and judge (`bash -c '…'`, `eval '…'`), and whether they run in this shell. */
+  scripts: Array<{ text: string; here: boolean }>;
   /** Why the command cannot be judged, or null. */
   blocker: string | null;
   /** Why the command, as written, hides what it runs (`bash -c "$X"`): only a rule naming it allows it. */
   unjudgeable: string | null;
-  /** True when the command changes directory for what it runs (`env -C DIR`). */
-  changesDirectory: boolean;
+  /** Directories the inner command runs in, relative to the outer one (`env -C D`); a dynamic word is unknown. */
+  directories: ShellWord[];
+  /** Files wrappers write themselves (`strace -o F`, `script F`). */
+  writes: ShellWord[];
+  /** Files wrappers read themselves (`xargs -a F`, `parallel :::: F`). */
+  reads: ShellWord[];
 }
 
 /** The basename of a literal command word (`/bin/rm` is `rm`), or null for a dynamic one. */
@@ -46,193 +50,162 @@ export function commandName(word: ShellWord | undefined): string | null {
   return parts[parts.length - 1] ?? null;
 }
 
-interface OptionSpec {
-  /** Single-letter options that take no value. */
-  flags: string;
-  /** Single-letter options that take a value (attached or the next word). */
-  withValue: string;
-  /** Long options that take no value. */
-  longFlags?: readonly string[];
-  /** Long options that take a value (`--x=v` or `--x v`). */
-  longWithValue?: readonly string[];
-}
-
-interface ParsedOptions {
-  /** Index of the first word after the options. */
-  next: number;
-  /** Options seen, by letter or long name, with their values. */
-  seen: Map<string, string>;
-  blocker: string | null;
-}
-
-/** Parses leading options of `words` (from index 1) by `spec`; stops at `--` or the first operand. */
-function parseOptions(words: ShellWord[], spec: OptionSpec, name: string): ParsedOptions {
-  const seen = new Map<string, string>();
-  let i = 1;
-  const fail = (why: string): ParsedOptions => ({ next: i, seen, blocker: `cannot see through \`${name}\`: ${why}` });
-  while (i < words.length) {
-    const word = words[i]!;
-    if (word.kind !== "literal") return fail(`\`${word.raw}\` could be an option or the command`);
-    const text = word.value;
-    if (text === "--") return { next: i + 1, seen, blocker: null };
-    if (!text.startsWith("-") || text === "-") break;
-    if (text.startsWith("--")) {
-      const eq = text.indexOf("=");
-      const long = eq < 0 ? text.slice(2) : text.slice(2, eq);
-      if (spec.longWithValue?.includes(long)) {
-        if (eq >= 0) seen.set(long, text.slice(eq + 1));
-        else {
-          const value = words[++i];
-          if (value === undefined || value.kind !== "literal") return fail(`\`--${long}\` needs a literal value`);
-          seen.set(long, value.value);
-        }
-      } else if (spec.longFlags?.includes(long) && eq < 0) seen.set(long, "");
-      else return fail(`unknown option \`${text}\``);
-      i++;
-      continue;
-    }
-    for (let c = 1; c < text.length; c++) {
-      const letter = text[c]!;
-      if (spec.flags.includes(letter)) {
-        seen.set(letter, "");
-      } else if (spec.withValue.includes(letter)) {
-        if (c + 1 < text.length) seen.set(letter, text.slice(c + 1));
-        else {
-          const value = words[++i];
-          if (value === undefined || value.kind !== "literal") return fail(`\`-${letter}\` needs a literal value`);
-          seen.set(letter, value.value);
-        }
-        break;
-      } else return fail(`unknown option \`-${letter}\``);
-    }
-    i++;
-  }
-  return { next: i, seen, blocker: null };
-}
-
-/** One step through a wrapper. `next: null` means the wrapper itself is what runs. */
-interface WrapperStep {
-  next: ShellWord[] | null;
-  env?: ShellAssignment[];
-  guarded?: boolean;
-  script?: string;
-  blocker?: string;
-  unjudgeable?: string;
-  changesDirectory?: boolean;
-}
-
-type WrapperReader = (words: ShellWord[], name: string) => WrapperStep;
-
-/** Wrappers whose options are fully described by a spec and whose operands are the command. */
-const SIMPLE_WRAPPERS: Readonly<Record<string, OptionSpec>> = {
-  command: { flags: "pvV", withValue: "" },
-  builtin: { flags: "", withValue: "" },
-  exec: { flags: "cl", withValue: "a" },
-  nohup: { flags: "", withValue: "" },
-  time: { flags: "pv", withValue: "f" },
-  nice: { flags: "", withValue: "n", longWithValue: ["adjustment"] },
-  stdbuf: { flags: "", withValue: "ioe", longWithValue: ["input", "output", "error"] },
-  setsid: { flags: "cfw", withValue: "", longFlags: ["ctty", "fork", "wait"] },
-  coproc: { flags: "", withValue: "" },
-  busybox: { flags: "", withValue: "" },
-};
-
-function readSimpleWrapper(spec: OptionSpec): WrapperReader {
+function readSpecWrapper(spec: WrapperSpec): WrapperReader {
   return (words, name) => {
     // `nice -10 cmd`: a bare negative number right after `nice` is an adjustment.
     const second = words[1];
     const adjusts = name === "nice" && second?.kind === "literal" && /^-\d+$/.test(second.value);
     const cleaned = adjusts ? [words[0]!, ...words.slice(2)] : words;
-    const parsed = parseOptions(cleaned, spec, name);
-    if (parsed.blocker) return { next: null, blocker: parsed.blocker };
-    // `command -v x` only looks `x` up: the wrapper itself is what runs.
-    if (name === "command" && (parsed.seen.has("v") || parsed.seen.has("V"))) return { next: null };
+    let parsed = parseOptions(cleaned, spec.options);
+    const guarded = spec.guarded === true;
+    if (parsed.problem) return { next: null, guarded, blocker: cannot(name, parsed.problem) };
+    if (spec.noCommand !== undefined && hasOption(parsed, ...spec.noCommand)) return { next: null, guarded };
+    const early = spec.scriptOptions === undefined ? [] : optionValues(parsed, ...spec.scriptOptions);
+    if (early.length > 0) return scriptStep(name, early.at(-1)!.valueWord ?? literalWord(early.at(-1)!.value), { next: null, guarded });
+    let at = parsed.next;
+    for (let p = 0; p < (spec.positionals ?? 0); p++) {
+      const word = cleaned[at];
+      if (word === undefined) return { next: null, guarded };
+      if (word.kind !== "literal" && word.multi) return { next: null, guarded, blocker: cannot(name, `\`${word.raw}\` could be several words`) };
+      at++;
+    }
+    if (name === "flock") {
+      // `flock FILE -c CMD`: options may follow the lock file; `flock FD` locks and runs nothing.
+      if (/^\d+$/.test(cleaned[parsed.next]?.value ?? "")) return { next: null };
+      const more = parseOptions(cleaned, spec.options, at);
+      if (more.problem) return { next: null, blocker: cannot(name, more.problem) };
+      parsed = { ...parsed, options: [...parsed.options, ...more.options] };
+      at = more.next;
+    }
+    const step: WrapperStep = { next: null, guarded, writes: writtenValues(parsed, spec) };
+    const directory = spec.directoryOptions === undefined ? [] : optionValues(parsed, ...spec.directoryOptions);
+    if (directory.length > 0) step.directory = directory.at(-1)!.valueWord ?? literalWord(directory.at(-1)!.value);
+    const script = spec.scriptOptions === undefined ? [] : optionValues(parsed, ...spec.scriptOptions);
+    if (script.length > 0) return scriptStep(name, script.at(-1)!.valueWord ?? literalWord(script.at(-1)!.value), step);
+    const rest = cleaned.slice(at);
+    if (rest.length === 0 && spec.bareRunsShell) return { ...step, unjudgeable: `\`${name}\` with no command starts a shell that reads its commands from its input` };
     // With nothing to run (`exec 3>log`, bare `time`) the wrapper runs no command at all.
-    return { next: cleaned.slice(parsed.next) };
+    return { ...step, next: rest };
   };
 }
 
-const ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_]*)=/;
+function writtenValues(parsed: ParsedOptions, spec: WrapperSpec): ShellWord[] {
+  if (spec.writeOptions === undefined) return [];
+  return optionValues(parsed, ...spec.writeOptions).map((o) => o.valueWord ?? literalWord(o.value));
+}
+
+const ENV_ASSIGNMENT = /^([^=]+)=/;
+
+/** Splits `env -S`'s string the way env does: blanks separate, quotes and backslashes group. */
+function splitEnvString(text: string): string[] | null {
+  if (/[$`]|\\c/.test(text)) return null;
+  const words: string[] = [];
+  let current: string | null = null;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i]!;
+    if (/\s/.test(ch)) {
+      if (current !== null) words.push(current);
+      current = null;
+    } else if (ch === "'" || ch === '"') {
+      const end = text.indexOf(ch, i + 1);
+      if (end < 0) return null;
+      current = (current ?? "") + text.slice(i + 1, end);
+      i = end;
+    } else if (ch === "\\") {
+      current = (current ?? "") + (text[++i] ?? "");
+    } else if (ch === "#" && current === null) {
+      break;
+    } else {
+      current = (current ?? "") + ch;
+    }
+  }
+  if (current !== null) words.push(current);
+  return words;
+}
 
 function readEnv(words: ShellWord[], name: string): WrapperStep {
   const parsed = parseOptions(words, {
-    flags: "i0v",
-    withValue: "uCS",
-    longFlags: ["ignore-environment", "null", "debug"],
-    longWithValue: ["unset", "chdir", "split-string"],
-  }, name);
-  if (parsed.blocker) return { next: null, blocker: parsed.blocker };
-  if (parsed.seen.has("S") || parsed.seen.has("split-string")) {
-    return { next: null, blocker: "cannot see through `env -S`: it splits a string into a command at run time" };
+    flags: "i0v", withValue: "uCSaP",
+    longFlags: ["ignore-environment", "null", "debug", "list-signal-handling"],
+    longWithValue: ["unset", "chdir", "split-string", "argv0"],
+    longOptionalValue: ["block-signal", "default-signal", "ignore-signal"],
+  });
+  if (parsed.problem) return { next: null, blocker: cannot(name, parsed.problem) };
+  let rest = words.slice(parsed.next);
+  const split = optionValues(parsed, "S", "split-string");
+  if (split.length > 0) {
+    const pieces = splitEnvString(split.map((s) => s.value).join(" "));
+    if (pieces === null || split.some((s) => s.valueWord !== undefined && s.valueWord.kind !== "literal")) {
+      return { next: null, blocker: cannot("env -S", "its string holds expansions, which env expands at run time") };
+    }
+    rest = [...pieces.map(literalWord), ...rest];
   }
   const env: ShellAssignment[] = [];
-  let i = parsed.next;
-  for (; i < words.length; i++) {
-    const word = words[i]!;
-    const match = ASSIGNMENT.exec(word.value);
+  let i = 0;
+  for (; i < rest.length; i++) {
+    const word = rest[i]!;
+    const match = ENV_ASSIGNMENT.exec(word.value);
     if (match === null) {
-      if (word.kind !== "literal") return { next: null, blocker: `cannot see through \`env\`: \`${word.raw}\` could be an assignment or the command` };
+      if (word.kind !== "literal") return { next: null, blocker: cannot(name, `\`${word.raw}\` could be an assignment or the command`) };
       break;
     }
     const valueText = word.value.slice(match[0].length);
     env.push({ name: match[1]!, value: { ...word, value: valueText, raw: valueText }, raw: word.raw });
   }
-  const rest = words.slice(i);
-  const changesDirectory = parsed.seen.has("C") || parsed.seen.has("chdir");
-  return { next: rest.length > 0 ? rest : null, env, changesDirectory };
-}
-
-function readTimeout(words: ShellWord[], name: string): WrapperStep {
-  const parsed = parseOptions(words, {
-    flags: "v",
-    withValue: "sk",
-    longFlags: ["preserve-status", "foreground", "verbose"],
-    longWithValue: ["signal", "kill-after"],
-  }, name);
-  if (parsed.blocker) return { next: null, blocker: parsed.blocker };
-  const duration = words[parsed.next];
-  if (duration === undefined) return { next: null };
-  if (duration.kind !== "literal") return { next: null, blocker: "cannot see through `timeout`: its duration is not literal" };
-  const rest = words.slice(parsed.next + 1);
-  return { next: rest.length > 0 ? rest : null };
+  const next = rest.slice(i);
+  const step: WrapperStep = { next: next.length > 0 ? next : null, env };
+  const chdir = optionValues(parsed, "C", "chdir").at(-1);
+  if (chdir !== undefined) step.directory = chdir.valueWord ?? literalWord(chdir.value);
+  return step;
 }
 
 function readPrivileged(words: ShellWord[], name: string): WrapperStep {
-  const spec: OptionSpec = name === "doas"
-    ? { flags: "nL", withValue: "uC" }
-    : { flags: "AbEHKknPSBNVlv", withValue: "ugpCDrtTUhR", longFlags: ["preserve-env", "non-interactive", "login", "list"], longWithValue: ["user", "group", "chdir", "host"] };
-  const parsed = parseOptions(words, spec, name);
-  if (parsed.blocker) return { next: null, guarded: true, blocker: parsed.blocker };
-  if (parsed.seen.has("D") || parsed.seen.has("chdir") || parsed.seen.has("C")) {
-    return { next: null, guarded: true, blocker: `cannot see through \`${name}\`: it changes directory` };
-  }
+  const spec = name === "doas"
+    ? { flags: "nsL", withValue: "uC" }
+    : {
+      flags: "AbEHKknPSBNVlvise", withValue: "ugpCDrtTUhR",
+      longFlags: ["preserve-env", "non-interactive", "login", "list", "shell", "edit", "stdin", "background", "reset-timestamp", "remove-timestamp"],
+      longWithValue: ["user", "group", "chdir", "host", "prompt", "close-from", "role", "type", "other-user", "command-timeout"],
+    };
+  const parsed = parseOptions(words, spec);
+  if (parsed.problem) return { next: null, guarded: true, blocker: cannot(name, parsed.problem) };
+  if (hasOption(parsed, "e", "edit")) return { next: null, guarded: true, unjudgeable: `\`${name} -e\` edits files as another user` };
+  if (name === "doas" && hasOption(parsed, "C")) return { next: null, guarded: true, unjudgeable: "`doas -C` reads a configuration file" };
   const rest = words.slice(parsed.next);
-  return { next: rest.length > 0 ? rest : null, guarded: true };
+  const step: WrapperStep = { next: rest.length > 0 ? rest : null, guarded: true };
+  const chdir = optionValues(parsed, "D", "chdir").at(-1);
+  if (chdir !== undefined) step.directory = chdir.valueWord ?? literalWord(chdir.value);
+  if (rest.length === 0 && hasOption(parsed, "s", "shell", "i", "login")) {
+    return { ...step, unjudgeable: `\`${name}\` starts a shell that reads its commands from its input` };
+  }
+  return step;
 }
 
 /** `xargs [opts] CMD ARGS` runs `CMD ARGS <input…>`; with no CMD it runs `echo`. */
 function readXargs(words: ShellWord[], name: string): WrapperStep {
   const parsed = parseOptions(words, {
-    flags: "0oprtx",
-    withValue: "adEILnPs",
+    flags: "0oprtx", withValue: "adEILnPs", optionalValue: "eil",
     longFlags: ["null", "open-tty", "interactive", "no-run-if-empty", "verbose", "exit", "show-limits"],
     longWithValue: ["arg-file", "delimiter", "eof", "replace", "max-lines", "max-args", "max-procs", "max-chars", "process-slot-var"],
-  }, name);
-  if (parsed.blocker) return { next: null, blocker: parsed.blocker };
+  });
+  if (parsed.problem) return { next: null, blocker: cannot(name, parsed.problem) };
   const rest = words.slice(parsed.next);
   const command = rest.length > 0 ? rest : [literalWord("echo")];
-  const replace = parsed.seen.get("I") ?? parsed.seen.get("replace");
+  const reads = optionValues(parsed, "a", "arg-file").map((o) => o.valueWord ?? literalWord(o.value));
+  const replaceOption = optionValues(parsed, "I", "replace", "i").at(-1);
+  const replace = replaceOption === undefined ? undefined : replaceOption.value === "" && replaceOption.name === "i" ? "{}" : replaceOption.value;
   if (replace !== undefined && replace !== "") {
-    return { next: command.map((w, i) => (i > 0 && w.value.includes(replace) ? runtimeWord(w.raw) : w)) };
+    return { next: command.map((w, i) => (i > 0 && w.value.includes(replace) ? runtimeWord(w.raw) : w)), reads };
   }
-  return { next: [...command, runtimeWord("<xargs input>")] };
+  return { next: [...command, runtimeWord("<xargs input>")], reads };
 }
 
-const SHELLS = new Set(["bash", "sh", "dash", "zsh", "ksh", "ash", "mksh"]);
+const SHELL_INPUT = /^\/dev\/(stdin|fd\/\d+|tty)$|^\/proc\/[^/]+\/fd\/\d+$/;
 
 /**
  * `bash [opts] -c STRING [args]`: the string is a script; a non-literal one stays unjudged, and
- * so does a shell reading its commands from standard input (`… | sh`, `bash -s`).
+ * so does a shell reading its commands from its input (`… | sh`, `bash -s`, `bash /dev/stdin`,
+ * `bash <(curl …)`).
  */
 function readShell(words: ShellWord[], name: string): WrapperStep {
   let runsString = false;
@@ -242,7 +215,11 @@ function readShell(words: ShellWord[], name: string): WrapperStep {
     const word = words[i]!;
     if (word.kind !== "literal") break;
     const text = word.value;
-    if (text === "--" || text === "-") { i++; break; }
+    if (text === "--" || text === "-") {
+      i++;
+      if (text === "-") readsInput = true;
+      break;
+    }
     if (/^[-+][oO]$/.test(text) || text === "--rcfile" || text === "--init-file") { i++; continue; }
     if (text.startsWith("--")) continue;
     if (/^[-+][A-Za-z]+$/.test(text)) {
@@ -255,8 +232,13 @@ function readShell(words: ShellWord[], name: string): WrapperStep {
   if (!runsString && (readsInput || i >= words.length)) {
     return { next: null, unjudgeable: `\`${name}\` reads the commands it runs from its input` };
   }
-  if (!runsString) return { next: null };
   const script = words[i];
+  if (!runsString) {
+    if (script !== undefined && (script.kind !== "literal" || SHELL_INPUT.test(script.value))) {
+      return { next: null, unjudgeable: `\`${name} ${script.raw}\` runs commands from its input or from a file known only at run time` };
+    }
+    return { next: null };
+  }
   if (script === undefined || script.kind !== "literal") {
     return { next: null, unjudgeable: `\`${name} -c\` runs a string known only at run time (\`${script?.raw ?? ""}\`)` };
   }
@@ -268,51 +250,35 @@ function readEval(words: ShellWord[]): WrapperStep {
   if (rest.some((w) => w.kind !== "literal")) {
     return { next: null, unjudgeable: `\`eval\` runs a string known only at run time (\`${rest.map((w) => w.raw).join(" ")}\`)` };
   }
-  return { next: [], script: rest.map((w) => w.value).join(" ") };
+  return { next: [], script: rest.map((w) => w.value).join(" "), scriptHere: true };
 }
 
 const WRAPPERS: Readonly<Record<string, WrapperReader>> = {
-  ...Object.fromEntries(Object.entries(SIMPLE_WRAPPERS).map(([name, spec]) => [name, readSimpleWrapper(spec)])),
+  ...Object.fromEntries(Object.entries(SPEC_WRAPPERS).map(([name, spec]) => [name, readSpecWrapper(spec)])),
   env: readEnv,
-  timeout: readTimeout,
   sudo: readPrivileged,
   doas: readPrivileged,
+  su: readSu,
+  runuser: readSu,
+  script: readScript,
+  sg: readSg,
+  watch: readWatch,
+  parallel: readParallel,
   xargs: readXargs,
   eval: readEval,
   ...Object.fromEntries([...SHELLS].map((name) => [name, readShell])),
 };
 
-const FIND_EXEC = new Set(["-exec", "-execdir", "-ok", "-okdir"]);
-
-/** The commands `find … -exec CMD … ;` (or `+`) runs, with `{}` as a run-time word. */
-export function findExecCommands(words: ShellWord[]): { commands: ShellWord[][]; blocker: string | null } {
-  const commands: ShellWord[][] = [];
-  for (let i = 1; i < words.length; i++) {
-    const word = words[i]!;
-    if (word.kind !== "literal") {
-      if (word.kind === "glob") continue;
-      return { commands, blocker: `cannot see through \`find\`: \`${word.raw}\` could be -exec` };
-    }
-    if (!FIND_EXEC.has(word.value)) continue;
-    const body: ShellWord[] = [];
-    let j = i + 1;
-    for (; j < words.length; j++) {
-      const part = words[j]!;
-      if (part.kind === "literal" && (part.value === ";" || (part.value === "+" && body.at(-1)?.value === "{}"))) break;
-      body.push(part.kind === "literal" && part.value.includes("{}") ? runtimeWord(part.raw) : part);
-    }
-    if (j >= words.length) return { commands, blocker: `cannot see through \`find\`: \`${word.value}\` has no terminating \`;\` or \`+\`` };
-    if (body.length === 0) return { commands, blocker: `cannot see through \`find\`: \`${word.value}\` names no command` };
-    commands.push(body);
-    i = j;
-  }
-  return { commands, blocker: null };
+/** True when `name` is a wrapper this module sees through. */
+export function isWrapper(name: string): boolean {
+  return name in WRAPPERS || name === "find";
 }
 
 /** Follows wrappers from `argv` to the command that runs. */
 export function unwrapCommand(argv: ShellWord[]): UnwrapResult {
   const result: UnwrapResult = {
-    argv, env: [], layers: [argv], guarded: [], nested: [], scripts: [], blocker: null, unjudgeable: null, changesDirectory: false,
+    argv, env: [], layers: [argv], guarded: [], nested: [], scripts: [], blocker: null, unjudgeable: null, directories: [], writes: [],
+    reads: [],
   };
   let current = argv;
   for (let step = 0; step < 16; step++) {
@@ -328,13 +294,15 @@ export function unwrapCommand(argv: ShellWord[]): UnwrapResult {
     const next = reader(current, name);
     if (next.guarded) result.guarded.push(current);
     if (next.env) result.env.push(...next.env);
-    if (next.changesDirectory) result.changesDirectory = true;
+    if (next.directory) result.directories.push(next.directory);
+    if (next.writes) result.writes.push(...next.writes);
+    if (next.reads) result.reads.push(...next.reads);
     if (next.unjudgeable) result.unjudgeable = next.unjudgeable;
     if (next.blocker) {
       result.blocker = next.blocker;
       break;
     }
-    if (next.script !== undefined) result.scripts.push(next.script);
+    if (next.script !== undefined) result.scripts.push({ text: next.script, here: next.scriptHere === true });
     if (next.next === null) break;
     current = next.next;
     if (current.length === 0) break;

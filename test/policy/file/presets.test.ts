@@ -54,7 +54,7 @@ test("every preset keeps read-only shell commands inside the workspace", async (
   const reads: Array<[string, string]> = [
     ["shell", "cat /etc/passwd"], ["shell", "cat ~/.ssh/id_rsa"], ["shell", "cat src/../../etc/shadow"], ["shell", "ls /"],
     ["shell", "cd .. && ls"], ["shell", "cat ../*"], ["shell", "grep -r token /home"],
-    ["shell", "ls"], ["shell", "cat src/a.ts"], ["shell", "wc -l src/*.ts"], ["shell", "grep -rn TODO src"], ["shell", "git log --oneline -5"],
+    ["shell", "ls"], ["shell", "cat src/a.ts"], ["shell", "wc -l src/*.ts"], ["shell", "grep -n TODO src/a.ts"], ["shell", "git log --oneline -5"],
   ];
   for (const name of PRESET_NAMES) {
     assert.deepEqual(await decisions(name, reads), [...Array(7).fill("deny"), ...Array(5).fill("allow")], name);

@@ -42,6 +42,8 @@ test("heredocs: an unquoted body's substitutions run, and the rest of the line i
   assert.deepEqual(result.commands.map((c) => c.argv.map((w) => w.value).join(" ")), ["cat", "sh", "a"]);
   assert.deepEqual(result.files.map((f) => [f.access, f.target.value, f.owner]), [["write", "out", 1]]);
   assert.deepEqual((await analyze("cat <<'EOF'\n$(a)\nEOF\n")).constructs, []);
+  // A backquoted command in a body leaves no node in the grammar's tree; bash runs it.
+  assert.deepEqual((await analyze("cat <<EOF\n`b` ${x:=`c`}\nEOF\n")).commands.map((c) => c.argv.map((w) => w.value).join(" ")), ["cat", "b", "c"]);
 });
 
 test("redirections and tee are file accesses owned by their command; fd duplications are not", async () => {
@@ -57,12 +59,22 @@ test("bash -c and eval strings are parsed as scripts", async () => {
   assert.deepEqual(nested.blockers, []);
 });
 
-test("cd targets are tracked; what cannot be known marks the directory unknown", async () => {
-  assert.deepEqual((await analyze("cd src && cd lib; ls")).cwds, [".", "src", "lib", "src/lib"]);
-  assert.equal((await analyze("cd src")).cwdUnknown, false);
-  for (const source of ["cd $D", "cd -", "cd", "cd ~/x", "pushd src", "popd", "env -C /tmp ls"]) {
-    assert.equal((await analyze(source)).cwdUnknown, true, source);
+test("cd targets are followed: a command runs where the cds before it may have left the shell", async () => {
+  const cwds = async (source: string): Promise<Array<[string, string[], boolean]>> =>
+    (await analyze(source)).commands.map((c) => [c.argv.map((w) => w.value).join(" "), [...c.cwd.dirs], c.cwd.unknown]);
+  assert.deepEqual(await cwds("cd src && cd lib; ls"), [["cd src", ["."], false], ["cd lib", ["src"], false], ["ls", ["src/lib", ".", "src"], false]]);
+  assert.deepEqual(await cwds("cd test && ls"), [["cd test", ["."], false], ["ls", ["test"], false]]);
+  assert.deepEqual(await cwds("cd test || ls"), [["cd test", ["."], false], ["ls", ["."], false]]);
+  assert.deepEqual(await cwds("(cd test); ls"), [["cd test", ["."], false], ["ls", ["."], false]]);
+  assert.deepEqual(await cwds("cd test | cat; ls"), [["cd test", ["."], false], ["cat", ["."], false], ["ls", ["."], false]]);
+  for (const source of ["cd $D; ls", "cd -; ls", "cd; ls", "cd ~/x; ls", "pushd src; ls", "popd; ls", "source x.sh; ls"]) {
+    assert.equal((await analyze(source)).commands.at(-1)!.cwd.unknown, true, source);
   }
+  assert.equal((await analyze("env -C /tmp ls")).commands[0]!.cwd.dirs[0], "/tmp");
+  // A loop body that changes directory runs again from where it left off: anywhere.
+  assert.equal((await analyze("for i in 1 2; do cd x; ls; done")).commands[1]!.cwd.unknown, true);
+  // A function body runs wherever it is called.
+  assert.deepEqual((await analyze("f() { ls; }; cd src && f")).commands[0]!.cwd.dirs, [".", "src"]);
 });
 
 test("assignments: a bare one is a command of only environment; declarations are commands", async () => {

@@ -8,11 +8,11 @@ import {
   ShellPatternError, compileShellPattern, patternAllows, patternDenies, patternNamesRedirect, patternNamesSubstitution,
 } from "../../../src/policy/shell/shell-pattern.js";
 import { type ShellWord, literalWord } from "../../../src/policy/shell/shell-words.js";
-import type { ShellAssignment } from "../../../src/policy/shell/shell-wrappers.js";
+import type { ShellAssignment } from "../../../src/policy/shell/shell-model.js";
 
 const WS = "/work/ws";
 const lit = (text: string): ShellWord => literalWord(text);
-const dyn = (raw: string, kind: ShellWord["kind"] = "expansion", multi = true): ShellWord => ({ raw, value: raw, kind, multi });
+const dyn = (raw: string, kind: ShellWord["kind"] = "expansion", multi = true): ShellWord => ({ raw, value: raw, kind, multi, vars: ["X"] });
 const argv = (line: string): ShellWord[] => line.split(" ").map(lit);
 const env = (name: string, value: string): ShellAssignment => ({ name, value: lit(value), raw: `${name}=${value}` });
 

@@ -5,13 +5,13 @@ import { loadBashParser } from "../../../src/policy/shell/bash-parser.js";
 import { type ShellWord, decodeAnsiC, readWord } from "../../../src/policy/shell/shell-words.js";
 
 /** Reads the first argument of `x WORD` with the real grammar. */
-async function word(source: string): Promise<Omit<ShellWord, "raw">> {
+async function word(source: string): Promise<Omit<ShellWord, "raw" | "vars">> {
   const parser = await loadBashParser();
   const tree = parser.parse(`x ${source}`);
   try {
     const command = tree.rootNode.firstNamedChild!;
     const argument = command.childrenForFieldName("argument")[0]!;
-    const { raw: _raw, ...rest } = readWord(argument);
+    const { raw: _raw, vars: _vars, ...rest } = readWord(argument);
     return rest;
   } finally {
     tree.delete();
