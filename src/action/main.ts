@@ -21,8 +21,13 @@ export function installShutdownSignals(onFirst: (signal: string) => void): void 
     core.info(`rhema: ${signal}: checkpointing and writing reports`);
     onFirst(signal);
   };
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.on(signal, onSignal);
+    // signal-exit (write-file-atomic's temp-file cleanup) re-raises a signal when it counts no
+    // listener but its own — and it counts its subscribers twice, so one listener of ours reads
+    // as none and a SIGTERM mid-write would kill the shutdown. A second one keeps it honest.
+    process.on(signal, () => {});
+  }
 }
 
 /** The Actions cache, or a folder when RHEMA_ACTION_CACHE_DIR names one (tests, self-hosted runners). */
