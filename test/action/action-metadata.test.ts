@@ -6,7 +6,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
-import { readFile, readdir, writeFile } from "node:fs/promises";
+import { mkdir, readFile, readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { ACTION_INPUT_NAMES, readActionInputs, type ActionInputName } from "../../src/action/action-inputs.js";
@@ -72,4 +72,25 @@ test("bad input values are named", () => {
   assert.throws(read({ "fail-on": "sometimes" }), { message: 'input "fail-on": Expected one of failure, error, never, got "sometimes"' });
   assert.throws(read({ resume: "yes" }), { message: 'input "resume": Expected true or false, got "yes"' });
   assert.deepEqual(readActionInputs((n) => (n === "tasks" ? "a.yaml, b\n c/**\n" : n === "tag" ? "x\ny" : "")).request.paths, ["a.yaml", "b", "c/**"]);
+});
+
+test("the README's example workflows pass the validator and give the action only inputs it declares", async (t) => {
+  const readme = await readFile(join(repoRoot, "README.md"), "utf8");
+  const section = readme.slice(readme.indexOf("## The GitHub Action"), readme.indexOf("## The library"));
+  const workflows = [...section.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]!);
+  assert.equal(workflows.length, 4);
+  const dir = join(await tempDir(t, "rhema-workflows-"), ".github", "workflows");
+  await mkdir(dir, { recursive: true });
+  const declared = Object.keys((parse(await readFile(actionYml, "utf8")) as { inputs: Record<string, unknown> }).inputs);
+  for (const [i, text] of workflows.entries()) {
+    const file = join(dir, `example-${i}.yml`);
+    await writeFile(file, text);
+    const run = spawnSync(process.execPath, [join(repoRoot, "node_modules/@action-validator/cli/cli.mjs"), file], { encoding: "utf8" });
+    assert.equal(run.status, 0, `example ${i}: ${run.stdout}${run.stderr}`);
+    const jobs = Object.values((parse(text) as { jobs: Record<string, { steps: Array<{ uses?: string; with?: Record<string, unknown> }> }> }).jobs);
+    for (const step of jobs.flatMap((j) => j.steps)) {
+      if (!step.uses?.startsWith("OWNER/rhema@")) continue;
+      for (const name of Object.keys(step.with ?? {})) assert.ok(declared.includes(name), `example ${i} passes an undeclared input "${name}"`);
+    }
+  }
 });
