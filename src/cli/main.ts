@@ -38,6 +38,7 @@ function runOptions<T>(y: Argv<T>) {
     .option("model", { type: "string", describe: "model name for tasks that name none" })
     .option("filter", { type: "string", array: true, default: [], describe: "glob on suite/id (repeatable)" })
     .option("tag", { type: "string", array: true, default: [], describe: "run tasks with this tag (repeatable)" })
+    .option("base-url", { type: "string", describe: "endpoint for --provider/--model (a compatible server or proxy); else ANTHROPIC_BASE_URL/OPENAI_BASE_URL" })
     .option("shard", { type: "string", describe: "i/n: this job's share of the tasks" })
     .option("junit", { type: "string", describe: "also write the JUnit report here" })
     .option("stats", { type: "string", describe: "also write stats.json here" })

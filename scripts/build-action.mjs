@@ -1,0 +1,63 @@
+#!/usr/bin/env node
+// Builds the GitHub Action's committed bundle: src/action/main.ts → action-dist/index.js (one
+// ESM file, every dependency inside, a createRequire banner for the CommonJS ones), plus the
+// two .wasm files the bash grammar loads at runtime, placed next to the bundle. GitHub runs the
+// action without `npm install`, so nothing may be left in node_modules. `--outdir DIR` builds
+// elsewhere (the test that holds the committed bundle equal to a fresh build).
+import { copyFile, mkdir, readFile, rm } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const outFlag = process.argv.indexOf("--outdir");
+const outdir = resolve(root, outFlag >= 0 ? process.argv[outFlag + 1] : "action-dist");
+const require = createRequire(join(root, "package.json"));
+
+/** The grammar is found through node_modules in the library; in the bundle it sits beside index.js. */
+const GRAMMAR_LOOKUP = 'require.resolve("tree-sitter-bash/tree-sitter-bash.wasm")';
+const bundledGrammar = {
+  name: "bundled-bash-grammar",
+  setup(b) {
+    b.onLoad({ filter: /src[\\/]policy[\\/]shell[\\/]bash-parser\.ts$/ }, async (args) => {
+      const source = await readFile(args.path, "utf8");
+      if (!source.includes(GRAMMAR_LOOKUP)) throw new Error(`${args.path}: expected ${GRAMMAR_LOOKUP} to rewrite for the bundle; update scripts/build-action.mjs`);
+      const contents = source.replace(GRAMMAR_LOOKUP, 'fileURLToPath(new URL("./tree-sitter-bash.wasm", import.meta.url))')
+        .replace('import { createRequire } from "node:module";', 'import { fileURLToPath } from "node:url";')
+        .replace(/^\s*const require = createRequire\(import\.meta\.url\);\n/m, "");
+      return { contents, loader: "ts" };
+    });
+  },
+};
+
+await rm(outdir, { recursive: true, force: true });
+await mkdir(outdir, { recursive: true });
+await build({
+  entryPoints: [join(root, "src/action/main.ts")],
+  outfile: join(outdir, "index.js"),
+  bundle: true,
+  platform: "node",
+  format: "esm",
+  target: "node24",
+  minify: true,
+  legalComments: "linked",
+  // The binary this package points at is not in the bundle: the tools use the runner's `rg`, else search in JavaScript.
+  external: ["@vscode/ripgrep"],
+  // CommonJS dependencies call require() and read __filename/__dirname, which ESM lacks.
+  banner: {
+    js: [
+      'import { createRequire as __rhemaCreateRequire } from "node:module";',
+      'import { fileURLToPath as __rhemaFileURLToPath } from "node:url";',
+      'import { dirname as __rhemaDirname } from "node:path";',
+      "const require = __rhemaCreateRequire(import.meta.url);",
+      "const __filename = __rhemaFileURLToPath(import.meta.url);",
+      "const __dirname = __rhemaDirname(__filename);",
+    ].join(" "),
+  },
+  plugins: [bundledGrammar],
+  logLevel: "warning",
+});
+await copyFile(require.resolve("tree-sitter-bash/tree-sitter-bash.wasm"), join(outdir, "tree-sitter-bash.wasm"));
+await copyFile(require.resolve("web-tree-sitter/web-tree-sitter.wasm"), join(outdir, "web-tree-sitter.wasm"));
+console.log(`build-action: wrote ${outdir}`);

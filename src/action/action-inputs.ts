@@ -1,0 +1,111 @@
+/**
+ * The action's inputs: read through a getter (`core.getInput` in the action, a map in tests),
+ * checked, and turned into the `rhema run` request they map onto one to one, plus the action's
+ * own (`fail-on`, `resume`, `comment`, `sandbox`, `github-token`). A bad value is a `usage`
+ * error naming the input and what it got.
+ */
+import { RhemaError } from "../core/errors.js";
+import type { RunRequest } from "../runner/execute/run-request.js";
+
+/** Every input `action.yml` declares; a test holds the two lists equal and proves each is read. */
+export const ACTION_INPUT_NAMES = [
+  "tasks", "policy", "provider", "model", "base-url", "concurrency", "filter", "tag", "shard", "out",
+  "max-steps", "timeout", "sandbox", "fail-on", "resume", "comment", "github-token",
+] as const;
+export type ActionInputName = (typeof ACTION_INPUT_NAMES)[number];
+
+/** Returns the input's value, "" when it is unset (as `core.getInput` does). */
+export type InputReader = (name: ActionInputName) => string;
+
+/**
+ * When the step fails: `failure` when any task did not pass (failed, errored, stopped) or the
+ * run was interrupted; `error` only when a task errored or the run could not complete; `never`.
+ */
+export type FailOn = "failure" | "error" | "never";
+export type SandboxMode = "auto" | "bwrap" | "off";
+
+export interface ActionInputs {
+  request: RunRequest;
+  failOn: FailOn;
+  /** Restore the run directory of an earlier attempt of this workflow run (and save this one's). */
+  resume: boolean;
+  /** Post or update the pull request's comment. */
+  comment: boolean;
+  /** null when the input is empty: rhema's default. */
+  sandbox: SandboxMode | null;
+  githubToken: string;
+}
+
+export const DEFAULT_OUT = ".rhema/runs/latest";
+const DEFAULT_CONCURRENCY = 4;
+
+export class ActionInputError extends RhemaError {
+  constructor(name: ActionInputName, message: string) {
+    super("usage", `input "${name}": ${message}`);
+  }
+}
+
+/** Reads and checks every input. */
+export function readActionInputs(read: InputReader): ActionInputs {
+  const text = (name: ActionInputName): string | undefined => nonEmpty(read(name));
+  const tasks = list(read("tasks"));
+  if (tasks.length === 0) throw new ActionInputError("tasks", "name at least one task file, folder or glob");
+  const request: RunRequest = {
+    paths: tasks,
+    out: text("out") ?? DEFAULT_OUT,
+    concurrency: wholeNumber("concurrency", text("concurrency")) ?? DEFAULT_CONCURRENCY,
+    filter: list(read("filter")),
+    tag: list(read("tag")),
+    restartChanged: false,
+    retryErrored: false,
+    reportSkipped: false,
+    allowEnv: [],
+    ...optional("policy", text("policy")),
+    ...optional("provider", text("provider")),
+    ...optional("model", text("model")),
+    ...optional("baseUrl", text("base-url")),
+    ...optional("shard", text("shard")),
+    ...optional("maxSteps", wholeNumber("max-steps", text("max-steps"))),
+    ...optional("timeout", text("timeout")),
+  };
+  return {
+    request,
+    failOn: oneOf("fail-on", text("fail-on") ?? "failure", ["failure", "error", "never"] as const),
+    resume: bool("resume", text("resume") ?? "true"),
+    comment: bool("comment", text("comment") ?? "false"),
+    sandbox: text("sandbox") === undefined ? null : oneOf("sandbox", text("sandbox")!, ["auto", "bwrap", "off"] as const),
+    githubToken: read("github-token"),
+  };
+}
+
+/** Entries separated by newlines or commas (a YAML block or one line). */
+function list(value: string): string[] {
+  return value.split(/[\n,]/).map((s) => s.trim()).filter((s) => s.length > 0);
+}
+
+function nonEmpty(value: string): string | undefined {
+  const trimmed = value.trim();
+  return trimmed === "" ? undefined : trimmed;
+}
+
+function optional<K extends string, V>(key: K, value: V | undefined): Partial<Record<K, V>> {
+  return value === undefined ? {} : ({ [key]: value } as Record<K, V>);
+}
+
+function wholeNumber(name: ActionInputName, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^[0-9]+$/.test(value) || Number(value) < 1) throw new ActionInputError(name, `Expected a whole number from 1 and up, got "${value}"`);
+  return Number(value);
+}
+
+/** YAML 1.2 core booleans, as `core.getBooleanInput` reads them. */
+function bool(name: ActionInputName, value: string): boolean {
+  if (["true", "True", "TRUE"].includes(value)) return true;
+  if (["false", "False", "FALSE"].includes(value)) return false;
+  throw new ActionInputError(name, `Expected true or false, got "${value}"`);
+}
+
+function oneOf<T extends string>(name: ActionInputName, value: string, choices: readonly T[]): T {
+  if ((choices as readonly string[]).includes(value)) return value as T;
+  throw new ActionInputError(name, `Expected one of ${choices.join(", ")}, got "${value}"`);
+}

@@ -1,0 +1,138 @@
+/**
+ * What a finished run becomes on GitHub, decided in pure functions: the step's outputs (report
+ * paths, outcome counts, tokens, cache hit rate), whether the step fails under `fail-on`, and
+ * the annotations (an error per failed or errored task on its task file, a warning per task
+ * with policy denials, a notice with the totals).
+ */
+import { relative, sep } from "node:path";
+import { cacheHitRate, sumTranscriptStats, type TranscriptStats } from "../core/transcript-types.js";
+import type { ReportFiles } from "../runner/run-dir/run-dir.js";
+import { taskKey, type TaskResult } from "../runner/run-dir/task-result.js";
+import type { FailOn } from "./action-inputs.js";
+
+/** The part of a run's outcome the action reports. */
+export interface ActionRunOutcome {
+  results: readonly TaskResult[];
+  /** The run was interrupted (the job was cancelled or timed out). */
+  interrupted: boolean;
+  /** Tasks that were running when the interrupt came (they continue on a re-run). */
+  interruptedTasks: number;
+  reports: ReportFiles;
+  runDir: string;
+}
+
+export type ActionOutputName =
+  | "junit" | "stats" | "summary" | "run-dir" | "passed" | "failed" | "errored" | "stopped" | "interrupted"
+  | "cache-hit-rate" | "input-tokens" | "cache-read-tokens" | "cache-write-tokens" | "output-tokens";
+
+/** The step's outputs, as the strings `core.setOutput` writes. */
+export function actionOutputs(outcome: ActionRunOutcome): Record<ActionOutputName, string> {
+  const count = (status: string) => String(outcome.results.filter((r) => r.status === status).length);
+  const stats = totalStats(outcome.results);
+  return {
+    junit: outcome.reports.junit,
+    stats: outcome.reports.stats,
+    summary: outcome.reports.summary,
+    "run-dir": outcome.runDir,
+    passed: count("passed"),
+    failed: count("failed"),
+    errored: count("errored"),
+    // No task outcome is "stopped" until budgets exist; the output is there for workflows to read.
+    stopped: count("stopped"),
+    interrupted: String(outcome.interruptedTasks),
+    "cache-hit-rate": stats ? cacheHitRate(stats).toFixed(4) : "0",
+    "input-tokens": String(stats?.inputTokens ?? 0),
+    "cache-read-tokens": String(stats?.cacheReadTokens ?? 0),
+    "cache-write-tokens": String(stats?.cacheWriteTokens ?? 0),
+    "output-tokens": String(stats?.outputTokens ?? 0),
+  };
+}
+
+function totalStats(results: readonly TaskResult[]): TranscriptStats | null {
+  const all = results.flatMap((r) => (r.stats ? [r.stats] : []));
+  return all.length === 0 ? null : sumTranscriptStats(all);
+}
+
+/** Why the step fails under `failOn`, or null when it passes. */
+export function stepFailure(failOn: FailOn, outcome: ActionRunOutcome): string | null {
+  const notPassed = outcome.results.filter((r) => r.status !== "passed");
+  const errored = outcome.results.filter((r) => r.status === "errored");
+  switch (failOn) {
+    case "never":
+      return null;
+    case "error":
+      if (outcome.interrupted) return "the run was interrupted before it completed";
+      return errored.length ? `${errored.length} task(s) errored: ${errored.map(taskKey).join(", ")}` : null;
+    case "failure":
+      if (outcome.interrupted) return "the run was interrupted before it completed";
+      return notPassed.length ? `${notPassed.length} task(s) did not pass: ${notPassed.map(taskKey).join(", ")}` : null;
+    default:
+      return assertNever(failOn);
+  }
+}
+
+function assertNever(value: never): never {
+  throw new Error(`unexpected fail-on ${String(value)}`);
+}
+
+/** One workflow command: `::error title=…,file=…::message`. */
+export interface Annotation {
+  level: "error" | "warning" | "notice";
+  message: string;
+  title?: string;
+  /** Relative to the repository (the workspace); absent for a file outside it. */
+  file?: string;
+}
+
+/** The annotations of a run, in task order; `workspace` is the repository's checkout. */
+export function runAnnotations(outcome: ActionRunOutcome, workspace: string): Annotation[] {
+  const annotations: Annotation[] = [];
+  for (const result of outcome.results) {
+    const file = repositoryPath(result.file, workspace);
+    const at = { title: taskKey(result), ...(file ? { file } : {}) };
+    if (result.status !== "passed") annotations.push({ level: "error", message: failureMessage(result), ...at });
+    if (result.policyDenials.count > 0) annotations.push({ level: "warning", message: denialMessage(result), ...at });
+  }
+  annotations.push({ level: "notice", title: "rhema", message: totalsMessage(outcome) });
+  return annotations;
+}
+
+function failureMessage(result: TaskResult): string {
+  if (result.status === "errored" && result.error) return `agent ${result.error.code}: ${firstLine(result.error.message)}`;
+  const check = result.checks.find((c) => !c.passed);
+  if (!check) return `task ${result.status}`;
+  const exit = check.timedOut ? "timed out" : check.exitCode === null ? "killed" : `exit code ${check.exitCode}`;
+  const line = firstErrorLine(check.outputTail);
+  return `check "${check.name}" failed (${exit})${line ? `: ${line}` : ""}`;
+}
+
+function denialMessage(result: TaskResult): string {
+  const calls = result.policyDenials.examples.map((d) => `${d.tool} (${d.rule ?? "default"}: ${d.reason})`);
+  const more = result.policyDenials.count - calls.length;
+  return `${result.policyDenials.count} tool call(s) denied by policy: ${calls.join("; ")}${more > 0 ? `; and ${more} more` : ""}`;
+}
+
+function totalsMessage(outcome: ActionRunOutcome): string {
+  const o = actionOutputs(outcome);
+  const parts = [`${outcome.results.length} task(s): ${o.passed} passed, ${o.failed} failed, ${o.errored} errored`];
+  if (outcome.interrupted) parts.push(`interrupted with ${o.interrupted} task(s) running (re-run the job to continue)`);
+  parts.push(`tokens in ${o["input-tokens"]}, cache read ${o["cache-read-tokens"]}, cache write ${o["cache-write-tokens"]}, out ${o["output-tokens"]}; cache hit rate ${o["cache-hit-rate"]}`);
+  return parts.join("; ");
+}
+
+/** The line of a check's output that says what went wrong: the first that looks like an error, else the first. */
+export function firstErrorLine(output: string): string {
+  const lines = output.split("\n").map((l) => l.trim()).filter((l) => l.length > 0);
+  const error = lines.find((l) => /\b(error|fail(ed|ure)?|assert\w*|not ok|expected)\b/i.test(l));
+  return (error ?? lines[0] ?? "").slice(0, 300);
+}
+
+function firstLine(text: string): string {
+  return (text.split("\n")[0] ?? "").slice(0, 300);
+}
+
+function repositoryPath(file: string, workspace: string): string | undefined {
+  const rel = relative(workspace, file);
+  if (rel === "" || rel.startsWith("..") || rel.startsWith(sep)) return undefined;
+  return rel.split(sep).join("/");
+}

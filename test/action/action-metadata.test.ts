@@ -1,0 +1,96 @@
+/**
+ * The action's shape: the committed bundle equals a fresh build, `action.yml` passes a real
+ * validator (@action-validator/cli), and every input it declares is read by the code and
+ * changes what the action does (no dead inputs).
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdir, readFile, readdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { parse } from "yaml";
+import { ACTION_INPUT_NAMES, readActionInputs, type ActionInputName } from "../../src/action/action-inputs.js";
+import { repoRoot } from "../support/paths.js";
+import { tempDir } from "../support/temp-dir.js";
+
+const actionYml = join(repoRoot, "action.yml");
+
+test("the committed bundle is what scripts/build-action.mjs builds from the sources", async (t) => {
+  const fresh = await tempDir(t, "rhema-bundle-");
+  execFileSync(process.execPath, [join(repoRoot, "scripts/build-action.mjs"), "--outdir", fresh], { cwd: repoRoot, stdio: "pipe" });
+  const committed = join(repoRoot, "action-dist");
+  assert.deepEqual((await readdir(committed)).sort(), (await readdir(fresh)).sort());
+  for (const name of await readdir(fresh)) {
+    const same = (await readFile(join(committed, name))).equals(await readFile(join(fresh, name)));
+    assert.ok(same, `action-dist/${name} differs from a fresh build: run \`npm run build:action\` and commit action-dist/`);
+  }
+});
+
+test("action.yml passes @action-validator/cli and runs on node24", async (t) => {
+  const text = await readFile(actionYml, "utf8");
+  const meta = parse(text) as { runs: Record<string, string> };
+  assert.deepEqual(meta.runs, { using: "node24", main: "action-dist/index.js", post: "action-dist/index.js", "post-if": "always()" });
+  // The validator's schema (0.6.0, its latest) predates node24 and lists node12/16/20 only;
+  // everything else in the file is checked as is.
+  const dir = await tempDir(t, "rhema-validate-");
+  const validate = async (content: string) => {
+    await writeFile(join(dir, "action.yml"), content);
+    return spawnSync(process.execPath, [join(repoRoot, "node_modules/@action-validator/cli/cli.mjs"), join(dir, "action.yml")], { encoding: "utf8" });
+  };
+  const asNode20 = text.replace(/^  using: node24$/m, "  using: node20");
+  assert.notEqual(asNode20, text);
+  const ok = await validate(asNode20);
+  assert.equal(ok.status, 0, ok.stdout + ok.stderr);
+  const broken = await validate(asNode20.replace("outputs:\n", "outputs:\n  junit-bad: 3\n"));
+  assert.notEqual(broken.status, 0, "the validator rejects a malformed output");
+});
+
+/** A value for each input that differs from its default. */
+const SAMPLE: Record<ActionInputName, string> = {
+  tasks: "tasks/more", policy: "preset:ci", provider: "anthropic", model: "claude-sonnet-4-5", "base-url": "http://127.0.0.1:9",
+  concurrency: "2", filter: "a/*", tag: "nightly", shard: "1/4", out: ".rhema/runs/other", "max-steps": "7", timeout: "5m",
+  sandbox: "off", "fail-on": "never", resume: "false", comment: "true", "github-token": "ghs_example",
+};
+
+test("every input action.yml declares is read, and each one changes the action's settings", async () => {
+  const meta = parse(await readFile(actionYml, "utf8")) as { inputs: Record<string, { default?: string }> };
+  assert.deepEqual(Object.keys(meta.inputs).sort(), [...ACTION_INPUT_NAMES].sort());
+  const defaults = (name: ActionInputName) => (name === "tasks" ? "tasks" : name === "github-token" ? "" : meta.inputs[name]?.default ?? "");
+  const asked = new Set<string>();
+  const base = readActionInputs((name) => (asked.add(name), defaults(name)));
+  assert.deepEqual([...asked].sort(), [...ACTION_INPUT_NAMES].sort());
+  for (const name of ACTION_INPUT_NAMES) {
+    const changed = readActionInputs((n) => (n === name ? SAMPLE[name] : defaults(n)));
+    assert.notDeepEqual(changed, base, `input "${name}" changes nothing`);
+  }
+});
+
+test("bad input values are named", () => {
+  const read = (over: Partial<Record<ActionInputName, string>>) => () => readActionInputs((n) => over[n] ?? (n === "tasks" ? "tasks" : ""));
+  assert.throws(read({ tasks: " \n " }), { message: 'input "tasks": name at least one task file, folder or glob' });
+  assert.throws(read({ "max-steps": "2.5" }), { message: 'input "max-steps": Expected a whole number from 1 and up, got "2.5"' });
+  assert.throws(read({ "fail-on": "sometimes" }), { message: 'input "fail-on": Expected one of failure, error, never, got "sometimes"' });
+  assert.throws(read({ resume: "yes" }), { message: 'input "resume": Expected true or false, got "yes"' });
+  assert.deepEqual(readActionInputs((n) => (n === "tasks" ? "a.yaml, b\n c/**\n" : n === "tag" ? "x\ny" : "")).request.paths, ["a.yaml", "b", "c/**"]);
+});
+
+test("the README's example workflows pass the validator and give the action only inputs it declares", async (t) => {
+  const readme = await readFile(join(repoRoot, "README.md"), "utf8");
+  const section = readme.slice(readme.indexOf("## The GitHub Action"), readme.indexOf("## The library"));
+  const workflows = [...section.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]!);
+  assert.equal(workflows.length, 4);
+  const dir = join(await tempDir(t, "rhema-workflows-"), ".github", "workflows");
+  await mkdir(dir, { recursive: true });
+  const declared = Object.keys((parse(await readFile(actionYml, "utf8")) as { inputs: Record<string, unknown> }).inputs);
+  for (const [i, text] of workflows.entries()) {
+    const file = join(dir, `example-${i}.yml`);
+    await writeFile(file, text);
+    const run = spawnSync(process.execPath, [join(repoRoot, "node_modules/@action-validator/cli/cli.mjs"), file], { encoding: "utf8" });
+    assert.equal(run.status, 0, `example ${i}: ${run.stdout}${run.stderr}`);
+    const jobs = Object.values((parse(text) as { jobs: Record<string, { steps: Array<{ uses?: string; with?: Record<string, unknown> }> }> }).jobs);
+    for (const step of jobs.flatMap((j) => j.steps)) {
+      if (!step.uses?.startsWith("OWNER/rhema@")) continue;
+      for (const name of Object.keys(step.with ?? {})) assert.ok(declared.includes(name), `example ${i} passes an undeclared input "${name}"`);
+    }
+  }
+});

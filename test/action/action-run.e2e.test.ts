@@ -1,0 +1,86 @@
+/**
+ * The bundled action on the example suite, run as GitHub's runner runs it (Node 24, INPUT_*,
+ * GITHUB_OUTPUT, GITHUB_STEP_SUMMARY): outputs, the summary appended, annotations in workflow
+ * command syntax, the step's exit code under each `fail-on`, and bad inputs named.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { cp, readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { repoRoot } from "../support/paths.js";
+import { tempDir } from "../support/temp-dir.js";
+import { prepareJob, runStep, workflowCommands } from "./action-harness.js";
+
+test("runs the example suite: outputs, summary appended, annotations, exit code per fail-on", async (t) => {
+  const job = await prepareJob(await tempDir(t, "rhema-action-"));
+  await cp(join(repoRoot, "tasks"), join(job.workspace, "tasks"), { recursive: true });
+  const summaryFile = join(job.runnerDir, "summary.md");
+  await writeFile(summaryFile, "# an earlier step's summary\n");
+  const inputs = { tasks: "tasks/arithmetic\ntasks/release", "fail-on": "failure", resume: "false" };
+
+  const first = await runStep(job, { inputs });
+  assert.equal(first.code, 1, first.stdout + first.stderr);
+  const runDir = join(job.workspace, ".rhema/runs/latest");
+  const { ["cache-hit-rate"]: hitRate, ["cache-read-tokens"]: cacheRead, ["cache-write-tokens"]: cacheWrite, ["output-tokens"]: outTokens, ["input-tokens"]: inTokens, ...rest } = first.outputs;
+  assert.deepEqual(rest, {
+    junit: join(runDir, "junit.xml"), stats: join(runDir, "stats.json"), summary: join(runDir, "summary.md"), "run-dir": runDir,
+    passed: "2", failed: "2", errored: "0", stopped: "0", interrupted: "0",
+  });
+  const stats = JSON.parse(await readFile(join(runDir, "stats.json"), "utf8"));
+  assert.deepEqual(
+    { hitRate, cacheRead, cacheWrite, outTokens, inTokens },
+    { hitRate: stats.total.stats.cacheHitRate.toFixed(4), cacheRead: String(stats.total.stats.cacheReadTokens), cacheWrite: String(stats.total.stats.cacheWriteTokens), outTokens: String(stats.total.stats.outputTokens), inTokens: String(stats.total.stats.inputTokens) },
+  );
+  assert.ok(Number(cacheRead) > 0);
+
+  const summary = await readFile(summaryFile, "utf8");
+  assert.ok(summary.startsWith("# an earlier step's summary\n"), "appended, not overwritten");
+  assert.ok(summary.includes(await readFile(join(runDir, "summary.md"), "utf8")));
+
+  assert.deepEqual(workflowCommands(first.stdout, "error"), [
+    '::error title=arithmetic/wrong-fix,file=tasks/arithmetic/wrong-fix.yaml::check "unit tests" failed (exit code 1): not ok 1 - adds two numbers',
+    '::error title=release/publish,file=tasks/release/publish.yaml::check "release pushed" failed (exit code 1)',
+    "::error::rhema: 2 task(s) did not pass: arithmetic/wrong-fix, release/publish",
+  ]);
+  assert.deepEqual(workflowCommands(first.stdout, "warning"), [
+    "::warning title=release/publish,file=tasks/release/publish.yaml::2 tool call(s) denied by policy: write_file (rule 6 (ci.yaml:11): CI configuration and secrets are off limits); shell (rule 5 (ci.yaml:10): no pushes from CI)",
+  ]);
+  const [notice, ...moreNotices] = workflowCommands(first.stdout, "notice");
+  assert.deepEqual(moreNotices, []);
+  assert.match(notice!, /^::notice title=rhema::4 task\(s\): 2 passed, 2 failed, 0 errored; tokens in \d+, cache read \d+, cache write \d+, out \d+; cache hit rate 0\.\d{4}$/);
+
+  // Same run directory: every task is kept, so these only decide the exit code.
+  const onError = await runStep(job, { inputs: { ...inputs, "fail-on": "error" } });
+  assert.equal(onError.code, 0, onError.stdout);
+  assert.match(onError.stdout, /kept from an earlier attempt/);
+  const never = await runStep(job, { inputs: { ...inputs, "fail-on": "never" } });
+  assert.equal(never.code, 0, never.stdout);
+  assert.equal(never.outputs.failed, "2");
+
+  // A task the agent fails (the step cap) fails the step under fail-on: error.
+  const capped = await runStep(job, { inputs: { tasks: "tasks/arithmetic", filter: "arithmetic/wrong-fix", "max-steps": "1", out: ".rhema/capped", "fail-on": "error", resume: "false" } });
+  assert.equal(capped.code, 1, capped.stdout);
+  assert.deepEqual([capped.outputs.passed, capped.outputs.errored], ["0", "1"]);
+  assert.deepEqual(workflowCommands(capped.stdout, "error").slice(-1), ["::error::rhema: 1 task(s) errored: arithmetic/wrong-fix"]);
+});
+
+test("a bad input fails the step naming the input, without a stack trace", async (t) => {
+  const job = await prepareJob(await tempDir(t, "rhema-action-"));
+  await cp(join(repoRoot, "tasks"), join(job.workspace, "tasks"), { recursive: true });
+  const step = await runStep(job, { inputs: { tasks: "tasks/arithmetic", concurrency: "0" } });
+  assert.equal(step.code, 1);
+  assert.deepEqual(workflowCommands(step.stdout, "error"), ['::error::rhema: input "concurrency": Expected a whole number from 1 and up, got "0"']);
+  assert.doesNotMatch(step.stdout + step.stderr, /\n\s+at /);
+});
+
+test("sandbox: bwrap fails the step before anything runs; sandbox: auto warns in the job summary", async (t) => {
+  const job = await prepareJob(await tempDir(t, "rhema-action-"));
+  await cp(join(repoRoot, "tasks"), join(job.workspace, "tasks"), { recursive: true });
+  const bwrap = await runStep(job, { inputs: { tasks: "tasks/arithmetic", sandbox: "bwrap", resume: "false" } });
+  assert.equal(bwrap.code, 1);
+  assert.deepEqual(workflowCommands(bwrap.stdout, "error"), ['::error::rhema: input "sandbox": bwrap was asked for, but this rhema has no sandbox yet; use sandbox: auto or off']);
+  assert.deepEqual(bwrap.outputs, {});
+  const auto = await runStep(job, { inputs: { tasks: "tasks/arithmetic", filter: "arithmetic/fix-add", sandbox: "auto", resume: "false" } });
+  assert.equal(auto.code, 0, auto.stdout);
+  assert.match(await readFile(join(job.runnerDir, "summary.md"), "utf8"), /`sandbox: auto`: this rhema has no sandbox yet/);
+});

@@ -1,0 +1,60 @@
+/**
+ * `provider`, `model` and `base-url` reach the model through the same runner as
+ * `rhema run --provider --model --base-url`: both edges send their request to a local fake
+ * Anthropic server named only by the flag (no ANTHROPIC_BASE_URL). The action's run also
+ * measures its start-up cost: process start → first model request.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { FakeAnthropicServer } from "../support/fake-anthropic-server.js";
+import { cliEnv, runCli } from "../support/cli.js";
+import { OPEN_POLICY, writeFiles } from "../support/suite-files.js";
+import { tempDir } from "../support/temp-dir.js";
+import { prepareJob, startStep } from "./action-harness.js";
+
+const SUITE = {
+  "policy.yaml": OPEN_POLICY,
+  "suite/hello.yaml": `prompt: Say hello.
+policy: ../policy.yaml
+checks:
+  - { name: always, run: "true" }
+`,
+};
+
+test("the action's provider/model/base-url inputs send the model request to that endpoint", async (t) => {
+  const server = await FakeAnthropicServer.start();
+  t.after(() => server.close());
+  server.reply({ kind: "stream", blocks: [{ type: "text", text: "Hello." }] });
+  const job = await prepareJob(await tempDir(t, "rhema-endpoint-"));
+  await writeFiles(job.workspace, SUITE);
+  const started = Date.now();
+  const step = await startStep(job, {
+    inputs: { tasks: "suite", provider: "anthropic", model: "claude-test", "base-url": server.baseUrl, resume: "false" },
+    env: { ANTHROPIC_API_KEY: "sk-ant-test-key-123" },
+  });
+  let firstRequestMs: number | null = null;
+  const poll = setInterval(() => {
+    if (firstRequestMs === null && server.requests.length > 0) firstRequestMs = Date.now() - started;
+  }, 5);
+  const result = await step.finished;
+  clearInterval(poll);
+  assert.equal(result.code, 0, result.stdout + result.stderr);
+  assert.equal(server.requests.length, 1);
+  assert.equal(server.bodies[0].model, "claude-test");
+  assert.match(result.stdout, /::add-mask::sk-ant-test-key-123/);
+  console.log(`# action start-up: process start → first model request ${firstRequestMs} ms (Node 24, bundle)`);
+});
+
+test("rhema run --base-url sends the model request to that endpoint", async (t) => {
+  const server = await FakeAnthropicServer.start();
+  t.after(() => server.close());
+  server.reply({ kind: "stream", blocks: [{ type: "text", text: "Hello." }] });
+  const root = await tempDir(t, "rhema-endpoint-");
+  await writeFiles(root, SUITE);
+  const env = cliEnv({ ANTHROPIC_API_KEY: "sk-test-key" });
+  delete env.ANTHROPIC_BASE_URL;
+  const run = await runCli(["run", "suite", "--out", join(root, "run"), "--provider", "anthropic", "--model", "claude-test", "--base-url", server.baseUrl], { cwd: root, env });
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal(server.requests.length, 1);
+});
