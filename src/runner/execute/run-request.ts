@@ -150,6 +150,5 @@ function reportCopies(request: RunRequest, cwd: string) {
   return {
     ...(request.junit ? { junit: resolve(cwd, request.junit) } : {}),
     ...(request.stats ? { stats: resolve(cwd, request.stats) } : {}),
-    ...(request.summary ? { summary: resolve(cwd, request.summary) } : {}),
   };
 }
