@@ -66,7 +66,14 @@ export type TaskModel =
 /** A policy file, or an inline policy kept raw for the policy module, with where it stands. */
 export type TaskPolicy =
   | { kind: "file"; path: string }
-  | { kind: "inline"; data: unknown; file: string; line: number; column: number };
+  | {
+    kind: "inline"; data: unknown; file: string; line: number; column: number;
+    /**
+     * Where each value inside the inline policy is written in the task file, by its dotted key
+     * path (`rules.0.allow.tools.1`), so policy problems point at the name, not the block.
+     */
+    positions: Readonly<Record<string, { line: number; column: number }>>;
+  };
 
 export interface TaskCheck {
   name: string;
@@ -218,7 +225,24 @@ function resolveTask(
 function resolvePolicy(policy: TaskFileContent["policy"], file: string, locate: Locate): TaskPolicy | null {
   if (policy === undefined) return null;
   if (typeof policy === "string") return { kind: "file", path: resolve(dirname(file), policy) };
-  return { kind: "inline", data: policy, file, ...locate(["policy"]) };
+  return { kind: "inline", data: policy, file, ...locate(["policy"]), positions: valuePositions(policy, (path) => locate(["policy", ...path])) };
+}
+
+/** The position of every value below `value` (not `value` itself), by dotted key path. */
+function valuePositions(value: unknown, locate: Locate): Record<string, { line: number; column: number }> {
+  const positions: Record<string, { line: number; column: number }> = {};
+  const walk = (node: unknown, path: (string | number)[]): void => {
+    if (typeof node !== "object" || node === null) return;
+    const entries: [string | number, unknown][] = Array.isArray(node) ? node.map((v, i) => [i, v]) : Object.entries(node);
+    for (const [key, child] of entries) {
+      const childPath = [...path, key];
+      const { line, column } = locate(childPath);
+      positions[childPath.join(".")] = { line, column };
+      walk(child, childPath);
+    }
+  };
+  walk(value, []);
+  return positions;
 }
 
 async function checkReferencedPaths(task: TaskDefinition, locate: Locate): Promise<TaskProblem[]> {

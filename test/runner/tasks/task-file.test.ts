@@ -52,6 +52,16 @@ describe("task files: valid examples", () => {
         file,
         line: 16,
         column: 3,
+        positions: {
+          default: { line: 16, column: 12 },
+          rules: { line: 18, column: 5 },
+          "rules.0": { line: 18, column: 7 },
+          "rules.0.allow": { line: 18, column: 14 },
+          "rules.0.allow.tools": { line: 18, column: 23 },
+          "rules.0.allow.tools.0": { line: 18, column: 24 },
+          "rules.0.allow.tools.1": { line: 18, column: 36 },
+          "rules.0.allow.tools.2": { line: 18, column: 47 },
+        },
       },
       model: {
         provider: "scripted",
