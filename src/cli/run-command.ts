@@ -26,7 +26,8 @@ export const DEFAULT_RUN_DIR = ".rhema/runs/latest";
 export interface RunArgs {
   paths: string[];
   out: string;
-  concurrency: number;
+  /** Tasks at once: the flag's text, checked by `parseCountFlag` (a positive integer). */
+  concurrency: number | string;
   policy?: string;
   provider?: string;
   model?: string;
@@ -40,14 +41,18 @@ export interface RunArgs {
   retryErrored: boolean;
   reportSkipped: boolean;
   json: boolean;
-  maxSteps?: number;
+  /** Step cap for tasks that set none: the flag's text, checked like `concurrency`. */
+  maxSteps?: number | string;
   timeout?: string;
   allowEnv: string[];
 }
 
 export async function runCommand(args: RunArgs, io: CliIo): Promise<ExitCode> {
+  // Every flag is checked before anything is read or written: exit 2 naming the flag.
   const shard = args.shard !== undefined ? parseShard(args.shard) : null;
   const timeoutMs = parseTimeoutFlag(args.timeout);
+  const concurrency = parseCountFlag("--concurrency", args.concurrency);
+  const maxSteps = args.maxSteps === undefined ? undefined : parseCountFlag("--max-steps", args.maxSteps);
   const loaded = await loadTasks(args.paths, { cwd: io.cwd, filters: args.filter, tags: args.tag, shard });
   if (loaded.tasks.length === 0) throw new RhemaError("usage", `no task to run: ${args.paths.join(" ")} selected none${args.filter.length || args.tag.length || shard ? " (after --filter/--tag/--shard)" : ""}`);
   const providers = createProviders(loaded.tasks, args, io.env);
@@ -63,7 +68,7 @@ export async function runCommand(args: RunArgs, io: CliIo): Promise<ExitCode> {
       tasks: loaded.tasks,
       ...(args.reportSkipped ? { skipped: loaded.skipped } : {}),
       runDir,
-      concurrency: args.concurrency,
+      concurrency,
       restartChanged: args.restartChanged,
       retryErrored: args.retryErrored,
       reportCopies: reportCopies(args, io.cwd),
@@ -78,7 +83,7 @@ export async function runCommand(args: RunArgs, io: CliIo): Promise<ExitCode> {
         providerFor: (task) => providers.get(taskKey(task))!,
         workerProviderFor: (task) => workers.get(taskKey(task)) ?? null,
         approvalFor: (task) => approvals.approvals.get(taskKey(task))!,
-        defaults: { ...(args.maxSteps !== undefined ? { maxSteps: args.maxSteps } : {}), ...(timeoutMs !== undefined ? { timeoutMs } : {}) },
+        defaults: { ...(maxSteps !== undefined ? { maxSteps } : {}), ...(timeoutMs !== undefined ? { timeoutMs } : {}) },
       },
       onProgress: (p) => view.update(p),
     });
@@ -88,6 +93,14 @@ export async function runCommand(args: RunArgs, io: CliIo): Promise<ExitCode> {
   if (!args.json) print(io.stdout, finalSummary(outcome, runDir));
   if (outcome.interrupted) return EXIT_INTERRUPTED;
   return outcome.results.every((r) => r.status === "passed") ? EXIT_OK : EXIT_TASK_FAILED;
+}
+
+/** A whole number from 1 up, as `--NAME` gave it; anything else is a usage error quoting the text. */
+export function parseCountFlag(flag: string, value: number | string): number {
+  const text = String(value).trim();
+  const n = /^\d+$/.test(text) ? Number(text) : NaN;
+  if (!Number.isSafeInteger(n) || n < 1) throw new RhemaError("usage", `Expected ${flag} to be a whole number from 1 up, got "${String(value)}"`);
+  return n;
 }
 
 function parseTimeoutFlag(value: string | undefined): number | undefined {

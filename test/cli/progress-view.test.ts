@@ -5,7 +5,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { PassThrough } from "node:stream";
-import { chooseProgressView, type ViewStreams } from "../../src/cli/progress-view.js";
+import { chooseProgressView, liveLine, type ViewStreams } from "../../src/cli/progress-view.js";
 import type { AgentEvent } from "../../src/core/events.js";
 import type { RunProgress } from "../../src/runner/execute/suite-runner.js";
 import { parseTaskSource } from "../../src/runner/tasks/task-file.js";
@@ -166,4 +166,13 @@ test("the live view without colour writes no colour codes, and close clears what
     `${`  alpha/one  step 0  grep ${"p".repeat(40)}  0.0k tok`.slice(0, 99)}\n`,
     "\x1b[1A\x1b[0J",
   ].join(""), "a terminal reporting no width is drawn 100 columns wide, and nothing is drawn after close");
+});
+
+test("at 50 columns the live line truncates the task name and tool, never the figures", () => {
+  const task = { key: "refactoring-suite/rename-calculator-module", step: 12, tool: "shell npm test -- --coverage", tokens: 4200 };
+  const line = liveLine(task, 49);
+  assert.ok(line.length <= 49, `${line.length}: ${line}`);
+  assert.ok(line.endsWith("step 12  4.2k tok"), line);
+  assert.equal(line, "  refactoring-suite/rename-ca…  step 12  4.2k tok");
+  assert.equal(liveLine({ ...task, key: "a/b" }, 100), "  a/b  step 12  shell npm test -- --coverage  4.2k tok");
 });
