@@ -9,7 +9,7 @@ import { dirname, join } from "node:path";
 import yargs, { type Argv } from "yargs";
 import { hideBin } from "yargs/helpers";
 import { EXIT_CODES_HELP, EXIT_INTERRUPTED, EXIT_INVALID_INPUT, describeFailure, type ExitCode } from "./exit-codes.js";
-import { print, type CliIo } from "./io.js";
+import { print, quietOnClosedPipe, type CliIo } from "./io.js";
 import { DEFAULT_RUN_DIR, runCommand } from "./run-command.js";
 import { reportMergeCommand, validateCommand } from "./other-commands.js";
 import { policyCheckCommand, policyCheckOptions } from "./policy-command.js";
@@ -155,7 +155,7 @@ if (isEntry) {
   process.on("SIGINT", () => onSignal("SIGINT"));
   process.on("SIGTERM", () => onSignal("SIGTERM"));
   const code = await main(hideBin(process.argv), {
-    cwd: process.cwd(), env: process.env, stdout: process.stdout, stderr: process.stderr, pid: process.pid, interrupt: controller.signal,
+    cwd: process.cwd(), env: process.env, stdout: quietOnClosedPipe(process.stdout), stderr: quietOnClosedPipe(process.stderr), pid: process.pid, interrupt: controller.signal,
   });
   process.exitCode = code;
 }
