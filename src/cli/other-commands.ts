@@ -7,13 +7,14 @@ import { loadTasks } from "../runner/tasks/suite-loader.js";
 import { resolveTaskApprovals } from "../runner/tasks/task-policy.js";
 import { EXIT_OK, type ExitCode } from "./exit-codes.js";
 import { print, type CliIo } from "./io.js";
+import { inputCapsFromEnv } from "./input-caps.js";
 
 /**
  * Checks task files, every policy they use, and every policy file among the paths (a file whose
  * top level is a policy is validated as one); runs nothing. Problems throw (exit 2).
  */
 export async function validateCommand(args: { paths: string[]; policy?: string }, io: CliIo): Promise<ExitCode> {
-  const loaded = await loadTasks(args.paths, { cwd: io.cwd });
+  const loaded = await loadTasks(args.paths, { cwd: io.cwd, caps: inputCapsFromEnv(io.env) });
   const approvals = await resolveTaskApprovals(loaded.tasks, { policyFlag: loaded.tasks.length > 0 ? args.policy : undefined, cwd: io.cwd });
   for (const note of loaded.tasks.length > 0 ? approvals.notes : []) print(io.stderr, `rhema: ${note}`);
   for (const file of loaded.policies) {

@@ -20,6 +20,7 @@ import { taskKey } from "../runner/run-dir/task-result.js";
 import { EXIT_INTERRUPTED, EXIT_OK, EXIT_TASK_FAILED, type ExitCode } from "./exit-codes.js";
 import { print, type CliIo } from "./io.js";
 import { chooseProgressView } from "./progress-view.js";
+import { inputCapsFromEnv } from "./input-caps.js";
 
 export const DEFAULT_RUN_DIR = ".rhema/runs/latest";
 
@@ -53,7 +54,8 @@ export async function runCommand(args: RunArgs, io: CliIo): Promise<ExitCode> {
   const timeoutMs = parseTimeoutFlag(args.timeout);
   const concurrency = parseCountFlag("--concurrency", args.concurrency);
   const maxSteps = args.maxSteps === undefined ? undefined : parseCountFlag("--max-steps", args.maxSteps);
-  const loaded = await loadTasks(args.paths, { cwd: io.cwd, filters: args.filter, tags: args.tag, shard });
+  const caps = inputCapsFromEnv(io.env);
+  const loaded = await loadTasks(args.paths, { cwd: io.cwd, filters: args.filter, tags: args.tag, shard, caps });
   if (loaded.tasks.length === 0) throw new RhemaError("usage", `no task to run: ${args.paths.join(" ")} selected none${args.filter.length || args.tag.length || shard ? " (after --filter/--tag/--shard)" : ""}`);
   const providers = createProviders(loaded.tasks, args, io.env);
   const workers = createWorkerProviders(loaded.tasks, io.env);

@@ -25,7 +25,7 @@ import picomatch from "picomatch";
 import { parse as parseYaml } from "yaml";
 import { glob, isDynamicPattern } from "tinyglobby";
 import { RhemaError } from "../../core/errors.js";
-import { TaskFileError, loadTaskFile, type TaskDefinition, type TaskProblem } from "./task-file.js";
+import { DEFAULT_INPUT_CAPS, TaskFileError, loadTaskFile, type InputCaps, type TaskDefinition, type TaskProblem } from "./task-file.js";
 import { compareTasks, taskKey, type SkippedTask } from "../run-dir/task-result.js";
 
 /** Shard `index` of `count`, 1-based, as `--shard 2/3` writes it. */
@@ -45,6 +45,8 @@ export interface TaskSelection {
 export interface LoadTasksOptions extends TaskSelection {
   /** Folder relative PATHS and globs are resolved from (the CLI passes process.cwd()). */
   cwd: string;
+  /** Prompt and image size caps; default `DEFAULT_INPUT_CAPS`. */
+  caps?: InputCaps;
 }
 
 export interface LoadedTasks {
@@ -81,7 +83,7 @@ export async function loadTasks(paths: readonly string[], options: LoadTasksOpti
   // order, not in the order the reads happened to finish.
   const perFile = await Promise.all(taskFiles.map(async (file) => {
     try {
-      return { file, task: await loadTaskFile(file) as TaskDefinition | null, problems: [] as readonly TaskProblem[] };
+      return { file, task: await loadTaskFile(file, options.caps ?? DEFAULT_INPUT_CAPS) as TaskDefinition | null, problems: [] as readonly TaskProblem[] };
     } catch (err) {
       if (!(err instanceof TaskFileError)) throw err;
       return { file, task: null, problems: err.problems };
