@@ -101,7 +101,7 @@ export async function runCommand(args: RunArgs, io: CliIo): Promise<ExitCode> {
 export function parseCountFlag(flag: string, value: number | string): number {
   const text = String(value).trim();
   const n = /^\d+$/.test(text) ? Number(text) : NaN;
-  if (!Number.isSafeInteger(n) || n < 1) throw new RhemaError("usage", `Expected ${flag} to be a whole number from 1 up, got "${String(value)}"`);
+  if (!Number.isSafeInteger(n) || n < 1) throw new RhemaError("usage", `Expected ${flag} to be a whole number from 1 and up, got "${String(value)}"`);
   return n;
 }
 

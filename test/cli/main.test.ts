@@ -116,7 +116,7 @@ test("bad --max-steps and --concurrency are exit 2 naming the flag and what was 
   for (const [flag, value] of [["--max-steps", "0"], ["--max-steps", "1.5"], ["--concurrency", "abc"], ["--concurrency", "-2"]] as const) {
     const result = await rhema(["run", "suite", flag, value, "--out", "out"], dir);
     assert.deepEqual(result, {
-      code: 2, stdout: "", stderr: `rhema: Expected ${flag} to be a whole number from 1 up, got "${value}"\n`,
+      code: 2, stdout: "", stderr: `rhema: Expected ${flag} to be a whole number from 1 and up, got "${value}"\n`,
     });
   }
   assert.equal(existsSync(join(dir, "out")), false);
