@@ -5,10 +5,15 @@
  * - pure: parse + analyse + resolve paths by text + decide (what `policy check` without a disk does);
  * - PolicyApproval.decide on a real temp workspace (paths resolved through realpath).
  * Target: median under 1 ms.
+ * Then the cold first decision in a fresh process (cold-decision.ts, 5 processes each): a shell
+ * call against a write_file call, from the engine's import to the event loop being free again.
+ * Target: the shell one at most 150 ms more than the write_file one.
  */
+import { spawn } from "node:child_process";
 import { mkdir, mkdtemp, realpath, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { performance } from "node:perf_hooks";
 import type { ApprovalRequest } from "../../src/core/approval.js";
 import { loadBashParser } from "../../src/policy/shell/bash-parser.js";
@@ -57,6 +62,34 @@ function report(label: string, f: Figures): void {
   );
 }
 
+const COLD_DECISION = fileURLToPath(new URL("./cold-decision.js", import.meta.url));
+const COLD_TARGET_MS = 150;
+
+/** `settleMs` of one fresh process deciding one call of `tool`. */
+function coldDecisionMs(tool: "shell" | "write_file", workspace: string): Promise<number> {
+  const child = spawn(process.execPath, [COLD_DECISION, tool, workspace], { stdio: ["ignore", "pipe", "inherit"] });
+  let out = "";
+  child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+  return new Promise((resolve, reject) => child.on("close", (code) => {
+    if (code !== 0) return reject(new Error(`cold-decision ${tool} exited ${code}`));
+    resolve((JSON.parse(out) as { settleMs: number }).settleMs);
+  }));
+}
+
+const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+async function reportColdDecisions(workspace: string): Promise<void> {
+  const samples: Record<"shell" | "write_file", number[]> = { shell: [], write_file: [] };
+  for (let i = 0; i < 5; i++) {
+    for (const tool of ["shell", "write_file"] as const) samples[tool].push(await coldDecisionMs(tool, workspace));
+  }
+  const shell = median(samples.shell);
+  const other = median(samples.write_file);
+  const show = (values: number[]) => values.map((v) => v.toFixed(0)).join(", ");
+  console.log(`cold first decision, fresh process (median of 5): shell ${shell.toFixed(0)} ms (${show(samples.shell)}), ` +
+    `write_file ${other.toFixed(0)} ms (${show(samples.write_file)}); shell − write_file ${(shell - other).toFixed(0)} ms (target ≤ ${COLD_TARGET_MS} ms)`);
+}
+
 async function main(): Promise<void> {
   const rounds = Number(process.argv[2] ?? 20);
   const loadStart = performance.now();
@@ -80,6 +113,7 @@ async function main(): Promise<void> {
     const full = (command: string) => approval.decide(shellRequest(command, dir), signal);
     await timeRounds(2, full);
     report("PolicyApproval.decide (realpath)", await timeRounds(rounds, full));
+    await reportColdDecisions(dir);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

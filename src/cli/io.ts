@@ -12,3 +12,22 @@ export interface CliIo {
 export function print(stream: NodeJS.WritableStream, text: string): void {
   stream.write(text.endsWith("\n") ? text : text + "\n");
 }
+
+/**
+ * `stream` made safe to write after its reader went away (`rhema run --json | head -1`): the
+ * first EPIPE ends output quietly — later writes are dropped — and the run goes on to write its
+ * reports and exit with its own code. Any other stream error is still thrown.
+ */
+export function quietOnClosedPipe<S extends NodeJS.WritableStream>(stream: S): S {
+  let closed = false;
+  stream.on("error", (err: NodeJS.ErrnoException) => {
+    if (err.code === "EPIPE" || err.code === "ERR_STREAM_DESTROYED") {
+      closed = true;
+      return;
+    }
+    throw err;
+  });
+  const write = stream.write.bind(stream) as (...args: unknown[]) => boolean;
+  (stream as { write: (...args: unknown[]) => boolean }).write = (...args: unknown[]) => (closed ? true : write(...args));
+  return stream;
+}

@@ -9,7 +9,7 @@ import { dirname, join } from "node:path";
 import yargs, { type Argv } from "yargs";
 import { hideBin } from "yargs/helpers";
 import { EXIT_CODES_HELP, EXIT_INTERRUPTED, EXIT_INVALID_INPUT, describeFailure, type ExitCode } from "./exit-codes.js";
-import { print, type CliIo } from "./io.js";
+import { print, quietOnClosedPipe, type CliIo } from "./io.js";
 import { DEFAULT_RUN_DIR, runCommand } from "./run-command.js";
 import { reportMergeCommand, validateCommand } from "./other-commands.js";
 import { policyCheckCommand, policyCheckOptions } from "./policy-command.js";
@@ -30,9 +30,9 @@ function packageVersion(): string {
 /** The options of `run`, for its yargs builder: the one place they are declared. */
 function runOptions<T>(y: Argv<T>) {
   return y
-    .positional("paths", { type: "string", array: true, demandOption: true, describe: "task files, folders or globs" })
+    .positional("paths", { type: "string", array: true, demandOption: true, default: undefined, describe: "task files, folders or globs" })
     .option("out", { type: "string", default: DEFAULT_RUN_DIR, describe: "run directory; running again on it resumes" })
-    .option("concurrency", { type: "number", default: 4, describe: "tasks at once" })
+    .option("concurrency", { type: "string", default: "4", describe: "tasks at once (a whole number from 1 up)" })
     .option("policy", { type: "string", describe: "policy file (or preset:read-only|workspace-write|ci) for tasks that name none" })
     .option("provider", { type: "string", choices: ["anthropic", "openai"], describe: "model provider for tasks that name none" })
     .option("model", { type: "string", describe: "model name for tasks that name none" })
@@ -49,9 +49,11 @@ function runOptions<T>(y: Argv<T>) {
     .option("retry-errored", { type: "boolean", default: false, describe: "continue errored tasks (provider outage, timeout) from their checkpoints" })
     .option("report-skipped", { type: "boolean", default: false, describe: "list filtered-out tasks as skipped in JUnit" })
     .option("json", { type: "boolean", default: false, describe: "write the event stream as JSON lines to stdout" })
-    .option("max-steps", { type: "number", describe: "step cap for tasks that set none (default 40)" })
+    .option("max-steps", { type: "string", describe: "step cap for tasks that set none (a whole number from 1 up; default 40)" })
     .option("timeout", { type: "string", describe: "timeout for tasks that set none (90s, 10m, 1h)" })
     .option("allow-env", { type: "string", array: true, default: [], describe: "secret-looking variable the shell may see (repeatable)" })
+    .example("$0 run tasks/", "run every task under tasks/, resuming .rhema/runs/latest")
+    .example("$0 run tasks/ --filter 'arithmetic/*' --junit junit.xml --json", "one suite, a JUnit copy, events as JSON lines")
     .epilogue(EXIT_CODES_HELP);
 }
 
@@ -59,18 +61,44 @@ function runOptions<T>(y: Argv<T>) {
 /** The options of `validate`. */
 function validateOptions<T>(y: Argv<T>) {
   return y
-    .positional("paths", { type: "string", array: true, demandOption: true, describe: "task files, folders or globs" })
-    .option("policy", { type: "string", describe: "default policy to check too, for tasks that name none" });
+    .positional("paths", { type: "string", array: true, demandOption: true, default: undefined, describe: "task files, folders or globs; a policy file is checked as a policy" })
+    .option("policy", { type: "string", describe: "default policy to check too, for tasks that name none" })
+    .example("$0 validate tasks/", "check every task file and the policies they use")
+    .example("$0 validate tasks/policies/ci.yaml", "check one policy file");
 }
 
 /** The options of `report merge`. */
 function reportMergeOptions<T>(y: Argv<T>) {
   return y
-    .positional("dirs", { type: "string", array: true, demandOption: true, describe: "run directories, one per shard" })
-    .option("out", { type: "string", demandOption: true, describe: "run directory to write the merged reports into" });
+    .positional("dirs", { type: "string", array: true, demandOption: true, default: undefined, describe: "run directories, one per shard" })
+    .option("out", { type: "string", demandOption: true, describe: "run directory to write the merged reports into" })
+    .example("$0 report merge shard-1 shard-2 --out merged", "one junit.xml, stats.json and summary.md for all shards");
+}
+
+/** The commands, as `rhema bogus` lists them: each top-level name with its subcommands. */
+const COMMANDS: Readonly<Record<string, readonly string[]>> = {
+  run: [], validate: [], policy: ["check"], report: ["merge"], bench: ["replay"],
+};
+
+/** "Unknown command" for a first word (or a subcommand) that names none, else null. */
+export function unknownCommand(argv: readonly string[]): string | null {
+  const list = Object.entries(COMMANDS).map(([name, subs]) => (subs.length ? subs.map((sub) => `${name} ${sub}`).join(", ") : name)).join(", ");
+  const [first, second] = argv;
+  if (first === undefined || first.startsWith("-")) return null;
+  if (!(first in COMMANDS)) return `Unknown command "${first}". The commands are: ${list}`;
+  const subs = COMMANDS[first]!;
+  if (subs.length > 0 && second !== undefined && !second.startsWith("-") && !subs.includes(second)) {
+    return `Unknown command "${first} ${second}". The commands are: ${list}`;
+  }
+  return null;
 }
 
 export async function main(argv: string[], io: CliIo): Promise<ExitCode> {
+  const unknown = unknownCommand(argv);
+  if (unknown !== null) {
+    print(io.stderr, `rhema: ${unknown}\nSee \`rhema --help\`.`);
+    return EXIT_INVALID_INPUT;
+  }
   let code: ExitCode = 0;
   const run = (promise: Promise<ExitCode>) => promise.then((c) => void (code = c));
   const parser = yargs(argv)
@@ -94,7 +122,11 @@ export async function main(argv: string[], io: CliIo): Promise<ExitCode> {
       .command("replay <inputs..>", "replay recorded sessions under compaction strategies and budgets through the prompt-cache simulator", benchReplayOptions, (a) => run(benchReplayCommand(a, io)))
       .demandCommand(1, "name a bench command: replay"))
     .demandCommand(1, "name a command: run, validate, policy check, report merge, bench replay")
-    .help();
+    .example("$0 run tasks/", "run the suites under tasks/ and write reports")
+    .example("$0 policy check --policy preset:ci --tool shell --input '{\"command\":\"npm test\"}'", "ask a policy about one call")
+    .help()
+    .alias("h", "help")
+    .alias("v", "version");
   try {
     await parser.parseAsync();
   } catch (err) {
@@ -126,7 +158,7 @@ if (isEntry) {
   process.on("SIGINT", () => onSignal("SIGINT"));
   process.on("SIGTERM", () => onSignal("SIGTERM"));
   const code = await main(hideBin(process.argv), {
-    cwd: process.cwd(), env: process.env, stdout: process.stdout, stderr: process.stderr, pid: process.pid, interrupt: controller.signal,
+    cwd: process.cwd(), env: process.env, stdout: quietOnClosedPipe(process.stdout), stderr: quietOnClosedPipe(process.stderr), pid: process.pid, interrupt: controller.signal,
   });
   process.exitCode = code;
 }

@@ -1,19 +1,40 @@
 /** `rhema validate` and `rhema report merge`. */
 import { resolve } from "node:path";
+import { formatPolicyIssue, loadPolicyFile } from "../policy/file/policy-file.js";
+import { permissiveWarnings } from "../policy/file/permissive-warnings.js";
 import { mergeRunReports } from "../runner/reports/report-merge.js";
 import { loadTasks } from "../runner/tasks/suite-loader.js";
 import { resolveTaskApprovals } from "../runner/tasks/task-policy.js";
 import { EXIT_OK, type ExitCode } from "./exit-codes.js";
 import { print, type CliIo } from "./io.js";
+import { inputCapsFromEnv } from "./input-caps.js";
 
-/** Checks task files and every policy they use; runs nothing. Problems throw (exit 2). */
+/**
+ * Checks task files, every policy they use, and every policy file among the paths (a file whose
+ * top level is a policy is validated as one); runs nothing. Problems throw (exit 2).
+ */
 export async function validateCommand(args: { paths: string[]; policy?: string }, io: CliIo): Promise<ExitCode> {
-  const loaded = await loadTasks(args.paths, { cwd: io.cwd });
-  const approvals = await resolveTaskApprovals(loaded.tasks, { policyFlag: args.policy, cwd: io.cwd });
-  for (const note of approvals.notes) print(io.stderr, `rhema: ${note}`);
+  const loaded = await loadTasks(args.paths, { cwd: io.cwd, caps: inputCapsFromEnv(io.env) });
+  const approvals = await resolveTaskApprovals(loaded.tasks, { policyFlag: loaded.tasks.length > 0 ? args.policy : undefined, cwd: io.cwd });
+  for (const note of loaded.tasks.length > 0 ? approvals.notes : []) print(io.stderr, `rhema: ${note}`);
+  for (const file of loaded.policies) {
+    const policy = await loadPolicyFile(file);
+    for (const w of policy.warnings) print(io.stderr, `rhema: ${formatPolicyIssue(w)}`);
+    for (const w of permissiveWarnings(policy.policy)) print(io.stderr, `rhema: warning: ${w}`);
+  }
+  if (loaded.tasks.length === 0) {
+    print(io.stdout, `valid: ${plural(loaded.policies.length, "policy file", "policy files")}`);
+    return EXIT_OK;
+  }
   const suites = new Set(loaded.tasks.map((t) => t.suite));
-  print(io.stdout, `valid: ${loaded.tasks.length} task(s) in ${suites.size} suite(s), ${approvals.policies} polic${approvals.policies === 1 ? "y" : "ies"}`);
+  const policyFiles = loaded.policies.length > 0 ? ` and ${plural(loaded.policies.length, "policy file", "policy files")}` : "";
+  print(io.stdout, `valid: ${plural(loaded.tasks.length, "task", "tasks")} in ${plural(suites.size, "suite", "suites")}, ` +
+    `${plural(approvals.policies, "policy", "policies")} in use${policyFiles}`);
   return EXIT_OK;
+}
+
+function plural(n: number, one: string, many: string): string {
+  return `${n} ${n === 1 ? one : many}`;
 }
 
 export async function reportMergeCommand(args: { dirs: string[]; out: string }, io: CliIo): Promise<ExitCode> {

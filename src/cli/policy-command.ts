@@ -2,18 +2,23 @@
  * `rhema policy check --policy FILE --tool NAME --input JSON [--workspace DIR] [--json]`:
  * decides one tool call the way a run would — the built-in tool's own `plan` resolves its
  * paths, then `PolicyApproval` decides — and prints the decision, the rule and the reason.
- * Exit 0 whatever the decision; 2 for a bad policy, bad input JSON or a missing workspace.
- * `policyCheck` returns its output instead of printing, so tests call it directly;
+ * Exit 0 allow, 1 deny (so a script can branch on it), 2 for a bad policy, an unknown tool,
+ * bad input JSON or a missing workspace. A path the tool refuses because it is outside the
+ * workspace is a deny by the workspace boundary, as in a run. With `--json` every outcome is
+ * one JSON object on stdout: `{decision, rule, reason}` or `{error}` (exit 2); warnings stay on
+ * stderr. `policyCheck` returns its output instead of printing, so tests call it directly;
  * `policyCheckCommand` is main's handler, and `policyCheckOptions` the one list of its flags.
  */
 import { realpath } from "node:fs/promises";
 import { resolve } from "node:path";
 import type { Argv } from "yargs";
 import type { ApprovalRequest } from "../core/approval.js";
-import { RhemaError, errorMessage } from "../core/errors.js";
+import { RhemaError, ToolError, errorMessage } from "../core/errors.js";
 import type { ToolEffect, ToolPlan } from "../core/tool.js";
 import { compileInputChecks } from "../core/tool-input-check.js";
-import { PolicyApproval, formatPolicyIssue, loadPolicy, type LoadedPolicy } from "../policy/index.js";
+import { PolicyApproval, WORKSPACE_BOUNDARY, formatPolicyIssue, loadPolicy, type LoadedPolicy } from "../policy/index.js";
+import { BUILTIN_TOOL_NAMES, unknownToolMessage } from "../policy/file/policy-file.js";
+import { permissiveWarnings } from "../policy/file/permissive-warnings.js";
 import { builtinTools } from "../tools/index.js";
 import type { ExitCode } from "./exit-codes.js";
 import { print, type CliIo } from "./io.js";
@@ -21,6 +26,7 @@ import { print, type CliIo } from "./io.js";
 export interface PolicyCheckArgs {
   /** A policy file or `preset:NAME`. */
   policy: string;
+  /** A built-in tool's name; anything else is exit 2 with the list of names. */
   tool: string;
   /** The call's input, as JSON. */
   input: string;
@@ -31,8 +37,9 @@ export interface PolicyCheckArgs {
   cwd: string;
 }
 
+/** What `policy check` prints and exits with: 0 allow, 1 deny, 2 invalid input. */
 export interface PolicyCheckResult {
-  exitCode: 0 | 2;
+  exitCode: 0 | 1 | 2;
   stdout: string;
   stderr: string;
 }
@@ -42,10 +49,11 @@ const EFFECTS: Readonly<Record<string, ToolEffect>> = {
   write_file: "write", edit_file: "write", shell: "exec",
 };
 
-const invalid = (message: string, stderr = ""): PolicyCheckResult => ({ exitCode: 2, stdout: "", stderr: `${stderr}rhema: ${message}\n` });
-
 /** Runs `policy check`. Never throws for bad input: it returns exit code 2 and the message. */
 export async function policyCheck(args: PolicyCheckArgs): Promise<PolicyCheckResult> {
+  const invalid = (message: string, stderr = ""): PolicyCheckResult => args.json
+    ? { exitCode: 2, stdout: `${JSON.stringify({ error: message })}\n`, stderr }
+    : { exitCode: 2, stdout: "", stderr: `${stderr}rhema: ${message}\n` };
   let loaded: LoadedPolicy;
   try {
     loaded = await loadPolicy(args.policy, { baseDir: args.cwd });
@@ -53,7 +61,11 @@ export async function policyCheck(args: PolicyCheckArgs): Promise<PolicyCheckRes
     if (err instanceof RhemaError) return invalid(err.message);
     throw err;
   }
-  const warnings = loaded.warnings.map((w) => `${formatPolicyIssue(w)}\n`).join("");
+  const warnings = [...loaded.warnings.map(formatPolicyIssue), ...permissiveWarnings(loaded.policy).map((w) => `warning: ${w}`)]
+    .map((w) => `${w}\n`).join("");
+  if (!BUILTIN_TOOL_NAMES.includes(args.tool)) {
+    return invalid(`--tool: ${unknownToolMessage(args.tool)}; the tools are ${BUILTIN_TOOL_NAMES.join(", ")}`, warnings);
+  }
   let input: unknown;
   try {
     input = JSON.parse(args.input);
@@ -69,37 +81,49 @@ export async function policyCheck(args: PolicyCheckArgs): Promise<PolicyCheckRes
   } catch (err) {
     return invalid(`the workspace cannot be used: ${errorMessage(err)}`, warnings);
   }
-  let plan: ToolPlan;
-  try {
-    plan = await planCall(args.tool, input as Record<string, unknown>, workspace);
-  } catch (err) {
-    return invalid(`${args.tool} rejects this input before any policy sees it: ${errorMessage(err)}`, warnings);
+  const planned = await planCall(args.tool, input as Record<string, unknown>, workspace);
+  let output: { decision: "allow" | "deny"; rule: string; reason: string };
+  if (planned.kind === "outside") {
+    output = { decision: "deny", rule: WORKSPACE_BOUNDARY, reason: planned.reason };
+  } else if (planned.kind === "rejected") {
+    return invalid(`${args.tool} rejects this input before any policy sees it: ${planned.reason}`, warnings);
+  } else {
+    const { plan } = planned;
+    const request: ApprovalRequest = {
+      callId: "policy-check", tool: args.tool, effect: EFFECTS[args.tool]!, input, workspace, paths: plan.paths,
+      ...(plan.command === undefined ? {} : { command: plan.command }),
+    };
+    const decision = await new PolicyApproval(loaded.policy).decide(request, new AbortController().signal);
+    output = { decision: decision.decision, rule: decision.rule ?? "", reason: decision.reason ?? "" };
   }
-  const request: ApprovalRequest = {
-    callId: "policy-check", tool: args.tool, effect: EFFECTS[args.tool] ?? "exec", input, workspace, paths: plan.paths,
-    ...(plan.command === undefined ? {} : { command: plan.command }),
-  };
-  const decision = await new PolicyApproval(loaded.policy).decide(request, new AbortController().signal);
-  const output = { decision: decision.decision, rule: decision.rule ?? "", reason: decision.reason ?? "" };
   const stdout = args.json
     ? `${JSON.stringify(output)}\n`
     : `decision: ${output.decision}\nrule: ${output.rule}\nreason: ${output.reason}\n`;
-  return { exitCode: 0, stdout, stderr: warnings };
+  return { exitCode: output.decision === "allow" ? 0 : 1, stdout, stderr: warnings };
 }
 
-/**
- * What the call touches, as the engine would see it: the built-in tool's `plan`, or for a
- * custom tool name, `path` and `command` fields taken at face value.
- */
-async function planCall(tool: string, input: Record<string, unknown>, workspace: string): Promise<ToolPlan> {
-  const builtin = builtinTools().find((t) => t.spec.name === tool);
-  if (builtin?.plan) {
-    const checked = compileInputChecks([builtin.spec]).check(tool, input);
-    if (!checked.ok) throw new Error(checked.message);
-    return builtin.plan(checked.input, { workspace, signal: new AbortController().signal });
+type PlannedCall =
+  | { kind: "planned"; plan: ToolPlan }
+  /** The tool refuses a path outside the workspace: a run denies that call at the boundary. */
+  | { kind: "outside"; reason: string }
+  /** The input does not fit the tool (a missing field, a wrong type). */
+  | { kind: "rejected"; reason: string };
+
+/** What the call touches, as the engine would see it: the built-in tool's input check and `plan`. */
+async function planCall(tool: string, input: Record<string, unknown>, workspace: string): Promise<PlannedCall> {
+  const builtin = builtinTools().find((t) => t.spec.name === tool)!;
+  const checked = compileInputChecks([builtin.spec]).check(tool, input);
+  if (!checked.ok) return { kind: "rejected", reason: checked.message };
+  if (!builtin.plan) return { kind: "planned", plan: { paths: [] } };
+  try {
+    return { kind: "planned", plan: await builtin.plan(checked.input, { workspace, signal: new AbortController().signal }) };
+  } catch (err) {
+    // The workspace scope's refusal is a ToolError saying "is outside the workspace"; any other
+    // ToolError is the input's fault.
+    if (err instanceof ToolError && /is outside the workspace/.test(err.message)) return { kind: "outside", reason: err.message };
+    if (err instanceof ToolError) return { kind: "rejected", reason: err.message };
+    throw err;
   }
-  const paths = typeof input.path === "string" ? [input.path] : [];
-  return typeof input.command === "string" ? { paths, command: input.command } : { paths };
 }
 
 /** `policy check` as main runs it: flags and the process's io in, the output printed, the exit code out. */
@@ -114,8 +138,11 @@ export async function policyCheckCommand(flags: Omit<PolicyCheckArgs, "cwd">, io
 export function policyCheckOptions<T>(y: Argv<T>) {
   return y
     .option("policy", { type: "string", demandOption: true, describe: "policy file, or preset:read-only|workspace-write|ci" })
-    .option("tool", { type: "string", demandOption: true, describe: "tool name, e.g. shell or write_file" })
+    .option("tool", { type: "string", demandOption: true, describe: `built-in tool name: ${BUILTIN_TOOL_NAMES.join(", ")}` })
     .option("input", { type: "string", demandOption: true, describe: "the call's input as JSON, e.g. '{\"command\":\"npm test\"}'" })
     .option("workspace", { type: "string", describe: "workspace folder (default: the current folder)" })
-    .option("json", { type: "boolean", default: false, describe: "print one JSON object {decision, rule, reason}" });
+    .option("json", { type: "boolean", default: false, describe: "print one JSON object: {decision, rule, reason}, or {error} for invalid input" })
+    .example("$0 policy check --policy tasks/policies/ci.yaml --tool shell --input '{\"command\":\"npm test\"}'", "exit 0 if allowed, 1 if denied")
+    .example("$0 policy check --policy preset:read-only --tool write_file --input '{\"path\":\"src/a.ts\",\"content\":\"x\"}' --json", "the decision as one JSON object")
+    .epilogue("Exit codes: 0 allowed, 1 denied, 2 invalid input (policy, tool name, --input, workspace).");
 }

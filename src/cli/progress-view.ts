@@ -76,7 +76,7 @@ export function describeEnd(progress: Extract<RunProgress, { type: "task_end" }>
   const stats = r.stats ? `, cache ${(r.stats.cacheHitRate * 100).toFixed(0)}%` : "";
   const denials = r.policyDenials.count ? `, ${r.policyDenials.count} denied` : "";
   const why = r.status === "errored" ? ` (${r.error?.code})` : r.status === "failed" ? ` (check "${r.checks.find((c) => !c.passed)?.name}")` : "";
-  return `${r.status}${why}${progress.kept ? " (kept from an earlier run)" : ""} in ${(r.durationMs / 1000).toFixed(1)}s, ${r.steps} steps${stats}${denials}`;
+  return `${r.status}${why}${progress.kept ? " (kept from an earlier run)" : ""} in ${(r.durationMs / 1000).toFixed(1)}s, ${r.steps} ${r.steps === 1 ? "step" : "steps"}${stats}${denials}`;
 }
 
 class JsonLinesView implements ProgressView {
@@ -192,9 +192,8 @@ class LiveView implements ProgressView {
 
   private draw(): void {
     this.clear();
-    const width = Math.max(40, (this.err.columns || 100) - 1);
-    const lines = [...this.running.values()].map((t) =>
-      `  ${t.key}  step ${t.step}  ${t.tool}  ${(t.tokens / 1000).toFixed(1)}k tok`.slice(0, width));
+    const width = Math.max(30, (this.err.columns || 100) - 1);
+    const lines = [...this.running.values()].map((t) => liveLine(t, width));
     if (lines.length) this.err.write(lines.join("\n") + "\n");
     this.drawn = lines.length;
   }
@@ -203,4 +202,20 @@ class LiveView implements ProgressView {
     if (this.drawn > 0) this.err.write(`\x1b[${this.drawn}A\x1b[0J`);
     this.drawn = 0;
   }
+}
+
+/**
+ * One running task's live line, at most `width` characters: the figures (step, tokens) are kept
+ * whole; the tool summary gives way first, then the task name (cut with `…`).
+ */
+export function liveLine(task: { key: string; step: number; tool: string; tokens: number }, width: number): string {
+  const step = `step ${task.step}`;
+  const tokens = `${(task.tokens / 1000).toFixed(1)}k tok`;
+  const line = (name: string, tool: string) => `  ${name}  ${step}  ${tool}  ${tokens}`;
+  if (line(task.key, task.tool).length <= width) return line(task.key, task.tool);
+  const toolRoom = width - line(task.key, "").length;
+  if (toolRoom >= 8) return line(task.key, `${task.tool.slice(0, toolRoom - 1)}…`);
+  const nameRoom = width - `  ${step}  ${tokens}`.length - 2;
+  const name = task.key.length <= nameRoom ? task.key : `${task.key.slice(0, Math.max(1, nameRoom - 1))}…`;
+  return `  ${name}  ${step}  ${tokens}`;
 }

@@ -8,11 +8,17 @@
 import { runRequest, type RunRequest, type RunRequestOutcome } from "../runner/execute/run-request.js";
 import { EXIT_INTERRUPTED, EXIT_OK, EXIT_TASK_FAILED, type ExitCode } from "./exit-codes.js";
 import { print, type CliIo } from "./io.js";
+import { RhemaError } from "../core/errors.js";
 import { chooseProgressView } from "./progress-view.js";
+import { inputCapsFromEnv } from "./input-caps.js";
 
 export const DEFAULT_RUN_DIR = ".rhema/runs/latest";
 
-export interface RunArgs extends RunRequest {
+export interface RunArgs extends Omit<RunRequest, "concurrency" | "maxSteps"> {
+  /** Tasks at once: the flag's text, checked by `parseCountFlag` (a positive integer). */
+  concurrency: number | string;
+  /** Step cap for tasks that set none: the flag's text, checked like `concurrency`. */
+  maxSteps?: number | string | undefined;
   json: boolean;
 }
 
@@ -21,7 +27,12 @@ export async function runCommand(args: RunArgs, io: CliIo): Promise<ExitCode> {
   let view: ReturnType<typeof chooseProgressView> | undefined;
   let outcome: RunRequestOutcome;
   try {
-    outcome = await runRequest(args, {
+    // Every flag is checked before anything is read or written: exit 2 naming the flag.
+    const concurrency = parseCountFlag("--concurrency", args.concurrency);
+    const maxSteps = args.maxSteps === undefined ? undefined : parseCountFlag("--max-steps", args.maxSteps);
+    const { maxSteps: _given, ...rest } = args;
+    const request: RunRequest = { ...rest, concurrency, ...(maxSteps !== undefined ? { maxSteps } : {}), caps: inputCapsFromEnv(io.env) };
+    outcome = await runRequest(request, {
       cwd: io.cwd, env: io.env, pid: io.pid, interrupt: io.interrupt,
       onNote: (note) => print(io.stderr, `rhema: ${note}`),
       onProgress: (p) => {
@@ -35,6 +46,14 @@ export async function runCommand(args: RunArgs, io: CliIo): Promise<ExitCode> {
   if (!args.json) print(io.stdout, finalSummary(outcome, outcome.runDir));
   if (outcome.interrupted) return EXIT_INTERRUPTED;
   return outcome.results.every((r) => r.status === "passed") ? EXIT_OK : EXIT_TASK_FAILED;
+}
+
+/** A count flag's value as a whole number from 1 up, or exit 2 naming the flag and what was given. */
+export function parseCountFlag(flag: string, value: number | string): number {
+  const text = String(value).trim();
+  const n = /^\d+$/.test(text) ? Number(text) : NaN;
+  if (!Number.isSafeInteger(n) || n < 1) throw new RhemaError("usage", `Expected ${flag} to be a whole number from 1 and up, got "${String(value)}"`);
+  return n;
 }
 
 /** The closing lines: counts, denials, where the reports are. */

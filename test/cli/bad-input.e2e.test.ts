@@ -47,7 +47,7 @@ const cases: BadCase[] = [
   { name: "a policy file with a wrong default", files: { "bad/t.yaml": "prompt: x\nmodel: { provider: scripted, script: [{ say: ok }] }\npolicy: ../wrong.yaml\n", "wrong.yaml": "version: 1\ndefault: ask\nrules: []\n" }, args: ["run", "bad"], expect: /wrong\.yaml:2:10: .*default/ },
   { name: "a shard out of range", args: ["run", "good", "--shard", "4/3"], expect: /--shard as i\/n .*got "4\/3"/ },
   { name: "a shard that is not i/n", args: ["run", "good", "--shard", "half"], expect: /--shard as i\/n .*got "half"/ },
-  { name: "a concurrency of 0", args: ["run", "good", "--concurrency", "0"], expect: /--concurrency to be a whole number from 1 and up, got 0/ },
+  { name: "a concurrency of 0", args: ["run", "good", "--concurrency", "0"], expect: /--concurrency to be a whole number from 1 and up, got "0"/ },
   { name: "an unknown --provider", args: ["run", "good", "--provider", "foo", "--model", "m"], expect: /provider.*foo/i },
   { name: "a bad --timeout", args: ["run", "good", "--timeout", "soon"], expect: /--timeout as a duration .*got "soon"/ },
   { name: "a path that does not exist", args: ["run", "nope/"], expect: /nope/ },

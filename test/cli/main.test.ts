@@ -5,6 +5,8 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { Writable } from "node:stream";
 import { main } from "../../src/cli/main.js";
 import type { CliIo } from "../../src/cli/io.js";
@@ -39,7 +41,7 @@ test("policy check gets its flags, the workspace defaulting to the folder it run
     stdout: { decision: "allow", rule: "rule 8 (preset:ci:12)", reason: "`npm test` is allowed" },
   });
   const plain = await rhema(["policy", "check", "--policy", "preset:ci", "--tool", "shell", "--input", '{"command":"git push"}'], dir);
-  assert.equal(plain.code, 0);
+  assert.equal(plain.code, 1);
   assert.match(plain.stdout, /^decision: deny\nrule: .+\nreason: .+\n$/);
 });
 
@@ -60,10 +62,10 @@ test("validate gets its paths and its --policy", async (t) => {
   const dir = await tempDir(t);
   await writeFiles(dir, { "suite/a.yaml": "prompt: hi\nmodel: { provider: scripted, script: [{ say: ok }] }\n", "policy.yaml": OPEN_POLICY });
   assert.deepEqual(await rhema(["validate", "suite", "--policy", "policy.yaml"], dir), {
-    code: 0, stderr: "", stdout: "valid: 1 task(s) in 1 suite(s), 1 policy\n",
+    code: 0, stderr: "", stdout: "valid: 1 task in 1 suite, 1 policy in use\n",
   });
   const unset = await rhema(["validate", "suite"], dir);
-  assert.deepEqual({ code: unset.code, stdout: unset.stdout }, { code: 0, stdout: "valid: 1 task(s) in 1 suite(s), 1 policy\n" });
+  assert.deepEqual({ code: unset.code, stdout: unset.stdout }, { code: 0, stdout: "valid: 1 task in 1 suite, 1 policy in use\n" });
   assert.match(unset.stderr, /^rhema: 1 task\(s\) name no policy and no --policy was given: they run under the read-only preset/);
 });
 
@@ -72,10 +74,50 @@ test("policy check --help lists the flags policy-command declares, with their de
   assert.equal(help.code, 0, help.stderr);
   for (const line of [
     "--policy     policy file, or preset:read-only|workspace-write|ci",
-    "--tool       tool name, e.g. shell or write_file",
+    "--tool       built-in tool name: read_file, write_file, edit_file, list_dir, glob, grep, shell",
     "--workspace  workspace folder (default: the current folder)",
-    "--json       print one JSON object {decision, rule, reason}",
+    "--json       print one JSON object: {decision, rule, reason}, or {error} for invalid",
   ]) {
     assert.ok(help.stdout.includes(line), `missing ${JSON.stringify(line)} in\n${help.stdout}`);
   }
+});
+
+test("-h is --help, and an unknown command says so and lists the commands", async (t) => {
+  const dir = await tempDir(t);
+  const short = await runCli(["run", "-h"], { cwd: dir });
+  const long = await runCli(["run", "--help"], { cwd: dir });
+  assert.equal(short.code, 0, short.stderr);
+  assert.equal(short.stdout, long.stdout);
+  assert.deepEqual(await rhema(["bogus"], dir), {
+    code: 2, stdout: "",
+    stderr: "rhema: Unknown command \"bogus\". The commands are: run, validate, policy check, report merge, bench replay\nSee `rhema --help`.\n",
+  });
+  assert.match((await rhema(["policy", "chek"], dir)).stderr, /^rhema: Unknown command "policy chek"\. The commands are: /);
+});
+
+test("every command's help describes every option, shows no [default: []] on positionals, and has examples", async (t) => {
+  const dir = await tempDir(t);
+  for (const command of [["run"], ["validate"], ["policy", "check"], ["report", "merge"]]) {
+    const help = await runCli([...command, "--help"], { cwd: dir });
+    assert.equal(help.code, 0, help.stderr);
+    const positionals = /Positionals:\n([\s\S]*?)\n\n/.exec(help.stdout)?.[1] ?? "";
+    assert.ok(!positionals.includes("[default: []]"), `${command.join(" ")}: ${positionals}`);
+    assert.match(help.stdout, /\nExamples:\n {2}rhema /, command.join(" "));
+    const optionsSection = /\nOptions:\n([\s\S]*?)\n\n/.exec(help.stdout)?.[1] ?? "";
+    const options = optionsSection.split("\n").filter((line) => /^ {2}(-\w, )?--[\w-]+/.test(line) || /^ {6}--[\w-]+/.test(line));
+    assert.ok(options.length > 2, command.join(" "));
+    for (const line of options) assert.match(line, /^\s+(-\w, )?--[\w-]+\s{2,}\S/, `${command.join(" ")}: an option without a description: ${line}`);
+  }
+});
+
+test("bad --max-steps and --concurrency are exit 2 naming the flag and what was given, before anything is written", async (t) => {
+  const dir = await tempDir(t);
+  await writeFiles(dir, { "suite/a.yaml": "prompt: hi\nmodel: { provider: scripted, script: [{ say: ok }] }\n" });
+  for (const [flag, value] of [["--max-steps", "0"], ["--max-steps", "1.5"], ["--concurrency", "abc"], ["--concurrency", "-2"]] as const) {
+    const result = await rhema(["run", "suite", flag, value, "--out", "out"], dir);
+    assert.deepEqual(result, {
+      code: 2, stdout: "", stderr: `rhema: Expected ${flag} to be a whole number from 1 and up, got "${value}"\n`,
+    });
+  }
+  assert.equal(existsSync(join(dir, "out")), false);
 });

@@ -5,7 +5,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { PassThrough } from "node:stream";
-import { chooseProgressView, type ViewStreams } from "../../src/cli/progress-view.js";
+import { chooseProgressView, liveLine, type ViewStreams } from "../../src/cli/progress-view.js";
 import type { TaskEvent as AgentEvent } from "../../src/runner/execute/runner-events.js";
 import type { RunProgress } from "../../src/runner/execute/suite-runner.js";
 import { parseTaskSource } from "../../src/runner/tasks/task-file.js";
@@ -199,4 +199,13 @@ test("setup and check events: a plain line each (an interrupted one rerun said s
   await sleep(150);
   assert.match(live.err.text(), /alpha\/one {2}step 0 {2}check 2\/3 unit/);
   liveView.close();
+});
+
+test("at 50 columns the live line truncates the task name and tool, never the figures", () => {
+  const task = { key: "refactoring-suite/rename-calculator-module", step: 12, tool: "shell npm test -- --coverage", tokens: 4200 };
+  const line = liveLine(task, 49);
+  assert.ok(line.length <= 49, `${line.length}: ${line}`);
+  assert.ok(line.endsWith("step 12  4.2k tok"), line);
+  assert.equal(line, "  refactoring-suite/rename-ca…  step 12  4.2k tok");
+  assert.equal(liveLine({ ...task, key: "a/b" }, 100), "  a/b  step 12  shell npm test -- --coverage  4.2k tok");
 });

@@ -1,7 +1,8 @@
 /**
  * `rhema policy check` as a module (src/cli/policy-command.ts): prints the decision, the rule
- * with its file:line and the reason; `--json` prints one object; exit 0 either way, 2 for a
- * bad policy, bad input JSON, input the tool's schema refuses or a missing workspace.
+ * with its file:line and the reason; `--json` prints one object whatever happens; exit 0 allow,
+ * 1 deny, 2 for a bad policy, an unknown tool, bad input JSON, input the tool's schema refuses
+ * or a missing workspace.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -25,7 +26,7 @@ test("a denied shell command prints deny, the rule with its line, and the reason
   const { dir, ws } = await setup(t);
   const result = await policyCheck({ policy: "policy.yaml", tool: "shell", input: '{"command":"git status && git push origin main"}', workspace: ws, cwd: dir });
   assert.deepEqual(result, {
-    exitCode: 0, stderr: "",
+    exitCode: 1, stderr: "",
     stdout: "decision: deny\nrule: rule 4 (policy.yaml:7)\nreason: no pushes from CI\n",
   });
 });
@@ -42,7 +43,7 @@ test("an allowed write prints allow and the rule that allowed it", async (t) => 
 test("--json prints exactly one object {decision, rule, reason}", async (t) => {
   const { dir, ws } = await setup(t);
   const denied = await policyCheck({ policy: "policy.yaml", tool: "shell", input: '{"command":"echo x >> .github/ci.yml"}', workspace: ws, json: true, cwd: dir });
-  assert.equal(denied.exitCode, 0);
+  assert.equal(denied.exitCode, 1);
   assert.equal(denied.stdout.trim().split("\n").length, 1);
   assert.deepEqual(JSON.parse(denied.stdout), {
     decision: "deny", rule: "rule 5 (policy.yaml:8)", reason: "`>> .github/ci.yml` writes `.github/ci.yml`, which matches `.github/**`",
@@ -87,11 +88,48 @@ test("bad input JSON, a non-object input or a missing workspace exit 2", async (
   });
 });
 
-test("warnings go to stderr while the decision still prints", async (t) => {
+test("warnings go to stderr while the decision still prints, including the default-allow shell warning", async (t) => {
   const { dir, ws } = await setup(t);
   await writeFile(join(dir, "open.yaml"), "version: 1\ndefault: allow\nrules: []\n");
   const result = await policyCheck({ policy: "open.yaml", tool: "shell", input: '{"command":"ls"}', workspace: ws, cwd: dir });
   assert.equal(result.exitCode, 0);
   assert.equal(result.stdout, "decision: allow\nrule: default (open.yaml)\nreason: `ls` is allowed by default\n");
-  assert.equal(result.stderr, `${join(dir, "open.yaml")}:2:10: warning: \`default: allow\` with no rules allows every tool call, shell commands included\n`);
+  const lines = result.stderr.trimEnd().split("\n");
+  assert.deepEqual(lines.slice(0, 1), [`${join(dir, "open.yaml")}:2:10: warning: \`default: allow\` with no rules allows every tool call, shell commands included`]);
+  assert.match(lines[1] ?? "", /^warning: default \(open\.yaml\): `default: allow` lets the shell run any command .*runs code given as data \(python3 -c, awk system\(\)/);
+  assert.equal(lines.length, 2);
+});
+
+test("deny exits 1 and allow exits 0, so a script can branch on the decision", async (t) => {
+  const { dir, ws } = await setup(t);
+  const denied = await policyCheck({ policy: "policy.yaml", tool: "shell", input: '{"command":"git push origin main"}', workspace: ws, cwd: dir });
+  const allowed = await policyCheck({ policy: "policy.yaml", tool: "shell", input: '{"command":"npm test"}', workspace: ws, cwd: dir });
+  assert.deepEqual([denied.exitCode, allowed.exitCode], [1, 0]);
+});
+
+test("with --json a path outside the workspace is one JSON deny naming the workspace boundary", async (t) => {
+  const { dir, ws } = await setup(t);
+  const result = await policyCheck({ policy: "policy.yaml", tool: "write_file", input: '{"path":"../escape.txt","content":"x"}', workspace: ws, json: true, cwd: dir });
+  assert.equal(result.exitCode, 1);
+  assert.equal(result.stdout.trim().split("\n").length, 1);
+  const output = JSON.parse(result.stdout) as { decision: string; rule: string; reason: string };
+  assert.deepEqual({ decision: output.decision, rule: output.rule }, { decision: "deny", rule: "workspace boundary" });
+  assert.match(output.reason, /Path "\.\.\/escape\.txt" is outside the workspace/);
+});
+
+test("with --json invalid input is one JSON object {error} and exit 2", async (t) => {
+  const { dir, ws } = await setup(t);
+  const result = await policyCheck({ policy: "policy.yaml", tool: "read_file", input: "{nope", workspace: ws, json: true, cwd: dir });
+  assert.equal(result.exitCode, 2);
+  assert.equal(result.stdout.trim().split("\n").length, 1);
+  assert.match((JSON.parse(result.stdout) as { error: string }).error, /^--input is not valid JSON: /);
+});
+
+test("an unknown tool name is exit 2 with a did-you-mean and the list of tools", async (t) => {
+  const { dir, ws } = await setup(t);
+  const result = await policyCheck({ policy: "policy.yaml", tool: "shel", input: '{"command":"ls"}', workspace: ws, cwd: dir });
+  assert.deepEqual(result, {
+    exitCode: 2, stdout: "",
+    stderr: "rhema: --tool: `shel` is not a built-in tool: did you mean `shell`?; the tools are read_file, write_file, edit_file, list_dir, glob, grep, shell\n",
+  });
 });

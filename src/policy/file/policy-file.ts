@@ -5,6 +5,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { basename } from "node:path";
+import { closest, distance } from "fastest-levenshtein";
 import type { z } from "zod";
 import { RhemaError, errorMessage } from "../../core/errors.js";
 import { formatLocatedMessage, parseYamlSource, valueAtPath, type SourcePosition, type YamlProblem } from "../../yaml-source/yaml-source.js";
@@ -89,6 +90,8 @@ export function parsePolicyText(text: string, file: string, options: ParsePolicy
     issues.sort((a, b) => a.line - b.line || a.column - b.column);
     throw new PolicyFileError(file, issues);
   }
+  const misspelled = misspelledToolIssues(parsed.data, file, yaml.locateValue);
+  if (misspelled.length > 0) throw new PolicyFileError(file, misspelled);
   const ruleLines = parsed.data.rules.map((_rule, i) => yaml.locateValue(["rules", i]).line);
   const policy = compilePolicy(parsed.data, { source: options.label ?? basename(file), ruleLines });
   return { policy, warnings: policyWarnings(parsed.data, file, yaml.locateValue) };
@@ -97,9 +100,14 @@ export function parsePolicyText(text: string, file: string, options: ParsePolicy
 export interface InlinePolicyOptions {
   /** The file the inline policy is written in (a task file). */
   file: string;
-  /** Where the inline policy starts in that file; every problem is reported there. */
+  /** Where the inline policy starts in that file; problems without a better place are reported there. */
   line: number;
   column: number;
+  /**
+   * Where the value at a key path inside the inline policy is written (`["rules", 0, "allow",
+   * "tools", 1]`), so a problem or warning points at the offending name, not the block's start.
+   */
+  locate?: (path: readonly PropertyKey[]) => SourcePosition;
   /** Inline policies may leave out `version` (it can only be 1). Default true. */
   versionOptional?: boolean;
 }
@@ -110,20 +118,61 @@ export interface InlinePolicyOptions {
  */
 export function parsePolicyValue(value: unknown, options: InlinePolicyOptions): LoadedPolicy {
   const { file, line, column } = options;
-  const locate: Locate = () => ({ line, column });
+  const locate: Locate = options.locate ?? (() => ({ line, column }));
   const isObject = typeof value === "object" && value !== null && !Array.isArray(value);
   const withVersion = isObject && options.versionOptional !== false && !("version" in value) ? { version: 1, ...value } : value;
   const parsed = policyFileSchema.safeParse(withVersion);
   if (!parsed.success) {
-    throw new PolicyFileError(file, parsed.error.issues.map((issue) => ({ file, line, column, message: `policy: ${describeIssue(issue, withVersion)}` })));
+    throw new PolicyFileError(file, parsed.error.issues.map((issue) => ({ file, ...locate(issue.path), message: `policy: ${describeIssue(issue, withVersion)}` })));
   }
+  const misspelled = misspelledToolIssues(parsed.data, file, locate, "policy: ");
+  if (misspelled.length > 0) throw new PolicyFileError(file, misspelled);
   const policy = compilePolicy(parsed.data, { source: `${basename(file)}:${line}` });
   return { policy, warnings: policyWarnings(parsed.data, file, locate) };
 }
 
-const BUILTIN_TOOLS = ["read_file", "write_file", "edit_file", "list_dir", "glob", "grep", "shell"];
+/** The built-in tools' names, as policies and `policy check` spell them. */
+export const BUILTIN_TOOL_NAMES: readonly string[] = ["read_file", "write_file", "edit_file", "list_dir", "glob", "grep", "shell"];
 
-/** Valid but doubtful: a default that allows everything, tool names that are not built in, `*` patterns. */
+/**
+ * The built-in tool a name is probably a misspelling of (`edit_fiel` → `edit_file`,
+ * `shel` → `shell`): the closest by edit distance, within two edits or a third of its length.
+ */
+export function closestToolName(name: string): string | null {
+  const best = closest(name, [...BUILTIN_TOOL_NAMES]);
+  return distance(name, best) <= Math.max(2, Math.floor(best.length / 3)) ? best : null;
+}
+
+/** "`x` is not a built-in tool: did you mean `y`?" or the list of built-in tools. */
+export function unknownToolMessage(name: string): string {
+  const guess = closestToolName(name);
+  return guess !== null
+    ? `\`${name}\` is not a built-in tool: did you mean \`${guess}\`?`
+    : `\`${name}\` is not a built-in tool (${BUILTIN_TOOL_NAMES.join(", ")})`;
+}
+
+/** Each rule's tool names with their key paths, in file order. */
+function ruleToolNames(content: PolicyFileContent): { name: string; path: PropertyKey[] }[] {
+  return content.rules.flatMap((rule, i) => {
+    const effect = rule.allow !== undefined ? "allow" : "deny";
+    return ((rule.allow ?? rule.deny)?.tools ?? []).map((name, t) => ({ name, path: ["rules", i, effect, "tools", t] }));
+  });
+}
+
+/**
+ * Tool names that are a misspelling of a built-in one are errors, not warnings: a `deny` of
+ * `shel` would silently deny nothing. A name far from every built-in is a custom tool (a warning).
+ */
+function misspelledToolIssues(content: PolicyFileContent, file: string, locate: Locate, prefix = ""): PolicyIssue[] {
+  return ruleToolNames(content)
+    .filter(({ name }) => !BUILTIN_TOOL_NAMES.includes(name) && closestToolName(name) !== null)
+    .map(({ name, path }) => ({ file, ...locate(path), message: `${prefix}${path.join(".")}: ${unknownToolMessage(name)}` }));
+}
+
+/**
+ * Valid but doubtful: a default that allows everything, tool names that are not built in (and
+ * not a misspelling of one: that is an error), `*` patterns.
+ */
 export function policyWarnings(content: PolicyFileContent, file: string, locate: Locate): PolicyWarning[] {
   const warnings: PolicyWarning[] = [];
   const warn = (path: readonly PropertyKey[], message: string): void => {
@@ -134,18 +183,13 @@ export function policyWarnings(content: PolicyFileContent, file: string, locate:
   } else if (content.default === "allow" && !content.rules.some((r) => r.deny !== undefined)) {
     warn(["default"], "`default: allow` and no deny rule: every call is allowed, the allow rules change nothing");
   }
+  for (const { name, path } of ruleToolNames(content)) {
+    if (!BUILTIN_TOOL_NAMES.includes(name)) warn(path, `${unknownToolMessage(name)}; fine if it is a custom tool`);
+  }
   content.rules.forEach((rule, i) => {
     const effect = rule.allow !== undefined ? "allow" : "deny";
-    const matchers = rule.allow ?? rule.deny;
-    matchers?.tools?.forEach((tool, t) => {
-      if (!BUILTIN_TOOLS.includes(tool)) {
-        warn(["rules", i, effect, "tools", t], `\`${tool}\` is not a built-in tool (${BUILTIN_TOOLS.join(", ")}); fine if it is a custom tool`);
-      }
-    });
-    matchers?.shell?.forEach((pattern, p) => {
-      if (effect === "allow" && /^\s*\*{1,2}\s*$/.test(pattern)) {
-        warn(["rules", i, effect, "shell", p], `\`${pattern}\` allows every command`);
-      }
+    rule.allow?.shell?.forEach((pattern, p) => {
+      if (/^\s*\*{1,2}\s*$/.test(pattern)) warn(["rules", i, effect, "shell", p], `\`${pattern}\` allows every command`);
     });
   });
   return warnings;

@@ -1,10 +1,19 @@
 /**
  * The bash grammar: tree-sitter-bash through web-tree-sitter, loaded offline from the .wasm the
- * package ships. Loading is async and costs a few milliseconds, so it happens once, lazily, and
- * the parser is cached for the life of the process. The cache is the one piece of module state
- * in src/policy: it holds an immutable grammar, never anything about a run.
+ * package ships. Loading is async and costs a few tens of milliseconds, so it happens once,
+ * lazily, and the parser is cached for the life of the process. The cache is the one piece of
+ * module state in src/policy: it holds an immutable grammar, never anything about a run.
+ *
+ * Why the grammar is compiled with V8's baseline compiler only (Liftoff): by default V8 tiers a
+ * hot WebAssembly function up to its optimizing compiler, and tree-sitter-bash's generated lexer
+ * is one enormous function — optimizing it took ~1 s of CPU and blocked the main thread right
+ * after the first parse, which is where the first shell call of every process lost 1–5 s on a
+ * loaded machine. Commands are short; baseline code parses them in well under a millisecond.
+ * The flag is read when a module is compiled, so it is set for these two modules and restored
+ * at once: other WebAssembly in the process is compiled as before.
  */
 import { createRequire } from "node:module";
+import { setFlagsFromString } from "node:v8";
 import { Language, Parser, type Tree } from "web-tree-sitter";
 
 /** Parses bash source into a syntax tree. The caller must `delete()` the tree when done. */
@@ -25,8 +34,10 @@ export function loadBashParser(): Promise<BashParser> {
 
 async function createBashParser(): Promise<BashParser> {
   const require = createRequire(import.meta.url);
-  await Parser.init();
-  const language = await Language.load(require.resolve("tree-sitter-bash/tree-sitter-bash.wasm"));
+  const language = await withBaselineWasm(async () => {
+    await Parser.init();
+    return Language.load(require.resolve("tree-sitter-bash/tree-sitter-bash.wasm"));
+  });
   const parser = new Parser();
   parser.setLanguage(language);
   return {
@@ -37,4 +48,14 @@ async function createBashParser(): Promise<BashParser> {
       return tree;
     },
   };
+}
+
+/** Runs `compile` with WebAssembly compiled by Liftoff alone (see the header), then restores V8's default. */
+async function withBaselineWasm<T>(compile: () => Promise<T>): Promise<T> {
+  setFlagsFromString("--liftoff-only");
+  try {
+    return await compile();
+  } finally {
+    setFlagsFromString("--no-liftoff-only");
+  }
 }

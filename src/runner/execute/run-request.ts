@@ -13,6 +13,7 @@ import { processCommandRunner } from "./command-runner.js";
 import { parseDurationMs } from "../tasks/duration.js";
 import { SecretRedactor } from "./secret-redactor.js";
 import { loadTasks, parseShard } from "../tasks/suite-loader.js";
+import type { InputCaps } from "../tasks/task-file.js";
 import { runSuite, type RunProgress, type SuiteRunOutcome } from "./suite-runner.js";
 import type { TaskDefinition } from "../tasks/task-file.js";
 import { resolveTaskApprovals } from "../tasks/task-policy.js";
@@ -46,6 +47,8 @@ export interface RunRequest {
   /** A duration: 90s, 10m, 1h. */
   timeout?: string;
   allowEnv: string[];
+  /** Caps on prompt and image sizes (the CLI reads overrides from its environment). */
+  caps?: InputCaps;
 }
 
 /** What a run needs from the process, handed in by the edge. */
@@ -72,7 +75,7 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
   if (request.add && request.restart) throw new RhemaError("usage", "Expected at most one of --add and --restart, got both");
   const shard = request.shard !== undefined ? parseShard(request.shard) : null;
   const timeoutMs = parseTimeoutFlag(request.timeout);
-  const loaded = await loadTasks(request.paths, { cwd: context.cwd, filters: request.filter, tags: request.tag, shard });
+  const loaded = await loadTasks(request.paths, { cwd: context.cwd, filters: request.filter, tags: request.tag, shard, ...(request.caps ? { caps: request.caps } : {}) });
   if (loaded.tasks.length === 0) throw new RhemaError("usage", `no task to run: ${request.paths.join(" ")} selected none${request.filter.length || request.tag.length || shard ? " (after --filter/--tag/--shard)" : ""}`);
   const providers = createProviders(loaded.tasks, request, context.env);
   const workers = createWorkerProviders(loaded.tasks, context.env);

@@ -1,12 +1,16 @@
 /**
  * Suite loading: from the PATHS a user names to the tasks this run executes.
  *
- * What counts as a task file:
- * - a file named explicitly is one, whatever its extension;
- * - under a folder, every `*.yaml` / `*.yml`, recursively, except inside folders named
- *   `fixtures` (workspace sources) or `policies` (policy files), `node_modules`, and hidden
- *   folders (`.git`, `.rhema` with its run directories); symlinked folders are not followed;
- * - a glob (`tasks/**\/*.yaml`) is expanded relative to `cwd` with the same exclusions.
+ * What counts as a task file — by role, never by folder name:
+ * - under a folder, every `*.yaml` / `*.yml`, recursively, except inside `node_modules` and
+ *   hidden folders (`.git`, `.rhema` with its run directories); symlinked folders are not
+ *   followed. A glob (`tasks/**\/*.yaml`) is expanded relative to `cwd` likewise;
+ * - a file whose top level is a policy (`version` with `default` or `rules`, and no `prompt`) is
+ *   a policy, not a task: it is listed in `policies` (`rhema validate` checks it as a policy);
+ * - a folder some loaded task uses as `workspace.from` is a fixture: files inside it are not
+ *   tasks, whatever they contain;
+ * - every other `.yaml`/`.yml` is a task and must validate (a misspelled key is an error, never
+ *   a silent skip). A file named explicitly is a task (or a policy) whatever its extension.
  * A path that does not exist, or a folder or glob that yields no task file, is an error.
  *
  * Selection: `--filter GLOB` (picomatch on `suite/id`, any of several), `--tag T` (any of
@@ -15,12 +19,13 @@
  * Results are sorted by suite then id, whatever order the files were found in.
  */
 import { createHash } from "node:crypto";
-import { stat } from "node:fs/promises";
-import { extname, resolve } from "node:path";
+import { readFile, stat } from "node:fs/promises";
+import { extname, relative, resolve, isAbsolute } from "node:path";
 import picomatch from "picomatch";
+import { parse as parseYaml } from "yaml";
 import { glob, isDynamicPattern } from "tinyglobby";
 import { RhemaError } from "../../core/errors.js";
-import { TaskFileError, loadTaskFile, type TaskDefinition, type TaskProblem } from "./task-file.js";
+import { DEFAULT_INPUT_CAPS, TaskFileError, loadTaskFile, type InputCaps, type TaskDefinition, type TaskProblem } from "./task-file.js";
 import { compareTasks, taskKey, type SkippedTask } from "../run-dir/task-result.js";
 
 /** Shard `index` of `count`, 1-based, as `--shard 2/3` writes it. */
@@ -40,6 +45,8 @@ export interface TaskSelection {
 export interface LoadTasksOptions extends TaskSelection {
   /** Folder relative PATHS and globs are resolved from (the CLI passes process.cwd()). */
   cwd: string;
+  /** Prompt and image size caps; default `DEFAULT_INPUT_CAPS`. */
+  caps?: InputCaps;
 }
 
 export interface LoadedTasks {
@@ -49,9 +56,11 @@ export interface LoadedTasks {
   skipped: SkippedTask[];
   /** Tasks that belong to other shards: their shard runs them, so they are never "skipped". */
   otherShards: TaskDefinition[];
+  /** Policy files found among the paths (recognized by their top level), absolute, sorted. */
+  policies: string[];
 }
 
-const IGNORED_FOLDERS = ["**/fixtures/**", "**/policies/**", "**/node_modules/**"];
+const IGNORED_FOLDERS = ["**/node_modules/**"];
 
 /** Parses `i/n` with 1 ≤ i ≤ n; anything else is a usage error saying what it got. */
 export function parseShard(text: string): Shard {
@@ -67,23 +76,49 @@ export function parseShard(text: string): Shard {
 /** Loads, checks and selects the tasks named by `paths`. Throws `TaskFileError` or a usage error. */
 export async function loadTasks(paths: readonly string[], options: LoadTasksOptions): Promise<LoadedTasks> {
   const files = await findTaskFiles(paths, options.cwd);
-  const problems: TaskProblem[] = [];
+  const roles = await Promise.all(files.map(async (file) => ({ file, policy: await isPolicyFile(file) })));
+  const policies = roles.filter((r) => r.policy).map((r) => r.file);
+  const taskFiles = roles.filter((r) => !r.policy).map((r) => r.file);
   // Files load concurrently; their problems are collected per file so they come out in file
   // order, not in the order the reads happened to finish.
-  const perFile = await Promise.all(files.map(async (file) => {
+  const perFile = await Promise.all(taskFiles.map(async (file) => {
     try {
-      return { task: await loadTaskFile(file), problems: [] as readonly TaskProblem[] };
+      return { file, task: await loadTaskFile(file, options.caps ?? DEFAULT_INPUT_CAPS) as TaskDefinition | null, problems: [] as readonly TaskProblem[] };
     } catch (err) {
       if (!(err instanceof TaskFileError)) throw err;
-      return { task: null, problems: err.problems };
+      return { file, task: null, problems: err.problems };
     }
   }));
-  for (const p of perFile) problems.push(...p.problems);
-  const loaded = perFile.map((p) => p.task);
-  const tasks = loaded.filter((task): task is TaskDefinition => task !== null);
+  // A folder a task copies as its workspace is a fixture: what is inside is not a task.
+  const fixtures = perFile.flatMap((p) => (p.task?.workspace.from ? [p.task.workspace.from] : []));
+  const roleTasks = perFile.filter((p) => !fixtures.some((dir) => isInside(dir, p.file)));
+  if (roleTasks.length === 0 && policies.length === 0) throw new RhemaError("usage", `No task files (*.yaml, *.yml) under ${paths.join(" ")}: only workspace fixtures`);
+  const problems: TaskProblem[] = roleTasks.flatMap((p) => p.problems);
+  const tasks = roleTasks.flatMap((p) => (p.task === null ? [] : [p.task]));
   problems.push(...duplicateIdProblems(tasks));
   if (problems.length > 0) throw new TaskFileError(problems);
-  return selectTasks(tasks, options);
+  return { ...selectTasks(tasks, options), policies };
+}
+
+function isInside(folder: string, file: string): boolean {
+  const rel = relative(folder, file);
+  return rel !== "" && !rel.startsWith("..") && !isAbsolute(rel);
+}
+
+/**
+ * Whether a YAML file's top level is a policy: `version` with `default` or `rules`, and no
+ * `prompt`. A file that does not parse is not a policy: the task loader reports its problems.
+ */
+export async function isPolicyFile(file: string): Promise<boolean> {
+  let value: unknown;
+  try {
+    value = parseYaml(await readFile(file, "utf8"));
+  } catch {
+    return false;
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  const keys = new Set(Object.keys(value));
+  return keys.has("version") && (keys.has("default") || keys.has("rules")) && !keys.has("prompt");
 }
 
 /** The task files named by `paths` (files, folders, globs), absolute, deduplicated, sorted. */
@@ -143,7 +178,7 @@ function duplicateIdProblems(tasks: readonly TaskDefinition[]): TaskProblem[] {
  * is skipped; the shard then splits kept and skipped tasks alike, so each shard reports only
  * its own skipped tasks and merged shards report each task once.
  */
-export function selectTasks(all: readonly TaskDefinition[], selection: TaskSelection): LoadedTasks {
+export function selectTasks(all: readonly TaskDefinition[], selection: TaskSelection): Omit<LoadedTasks, "policies"> {
   const matchesFilter = selection.filters?.length ? picomatch([...selection.filters]) : () => true;
   const wantedTags = new Set(selection.tags ?? []);
   const kept: TaskDefinition[] = [];

@@ -7,7 +7,7 @@
  * module returns is absolute. No ambient state: callers pass absolute file paths.
  */
 import { createHash } from "node:crypto";
-import { readFile, stat } from "node:fs/promises";
+import { open, readFile, stat } from "node:fs/promises";
 import { basename, dirname, extname, isAbsolute, resolve } from "node:path";
 import { z } from "zod";
 import { RhemaError, errorMessage } from "../../core/errors.js";
@@ -66,7 +66,14 @@ export type TaskModel =
 /** A policy file, or an inline policy kept raw for the policy module, with where it stands. */
 export type TaskPolicy =
   | { kind: "file"; path: string }
-  | { kind: "inline"; data: unknown; file: string; line: number; column: number };
+  | {
+    kind: "inline"; data: unknown; file: string; line: number; column: number;
+    /**
+     * Where each value inside the inline policy is written in the task file, by its dotted key
+     * path (`rules.0.allow.tools.1`), so policy problems point at the name, not the block.
+     */
+    positions: Readonly<Record<string, { line: number; column: number }>>;
+  };
 
 export interface TaskCheck {
   name: string;
@@ -97,7 +104,32 @@ export interface TaskDefinition {
   tags: string[];
 }
 
-const IMAGE_EXTENSIONS = new Set([".png", ".jpg", ".jpeg", ".gif", ".webp"]);
+/** The image formats a model takes, by the extension that names them. */
+const IMAGE_FORMATS: Readonly<Record<string, "png" | "jpeg" | "gif" | "webp">> = {
+  ".png": "png", ".jpg": "jpeg", ".jpeg": "jpeg", ".gif": "gif", ".webp": "webp",
+};
+
+/**
+ * Size caps on what a task sends the model, checked when the task file loads (a located error,
+ * before anything runs). Defaults: a prompt of 256 KiB, an image of 5 MiB (the providers' own
+ * per-image limit). Overridable: `RHEMA_MAX_PROMPT_BYTES` / `RHEMA_MAX_IMAGE_BYTES` for the CLI.
+ */
+export interface InputCaps {
+  maxPromptBytes: number;
+  maxImageBytes: number;
+}
+
+export const DEFAULT_INPUT_CAPS: InputCaps = { maxPromptBytes: 256 * 1024, maxImageBytes: 5 * 1024 * 1024 };
+
+/** The image format the bytes are, by their magic number, or null for none of the four. */
+export function sniffImageFormat(head: Uint8Array): "png" | "jpeg" | "gif" | "webp" | null {
+  const b = Buffer.from(head);
+  if (b.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) return "png";
+  if (b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff) return "jpeg";
+  if (b.subarray(0, 6).toString("latin1") === "GIF87a" || b.subarray(0, 6).toString("latin1") === "GIF89a") return "gif";
+  if (b.subarray(0, 4).toString("latin1") === "RIFF" && b.subarray(8, 12).toString("latin1") === "WEBP") return "webp";
+  return null;
+}
 
 /**
  * Parses and resolves a task file's bytes, without touching the file system.
@@ -113,7 +145,7 @@ export function parseTaskSource(source: string | Uint8Array, file: string): Task
  * Reads, parses and resolves the task file at `file` (absolute), then checks that
  * `workspace.from` is a folder, each image a supported image file, a policy path a file.
  */
-export async function loadTaskFile(file: string): Promise<TaskDefinition> {
+export async function loadTaskFile(file: string, caps: InputCaps = DEFAULT_INPUT_CAPS): Promise<TaskDefinition> {
   requireAbsolute(file);
   let bytes: Buffer;
   try {
@@ -124,7 +156,7 @@ export async function loadTaskFile(file: string): Promise<TaskDefinition> {
   const parsed = parseTaskDocument(bytes, file);
   if (parsed.problems.length > 0) throw new TaskFileError(parsed.problems);
   const task = parsed.task!;
-  const problems = await checkReferencedPaths(task, parsed.locate);
+  const problems = await checkReferencedPaths(task, parsed.locate, caps);
   if (problems.length > 0) throw new TaskFileError(problems);
   return task;
 }
@@ -218,14 +250,35 @@ function resolveTask(
 function resolvePolicy(policy: TaskFileContent["policy"], file: string, locate: Locate): TaskPolicy | null {
   if (policy === undefined) return null;
   if (typeof policy === "string") return { kind: "file", path: resolve(dirname(file), policy) };
-  return { kind: "inline", data: policy, file, ...locate(["policy"]) };
+  return { kind: "inline", data: policy, file, ...locate(["policy"]), positions: valuePositions(policy, (path) => locate(["policy", ...path])) };
 }
 
-async function checkReferencedPaths(task: TaskDefinition, locate: Locate): Promise<TaskProblem[]> {
+/** The position of every value below `value` (not `value` itself), by dotted key path. */
+function valuePositions(value: unknown, locate: Locate): Record<string, { line: number; column: number }> {
+  const positions: Record<string, { line: number; column: number }> = {};
+  const walk = (node: unknown, path: (string | number)[]): void => {
+    if (typeof node !== "object" || node === null) return;
+    const entries: [string | number, unknown][] = Array.isArray(node) ? node.map((v, i) => [i, v]) : Object.entries(node);
+    for (const [key, child] of entries) {
+      const childPath = [...path, key];
+      const { line, column } = locate(childPath);
+      positions[childPath.join(".")] = { line, column };
+      walk(child, childPath);
+    }
+  };
+  walk(value, []);
+  return positions;
+}
+
+async function checkReferencedPaths(task: TaskDefinition, locate: Locate, caps: InputCaps): Promise<TaskProblem[]> {
   const problems: TaskProblem[] = [];
   const problem = (path: PropertyKey[], message: string): void => {
     problems.push({ file: task.file, ...locate(path), field: path.join("."), message });
   };
+  const promptBytes = Buffer.byteLength(task.prompt, "utf8");
+  if (promptBytes > caps.maxPromptBytes) {
+    problem(["prompt"], `the prompt is ${promptBytes} bytes, over the ${caps.maxPromptBytes}-byte cap (raise it with RHEMA_MAX_PROMPT_BYTES)`);
+  }
   if (task.workspace.from !== null) {
     const kind = await pathKind(task.workspace.from);
     if (kind !== "dir") problem(["workspace", "from"], kind === null ? `folder not found: ${task.workspace.from}` : `not a folder: ${task.workspace.from}`);
@@ -233,13 +286,36 @@ async function checkReferencedPaths(task: TaskDefinition, locate: Locate): Promi
   for (const [index, image] of task.images.entries()) {
     const kind = await pathKind(image);
     if (kind !== "file") problem(["images", index], kind === null ? `image not found: ${image}` : `not a file: ${image}`);
-    else if (!IMAGE_EXTENSIONS.has(extname(image).toLowerCase())) problem(["images", index], `not a png, jpeg, gif or webp image: ${image}`);
+    else {
+      const message = await imageProblem(image, caps.maxImageBytes);
+      if (message !== null) problem(["images", index], message);
+    }
   }
   if (task.policy?.kind === "file") {
     const kind = await pathKind(task.policy.path);
     if (kind !== "file") problem(["policy"], kind === null ? `policy file not found: ${task.policy.path}` : `not a file: ${task.policy.path}`);
   }
   return problems;
+}
+
+/** Why an image cannot be sent: too big, not one of the four formats, or bytes that are another format than its name says. */
+async function imageProblem(image: string, maxBytes: number): Promise<string | null> {
+  const size = (await stat(image)).size;
+  if (size > maxBytes) return `the image is ${size} bytes, over the ${maxBytes}-byte cap (raise it with RHEMA_MAX_IMAGE_BYTES): ${image}`;
+  const named = IMAGE_FORMATS[extname(image).toLowerCase()];
+  const handle = await open(image, "r");
+  let head: Buffer;
+  try {
+    const { buffer, bytesRead } = await handle.read(Buffer.alloc(16), 0, 16, 0);
+    head = buffer.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
+  const actual = sniffImageFormat(head);
+  if (actual === null) return `not a png, jpeg, gif or webp image (by its bytes): ${image}`;
+  if (named === undefined) return `the image is a ${actual} but its name does not say so (use a .${actual === "jpeg" ? "jpg" : actual} extension): ${image}`;
+  if (named !== actual) return `the image is a ${actual} but is named as a ${named}: rename it .${actual === "jpeg" ? "jpg" : actual}: ${image}`;
+  return null;
 }
 
 async function pathKind(path: string): Promise<"file" | "dir" | "other" | null> {

@@ -8,6 +8,7 @@ import type { Approval } from "../../core/approval.js";
 import { formatPolicyIssue, parsePolicyValue, type LoadedPolicy } from "../../policy/file/policy-file.js";
 import { loadPolicy } from "../../policy/file/load-policy.js";
 import { PolicyApproval } from "../../policy/decide/policy-approval.js";
+import { permissiveWarnings } from "../../policy/file/permissive-warnings.js";
 import type { TaskDefinition } from "./task-file.js";
 import { taskKey } from "../run-dir/task-result.js";
 
@@ -38,6 +39,7 @@ export async function resolveTaskApprovals(
       policy = await load();
       loaded.set(key, policy);
       for (const w of policy.warnings) notes.push(formatPolicyIssue(w));
+      for (const w of permissiveWarnings(policy.policy)) notes.push(`warning: ${w}`);
     }
     approvals.set(taskKey(task), new PolicyApproval(policy.policy));
   }
@@ -53,7 +55,10 @@ function policySource(task: TaskDefinition, opts: { policyFlag: string | undefin
   if (policy?.kind === "inline") {
     return {
       key: `inline:${policy.file}:${policy.line}`,
-      load: async () => parsePolicyValue(policy.data, { file: policy.file, line: policy.line, column: policy.column }),
+      load: async () => parsePolicyValue(policy.data, {
+        file: policy.file, line: policy.line, column: policy.column,
+        locate: (path) => policy.positions[path.join(".")] ?? { line: policy.line, column: policy.column },
+      }),
     };
   }
   const spec = opts.policyFlag ?? DEFAULT_POLICY;

@@ -83,12 +83,12 @@ test("`default: allow` with no rules loads, with a located warning beside it", (
   }]);
 });
 
-test("doubtful choices are warnings: pointless allow rules, unknown tool names, a `*` pattern", () => {
-  const yaml = "version: 1\ndefault: allow\nrules:\n  - allow: { tools: [wirte_file] }\n  - allow: { shell: [\"*\"] }\n";
+test("doubtful choices are warnings: pointless allow rules, custom tool names, a `*` pattern", () => {
+  const yaml = "version: 1\ndefault: allow\nrules:\n  - allow: { tools: [deploy_site] }\n  - allow: { shell: [\"*\"] }\n";
   const { warnings } = parsePolicyText(yaml, FILE);
   assert.deepEqual(warnings.map((w) => `${w.line}:${w.column} ${w.message}`), [
     "2:10 warning: `default: allow` and no deny rule: every call is allowed, the allow rules change nothing",
-    "4:22 warning: `wirte_file` is not a built-in tool (read_file, write_file, edit_file, list_dir, glob, grep, shell); fine if it is a custom tool",
+    "4:22 warning: `deploy_site` is not a built-in tool (read_file, write_file, edit_file, list_dir, glob, grep, shell); fine if it is a custom tool",
     "5:22 warning: `*` allows every command",
   ]);
 });
@@ -135,5 +135,26 @@ test("an inline policy (inside a task file) may leave out version, and its probl
   assert.throws(
     () => parsePolicyValue({ default: "maybe", rules: [] }, { file: "/t/task.yaml", line: 7, column: 9 }),
     (err: PolicyFileError) => err.message.startsWith("/t/task.yaml:7:9: policy: default: expected allow or deny"),
+  );
+});
+
+test("a misspelled tool name is an error located at the name, saying did you mean", () => {
+  const yaml = "version: 1\ndefault: deny\nrules:\n  - allow: { tools: [read_file, edit_fiel] }\n  - deny: { tools: [shel] }\n";
+  assert.throws(() => parsePolicyText(yaml, FILE), (err: unknown) => {
+    assert.ok(err instanceof PolicyFileError);
+    assert.equal(err.message, [
+      "/policies/policy.yaml:4:33: rules.0.allow.tools.1: `edit_fiel` is not a built-in tool: did you mean `edit_file`?",
+      "/policies/policy.yaml:5:21: rules.1.deny.tools.0: `shel` is not a built-in tool: did you mean `shell`?",
+    ].join("\n"));
+    return true;
+  });
+});
+
+test("an inline policy's misspelled tool points at the name when the task file locates it", () => {
+  const positions: Record<string, { line: number; column: number }> = { "rules.0.allow.tools.0": { line: 12, column: 22 } };
+  const locate = (path: readonly PropertyKey[]) => positions[path.join(".")] ?? { line: 7, column: 9 };
+  assert.throws(
+    () => parsePolicyValue({ default: "deny", rules: [{ allow: { tools: ["grpe"] } }] }, { file: "/t/task.yaml", line: 7, column: 9, locate }),
+    (err: unknown) => err instanceof PolicyFileError && err.message === "/t/task.yaml:12:22: policy: rules.0.allow.tools.0: `grpe` is not a built-in tool: did you mean `grep`?",
   );
 });

@@ -6,7 +6,6 @@ import { RhemaError } from "../../../src/core/errors.js";
 import { loadTasks, parseShard, type LoadedTasks } from "../../../src/runner/tasks/suite-loader.js";
 import { TaskFileError } from "../../../src/runner/tasks/task-file.js";
 import { taskKey } from "../../../src/runner/run-dir/task-result.js";
-import { repoRoot } from "../../support/paths.js";
 import { tempDir } from "../../support/temp-dir.js";
 
 async function writeFiles(root: string, files: Record<string, string>): Promise<void> {
@@ -38,9 +37,27 @@ async function usageErrorOf(promise: Promise<unknown>): Promise<RhemaError> {
 }
 
 describe("suite loading: finding task files", () => {
-  test("a folder is walked recursively, skipping fixtures/ and policies/ folders", async () => {
-    const loaded = await loadTasks(["test/runner/fixtures/suites"], { cwd: repoRoot });
-    assert.deepStrictEqual(keys(loaded), ["arithmetic/fix-add", "scripted/echo"]);
+  test("a folder is walked recursively; a task's workspace folder and policy files are skipped by role, not by name", async (t) => {
+    const root = await tempDir(t);
+    await writeFiles(root, {
+      "suites/web/build.yaml": "prompt: build it\nworkspace: { from: ../shared/site }\npolicy: ../rules/ci.yml\n",
+      "suites/shared/site/config.yaml": "name: a fixture's own YAML\n",
+      "suites/rules/ci.yml": "version: 1\ndefault: deny\nrules: []\n",
+    });
+    const loaded = await loadTasks(["suites"], { cwd: root });
+    assert.deepStrictEqual(keys(loaded), ["web/build"]);
+    assert.deepStrictEqual(loaded.policies, [join(root, "suites/rules/ci.yml")]);
+  });
+
+  test("folders named fixtures or policies are not skipped by name: a YAML there that is no task must validate", async (t) => {
+    const root = await tempDir(t);
+    await writeFiles(root, {
+      "suites/a/t1.yaml": "prompt: p\n",
+      "suites/a/fixtures/ws/notes.yaml": "promt: a misspelled task\n",
+    });
+    const err = await loadTasks(["suites"], { cwd: root }).then(() => null, (e: unknown) => e);
+    assert.ok(err instanceof TaskFileError, String(err));
+    assert.match(err.message, /fixtures\/ws\/notes\.yaml:1:1: .*promt/);
   });
 
   test("hidden folders and node_modules are skipped too", async (t) => {
@@ -60,10 +77,16 @@ describe("suite loading: finding task files", () => {
     ]);
   });
 
-  test("a glob skips fixtures/ and policies/ like a folder walk", async (t) => {
+  test("a glob skips workspace folders and policy files by role like a folder walk", async (t) => {
     const root = await makeSuites(t);
-    await writeFiles(root, { "suites/alpha/fixtures/ws/t9.yaml": "x: 1\n", "suites/policies/ci.yaml": "version: 1\n" });
-    assert.equal((await loadTasks(["suites/**/*.yaml"], { cwd: root })).tasks.length, 12);
+    await writeFiles(root, {
+      "suites/alpha/t1.yaml": "prompt: task 1\nworkspace: { from: ws }\n",
+      "suites/alpha/ws/t9.yaml": "x: 1\n",
+      "suites/policies/ci.yaml": "version: 1\ndefault: deny\n",
+    });
+    const loaded = await loadTasks(["suites/**/*.yaml"], { cwd: root });
+    assert.equal(loaded.tasks.length, 12);
+    assert.deepStrictEqual(loaded.policies, [join(root, "suites/policies/ci.yaml")]);
   });
 
   test("output is sorted by suite then id, not by file name", async (t) => {

@@ -52,6 +52,16 @@ describe("task files: valid examples", () => {
         file,
         line: 16,
         column: 3,
+        positions: {
+          default: { line: 16, column: 12 },
+          rules: { line: 18, column: 5 },
+          "rules.0": { line: 18, column: 7 },
+          "rules.0.allow": { line: 18, column: 14 },
+          "rules.0.allow.tools": { line: 18, column: 23 },
+          "rules.0.allow.tools.0": { line: 18, column: 24 },
+          "rules.0.allow.tools.1": { line: 18, column: 36 },
+          "rules.0.allow.tools.2": { line: 18, column: 47 },
+        },
       },
       model: {
         provider: "scripted",
@@ -201,3 +211,41 @@ function asTaskFileError(err: unknown): TaskFileError {
   assert.ok(err instanceof TaskFileError, `expected a TaskFileError, got ${String(err)}`);
   return err;
 }
+
+describe("task files: image bytes and size caps", () => {
+  const PNG = Buffer.from("89504e470d0a1a0a0000000d49484452", "hex");
+  const problemOf = async (file: string, caps?: Parameters<typeof loadTaskFile>[1]): Promise<string> => {
+    const err = await loadTaskFile(file, caps).then(() => null, (e: unknown) => e);
+    assert.ok(err instanceof TaskFileError, String(err));
+    return err.message;
+  };
+
+  test("a PNG named .gif is a located error that says what the bytes are", async (t) => {
+    const dir = await tempDir(t);
+    await writeFile(join(dir, "shot.gif"), PNG);
+    await writeFile(join(dir, "task.yaml"), "prompt: look\nimages: [shot.gif]\n");
+    assert.equal(await problemOf(join(dir, "task.yaml")), `${join(dir, "task.yaml")}:2:10: images.0: the image is a png but is named as a gif: rename it .png: ${join(dir, "shot.gif")}`);
+  });
+
+  test("bytes that are no supported image are a located error", async (t) => {
+    const dir = await tempDir(t);
+    await writeFile(join(dir, "shot.png"), "not an image at all");
+    await writeFile(join(dir, "task.yaml"), "prompt: look\nimages: [shot.png]\n");
+    assert.match(await problemOf(join(dir, "task.yaml")), /task\.yaml:2:10: images\.0: not a png, jpeg, gif or webp image \(by its bytes\)/);
+  });
+
+  test("a prompt or an image over its cap is a located error; the caps can be raised", async (t) => {
+    const dir = await tempDir(t);
+    await writeFile(join(dir, "shot.png"), Buffer.concat([PNG, Buffer.alloc(100)]));
+    await writeFile(join(dir, "task.yaml"), `prompt: ${"x".repeat(300 * 1024)}\nimages: [shot.png]\n`);
+    const message = await problemOf(join(dir, "task.yaml"), { maxPromptBytes: 256 * 1024, maxImageBytes: 64 });
+    assert.deepEqual(message.split("\n").map((line) => line.replace(dir, "DIR").split(": ").slice(0, 2).join(": ")), [
+      "DIR/task.yaml:1:9: prompt",
+      "DIR/task.yaml:2:10: images.0",
+    ]);
+    assert.match(message, /the prompt is 307200 bytes, over the 262144-byte cap \(raise it with RHEMA_MAX_PROMPT_BYTES\)/);
+    assert.match(message, /the image is 116 bytes, over the 64-byte cap/);
+    const raised = await loadTaskFile(join(dir, "task.yaml"), { maxPromptBytes: 1024 * 1024, maxImageBytes: 1024 });
+    assert.equal(raised.images.length, 1);
+  });
+});

@@ -1,0 +1,40 @@
+/** Task policies as the runner resolves them: inline problems located at the name; permissive defaults said out loud. */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { loadTaskFile } from "../../../src/runner/tasks/task-file.js";
+import { resolveTaskApprovals } from "../../../src/runner/tasks/task-policy.js";
+import { PolicyFileError } from "../../../src/policy/file/policy-file.js";
+import { tempDir } from "../../support/temp-dir.js";
+
+const TASK_HEAD = "prompt: hi\nmodel: { provider: scripted, script: [{ say: ok }] }\n";
+
+test("a misspelled tool in an inline policy is an error at the name, with did you mean", async (t) => {
+  const dir = await tempDir(t);
+  const file = join(dir, "task.yaml");
+  await writeFile(file, `${TASK_HEAD}policy:\n  default: deny\n  rules:\n    - allow: { tools: [read_file, edit_fiel] }\n`);
+  const task = await loadTaskFile(file);
+  await assert.rejects(resolveTaskApprovals([task], { policyFlag: undefined, cwd: dir }), (err: unknown) => {
+    assert.ok(err instanceof PolicyFileError);
+    assert.equal(err.message, `${file}:6:35: policy: rules.0.allow.tools.1: \`edit_fiel\` is not a built-in tool: did you mean \`edit_file\`?`);
+    return true;
+  });
+});
+
+test("a default-allow policy gets the warning that a deny list cannot hold code-running programs", async (t) => {
+  const dir = await tempDir(t);
+  const file = join(dir, "task.yaml");
+  await writeFile(file, `${TASK_HEAD}policy:\n  default: allow\n  rules:\n    - deny: { shell: ["git push *"] }\n`);
+  const { notes } = await resolveTaskApprovals([await loadTaskFile(file)], { policyFlag: undefined, cwd: dir });
+  assert.equal(notes.length, 1);
+  assert.match(notes[0]!, /^warning: default \(task\.yaml:4\): `default: allow` lets the shell run any command no rule denies, and a deny list cannot hold every program that runs code given as data \(python3 -c, awk system\(\), an edited `npm test`\)/);
+});
+
+test("an allowlist policy gets no permissive warning", async (t) => {
+  const dir = await tempDir(t);
+  const file = join(dir, "task.yaml");
+  await writeFile(file, `${TASK_HEAD}policy:\n  default: deny\n  rules:\n    - allow: { shell: ["npm test"] }\n`);
+  const { notes } = await resolveTaskApprovals([await loadTaskFile(file)], { policyFlag: undefined, cwd: dir });
+  assert.deepEqual(notes, []);
+});
