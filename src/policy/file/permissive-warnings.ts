@@ -32,7 +32,10 @@ function codeRunners(rule: PolicyRule): string[] {
 /** The warnings for what `policy` cannot hold; empty when it holds what it says. */
 export function permissiveWarnings(policy: Policy): string[] {
   const warnings: string[] = [];
-  if (policy.default === "allow") warnings.push(`${policy.defaultLabel}: \`default: allow\` makes this policy a deny list, and ${DENY_LIST_LIMIT}`);
+  // An allowlist says what it allows: only a deny list is warned about (an allowed `npm test`
+  // that runs edited scripts is the sandbox's to hold, and the README says so).
+  if (policy.default !== "allow") return warnings;
+  warnings.push(`${policy.defaultLabel}: \`default: allow\` makes this policy a deny list, and ${DENY_LIST_LIMIT}`);
   for (const rule of policy.rules) {
     const patterns = codeRunners(rule);
     if (patterns.length === 0) continue;

@@ -165,7 +165,7 @@ async function runQueue(opts: SuiteRunOptions, runDir: RunDir, manifest: RunMani
   interrupted ||= opts.signal.aborted;
   const { unfinished } = view();
   const all = await writeAll();
-  if (opts.summaryAppend !== undefined) await appendSummary(opts.summaryAppend, all, meta(unfinished));
+  if (opts.summaryAppend !== undefined) await appendSummary(opts.summaryAppend, (await runDir.readReport("summary")) ?? "");
   const outcome = { results: all.filter((r) => selected.has(taskKey(r))), interrupted, reports: runDir.reports, unfinished };
   opts.onProgress({ type: "run_end", ...outcome });
   return outcome;

@@ -72,9 +72,9 @@ export async function writeReports(
  * Appends the run's summary to `path` (`--summary`, `$GITHUB_STEP_SUMMARY`): once per run, at
  * its end or interrupt. An existing file keeps its content and mode; a new one is made 0600
  * (its folder 0700 when missing). A blank line separates it from what the file already held.
+ * `text` is the run directory's final summary.md, so the two say the same.
  */
-export async function appendSummary(path: string, results: readonly TaskResult[], meta: ReportMeta): Promise<void> {
-  const text = renderReports(results, meta).summary;
+export async function appendSummary(path: string, text: string): Promise<void> {
   await guardOutput(path, "write", async () => {
     await mkdir(dirname(path), { recursive: true, mode: PRIVATE_DIR_MODE });
     const size = await fileSize(path);

@@ -17,25 +17,23 @@ test("a default-allow policy is told that a deny list cannot hold programs that 
   assert.match(DENY_LIST_LIMIT, /use an allowlist \(`default: deny`\) and the OS sandbox/);
 });
 
-test("an allow rule for a program that runs code given as data is named; plain commands are not", () => {
+test("under a deny list, an allow rule for a program that runs code given as data is named too; plain commands are not", () => {
   const policy = policyOf(`version: 1
-default: deny
+default: allow
 rules:
   - allow: { shell: ["ls *", "git status", "cat *"] }
   - allow: { shell: ["python3 *", "npm test", "/usr/bin/make *", "echo *"] }
   - allow: { shell: ["*"] }
   - deny: { shell: ["node *"] }
 `);
-  assert.deepEqual(permissiveWarnings(policy), [
+  assert.deepEqual(permissiveWarnings(policy).slice(1), [
     "rule 2 (policy.yaml:5) allows `python3 *`, `npm test`, `/usr/bin/make *`: these programs run code given as data — arguments, " +
     "and files the agent can write — so no rule sees what they do; only the OS sandbox (`sandbox: bwrap`) holds them",
   ]);
 });
 
-test("the read-only preset holds what it says; ci says what it trusts the sandbox with", () => {
+test("an allowlist says what it allows: the presets get no warning", () => {
   assert.deepEqual(permissiveWarnings(presetPolicy("read-only").policy), []);
   assert.deepEqual(permissiveWarnings(presetPolicy("workspace-write").policy), []);
-  const ci = permissiveWarnings(presetPolicy("ci").policy);
-  assert.equal(ci.length, 1);
-  assert.match(ci[0]!, /^rule \d+ \(preset:ci:\d+\) allows `npm test \*`, `npm run \*`, `npm ci \*`, `npm install \*` and \d+ more/);
+  assert.deepEqual(permissiveWarnings(presetPolicy("ci").policy), []);
 });
