@@ -45,6 +45,8 @@ test("a long task flushes within its budget, and the replay of its run directory
   assert.ok(live.flushes >= 3, `flushed ${live.flushes} times`);
   assert.equal(live.requests, STEPS + 1);
   assert.ok(live.peakRequestTokens <= BUDGET, `peak ${live.peakRequestTokens} within the budget`);
+  const summary = await readFile(join(out, "summary.md"), "utf8");
+  assert.match(summary, new RegExp(`${live.flushes} compaction flushes \\(0 free(, \\d+ merges?)?\\), peak request ${live.peakRequestTokens} tokens`));
 
   const replay = await runCli(["bench", "replay", out, "--strategy", "sections", "--budget", String(BUDGET), "--block", String(BLOCK), "--json"], { cwd: dir });
   assert.equal(replay.code, 0, replay.stderr);

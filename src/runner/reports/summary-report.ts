@@ -47,6 +47,7 @@ function totalsSection(stats: ReturnType<typeof buildStatsReport>): string {
     `${formatDurationMs(stats.total.durationMs)} task time`,
     `${stats.total.steps} steps`,
     `cache hit ${percent(stats.total.stats?.cacheHitRate)}`,
+    ...compactionFigures(stats.total.stats),
     `${stats.total.policyDenials} policy denials`,
   ];
   return [
@@ -54,6 +55,13 @@ function totalsSection(stats: ReturnType<typeof buildStatsReport>): string {
     "",
     `${parts.join(" · ")} — ${figures.join(" · ")}`,
   ].join("\n");
+}
+
+/** Said only when the run compacted: flushes (free ones apart), merges, the peak request. */
+function compactionFigures(t: { flushes: number; freeFlushes: number; summaryMerges: number; peakRequestTokens: number } | null | undefined): string[] {
+  if (!t || t.flushes === 0) return [];
+  const merges = t.summaryMerges > 0 ? `, ${t.summaryMerges} merge${t.summaryMerges === 1 ? "" : "s"}` : "";
+  return [`${t.flushes} compaction flush${t.flushes === 1 ? "" : "es"} (${t.freeFlushes} free${merges}), peak request ${t.peakRequestTokens} tokens`];
 }
 
 function taskTable(results: readonly TaskResult[], meta: ReportMeta): string {
