@@ -20,7 +20,7 @@ const GRAMMAR_LOOKUP = 'require.resolve("tree-sitter-bash/tree-sitter-bash.wasm"
 const bundledGrammar = {
   name: "bundled-bash-grammar",
   setup(b) {
-    b.onLoad({ filter: /src[\\/]policy[\\/]shell[\\/]bash-parser\.ts$/ }, async (args) => {
+    b.onLoad({ filter: /src[\\/]policy[\\/]shell[\\/]grammar[\\/]bash-parser\.ts$/ }, async (args) => {
       const source = await readFile(args.path, "utf8");
       if (!source.includes(GRAMMAR_LOOKUP)) throw new Error(`${args.path}: expected ${GRAMMAR_LOOKUP} to rewrite for the bundle; update scripts/build-action.mjs`);
       const contents = source.replace(GRAMMAR_LOOKUP, 'fileURLToPath(new URL("./tree-sitter-bash.wasm", import.meta.url))')

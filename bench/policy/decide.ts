@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { performance } from "node:perf_hooks";
 import type { ApprovalRequest } from "../../src/core/approval.js";
-import { loadBashParser } from "../../src/policy/shell/bash-parser.js";
+import { loadBashParser } from "../../src/policy/shell/grammar/bash-parser.js";
 import { decide } from "../../src/policy/decide/decide.js";
 import { PolicyApproval } from "../../src/policy/decide/policy-approval.js";
 import { parsePolicyText } from "../../src/policy/file/policy-file.js";

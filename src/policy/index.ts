@@ -1,5 +1,5 @@
 /** The policy module's public face: loading policies, deciding calls, and the Approval adapter. */
-export { loadBashParser, type BashParser } from "./shell/bash-parser.js";
+export { loadBashParser, type BashParser } from "./shell/grammar/bash-parser.js";
 export { decide, type PolicyDecision } from "./decide/decide.js";
 export { SHELL_ANALYSIS, WORKSPACE_BOUNDARY } from "./decide/policy-decision.js";
 export { loadPolicy, PRESET_PREFIX } from "./file/load-policy.js";

@@ -10,8 +10,8 @@ import type { CwdSet } from "../shell/shell-cwd.js";
 import {
   type PathOutcome, type ShellFacts, globFolder, globKey, hasWildcard, locatedText, loopChoices, pathOutcomes,
 } from "../shell/shell-paths.js";
-import { ALWAYS_TAINTED } from "../shell/shell-programs.js";
-import { FIND_MATCH, type ShellWord } from "../shell/shell-words.js";
+import { ALWAYS_TAINTED } from "../shell/commands/shell-programs.js";
+import { FIND_MATCH, type ShellWord } from "../shell/grammar/shell-words.js";
 
 export type OperandShape =
   | { kind: "path"; outcomes: readonly PathOutcome[] }

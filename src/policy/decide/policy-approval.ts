@@ -6,7 +6,7 @@
  */
 import type { Approval, ApprovalRequest, Decision } from "../../core/approval.js";
 import { CancelledError, errorMessage } from "../../core/errors.js";
-import { type BashParser, loadBashParser } from "../shell/bash-parser.js";
+import { type BashParser, loadBashParser } from "../shell/grammar/bash-parser.js";
 import { type PolicyDecision, decide } from "./decide.js";
 import { SHELL_ANALYSIS } from "./policy-decision.js";
 import type { Policy } from "../file/policy-model.js";

@@ -10,7 +10,7 @@ import { type PolicyDecision, SHELL_ANALYSIS, WORKSPACE_BOUNDARY, ruleCoversTool
 import type { ShellFileAccess, SimpleCommand } from "../shell/shell-model.js";
 import { type PathOutcome, globFolder, pathOutcomes } from "../shell/shell-paths.js";
 import { patternAllows, patternNamesRedirect } from "../shell/shell-pattern.js";
-import type { ShellWord } from "../shell/shell-words.js";
+import type { ShellWord } from "../shell/grammar/shell-words.js";
 import { type Grant, type ShellContext, type Verdict, denyWith, shown, words } from "./shell-context.js";
 
 /** Operands of a command that name paths (literal, not options). */

@@ -9,9 +9,9 @@ import { isOutsideWorkspace } from "./policy-decision.js";
 import { type PolicyDecision, SHELL_ANALYSIS, WORKSPACE_BOUNDARY } from "./policy-decision.js";
 import type { ShellFileAccess } from "../shell/shell-model.js";
 import { argumentPathTexts, pathKey, pathOutcomes } from "../shell/shell-paths.js";
-import { filesArePrecise } from "../shell/file-command-table.js";
-import { INERT_COMMANDS } from "../shell/shell-programs.js";
-import { commandName } from "../shell/shell-wrappers.js";
+import { filesArePrecise } from "../shell/commands/file-command-table.js";
+import { INERT_COMMANDS } from "../shell/commands/shell-programs.js";
+import { commandName } from "../shell/commands/shell-wrappers.js";
 import { type OperandShape, operandShape, shapeOutside } from "./operand-shape.js";
 import { type ShellContext, shown } from "./shell-context.js";
 

@@ -8,7 +8,7 @@ import type { Policy } from "../file/policy-model.js";
 import type { PolicyDecision } from "./policy-decision.js";
 import type { ShellFileAccess } from "../shell/shell-model.js";
 import type { ShellFacts } from "../shell/shell-paths.js";
-import type { ShellWord } from "../shell/shell-words.js";
+import type { ShellWord } from "../shell/grammar/shell-words.js";
 
 export interface ShellContext {
   request: ApprovalRequest;

@@ -8,12 +8,12 @@
  */
 import { firstMatchingGlob } from "../file/path-glob.js";
 import type { PolicyRule } from "../file/policy-model.js";
-import { filesArePrecise } from "../shell/file-command-table.js";
-import { readGit } from "../shell/git-command.js";
+import { filesArePrecise } from "../shell/commands/file-command-table.js";
+import { readGit } from "../shell/commands/git-command.js";
 import type { ShellFileAccess, SimpleCommand } from "../shell/shell-model.js";
 import { argumentPathTexts, pathKey, pathOutcomes } from "../shell/shell-paths.js";
 import { patternDenies } from "../shell/shell-pattern.js";
-import { type ShellWord, literalWord } from "../shell/shell-words.js";
+import { type ShellWord, literalWord } from "../shell/grammar/shell-words.js";
 import { folderCouldHold, operandShape, shapeMatch } from "./operand-shape.js";
 import type { PolicyDecision } from "./policy-decision.js";
 import { ruleCoversTool } from "./policy-decision.js";

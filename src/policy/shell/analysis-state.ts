@@ -3,10 +3,10 @@
  * shell-record.ts fill it, shell-analysis.ts finishes it): the result so far, the variables the
  * line fills with text, and the checks that can only be made once the whole line is known.
  */
-import type { BashParser } from "./bash-parser.js";
+import type { BashParser } from "./grammar/bash-parser.js";
 import type { CwdFlow, CwdSet } from "./shell-cwd.js";
 import type { ShellAnalysis } from "./shell-model.js";
-import type { ShellWord } from "./shell-words.js";
+import type { ShellWord } from "./grammar/shell-words.js";
 
 /** A use of variables that is code if they hold text the line chose: arithmetic, `${!x}`, a name operand. */
 export interface PendingCheck {

@@ -10,13 +10,13 @@
  * values the line chose, and the directories of code that runs later or in a loop.
  */
 import type { AnalysisState } from "./analysis-state.js";
-import type { BashParser } from "./bash-parser.js";
-import { arithmeticTextProblem } from "./shell-arithmetic.js";
+import type { BashParser } from "./grammar/bash-parser.js";
+import { arithmeticTextProblem } from "./commands/shell-arithmetic.js";
 import { UNKNOWN_CWD, WORKSPACE_ROOT, type CwdSet, unionCwds } from "./shell-cwd.js";
 import type { ShellAnalysis } from "./shell-model.js";
-import { ALWAYS_TAINTED } from "./shell-programs.js";
-import { walkScript } from "./shell-walk.js";
-import { COMMAND_OUTPUT } from "./shell-words.js";
+import { ALWAYS_TAINTED } from "./commands/shell-programs.js";
+import { walkScript } from "./grammar/shell-walk.js";
+import { COMMAND_OUTPUT } from "./grammar/shell-words.js";
 
 export type { ShellAnalysis, ShellAssignment, ShellConstruct, ShellFileAccess, SimpleCommand } from "./shell-model.js";
 

@@ -4,7 +4,7 @@
  * and what it cannot judge. Types only.
  */
 import type { CwdSet } from "./shell-cwd.js";
-import type { ShellWord } from "./shell-words.js";
+import type { ShellWord } from "./grammar/shell-words.js";
 
 export interface ShellAssignment {
   name: string;

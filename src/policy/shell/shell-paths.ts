@@ -13,10 +13,10 @@ import { isAbsolute, relative, resolve, sep } from "node:path";
 import { expandBraces } from "../file/glob-overlap.js";
 import { type CwdSet, cwdKey } from "./shell-cwd.js";
 import type { ShellAnalysis } from "./shell-model.js";
-import { type Realpath, type TreeFacts, type TreeInterest, memoizedRealpath, walkPath, walkTree } from "./shell-trees.js";
-import type { ShellWord } from "./shell-words.js";
+import { type Realpath, type TreeFacts, type TreeInterest, memoizedRealpath, walkPath, walkTree } from "./grammar/shell-trees.js";
+import type { ShellWord } from "./grammar/shell-words.js";
 
-export type { TreeFacts, TreeInterest } from "./shell-trees.js";
+export type { TreeFacts, TreeInterest } from "./grammar/shell-trees.js";
 
 export type PathOutcome =
   | { kind: "inside"; path: string }

@@ -8,14 +8,14 @@
  * its arguments is how a deny rule is slipped.
  */
 import { type AnalysisState, mark, taint, widenSince } from "./analysis-state.js";
-import { commandFiles, isFileCommand } from "./file-command-table.js";
-import { gitProgramName, readGit } from "./git-command.js";
-import { builtinEffects } from "./shell-builtins.js";
+import { commandFiles, isFileCommand } from "./commands/file-command-table.js";
+import { gitProgramName, readGit } from "./commands/git-command.js";
+import { builtinEffects } from "./commands/shell-builtins.js";
 import { type CwdFlow, type CwdSet, UNKNOWN_CWD, anyExit, enterDirectory, sameCwds, stays, unionCwds } from "./shell-cwd.js";
 import type { ShellAssignment, SimpleCommand } from "./shell-model.js";
-import { INERT_COMMANDS } from "./shell-programs.js";
-import { isWrapper, unwrapCommand, commandName } from "./shell-wrappers.js";
-import type { ShellWord } from "./shell-words.js";
+import { INERT_COMMANDS } from "./commands/shell-programs.js";
+import { isWrapper, unwrapCommand, commandName } from "./commands/shell-wrappers.js";
+import type { ShellWord } from "./grammar/shell-words.js";
 
 const MAX_SCRIPT_DEPTH = 4;
 

@@ -9,7 +9,7 @@ import { mkdir, realpath, symlink, writeFile } from "node:fs/promises";
 import { dirname, join, relative } from "node:path";
 import type { ApprovalRequest } from "../../../src/core/approval.js";
 import { CancelledError } from "../../../src/core/errors.js";
-import { loadBashParser } from "../../../src/policy/shell/bash-parser.js";
+import { loadBashParser } from "../../../src/policy/shell/grammar/bash-parser.js";
 import { decide } from "../../../src/policy/decide/decide.js";
 import { PolicyApproval } from "../../../src/policy/decide/policy-approval.js";
 import { parsePolicyText } from "../../../src/policy/file/policy-file.js";

@@ -2,7 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { ApprovalRequest } from "../../../src/core/approval.js";
-import { loadBashParser } from "../../../src/policy/shell/bash-parser.js";
+import { loadBashParser } from "../../../src/policy/shell/grammar/bash-parser.js";
 import { decide } from "../../../src/policy/decide/decide.js";
 import { PRESET_NAMES, type PresetName, presetPolicy, presetText } from "../../../src/policy/file/presets.js";
 import { analyzeShell } from "../../../src/policy/shell/shell-analysis.js";

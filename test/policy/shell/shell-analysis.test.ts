@@ -5,7 +5,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { loadBashParser } from "../../../src/policy/shell/bash-parser.js";
+import { loadBashParser } from "../../../src/policy/shell/grammar/bash-parser.js";
 import { type ShellAnalysis, analyzeShell } from "../../../src/policy/shell/shell-analysis.js";
 
 async function analyze(source: string): Promise<ShellAnalysis> {

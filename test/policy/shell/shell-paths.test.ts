@@ -7,10 +7,10 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdir, realpath, symlink } from "node:fs/promises";
 import { join } from "node:path";
-import { loadBashParser } from "../../../src/policy/shell/bash-parser.js";
+import { loadBashParser } from "../../../src/policy/shell/grammar/bash-parser.js";
 import { analyzeShell } from "../../../src/policy/shell/shell-analysis.js";
 import { argumentPathTexts, resolveShellPaths, resolveShellPathsLexically } from "../../../src/policy/shell/shell-paths.js";
-import { literalWord } from "../../../src/policy/shell/shell-words.js";
+import { literalWord } from "../../../src/policy/shell/grammar/shell-words.js";
 import { tempDir } from "../../support/temp-dir.js";
 
 /** Outcomes by path text (the directory-set part of each key dropped; the last one wins). */

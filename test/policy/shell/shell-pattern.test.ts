@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import {
   ShellPatternError, compileShellPattern, patternAllows, patternDenies, patternNamesRedirect, patternNamesSubstitution,
 } from "../../../src/policy/shell/shell-pattern.js";
-import { type ShellWord, literalWord } from "../../../src/policy/shell/shell-words.js";
+import { type ShellWord, literalWord } from "../../../src/policy/shell/grammar/shell-words.js";
 import type { ShellAssignment } from "../../../src/policy/shell/shell-model.js";
 
 const WS = "/work/ws";

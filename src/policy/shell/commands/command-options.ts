@@ -5,7 +5,7 @@
  * option could stand, is a problem the caller turns into a blocker — guessing wrong about where
  * the operands start is exactly how a deny rule is slipped.
  */
-import type { ShellWord } from "./shell-words.js";
+import type { ShellWord } from "../grammar/shell-words.js";
 
 export interface OptionSpec {
   /** Single-letter options that take no value. */

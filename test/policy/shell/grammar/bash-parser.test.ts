@@ -1,7 +1,7 @@
 /** The bash grammar: loaded offline from the package's .wasm, once, and shared. */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { loadBashParser } from "../../../src/policy/shell/bash-parser.js";
+import { loadBashParser } from "../../../../src/policy/shell/grammar/bash-parser.js";
 
 test("the bash grammar loads once and is shared", async () => {
   const [a, b] = await Promise.all([loadBashParser(), loadBashParser()]);

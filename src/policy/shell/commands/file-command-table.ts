@@ -9,7 +9,7 @@ import {
   type CommandFiles, type FileCommandSpec, type FileUse, afterPattern, copies, filesBySpec, readsAll, use, writesAll,
 } from "./command-files.js";
 import { type ParsedOptions, hasOption, optionValues, parseOptions } from "./command-options.js";
-import { type ShellWord, literalWord } from "./shell-words.js";
+import { type ShellWord, literalWord } from "../grammar/shell-words.js";
 
 const flagsOnly = { flags: "", withValue: "", stopAtOperand: false };
 const gnu = (withValue: string, longWithValue: string[] = []) => ({ flags: "", withValue, longWithValue, stopAtOperand: false });

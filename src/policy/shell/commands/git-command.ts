@@ -8,7 +8,7 @@
  * `--exec-path=DIR` make the command unjudgeable: only a rule naming it allows it.
  * `git-push` under git's own folder (`/usr/lib/git-core/git-push`) is `git push`.
  */
-import { type ShellWord, literalWord, runtimeWord } from "./shell-words.js";
+import { type ShellWord, literalWord, runtimeWord } from "../grammar/shell-words.js";
 
 export interface GitView {
   /** `git SUB ARGS…` without the global options; null when there was nothing to take out. */

@@ -1,9 +1,9 @@
 /** Seeing through wrappers to the command that runs, strictly: unknown options block. */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { type ShellWord, literalWord } from "../../../src/policy/shell/shell-words.js";
-import { findExecCommands } from "../../../src/policy/shell/shell-programs.js";
-import { commandName, unwrapCommand } from "../../../src/policy/shell/shell-wrappers.js";
+import { type ShellWord, literalWord } from "../../../../src/policy/shell/grammar/shell-words.js";
+import { findExecCommands } from "../../../../src/policy/shell/commands/shell-programs.js";
+import { commandName, unwrapCommand } from "../../../../src/policy/shell/commands/shell-wrappers.js";
 
 const argv = (line: string): ShellWord[] => line.split(" ").map(literalWord);
 const text = (words: readonly ShellWord[]): string => words.map((w) => w.raw).join(" ");

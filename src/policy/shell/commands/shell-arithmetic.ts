@@ -7,7 +7,7 @@
  * `${x:=text}` assigns, `${!x}` uses a value as a name, `${x@P}` expands a value as a prompt.
  */
 import type { Node } from "web-tree-sitter";
-import { COMMAND_OUTPUT } from "./shell-words.js";
+import { COMMAND_OUTPUT } from "../grammar/shell-words.js";
 
 export interface ArithmeticRead {
   /** Variables read (their values are evaluated). */

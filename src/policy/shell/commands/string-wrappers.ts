@@ -5,7 +5,7 @@
  */
 import { hasOption, optionValues, parseOptions } from "./command-options.js";
 import { SHELLS } from "./shell-programs.js";
-import { type ShellWord, literalWord } from "./shell-words.js";
+import { type ShellWord, literalWord } from "../grammar/shell-words.js";
 import { type WrapperStep, cannot, scriptStep } from "./wrapper-step.js";
 
 /** `su [opts] [-] [USER [ARGS…]]` and `runuser`: `-c CMD` anywhere is a script; without it a shell reads its input. */

@@ -9,7 +9,7 @@
  * allows. It also names the variables a builtin fills with text it read (`read x`), since
  * arithmetic on such a variable is code too.
  */
-import type { ShellWord } from "./shell-words.js";
+import type { ShellWord } from "../grammar/shell-words.js";
 
 export interface BuiltinEffects {
   /** Why the builtin can make text run as code, or null; only a rule naming it allows it. */

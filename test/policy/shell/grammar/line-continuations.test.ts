@@ -1,8 +1,8 @@
 /** Line continuations are joined the way bash joins them, and kept where bash keeps them. */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { loadBashParser } from "../../../src/policy/shell/bash-parser.js";
-import { joinContinuedLines } from "../../../src/policy/shell/line-continuations.js";
+import { loadBashParser } from "../../../../src/policy/shell/grammar/bash-parser.js";
+import { joinContinuedLines } from "../../../../src/policy/shell/grammar/line-continuations.js";
 
 async function join(source: string): Promise<string | null> {
   return joinContinuedLines(source, await loadBashParser());

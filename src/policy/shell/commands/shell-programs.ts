@@ -3,7 +3,7 @@
  * the commands `find … -exec CMD ;` runs, and the variables whose value is data the command
  * line chose itself rather than the environment the run was given.
  */
-import { COMMAND_OUTPUT, FIND_MATCH, RUNTIME_VALUE, type ShellWord, runtimeWord } from "./shell-words.js";
+import { COMMAND_OUTPUT, FIND_MATCH, RUNTIME_VALUE, type ShellWord, runtimeWord } from "../grammar/shell-words.js";
 
 export const SHELLS: ReadonlySet<string> = new Set(["bash", "sh", "dash", "zsh", "ksh", "ash", "mksh", "yash", "posh", "rbash"]);
 

@@ -6,9 +6,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { compiled } from "../../support/paths.js";
+import { compiled } from "../../../support/paths.js";
 
-const PARSER = compiled("src/policy/shell/bash-parser.js");
+const PARSER = compiled("src/policy/shell/grammar/bash-parser.js");
 
 /** CPU ms a fresh process spends from just after its first parses through a 400 ms wait. */
 function cpuAfterFirstParseMs(): number {

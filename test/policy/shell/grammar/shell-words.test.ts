@@ -1,8 +1,8 @@
 /** Shell words: quote removal, ANSI-C decoding, and what is known about a word before it runs. */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { loadBashParser } from "../../../src/policy/shell/bash-parser.js";
-import { type ShellWord, decodeAnsiC, readWord } from "../../../src/policy/shell/shell-words.js";
+import { loadBashParser } from "../../../../src/policy/shell/grammar/bash-parser.js";
+import { type ShellWord, decodeAnsiC, readWord } from "../../../../src/policy/shell/grammar/shell-words.js";
 
 /** Reads the first argument of `x WORD` with the real grammar. */
 async function word(source: string): Promise<Omit<ShellWord, "raw" | "vars">> {

@@ -7,8 +7,8 @@
  * its name and operands alone.
  */
 import { type OptionSpec, type ParsedOptions, hasOption, optionValues, parseOptions } from "./command-options.js";
-import type { ShellFileAccess } from "./shell-model.js";
-import { type ShellWord, literalWord } from "./shell-words.js";
+import type { ShellFileAccess } from "../shell-model.js";
+import { type ShellWord, literalWord } from "../grammar/shell-words.js";
 
 export type FileRole = "read" | "write";
 export type TreeKind = ShellFileAccess["tree"];
