@@ -7,7 +7,7 @@ import type { ModelRequest } from "../core/provider.js";
 import type { Message } from "../core/messages.js";
 import type { ToolSpec } from "../core/tool.js";
 import { estimateMessageTokens, estimateTextTokens } from "../core/token-estimate.js";
-import type { CompactionWorker } from "./compaction-worker.js";
+import type { CompactionWorker, SummarizeRequest } from "./compaction-worker.js";
 import { summaryTargetTokens } from "./elider.js";
 import type { FlushPlan } from "./compaction-plan.js";
 import type { TranscriptMirror } from "./transcript-mirror.js";
@@ -36,25 +36,39 @@ export function fixedTokensOf(system: string | null, tools: readonly ToolSpec[])
   return estimateTextTokens(system ?? "") + estimateTextTokens(JSON.stringify(tools));
 }
 
+/**
+ * What the worker is asked for `plan`: the messages it flushes (and summaries it merges), the
+ * size to aim at, and the request it interrupts as context. Call before `applyFlush`.
+ */
+export function summarizeRequest(
+  mirror: TranscriptMirror,
+  plan: FlushPlan,
+  log: { messages: readonly Message[]; system: string | null; tools: ToolSpec[]; fixedTokens: number },
+): SummarizeRequest {
+  const { messages } = log;
+  const rawStart = mirror.rawStart();
+  const scope = mirror.workerScope(messages, plan); // before view(), which marks anew
+  const view = mirror.view(messages, log.fixedTokens);
+  const context: ModelRequest = { system: log.system, tools: log.tools, messages: view.messages, cacheBreakpoints: view.cacheBreakpoints };
+  const source = mirror.flushSource(messages, plan);
+  const covered = source.messages.reduce((n, m) => n + estimateMessageTokens(m), 0)
+    + source.earlierSummaries.reduce((n, s) => n + estimateTextTokens(s), 0);
+  const rawFrom = view.messages.length - (messages.length - rawStart);
+  return {
+    messages: source.messages, earlierSummaries: source.earlierSummaries,
+    targetTokens: summaryTargetTokens(covered, mirror.settings.summarySize), context,
+    range: { from: plan.mode === "replace" ? 0 : rawFrom, to: rawFrom + (plan.cut - rawStart) },
+    scope,
+  };
+}
+
 export async function compactBeforeRequest(mirror: TranscriptMirror, worker: CompactionWorker, input: CompactionInput): Promise<FlushReport | null> {
   const { messages } = input;
   const fixedTokens = fixedTokensOf(input.system, input.tools);
   const plan = mirror.planFlush(messages, fixedTokens, input.nowMs);
   if (!plan) return null;
   const rawStart = mirror.rawStart();
-  const scope = mirror.workerScope(messages, plan); // before view(), which marks anew
-  const view = mirror.view(messages, fixedTokens);
-  const context: ModelRequest = { system: input.system, tools: input.tools, messages: view.messages, cacheBreakpoints: view.cacheBreakpoints };
-  const source = mirror.flushSource(messages, plan);
-  const covered = source.messages.reduce((n, m) => n + estimateMessageTokens(m), 0)
-    + source.earlierSummaries.reduce((n, s) => n + estimateTextTokens(s), 0);
-  const rawFrom = view.messages.length - (messages.length - rawStart);
-  const result = await worker.summarize({
-    messages: source.messages, earlierSummaries: source.earlierSummaries,
-    targetTokens: summaryTargetTokens(covered, mirror.settings.summarySize), context,
-    range: { from: plan.mode === "replace" ? 0 : rawFrom, to: rawFrom + (plan.cut - rawStart) },
-    scope,
-  }, input.signal);
+  const result = await worker.summarize(summarizeRequest(mirror, plan, { messages, system: input.system, tools: input.tools, fixedTokens }), input.signal);
   if (result.usage) mirror.recordWorker(result.usage);
   mirror.applyFlush(messages, plan, result.summary);
   return {

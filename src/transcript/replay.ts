@@ -15,7 +15,7 @@ import { billedEquivalentInput, type TranscriptStats } from "../core/transcript-
 import { estimateMessageTokens, estimateTextTokens } from "../core/token-estimate.js";
 import type { CompactionSettings, StrategyName } from "./compaction-plan.js";
 import { elide, summaryInstruction, workerRequest } from "./compaction-worker.js";
-import { summaryTargetTokens } from "./elider.js";
+import { fixedTokensOf, summarizeRequest } from "./compaction.js";
 import type { ReplaySession } from "./replay-session.js";
 import { TranscriptMirror } from "./transcript-mirror.js";
 
@@ -70,7 +70,7 @@ export function replaySession(session: ReplaySession, cache: ReplayCache, option
     compaction: { ...options.compaction, strategy: options.strategy },
     ...(options.cacheTtlMs !== undefined ? { cacheTtlMs: options.cacheTtlMs } : {}),
   });
-  const fixedTokens = estimateTextTokens(session.system ?? "") + estimateTextTokens(JSON.stringify(session.tools));
+  const fixedTokens = fixedTokensOf(session.system, session.tools);
   const sent = new SentContent();
   let uncached = 0;
   let minTail: number | null = null;
@@ -85,18 +85,7 @@ export function replaySession(session: ReplaySession, cache: ReplayCache, option
     const log = session.messages.slice(0, logLength);
     const plan = mirror.planFlush(log, fixedTokens, atMs);
     if (plan) {
-      const source = mirror.flushSource(log, plan);
-      const scope = mirror.workerScope(log, plan); // before view(), which marks anew
-      const context = toRequest(session, mirror.view(log, fixedTokens));
-      const covered = source.messages.reduce((n, m) => n + estimateMessageTokens(m), 0)
-        + source.earlierSummaries.reduce((n, s) => n + estimateTextTokens(s), 0);
-      const targetTokens = summaryTargetTokens(covered, mirror.settings.summarySize);
-      const rawFrom = context.messages.length - (log.length - mirror.rawStart());
-      const summarize = {
-        messages: source.messages, earlierSummaries: source.earlierSummaries, targetTokens, context,
-        range: { from: plan.mode === "replace" ? 0 : rawFrom, to: rawFrom + (plan.cut - mirror.rawStart()) },
-        scope,
-      };
+      const summarize = summarizeRequest(mirror, plan, { messages: log, system: session.system, tools: session.tools, fixedTokens });
       const summary = elide(summarize);
       const usage = cache.observe(workerRequest(summarize), atMs);
       const workerUsage = { ...usage, outputTokens: estimateTextTokens(summary) };
