@@ -119,10 +119,14 @@ function charsMeet(a: Token, b: Token): boolean {
   return true;
 }
 
-function segmentsMeet(a: Token[], b: Token[]): boolean {
+/**
+ * `step(i, j)` memoized over the pairs of positions of two sequences (the second `bLength`
+ * long); a pair under evaluation reads as false, so cycles through stars end.
+ */
+function memoized(bLength: number, step: (i: number, j: number) => boolean): (i: number, j: number) => boolean {
   const memo = new Map<number, boolean>();
-  const at = (i: number, j: number): boolean => {
-    const key = i * (b.length + 1) + j;
+  return (i, j) => {
+    const key = i * (bLength + 1) + j;
     let known = memo.get(key);
     if (known === undefined) {
       memo.set(key, false);
@@ -131,6 +135,10 @@ function segmentsMeet(a: Token[], b: Token[]): boolean {
     }
     return known;
   };
+}
+
+function segmentsMeet(a: Token[], b: Token[]): boolean {
+  const at = memoized(b.length, (i, j) => step(i, j));
   const step = (i: number, j: number): boolean => {
     if (i === a.length && j === b.length) return true;
     const x = a[i];
@@ -146,17 +154,7 @@ function segmentsMeet(a: Token[], b: Token[]): boolean {
 }
 
 function pathsMeet(a: Segment[], b: Segment[]): boolean {
-  const memo = new Map<number, boolean>();
-  const at = (i: number, j: number): boolean => {
-    const key = i * (b.length + 1) + j;
-    let known = memo.get(key);
-    if (known === undefined) {
-      memo.set(key, false);
-      known = step(i, j);
-      memo.set(key, known);
-    }
-    return known;
-  };
+  const at = memoized(b.length, (i, j) => step(i, j));
   const step = (i: number, j: number): boolean => {
     if (i === a.length && j === b.length) return true;
     const x = a[i];
