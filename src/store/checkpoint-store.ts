@@ -28,7 +28,7 @@ import {
 import { loadFingerprint, saveFingerprint } from "./fingerprint-file.js";
 import { JournalCounter, checkJournalSequence, readJournalCount } from "./journal-counter.js";
 import { saveSession } from "./session-file.js";
-import { openPrivateAppend, fsyncDir, ensurePrivateDir } from "./private-files.js";
+import { openPrivateAppend, fsyncDir, ensurePrivateDir, writeFully } from "./private-files.js";
 import type { Section, TranscriptStats } from "../core/transcript-types.js";
 import { z } from "zod";
 
@@ -291,15 +291,3 @@ function parseRecord(line: string, path: string, lineNo: number): JournalRecord 
   return parsed.data;
 }
 
-/**
- * Writes all of `data`: a full disk can make a write return short without an error, and the
- * counter must never count a record whose line did not reach the journal whole.
- */
-async function writeFully(handle: FileHandle, data: Buffer): Promise<void> {
-  let offset = 0;
-  while (offset < data.length) {
-    const { bytesWritten } = await handle.write(data, offset, data.length - offset);
-    if (bytesWritten === 0) throw Object.assign(new Error("no space left on device, write"), { code: "ENOSPC" });
-    offset += bytesWritten;
-  }
-}

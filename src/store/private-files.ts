@@ -73,3 +73,16 @@ export async function removeAtomicTemps(dir: string, names: readonly string[]): 
   for (const entry of stale) await rm(join(dir, entry), { force: true });
   return stale;
 }
+
+/**
+ * Writes all of `data`: a full disk can make a write return short without an error, and the
+ * counter must never count a record whose line did not reach the journal whole.
+ */
+export async function writeFully(handle: FileHandle, data: Buffer): Promise<void> {
+  let offset = 0;
+  while (offset < data.length) {
+    const { bytesWritten } = await handle.write(data, offset, data.length - offset);
+    if (bytesWritten === 0) throw Object.assign(new Error("no space left on device, write"), { code: "ENOSPC" });
+    offset += bytesWritten;
+  }
+}

@@ -12,7 +12,7 @@ import type { FileHandle } from "node:fs/promises";
 import { open } from "node:fs/promises";
 import { errnoCode } from "../../core/errors.js";
 import type { EventSink } from "../../core/events.js";
-import { openPrivateAppend } from "../../store/private-files.js";
+import { openPrivateAppend, writeFully } from "../../store/private-files.js";
 import type { TaskEvent } from "../execute/runner-events.js";
 import type { SecretRedactor } from "../execute/secret-redactor.js";
 import { guardOutput } from "./output-guard.js";
@@ -53,8 +53,7 @@ export class EventLog implements EventSink {
   /** Writes the whole line (a short write on a filling disk is continued); a failure cuts it back off. */
   private async append(bytes: Buffer): Promise<void> {
     try {
-      let written = 0;
-      while (written < bytes.length) written += (await this.handle.write(bytes, written, bytes.length - written)).bytesWritten;
+      await writeFully(this.handle, bytes);
     } catch (err) {
       await this.handle.truncate(this.size).catch(() => {});
       throw err;
