@@ -18,7 +18,7 @@ import { newSession, type Session } from "./core/session.js";
 import { loadSession, saveSession } from "./store/session-file.js";
 import { DEFAULT_MAX_TURN_STEPS, runSteps, runUnstartedCalls, type ModelOutput, type StepLoopPorts } from "./core/step-loop.js";
 import type { ProcessStart, Tool, ToolSpec } from "./core/tool.js";
-import { compileInputChecks, type ToolInputChecks } from "./core/tool-input-check.js";
+import { compileInputChecks, type ToolInputChecks } from "./core/tool-input/tool-input-check.js";
 import type { Section, TranscriptConfig, TranscriptStats } from "./core/transcript-types.js";
 import {
   DEFAULT_SYSTEM_TEMPLATE,

@@ -15,7 +15,7 @@ import type { Argv } from "yargs";
 import type { ApprovalRequest } from "../core/approval.js";
 import { RhemaError, ToolError, errorMessage } from "../core/errors.js";
 import type { ToolEffect, ToolPlan } from "../core/tool.js";
-import { compileInputChecks } from "../core/tool-input-check.js";
+import { compileInputChecks } from "../core/tool-input/tool-input-check.js";
 import { PolicyApproval, WORKSPACE_BOUNDARY, formatPolicyIssue, loadPolicy, type LoadedPolicy } from "../policy/index.js";
 import { BUILTIN_TOOL_NAMES, unknownToolMessage } from "../policy/file/policy-file.js";
 import { permissiveWarnings } from "../policy/file/permissive-warnings.js";

@@ -22,7 +22,7 @@ import type { ContentBlock, Message, ToolCallBlock, ToolResultBlock } from "./me
 import { addUsage, ZERO_USAGE, type ModelProvider, type ModelRequest, type StopReason, type Usage } from "./provider.js";
 import type { Session, StartedCall, WorkspaceFingerprint } from "./session.js";
 import type { ProcessStart, Tool, ToolContext, ToolPlan } from "./tool.js";
-import type { ToolInputChecks } from "./tool-input-check.js";
+import type { ToolInputChecks } from "./tool-input/tool-input-check.js";
 
 export interface ModelOutput {
   /** The final assistant message of the turn. */

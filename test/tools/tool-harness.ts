@@ -4,7 +4,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { ToolError } from "../../src/core/errors.js";
 import type { Tool, ToolContext, ToolPlan, ToolResult } from "../../src/core/tool.js";
-import { compileInputChecks } from "../../src/core/tool-input-check.js";
+import { compileInputChecks } from "../../src/core/tool-input/tool-input-check.js";
 import { bundledRipgrep, ripgrepMajorVersion, type RipgrepChoice } from "../../src/tools/search/ripgrep.js";
 
 export function toolContext(workspace: string, extra: Partial<ToolContext> = {}): ToolContext {

@@ -9,9 +9,9 @@
  */
 import { Ajv, type ErrorObject, type Options, type ValidateFunction } from "ajv";
 import { Ajv2020 } from "ajv/dist/2020.js";
-import { CodingAgentError, errorMessage } from "./errors.js";
+import { CodingAgentError, errorMessage } from "../errors.js";
 import { describeSchemaErrors } from "./tool-input-errors.js";
-import type { ToolSpec } from "./tool.js";
+import type { ToolSpec } from "../tool.js";
 
 /** A call's input, checked: what the tool gets, or the error text the model reads. */
 export type InputCheck = { ok: true; input: unknown } | { ok: false; message: string };

@@ -4,8 +4,8 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { SchemaCompiler, compileInputChecks } from "../../src/core/tool-input-check.js";
-import { closestName } from "../../src/core/tool-input-errors.js";
+import { SchemaCompiler, compileInputChecks } from "../../../src/core/tool-input/tool-input-check.js";
+import { closestName } from "../../../src/core/tool-input/tool-input-errors.js";
 
 const compiler = new SchemaCompiler();
 

@@ -7,16 +7,16 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { CodingAgent, type CodingAgentConfig } from "../../src/agent.js";
-import { CodingAgentError } from "../../src/core/errors.js";
-import { nullSink } from "../../src/core/events.js";
-import type { ToolResultBlock } from "../../src/core/messages.js";
-import type { Tool } from "../../src/core/tool.js";
-import { SchemaCompiler, compileInputChecks, withoutAbsentNulls } from "../../src/core/tool-input-check.js";
-import { ScriptedProvider } from "../../src/providers/scripted.js";
-import { builtinTools } from "../../src/tools/index.js";
-import { tempDir } from "../support/temp-dir.js";
-import { RecordingApproval } from "../support/test-tools.js";
+import { CodingAgent, type CodingAgentConfig } from "../../../src/agent.js";
+import { CodingAgentError } from "../../../src/core/errors.js";
+import { nullSink } from "../../../src/core/events.js";
+import type { ToolResultBlock } from "../../../src/core/messages.js";
+import type { Tool } from "../../../src/core/tool.js";
+import { SchemaCompiler, compileInputChecks, withoutAbsentNulls } from "../../../src/core/tool-input/tool-input-check.js";
+import { ScriptedProvider } from "../../../src/providers/scripted.js";
+import { builtinTools } from "../../../src/tools/index.js";
+import { tempDir } from "../../support/temp-dir.js";
+import { RecordingApproval } from "../../support/test-tools.js";
 
 type TestContext = Parameters<typeof tempDir>[0];
 
