@@ -13,7 +13,7 @@ import { conversationState, interruptedText, planRevive, pushUserContent, revive
 import { CodingAgentError, RhemaError, errorMessage } from "./core/errors.js";
 import type { EventSink } from "./core/events.js";
 import { IMAGE_MEDIA_TYPES, type ContentBlock, type Message } from "./core/messages.js";
-import type { ModelProvider, ModelRequest } from "./core/provider.js";
+import type { ModelProvider, ModelRequest, RequestPricer } from "./core/provider.js";
 import { newSession, type Session } from "./core/session.js";
 import { loadSession, saveSession } from "./store/session-file.js";
 import { DEFAULT_MAX_TURN_STEPS, runSteps, runUnstartedCalls, type ModelOutput, type StepLoopPorts } from "./core/step-loop.js";
@@ -77,6 +77,12 @@ export interface CodingAgentConfig {
    * call's result cannot say what changed). Default: on.
    */
   fingerprint?: boolean;
+  /**
+   * Prices each request (the task model's and the compaction worker's) into the transcript
+   * stats (`costUsd`, `workerCostUsd`, `unpricedRequests`) and the `usage` events. The runner
+   * passes one built from its price table; without one, no cost is counted.
+   */
+  price?: RequestPricer;
   /** Clock and id source, injected so tests are deterministic. */
   now?: () => Date;
   newId?: () => string;
@@ -113,7 +119,7 @@ export class CodingAgent {
     const now = config.now ?? (() => new Date());
     this.session = session ?? newSession((config.newId ?? randomUUID)(), now());
     this.environment = this.session.environment ?? this.renderEnvironment(new Date(this.session.createdAt));
-    this.mirror = config.transcript === false ? null : new TranscriptMirror(config.transcript ?? {});
+    this.mirror = config.transcript === false ? null : new TranscriptMirror({ ...(config.transcript ?? {}), ...(config.price ? { price: config.price } : {}) });
     this.worker = config.compactionWorker ?? (provider.id.startsWith("scripted:") ? eliderWorker : modelWorker(provider));
     this.system(); // a template that cannot render fails construction, not the first turn
     if (session?.transcript && this.mirror) {
@@ -244,7 +250,7 @@ export class CodingAgent {
       session: this.session, provider: this.provider, tools: this.tools, inputChecks: this.inputChecks, approval, sink, signal,
       commit: (boundary) => this.commit(boundary),
       buildRequest: (step) => this.buildRequest(step, sink, signal),
-      recordUsage: (usage) => this.mirror?.recordRequest(usage, this.lastRequest ?? undefined),
+      recordUsage: (usage) => this.mirror?.recordRequest(usage, this.lastRequest ?? undefined) ?? null,
       takeSteers: () => this.steers.splice(0),
       toolContext: { workspace, ...(this.config.allowEnv ? { allowEnv: this.config.allowEnv } : {}) },
       maxTurnSteps: this.config.maxTurnSteps ?? DEFAULT_MAX_TURN_STEPS,

@@ -430,3 +430,13 @@ test("the built-in shell starts from config.env with secrets scrubbed, and from 
   const bare = await shellOutput({});
   assert.match(String(bare), /^plain=unset key=unset kept=unset path=\S*\/bin\S*\n\[exit code 0\]$/);
 });
+
+test("a pricer puts each request's dollars in its usage event and the session's stats", async (t) => {
+  const { agent } = await setup(t, [{ say: "done" }], { price: () => ({ priced: true, usd: 0.125 }) });
+  const sink = new MemorySink();
+  await agent.turn("go", sink, approval());
+  const usage = sink.events.filter((e) => e.type === "usage");
+  assert.equal(usage.length, 1);
+  assert.equal(usage[0]!.type === "usage" && usage[0]!.costUsd, 0.125);
+  assert.equal(agent.transcriptStats()?.costUsd, 0.125);
+});

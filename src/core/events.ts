@@ -12,7 +12,8 @@ export type AgentEvent =
   | { type: "tool_call"; step: number; callId: string; name: string; input: unknown }
   | { type: "approval"; step: number; callId: string; name: string; decision: Decision }
   | { type: "tool_result"; step: number; callId: string; name: string; isError: boolean; durationMs: number; preview: string }
-  | { type: "usage"; step: number; usage: Usage }
+  /** `costUsd`: the request's dollars, null when its model is unpriced; absent when nothing prices requests. */
+  | { type: "usage"; step: number; usage: Usage; costUsd?: number | null }
   | { type: "revived"; callIds: string[] }
   | { type: "steer"; text: string }
   /** Old messages were compacted into a summary before the step's request (`free`: the cache had expired anyway). */

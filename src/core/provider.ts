@@ -44,6 +44,15 @@ export interface Usage {
   outputTokens: number;
 }
 
+/** What one request cost: dollars, or unpriced (a model with no known price — never $0). */
+export type RequestPrice = { priced: true; usd: number } | { priced: false };
+
+/**
+ * Prices one request's usage; `who` says whether it was the task's own model or the compaction
+ * worker's (which may be another model). The runner builds one from the price table.
+ */
+export type RequestPricer = (usage: Usage, who: "task" | "worker") => RequestPrice;
+
 export const ZERO_USAGE: Usage = Object.freeze({ inputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 0 });
 
 /** The sum of two usages; `cacheWrite1hTokens` appears only when one of them has some. */

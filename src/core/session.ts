@@ -86,6 +86,7 @@ export const transcriptStatsSchema = z.object({
   outputTokens: nonNegative, peakRequestTokens: added, requestTokens: added,
   workerRequests: nonNegative, workerInputTokens: nonNegative, workerCacheReadTokens: added, workerCacheWriteTokens: added,
   workerOutputTokens: nonNegative, newTokens: added, budgetedTokens: added,
+  costUsd: added, workerCostUsd: added, unpricedRequests: added,
   cacheHitRate: z.number().min(0).max(1), limitHitRate: z.number().min(0).max(1).default(0),
 });
 export const fingerprintSchema = z

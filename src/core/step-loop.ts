@@ -19,7 +19,7 @@ import { CUT_REPLY_RESULT, pushToolResult, pushUserContent } from "./conversatio
 import { CancelledError, CodingAgentError, ProviderError, RhemaError, ToolError, errorMessage } from "./errors.js";
 import type { EventSink } from "./events.js";
 import type { ContentBlock, Message, ToolCallBlock, ToolResultBlock } from "./messages.js";
-import { addUsage, ZERO_USAGE, type ModelProvider, type ModelRequest, type StopReason, type Usage } from "./provider.js";
+import { addUsage, ZERO_USAGE, type ModelProvider, type ModelRequest, type RequestPrice, type StopReason, type Usage } from "./provider.js";
 import type { Session, StartedCall, WorkspaceFingerprint } from "./session.js";
 import type { ProcessStart, Tool, ToolContext, ToolPlan } from "./tool.js";
 import type { ToolInputChecks } from "./tool-input/tool-input-check.js";
@@ -49,8 +49,8 @@ export interface StepLoopPorts {
    * (and commit the `flush` boundary) — `step` is for the events it emits.
    */
   buildRequest(step: number): Promise<ModelRequest>;
-  /** Called with each request's usage, before the intent is committed. */
-  recordUsage(usage: Usage, req: ModelRequest): void;
+  /** Called with each request's usage, before the intent is committed; returns its price (null: not priced). */
+  recordUsage(usage: Usage, req: ModelRequest): RequestPrice | null;
   /** Steering nudges queued since the last boundary. */
   takeSteers(): string[];
   toolContext: Omit<ToolContext, "signal">;
@@ -164,8 +164,8 @@ async function requestStep(ports: StepLoopPorts, step: number) {
   if (stopReason === undefined) {
     throw new ProviderError("the model's stream ended without a stop event", { retryable: true, code: "provider_stream" });
   }
-  ports.recordUsage(usage, req);
-  await ports.sink.emit({ type: "usage", step, usage });
+  const price = ports.recordUsage(usage, req);
+  await ports.sink.emit({ type: "usage", step, usage, ...(price ? { costUsd: price.priced ? price.usd : null } : {}) });
   return { message: { role: "assistant" as const, content }, stopReason, usage };
 }
 

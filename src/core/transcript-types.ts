@@ -45,6 +45,12 @@ export interface TranscriptStats {
   newTokens: number;
   /** Σ min(uncompacted request tokens, budget): the context a request could have carried. */
   budgetedTokens: number;
+  /** Dollars of the task model's priced requests (the worker's are in `workerCostUsd`). */
+  costUsd: number;
+  /** Dollars of the compaction worker's priced requests. */
+  workerCostUsd: number;
+  /** Requests (task and worker) with no known price: their cost is unknown, not $0. */
+  unpricedRequests: number;
   /** cacheRead / (input + cacheRead + cacheWrite); 0 before any request. */
   cacheHitRate: number;
   /** The limit HR*(B) = 1 − newTokens / budgetedTokens; 0 before any request. */
@@ -71,7 +77,7 @@ export function emptyTranscriptStats(blockTokens: number): TranscriptStats {
     inputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, cacheWrite1hTokens: 0, outputTokens: 0,
     peakRequestTokens: 0, requestTokens: 0, workerRequests: 0, workerInputTokens: 0, workerCacheReadTokens: 0,
     workerCacheWriteTokens: 0, workerOutputTokens: 0, newTokens: 0, budgetedTokens: 0,
-    cacheHitRate: 0, limitHitRate: 0,
+    costUsd: 0, workerCostUsd: 0, unpricedRequests: 0, cacheHitRate: 0, limitHitRate: 0,
   };
 }
 
@@ -95,10 +101,23 @@ export function billedEquivalentInput(s: TranscriptStats): number {
     + workerInput + 1.25 * s.workerCacheWriteTokens + 0.1 * s.workerCacheReadTokens;
 }
 
+/** What the requests cost in all, the worker's included; null when none of them had a price. */
+export function totalCostUsd(s: Pick<TranscriptStats, "costUsd" | "workerCostUsd" | "unpricedRequests" | "requests" | "workerRequests">): number | null {
+  const all = s.requests + s.workerRequests;
+  if (all > 0 && s.unpricedRequests >= all) return null;
+  return s.costUsd + s.workerCostUsd;
+}
+
+/** Every token the model was sent and wrote — input, cache reads and writes, output — the worker's included. */
+export function spentTokens(s: TranscriptStats): number {
+  return s.inputTokens + s.cacheReadTokens + s.cacheWriteTokens + s.outputTokens + s.workerInputTokens + s.workerOutputTokens;
+}
+
 const SUMMED = [
   "requests", "flushes", "freeFlushes", "summaryMerges", "sections", "inputTokens", "cacheReadTokens",
   "cacheWriteTokens", "cacheWrite1hTokens", "outputTokens", "workerRequests", "workerInputTokens",
   "workerCacheReadTokens", "workerCacheWriteTokens", "workerOutputTokens", "newTokens", "budgetedTokens", "requestTokens",
+  "costUsd", "workerCostUsd", "unpricedRequests",
 ] as const satisfies ReadonlyArray<keyof TranscriptStats>;
 
 /** Sums stats (for a suite or a whole run); `blockTokens` is kept when all agree, else 0. */

@@ -6,7 +6,7 @@
  * $0.
  */
 import { calcPrice } from "@pydantic/genai-prices";
-import type { Usage } from "../core/provider.js";
+import type { RequestPrice, Usage } from "../core/provider.js";
 
 /** The price table's source and version, recorded in stats.json. */
 export const PRICE_TABLE = { source: "@pydantic/genai-prices", version: "0.1.8" } as const;
@@ -24,8 +24,6 @@ export interface ModelPricing {
   /** 1-hour writes. Default: the 5-minute write price. */
   cacheWrite1hPerMTok?: number;
 }
-
-export type RequestPrice = { priced: true; usd: number } | { priced: false };
 
 export interface PriceTable {
   /** The price of one request of `model` at `provider` with `usage`. */

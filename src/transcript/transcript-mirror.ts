@@ -15,7 +15,7 @@
  */
 import { createHash } from "node:crypto";
 import type { ContentBlock, Message } from "../core/messages.js";
-import type { Usage } from "../core/provider.js";
+import type { RequestPrice, RequestPricer, Usage } from "../core/provider.js";
 import {
   cacheHitRate,
   emptyTranscriptStats,
@@ -56,6 +56,8 @@ export interface MirrorOptions extends TranscriptConfig {
   compaction?: Partial<Omit<CompactionSettings, "budgetTokens">>;
   /** After this long without a request the provider's cache is gone, so a flush is free. Default 5 minutes. */
   cacheTtlMs?: number;
+  /** Prices each request as it is counted; without one, costs are not counted (nor unpriced). */
+  price?: RequestPricer;
 }
 
 export function hashMessages(messages: readonly Message[]): string {
@@ -94,6 +96,7 @@ export class TranscriptMirror {
   readonly budgetTokens: number;
   readonly settings: CompactionSettings;
   private readonly cacheTtlMs: number;
+  private readonly price: RequestPricer | null;
   private closed: Section[] = [];
   private pendingAdoption: Section[] | null = null;
   private stats: TranscriptStats;
@@ -113,6 +116,7 @@ export class TranscriptMirror {
       ...config.compaction, budgetTokens: this.budgetTokens,
     };
     this.cacheTtlMs = config.cacheTtlMs ?? 5 * 60_000;
+    this.price = config.price ?? null;
     this.stats = emptyTranscriptStats(this.blockTokens);
   }
 
@@ -141,32 +145,48 @@ export class TranscriptMirror {
     this.pendingAdoption = sections.map((s) => ({ ...s }));
   }
 
-  /** Counts one main request: its usage, its size, and what the limit HR*(B) needs. */
-  recordRequest(usage: Usage, request?: { tokens: number; uncompactedTokens: number; atMs: number }): void {
+  /**
+   * Counts one main request: its usage, its price, its size, and what the limit HR*(B) needs.
+   * Returns the price (null without a pricer).
+   */
+  recordRequest(usage: Usage, request?: { tokens: number; uncompactedTokens: number; atMs: number }): RequestPrice | null {
     const s = this.stats;
+    const price = this.countCost(usage, "task");
     s.requests += 1;
     s.inputTokens += usage.inputTokens;
     s.cacheReadTokens += usage.cacheReadTokens;
     s.cacheWriteTokens += usage.cacheWriteTokens;
     s.cacheWrite1hTokens += usage.cacheWrite1hTokens ?? 0;
     s.outputTokens += usage.outputTokens;
-    if (!request) return;
+    if (!request) return price;
     s.peakRequestTokens = Math.max(s.peakRequestTokens, request.tokens);
     s.requestTokens += request.tokens;
     s.newTokens += Math.max(0, request.uncompactedTokens - this.lastUncompactedTokens);
     s.budgetedTokens += Math.min(request.uncompactedTokens, this.budgetTokens);
     this.lastUncompactedTokens = request.uncompactedTokens;
     this.lastRequestAtMs = request.atMs;
+    return price;
   }
 
-  /** Counts one compaction worker request. */
-  recordWorker(usage: Usage): void {
+  /** Counts one compaction worker request; returns its price (null without a pricer). */
+  recordWorker(usage: Usage): RequestPrice | null {
     const s = this.stats;
+    const price = this.countCost(usage, "worker");
     s.workerRequests += 1;
     s.workerInputTokens += usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens;
     s.workerCacheReadTokens += usage.cacheReadTokens;
     s.workerCacheWriteTokens += usage.cacheWriteTokens;
     s.workerOutputTokens += usage.outputTokens;
+    return price;
+  }
+
+  private countCost(usage: Usage, who: "task" | "worker"): RequestPrice | null {
+    if (!this.price) return null;
+    const price = this.price(usage, who);
+    if (!price.priced) this.stats.unpricedRequests += 1;
+    else if (who === "task") this.stats.costUsd += price.usd;
+    else this.stats.workerCostUsd += price.usd;
+    return price;
   }
 
   /** Brings the tiling up to date with the log; call after every commit and before a request. */

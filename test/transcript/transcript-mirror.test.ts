@@ -2,6 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { Message } from "../../src/core/messages.js";
 import { TranscriptMirror, hashMessages, sectionsTile } from "../../src/transcript/transcript-mirror.js";
+import { totalCostUsd } from "../../src/core/transcript-types.js";
 
 function round(k: number, chars: number): Message[] {
   return [
@@ -70,4 +71,32 @@ test("accumulates request usage and the hit rate", () => {
   assert.equal(stats.requests, 2);
   assert.equal(stats.cacheHitRate, 900 / 2000);
   assert.equal(stats.outputTokens, 20);
+});
+
+test("prices each request as it is counted: the task model's and the worker's apart, unpriced ones counted, never $0", () => {
+  const seen: string[] = [];
+  const mirror = new TranscriptMirror({
+    price: (usage, who) => {
+      seen.push(who);
+      return usage.outputTokens === 0 ? { priced: false } : { priced: true, usd: usage.outputTokens / 1000 };
+    },
+  });
+  assert.deepEqual(mirror.recordRequest({ inputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 20 }), { priced: true, usd: 0.02 });
+  mirror.recordRequest({ inputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 0 });
+  mirror.recordWorker({ inputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 5 });
+  const stats = mirror.currentStats();
+  assert.deepEqual(seen, ["task", "task", "worker"]);
+  assert.equal(stats.costUsd, 0.02);
+  assert.equal(stats.workerCostUsd, 0.005);
+  assert.equal(stats.unpricedRequests, 1);
+  assert.equal(totalCostUsd(stats), 0.025);
+});
+
+test("a mirror whose every request is unpriced has no total cost (null), and without a pricer counts none", () => {
+  const unpriced = new TranscriptMirror({ price: () => ({ priced: false }) });
+  assert.deepEqual(unpriced.recordRequest({ inputTokens: 5, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 5 }), { priced: false });
+  assert.equal(totalCostUsd(unpriced.currentStats()), null);
+  const none = new TranscriptMirror();
+  assert.equal(none.recordRequest({ inputTokens: 5, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 5 }), null);
+  assert.equal(none.currentStats().unpricedRequests, 0);
 });
