@@ -26,24 +26,32 @@ export interface ModelPricing {
 }
 
 export interface PriceTable {
-  /** The price of one request of `model` at `provider` with `usage`. */
-  price(provider: string, model: string, usage: Usage): RequestPrice;
+  /**
+   * The price of one request of `model` at `provider` with `usage`; a null provider lets the
+   * table find the model at any provider (a scripted task's `priceAs`).
+   */
+  price(provider: string | null, model: string, usage: Usage): RequestPrice;
   /** True when `model` at `provider` has a price (asked before a cost budget is accepted). */
-  knows(provider: string, model: string): boolean;
+  knows(provider: string | null, model: string): boolean;
+  /** True when a pricing file names `model` (at `provider`, or at any provider when null). */
+  overrides(provider: string | null, model: string): boolean;
 }
 
 /** The bundled table, with `overrides` (a pricing file's models) taking precedence. */
 export function priceTable(overrides: readonly ModelPricing[] = []): PriceTable {
   const own = new Map(overrides.map((m) => [key(m.provider, m.model), m]));
-  const price = (provider: string, model: string, usage: Usage): RequestPrice => {
-    const override = own.get(key(provider, model));
-    if (override) return { priced: true, usd: priceByPricing(override, usage) };
+  const override = (provider: string | null, model: string): ModelPricing | undefined =>
+    provider === null ? overrides.find((m) => m.model === model) : own.get(key(provider, model));
+  const price = (provider: string | null, model: string, usage: Usage): RequestPrice => {
+    const chosen = override(provider, model);
+    if (chosen) return { priced: true, usd: priceByPricing(chosen, usage) };
     const result = bundledPrice(provider, model, usage);
     return result === null ? { priced: false } : { priced: true, usd: result };
   };
   return {
     price,
     knows: (provider, model) => price(provider, model, { inputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 1 }).priced,
+    overrides: (provider, model) => override(provider, model) !== undefined,
   };
 }
 
@@ -63,9 +71,9 @@ export function genaiUsage(usage: Usage): Record<string, number> {
   };
 }
 
-function bundledPrice(provider: string, model: string, usage: Usage): number | null {
+function bundledPrice(provider: string | null, model: string, usage: Usage): number | null {
   try {
-    const result = calcPrice(genaiUsage(usage), model, { providerId: provider });
+    const result = calcPrice(genaiUsage(usage), model, provider === null ? {} : { providerId: provider });
     return result === null ? null : result.total_price;
   } catch {
     // The table refuses usage it cannot price (e.g. a model without cache prices): unpriced.

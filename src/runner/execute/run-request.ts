@@ -18,6 +18,8 @@ import { runSuite, type RunProgress, type SuiteRunOutcome } from "./suite-runner
 import type { TaskDefinition } from "../tasks/task-file.js";
 import { resolveTaskApprovals } from "../tasks/task-policy.js";
 import { taskKey } from "../run-dir/task-result.js";
+import { priceTable, type ModelPricing } from "../../providers/prices.js";
+import { taskPricing, type TaskPricing } from "./task-pricing.js";
 
 /** What to run; the fields are `rhema run`'s flags (the action's inputs map onto them). */
 export interface RunRequest {
@@ -49,6 +51,8 @@ export interface RunRequest {
   allowEnv: string[];
   /** Caps on prompt and image sizes (the CLI reads overrides from its environment). */
   caps?: InputCaps;
+  /** Models a pricing file adds or overrides (before the bundled price table). */
+  pricing?: readonly ModelPricing[];
 }
 
 /** What a run needs from the process, handed in by the edge. */
@@ -79,6 +83,7 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
   if (loaded.tasks.length === 0) throw new RhemaError("usage", `no task to run: ${request.paths.join(" ")} selected none${request.filter.length || request.tag.length || shard ? " (after --filter/--tag/--shard)" : ""}`);
   const providers = createProviders(loaded.tasks, request, context.env);
   const workers = createWorkerProviders(loaded.tasks, context.env);
+  const pricings = priceTasks(loaded.tasks, request, context.env);
   const approvals = await resolveTaskApprovals(loaded.tasks, { policyFlag: request.policy, cwd: context.cwd });
   for (const note of approvals.notes) context.onNote(note);
 
@@ -104,6 +109,7 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
       allowEnv: request.allowEnv,
       providerFor: (task) => providers.get(taskKey(task))!,
       workerProviderFor: (task) => workers.get(taskKey(task)) ?? null,
+      pricingFor: (task) => pricings.get(taskKey(task))!,
       approvalFor: (task) => approvals.approvals.get(taskKey(task))!,
       defaults: { ...(request.maxSteps !== undefined ? { maxSteps: request.maxSteps } : {}), ...(timeoutMs !== undefined ? { timeoutMs } : {}) },
     },
@@ -134,6 +140,23 @@ function createWorkerProviders(tasks: readonly TaskDefinition[], env: ProviderEn
     if (worker) workers.set(taskKey(task), createProvider({ provider: worker.provider, name: worker.name }, env));
   }
   return workers;
+}
+
+/** What each task's requests are priced as, decided up front (a cost budget needs to know). */
+function priceTasks(tasks: readonly TaskDefinition[], request: RunRequest, env: ProviderEnv): Map<string, TaskPricing> {
+  const table = priceTable(request.pricing ?? []);
+  const pricings = new Map<string, TaskPricing>();
+  for (const task of tasks) {
+    const priceAs = task.model?.provider === "scripted" ? task.model.priceAs : undefined;
+    const openaiBaseUrl = env.OPENAI_BASE_URL || undefined;
+    pricings.set(taskKey(task), taskPricing({
+      spec: providerSpec(task, request),
+      ...(priceAs !== undefined ? { priceAs } : {}),
+      ...(task.transcript?.worker ? { worker: task.transcript.worker } : {}),
+      ...(openaiBaseUrl !== undefined ? { openaiBaseUrl } : {}),
+    }, table));
+  }
+  return pricings;
 }
 
 function providerSpec(task: TaskDefinition, request: RunRequest): ProviderSpec {

@@ -32,6 +32,7 @@ import { TASK_RESULT_VERSION, type CheckOutcome, type TaskResult } from "../run-
 import { freshTaskState, type TaskState } from "../run-dir/task-state.js";
 import { DEFAULT_MAX_STEPS, runTaskTurn, stepsTaken } from "./task-turn.js";
 import { prepareWorkspace } from "./task-workspace.js";
+import type { TaskPricing } from "./task-pricing.js";
 
 export interface TaskRunEnv {
   runDir: string;
@@ -44,6 +45,8 @@ export interface TaskRunEnv {
   /** The model that writes compaction summaries when the task names one (`transcript.worker`). */
   workerProviderFor?(task: TaskDefinition): ModelProvider | null;
   approvalFor(task: TaskDefinition): Approval;
+  /** What the task's requests are priced as (task-pricing.ts); absent: no cost is counted. */
+  pricingFor?(task: TaskDefinition): TaskPricing;
   defaults: { maxSteps?: number; timeoutMs?: number };
   /** The environment tool commands start from (the CLI's), and names let through despite looking secret. */
   shellEnv: Readonly<Record<string, string | undefined>>;
@@ -88,6 +91,7 @@ export async function runTask(task: TaskDefinition, env: TaskRunEnv): Promise<Ta
         store: checkpoint, saved, sink: events, signal, maxSteps: task.limits.maxSteps ?? env.defaults.maxSteps ?? DEFAULT_MAX_STEPS, now: env.now,
         shellEnv: env.shellEnv, allowEnv: env.allowEnv, filterToolOutput: (text) => env.redactor.redact(text),
         workerProvider: env.workerProviderFor?.(task) ?? null,
+        ...(env.pricingFor ? { price: env.pricingFor(task).pricer } : {}),
       });
       // The conversation moved on since checks last ran (a retried turn): their records were of another workspace.
       if (agent.session.messages.length !== (saved?.messages.length ?? 0) && book.current.checks.length > 0) {

@@ -12,7 +12,7 @@ import { conversationState } from "../../core/conversation.js";
 import { CodingAgentError } from "../../core/errors.js";
 import type { AgentEvent, EventSink } from "../../core/events.js";
 import type { ContentBlock, ImageMediaType, Message } from "../../core/messages.js";
-import type { ModelProvider } from "../../core/provider.js";
+import type { ModelProvider, RequestPricer } from "../../core/provider.js";
 import type { Session } from "../../core/session.js";
 import type { TaskDefinition } from "../tasks/task-file.js";
 import { modelWorker } from "../../transcript/compaction-worker.js";
@@ -45,6 +45,8 @@ export interface TaskTurnOptions {
   filterToolOutput: (text: string) => string;
   /** The model that writes compaction summaries, when the task names one; else the agent's default. */
   workerProvider?: ModelProvider | null;
+  /** Prices each request into the session's stats (task-pricing.ts). */
+  price?: RequestPricer;
 }
 
 /** Runs (or continues) the task's turn; resolves with the agent when the turn has ended. */
@@ -55,6 +57,7 @@ export async function runTaskTurn(opts: TaskTurnOptions): Promise<CodingAgent> {
     ...(opts.workerProvider ? { compactionWorker: modelWorker(opts.workerProvider) } : {}),
     // A call a killed run had started may have left its processes running: stop them on resume.
     stopProcesses: async (info) => (await stopRecordedGroup(info)) === "stopped",
+    ...(opts.price ? { price: opts.price } : {}),
   };
   const taken = opts.saved ? stepsTaken(opts.saved.messages) : 0;
   const left = opts.maxSteps - taken;

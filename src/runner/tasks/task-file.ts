@@ -60,7 +60,7 @@ export class TaskFileError extends RhemaError {
 }
 
 export type TaskModel =
-  | { provider: "scripted"; script: ScriptStep[] }
+  | { provider: "scripted"; script: ScriptStep[]; priceAs?: string }
   | { provider: "anthropic" | "openai"; name: string; baseUrl?: string };
 
 /** A policy file, or an inline policy kept raw for the policy module, with where it stands. */

@@ -76,6 +76,8 @@ const scriptedModelSchema = z.strictObject({
   script: z.array(scriptStepSchema, { error: "expected script as a list of steps" })
     .min(1, { error: "script is empty: give at least one step" })
     .describe("What the model says, one assistant message per step."),
+  priceAs: nonEmptyText("priceAs").optional()
+    .describe("Price the script's requests as this model (e.g. claude-sonnet-4-5), so offline runs show realistic, simulated cost figures; absent, the task is unpriced."),
 });
 
 const remoteModelSchema = z.strictObject({
