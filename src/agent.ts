@@ -26,7 +26,7 @@ import {
   renderEnvironmentReport,
   renderSystemPrompt,
 } from "./prompt/system-prompt.js";
-import { type ShellEnv, builtinTools } from "./tools/index.js";
+import { type SandboxPlacement, type ShellEnv, builtinTools } from "./tools/index.js";
 import { takeFingerprint } from "./tools/workspace-fingerprint.js";
 import { TranscriptMirror } from "./transcript/transcript-mirror.js";
 import { compactBeforeRequest, fixedTokensOf } from "./transcript/compaction.js";
@@ -59,6 +59,11 @@ export interface CodingAgentConfig {
    * `process.env` itself: a driver that wants its own passes `env: process.env`.
    */
   env?: ShellEnv;
+  /**
+   * Run the built-in shell's commands in the bubblewrap sandbox so placed (the caller probed it);
+   * the environment report names it. Default: unsandboxed.
+   */
+  sandbox?: SandboxPlacement;
   /** Rewrites tool output before the model and the session see it (a runner redacts secrets here). */
   filterToolOutput?: (text: string) => string;
   /**
@@ -340,6 +345,7 @@ export class CodingAgent {
       date: startedAt.toISOString().slice(0, 10),
       tools: [...this.tools.keys()],
       ...readProjectInstructions(this.workspace),
+      ...(this.config.sandbox ? { sandbox: { network: this.config.sandbox.network } } : {}),
     });
   }
 }
@@ -367,8 +373,8 @@ function canonicalWorkspace(path: string): string {
 
 function assembleTools(config: CodingAgentConfig): ReadonlyMap<string, Tool> {
   const tools = new Map<string, Tool>();
-  const env = config.env;
-  if (config.builtinTools !== false) for (const t of builtinTools(env ? { env } : {})) tools.set(t.spec.name, t);
+  const { env, sandbox } = config;
+  if (config.builtinTools !== false) for (const t of builtinTools({ ...(env ? { env } : {}), ...(sandbox ? { sandbox } : {}) })) tools.set(t.spec.name, t);
   const seen = new Set<string>();
   for (const t of config.tools ?? []) {
     if (seen.has(t.spec.name)) throw new CodingAgentError("invalid_config", `two tools in \`tools\` are named "${t.spec.name}"`);

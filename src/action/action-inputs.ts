@@ -1,10 +1,11 @@
 /**
  * The action's inputs: read through a getter (`core.getInput` in the action, a map in tests),
  * checked, and turned into the `rhema run` request they map onto one to one, plus the action's
- * own (`fail-on`, `resume`, `comment`, `sandbox`, `github-token`). A bad value is a `usage`
- * error naming the input and what it got.
+ * own (`fail-on`, `resume`, `comment`, `github-token`); `sandbox` is `--sandbox`. A bad value is
+ * a `usage` error naming the input and what it got.
  */
 import { RhemaError } from "../core/errors.js";
+import { SANDBOX_MODES, type SandboxMode } from "../process/sandbox-mode.js";
 import type { RunRequest } from "../runner/execute/run-request.js";
 
 /** Every input `action.yml` declares; a test holds the two lists equal and proves each is read. */
@@ -22,7 +23,6 @@ export type InputReader = (name: ActionInputName) => string;
  * run was interrupted; `error` only when a task errored or the run could not complete; `never`.
  */
 export type FailOn = "failure" | "error" | "never";
-export type SandboxMode = "auto" | "bwrap" | "off";
 
 export interface ActionInputs {
   request: RunRequest;
@@ -31,8 +31,6 @@ export interface ActionInputs {
   resume: boolean;
   /** Post or update the pull request's comment. */
   comment: boolean;
-  /** null when the input is empty: rhema's default. */
-  sandbox: SandboxMode | null;
   githubToken: string;
 }
 
@@ -67,15 +65,20 @@ export function readActionInputs(read: InputReader): ActionInputs {
     ...optional("shard", text("shard")),
     ...optional("maxSteps", wholeNumber("max-steps", text("max-steps"))),
     ...optional("timeout", text("timeout")),
+    ...optional("sandbox", sandboxMode(text("sandbox"))),
   };
   return {
     request,
     failOn: oneOf("fail-on", text("fail-on") ?? "failure", ["failure", "error", "never"] as const),
     resume: bool("resume", text("resume") ?? "true"),
     comment: bool("comment", text("comment") ?? "false"),
-    sandbox: text("sandbox") === undefined ? null : oneOf("sandbox", text("sandbox")!, ["auto", "bwrap", "off"] as const),
     githubToken: read("github-token"),
   };
+}
+
+/** `sandbox`, as `--sandbox` takes it; empty: rhema's default (auto). */
+function sandboxMode(value: string | undefined): SandboxMode | undefined {
+  return value === undefined ? undefined : oneOf("sandbox", value, SANDBOX_MODES);
 }
 
 /** Entries separated by newlines or commas (a YAML block or one line). */

@@ -12,7 +12,7 @@ import { looksSecret } from "../process/secret-env.js";
 import { runRequest, type RunRequestOutcome } from "../runner/execute/run-request.js";
 import type { RunProgress } from "../runner/execute/suite-runner.js";
 import { taskKey } from "../runner/run-dir/task-result.js";
-import { ActionInputError, readActionInputs, type ActionInputs } from "./action-inputs.js";
+import { readActionInputs, type ActionInputs } from "./action-inputs.js";
 import { actionOutputs, runAnnotations, stepFailure, type ActionRunOutcome } from "./action-outcome.js";
 import { commentBody, commentMarker, upsertPrComment } from "./pr-comment.js";
 import { runCacheKeys, type CacheScope, type RunDirCache } from "./run-cache.js";
@@ -37,7 +37,6 @@ export async function runAction(ctx: ActionContext): Promise<void> {
   maskSecrets(ctx.env);
   const inputs = readActionInputs((name) => core.getInput(name));
   if (inputs.githubToken) core.setSecret(inputs.githubToken);
-  const sandboxNote = checkSandbox(inputs);
 
   const workspace = ctx.env.GITHUB_WORKSPACE || ctx.cwd;
   const runDir = resolve(workspace, inputs.request.out);
@@ -57,9 +56,11 @@ export async function runAction(ctx: ActionContext): Promise<void> {
       logProgress(p);
     },
   });
+  // The job summary gets summary.md, which says it too; the annotation puts it on the run's page.
+  if (outcome.sandboxWarning !== null) core.warning(`rhema: ${outcome.sandboxWarning}`, { title: "rhema ran without a sandbox" });
   const result: ActionRunOutcome = { ...outcome, interruptedTasks };
   for (const [name, value] of Object.entries(actionOutputs(result))) core.setOutput(name, value);
-  await appendJobSummary(ctx.env, outcome, [sandboxNote, restoredFrom ? `Resumed from the run directory of an earlier attempt (cache entry \`${restoredFrom}\`).` : null]);
+  await appendJobSummary(ctx.env, outcome, [restoredFrom ? `Resumed from the run directory of an earlier attempt (cache entry \`${restoredFrom}\`).` : null]);
   for (const a of runAnnotations(result, workspace)) {
     const props = { title: a.title, ...(a.file ? { file: a.file } : {}) };
     if (a.level === "error") core.error(a.message, props);
@@ -91,25 +92,6 @@ export async function runPostAction(cache: RunDirCache): Promise<void> {
 function maskSecrets(env: ActionContext["env"]): void {
   for (const [name, value] of Object.entries(env)) {
     if (value && value.length >= MIN_SECRET_LENGTH && looksSecret(name, value)) core.setSecret(value);
-  }
-}
-
-/**
- * This rhema has no sandbox flag yet: `bwrap` cannot be honoured (the step fails before
- * anything runs), `auto` runs without one and says so in the job summary.
- */
-function checkSandbox(inputs: ActionInputs): string | null {
-  switch (inputs.sandbox) {
-    case null:
-    case "off":
-      return null;
-    case "auto":
-      core.warning("rhema: sandbox: auto: this rhema has no sandbox yet; commands run unsandboxed");
-      return "> [!WARNING]\n> `sandbox: auto`: this rhema has no sandbox yet; the tasks' commands ran unsandboxed.";
-    case "bwrap":
-      throw new ActionInputError("sandbox", "bwrap was asked for, but this rhema has no sandbox yet; use sandbox: auto or off");
-    default:
-      return assertNever(inputs.sandbox);
   }
 }
 

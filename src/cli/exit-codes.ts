@@ -10,7 +10,7 @@ export const EXIT_OK = 0;
 export const EXIT_TASK_FAILED = 1;
 /** Invalid input: tasks, policy, flags, a file the user named that cannot be read, a locked or changed run directory. */
 export const EXIT_INVALID_INPUT = 2;
-/** The run could not continue: rhema's own output or state cannot be written (disk full, permissions). */
+/** The run could not continue: rhema's own output or state cannot be written (disk full, permissions), or a required sandbox cannot be made. */
 export const EXIT_CANNOT_CONTINUE = 3;
 export const EXIT_INTERRUPTED = 130;
 
@@ -24,7 +24,8 @@ export const EXIT_CODES_HELP = [
   "  1    a task failed (a check) or errored (provider, timeout, step cap, a bug)",
   "  2    invalid input (tasks, policy, flags, a file named that cannot be read; nothing was written)",
   "  3    the run could not continue: rhema's own output or state cannot be written (disk full,",
-  "       permissions, a report path that is a folder); fix it and run the same command to continue",
+  "       permissions, a report path that is a folder), or --sandbox bwrap cannot be made here;",
+  "       fix it and run the same command to continue",
   "  130  interrupted (checkpoints and reports are written; the same command continues)",
 ].join("\n");
 
@@ -48,6 +49,7 @@ export function exitCodeFor(code: ErrorCode): ExitCode {
       return EXIT_INVALID_INPUT;
     case "output_failed":
     case "commit_failed":
+    case "sandbox_unavailable":
       return EXIT_CANNOT_CONTINUE;
     case "cancelled":
       return EXIT_INTERRUPTED;

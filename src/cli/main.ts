@@ -14,6 +14,7 @@ import { DEFAULT_RUN_DIR, runCommand } from "./run-command.js";
 import { reportMergeCommand, validateCommand } from "./other-commands.js";
 import { policyCheckCommand, policyCheckOptions } from "./policy-command.js";
 import { benchReplayCommand, benchReplayOptions } from "./bench-command.js";
+import { SANDBOX_MODES } from "../process/sandbox-mode.js";
 
 function packageVersion(): string {
   const here = dirname(fileURLToPath(import.meta.url));
@@ -26,6 +27,13 @@ function packageVersion(): string {
   }
   return "unknown";
 }
+
+/** `--sandbox`, on run and validate: the least sandbox asked for; a policy or task file may ask for more. */
+const SANDBOX_OPTION = {
+  type: "string", choices: SANDBOX_MODES,
+  describe: "OS sandbox (bubblewrap) for shell commands, setup and checks: auto (default: bwrap when it works, else unsandboxed with a warning), " +
+    "bwrap (required: exit 3 without it), off. The strictest of this, the policy's and the task's `sandbox:` wins",
+} as const;
 
 /** The options of `run`, for its yargs builder: the one place they are declared. */
 function runOptions<T>(y: Argv<T>) {
@@ -52,6 +60,7 @@ function runOptions<T>(y: Argv<T>) {
     .option("max-steps", { type: "string", describe: "step cap for tasks that set none (a whole number from 1 up; default 40)" })
     .option("timeout", { type: "string", describe: "timeout for tasks that set none (90s, 10m, 1h)" })
     .option("allow-env", { type: "string", array: true, default: [], describe: "secret-looking variable the shell may see (repeatable)" })
+    .option("sandbox", SANDBOX_OPTION)
     .example("$0 run tasks/", "run every task under tasks/, resuming .rhema/runs/latest")
     .example("$0 run tasks/ --filter 'arithmetic/*' --junit junit.xml --json", "one suite, a JUnit copy, events as JSON lines")
     .epilogue(EXIT_CODES_HELP);
@@ -63,6 +72,7 @@ function validateOptions<T>(y: Argv<T>) {
   return y
     .positional("paths", { type: "string", array: true, demandOption: true, default: undefined, describe: "task files, folders or globs; a policy file is checked as a policy" })
     .option("policy", { type: "string", describe: "default policy to check too, for tasks that name none" })
+    .option("sandbox", SANDBOX_OPTION)
     .example("$0 validate tasks/", "check every task file and the policies they use")
     .example("$0 validate tasks/policies/ci.yaml", "check one policy file");
 }

@@ -5,6 +5,9 @@ import { permissiveWarnings } from "../policy/file/permissive-warnings.js";
 import { mergeRunReports } from "../runner/reports/report-merge.js";
 import { loadTasks } from "../runner/tasks/suite-loader.js";
 import { resolveTaskApprovals } from "../runner/tasks/task-policy.js";
+import { describeSandboxSetting } from "../runner/tasks/task-sandbox.js";
+import { compareTasks, taskKey } from "../runner/run-dir/task-result.js";
+import type { SandboxMode } from "../process/sandbox-mode.js";
 import { EXIT_OK, type ExitCode } from "./exit-codes.js";
 import { print, type CliIo } from "./io.js";
 import { inputCapsFromEnv } from "./input-caps.js";
@@ -13,9 +16,9 @@ import { inputCapsFromEnv } from "./input-caps.js";
  * Checks task files, every policy they use, and every policy file among the paths (a file whose
  * top level is a policy is validated as one); runs nothing. Problems throw (exit 2).
  */
-export async function validateCommand(args: { paths: string[]; policy?: string }, io: CliIo): Promise<ExitCode> {
+export async function validateCommand(args: { paths: string[]; policy?: string; sandbox?: SandboxMode }, io: CliIo): Promise<ExitCode> {
   const loaded = await loadTasks(args.paths, { cwd: io.cwd, caps: inputCapsFromEnv(io.env) });
-  const approvals = await resolveTaskApprovals(loaded.tasks, { policyFlag: loaded.tasks.length > 0 ? args.policy : undefined, cwd: io.cwd });
+  const approvals = await resolveTaskApprovals(loaded.tasks, { policyFlag: loaded.tasks.length > 0 ? args.policy : undefined, cwd: io.cwd, sandboxFlag: args.sandbox });
   for (const note of loaded.tasks.length > 0 ? approvals.notes : []) print(io.stderr, `rhema: ${note}`);
   for (const file of loaded.policies) {
     const policy = await loadPolicyFile(file);
@@ -30,6 +33,11 @@ export async function validateCommand(args: { paths: string[]; policy?: string }
   const policyFiles = loaded.policies.length > 0 ? ` and ${plural(loaded.policies.length, "policy file", "policy files")}` : "";
   print(io.stdout, `valid: ${plural(loaded.tasks.length, "task", "tasks")} in ${plural(suites.size, "suite", "suites")}, ` +
     `${plural(approvals.policies, "policy", "policies")} in use${policyFiles}`);
+  // Each task's effective sandbox and where it came from (nothing is probed: validate runs nothing).
+  for (const task of [...loaded.tasks].sort(compareTasks)) {
+    const setting = approvals.sandbox.get(taskKey(task));
+    if (setting) print(io.stdout, `  ${taskKey(task)}: ${describeSandboxSetting(setting)}`);
+  }
   return EXIT_OK;
 }
 

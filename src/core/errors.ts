@@ -23,9 +23,10 @@ export type ErrorCode =
   | "state_invalid"
   | "run_locked"
   | "task_changed"
-  // The machine (exit 3): rhema's own output or state cannot be written.
+  // The machine (exit 3): rhema's own output or state cannot be written, or a required sandbox cannot be made.
   | "output_failed"
   | "commit_failed"
+  | "sandbox_unavailable"
   // A task's agent failed (recorded as an errored task; exit 1).
   | "provider"
   | "provider_stream"

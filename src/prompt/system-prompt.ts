@@ -13,6 +13,8 @@ export interface EnvironmentFacts {
   tools: string[];
   /** Project instructions from the workspace root (AGENTS.md), when present. */
   projectInstructions?: { file: string; text: string };
+  /** The OS sandbox shell commands run in, when they run in one (no line without). */
+  sandbox?: { network: boolean };
 }
 
 /** The largest AGENTS.md taken into the prompt; longer files are cut with a note. */
@@ -42,10 +44,18 @@ export function renderEnvironmentReport(facts: EnvironmentFacts): string {
     `Date: ${facts.date}`,
     `Tools: ${facts.tools.join(", ")}`,
   ];
+  if (facts.sandbox) lines.push(sandboxLine(facts.sandbox.network));
   if (facts.projectInstructions) {
     lines.push("", `# Project instructions (${facts.projectInstructions.file})`, facts.projectInstructions.text.trimEnd());
   }
   return lines.join("\n");
+}
+
+/** What the model must know of the sandbox: where writes fail, what is discarded, whether the network is there. */
+function sandboxLine(network: boolean): string {
+  return "Sandbox: shell commands run in an OS sandbox (bubblewrap): only the workspace is writable and kept; " +
+    "/tmp and $HOME are private and emptied after each command; writes anywhere else fail (read-only file system); " +
+    (network ? "the network is open." : "there is no network (connections fail, 127.0.0.1 included).");
 }
 
 /**

@@ -28,7 +28,7 @@ export function builtinTools(options: BuiltinToolsOptions = {}): Tool[] {
     listDirTool(),
     globTool({ locateRipgrep }),
     grepTool({ locateRipgrep }),
-    shellTool(options.env ? { env: options.env } : {}),
+    shellTool({ ...(options.env ? { env: options.env } : {}), ...(options.sandbox ? { sandbox: options.sandbox } : {}) }),
   ];
 }
 
@@ -39,5 +39,6 @@ export { listDirTool } from "./files/list-dir.js";
 export { readFileTool } from "./files/read-file.js";
 export { type RipgrepChoice } from "./search/ripgrep.js";
 export { shellTool, type ShellEnv, type ShellToolOptions } from "./shell.js";
+export type { SandboxPlacement } from "../process/sandbox.js";
 export { writeFileTool } from "./files/write-file.js";
 export { resolveInWorkspace, type ScopedPath } from "./workspace-scope.js";

@@ -3,7 +3,9 @@
  * and stderr interleaved and capped (head + tail), the exit code reported. A timeout or a
  * cancel kills the whole process tree (process-group.ts), and nothing it starts outlives rhema.
  * Given a sandbox placement, the command runs in the bubblewrap sandbox with the workspace as its
- * one writable folder (sandbox.ts). With `ctx.onStarted`, the call's process group is reported
+ * one writable folder (sandbox.ts); the spec does not change with it (it sits in every request's
+ * cached prefix, which must stay byte-stable across resumes): the environment report of the
+ * system prompt tells the model about the sandbox. With `ctx.onStarted`, the call's process group is reported
  * before the command runs. Commands start from the environment the caller hands in — the tool
  * never reads this process's own — with secret-looking variables removed unless the
  * configuration lets them through (secret-env.ts).
@@ -60,7 +62,7 @@ export function shellTool(options: ShellToolOptions = {}): Tool {
         "Run a command with bash -c in the workspace folder (stdin closed). Returns stdout and stderr interleaved, " +
         "the middle cut when long, and the exit code. Default timeout 120000 ms, most 600000; the command and " +
         "everything it started are killed at the timeout, and background processes when it ends. " +
-        "Secret environment variables (tokens, keys, passwords) are not passed." + sandboxNote(options.sandbox),
+        "Secret environment variables (tokens, keys, passwords) are not passed.",
       inputSchema: {
         type: "object",
         properties: {
@@ -94,13 +96,6 @@ export function shellTool(options: ShellToolOptions = {}): Tool {
       return formatOutcome(output, outcome, timeoutMs);
     },
   };
-}
-
-/** What the model should know about the sandbox commands run in, if any. */
-function sandboxNote(sandbox: SandboxPlacement | undefined): string {
-  if (!sandbox) return "";
-  return " Commands run in a sandbox: only the workspace is writable and kept; /tmp and $HOME are private and " +
-    `discarded after each command; the rest of the file system is read-only${sandbox.network ? "" : "; there is no network"}.`;
 }
 
 function commandEnv(base: ShellEnv, ctx: ToolContext): Record<string, string> {

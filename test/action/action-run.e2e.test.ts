@@ -5,7 +5,8 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { cp, readFile, writeFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { cp, mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { repoRoot } from "../support/paths.js";
 import { tempDir } from "../support/temp-dir.js";
@@ -76,14 +77,33 @@ test("a bad input fails the step naming the input, without a stack trace", async
   assert.doesNotMatch(step.stdout + step.stderr, /\n\s+at /);
 });
 
-test("sandbox: bwrap fails the step before anything runs; sandbox: auto warns in the job summary", async (t) => {
-  const job = await prepareJob(await tempDir(t, "rhema-action-"));
+test("where bwrap cannot make namespaces (AppArmor): sandbox: bwrap fails the step before anything runs, sandbox: auto warns in the job summary; both name the sysctl fix", async (t) => {
+  const root = await tempDir(t, "rhema-action-");
+  const job = await prepareJob(root);
   await cp(join(repoRoot, "tasks"), join(job.workspace, "tasks"), { recursive: true });
-  const bwrap = await runStep(job, { inputs: { tasks: "tasks/arithmetic", sandbox: "bwrap", resume: "false" } });
+  // A bwrap early on PATH that fails as GitHub's ubuntu-24.04 runners make the real one fail.
+  const fakeBin = join(root, "fake-bin");
+  await mkdir(fakeBin);
+  await writeFile(join(fakeBin, "bwrap"), "#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n", { mode: 0o755 });
+  const env = { PATH: `${fakeBin}:${process.env.PATH ?? "/usr/bin:/bin"}` };
+  const sysctl = /sysctl -w kernel\.apparmor_restrict_unprivileged_userns=0/;
+
+  const bwrap = await runStep(job, { inputs: { tasks: "tasks/arithmetic", sandbox: "bwrap", resume: "false" }, env });
   assert.equal(bwrap.code, 1);
-  assert.deepEqual(workflowCommands(bwrap.stdout, "error"), ['::error::rhema: input "sandbox": bwrap was asked for, but this rhema has no sandbox yet; use sandbox: auto or off']);
+  const [error, ...moreErrors] = workflowCommands(bwrap.stdout, "error");
+  assert.deepEqual(moreErrors, []);
+  assert.match(error!, /^::error::rhema: the bwrap sandbox was asked for \(--sandbox\) but cannot be made here: bwrap said "bwrap: setting up uid map: Permission denied"/);
+  assert.match(error!, sysctl);
   assert.deepEqual(bwrap.outputs, {});
-  const auto = await runStep(job, { inputs: { tasks: "tasks/arithmetic", filter: "arithmetic/fix-add", sandbox: "auto", resume: "false" } });
+  assert.equal(existsSync(join(job.workspace, ".rhema")), false, "nothing ran, nothing was written");
+
+  const auto = await runStep(job, { inputs: { tasks: "tasks/arithmetic", filter: "arithmetic/fix-add", sandbox: "auto", resume: "false" }, env });
   assert.equal(auto.code, 0, auto.stdout);
-  assert.match(await readFile(join(job.runnerDir, "summary.md"), "utf8"), /`sandbox: auto`: this rhema has no sandbox yet/);
+  const [warning] = workflowCommands(auto.stdout, "warning");
+  assert.match(warning!, /^::warning title=rhema ran without a sandbox::rhema: warning: NO SANDBOX: .*setting up uid map: Permission denied/);
+  const summary = await readFile(join(job.runnerDir, "summary.md"), "utf8");
+  assert.match(summary, /> \*\*No sandbox:\*\* the commands of 1 task\(s\) ran unsandboxed \(`sandbox: auto`, bwrap unusable\): .*setting up uid map: Permission denied/);
+  assert.match(summary, sysctl);
+  const stats = JSON.parse(await readFile(auto.outputs.stats!, "utf8"));
+  assert.equal(stats.total.sandbox.mode, "none");
 });

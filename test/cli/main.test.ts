@@ -62,10 +62,10 @@ test("validate gets its paths and its --policy", async (t) => {
   const dir = await tempDir(t);
   await writeFiles(dir, { "suite/a.yaml": "prompt: hi\nmodel: { provider: scripted, script: [{ say: ok }] }\n", "policy.yaml": OPEN_POLICY });
   assert.deepEqual(await rhema(["validate", "suite", "--policy", "policy.yaml"], dir), {
-    code: 0, stderr: "", stdout: "valid: 1 task in 1 suite, 1 policy in use\n",
+    code: 0, stderr: "", stdout: "valid: 1 task in 1 suite, 1 policy in use\n  suite/a: sandbox auto (default), network deny (default)\n",
   });
   const unset = await rhema(["validate", "suite"], dir);
-  assert.deepEqual({ code: unset.code, stdout: unset.stdout }, { code: 0, stdout: "valid: 1 task in 1 suite, 1 policy in use\n" });
+  assert.deepEqual({ code: unset.code, stdout: unset.stdout }, { code: 0, stdout: "valid: 1 task in 1 suite, 1 policy in use\n  suite/a: sandbox auto (default), network deny (default)\n" });
   assert.match(unset.stderr, /^rhema: 1 task\(s\) name no policy and no --policy was given: they run under the read-only preset/);
 });
 

@@ -28,3 +28,13 @@ test("cuts overlong project instructions with a note", () => {
   assert.match(capped, /cut at 32768 bytes of 65536\]$/);
   assert.ok(!capped.includes("\uFFFD"));
 });
+
+test("the environment report names the sandbox and its network, and says nothing of one without it", () => {
+  const facts = { workspace: "/w", platform: "linux 6.1", shell: "bash", date: "2026-11-30", tools: ["shell"] };
+  const closed = renderEnvironmentReport({ ...facts, sandbox: { network: false } });
+  assert.equal(closed, `${renderEnvironmentReport(facts)}\nSandbox: shell commands run in an OS sandbox (bubblewrap): only the workspace is writable and kept; ` +
+    "/tmp and $HOME are private and emptied after each command; writes anywhere else fail (read-only file system); " +
+    "there is no network (connections fail, 127.0.0.1 included).");
+  assert.match(renderEnvironmentReport({ ...facts, sandbox: { network: true } }), /read-only file system\); the network is open\.$/);
+  assert.doesNotMatch(renderEnvironmentReport(facts), /Sandbox/);
+});

@@ -31,6 +31,10 @@ export interface Policy {
   source: string;
   /** Names the default in decisions: `default (policy.yaml)`. */
   defaultLabel: string;
+  /** The OS sandbox the policy asks for (auto | bwrap | off); null when it says nothing. */
+  sandbox: "auto" | "bwrap" | "off" | null;
+  /** Network for the shell tool and checks in the sandbox; null when the policy says nothing (deny). */
+  network: "allow" | "deny" | null;
 }
 
 export interface CompileOptions {
@@ -60,5 +64,8 @@ export function compilePolicy(content: PolicyFileContent, options: CompileOption
     const effect: RuleEffect = rule.allow !== undefined ? "allow" : "deny";
     return compileRule(effect, (rule.allow ?? rule.deny)!, i + 1, options);
   });
-  return { version: 1, default: content.default, rules, source: options.source, defaultLabel: `default (${options.source})` };
+  return {
+    version: 1, default: content.default, rules, source: options.source, defaultLabel: `default (${options.source})`,
+    sandbox: content.sandbox ?? null, network: content.network ?? null,
+  };
 }

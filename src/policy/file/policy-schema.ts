@@ -1,7 +1,7 @@
 /**
  * The policy file's schema (DESIGN §6), in zod: `version`, `default`, ordered `rules`, each an
- * `allow` or a `deny` with matchers `tools`, `paths`, `shell` and an optional `reason`. Unknown
- * keys are errors. The published JSON Schema (schema/policy.schema.json) is generated from it.
+ * `allow` or a `deny` with matchers `tools`, `paths`, `shell` and an optional `reason`, and the
+ * sandbox the policy asks for (`sandbox`, `network`). Unknown keys are errors. The published JSON Schema (schema/policy.schema.json) is generated from it.
  */
 import { z } from "zod";
 import { globProblem } from "./path-glob.js";
@@ -50,6 +50,14 @@ export const policyFileSchema = z
       .enum(["allow", "deny"], { error: "expected allow or deny (headless nobody can be asked: what is not allowed is denied)" })
       .describe("What happens to a call no rule decides. Headless there is no \"ask\"."),
     rules: z.array(ruleSchema).describe("Ordered rules; deny beats allow."),
+    sandbox: z
+      .enum(["auto", "bwrap", "off"], { error: "expected auto, bwrap or off" })
+      .optional()
+      .describe("The OS sandbox for the commands of tasks under this policy: auto (bwrap when it works, else unsandboxed, said loudly), bwrap (required: the run fails with exit 3 without it), off. The strictest of --sandbox, this and the task's `sandbox:` wins (off < auto < bwrap)."),
+    network: z
+      .enum(["allow", "deny"], { error: "expected allow or deny" })
+      .optional()
+      .describe("Network for the shell tool and checks inside the sandbox (default deny); setup commands always have the host's network."),
   })
   .describe("rhema policy file: decides every tool call of a headless run.");
 

@@ -3,6 +3,7 @@
  * a folder, output capped to its tail, a timeout and a signal that kill the whole process tree,
  * in the bubblewrap sandbox when the request places one, and never outliving rhema.
  */
+import { realpath } from "node:fs/promises";
 import { HeadTailBuffer } from "../../process/capped-output.js";
 import { runProcessGroup } from "../../process/process-group.js";
 import type { SandboxPlacement } from "../../process/sandbox.js";
@@ -25,6 +26,8 @@ export interface CommandRequest {
   cwd: string;
   timeoutMs: number;
   signal: AbortSignal;
+  /** Variables set for this command on top of the runner's scrubbed environment (e.g. RHEMA_FINAL_ANSWER). */
+  env?: Readonly<Record<string, string>>;
   /**
    * Run in the bubblewrap sandbox so placed; `workspace` (default `cwd`) is the one writable folder.
    * Setup gets `network: true` (it installs), checks `network: false` unless the policy opens it.
@@ -49,10 +52,13 @@ export function processCommandRunner(opts: {
   return async (req) => {
     const started = Date.now();
     const output = new HeadTailBuffer(0, tailBytes);
+    // In the sandbox, folders are bound by their real paths (a symlinked parent would misplace the bind).
+    const cwd = req.sandbox ? await realpath(req.cwd) : req.cwd;
+    const sandbox = req.sandbox ? { ...req.sandbox, workspace: await realpath(req.sandbox.workspace ?? req.cwd) } : null;
     const outcome = await runProcessGroup({
-      command: req.command, cwd: req.cwd, env, timeoutMs: req.timeoutMs, signal: req.signal,
+      command: req.command, cwd, env: { ...env, ...req.env }, timeoutMs: req.timeoutMs, signal: req.signal,
       onOutput: (chunk) => output.push(chunk),
-      ...(req.sandbox ? { sandbox: req.sandbox } : {}),
+      ...(sandbox ? { sandbox } : {}),
     });
     return {
       exitCode: outcome.killed ? null : outcome.exitCode,

@@ -1,7 +1,9 @@
 /**
  * One run as its edges ask for it (`rhema run` and the GitHub Action): load and check
  * everything first (tasks, models, policies: any problem is a `usage` error before a task
- * starts), then run the suite in the run directory, resuming what an earlier run left. The one
+ * starts), then settle each task's sandbox (bwrap probed once: a required sandbox that cannot be
+ * made is exit 3 before a task starts; an `auto` one that cannot is a loud warning), then run the
+ * suite in the run directory, resuming what an earlier run left. The one
  * implementation of a run behind both edges; they differ only in how they read the request and
  * render the outcome.
  */
@@ -20,6 +22,10 @@ import { resolveTaskApprovals } from "../tasks/task-policy.js";
 import { taskKey } from "../run-dir/task-result.js";
 import { priceTable, type ModelPricing } from "../../providers/prices.js";
 import { taskPricing, type TaskPricing } from "./task-pricing.js";
+import { probeSandbox } from "../../process/sandbox-probe.js";
+import { chooseSandbox, needsProbe, type SandboxMode, type SandboxUse } from "../../process/sandbox-mode.js";
+import type { TaskSandboxSetting } from "../tasks/task-sandbox.js";
+import type { TaskSandboxRun } from "./task-executor.js";
 
 /** What to run; the fields are `rhema run`'s flags (the action's inputs map onto them). */
 export interface RunRequest {
@@ -53,6 +59,8 @@ export interface RunRequest {
   caps?: InputCaps;
   /** Models a pricing file adds or overrides (before the bundled price table). */
   pricing?: readonly ModelPricing[];
+  /** `--sandbox`: the least sandbox the run asks for (a policy or task may ask for more); default auto. */
+  sandbox?: SandboxMode;
 }
 
 /** What a run needs from the process, handed in by the edge. */
@@ -72,6 +80,8 @@ export interface RunRequestOutcome extends SuiteRunOutcome {
   runDir: string;
   /** How many tasks were selected to run (after filter, tag and shard). */
   selected: number;
+  /** Set when tasks asked for `auto` ran unsandboxed because bwrap cannot run here: the warning given. */
+  sandboxWarning: string | null;
 }
 
 /** Loads, checks and runs `request`; throws a RhemaError (code `usage` for bad input) before anything runs. */
@@ -84,8 +94,10 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
   const providers = createProviders(loaded.tasks, request, context.env);
   const workers = createWorkerProviders(loaded.tasks, context.env);
   const pricings = priceTasks(loaded.tasks, request, context.env);
-  const approvals = await resolveTaskApprovals(loaded.tasks, { policyFlag: request.policy, cwd: context.cwd });
+  const approvals = await resolveTaskApprovals(loaded.tasks, { policyFlag: request.policy, cwd: context.cwd, sandboxFlag: request.sandbox });
   for (const note of approvals.notes) context.onNote(note);
+  const sandbox = await settleSandboxes(approvals.sandbox, context.env.PATH);
+  if (sandbox.warning !== null) context.onNote(sandbox.warning);
 
   const runDir = resolve(context.cwd, request.out);
   const outcome = await runSuite({
@@ -112,10 +124,40 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
       pricingFor: (task) => pricings.get(taskKey(task))!,
       approvalFor: (task) => approvals.approvals.get(taskKey(task))!,
       defaults: { ...(request.maxSteps !== undefined ? { maxSteps: request.maxSteps } : {}), ...(timeoutMs !== undefined ? { timeoutMs } : {}) },
+      sandboxFor: (task) => sandbox.runs.get(taskKey(task))!,
     },
     onProgress: context.onProgress,
   });
-  return { ...outcome, runDir, selected: loaded.tasks.length };
+  return { ...outcome, runDir, selected: loaded.tasks.length, sandboxWarning: sandbox.warning };
+}
+
+/**
+ * What each task's commands run in: bwrap is probed once (looked up on `searchPath`, rhema's own
+ * PATH), and only when some task's mode is not `off`. A task that requires bwrap (mode `bwrap`)
+ * on a machine where it cannot run throws `SandboxUnavailableError` (exit 3); `auto` tasks then
+ * run unsandboxed, and the one warning says so.
+ */
+async function settleSandboxes(
+  settings: ReadonlyMap<string, TaskSandboxSetting>, searchPath: string | undefined,
+): Promise<{ runs: Map<string, TaskSandboxRun>; warning: string | null }> {
+  const modes = [...settings.values()].map((s) => s.mode);
+  const probe = needsProbe(modes) ? await probeSandbox(searchPath ? { path: searchPath } : {}) : null;
+  const runs = new Map<string, TaskSandboxRun>();
+  let unsandboxed: Extract<SandboxUse, { mode: "none" }> | null = null;
+  let count = 0;
+  for (const [key, setting] of settings) {
+    const use = chooseSandbox(setting.mode, probe, setting.askedBy);
+    if (use.mode === "none") {
+      unsandboxed = use;
+      count += 1;
+    }
+    runs.set(key, { use, network: setting.network });
+  }
+  const warning = unsandboxed === null ? null
+    : `warning: NO SANDBOX: ${unsandboxed.reason}. The shell commands, setup and checks of ${count} task(s) (sandbox: auto) ` +
+      `run UNSANDBOXED, with this machine's files and network. To sandbox them: ${unsandboxed.fix}. ` +
+      "With --sandbox bwrap this is an error instead; --sandbox off says it is meant.";
+  return { runs, warning };
 }
 
 function parseTimeoutFlag(value: string | undefined): number | undefined {

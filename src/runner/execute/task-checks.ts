@@ -10,8 +10,10 @@
  * timed out, and the checks after it are reported not run.
  *
  * Each check finds the agent's final answer in the file named by `RHEMA_FINAL_ANSWER` (in the
- * task's folder, outside the workspace).
+ * task's folder, outside the workspace), passed in the check's environment. In the sandbox, that
+ * file is the one thing of the run directory a check sees (bound read-only by the caller).
  */
+import type { SandboxPlacement } from "../../process/sandbox.js";
 import type { CommandOutcome, CommandRunner } from "./command-runner.js";
 import type { RunnerEvent } from "./runner-events.js";
 import type { SecretRedactor } from "./secret-redactor.js";
@@ -38,6 +40,8 @@ export interface CheckRunOptions {
   /** The file holding the agent's final answer (`RHEMA_FINAL_ANSWER`). */
   finalAnswerPath: string;
   onEvent?: (event: RunnerEvent) => void | Promise<void>;
+  /** The task's sandbox for checks (network per policy, the final-answer file bound read-only); absent: unsandboxed. */
+  sandbox?: SandboxPlacement;
 }
 
 export type ChecksOutcome =
@@ -79,8 +83,9 @@ export async function runChecks(task: TaskDefinition, workspace: string, opts: C
     await opts.book.update((s) => checkStarted(s, index, check.name, opts.now().toISOString()));
     await opts.onEvent?.({ type: "check_start", index, total, name: check.name, command: check.run, rerun });
     const ran = await opts.runCommand({
-      command: withEnvironment(check.run, { [FINAL_ANSWER_ENV]: opts.finalAnswerPath }),
+      command: check.run, env: { [FINAL_ANSWER_ENV]: opts.finalAnswerPath },
       cwd: workspace, timeoutMs: check.timeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS, signal,
+      ...(opts.sandbox ? { sandbox: opts.sandbox } : {}),
     });
     if (opts.signal.aborted) return { kind: "interrupted" };
     const stoppedByDeadline = opts.deadline?.aborted === true;
@@ -108,17 +113,4 @@ function checkOutcome(check: TaskCheck, ran: CommandOutcome, stoppedByDeadline: 
 
 function notRun(check: TaskCheck, why: string): CheckOutcome {
   return { name: check.name, command: check.run, exitCode: null, passed: false, durationMs: 0, outputTail: "", timedOut: false, notRun: why };
-}
-
-/**
- * `command` with `vars` exported first, on the same line (so bash's line numbers in its errors
- * stay the user's). Set inside the command, the variables survive the scrubbed environment.
- */
-export function withEnvironment(command: string, vars: Readonly<Record<string, string>>): string {
-  const exports = Object.entries(vars).map(([name, value]) => `export ${name}=${shellQuote(value)};`).join(" ");
-  return exports === "" ? command : `${exports} ${command}`;
-}
-
-function shellQuote(value: string): string {
-  return `'${value.replaceAll("'", `'\\''`)}'`;
 }

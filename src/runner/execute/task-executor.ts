@@ -10,15 +10,24 @@
  * finished one never runs again; task-workspace.ts, task-checks.ts). The task's timeout covers
  * setup, turn and checks.
  *
+ * Every command the task runs — shell tool, setup, checks — runs in the sandbox the run settled
+ * on for it (`sandboxFor`): the run directory hidden, the workspace writable, setup with the host's
+ * network, the shell tool and checks with the policy's, checks with their final-answer file bound
+ * read-only. result.json records it.
+ *
  * A run interrupted (SIGINT/SIGTERM: the run's signal) leaves no result, so the next run
  * continues the task; a timeout, step cap, provider failure or bug (`internal`) is an errored
  * result; a failure to write the run's own files stops the run (task-failure.ts).
  */
+import { realpath } from "node:fs/promises";
 import type { CodingAgent } from "../../agent.js";
 import { readDenial, type Approval } from "../../core/approval.js";
-import { CodingAgentError, type RhemaError } from "../../core/errors.js";
+import { CodingAgentError, assertNever, type RhemaError } from "../../core/errors.js";
 import { textOf, toolCallsOf, type Message } from "../../core/messages.js";
 import type { ModelProvider } from "../../core/provider.js";
+import type { SandboxPlacement } from "../../process/sandbox.js";
+import type { SandboxUse } from "../../process/sandbox-mode.js";
+import type { NetworkSetting } from "../tasks/task-sandbox.js";
 import type { CommandRunner } from "./command-runner.js";
 import type { SecretRedactor } from "./secret-redactor.js";
 import type { TaskEvent } from "./runner-events.js";
@@ -28,7 +37,7 @@ import type { TaskDefinition } from "../tasks/task-file.js";
 import { RunDir } from "../run-dir/run-dir.js";
 import type { EventLog } from "../run-dir/event-log.js";
 import type { TaskFolder, TaskStateBook } from "../run-dir/task-folder.js";
-import { TASK_RESULT_VERSION, type CheckOutcome, type TaskResult } from "../run-dir/task-result.js";
+import { TASK_RESULT_VERSION, type CheckOutcome, type TaskResult, type TaskSandboxRecord } from "../run-dir/task-result.js";
 import { freshTaskState, type TaskState } from "../run-dir/task-state.js";
 import { DEFAULT_MAX_STEPS, runTaskTurn, stepsTaken } from "./task-turn.js";
 import { prepareWorkspace } from "./task-workspace.js";
@@ -53,6 +62,14 @@ export interface TaskRunEnv {
   allowEnv: readonly string[];
   /** Each agent event of the task, and the runner's own (setup commands, checks: runner-events.ts). */
   onEvent(task: TaskDefinition, event: TaskEvent): void;
+  /** What the task's commands run in, settled before any task started; absent: unsandboxed (`off`). */
+  sandboxFor?(task: TaskDefinition): TaskSandboxRun;
+}
+
+/** A task's sandbox for this run: what its commands run in, and the network of its shell tool and checks. */
+export interface TaskSandboxRun {
+  use: SandboxUse;
+  network: NetworkSetting;
 }
 
 export type TaskRunOutcome =
@@ -80,11 +97,15 @@ export async function runTask(task: TaskDefinition, env: TaskRunEnv): Promise<Ta
   const signal = timeout.signal ? AbortSignal.any([env.signal, timeout.signal]) : env.signal;
   const provider = env.providerFor(task);
   const events = await folder.openEventLog(env.redactor, (e) => env.onEvent(task, e), env.now);
+  const sandbox = await taskPlacements(env.sandboxFor?.(task) ?? { use: { mode: "off" }, network: "allow" }, env.runDir);
   try {
     let agent: CodingAgent | null = null;
     let failure: RhemaError | null = null;
     try {
-      await prepareWorkspace(task, folder, book, { runCommand: env.runCommand, signal, now: env.now, onEvent: (e) => events.emit(e) });
+      await prepareWorkspace(task, folder, book, {
+        runCommand: env.runCommand, signal, now: env.now, onEvent: (e) => events.emit(e),
+        ...(sandbox.placement ? { sandbox: { ...sandbox.placement, network: true } } : {}),
+      });
       const saved = await checkpoint.load();
       agent = await runTaskTurn({
         task, workspace: folder.workspace, provider, approval: env.approvalFor(task),
@@ -92,6 +113,7 @@ export async function runTask(task: TaskDefinition, env: TaskRunEnv): Promise<Ta
         shellEnv: env.shellEnv, allowEnv: env.allowEnv, filterToolOutput: (text) => env.redactor.redact(text),
         workerProvider: env.workerProviderFor?.(task) ?? null,
         ...(env.pricingFor ? { price: env.pricingFor(task).pricer } : {}),
+        ...(sandbox.placement ? { sandbox: sandbox.placement } : {}),
       });
       // The conversation moved on since checks last ran (a retried turn): their records were of another workspace.
       if (agent.session.messages.length !== (saved?.messages.length ?? 0) && book.current.checks.length > 0) {
@@ -109,7 +131,7 @@ export async function runTask(task: TaskDefinition, env: TaskRunEnv): Promise<Ta
     }
     let checks: CheckOutcome[] = [];
     if (!failure && agent) {
-      const checked = await checkTurn({ task, folder, book, env, timeout, events, messages: agent.session.messages });
+      const checked = await checkTurn({ task, folder, book, env, timeout, events, messages: agent.session.messages, sandbox: sandbox.placement });
       if (checked.kind === "interrupted") return await interrupted();
       ({ checks, failure } = checked);
     }
@@ -118,7 +140,10 @@ export async function runTask(task: TaskDefinition, env: TaskRunEnv): Promise<Ta
     const saved = agent ? null : await checkpoint.load();
     const messages = agent?.session.messages ?? saved?.messages ?? [];
     const stats = agent?.transcriptStats() ?? saved?.transcript?.stats ?? null;
-    const result = buildResult({ task, folder, state: book.current, env, messages, checks, failure, stats, provider: provider.id, elapsedMs: book.current.activeMs + (Date.now() - started) });
+    const result = buildResult({
+      task, folder, state: book.current, env, messages, checks, failure, stats, provider: provider.id,
+      elapsedMs: book.current.activeMs + (Date.now() - started), sandbox: sandbox.record,
+    });
     await folder.writeResult(result);
     return { kind: "finished", result, kept: false };
   } finally {
@@ -136,6 +161,8 @@ interface CheckPhase {
   events: EventLog;
   /** The conversation of the turn that ended. */
   messages: readonly Message[];
+  /** The task's sandbox (the shell tool's placement), when it has one. */
+  sandbox: SandboxPlacement | null;
 }
 
 /**
@@ -145,9 +172,11 @@ interface CheckPhase {
  */
 async function checkTurn(p: CheckPhase): Promise<{ kind: "interrupted" } | { kind: "finished"; checks: CheckOutcome[]; failure: RhemaError | null }> {
   const finalAnswerPath = await p.folder.writeFinalAnswer(p.env.redactor.redact(finalAnswerOf(p.messages)));
+  // Inside the sandbox the run directory is hidden: the final-answer file is bound back, read-only.
+  const sandbox = p.sandbox ? { ...p.sandbox, readOnlyBinds: [await realpath(finalAnswerPath)] } : null;
   const ran = await runChecks(p.task, p.folder.workspace, {
     runCommand: p.env.runCommand, signal: p.env.signal, deadline: p.timeout.signal, redactor: p.env.redactor, book: p.book, now: p.env.now,
-    finalAnswerPath, onEvent: (e) => p.events.emit(e),
+    finalAnswerPath, onEvent: (e) => p.events.emit(e), ...(sandbox ? { sandbox } : {}),
   });
   if (ran.kind === "interrupted") return ran;
   return { kind: "finished", checks: ran.outcomes, failure: ran.deadline ? p.timeout.during(ran.deadline) : null };
@@ -200,6 +229,7 @@ interface ResultParts {
   stats: TaskResult["stats"];
   provider: string;
   elapsedMs: number;
+  sandbox: TaskSandboxRecord;
 }
 
 function buildResult(p: ResultParts): TaskResult {
@@ -222,7 +252,29 @@ function buildResult(p: ResultParts): TaskResult {
     transcriptPath: p.folder.relativePath("events"),
     policyDenials: { count: denials.length, examples: denials.slice(0, DENIAL_EXAMPLES) },
     resumed: p.state.resumed,
+    sandbox: p.sandbox,
   });
+}
+
+/**
+ * The task's placement in the bubblewrap sandbox — the run directory (by its real path) hidden,
+ * the network of the shell tool and checks — or null unsandboxed; and what result.json records.
+ */
+async function taskPlacements(run: TaskSandboxRun, runDir: string): Promise<{ placement: SandboxPlacement | null; record: TaskSandboxRecord }> {
+  const { use } = run;
+  switch (use.mode) {
+    case "bwrap":
+      return {
+        placement: { bwrap: use.bwrap, network: run.network === "allow", hiddenPaths: [await realpath(runDir)] },
+        record: { mode: "bwrap", network: run.network },
+      };
+    case "none":
+      return { placement: null, record: { mode: "none", network: "allow", reason: use.reason, fix: use.fix } };
+    case "off":
+      return { placement: null, record: { mode: "off", network: "allow" } };
+    default:
+      return assertNever(use);
+  }
 }
 
 /** Denials, read off the session (so they survive resumes): results that begin "denied by". */

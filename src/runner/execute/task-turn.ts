@@ -14,6 +14,7 @@ import type { AgentEvent, EventSink } from "../../core/events.js";
 import type { ContentBlock, ImageMediaType, Message } from "../../core/messages.js";
 import type { ModelProvider, RequestPricer } from "../../core/provider.js";
 import type { Session } from "../../core/session.js";
+import type { SandboxPlacement } from "../../process/sandbox.js";
 import type { TaskDefinition } from "../tasks/task-file.js";
 import { modelWorker } from "../../transcript/compaction-worker.js";
 import { stopRecordedGroup } from "../../process/process-identity.js";
@@ -47,6 +48,8 @@ export interface TaskTurnOptions {
   workerProvider?: ModelProvider | null;
   /** Prices each request into the session's stats (task-pricing.ts). */
   price?: RequestPricer;
+  /** The shell tool's sandbox; absent: unsandboxed. */
+  sandbox?: SandboxPlacement;
 }
 
 /** Runs (or continues) the task's turn; resolves with the agent when the turn has ended. */
@@ -55,6 +58,7 @@ export async function runTaskTurn(opts: TaskTurnOptions): Promise<CodingAgent> {
     workspace: opts.workspace, transcript: opts.task.transcript ?? {}, now: opts.now,
     env: opts.shellEnv, allowEnv: [...opts.allowEnv], filterToolOutput: opts.filterToolOutput,
     ...(opts.workerProvider ? { compactionWorker: modelWorker(opts.workerProvider) } : {}),
+    ...(opts.sandbox ? { sandbox: opts.sandbox } : {}),
     // A call a killed run had started may have left its processes running: stop them on resume.
     stopProcesses: async (info) => (await stopRecordedGroup(info)) === "stopped",
     ...(opts.price ? { price: opts.price } : {}),

@@ -11,8 +11,11 @@
  *                                event says so), then the rest
  *
  * Setup commands should therefore tolerate running again after a partial run (`npm ci` does).
+ * In the sandbox, setup runs like the shell tool and checks but with the host's network (it
+ * installs dependencies).
  */
 import { RhemaError } from "../../core/errors.js";
+import type { SandboxPlacement } from "../../process/sandbox.js";
 import type { CommandRunner } from "./command-runner.js";
 import type { RunnerEvent } from "./runner-events.js";
 import type { TaskDefinition } from "../tasks/task-file.js";
@@ -27,6 +30,8 @@ export interface SetupOptions {
   signal: AbortSignal;
   now: () => Date;
   onEvent?: (event: RunnerEvent) => void | Promise<void>;
+  /** The task's sandbox for setup commands (the caller gives it `network: true`); absent: unsandboxed. */
+  sandbox?: SandboxPlacement;
 }
 
 export async function prepareWorkspace(task: TaskDefinition, folder: TaskFolder, book: TaskStateBook, opts: SetupOptions): Promise<void> {
@@ -45,7 +50,9 @@ export async function prepareWorkspace(task: TaskDefinition, folder: TaskFolder,
     const rerun = record?.status === "started" && record.command === command ? "interrupted" as const : null;
     await book.update((s) => setupStarted(s, index, command, at()));
     await opts.onEvent?.({ type: "setup_start", index, total: commands.length, command, rerun });
-    const outcome = await opts.runCommand({ command, cwd: folder.workspace, timeoutMs: SETUP_TIMEOUT_MS, signal: opts.signal });
+    const outcome = await opts.runCommand({
+      command, cwd: folder.workspace, timeoutMs: SETUP_TIMEOUT_MS, signal: opts.signal, ...(opts.sandbox ? { sandbox: opts.sandbox } : {}),
+    });
     if (opts.signal.aborted) throw new RhemaError("cancelled", "interrupted during setup");
     await opts.onEvent?.({ type: "setup_end", index, total: commands.length, command, exitCode: outcome.exitCode, timedOut: outcome.timedOut, durationMs: Math.round(outcome.durationMs) });
     if (outcome.exitCode !== 0) {

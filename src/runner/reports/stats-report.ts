@@ -1,13 +1,13 @@
 /**
  * `stats.json`: the machine-readable account of a run — counts, durations, steps, policy
- * denials and TranscriptStats per task, per suite and in total. Its JSON Schema is published
+ * denials, the sandbox and TranscriptStats per task, per suite and in total. Its JSON Schema is published
  * as `schema/stats.schema.json`, generated from `statsReportSchema`. Built by a pure function of
  * results + meta, so merged shards and an unsharded run give the same file.
  */
 import { z } from "zod";
 import { sumTranscriptStats } from "../../core/transcript-types.js";
 import {
-  compareTasks, transcriptStatsSchema,
+  compareTasks, taskSandboxSchema, transcriptStatsSchema,
   type ReportMeta, type TaskResult, type UnfinishedTask,
 } from "../run-dir/task-result.js";
 
@@ -25,6 +25,13 @@ const statusCountsSchema = z.strictObject({
   notStarted: count.default(0).describe("Tasks of the run not started yet: the run was interrupted first, or no run selected them."),
 });
 
+const sandboxAggregateSchema = z.strictObject({
+  mode: z.enum(["bwrap", "none", "off"]).describe("The weakest sandbox any task's commands ran in: none (auto found bwrap unusable) before off before bwrap."),
+  reason: z.string().optional().describe("Why commands ran unsandboxed (mode none): the probe's finding."),
+  fix: z.string().optional().describe("What to do so that they run sandboxed (mode none)."),
+  tasks: z.strictObject({ bwrap: count, none: count, off: count }).describe("Tasks by the sandbox their commands ran in."),
+}).nullable().describe("The sandbox of the tasks' commands; null when no task recorded one.");
+
 const aggregateSchema = z.strictObject({
   counts: statusCountsSchema,
   durationMs: count.describe("Sum of the tasks' durations."),
@@ -32,6 +39,7 @@ const aggregateSchema = z.strictObject({
   policyDenials: count,
   resumed: count.describe("Resumes from checkpoints, summed."),
   stats: transcriptStatsSchema.nullable().describe("Summed TranscriptStats; null when no task had a transcript."),
+  sandbox: sandboxAggregateSchema.default(null),
 });
 
 const taskEntrySchema = z.strictObject({
@@ -48,6 +56,7 @@ const taskEntrySchema = z.strictObject({
   stats: transcriptStatsSchema.nullable(),
   errorCode: z.string().nullable().describe("Why the agent failed, for errored tasks."),
   failedChecks: z.array(z.string()).describe("Names of the checks that failed."),
+  sandbox: taskSandboxSchema.nullable().default(null).describe("What the task's commands ran in; null for results of older rhemas."),
 });
 
 export const statsReportSchema = z.strictObject({
@@ -129,7 +138,22 @@ export function aggregateResults(results: readonly TaskResult[], skipped: number
     policyDenials: sum(results.map((r) => r.policyDenials.count)),
     resumed: sum(results.map((r) => r.resumed)),
     stats: withStats.length === 0 ? null : sumTranscriptStats(withStats),
+    sandbox: aggregateSandbox(results),
   };
+}
+
+/** The weakest sandbox among the results (none, then off, then bwrap), with counts. */
+function aggregateSandbox(results: readonly TaskResult[]): StatsAggregate["sandbox"] {
+  const records = results.flatMap((r) => (r.sandbox ? [r.sandbox] : []));
+  if (records.length === 0) return null;
+  const tasks = { bwrap: 0, none: 0, off: 0 };
+  for (const record of records) tasks[record.mode] += 1;
+  const unsandboxed = records.find((r) => r.mode === "none");
+  if (unsandboxed) {
+    const { reason, fix } = unsandboxed;
+    return { mode: "none", ...(reason !== undefined ? { reason } : {}), ...(fix !== undefined ? { fix } : {}), tasks };
+  }
+  return { mode: tasks.off > 0 ? "off" : "bwrap", tasks };
 }
 
 function taskEntry(result: TaskResult): StatsReport["tasks"][number] {
@@ -147,6 +171,7 @@ function taskEntry(result: TaskResult): StatsReport["tasks"][number] {
     stats: result.stats,
     errorCode: result.error?.code ?? null,
     failedChecks: result.checks.filter((check) => !check.passed).map((check) => check.name),
+    sandbox: result.sandbox ?? null,
   };
 }
 

@@ -1,13 +1,13 @@
 /**
  * `summary.md`: the run as a short markdown page fit for `$GITHUB_STEP_SUMMARY` — a totals
- * line, a table with a row per task of the run (status, time, steps, cache hit rate, policy
+ * line and the sandbox (a warning when commands ran unsandboxed), a table with a row per task of the run (status, time, steps, cache hit rate, policy
  * denials; interrupted and not-started tasks too), then the failures: the check that failed
  * with its output's first error line and tail, or the agent's error, and the policy's denials.
  * A pure function of results + meta; sizes are capped so a large run stays well under GitHub's
  * 1 MiB summary limit.
  */
 import { formatDurationMs } from "../tasks/duration.js";
-import { buildStatsReport } from "./stats-report.js";
+import { buildStatsReport, type StatsAggregate, type StatsReport } from "./stats-report.js";
 import { compareTasks, taskKey, type PolicyDenial, type ReportMeta, type TaskResult, type TaskStatus } from "../run-dir/task-result.js";
 
 const STATUS_EMOJI: Record<TaskStatus | "skipped" | "interrupted" | "notStarted", string> = {
@@ -54,7 +54,23 @@ function totalsSection(stats: ReturnType<typeof buildStatsReport>): string {
     `### rhema run \`${stats.runId}\`: ${counts.passed} of ${counts.tasks + counts.interrupted + counts.notStarted} tasks passed`,
     "",
     `${parts.join(" · ")} — ${figures.join(" · ")}`,
+    ...sandboxLines(stats.total.sandbox, stats.tasks),
   ].join("\n");
+}
+
+/** The sandbox the commands ran in: a warning block when some ran unsandboxed by fallback. */
+function sandboxLines(sandbox: StatsAggregate["sandbox"], tasks: StatsReport["tasks"]): string[] {
+  if (sandbox === null) return [];
+  const { bwrap, none, off } = sandbox.tasks;
+  if (sandbox.mode === "none") {
+    // The reason quotes bwrap and is escaped; the fix is rhema's own text, written with inline code.
+    return ["", "> [!WARNING]", `> **No sandbox:** the commands of ${none} task(s) ran unsandboxed (\`sandbox: auto\`, bwrap unusable): ` +
+      `${escapeMarkdown(sandbox.reason ?? "bwrap could not run")}.` + (sandbox.fix ? ` To sandbox them: ${sandbox.fix}.` : "")];
+  }
+  const networks = [...new Set(tasks.flatMap((t) => (t.sandbox?.mode === "bwrap" ? [t.sandbox.network] : [])))];
+  const network = networks.length === 1 ? `network ${networks[0]} for shell and checks` : "network per policy";
+  const parts = [bwrap > 0 ? `bwrap for ${bwrap} task(s) (${network})` : null, off > 0 ? `off for ${off} task(s) (as asked)` : null];
+  return ["", `Sandbox: ${parts.filter((p) => p !== null).join("; ")}.`];
 }
 
 /** Said only when the run compacted: flushes (free ones apart), merges, the peak request. */

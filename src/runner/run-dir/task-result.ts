@@ -37,6 +37,18 @@ export const policyDenialSchema = z.strictObject({
   reason: z.string(),
 });
 
+/**
+ * What the task's commands (shell tool, setup, checks) actually ran in: `bwrap`, `none` (the
+ * sandbox was auto and bwrap unusable: `reason` says why) or `off` (asked for). `network` is what
+ * the shell tool and checks had: `deny` only inside bwrap; unsandboxed they had the host's.
+ */
+export const taskSandboxSchema = z.strictObject({
+  mode: z.enum(["bwrap", "none", "off"]),
+  network: z.enum(["allow", "deny"]),
+  reason: z.string().optional(),
+  fix: z.string().optional(),
+});
+
 export const taskResultSchema = z.strictObject({
   version: z.literal(TASK_RESULT_VERSION),
   suite: z.string().min(1),
@@ -69,6 +81,8 @@ export const taskResultSchema = z.strictObject({
   }),
   /** How many times the task was resumed from a checkpoint. */
   resumed: count,
+  /** The sandbox its commands ran in (absent in results of older rhemas). */
+  sandbox: taskSandboxSchema.optional(),
 }).superRefine((result, ctx) => {
   if ((result.status === "errored") !== (result.error !== undefined)) {
     ctx.addIssue({ code: "custom", path: ["error"], message: "error is present exactly when status is errored" });
@@ -85,6 +99,7 @@ export const taskResultSchema = z.strictObject({
 export type TaskResult = z.infer<typeof taskResultSchema>;
 export type CheckOutcome = z.infer<typeof checkOutcomeSchema>;
 export type PolicyDenial = z.infer<typeof policyDenialSchema>;
+export type TaskSandboxRecord = z.infer<typeof taskSandboxSchema>;
 export type TaskStatus = TaskResult["status"];
 
 /** A task left out of the run by `--filter` or `--tag` (tasks of other shards are not). */

@@ -102,6 +102,8 @@ export interface TaskDefinition {
   transcript?: TranscriptConfig;
   checks: TaskCheck[];
   tags: string[];
+  /** The sandbox mode the task file asks for; absent when it says nothing. */
+  sandbox?: "auto" | "bwrap" | "off";
 }
 
 /** The image formats a model takes, by the extension that names them. */
@@ -244,6 +246,7 @@ function resolveTask(
   if (content.limits?.maxSteps !== undefined) task.limits.maxSteps = content.limits.maxSteps;
   if (content.limits?.timeout !== undefined) task.limits.timeoutMs = parseDurationMs(content.limits.timeout)!;
   if (content.transcript !== undefined) task.transcript = { ...content.transcript };
+  if (content.sandbox !== undefined) task.sandbox = content.sandbox;
   return task;
 }
 

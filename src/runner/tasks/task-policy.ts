@@ -9,7 +9,9 @@ import { formatPolicyIssue, parsePolicyValue, type LoadedPolicy } from "../../po
 import { loadPolicy } from "../../policy/file/load-policy.js";
 import { PolicyApproval } from "../../policy/decide/policy-approval.js";
 import { permissiveWarnings } from "../../policy/file/permissive-warnings.js";
+import type { SandboxMode } from "../../process/sandbox-mode.js";
 import type { TaskDefinition } from "./task-file.js";
+import { resolveTaskSandbox, type TaskSandboxSetting } from "./task-sandbox.js";
 import { taskKey } from "../run-dir/task-result.js";
 
 export const DEFAULT_POLICY = "preset:read-only";
@@ -21,15 +23,18 @@ export interface TaskApprovals {
   notes: string[];
   /** How many distinct policies are in use. */
   policies: number;
+  /** Each task's sandbox setting (by `suite/id`): the strictest of --sandbox, its policy's and its own. */
+  sandbox: Map<string, TaskSandboxSetting>;
 }
 
 export async function resolveTaskApprovals(
   tasks: readonly TaskDefinition[],
-  opts: { policyFlag: string | undefined; cwd: string },
+  opts: { policyFlag: string | undefined; cwd: string; sandboxFlag?: SandboxMode | undefined },
 ): Promise<TaskApprovals> {
   const loaded = new Map<string, LoadedPolicy>();
   const notes: string[] = [];
   const approvals = new Map<string, Approval>();
+  const sandbox = new Map<string, TaskSandboxSetting>();
   let defaulted = 0;
   for (const task of tasks) {
     const { key, load } = policySource(task, opts);
@@ -42,11 +47,16 @@ export async function resolveTaskApprovals(
       for (const w of permissiveWarnings(policy.policy)) notes.push(`warning: ${w}`);
     }
     approvals.set(taskKey(task), new PolicyApproval(policy.policy));
+    sandbox.set(taskKey(task), resolveTaskSandbox({
+      flag: opts.sandboxFlag,
+      policy: { sandbox: policy.policy.sandbox, network: policy.policy.network, source: policy.policy.source },
+      task: { sandbox: task.sandbox, file: task.file },
+    }));
   }
   if (defaulted > 0) {
     notes.push(`${defaulted} task(s) name no policy and no --policy was given: they run under the read-only preset (no edits; only read-only commands such as ls, cat, git status)`);
   }
-  return { approvals, notes, policies: loaded.size };
+  return { approvals, notes, policies: loaded.size, sandbox };
 }
 
 function policySource(task: TaskDefinition, opts: { policyFlag: string | undefined; cwd: string }): { key: string; load: () => Promise<LoadedPolicy> } {

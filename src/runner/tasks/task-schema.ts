@@ -153,6 +153,8 @@ export const taskFileSchema = z.strictObject({
   transcript: transcriptSchema.optional(),
   checks: checksSchema.optional().describe("Commands run in the workspace after the turn; all must pass."),
   tags: z.array(tagSchema, { error: "expected tags as a list of words" }).optional(),
+  sandbox: z.enum(["auto", "bwrap", "off"], { error: "expected sandbox as auto, bwrap or off" }).optional()
+    .describe("The OS sandbox this task asks for; the strictest of --sandbox, the policy's `sandbox:` and this wins (off < auto < bwrap), so `off` here cannot switch off what the run or the policy asked for."),
 }).meta({
   title: "rhema task",
   description: "One task of a rhema suite: a prompt, a workspace, a model, limits and checks.",

@@ -158,3 +158,15 @@ test("an inline policy's misspelled tool points at the name when the task file l
     (err: unknown) => err instanceof PolicyFileError && err.message === "/t/task.yaml:12:22: policy: rules.0.allow.tools.0: `grpe` is not a built-in tool: did you mean `grep`?",
   );
 });
+
+test("a policy may ask for a sandbox mode and open the network; absent, both are null (auto and deny are the runner's defaults)", () => {
+  const asked = parsePolicyText("version: 1\ndefault: deny\nsandbox: bwrap\nnetwork: allow\nrules: []\n", "/p/ci.yaml").policy;
+  assert.deepEqual([asked.sandbox, asked.network], ["bwrap", "allow"]);
+  const silent = parsePolicyText("version: 1\ndefault: deny\nrules: []\n", "/p/ci.yaml").policy;
+  assert.deepEqual([silent.sandbox, silent.network], [null, null]);
+  assert.throws(() => parsePolicyText("version: 1\ndefault: deny\nsandbox: always\nnetwork: yes\nrules: []\n", "/p/ci.yaml"), (err: unknown) => {
+    assert.ok(err instanceof PolicyFileError);
+    assert.equal(err.message, "/p/ci.yaml:3:10: sandbox: expected auto, bwrap or off\n/p/ci.yaml:4:10: network: expected allow or deny");
+    return true;
+  });
+});

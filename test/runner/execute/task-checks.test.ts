@@ -8,12 +8,12 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { processCommandRunner } from "../../../src/runner/execute/command-runner.js";
 import { SecretRedactor } from "../../../src/runner/execute/secret-redactor.js";
-import { DEFAULT_CHECK_TIMEOUT_MS, NOT_RUN_TIMEOUT, runChecks, withEnvironment } from "../../../src/runner/execute/task-checks.js";
+import { DEFAULT_CHECK_TIMEOUT_MS, NOT_RUN_TIMEOUT, runChecks } from "../../../src/runner/execute/task-checks.js";
 import type { RunnerEvent } from "../../../src/runner/execute/runner-events.js";
 import { parseTaskSource, type TaskCheck, type TaskDefinition } from "../../../src/runner/tasks/task-file.js";
 import { TaskFolder } from "../../../src/runner/run-dir/task-folder.js";
 import { freshTaskState, type TaskState } from "../../../src/runner/run-dir/task-state.js";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { tempDir } from "../../support/temp-dir.js";
 
@@ -137,12 +137,9 @@ test("RHEMA_FINAL_ANSWER names the file with the agent's final answer, outside t
   assert.ok(!folder.path("finalAnswer").startsWith(workspace + "/"));
 });
 
-test("withEnvironment exports each variable quoted on the command's own line", async (t) => {
-  assert.equal(withEnvironment("npm test", { A: "it's /x y" }), `export A='it'\\''s /x y'; npm test`);
-  assert.equal(withEnvironment("npm test", {}), "npm test");
+test("a command's own variables reach it through its environment, quotes and all, and bash's line numbers stay the user's", async (t) => {
   const dir = await tempDir(t);
-  await writeFile(join(dir, "f"), "");
   const runCommand = processCommandRunner({ baseEnv: { PATH: process.env.PATH } });
-  const out = await runCommand({ command: withEnvironment("echo \"$A\"; nosuchcommand", { A: "it's" }), cwd: dir, timeoutMs: 5000, signal: new AbortController().signal });
-  assert.match(out.outputTail, /^it's\n.*line 1: nosuchcommand/);
+  const out = await runCommand({ command: "echo \"$A\"; nosuchcommand", env: { A: "it's /x y" }, cwd: dir, timeoutMs: 5000, signal: new AbortController().signal });
+  assert.match(out.outputTail, /^it's \/x y\n.*line 1: nosuchcommand/);
 });

@@ -109,7 +109,7 @@ test("runs a task to a passing result, written to result.json", async (t) => {
     provider: "scripted:script", status: "passed", startedAt: AT, finishedAt: AT, durationMs: 0, steps: 2, stats: null,
     checks: [{ name: "tagged", command: "grep -qx one tags.txt && echo found", exitCode: 0, passed: true, durationMs: 0, outputTail: "found\n", timedOut: false }],
     finalAnswer: "done, one tag written", transcriptPath: "tasks/suite/task/events.jsonl",
-    policyDenials: { count: 0, examples: [] }, resumed: 0,
+    policyDenials: { count: 0, examples: [] }, resumed: 0, sandbox: { mode: "off", network: "allow" },
   });
   assert.ok(outcome.result.stats && outcome.result.stats.requests === 2, "the transcript stats count the requests");
   assert.deepEqual(await folder.readResult(), outcome.result);

@@ -76,3 +76,20 @@ test("the wall time is the run's recorded active time when meta has it, not the 
   assert.equal(buildStatsReport(sampleRun(), sampleMeta({ wallTimeMs: 12_345 })).wallTimeMs, 12_345);
   assert.equal(buildStatsReport(sampleRun(), sampleMeta()).wallTimeMs, 30 * 60_000);
 });
+
+test("the sandbox per task, and per suite and in total the weakest any task ran in (none, then off, then bwrap) with counts", () => {
+  const bwrap = { ...sampleResult("a", "t1", "passed", 1), sandbox: { mode: "bwrap" as const, network: "deny" as const } };
+  const off = { ...sampleResult("a", "t2", "passed", 2), sandbox: { mode: "off" as const, network: "allow" as const } };
+  const none = { ...sampleResult("b", "t3", "passed", 3), sandbox: { mode: "none" as const, network: "allow" as const, reason: "no bwrap", fix: "install it" } };
+  const old = sampleResult("c", "t4", "passed", 4);
+  const report = buildStatsReport([bwrap, off, none, old], sampleMeta());
+  assert.deepEqual(report.tasks.map((t) => t.sandbox), [bwrap.sandbox, off.sandbox, none.sandbox, null]);
+  assert.deepEqual(report.total.sandbox, { mode: "none", reason: "no bwrap", fix: "install it", tasks: { bwrap: 1, none: 1, off: 1 } });
+  assert.deepEqual(report.suites.map((s) => [s.suite, s.sandbox]), [
+    ["a", { mode: "off", tasks: { bwrap: 1, none: 0, off: 1 } }],
+    ["b", { mode: "none", reason: "no bwrap", fix: "install it", tasks: { bwrap: 0, none: 1, off: 0 } }],
+    ["c", null],
+  ]);
+  assert.deepEqual(buildStatsReport([bwrap], sampleMeta()).total.sandbox, { mode: "bwrap", tasks: { bwrap: 1, none: 0, off: 0 } });
+  statsReportSchema.parse(report);
+});

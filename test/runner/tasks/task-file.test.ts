@@ -132,6 +132,7 @@ interface MalformedCase {
 const malformed: MalformedCase[] = [
   { name: "unclosed quote (reported where it opens)", source: 'id: x\nprompt: "unclosed\ntags: [a]\n', at: [2, 9], field: "yaml", message: /unclosed quote/ },
   { name: "tab indentation", source: "prompt: x\n\tid: y\n", at: [2, 1], field: "yaml", message: /Tabs/ },
+  { name: "an unknown sandbox mode", source: "prompt: x\nsandbox: always\n", at: [2, 10], field: "sandbox", message: /sandbox: expected sandbox as auto, bwrap or off$/ },
   { name: "duplicate key", source: "prompt: a\nprompt: b\n", at: [2, 1], field: "yaml", message: /unique/ },
   { name: "unclosed flow sequence", source: "prompt: hi\ntags: [a, b\n", at: [3, 1], field: "yaml", message: /Flow sequence/ },
   { name: "two documents in one file", source: "prompt: a\n---\nprompt: b\n", at: [2, 1], field: "yaml", message: /multiple documents/ },
@@ -248,4 +249,9 @@ describe("task files: image bytes and size caps", () => {
     const raised = await loadTaskFile(join(dir, "task.yaml"), { maxPromptBytes: 1024 * 1024, maxImageBytes: 1024 });
     assert.equal(raised.images.length, 1);
   });
+});
+
+test("a task file's sandbox: is kept as written, and absent when it says nothing", () => {
+  assert.equal(parseTaskSource("prompt: x\nsandbox: off\n", "/t/s/a.yaml").sandbox, "off");
+  assert.equal("sandbox" in parseTaskSource("prompt: x\n", "/t/s/a.yaml"), false);
 });
