@@ -1,6 +1,6 @@
 /**
  * What a finished run becomes on GitHub, decided in pure functions: the step's outputs (report
- * paths, outcome counts, tokens, cache hit rate), whether the step fails under `fail-on`, and
+ * paths, outcome counts, tokens, cache hit rate, cost), whether the step fails under `fail-on`, and
  * the annotations (an error per failed or errored task on its task file, a warning per task
  * with policy denials, a notice with the totals).
  */
@@ -8,6 +8,7 @@ import { relative, sep } from "node:path";
 import { cacheHitRate, sumTranscriptStats, type TranscriptStats } from "../core/transcript-types.js";
 import type { ReportFiles } from "../runner/run-dir/run-dir.js";
 import { taskKey, type TaskResult } from "../runner/run-dir/task-result.js";
+import { formatCostTotal, sumCosts } from "../runner/reports/cost-figures.js";
 import type { FailOn } from "./action-inputs.js";
 
 /** The part of a run's outcome the action reports. */
@@ -23,7 +24,7 @@ export interface ActionRunOutcome {
 
 export type ActionOutputName =
   | "junit" | "stats" | "summary" | "run-dir" | "passed" | "failed" | "errored" | "stopped" | "interrupted"
-  | "cache-hit-rate" | "input-tokens" | "cache-read-tokens" | "cache-write-tokens" | "output-tokens";
+  | "cache-hit-rate" | "input-tokens" | "cache-read-tokens" | "cache-write-tokens" | "output-tokens" | "cost-usd";
 
 /** The step's outputs, as the strings `core.setOutput` writes. */
 export function actionOutputs(outcome: ActionRunOutcome): Record<ActionOutputName, string> {
@@ -45,7 +46,15 @@ export function actionOutputs(outcome: ActionRunOutcome): Record<ActionOutputNam
     "cache-read-tokens": String(stats?.cacheReadTokens ?? 0),
     "cache-write-tokens": String(stats?.cacheWriteTokens ?? 0),
     "output-tokens": String(stats?.outputTokens ?? 0),
+    "cost-usd": costOutput(outcome.results),
   };
+}
+
+/** Dollars to six places (the priced part when some requests had no price); `unpriced` when none had one, never 0. */
+function costOutput(results: readonly TaskResult[]): string {
+  const total = sumCosts(results);
+  if (total === null) return "0";
+  return total.usd === null ? "unpriced" : total.usd.toFixed(6);
 }
 
 function totalStats(results: readonly TaskResult[]): TranscriptStats | null {
@@ -116,6 +125,8 @@ function totalsMessage(outcome: ActionRunOutcome): string {
   const o = actionOutputs(outcome);
   const parts = [`${outcome.results.length} task(s): ${o.passed} passed, ${o.failed} failed, ${o.errored} errored`];
   if (outcome.interrupted) parts.push(`interrupted with ${o.interrupted} task(s) running (re-run the job to continue)`);
+  const cost = sumCosts(outcome.results);
+  if (cost !== null) parts.push(`cost ${formatCostTotal(cost)}`);
   parts.push(`tokens in ${o["input-tokens"]}, cache read ${o["cache-read-tokens"]}, cache write ${o["cache-write-tokens"]}, out ${o["output-tokens"]}; cache hit rate ${o["cache-hit-rate"]}`);
   return parts.join("; ");
 }

@@ -18,6 +18,7 @@ import { RunDir } from "../runner/run-dir/run-dir.js";
 import { EXIT_OK, type ExitCode } from "./exit-codes.js";
 import { print, type CliIo } from "./io.js";
 import { renderReplayChart } from "./replay-chart.js";
+import { loadPricingFile } from "../runner/tasks/pricing-file.js";
 
 /** The options of `bench replay`, declared once. */
 export function benchReplayOptions<T>(y: Argv<T>) {
@@ -28,6 +29,7 @@ export function benchReplayOptions<T>(y: Argv<T>) {
     .option("block", { type: "number", describe: "section size in tokens (default: a tenth of the budget, at most 8000)" })
     .option("cache", { type: "string", default: "anthropic", choices: ["anthropic", "openai"], describe: "the provider whose cache rules apply" })
     .option("model", { type: "string", describe: "price the requests in dollars as this model (its cache minimum applies too)" })
+    .option("pricing", { type: "string", describe: "pricing file: prices for --model beyond (or instead of) the bundled table's" })
     .option("chain", { type: "boolean", default: false, describe: "join the inputs, in order, into one long session" })
     .option("gap", { type: "number", default: 15, describe: "seconds between chained inputs" })
     .option("json", { type: "boolean", default: false, describe: "one JSON object instead of the table" })
@@ -43,6 +45,7 @@ export interface BenchReplayArgs {
   block?: number;
   cache: string;
   model?: string | undefined;
+  pricing?: string | undefined;
   chain: boolean;
   gap: number;
   json: boolean;
@@ -59,10 +62,11 @@ export async function benchReplayCommand(args: BenchReplayArgs, io: CliIo): Prom
     throw new RhemaError("usage", `--block takes a whole number of tokens above 0, got ${JSON.stringify(args.block)}`);
   }
   let price: ((usage: Usage) => number | null) | undefined;
+  if (args.pricing !== undefined && args.model === undefined) throw new RhemaError("usage", "--pricing prices --model's requests: name the model with --model");
   if (args.model !== undefined) {
-    const table = priceTable();
+    const table = priceTable(args.pricing === undefined ? [] : (await loadPricingFile(resolve(io.cwd, args.pricing))).models);
     const model = args.model;
-    if (!table.knows(cache, model)) throw new RhemaError("usage", `--model ${JSON.stringify(model)}: no price is known for it at ${cache}; name a model of the price table`);
+    if (!table.knows(cache, model)) throw new RhemaError("usage", `--model ${JSON.stringify(model)}: no price is known for it at ${cache}; name a model of the price table, or add it to a pricing file (--pricing)`);
     price = (usage) => {
       const p = table.price(cache, model, usage);
       return p.priced ? p.usd : null;
@@ -81,7 +85,7 @@ export async function benchReplayCommand(args: BenchReplayArgs, io: CliIo): Prom
   });
   if (live) io.stderr.write("\r\x1b[2K");
   if (args.json) print(io.stdout, JSON.stringify(toJson(result, args.chain || inputs.some((i) => i.sessions.length > 1))));
-  else print(io.stdout, renderTable(result, cache, args.model));
+  else print(io.stdout, renderTable(result, cache, args.model, args.pricing));
   if (args.chart) {
     const path = resolve(io.cwd, args.chart);
     await renderReplayChart(result.total, path);
@@ -190,7 +194,7 @@ const COLUMNS: Array<[string, (r: SweepRow) => string]> = [
 
 const COST_COLUMN: [string, (r: SweepRow) => string] = ["cost $", (r) => (r.figures.costUsd === null ? "unpriced" : r.figures.costUsd.toFixed(2))];
 
-export function renderTable(result: SweepResult, cache: CacheRules, model?: string): string {
+export function renderTable(result: SweepResult, cache: CacheRules, model?: string, pricingFile?: string): string {
   const rows = [...result.rows, ...(result.rows.length > result.total.length ? result.total : [])];
   const columns = model === undefined ? COLUMNS : [...COLUMNS, COST_COLUMN];
   const cells = rows.map((r) => columns.map(([, cell]) => cell(r)));
@@ -198,7 +202,7 @@ export function renderTable(result: SweepResult, cache: CacheRules, model?: stri
   const line = (values: string[]) => values.map((v, k) => (k < 2 ? v.padEnd(widths[k]!) : v.padStart(widths[k]!))).join("  ");
   return [
     `cache rules: ${cache}; token counter: estimate, 4 characters a token; billed-equivalent = input + 1.25 × 5-minute writes + 2 × 1-hour writes + 0.1 × reads (worker included)`,
-    ...(model === undefined ? [] : [`priced as ${model} (@pydantic/genai-prices ${PRICE_TABLE.version}), each request on its own`]),
+    ...(model === undefined ? [] : [`priced as ${model} (${PRICE_TABLE.source} ${PRICE_TABLE.version}${pricingFile === undefined ? "" : `, overridden by ${pricingFile}`}), each request on its own`]),
     line(columns.map(([head]) => head)),
     ...cells.map(line),
   ].join("\n");

@@ -61,6 +61,7 @@ function runOptions<T>(y: Argv<T>) {
     .option("timeout", { type: "string", describe: "timeout for tasks that set none (90s, 10m, 1h)" })
     .option("allow-env", { type: "string", array: true, default: [], describe: "secret-looking variable the shell may see (repeatable)" })
     .option("sandbox", SANDBOX_OPTION)
+    .option("pricing", { type: "string", describe: "pricing file (YAML, schema/pricing.schema.json): adds models to the price table or overrides their prices" })
     .example("$0 run tasks/", "run every task under tasks/, resuming .rhema/runs/latest")
     .example("$0 run tasks/ --filter 'arithmetic/*' --junit junit.xml --json", "one suite, a JUnit copy, events as JSON lines")
     .epilogue(EXIT_CODES_HELP);
@@ -73,6 +74,7 @@ function validateOptions<T>(y: Argv<T>) {
     .positional("paths", { type: "string", array: true, demandOption: true, default: undefined, describe: "task files, folders or globs; a policy file is checked as a policy" })
     .option("policy", { type: "string", describe: "default policy to check too, for tasks that name none" })
     .option("sandbox", SANDBOX_OPTION)
+    .option("pricing", { type: "string", describe: "pricing file to check too" })
     .example("$0 validate tasks/", "check every task file and the policies they use")
     .example("$0 validate tasks/policies/ci.yaml", "check one policy file");
 }

@@ -11,12 +11,15 @@ import type { SandboxMode } from "../process/sandbox-mode.js";
 import { EXIT_OK, type ExitCode } from "./exit-codes.js";
 import { print, type CliIo } from "./io.js";
 import { inputCapsFromEnv } from "./input-caps.js";
+import { loadPricingFile } from "../runner/tasks/pricing-file.js";
+import { formatCostTotal, sumCosts } from "../runner/reports/cost-figures.js";
 
 /**
  * Checks task files, every policy they use, and every policy file among the paths (a file whose
  * top level is a policy is validated as one); runs nothing. Problems throw (exit 2).
  */
-export async function validateCommand(args: { paths: string[]; policy?: string; sandbox?: SandboxMode }, io: CliIo): Promise<ExitCode> {
+export async function validateCommand(args: { paths: string[]; policy?: string; sandbox?: SandboxMode; pricing?: string | undefined }, io: CliIo): Promise<ExitCode> {
+  const pricing = args.pricing === undefined ? null : await loadPricingFile(resolve(io.cwd, args.pricing));
   const loaded = await loadTasks(args.paths, { cwd: io.cwd, caps: inputCapsFromEnv(io.env) });
   const approvals = await resolveTaskApprovals(loaded.tasks, { policyFlag: loaded.tasks.length > 0 ? args.policy : undefined, cwd: io.cwd, sandboxFlag: args.sandbox });
   for (const note of loaded.tasks.length > 0 ? approvals.notes : []) print(io.stderr, `rhema: ${note}`);
@@ -25,14 +28,15 @@ export async function validateCommand(args: { paths: string[]; policy?: string; 
     for (const w of policy.warnings) print(io.stderr, `rhema: ${formatPolicyIssue(w)}`);
     for (const w of permissiveWarnings(policy.policy)) print(io.stderr, `rhema: warning: ${w}`);
   }
+  const pricingNote = pricing ? `, a pricing file of ${plural(pricing.models.length, "model", "models")}` : "";
   if (loaded.tasks.length === 0) {
-    print(io.stdout, `valid: ${plural(loaded.policies.length, "policy file", "policy files")}`);
+    print(io.stdout, `valid: ${plural(loaded.policies.length, "policy file", "policy files")}${pricingNote}`);
     return EXIT_OK;
   }
   const suites = new Set(loaded.tasks.map((t) => t.suite));
   const policyFiles = loaded.policies.length > 0 ? ` and ${plural(loaded.policies.length, "policy file", "policy files")}` : "";
   print(io.stdout, `valid: ${plural(loaded.tasks.length, "task", "tasks")} in ${plural(suites.size, "suite", "suites")}, ` +
-    `${plural(approvals.policies, "policy", "policies")} in use${policyFiles}`);
+    `${plural(approvals.policies, "policy", "policies")} in use${policyFiles}${pricingNote}`);
   // Each task's effective sandbox and where it came from (nothing is probed: validate runs nothing).
   for (const task of [...loaded.tasks].sort(compareTasks)) {
     const setting = approvals.sandbox.get(taskKey(task));
@@ -48,6 +52,8 @@ function plural(n: number, one: string, many: string): string {
 export async function reportMergeCommand(args: { dirs: string[]; out: string }, io: CliIo): Promise<ExitCode> {
   const outcome = await mergeRunReports(args.dirs.map((d) => resolve(io.cwd, d)), resolve(io.cwd, args.out), { cwd: io.cwd });
   for (const missing of outcome.missingTranscripts) print(io.stderr, `rhema: transcript not found, not copied: ${missing}`);
-  print(io.stdout, `merged ${outcome.results.length} task result(s) from ${args.dirs.length} run(s): ${outcome.files.junit}, ${outcome.files.stats}, ${outcome.files.summary}`);
+  const cost = sumCosts(outcome.results);
+  print(io.stdout, `merged ${outcome.results.length} task result(s) from ${args.dirs.length} run(s)${cost === null ? "" : `, cost ${formatCostTotal(cost)}`}: ` +
+    `${outcome.files.junit}, ${outcome.files.stats}, ${outcome.files.summary}`);
   return EXIT_OK;
 }

@@ -1,11 +1,12 @@
 /**
  * How a run shows its progress: a live view on a terminal (one line per running task: step,
- * last tool, tokens), plain timestamped lines in CI logs, or the event stream as JSON lines
+ * last tool, tokens, dollars so far), plain timestamped lines in CI logs, or the event stream as JSON lines
  * (`--json`). Progress goes to stderr; JSON lines and the final summary go to stdout.
  */
 import type { TaskEvent } from "../runner/execute/runner-events.js";
 import type { RunProgress } from "../runner/execute/suite-runner.js";
 import { taskKey } from "../runner/run-dir/task-result.js";
+import { formatTaskCost, formatUsd } from "../runner/reports/cost-figures.js";
 
 export interface ProgressView {
   update(progress: RunProgress): void;
@@ -75,8 +76,9 @@ export function describeEnd(progress: Extract<RunProgress, { type: "task_end" }>
   const r = progress.result;
   const stats = r.stats ? `, cache ${(r.stats.cacheHitRate * 100).toFixed(0)}%` : "";
   const denials = r.policyDenials.count ? `, ${r.policyDenials.count} denied` : "";
+  const cost = r.cost ? `, ${formatTaskCost(r.cost)}` : "";
   const why = r.status === "errored" ? ` (${r.error?.code})` : r.status === "failed" ? ` (check "${r.checks.find((c) => !c.passed)?.name}")` : "";
-  return `${r.status}${why}${progress.kept ? " (kept from an earlier run)" : ""} in ${(r.durationMs / 1000).toFixed(1)}s, ${r.steps} ${r.steps === 1 ? "step" : "steps"}${stats}${denials}`;
+  return `${r.status}${why}${progress.kept ? " (kept from an earlier run)" : ""} in ${(r.durationMs / 1000).toFixed(1)}s, ${r.steps} ${r.steps === 1 ? "step" : "steps"}${stats}${cost}${denials}`;
 }
 
 class JsonLinesView implements ProgressView {
@@ -119,7 +121,8 @@ class PlainView implements ProgressView {
   close(): void {}
 }
 
-interface LiveTask { key: string; step: number; tool: string; tokens: number }
+/** `costUsd`: dollars of the task's priced requests so far; null once one was unpriced; absent before any was priced. */
+interface LiveTask { key: string; step: number; tool: string; tokens: number; costUsd?: number | null }
 
 class LiveView implements ProgressView {
   private readonly running = new Map<string, LiveTask>();
@@ -167,7 +170,11 @@ class LiveView implements ProgressView {
     if (event.type === "check_end" && !event.passed) this.print(`  ${key}  check "${event.name}" ${checkVerdict(event)}`);
     if (event.type === "request") task.step = event.step;
     if (event.type === "tool_call") task.tool = `${event.name} ${clip(summarizeInput(event.input)).slice(0, 40)}`;
-    if (event.type === "usage") task.tokens += event.usage.inputTokens + event.usage.cacheReadTokens + event.usage.cacheWriteTokens + event.usage.outputTokens;
+    if (event.type === "usage") {
+      task.tokens += event.usage.inputTokens + event.usage.cacheReadTokens + event.usage.cacheWriteTokens + event.usage.outputTokens;
+      if (event.costUsd === null) task.costUsd = null;
+      else if (event.costUsd !== undefined && task.costUsd !== null) task.costUsd = (task.costUsd ?? 0) + event.costUsd;
+    }
   }
 
   private mark(status: string): string {
@@ -205,12 +212,13 @@ class LiveView implements ProgressView {
 }
 
 /**
- * One running task's live line, at most `width` characters: the figures (step, tokens) are kept
+ * One running task's live line, at most `width` characters: the figures (step, tokens, dollars) are kept
  * whole; the tool summary gives way first, then the task name (cut with `…`).
  */
-export function liveLine(task: { key: string; step: number; tool: string; tokens: number }, width: number): string {
+export function liveLine(task: LiveTask, width: number): string {
   const step = `step ${task.step}`;
-  const tokens = `${(task.tokens / 1000).toFixed(1)}k tok`;
+  const dollars = task.costUsd === undefined ? "" : task.costUsd === null ? "  unpriced" : `  ${formatUsd(task.costUsd)}`;
+  const tokens = `${(task.tokens / 1000).toFixed(1)}k tok${dollars}`;
   const line = (name: string, tool: string) => `  ${name}  ${step}  ${tool}  ${tokens}`;
   if (line(task.key, task.tool).length <= width) return line(task.key, task.tool);
   const toolRoom = width - line(task.key, "").length;

@@ -11,14 +11,19 @@ import { print, type CliIo } from "./io.js";
 import { RhemaError } from "../core/errors.js";
 import { chooseProgressView } from "./progress-view.js";
 import { inputCapsFromEnv } from "./input-caps.js";
+import { loadPricingFile } from "../runner/tasks/pricing-file.js";
+import { formatCostTotal, sumCosts } from "../runner/reports/cost-figures.js";
+import { resolve } from "node:path";
 
 export const DEFAULT_RUN_DIR = ".rhema/runs/latest";
 
-export interface RunArgs extends Omit<RunRequest, "concurrency" | "maxSteps"> {
+export interface RunArgs extends Omit<RunRequest, "concurrency" | "maxSteps" | "pricing" | "pricingFile"> {
   /** Tasks at once: the flag's text, checked by `parseCountFlag` (a positive integer). */
   concurrency: number | string;
   /** Step cap for tasks that set none: the flag's text, checked like `concurrency`. */
   maxSteps?: number | string | undefined;
+  /** `--pricing FILE`: a pricing file, read and checked before anything runs. */
+  pricing?: string | undefined;
   json: boolean;
 }
 
@@ -30,8 +35,12 @@ export async function runCommand(args: RunArgs, io: CliIo): Promise<ExitCode> {
     // Every flag is checked before anything is read or written: exit 2 naming the flag.
     const concurrency = parseCountFlag("--concurrency", args.concurrency);
     const maxSteps = args.maxSteps === undefined ? undefined : parseCountFlag("--max-steps", args.maxSteps);
-    const { maxSteps: _given, ...rest } = args;
-    const request: RunRequest = { ...rest, concurrency, ...(maxSteps !== undefined ? { maxSteps } : {}), caps: inputCapsFromEnv(io.env) };
+    const { maxSteps: _given, pricing: pricingPath, ...rest } = args;
+    const pricing = pricingPath === undefined ? null : await loadPricingFile(resolve(io.cwd, pricingPath));
+    const request: RunRequest = {
+      ...rest, concurrency, ...(maxSteps !== undefined ? { maxSteps } : {}), caps: inputCapsFromEnv(io.env),
+      ...(pricing ? { pricing: pricing.models, pricingFile: { path: pricing.file, sha256: pricing.sha256 } } : {}),
+    };
     outcome = await runRequest(request, {
       cwd: io.cwd, env: io.env, pid: io.pid, interrupt: io.interrupt,
       onNote: (note) => print(io.stderr, `rhema: ${note}`),
@@ -56,7 +65,7 @@ export function parseCountFlag(flag: string, value: number | string): number {
   return n;
 }
 
-/** The closing lines: counts, denials, where the reports are. */
+/** The closing lines: counts, denials, cost, where the reports are. */
 export function finalSummary(outcome: Pick<RunRequestOutcome, "results" | "interrupted" | "reports">, runDir: string): string {
   const count = (s: string) => outcome.results.filter((r) => r.status === s).length;
   const denials = outcome.results.reduce((n, r) => n + r.policyDenials.count, 0);
@@ -64,6 +73,8 @@ export function finalSummary(outcome: Pick<RunRequestOutcome, "results" | "inter
     `Tasks: ${outcome.results.length} finished — passed ${count("passed")}, failed ${count("failed")}, errored ${count("errored")}` +
       (denials ? `; ${denials} tool call(s) denied by policy` : ""),
   ];
+  const cost = sumCosts(outcome.results);
+  if (cost !== null) lines.push(`Cost: ${formatCostTotal(cost)}`);
   if (outcome.interrupted) lines.push(`Interrupted: run the same command again to continue (${runDir}).`);
   lines.push(`Reports: ${outcome.reports.junit}, ${outcome.reports.stats}, ${outcome.reports.summary}`);
   return lines.join("\n");

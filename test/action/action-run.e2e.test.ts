@@ -22,7 +22,7 @@ test("runs the example suite: outputs, summary appended, annotations, exit code 
   const first = await runStep(job, { inputs });
   assert.equal(first.code, 1, first.stdout + first.stderr);
   const runDir = join(job.workspace, ".rhema/runs/latest");
-  const { ["cache-hit-rate"]: hitRate, ["cache-read-tokens"]: cacheRead, ["cache-write-tokens"]: cacheWrite, ["output-tokens"]: outTokens, ["input-tokens"]: inTokens, ...rest } = first.outputs;
+  const { ["cache-hit-rate"]: hitRate, ["cache-read-tokens"]: cacheRead, ["cache-write-tokens"]: cacheWrite, ["output-tokens"]: outTokens, ["input-tokens"]: inTokens, ["cost-usd"]: costUsd, ...rest } = first.outputs;
   assert.deepEqual(rest, {
     junit: join(runDir, "junit.xml"), stats: join(runDir, "stats.json"), summary: join(runDir, "summary.md"), "run-dir": runDir,
     passed: "2", failed: "2", errored: "0", stopped: "0", interrupted: "0",
@@ -33,6 +33,7 @@ test("runs the example suite: outputs, summary appended, annotations, exit code 
     { hitRate: stats.total.stats.cacheHitRate.toFixed(4), cacheRead: String(stats.total.stats.cacheReadTokens), cacheWrite: String(stats.total.stats.cacheWriteTokens), outTokens: String(stats.total.stats.outputTokens), inTokens: String(stats.total.stats.inputTokens) },
   );
   assert.ok(Number(cacheRead) > 0);
+  assert.equal(costUsd, "unpriced", "scripted tasks without priceAs have no price: never 0");
 
   const summary = await readFile(summaryFile, "utf8");
   assert.ok(summary.startsWith("# an earlier step's summary\n"), "appended, not overwritten");
@@ -51,7 +52,7 @@ test("runs the example suite: outputs, summary appended, annotations, exit code 
   ]);
   const [notice, ...moreNotices] = workflowCommands(first.stdout, "notice");
   assert.deepEqual(moreNotices, []);
-  assert.match(notice!, /^::notice title=rhema::4 task\(s\): 2 passed, 2 failed, 0 errored; tokens in \d+, cache read \d+, cache write \d+, out \d+; cache hit rate 0\.\d{4}$/);
+  assert.match(notice!, /^::notice title=rhema::4 task\(s\): 2 passed, 2 failed, 0 errored; cost unpriced; tokens in \d+, cache read \d+, cache write \d+, out \d+; cache hit rate 0\.\d{4}$/);
 
   // Same run directory: every task is kept, so these only decide the exit code.
   const onError = await runStep(job, { inputs: { ...inputs, "fail-on": "error" } });

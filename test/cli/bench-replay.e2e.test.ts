@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { runCli } from "../support/cli.js";
 import { sharedDir } from "../support/paths.js";
@@ -57,4 +57,26 @@ test("bench replay --model prices each request in dollars, and refuses a model w
   const bad = await runCli(["bench", "replay", two[0]!, "--model", "no-such-model"], { cwd: dir });
   assert.equal(bad.code, 2);
   assert.match(bad.stderr, /no price is known for it/);
+});
+
+test("bench replay --pricing prices a model the table lacks, by the same rules as a run; a bad pricing file is exit 2 located", async (t) => {
+  const dir = await tempDir(t);
+  await writeFile(join(dir, "pricing.yaml"), "version: 1\nmodels:\n  - { provider: anthropic, model: house-model, inputPerMTok: 3, outputPerMTok: 15, cacheReadPerMTok: 0.3, cacheWritePerMTok: 3.75 }\n");
+  const args = [two[0]!, "--budget", "8000", "--strategy", "sections", "--json"];
+  const house = await runCli(["bench", "replay", ...args, "--model", "house-model", "--pricing", "pricing.yaml"], { cwd: dir });
+  assert.equal(house.code, 0, house.stderr);
+  const sonnet = await runCli(["bench", "replay", ...args, "--model", "claude-sonnet-4-5"], { cwd: dir });
+  const cost = (text: string) => (JSON.parse(text) as { total: Array<{ costUsd: number | null }> }).total[0]!.costUsd!;
+  // Sonnet 4.5's published prices below its 200k tier, written out: the same dollars.
+  assert.ok(Math.abs(cost(house.stdout) - cost(sonnet.stdout)) < 1e-9, `${cost(house.stdout)} vs ${cost(sonnet.stdout)}`);
+  const unknown = await runCli(["bench", "replay", ...args, "--model", "house-model"], { cwd: dir });
+  assert.equal(unknown.code, 2);
+  assert.match(unknown.stderr, /add it to a pricing file \(--pricing\)/);
+  const alone = await runCli(["bench", "replay", ...args, "--pricing", "pricing.yaml"], { cwd: dir });
+  assert.equal(alone.code, 2);
+  assert.match(alone.stderr, /--pricing prices --model's requests/);
+  await writeFile(join(dir, "bad.yaml"), "version: 1\nmodels:\n  - { provider: anthropic, model: m, inputPerMTok: 3 }\n");
+  const bad = await runCli(["bench", "replay", ...args, "--model", "m", "--pricing", "bad.yaml"], { cwd: dir });
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /bad\.yaml:3:5: models\.0: missing key `outputPerMTok`/);
 });

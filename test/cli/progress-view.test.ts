@@ -209,3 +209,22 @@ test("at 50 columns the live line truncates the task name and tool, never the fi
   assert.equal(line, "  refactoring-suite/rename-ca…  step 12  4.2k tok");
   assert.equal(liveLine({ ...task, key: "a/b" }, 100), "  a/b  step 12  shell npm test -- --coverage  4.2k tok");
 });
+
+test("the live line shows the dollars a task has cost so far, or unpriced; the live view adds up each request's price", async () => {
+  const task = { key: "a/b", step: 3, tool: "shell npm test", tokens: 4200 };
+  assert.equal(liveLine({ ...task, costUsd: 0.0123 }, 100), "  a/b  step 3  shell npm test  4.2k tok  $0.0123");
+  assert.equal(liveLine({ ...task, costUsd: null }, 100), "  a/b  step 3  shell npm test  4.2k tok  unpriced");
+  assert.ok(liveLine({ ...task, key: "refactoring-suite/rename-calculator-module", costUsd: 0.5 }, 49).endsWith("4.2k tok  $0.5000"));
+  const usage = { inputTokens: 100, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 10 };
+  const live = streams({ isTTY: true, columns: 100 });
+  const view = chooseProgressView({ json: false, ci: false, color: false, streams: live.streams, now: NOW });
+  view.update({ type: "task_start", task: ONE });
+  view.update(event(ONE, { type: "usage", step: 1, usage, costUsd: 0.01 }));
+  view.update(event(ONE, { type: "usage", step: 2, usage, costUsd: 0.0025 }));
+  await sleep(150);
+  assert.match(live.err.text(), /alpha\/one {2}step 0 {2} {2}0\.2k tok {2}\$0\.0125/);
+  view.update(event(ONE, { type: "usage", step: 3, usage, costUsd: null }));
+  await sleep(150);
+  assert.match(live.err.text(), /0\.3k tok {2}unpriced/);
+  view.close();
+});

@@ -61,6 +61,8 @@ export interface RunRequest {
   pricing?: readonly ModelPricing[];
   /** `--sandbox`: the least sandbox the run asks for (a policy or task may ask for more); default auto. */
   sandbox?: SandboxMode;
+  /** The pricing file `pricing` was read from (recorded in each result's cost). */
+  pricingFile?: { path: string; sha256: string };
 }
 
 /** What a run needs from the process, handed in by the edge. */
@@ -94,6 +96,7 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
   const providers = createProviders(loaded.tasks, request, context.env);
   const workers = createWorkerProviders(loaded.tasks, context.env);
   const pricings = priceTasks(loaded.tasks, request, context.env);
+  for (const note of unpricedNotes(loaded.tasks, request, pricings)) context.onNote(note);
   const approvals = await resolveTaskApprovals(loaded.tasks, { policyFlag: request.policy, cwd: context.cwd, sandboxFlag: request.sandbox });
   for (const note of approvals.notes) context.onNote(note);
   const sandbox = await settleSandboxes(approvals.sandbox, context.env.PATH);
@@ -122,6 +125,7 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
       providerFor: (task) => providers.get(taskKey(task))!,
       workerProviderFor: (task) => workers.get(taskKey(task)) ?? null,
       pricingFor: (task) => pricings.get(taskKey(task))!,
+      ...(request.pricingFile ? { pricingFile: request.pricingFile } : {}),
       approvalFor: (task) => approvals.approvals.get(taskKey(task))!,
       defaults: { ...(request.maxSteps !== undefined ? { maxSteps: request.maxSteps } : {}), ...(timeoutMs !== undefined ? { timeoutMs } : {}) },
       sandboxFor: (task) => sandbox.runs.get(taskKey(task))!,
@@ -199,6 +203,24 @@ function priceTasks(tasks: readonly TaskDefinition[], request: RunRequest, env: 
     }, table));
   }
   return pricings;
+}
+
+/**
+ * "unpriced: model M has no known price; …", once per model a task or its worker names that has
+ * no price. A scripted task without `priceAs` is unpriced too, but unremarked: it names no model.
+ */
+function unpricedNotes(tasks: readonly TaskDefinition[], request: RunRequest, pricings: ReadonlyMap<string, TaskPricing>): string[] {
+  const models = new Set<string>();
+  for (const task of tasks) {
+    const pricing = pricings.get(taskKey(task))!;
+    const spec = providerSpec(task, request);
+    const priceAs = task.model?.provider === "scripted" ? task.model.priceAs : undefined;
+    if (pricing.task === null && spec.provider !== "scripted") models.add(`${spec.provider}/${spec.name}`);
+    if (pricing.task === null && priceAs !== undefined) models.add(priceAs);
+    const worker = task.transcript?.worker;
+    if (worker && pricing.worker === null) models.add(`${worker.provider}/${worker.name}`);
+  }
+  return [...models].sort().map((m) => `unpriced: model ${m} has no known price; add it to a pricing file (--pricing)`);
 }
 
 function providerSpec(task: TaskDefinition, request: RunRequest): ProviderSpec {

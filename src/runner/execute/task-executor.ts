@@ -42,6 +42,8 @@ import { freshTaskState, type TaskState } from "../run-dir/task-state.js";
 import { DEFAULT_MAX_STEPS, runTaskTurn, stepsTaken } from "./task-turn.js";
 import { prepareWorkspace } from "./task-workspace.js";
 import type { TaskPricing } from "./task-pricing.js";
+import { pricedAsOf, taskCost } from "../reports/cost-figures.js";
+import { PRICE_TABLE } from "../../providers/prices.js";
 
 export interface TaskRunEnv {
   runDir: string;
@@ -56,6 +58,8 @@ export interface TaskRunEnv {
   approvalFor(task: TaskDefinition): Approval;
   /** What the task's requests are priced as (task-pricing.ts); absent: no cost is counted. */
   pricingFor?(task: TaskDefinition): TaskPricing;
+  /** The pricing file the run's prices came from, recorded in each result's cost; absent: the bundled table alone. */
+  pricingFile?: { path: string; sha256: string };
   defaults: { maxSteps?: number; timeoutMs?: number };
   /** The environment tool commands start from (the CLI's), and names let through despite looking secret. */
   shellEnv: Readonly<Record<string, string | undefined>>;
@@ -140,8 +144,10 @@ export async function runTask(task: TaskDefinition, env: TaskRunEnv): Promise<Ta
     const saved = agent ? null : await checkpoint.load();
     const messages = agent?.session.messages ?? saved?.messages ?? [];
     const stats = agent?.transcriptStats() ?? saved?.transcript?.stats ?? null;
+    const pricing = env.pricingFor?.(task);
+    const cost = pricing ? taskCost(stats, pricedAsOf(pricing), { ...PRICE_TABLE, pricingFile: env.pricingFile ?? null }) : undefined;
     const result = buildResult({
-      task, folder, state: book.current, env, messages, checks, failure, stats, provider: provider.id,
+      task, folder, state: book.current, env, messages, checks, failure, stats, cost, provider: provider.id,
       elapsedMs: book.current.activeMs + (Date.now() - started), sandbox: sandbox.record,
     });
     await folder.writeResult(result);
@@ -227,6 +233,7 @@ interface ResultParts {
   checks: CheckOutcome[];
   failure: RhemaError | null;
   stats: TaskResult["stats"];
+  cost: TaskResult["cost"];
   provider: string;
   elapsedMs: number;
   sandbox: TaskSandboxRecord;
@@ -246,6 +253,7 @@ function buildResult(p: ResultParts): TaskResult {
     durationMs: Math.round(p.elapsedMs),
     steps: stepsTaken(messages),
     stats: p.stats,
+    ...(p.cost ? { cost: p.cost } : {}),
     checks: p.checks,
     ...(p.failure ? { error: { code: p.failure.code, message: p.failure.message } } : {}),
     finalAnswer: finalAnswerOf(messages),

@@ -19,7 +19,8 @@ import { createRequire } from "node:module";
 import type { Builder, TestCase, TestSuite } from "junit-report-builder";
 import type { TranscriptStats } from "../../core/transcript-types.js";
 import { aggregateResults } from "./stats-report.js";
-import { compareTasks, type ReportMeta, type SkippedTask, type TaskResult, type UnfinishedTask } from "../run-dir/task-result.js";
+import type { CostTotal } from "./cost-figures.js";
+import { compareTasks, type ReportMeta, type SkippedTask, type TaskCost, type TaskResult, type UnfinishedTask } from "../run-dir/task-result.js";
 
 let rootBuilder: Builder | null = null;
 
@@ -68,7 +69,7 @@ function addSuite(node: TestSuite, suite: string, entries: SuiteEntries, fileOf:
   node.property("suite.steps", String(totals.steps));
   node.property("suite.policyDenials", String(totals.policyDenials));
   node.property("suite.resumed", String(totals.resumed));
-  addStatsProperties(node, "suite", totals.stats);
+  addStatsProperties(node, "suite", totals.stats, suiteCostFigures(totals.cost));
   for (const result of results) addTaskProperties(node, result);
   // Test cases after properties: the builder writes properties first in any case.
   // One order for every kind of testcase: by id, as the suite's tasks are.
@@ -87,14 +88,52 @@ function addTaskProperties(node: TestSuite, result: TaskResult): void {
   node.property(`${prefix}.steps`, String(result.steps));
   node.property(`${prefix}.resumed`, String(result.resumed));
   node.property(`${prefix}.policyDenials`, String(result.policyDenials.count));
-  addStatsProperties(node, prefix, result.stats);
+  addStatsProperties(node, prefix, result.stats, taskCostFigures(result.cost));
 }
 
-function addStatsProperties(node: TestSuite, prefix: string, stats: TranscriptStats | null): void {
+/** The stats as properties, with the cost figures in place of the stats' own (which read 0 for unpriced). */
+function addStatsProperties(node: TestSuite, prefix: string, stats: TranscriptStats | null, cost: CostFigures): void {
   if (stats === null) return;
   for (const [name, value] of Object.entries(stats)) {
-    node.property(`${prefix}.${name}`, statValue(name, value));
+    node.property(`${prefix}.${name}`, cost.replace[name] ?? statValue(name, value));
   }
+  for (const [name, value] of cost.add) node.property(`${prefix}.${name}`, value);
+}
+
+/** Cost as properties: `costUsd`/`workerCostUsd` read `unpriced` where there was no price (never 0), plus the total and what was priced. */
+interface CostFigures {
+  replace: Record<string, string>;
+  add: [string, string][];
+}
+
+const NO_COST: CostFigures = { replace: {}, add: [] };
+
+function taskCostFigures(cost: TaskCost | undefined): CostFigures {
+  if (cost === undefined) return NO_COST;
+  return {
+    replace: {
+      ...(cost.pricedAs === null ? { costUsd: "unpriced" } : {}),
+      ...(cost.workerPricedAs === null ? { workerCostUsd: "unpriced" } : {}),
+    },
+    add: [
+      ["totalCostUsd", cost.usd === null ? "unpriced" : String(cost.usd)],
+      ["pricedAs", cost.pricedAs ?? "unpriced"],
+      ["costSimulated", String(cost.simulated)],
+    ],
+  };
+}
+
+function suiteCostFigures(total: CostTotal | null): CostFigures {
+  if (total === null) return NO_COST;
+  const unpriced = total.usd === null;
+  return {
+    replace: unpriced ? { costUsd: "unpriced", workerCostUsd: "unpriced" } : {},
+    add: [
+      ["totalCostUsd", unpriced ? "unpriced" : String(total.usd)],
+      ["unpricedTasks", String(total.unpricedTasks)],
+      ["simulatedTasks", String(total.simulatedTasks)],
+    ],
+  };
 }
 
 function addTestCase(node: TestCase, result: TaskResult, file: string): void {
@@ -123,7 +162,9 @@ export function taskFigures(result: TaskResult): [string, string][] {
     ["resumed", String(result.resumed)],
     ["policyDenials", String(result.policyDenials.count)],
   ];
-  for (const [name, value] of Object.entries(result.stats ?? {})) figures.push([name, statValue(name, value)]);
+  const cost = taskCostFigures(result.cost);
+  for (const [name, value] of Object.entries(result.stats ?? {})) figures.push([name, cost.replace[name] ?? statValue(name, value)]);
+  if (result.stats !== null) figures.push(...cost.add);
   return figures;
 }
 

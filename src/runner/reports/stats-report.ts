@@ -1,13 +1,14 @@
 /**
  * `stats.json`: the machine-readable account of a run — counts, durations, steps, policy
- * denials, the sandbox and TranscriptStats per task, per suite and in total. Its JSON Schema is published
+ * denials, the sandbox, TranscriptStats and cost per task, per suite and in total, and the price tables used. Its JSON Schema is published
  * as `schema/stats.schema.json`, generated from `statsReportSchema`. Built by a pure function of
  * results + meta, so merged shards and an unsharded run give the same file.
  */
 import { z } from "zod";
 import { sumTranscriptStats } from "../../core/transcript-types.js";
+import { priceSources, sumCosts } from "./cost-figures.js";
 import {
-  compareTasks, taskSandboxSchema, transcriptStatsSchema,
+  compareTasks, priceSourceSchema, taskCostSchema, taskSandboxSchema, transcriptStatsSchema,
   type ReportMeta, type TaskResult, type UnfinishedTask,
 } from "../run-dir/task-result.js";
 
@@ -40,6 +41,14 @@ const aggregateSchema = z.strictObject({
   resumed: count.describe("Resumes from checkpoints, summed."),
   stats: transcriptStatsSchema.nullable().describe("Summed TranscriptStats; null when no task had a transcript."),
   sandbox: sandboxAggregateSchema.default(null),
+  cost: z.strictObject({
+    usd: z.number().nonnegative().nullable().describe("Σ priced dollars, the worker's included; null when no task had a price (unpriced, not $0). A lower bound when unpricedRequests > 0."),
+    workerUsd: z.number().nonnegative().describe("Of usd, the compaction workers' dollars."),
+    unpricedRequests: count.describe("Requests with no known price."),
+    tasks: count.describe("Tasks with a cost."),
+    unpricedTasks: count.describe("Of them, tasks whose model has no known price."),
+    simulatedTasks: count.describe("Of them, scripted tasks priced as a real model (priceAs): simulated figures."),
+  }).nullable().default(null).describe("What the tasks cost; null when no result has a cost."),
 });
 
 const taskEntrySchema = z.strictObject({
@@ -54,6 +63,7 @@ const taskEntrySchema = z.strictObject({
   resumed: count,
   policyDenials: count,
   stats: transcriptStatsSchema.nullable(),
+  cost: taskCostSchema.nullable().default(null).describe("What the task cost (result.json's cost); null when it has none."),
   errorCode: z.string().nullable().describe("Why the agent failed, for errored tasks."),
   failedChecks: z.array(z.string()).describe("Names of the checks that failed."),
   sandbox: taskSandboxSchema.nullable().default(null).describe("What the task's commands ran in; null for results of older rhemas."),
@@ -65,6 +75,7 @@ export const statsReportSchema = z.strictObject({
   startedAt: z.string().describe("ISO time the run started (merged: the earliest shard's)."),
   finishedAt: z.string().describe("ISO time of the last write (merged: the latest shard's)."),
   wallTimeMs: count,
+  prices: z.array(priceSourceSchema).default([]).describe("The price tables (version, pricing file) the tasks' costs were computed with."),
   total: aggregateSchema,
   suites: z.array(aggregateSchema.extend({ suite: z.string() })),
   tasks: z.array(taskEntrySchema),
@@ -105,6 +116,7 @@ export function buildStatsReport(results: readonly TaskResult[], meta: ReportMet
     startedAt: meta.startedAt,
     finishedAt: meta.finishedAt,
     wallTimeMs: Math.round(meta.wallTimeMs ?? (Math.max(0, Date.parse(meta.finishedAt) - Date.parse(meta.startedAt)) || 0)),
+    prices: priceSources(ordered),
     total: aggregateResults(ordered, skipped.length, unfinished),
     suites: suiteNames.map((suite) => ({
       suite,
@@ -139,6 +151,7 @@ export function aggregateResults(results: readonly TaskResult[], skipped: number
     resumed: sum(results.map((r) => r.resumed)),
     stats: withStats.length === 0 ? null : sumTranscriptStats(withStats),
     sandbox: aggregateSandbox(results),
+    cost: sumCosts(results),
   };
 }
 
@@ -169,6 +182,7 @@ function taskEntry(result: TaskResult): StatsReport["tasks"][number] {
     resumed: result.resumed,
     policyDenials: result.policyDenials.count,
     stats: result.stats,
+    cost: result.cost ?? null,
     errorCode: result.error?.code ?? null,
     failedChecks: result.checks.filter((check) => !check.passed).map((check) => check.name),
     sandbox: result.sandbox ?? null,

@@ -1,6 +1,6 @@
 /**
  * `summary.md`: the run as a short markdown page fit for `$GITHUB_STEP_SUMMARY` — a totals
- * line and the sandbox (a warning when commands ran unsandboxed), a table with a row per task of the run (status, time, steps, cache hit rate, policy
+ * line and the sandbox (a warning when commands ran unsandboxed), a table with a row per task of the run (status, time, steps, cache hit rate, cost, policy
  * denials; interrupted and not-started tasks too), then the failures: the check that failed
  * with its output's first error line and tail, or the agent's error, and the policy's denials.
  * A pure function of results + meta; sizes are capped so a large run stays well under GitHub's
@@ -8,6 +8,7 @@
  */
 import { formatDurationMs } from "../tasks/duration.js";
 import { buildStatsReport, type StatsAggregate, type StatsReport } from "./stats-report.js";
+import { formatCostTotal, formatTaskCost, type CostTotal } from "./cost-figures.js";
 import { compareTasks, taskKey, type PolicyDenial, type ReportMeta, type TaskResult, type TaskStatus } from "../run-dir/task-result.js";
 
 const STATUS_EMOJI: Record<TaskStatus | "skipped" | "interrupted" | "notStarted", string> = {
@@ -28,7 +29,7 @@ const TAIL_CHARS = 3_000;
 export function renderSummaryReport(results: readonly TaskResult[], meta: ReportMeta): string {
   const ordered = [...results].sort(compareTasks);
   const stats = buildStatsReport(ordered, meta);
-  const sections = [totalsSection(stats), taskTable(ordered, meta), failuresSection(ordered), unfinishedNote(meta)];
+  const sections = [totalsSection(stats), taskTable(ordered, meta), costNote(stats.total.cost), failuresSection(ordered), unfinishedNote(meta)];
   return sections.filter((section) => section !== "").join("\n\n") + "\n";
 }
 
@@ -47,6 +48,7 @@ function totalsSection(stats: ReturnType<typeof buildStatsReport>): string {
     `${formatDurationMs(stats.total.durationMs)} task time`,
     `${stats.total.steps} steps`,
     `cache hit ${percent(stats.total.stats?.cacheHitRate)}`,
+    ...costFigure(stats.total.cost),
     ...compactionFigures(stats.total.stats),
     `${stats.total.policyDenials} policy denials`,
   ];
@@ -73,6 +75,11 @@ function sandboxLines(sandbox: StatsAggregate["sandbox"], tasks: StatsReport["ta
   return ["", `Sandbox: ${parts.filter((p) => p !== null).join("; ")}.`];
 }
 
+/** The run's cost, when its results have one: `cost $0.0123`, `cost unpriced`. */
+function costFigure(total: CostTotal | null): string[] {
+  return total === null ? [] : [`cost ${dollars(formatCostTotal(total))}`];
+}
+
 /** Said only when the run compacted: flushes (free ones apart), merges, the peak request. */
 function compactionFigures(t: { flushes: number; freeFlushes: number; summaryMerges: number; peakRequestTokens: number } | null | undefined): string[] {
   if (!t || t.flushes === 0) return [];
@@ -87,19 +94,20 @@ function taskTable(results: readonly TaskResult[], meta: ReportMeta): string {
     formatDurationMs(r.durationMs),
     String(r.steps),
     percent(r.stats?.cacheHitRate),
+    dollars(formatTaskCost(r.cost)),
     String(r.policyDenials.count),
   ] }));
   for (const task of meta.unfinished ?? []) {
     const emoji = task.state === "interrupted" ? STATUS_EMOJI.interrupted : STATUS_EMOJI.notStarted;
-    rows.push({ suite: task.suite, id: task.id, cells: [emoji, code(taskKey(task)), "—", "—", "—", "—"] });
+    rows.push({ suite: task.suite, id: task.id, cells: [emoji, code(taskKey(task)), "—", "—", "—", "—", "—"] });
   }
   for (const task of meta.skipped ?? []) {
-    rows.push({ suite: task.suite, id: task.id, cells: [STATUS_EMOJI.skipped, code(taskKey(task)), "—", "—", "—", "—"] });
+    rows.push({ suite: task.suite, id: task.id, cells: [STATUS_EMOJI.skipped, code(taskKey(task)), "—", "—", "—", "—", "—"] });
   }
   if (rows.length === 0) return "_No tasks ran._";
   return [
-    "| | Task | Time | Steps | Cache hit | Denials |",
-    "|:-:|:--|--:|--:|--:|--:|",
+    "| | Task | Time | Steps | Cache hit | Cost | Denials |",
+    "|:-:|:--|--:|--:|--:|--:|--:|",
     ...rows.sort(compareTasks).map((row) => `| ${row.cells.map(tableCell).join(" | ")} |`),
   ].join("\n");
 }
@@ -147,6 +155,15 @@ function denialLines(denials: TaskResult["policyDenials"]): string[] {
   ];
 }
 
+/** Under the table: what "simulated" and "unpriced" mean, when a cost reads so. */
+function costNote(total: CostTotal | null): string {
+  if (total === null) return "";
+  const notes: string[] = [];
+  if (total.simulatedTasks > 0) notes.push("simulated: scripted tasks priced as a real model (`priceAs`), not money spent");
+  if (total.unpricedTasks > 0 || total.unpricedRequests > 0) notes.push("unpriced: a model with no known price (add it to a pricing file, `--pricing`), not $0");
+  return notes.length === 0 ? "" : dollars(`_Cost — ${notes.join("; ")}._`);
+}
+
 /** The note under the table when tasks have no result: the same command continues them. */
 function unfinishedNote(meta: ReportMeta): string {
   const unfinished = meta.unfinished ?? [];
@@ -155,6 +172,11 @@ function unfinishedNote(meta: ReportMeta): string {
   return interrupted
     ? `_The run was interrupted: ${unfinished.length} task(s) have no result yet; run the same command again to continue._`
     : `_${unfinished.length} task(s) of this run directory have not run yet: run it without --filter to run them._`;
+}
+
+/** `$` escaped: GitHub reads two dollar signs on a line as inline math. */
+function dollars(text: string): string {
+  return text.replaceAll("$", "\\$");
 }
 
 function percent(rate: number | undefined): string {

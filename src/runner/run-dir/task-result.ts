@@ -49,6 +49,32 @@ export const taskSandboxSchema = z.strictObject({
   fix: z.string().optional(),
 });
 
+/** Which prices a cost was computed with: the bundled table's version, and the pricing file if one was given. */
+export const priceSourceSchema = z.strictObject({
+  source: z.string(),
+  version: z.string(),
+  pricingFile: z.strictObject({ path: z.string(), sha256: z.string() }).nullable(),
+});
+
+/**
+ * What a task cost (its transcript stats hold the same dollars, split task/worker). `usd` is
+ * null when no request had a price — unpriced, never $0; with some requests unpriced it is
+ * the priced part (a lower bound) and `unpricedRequests` says how many are missing.
+ */
+export const taskCostSchema = z.strictObject({
+  usd: z.number().nonnegative().nullable(),
+  /** Of `usd`, the compaction worker's dollars. */
+  workerUsd: z.number().nonnegative(),
+  unpricedRequests: count,
+  /** The model the task's requests were priced as (`anthropic/claude-sonnet-4-5`); null: unpriced. */
+  pricedAs: z.string().nullable(),
+  /** The model the worker's requests were priced as; null: unpriced. */
+  workerPricedAs: z.string().nullable(),
+  /** A scripted task priced as a real model (`model.priceAs`): the figures are simulated. */
+  simulated: z.boolean(),
+  prices: priceSourceSchema,
+});
+
 export const taskResultSchema = z.strictObject({
   version: z.literal(TASK_RESULT_VERSION),
   suite: z.string().min(1),
@@ -68,6 +94,8 @@ export const taskResultSchema = z.strictObject({
   steps: count,
   /** null with the transcript off. */
   stats: transcriptStatsSchema.nullable(),
+  /** Absent in results written before costs were counted, and with the transcript off. */
+  cost: taskCostSchema.optional(),
   checks: z.array(checkOutcomeSchema),
   /** Why the agent failed (provider, step_cap, timeout, cancelled, …); present iff errored. */
   error: z.strictObject({ code: z.string(), message: z.string() }).optional(),
@@ -101,6 +129,8 @@ export type CheckOutcome = z.infer<typeof checkOutcomeSchema>;
 export type PolicyDenial = z.infer<typeof policyDenialSchema>;
 export type TaskSandboxRecord = z.infer<typeof taskSandboxSchema>;
 export type TaskStatus = TaskResult["status"];
+export type TaskCost = z.infer<typeof taskCostSchema>;
+export type PriceSource = z.infer<typeof priceSourceSchema>;
 
 /** A task left out of the run by `--filter` or `--tag` (tasks of other shards are not). */
 export interface SkippedTask {

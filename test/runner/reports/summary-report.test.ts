@@ -10,8 +10,8 @@ test("a totals line, then a row per task in suite/id order", () => {
   assert.match(summary, /^### rhema run `run-1`: 6 of 9 tasks passed\n\n✅ 6 passed · ❌ 2 failed · 💥 1 errored — 30m 00s wall · 53\.4s task time · 54 steps · cache hit \d+\.\d% · 10 policy denials\n/);
   const rows = tableRows(summary);
   assert.equal(rows.length, 9);
-  assert.equal(rows[0], "| ✅ | `arithmetic/task-00` | 1.0s | 2 | 72.7% | 2 |");
-  assert.equal(rows[1], "| 💥 | `arithmetic/task-03` | 4.7s | 5 | — | 0 |");
+  assert.equal(rows[0], "| ✅ | `arithmetic/task-00` | 1.0s | 2 | 72.7% | — | 2 |");
+  assert.equal(rows[1], "| 💥 | `arithmetic/task-03` | 4.7s | 5 | — | — | 0 |");
   assert.deepStrictEqual(rows.map((row) => row.split(" | ")[1]), [
     "`arithmetic/task-00`", "`arithmetic/task-03`", "`arithmetic/task-06`",
     "`strings/task-01`", "`strings/task-04`", "`strings/task-07`",
@@ -24,7 +24,7 @@ test("skipped tasks get a row and a count when meta lists them", () => {
   assert.match(summary, / · ⏭️ 1 skipped — /);
   const rows = tableRows(summary);
   assert.equal(rows.length, 10);
-  assert.equal(rows[4], "| ⏭️ | `strings/task-02b` | — | — | — | — |");
+  assert.equal(rows[4], "| ⏭️ | `strings/task-02b` | — | — | — | — | — |");
 });
 
 test("failures list the failed check with its output tail, and the agent's error", () => {
@@ -58,9 +58,9 @@ test("an interrupted run lists every task: finished ones, the interrupted and th
   ] }));
   assert.match(summary, /: 1 of 3 tasks passed\n\n✅ 1 passed · ❌ 0 failed · 💥 0 errored · ⏸️ 1 interrupted · ⏳ 1 not started — /);
   assert.deepStrictEqual(tableRows(summary), [
-    "| ✅ | `s/done` | 2.2s | 3 | 73.1% | 0 |",
-    "| ⏳ | `s/queued` | — | — | — | — |",
-    "| ⏸️ | `s/running` | — | — | — | — |",
+    "| ✅ | `s/done` | 2.2s | 3 | 73.1% | — | 0 |",
+    "| ⏳ | `s/queued` | — | — | — | — | — |",
+    "| ⏸️ | `s/running` | — | — | — | — | — |",
   ]);
   assert.match(summary, /_The run was interrupted: 2 task\(s\) have no result yet; run the same command again to continue\._/);
   assert.doesNotMatch(summary, /No tasks ran/);

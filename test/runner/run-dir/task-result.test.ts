@@ -40,3 +40,13 @@ test("an inconsistent result is refused for writing", () => {
   resultErrorOf(() => checkTaskResult({ ...sampleResult("s", "y", "passed"), status: "failed" }, PATH));
   resultErrorOf(() => checkTaskResult({ ...sampleResult("s", "z", "failed"), status: "passed" }, PATH));
 });
+
+test("a result's cost parses back whole; unpriced is null, and a negative or missing figure names the field", () => {
+  const prices = { source: "@pydantic/genai-prices", version: "0.1.8", pricingFile: null };
+  const cost = { usd: null, workerUsd: 0, unpricedRequests: 3, pricedAs: null, workerPricedAs: null, simulated: false, prices };
+  const result = { ...sampleResult("s", "x", "passed"), cost };
+  assert.deepStrictEqual(parseTaskResult(JSON.stringify(result), PATH), result);
+  assert.match(resultErrorOf(() => parseTaskResult(JSON.stringify({ ...result, cost: { ...cost, usd: -1 } }), PATH)).message, /not a task result: cost\.usd: /);
+  const { prices: _prices, ...withoutPrices } = cost;
+  assert.match(resultErrorOf(() => parseTaskResult(JSON.stringify({ ...result, cost: withoutPrices }), PATH)).message, /cost\.prices: /);
+});

@@ -1,0 +1,112 @@
+/**
+ * Cost as every report reads it: a task's cost block (result.json) made from its transcript
+ * stats and what it was priced as; costs summed over tasks (a suite, a run, merged shards);
+ * and the one way a cost is written for people — `$0.0123`, `unpriced` (never `$0`),
+ * `≥ $0.0123 (3 unpriced requests)` when only some requests had a price, `(simulated)` where a
+ * scripted task was priced as a real model. Pure functions.
+ */
+import { totalCostUsd, type TranscriptStats } from "../../core/transcript-types.js";
+import type { PriceSource, TaskCost, TaskResult } from "../run-dir/task-result.js";
+
+/** What a task was priced as (task-pricing.ts's decision, as labels). */
+export interface PricedAs {
+  /** `anthropic/claude-sonnet-4-5`; null: unpriced. */
+  task: string | null;
+  worker: string | null;
+  simulated: boolean;
+}
+
+/** One model as task-pricing.ts decided it (`provider` null: found at any provider, as `priceAs` is). */
+interface PricedModelLike {
+  provider: string | null;
+  model: string;
+  simulated: boolean;
+}
+
+/** A task's pricing decision as the labels a result records. */
+export function pricedAsOf(pricing: { task: PricedModelLike | null; worker: PricedModelLike | null }): PricedAs {
+  const label = (m: PricedModelLike | null) => (m === null ? null : m.provider === null ? m.model : `${m.provider}/${m.model}`);
+  return { task: label(pricing.task), worker: label(pricing.worker), simulated: pricing.task?.simulated ?? false };
+}
+
+/** The cost block of a result; undefined without stats (the transcript off: nothing was counted). */
+export function taskCost(stats: TranscriptStats | null, pricedAs: PricedAs, prices: PriceSource): TaskCost | undefined {
+  if (stats === null) return undefined;
+  const total = totalCostUsd(stats);
+  const unpriced = total === null || (pricedAs.task === null && pricedAs.worker === null);
+  return {
+    usd: unpriced ? null : total,
+    workerUsd: stats.workerCostUsd,
+    unpricedRequests: stats.unpricedRequests,
+    pricedAs: pricedAs.task,
+    workerPricedAs: pricedAs.worker,
+    simulated: pricedAs.simulated,
+    prices,
+  };
+}
+
+/** Costs of several tasks together. */
+export interface CostTotal {
+  /** Σ priced dollars; null when no task had a price. */
+  usd: number | null;
+  workerUsd: number;
+  unpricedRequests: number;
+  /** Tasks with a cost block. */
+  tasks: number;
+  /** Of them, those with no price at all. */
+  unpricedTasks: number;
+  /** Of them, those priced as a real model by `priceAs`. */
+  simulatedTasks: number;
+}
+
+/** The sum of the results' costs; null when none has a cost block (results from before costs were counted). */
+export function sumCosts(results: readonly Pick<TaskResult, "cost">[]): CostTotal | null {
+  const costs = results.flatMap((r) => (r.cost ? [r.cost] : []));
+  if (costs.length === 0) return null;
+  const priced = costs.filter((c) => c.usd !== null);
+  return {
+    usd: priced.length === 0 ? null : priced.reduce((n, c) => n + c.usd!, 0),
+    workerUsd: priced.reduce((n, c) => n + c.workerUsd, 0),
+    unpricedRequests: costs.reduce((n, c) => n + c.unpricedRequests, 0),
+    tasks: costs.length,
+    unpricedTasks: costs.length - priced.length,
+    simulatedTasks: priced.filter((c) => c.simulated).length,
+  };
+}
+
+/** A task's cost for people: `$0.0123 (simulated)`, `unpriced`, `≥ $0.01 (2 unpriced requests)`; `—` without one. */
+export function formatTaskCost(cost: TaskCost | undefined): string {
+  if (cost === undefined) return "—";
+  return formatCostReading(cost.usd, cost.unpricedRequests, cost.simulated ? "all" : "none");
+}
+
+/** Summed costs for people; `—` when no task had a cost block. */
+export function formatCostTotal(total: CostTotal | null): string {
+  if (total === null) return "—";
+  const priced = total.tasks - total.unpricedTasks;
+  const simulated = total.simulatedTasks === 0 ? "none" : total.simulatedTasks === priced ? "all" : "some";
+  return formatCostReading(total.usd, total.unpricedRequests, simulated);
+}
+
+function formatCostReading(usd: number | null, unpricedRequests: number, simulated: "none" | "some" | "all"): string {
+  if (usd === null) return "unpriced";
+  const notes = [
+    ...(simulated === "all" ? ["simulated"] : simulated === "some" ? ["partly simulated"] : []),
+    ...(unpricedRequests > 0 ? [`${unpricedRequests} unpriced request${unpricedRequests === 1 ? "" : "s"}`] : []),
+  ];
+  return `${unpricedRequests > 0 ? "≥ " : ""}${formatUsd(usd)}${notes.length > 0 ? ` (${notes.join("; ")})` : ""}`;
+}
+
+/** Dollars: cents from $1 up, four decimals below (a task's cost is often a fraction of a cent). */
+export function formatUsd(usd: number): string {
+  if (usd === 0) return "$0.00";
+  if (usd < 0.0001) return "<$0.0001";
+  return `$${usd.toFixed(usd >= 1 ? 2 : 4)}`;
+}
+
+/** The distinct price sources of the results (normally one: the table's version, and the pricing file if any). */
+export function priceSources(results: readonly Pick<TaskResult, "cost">[]): PriceSource[] {
+  const seen = new Map<string, PriceSource>();
+  for (const r of results) if (r.cost) seen.set(JSON.stringify(r.cost.prices), r.cost.prices);
+  return [...seen.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, source]) => source);
+}

@@ -1,0 +1,124 @@
+/**
+ * The pricing file (`--pricing FILE`): YAML that adds models to the bundled price table or
+ * overrides its prices, read by yaml-source and checked by a strict zod schema, every problem
+ * reported as `file:line:column: field: message` in a `PricingFileError` (exit 2, nothing run).
+ * The published JSON Schema (schema/pricing.schema.json) is generated from `pricingFileSchema`.
+ *
+ *   version: 1
+ *   models:
+ *     - { provider: openai, model: llama3.1:8b, inputPerMTok: 0, outputPerMTok: 0 }   # a free local model
+ *     - provider: anthropic
+ *       model: claude-sonnet-4-5
+ *       inputPerMTok: 3
+ *       outputPerMTok: 15
+ *       cacheReadPerMTok: 0.3        # default: the input price
+ *       cacheWritePerMTok: 3.75      # 5-minute writes; default: the input price
+ *       cacheWrite1hPerMTok: 6       # 1-hour writes; default: the 5-minute write price
+ */
+import { createHash } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import { z } from "zod";
+import { RhemaError, errorMessage } from "../../core/errors.js";
+import type { ModelPricing } from "../../providers/prices.js";
+import { formatLocatedMessage, parseYamlSource, valueAtPath, type SourcePosition } from "../../yaml-source/yaml-source.js";
+
+export const PRICING_FILE_VERSION = 1;
+
+const dollarsPerMTok = z.number({ error: "expected a price in dollars per million tokens (a number)" })
+  .nonnegative("a price cannot be negative (0 makes the model free)");
+
+export const modelPricingSchema = z.strictObject({
+  provider: z.enum(["anthropic", "openai"], { error: "expected anthropic or openai (an OpenAI-compatible server is openai)" })
+    .describe("The provider the model is run at, as a task's model.provider names it."),
+  model: z.string().min(1, "a model name cannot be empty").describe("The model's name, as a task's model.name (or a scripted task's priceAs) names it."),
+  inputPerMTok: dollarsPerMTok.describe("Dollars per million uncached input tokens."),
+  outputPerMTok: dollarsPerMTok.describe("Dollars per million output tokens."),
+  cacheReadPerMTok: dollarsPerMTok.optional().describe("Dollars per million cache-read tokens; default: the input price."),
+  cacheWritePerMTok: dollarsPerMTok.optional().describe("Dollars per million 5-minute cache-write tokens; default: the input price."),
+  cacheWrite1hPerMTok: dollarsPerMTok.optional().describe("Dollars per million 1-hour cache-write tokens; default: the 5-minute write price."),
+});
+
+export const pricingFileSchema = z.strictObject({
+  version: z.literal(PRICING_FILE_VERSION, { error: "expected version: 1" }).describe("The pricing file format version; 1."),
+  models: z.array(modelPricingSchema).min(1, "list at least one model").describe("Models to add to the price table, or whose prices to override."),
+}).superRefine((file, ctx) => {
+  const seen = new Map<string, number>();
+  file.models.forEach((m, i) => {
+    const key = `${m.provider}/${m.model}`;
+    const first = seen.get(key);
+    if (first !== undefined) ctx.addIssue({ code: "custom", path: ["models", i, "model"], message: `${key} is already priced by models.${first}` });
+    else seen.set(key, i);
+  });
+}).meta({ title: "rhema pricing file", description: "Model prices (dollars per million tokens) that add to or override rhema's bundled price table." });
+
+/** The published JSON Schema of a pricing file. */
+export function pricingJsonSchema(): Record<string, unknown> {
+  return z.toJSONSchema(pricingFileSchema, { target: "draft-2020-12" }) as Record<string, unknown>;
+}
+
+/** A pricing file as read: its models, and what the reports record of it. */
+export interface LoadedPricingFile {
+  /** Absolute path. */
+  file: string;
+  /** sha256 (hex) of its bytes: which prices a report's costs were computed with. */
+  sha256: string;
+  models: ModelPricing[];
+}
+
+/** One thing wrong with a pricing file, located at the offending field. */
+export interface PricingProblem extends SourcePosition {
+  file: string;
+  /** Dotted path (`models.1.inputPerMTok`); `yaml` for syntax, `file` for a file that cannot be read. */
+  field: string;
+  message: string;
+}
+
+/** A pricing file that cannot be used; its message lists every problem, one a line. */
+export class PricingFileError extends RhemaError {
+  readonly problems: readonly PricingProblem[];
+  constructor(problems: readonly PricingProblem[], options?: { cause?: unknown }) {
+    super("invalid_input", problems.map((p) => formatLocatedMessage(p.file, p, `${p.field}: ${p.message}`)).join("\n"), options);
+    this.problems = problems;
+  }
+}
+
+/** Parses and validates a pricing file's text; throws `PricingFileError` naming every problem's place. */
+export function parsePricingText(text: string, file: string): ModelPricing[] {
+  const yaml = parseYamlSource(text);
+  if (yaml.syntaxProblems.length > 0) {
+    throw new PricingFileError(yaml.syntaxProblems.map((p) => ({ file, line: p.line, column: p.column, field: "yaml", message: p.message })));
+  }
+  if (yaml.rootKind === "empty") throw new PricingFileError([{ file, line: 1, column: 1, field: "(root)", message: "the pricing file is empty: it needs version: 1 and models" }]);
+  const plain = yaml.toValue({ maxAliasCount: 50 });
+  if (!plain.ok) throw new PricingFileError([{ file, ...plain.problem, field: "yaml" }]);
+  const parsed = pricingFileSchema.safeParse(plain.value);
+  if (parsed.success) return parsed.data.models.map(withoutAbsentKeys);
+  const problems = parsed.error.issues.map((issue) => ({ file, ...yaml.locateIssue(issue), ...describeIssue(issue, plain.value) }));
+  problems.sort((a, b) => a.line - b.line || a.column - b.column);
+  throw new PricingFileError(problems);
+}
+
+/** Reads, hashes and validates the pricing file at `file` (absolute). */
+export async function loadPricingFile(file: string): Promise<LoadedPricingFile> {
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(file);
+  } catch (err) {
+    throw new PricingFileError([{ file, line: 1, column: 1, field: "file", message: `cannot read the pricing file: ${errorMessage(err)}` }], { cause: err });
+  }
+  const models = parsePricingText(bytes.toString("utf8"), file);
+  return { file, sha256: createHash("sha256").update(bytes).digest("hex"), models };
+}
+
+function describeIssue(issue: z.core.$ZodIssue, value: unknown): { field: string; message: string } {
+  const field = issue.path.length > 0 ? issue.path.join(".") : "(root)";
+  if (issue.code === "unrecognized_keys") return { field, message: `unknown key${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((k) => `\`${k}\``).join(", ")}` };
+  if (issue.path.length > 0 && valueAtPath(value, issue.path) === undefined) {
+    return { field: issue.path.slice(0, -1).join(".") || "(root)", message: `missing key \`${String(issue.path.at(-1))}\`` };
+  }
+  return { field, message: issue.message };
+}
+
+function withoutAbsentKeys(m: z.infer<typeof modelPricingSchema>): ModelPricing {
+  return Object.fromEntries(Object.entries(m).filter(([, v]) => v !== undefined)) as unknown as ModelPricing;
+}

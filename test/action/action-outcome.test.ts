@@ -1,0 +1,38 @@
+/**
+ * The action's outputs as a pure function of the run: action.yml declares exactly the outputs
+ * the code sets, and `cost-usd` reads dollars, or "unpriced" — never 0 for a model with no price.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { parse } from "yaml";
+import { actionOutputs, runAnnotations, type ActionRunOutcome } from "../../src/action/action-outcome.js";
+import { PRICE_TABLE } from "../../src/providers/prices.js";
+import type { TaskCost, TaskResult } from "../../src/runner/run-dir/task-result.js";
+import { sampleResult } from "../runner/sample-results.js";
+import { repoRoot } from "../support/paths.js";
+
+const PRICED: TaskCost = { usd: 0.125, workerUsd: 0, unpricedRequests: 0, pricedAs: "anthropic/claude-sonnet-4-5", workerPricedAs: "anthropic/claude-sonnet-4-5", simulated: false, prices: { ...PRICE_TABLE, pricingFile: null } };
+const UNPRICED: TaskCost = { ...PRICED, usd: null, pricedAs: null, workerPricedAs: null, unpricedRequests: 4 };
+
+const outcome = (costs: (TaskCost | undefined)[]): ActionRunOutcome => ({
+  results: costs.map((cost, i): TaskResult => ({ ...sampleResult("s", `t${i}`, "passed", 1), ...(cost ? { cost } : {}) })),
+  interrupted: false, interruptedTasks: 0, runDir: "/run",
+  reports: { junit: "/run/junit.xml", stats: "/run/stats.json", summary: "/run/summary.md" },
+});
+
+test("action.yml declares exactly the outputs the action sets", async () => {
+  const meta = parse(await readFile(join(repoRoot, "action.yml"), "utf8")) as { outputs: Record<string, unknown> };
+  assert.deepEqual(Object.keys(meta.outputs).sort(), Object.keys(actionOutputs(outcome([]))).sort());
+});
+
+test("cost-usd: the run's dollars, the priced part when some are unpriced, 'unpriced' when none has a price", () => {
+  const cost = (costs: (TaskCost | undefined)[]) => actionOutputs(outcome(costs))["cost-usd"];
+  assert.equal(cost([PRICED, { ...PRICED, usd: 0.25 }]), "0.375000");
+  assert.equal(cost([PRICED, UNPRICED]), "0.125000");
+  assert.equal(cost([UNPRICED, UNPRICED]), "unpriced");
+  assert.equal(cost([undefined]), "0", "no result with a cost: nothing was spent");
+  const notice = runAnnotations(outcome([PRICED, UNPRICED]), "/repo").at(-1)!;
+  assert.match(notice.message, /; cost ≥ \$0\.1250 \(4 unpriced requests\); tokens in /);
+});
