@@ -56,6 +56,7 @@ export function exitCodeFor(code: ErrorCode): ExitCode {
     case "timeout":
     case "step_cap":
     case "setup_failed":
+    case "budget":
     case "internal":
     case "turn_in_progress":
     case "nothing_to_retry":
