@@ -16,6 +16,7 @@ import { planManifestTasks, type ManifestTask, type RunManifest, type SelectionM
 import { ReportWriter, appendSummary, probeReportCopies, probeSummaryAppend } from "../reports/run-reports.js";
 import { repositoryRelativePaths } from "../reports/report-paths.js";
 import type { TaskDefinition } from "../tasks/task-file.js";
+import { CURRENT_HASH_SCHEME, hashUnder } from "../tasks/content-hash.js";
 import { runTask, type TaskRunEnv } from "./task-executor.js";
 import { isRetryableErrorCode } from "./task-failure.js";
 import {
@@ -93,11 +94,14 @@ export async function runSuite(opts: SuiteRunOptions): Promise<SuiteRunOutcome> 
     const selection = opts.selection ?? "resume";
     if (selection === "restart") await runDir.wipeRun();
     const previous = await runDir.readManifest();
+    // The tasks' hashes in the scheme of the run directory's hashes (an old one keeps its own).
+    const hashScheme = previous?.hashScheme ?? CURRENT_HASH_SCHEME;
+    opts = { ...opts, tasks: opts.tasks.map((task) => ({ ...task, contentHash: hashUnder(task, hashScheme) })) };
     const plan = planManifestTasks(previous?.tasks ?? null, opts.tasks.map(manifestEntry), selection);
     if (plan.kind === "outside") throw new SelectionOutsideRunError(opts.runDir, plan.missing);
     await handleChangedTasks(opts, runDir);
     if (opts.retryErrored) await reopenErroredTasks(opts, runDir);
-    const manifest = await updateManifest(opts, runDir, previous, plan.tasks);
+    const manifest = await updateManifest(opts, runDir, previous, { tasks: plan.tasks, hashScheme });
     opts.onProgress({ type: "run_start", runDir: opts.runDir, runId: manifest.runId, tasks: opts.tasks.length, resumed: manifest.resumes > 0 });
     return await runQueue(opts, runDir, manifest);
   } finally {
@@ -253,14 +257,17 @@ async function recordedHash(runDir: RunDir, task: TaskDefinition): Promise<strin
   return (await folder.readResult())?.contentHash ?? null;
 }
 
-async function updateManifest(opts: SuiteRunOptions, runDir: RunDir, previous: RunManifest | null, tasks: ManifestTask[]): Promise<RunManifest> {
+async function updateManifest(
+  opts: SuiteRunOptions, runDir: RunDir, previous: RunManifest | null, run: Pick<RunManifest, "tasks" | "hashScheme">,
+): Promise<RunManifest> {
   const manifest: RunManifest = {
     version: 1,
     runId: previous?.runId ?? randomUUID(),
     startedAt: previous?.startedAt ?? opts.env.now().toISOString(),
     resumes: previous ? previous.resumes + 1 : 0,
     activeMs: previous?.activeMs ?? 0,
-    tasks,
+    hashScheme: run.hashScheme,
+    tasks: run.tasks,
   };
   await runDir.writeManifest(manifest);
   return manifest;
