@@ -20,6 +20,7 @@ import { resolveTaskApprovals } from "../tasks/task-policy.js";
 import { taskKey } from "../run-dir/task-result.js";
 import { priceTable, type ModelPricing } from "../../providers/prices.js";
 import { taskPricing, type TaskPricing } from "./task-pricing.js";
+import { unenforceableCostBudget } from "./run-budget.js";
 
 /** What to run; the fields are `rhema run`'s flags (the action's inputs map onto them). */
 export interface RunRequest {
@@ -51,6 +52,9 @@ export interface RunRequest {
   allowEnv: string[];
   /** Caps on prompt and image sizes (the CLI reads overrides from its environment). */
   caps?: InputCaps;
+  /** The run's budgets, across every task: dollars (`--max-cost`) and tokens (`--max-tokens`). */
+  maxCost?: number;
+  maxTokens?: number;
   /** Models a pricing file adds or overrides (before the bundled price table). */
   pricing?: readonly ModelPricing[];
 }
@@ -84,6 +88,7 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
   const providers = createProviders(loaded.tasks, request, context.env);
   const workers = createWorkerProviders(loaded.tasks, context.env);
   const pricings = priceTasks(loaded.tasks, request, context.env);
+  checkCostBudgets(loaded.tasks, request, pricings);
   const approvals = await resolveTaskApprovals(loaded.tasks, { policyFlag: request.policy, cwd: context.cwd });
   for (const note of approvals.notes) context.onNote(note);
 
@@ -114,6 +119,8 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
       defaults: { ...(request.maxSteps !== undefined ? { maxSteps: request.maxSteps } : {}), ...(timeoutMs !== undefined ? { timeoutMs } : {}) },
     },
     onProgress: context.onProgress,
+    onNote: context.onNote,
+    budget: { ...(request.maxCost !== undefined ? { maxCostUsd: request.maxCost } : {}), ...(request.maxTokens !== undefined ? { maxTokens: request.maxTokens } : {}) },
   });
   return { ...outcome, runDir, selected: loaded.tasks.length };
 }
@@ -157,6 +164,23 @@ function priceTasks(tasks: readonly TaskDefinition[], request: RunRequest, env: 
     }, table));
   }
   return pricings;
+}
+
+/** A cost budget on a task whose requests have no price cannot be kept: exit 2 before any task starts. */
+function checkCostBudgets(tasks: readonly TaskDefinition[], request: RunRequest, pricings: ReadonlyMap<string, TaskPricing>): void {
+  for (const task of tasks) {
+    const spec = providerSpec(task, request);
+    const worker = task.transcript?.worker;
+    const priceAs = task.model?.provider === "scripted" ? task.model.priceAs : undefined;
+    const problem = unenforceableCostBudget({
+      file: task.file, key: taskKey(task), model: spec.provider === "scripted" ? priceAs ?? "scripted" : `${spec.provider}/${spec.name}`,
+      scriptedWithoutPriceAs: spec.provider === "scripted" && priceAs === undefined,
+      pricing: pricings.get(taskKey(task))!,
+      ...(task.limits.maxCostUsd !== undefined ? { maxCostUsd: task.limits.maxCostUsd } : {}),
+      ...(worker ? { worker: `${worker.provider}/${worker.name}` } : {}),
+    }, request.maxCost);
+    if (problem) throw new RhemaError("usage", problem);
+  }
 }
 
 function providerSpec(task: TaskDefinition, request: RunRequest): ProviderSpec {

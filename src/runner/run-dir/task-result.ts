@@ -30,6 +30,15 @@ export const checkOutcomeSchema = z.strictObject({
   notRun: z.string().optional(),
 });
 
+/** The budget a stopped task stopped on (core/errors.ts `SpentBudget`). */
+export const spentBudgetSchema = z.strictObject({
+  scope: z.enum(["task", "run"]),
+  measure: z.enum(["cost", "tokens"]),
+  /** Dollars for `cost`, tokens for `tokens`. */
+  limit: z.number().positive(),
+  spent: z.number().nonnegative(),
+});
+
 export const policyDenialSchema = z.strictObject({
   tool: z.string(),
   /** The rule that decided; null for the policy's default. */
@@ -48,7 +57,8 @@ export const taskResultSchema = z.strictObject({
   tags: z.array(z.string()),
   /** The provider id that ran the task, e.g. `anthropic:claude-sonnet-4-5`. */
   provider: z.string(),
-  status: z.enum(["passed", "failed", "errored"]),
+  /** `stopped`: a budget was spent (resumable with a larger one); never a failure of the agent. */
+  status: z.enum(["passed", "failed", "errored", "stopped"]),
   startedAt: isoTime,
   finishedAt: isoTime,
   durationMs: count,
@@ -57,8 +67,10 @@ export const taskResultSchema = z.strictObject({
   /** null with the transcript off. */
   stats: transcriptStatsSchema.nullable(),
   checks: z.array(checkOutcomeSchema),
-  /** Why the agent failed (provider, step_cap, timeout, cancelled, …); present iff errored. */
+  /** Why the agent failed (provider, step_cap, timeout, cancelled, …) or stopped (`budget`); present iff errored or stopped. */
   error: z.strictObject({ code: z.string(), message: z.string() }).optional(),
+  /** The budget the task stopped on; present iff stopped. */
+  budget: spentBudgetSchema.optional(),
   finalAnswer: z.string(),
   /** The task's transcript (event log), relative to the run directory. */
   transcriptPath: z.string(),
@@ -70,10 +82,19 @@ export const taskResultSchema = z.strictObject({
   /** How many times the task was resumed from a checkpoint. */
   resumed: count,
 }).superRefine((result, ctx) => {
-  if ((result.status === "errored") !== (result.error !== undefined)) {
-    ctx.addIssue({ code: "custom", path: ["error"], message: "error is present exactly when status is errored" });
+  if ((result.status === "errored" || result.status === "stopped") !== (result.error !== undefined)) {
+    ctx.addIssue({ code: "custom", path: ["error"], message: "error is present exactly when status is errored or stopped" });
+  }
+  if ((result.status === "stopped") !== (result.budget !== undefined)) {
+    ctx.addIssue({ code: "custom", path: ["budget"], message: "budget is present exactly when status is stopped" });
+  }
+  if (result.status === "stopped" && result.error?.code !== "budget") {
+    ctx.addIssue({ code: "custom", path: ["error", "code"], message: "a stopped task's error code is budget" });
   }
   const allChecksPassed = result.checks.every((check) => check.passed);
+  if (result.status === "stopped" && result.checks.length > 0) {
+    ctx.addIssue({ code: "custom", path: ["checks"], message: "a stopped task ran no checks" });
+  }
   if (result.status === "failed" && allChecksPassed) {
     ctx.addIssue({ code: "custom", path: ["status"], message: "a failed task has a failed check" });
   }
@@ -85,6 +106,7 @@ export const taskResultSchema = z.strictObject({
 export type TaskResult = z.infer<typeof taskResultSchema>;
 export type CheckOutcome = z.infer<typeof checkOutcomeSchema>;
 export type PolicyDenial = z.infer<typeof policyDenialSchema>;
+export type ResultBudget = z.infer<typeof spentBudgetSchema>;
 export type TaskStatus = TaskResult["status"];
 
 /** A task left out of the run by `--filter` or `--tag` (tasks of other shards are not). */
