@@ -61,6 +61,7 @@ test("a task's cost budget stops it mid-turn; a larger one continues it from the
   assert.deepEqual(stopped!.checks, [], "no check ran");
   assert.deepEqual(await lines(join(out, "tasks/suite/priced/workspace/tags.txt")), ["p-0", "p-1", "p-2"]);
   assert.match(first.stdout, /passed 0, failed 0, errored 0, stopped 1/);
+  assert.match(first.stderr, /\[suite\/priced\] stopped \(budget\) in /);
   assert.match(first.stdout, /Stopped: suite\/priced: the task's cost budget of \$0\.0060 is spent \(\$0\.00\d+\)/);
   const junit = await readFile(join(out, "junit.xml"), "utf8");
   assert.match(junit, /<error message="the task's cost budget of \$0\.0060 is spent[^"]*" type="budget">/);
@@ -70,6 +71,7 @@ test("a task's cost budget stops it mid-turn; a larger one continues it from the
 
   const again = await runCli(["run", "suite", "--out", out], { cwd: root });
   assert.equal(again.code, 1);
+  assert.match(again.stderr, /\[suite\/priced\] stopped \(budget\) \(kept from an earlier run\)/);
   assert.match(again.stderr, /suite\/priced stays stopped: the task's cost budget of \$0\.0060 is spent .*; raise that budget to continue it/);
   assert.deepEqual(await readRunResults(out), [stopped], "the same budget keeps the result as it was");
 
