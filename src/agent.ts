@@ -10,7 +10,7 @@ import { randomUUID } from "node:crypto";
 import type { Approval } from "./core/approval.js";
 import type { Boundary, CommitHook } from "./core/commit-hook.js";
 import { conversationState, interruptedText, planRevive, pushUserContent, reviveUnansweredCalls, workspaceChanges } from "./core/conversation.js";
-import { CodingAgentError, RhemaError, errorMessage } from "./core/errors.js";
+import { CodingAgentError, RhemaError, errorMessage, type SpentBudget } from "./core/errors.js";
 import type { EventSink } from "./core/events.js";
 import { IMAGE_MEDIA_TYPES, type ContentBlock, type Message } from "./core/messages.js";
 import type { ModelProvider, ModelRequest, RequestPricer } from "./core/provider.js";
@@ -88,6 +88,13 @@ export interface CodingAgentConfig {
    * passes one built from its price table; without one, no cost is counted.
    */
   price?: RequestPricer;
+  /**
+   * Asked before each model request — the task model's and the compaction worker's — with the
+   * stats as they stand (earlier requests and carried stats counted): a spent budget returned
+   * stops the turn there with a `BudgetError` (code `budget`), the session committed at its
+   * last boundary. The runner supplies the task's and the run's limits here.
+   */
+  budget?: (who: "task" | "worker", stats: TranscriptStats | null) => SpentBudget | null;
   /** Clock and id source, injected so tests are deterministic. */
   now?: () => Date;
   newId?: () => string;
@@ -257,6 +264,7 @@ export class CodingAgent {
       buildRequest: (step) => this.buildRequest(step, sink, signal),
       recordUsage: (usage) => this.mirror?.recordRequest(usage, this.lastRequest ?? undefined) ?? null,
       takeSteers: () => this.steers.splice(0),
+      ...(this.config.budget ? { spentBudget: () => this.config.budget!("task", this.transcriptStats()) } : {}),
       toolContext: { workspace, ...(this.config.allowEnv ? { allowEnv: this.config.allowEnv } : {}) },
       maxTurnSteps: this.config.maxTurnSteps ?? DEFAULT_MAX_TURN_STEPS,
       now: this.config.now ?? (() => new Date()),
@@ -298,7 +306,9 @@ export class CodingAgent {
     const tools = this.toolSpecs();
     const nowMs = (this.config.now ?? (() => new Date()))().getTime();
     if (this.mirror) {
-      const flush = await compactBeforeRequest(this.mirror, this.worker, { messages, system, tools, nowMs, signal });
+      const budget = this.config.budget;
+      const spentBudget = budget ? { spentBudget: () => budget("worker", this.transcriptStats()) } : {};
+      const flush = await compactBeforeRequest(this.mirror, this.worker, { messages, system, tools, nowMs, signal, ...spentBudget });
       if (flush) {
         await sink.emit({
           type: "flush", step, start: flush.start, end: flush.end, mode: flush.plan.mode, free: flush.plan.free,

@@ -11,7 +11,7 @@ import type { RunRequest } from "../runner/execute/run-request.js";
 /** Every input `action.yml` declares; a test holds the two lists equal and proves each is read. */
 export const ACTION_INPUT_NAMES = [
   "tasks", "policy", "provider", "model", "base-url", "concurrency", "filter", "tag", "shard", "out",
-  "max-steps", "timeout", "sandbox", "fail-on", "resume", "comment", "github-token",
+  "max-steps", "timeout", "max-cost", "sandbox", "fail-on", "resume", "comment", "github-token",
 ] as const;
 export type ActionInputName = (typeof ACTION_INPUT_NAMES)[number];
 
@@ -66,6 +66,7 @@ export function readActionInputs(read: InputReader): ActionInputs {
     ...optional("maxSteps", wholeNumber("max-steps", text("max-steps"))),
     ...optional("timeout", text("timeout")),
     ...optional("sandbox", sandboxMode(text("sandbox"))),
+    ...optional("maxCost", dollars("max-cost", text("max-cost"))),
   };
   return {
     request,
@@ -99,6 +100,14 @@ function wholeNumber(name: ActionInputName, value: string | undefined): number |
   if (value === undefined) return undefined;
   if (!/^[0-9]+$/.test(value) || Number(value) < 1) throw new ActionInputError(name, `Expected a whole number from 1 and up, got "${value}"`);
   return Number(value);
+}
+
+/** A budget in dollars: a number above 0 (a leading `$` allowed). */
+function dollars(name: ActionInputName, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const text = value.replace(/^\$/, "");
+  if (!/^(\d+(\.\d*)?|\.\d+)$/.test(text) || Number(text) <= 0) throw new ActionInputError(name, `Expected a number of dollars above 0 (such as 20 or 0.5), got "${value}"`);
+  return Number(text);
 }
 
 /** YAML 1.2 core booleans, as `core.getBooleanInput` reads them. */

@@ -38,7 +38,6 @@ export function actionOutputs(outcome: ActionRunOutcome): Record<ActionOutputNam
     passed: count("passed"),
     failed: count("failed"),
     errored: count("errored"),
-    // No task outcome is "stopped" until budgets exist; the output is there for workflows to read.
     stopped: count("stopped"),
     interrupted: String(outcome.interruptedTasks),
     "cache-hit-rate": stats ? cacheHitRate(stats).toFixed(4) : "0",
@@ -107,6 +106,7 @@ export function runAnnotations(outcome: ActionRunOutcome, workspace: string): An
 }
 
 function failureMessage(result: TaskResult): string {
+  if (result.status === "stopped" && result.error) return `stopped: ${firstLine(result.error.message)}`;
   if (result.status === "errored" && result.error) return `agent ${result.error.code}: ${firstLine(result.error.message)}`;
   const check = result.checks.find((c) => !c.passed);
   if (!check) return `task ${result.status}`;
@@ -123,7 +123,7 @@ function denialMessage(result: TaskResult): string {
 
 function totalsMessage(outcome: ActionRunOutcome): string {
   const o = actionOutputs(outcome);
-  const parts = [`${outcome.results.length} task(s): ${o.passed} passed, ${o.failed} failed, ${o.errored} errored`];
+  const parts = [`${outcome.results.length} task(s): ${o.passed} passed, ${o.failed} failed, ${o.errored} errored${o.stopped !== "0" ? `, ${o.stopped} stopped on a budget` : ""}`];
   if (outcome.interrupted) parts.push(`interrupted with ${o.interrupted} task(s) running (re-run the job to continue)`);
   const cost = sumCosts(outcome.results);
   if (cost !== null) parts.push(`cost ${formatCostTotal(cost)}`);

@@ -6,7 +6,7 @@
 import { OutputError, RhemaError, assertNever, describeOutputErrno, errnoCode, errorMessage, type ErrorCode } from "../core/errors.js";
 
 export const EXIT_OK = 0;
-/** A task failed or errored. */
+/** A task failed, errored or stopped on a budget (unless --stopped-ok). */
 export const EXIT_TASK_FAILED = 1;
 /** Invalid input: tasks, policy, flags, a file the user named that cannot be read, a locked or changed run directory. */
 export const EXIT_INVALID_INPUT = 2;
@@ -21,7 +21,8 @@ export type ExitCode =
 export const EXIT_CODES_HELP = [
   "Exit codes:",
   "  0    all tasks passed",
-  "  1    a task failed (a check) or errored (provider, timeout, step cap, a bug)",
+  "  1    a task failed (a check), errored (provider, timeout, step cap, a bug) or stopped on a budget",
+  "       (unless --stopped-ok)",
   "  2    invalid input (tasks, policy, flags, a file named that cannot be read; nothing was written)",
   "  3    the run could not continue: rhema's own output or state cannot be written (disk full,",
   "       permissions, a report path that is a folder), or --sandbox bwrap cannot be made here;",
@@ -58,6 +59,7 @@ export function exitCodeFor(code: ErrorCode): ExitCode {
     case "timeout":
     case "step_cap":
     case "setup_failed":
+    case "budget":
     case "internal":
     case "turn_in_progress":
     case "nothing_to_retry":

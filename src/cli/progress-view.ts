@@ -77,7 +77,7 @@ export function describeEnd(progress: Extract<RunProgress, { type: "task_end" }>
   const stats = r.stats ? `, cache ${(r.stats.cacheHitRate * 100).toFixed(0)}%` : "";
   const denials = r.policyDenials.count ? `, ${r.policyDenials.count} denied` : "";
   const cost = r.cost ? `, ${formatTaskCost(r.cost)}` : "";
-  const why = r.status === "errored" ? ` (${r.error?.code})` : r.status === "failed" ? ` (check "${r.checks.find((c) => !c.passed)?.name}")` : "";
+  const why = r.status === "errored" || r.status === "stopped" ? ` (${r.error?.code})` : r.status === "failed" ? ` (check "${r.checks.find((c) => !c.passed)?.name}")` : "";
   return `${r.status}${why}${progress.kept ? " (kept from an earlier run)" : ""} in ${(r.durationMs / 1000).toFixed(1)}s, ${r.steps} ${r.steps === 1 ? "step" : "steps"}${stats}${cost}${denials}`;
 }
 

@@ -1,7 +1,8 @@
 /**
  * `rhema run PATHS..`: load and check everything first (tasks, models, policies: any problem
  * is exit 2 before a task starts), then run the suite in the run directory, resuming what an
- * earlier run left. Exit 0 all passed, 1 a task failed or errored, 130 interrupted; an error
+ * earlier run left. Exit 0 all passed, 1 a task failed, errored or stopped on a budget (unless
+ * --stopped-ok), 130 interrupted; an error
  * that stops the run reaches main, which maps its code (2 invalid input, 3 the run could not
  * continue: its own output cannot be written).
  */
@@ -17,13 +18,18 @@ import { resolve } from "node:path";
 
 export const DEFAULT_RUN_DIR = ".rhema/runs/latest";
 
-export interface RunArgs extends Omit<RunRequest, "concurrency" | "maxSteps" | "pricing" | "pricingFile"> {
+export interface RunArgs extends Omit<RunRequest, "concurrency" | "maxSteps" | "pricing" | "pricingFile" | "maxCost" | "maxTokens"> {
   /** Tasks at once: the flag's text, checked by `parseCountFlag` (a positive integer). */
   concurrency: number | string;
   /** Step cap for tasks that set none: the flag's text, checked like `concurrency`. */
   maxSteps?: number | string | undefined;
   /** `--pricing FILE`: a pricing file, read and checked before anything runs. */
   pricing?: string | undefined;
+  /** The run's budgets, as the flags' text: dollars (a number above 0) and tokens (a whole number from 1 up). */
+  maxCost?: number | string | undefined;
+  maxTokens?: number | string | undefined;
+  /** A task stopped on a budget does not fail the run (exit 0 if every other task passed). */
+  stoppedOk?: boolean;
   json: boolean;
 }
 
@@ -35,10 +41,13 @@ export async function runCommand(args: RunArgs, io: CliIo): Promise<ExitCode> {
     // Every flag is checked before anything is read or written: exit 2 naming the flag.
     const concurrency = parseCountFlag("--concurrency", args.concurrency);
     const maxSteps = args.maxSteps === undefined ? undefined : parseCountFlag("--max-steps", args.maxSteps);
-    const { maxSteps: _given, pricing: pricingPath, ...rest } = args;
+    const maxCost = args.maxCost === undefined ? undefined : parseUsdFlag("--max-cost", args.maxCost);
+    const maxTokens = args.maxTokens === undefined ? undefined : parseCountFlag("--max-tokens", args.maxTokens);
+    const { maxSteps: _given, maxCost: _cost, maxTokens: _tokens, stoppedOk: _ok, pricing: pricingPath, ...rest } = args;
     const pricing = pricingPath === undefined ? null : await loadPricingFile(resolve(io.cwd, pricingPath));
     const request: RunRequest = {
-      ...rest, concurrency, ...(maxSteps !== undefined ? { maxSteps } : {}), caps: inputCapsFromEnv(io.env),
+      ...rest, concurrency, caps: inputCapsFromEnv(io.env),
+      ...(maxSteps !== undefined ? { maxSteps } : {}), ...(maxCost !== undefined ? { maxCost } : {}), ...(maxTokens !== undefined ? { maxTokens } : {}),
       ...(pricing ? { pricing: pricing.models, pricingFile: { path: pricing.file, sha256: pricing.sha256 } } : {}),
     };
     outcome = await runRequest(request, {
@@ -54,7 +63,7 @@ export async function runCommand(args: RunArgs, io: CliIo): Promise<ExitCode> {
   }
   if (!args.json) print(io.stdout, finalSummary(outcome, outcome.runDir));
   if (outcome.interrupted) return EXIT_INTERRUPTED;
-  return outcome.results.every((r) => r.status === "passed") ? EXIT_OK : EXIT_TASK_FAILED;
+  return outcome.results.every((r) => r.status === "passed" || (r.status === "stopped" && args.stoppedOk === true)) ? EXIT_OK : EXIT_TASK_FAILED;
 }
 
 /** A count flag's value as a whole number from 1 up, or exit 2 naming the flag and what was given. */
@@ -65,16 +74,27 @@ export function parseCountFlag(flag: string, value: number | string): number {
   return n;
 }
 
+/** A dollar flag's value as a number above 0, or exit 2 naming the flag and what was given. */
+export function parseUsdFlag(flag: string, value: number | string): number {
+  const text = String(value).trim().replace(/^\$/, "");
+  const n = /^(\d+(\.\d*)?|\.\d+)$/.test(text) ? Number(text) : NaN;
+  if (!Number.isFinite(n) || n <= 0) throw new RhemaError("usage", `Expected ${flag} to be a number of dollars above 0 (such as 20 or 0.5), got "${String(value)}"`);
+  return n;
+}
+
 /** The closing lines: counts, denials, cost, where the reports are. */
 export function finalSummary(outcome: Pick<RunRequestOutcome, "results" | "interrupted" | "reports">, runDir: string): string {
   const count = (s: string) => outcome.results.filter((r) => r.status === s).length;
   const denials = outcome.results.reduce((n, r) => n + r.policyDenials.count, 0);
   const lines = [
     `Tasks: ${outcome.results.length} finished — passed ${count("passed")}, failed ${count("failed")}, errored ${count("errored")}` +
-      (denials ? `; ${denials} tool call(s) denied by policy` : ""),
+      (count("stopped") ? `, stopped ${count("stopped")}` : "") + (denials ? `; ${denials} tool call(s) denied by policy` : ""),
   ];
   const cost = sumCosts(outcome.results);
   if (cost !== null) lines.push(`Cost: ${formatCostTotal(cost)}`);
+  const stopped = outcome.results.filter((r) => r.status === "stopped");
+  for (const r of stopped) lines.push(`Stopped: ${r.suite}/${r.id}: ${r.error?.message ?? "a budget was spent"}`);
+  if (stopped.length) lines.push("Raise the budget (limits.maxCostUsd / maxTokens, --max-cost, --max-tokens) and run the same command to continue the stopped tasks.");
   if (outcome.interrupted) lines.push(`Interrupted: run the same command again to continue (${runDir}).`);
   lines.push(`Reports: ${outcome.reports.junit}, ${outcome.reports.stats}, ${outcome.reports.summary}`);
   return lines.join("\n");

@@ -34,6 +34,8 @@ export type ErrorCode =
   | "step_cap"
   | "setup_failed"
   | "cancelled"
+  // A task stopped on a budget (recorded as a stopped task, resumable with a larger one; exit 1 unless --stopped-ok).
+  | "budget"
   // rhema itself is wrong: a bug, said plainly (an unknown throw is never given a known code).
   | "internal"
   | "turn_in_progress"
@@ -56,6 +58,40 @@ export class CancelledError extends CodingAgentError {
   constructor(message = "the turn was cancelled", options?: { cause?: unknown }) {
     super("cancelled", message, options);
   }
+}
+
+/** Which budget is spent: the task's own or the run's, in dollars or in tokens, and what was spent against it. */
+export interface SpentBudget {
+  scope: "task" | "run";
+  measure: "cost" | "tokens";
+  /** The budget: dollars for `cost`, tokens for `tokens`. */
+  limit: number;
+  /** What was spent when it was checked, in the same unit (every earlier run of the task included). */
+  spent: number;
+}
+
+/**
+ * A request would start with a budget spent: the turn stops before it, the session committed at
+ * its last boundary, so a run with a larger budget continues where this one stopped.
+ */
+export class BudgetError extends CodingAgentError {
+  readonly budget: SpentBudget;
+  constructor(budget: SpentBudget, before: "task" | "worker") {
+    const request = before === "worker" ? "the compaction worker's request" : "the next model request";
+    super("budget", `${describeSpentBudget(budget)}: stopped before ${request}; the session is committed at its last boundary, and a run with a larger budget continues it`);
+    this.budget = budget;
+  }
+}
+
+/** "the task's cost budget of $0.0100 is spent ($0.0123)", "the run's token budget of 5000 is spent (5210)". */
+export function describeSpentBudget(b: SpentBudget): string {
+  const amount = (n: number) => (b.measure === "cost" ? formatUsd(n) : String(Math.round(n)));
+  return `the ${b.scope}'s ${b.measure === "cost" ? "cost" : "token"} budget of ${amount(b.limit)} is spent (${amount(b.spent)})`;
+}
+
+/** Dollars as budgets and reports print them: cents from $1 up, four decimals below. */
+export function formatUsd(usd: number): string {
+  return `$${usd >= 1 ? usd.toFixed(2) : usd.toFixed(4)}`;
 }
 
 /** A session file that cannot be read back: names the file and what is wrong with it. */

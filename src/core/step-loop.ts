@@ -16,7 +16,7 @@
 import { denialText, type Approval, type Decision } from "./approval.js";
 import type { Boundary } from "./commit-hook.js";
 import { CUT_REPLY_RESULT, pushToolResult, pushUserContent } from "./conversation.js";
-import { CancelledError, CodingAgentError, ProviderError, RhemaError, ToolError, errorMessage } from "./errors.js";
+import { BudgetError, CancelledError, CodingAgentError, ProviderError, RhemaError, ToolError, errorMessage, type SpentBudget } from "./errors.js";
 import type { EventSink } from "./events.js";
 import type { ContentBlock, Message, ToolCallBlock, ToolResultBlock } from "./messages.js";
 import { addUsage, ZERO_USAGE, type ModelProvider, type ModelRequest, type RequestPrice, type StopReason, type Usage } from "./provider.js";
@@ -51,6 +51,11 @@ export interface StepLoopPorts {
   buildRequest(step: number): Promise<ModelRequest>;
   /** Called with each request's usage, before the intent is committed; returns its price (null: not priced). */
   recordUsage(usage: Usage, req: ModelRequest): RequestPrice | null;
+  /**
+   * Asked before each model request, once the request is built: a budget that is spent, and
+   * the turn stops there with a `BudgetError`, nothing of the step begun.
+   */
+  spentBudget?: () => SpentBudget | null;
   /** Steering nudges queued since the last boundary. */
   takeSteers(): string[];
   toolContext: Omit<ToolContext, "signal">;
@@ -128,6 +133,8 @@ async function pushSteers(ports: StepLoopPorts): Promise<void> {
 /** One model request, streamed into an assistant message (not yet committed). */
 async function requestStep(ports: StepLoopPorts, step: number) {
   const req = await ports.buildRequest(step);
+  const spent = ports.spentBudget?.() ?? null;
+  if (spent) throw new BudgetError(spent, "task");
   await ports.sink.emit({ type: "request", step, messages: req.messages.length });
   const content: ContentBlock[] = [];
   let usage: Usage = ZERO_USAGE;

@@ -3,6 +3,7 @@
  * the worker summarize, count its request, and apply the summary. The engine then emits the
  * flush and commits the `flush` boundary, so a resumed run never pays the worker again.
  */
+import { BudgetError, type SpentBudget } from "../core/errors.js";
 import type { ModelRequest } from "../core/provider.js";
 import type { Message } from "../core/messages.js";
 import type { ToolSpec } from "../core/tool.js";
@@ -29,6 +30,8 @@ export interface CompactionInput {
   tools: ToolSpec[];
   nowMs: number;
   signal: AbortSignal;
+  /** Asked before a model worker's request: a spent budget stops the flush before it starts (a `BudgetError`). */
+  spentBudget?: () => SpentBudget | null;
 }
 
 /** The estimated tokens of what every request carries before its messages. */
@@ -67,6 +70,8 @@ export async function compactBeforeRequest(mirror: TranscriptMirror, worker: Com
   const fixedTokens = fixedTokensOf(input.system, input.tools);
   const plan = mirror.planFlush(messages, fixedTokens, input.nowMs);
   if (!plan) return null;
+  const spent = worker.kind === "model" ? input.spentBudget?.() ?? null : null;
+  if (spent) throw new BudgetError(spent, "worker");
   const rawStart = mirror.rawStart();
   const result = await worker.summarize(summarizeRequest(mirror, plan, { messages, system: input.system, tools: input.tools, fixedTokens }), input.signal);
   if (result.usage) mirror.recordWorker(result.usage);

@@ -48,7 +48,7 @@ test("action.yml passes @action-validator/cli and runs on node24", async (t) => 
 /** A value for each input that differs from its default. */
 const SAMPLE: Record<ActionInputName, string> = {
   tasks: "tasks/more", policy: "preset:ci", provider: "anthropic", model: "claude-sonnet-4-5", "base-url": "http://127.0.0.1:9",
-  concurrency: "2", filter: "a/*", tag: "nightly", shard: "1/4", out: ".rhema/runs/other", "max-steps": "7", timeout: "5m",
+  concurrency: "2", filter: "a/*", tag: "nightly", shard: "1/4", out: ".rhema/runs/other", "max-steps": "7", timeout: "5m", "max-cost": "20",
   sandbox: "off", "fail-on": "never", resume: "false", comment: "true", "github-token": "ghs_example",
 };
 
@@ -69,6 +69,8 @@ test("bad input values are named", () => {
   const read = (over: Partial<Record<ActionInputName, string>>) => () => readActionInputs((n) => over[n] ?? (n === "tasks" ? "tasks" : ""));
   assert.throws(read({ tasks: " \n " }), { message: 'input "tasks": name at least one task file, folder or glob' });
   assert.throws(read({ "max-steps": "2.5" }), { message: 'input "max-steps": Expected a whole number from 1 and up, got "2.5"' });
+  assert.throws(read({ "max-cost": "0" }), { message: 'input "max-cost": Expected a number of dollars above 0 (such as 20 or 0.5), got "0"' });
+  assert.deepEqual(readActionInputs((n) => (n === "tasks" ? "t" : n === "max-cost" ? "$2.5" : "")).request.maxCost, 2.5);
   assert.throws(read({ "fail-on": "sometimes" }), { message: 'input "fail-on": Expected one of failure, error, never, got "sometimes"' });
   assert.throws(read({ resume: "yes" }), { message: 'input "resume": Expected true or false, got "yes"' });
   assert.deepEqual(readActionInputs((n) => (n === "tasks" ? "a.yaml, b\n c/**\n" : n === "tag" ? "x\ny" : "")).request.paths, ["a.yaml", "b", "c/**"]);

@@ -1,13 +1,14 @@
 /**
  * The action's outputs as a pure function of the run: action.yml declares exactly the outputs
- * the code sets, and `cost-usd` reads dollars, or "unpriced" — never 0 for a model with no price.
+ * the code sets, `cost-usd` reads dollars, or "unpriced" — never 0 for a model with no price —
+ * and a task stopped on a budget is counted as stopped, failing the step under fail-on failure only.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parse } from "yaml";
-import { actionOutputs, runAnnotations, type ActionRunOutcome } from "../../src/action/action-outcome.js";
+import { actionOutputs, runAnnotations, stepFailure, type ActionRunOutcome } from "../../src/action/action-outcome.js";
 import { PRICE_TABLE } from "../../src/providers/prices.js";
 import type { TaskCost, TaskResult } from "../../src/runner/run-dir/task-result.js";
 import { sampleResult } from "../runner/sample-results.js";
@@ -35,4 +36,29 @@ test("cost-usd: the run's dollars, the priced part when some are unpriced, 'unpr
   assert.equal(cost([undefined]), "0", "no result with a cost: nothing was spent");
   const notice = runAnnotations(outcome([PRICED, UNPRICED]), "/repo").at(-1)!;
   assert.match(notice.message, /; cost ≥ \$0\.1250 \(4 unpriced requests\); tokens in /);
+});
+
+const stoppedRun: ActionRunOutcome = {
+  results: [sampleResult("s", "ok", "passed"), sampleResult("s", "pricey", "stopped", 2)],
+  interrupted: false, interruptedTasks: 0, runDir: "/w/run",
+  reports: { junit: "/w/run/junit.xml", stats: "/w/run/stats.json", summary: "/w/run/summary.md" },
+};
+
+test("a stopped task is the stopped output, neither failed nor errored", () => {
+  const o = actionOutputs(stoppedRun);
+  assert.deepEqual([o.passed, o.failed, o.errored, o.stopped], ["1", "0", "0", "1"]);
+});
+
+test("fail-on failure counts a stopped task; fail-on error does not", () => {
+  assert.equal(stepFailure("failure", stoppedRun), "1 task(s) did not pass: s/pricey");
+  assert.equal(stepFailure("error", stoppedRun), null);
+});
+
+test("a stopped task is an error annotation naming its budget; the totals say how many stopped", () => {
+  const annotations = runAnnotations(stoppedRun, "/repo");
+  assert.deepEqual(annotations[0], {
+    level: "error", title: "s/pricey", file: "tasks/s/pricey.yaml",
+    message: "stopped: the task's cost budget of $0.0100 is spent ($0.0123): stopped before the next model request",
+  });
+  assert.match(annotations.at(-1)!.message, /^2 task\(s\): 1 passed, 0 failed, 0 errored, 1 stopped on a budget;/);
 });

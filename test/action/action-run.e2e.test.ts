@@ -108,3 +108,31 @@ test("where bwrap cannot make namespaces (AppArmor): sandbox: bwrap fails the st
   const stats = JSON.parse(await readFile(auto.outputs.stats!, "utf8"));
   assert.equal(stats.total.sandbox.mode, "none");
 });
+
+test("max-cost stops the run's tasks on its budget: the stopped output counts them, and fail-on failure fails the step", async (t) => {
+  const job = await prepareJob(await tempDir(t, "rhema-action-"));
+  const task = (id: string) => `prompt: Write two files.
+model:
+  provider: scripted
+  priceAs: claude-sonnet-4-5
+  script:
+    - call: write_file
+      input: { path: ${id}-1.txt, content: one }
+    - call: write_file
+      input: { path: ${id}-2.txt, content: two }
+    - say: done
+policy: { version: 1, default: allow, rules: [] }
+`;
+  await mkdir(join(job.workspace, "suite"), { recursive: true });
+  await writeFile(join(job.workspace, "suite/a.yaml"), task("a"));
+  await writeFile(join(job.workspace, "suite/b.yaml"), task("b"));
+  const inputs = { tasks: "suite", concurrency: "1", "max-cost": "0.001", "fail-on": "failure", resume: "false" };
+  const step = await runStep(job, { inputs });
+  assert.equal(step.code, 1, step.stdout + step.stderr);
+  assert.ok(step.outputs.stopped !== undefined, step.stdout + step.stderr);
+  assert.deepEqual([step.outputs.passed, step.outputs.failed, step.outputs.errored, step.outputs.stopped], ["0", "0", "0", "2"]);
+  assert.match(workflowCommands(step.stdout, "error").join("\n"), /stopped: the run's cost budget of \$0\.0010 is spent/);
+  const never = await runStep(job, { inputs: { ...inputs, "max-cost": "5", "fail-on": "never" } });
+  assert.equal(never.code, 0, never.stdout);
+  assert.deepEqual([never.outputs.passed, never.outputs.stopped], ["2", "0"], "a larger budget continues both");
+});

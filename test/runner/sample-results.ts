@@ -33,10 +33,14 @@ export function sampleResult(suite: string, id: string, status: TaskResult["stat
     durationMs,
     steps: 2 + seed,
     stats: seed % 4 === 3 ? null : sampleStats(seed),
-    checks: [
+    checks: status === "stopped" ? [] : [
       { name: "unit tests", command: "npm test", exitCode: failed ? 1 : 0, passed: !failed, durationMs: 250, outputTail: failed ? "not ok 1 - adds\n# fail 1 ]]> <x/> & | pipes `tick`" : "ok", timedOut: false },
     ],
     ...(status === "errored" ? { error: { code: "step_cap", message: "the turn hit its step cap (40 steps)" } } : {}),
+    ...(status === "stopped" ? {
+      error: { code: "budget", message: "the task's cost budget of $0.0100 is spent ($0.0123): stopped before the next model request" },
+      budget: { scope: "task" as const, measure: "cost" as const, limit: 0.01, spent: 0.0123 },
+    } : {}),
     finalAnswer: status === "errored" ? "" : `Fixed ${id}.`,
     transcriptPath: `tasks/${suite}/${id}/events.jsonl`,
     policyDenials: seed % 2 === 0

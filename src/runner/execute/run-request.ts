@@ -26,6 +26,7 @@ import { probeSandbox } from "../../process/sandbox-probe.js";
 import { chooseSandbox, needsProbe, type SandboxMode, type SandboxUse } from "../../process/sandbox-mode.js";
 import type { TaskSandboxSetting } from "../tasks/task-sandbox.js";
 import type { TaskSandboxRun } from "./task-executor.js";
+import { unenforceableCostBudget } from "./run-budget.js";
 
 /** What to run; the fields are `rhema run`'s flags (the action's inputs map onto them). */
 export interface RunRequest {
@@ -57,6 +58,9 @@ export interface RunRequest {
   allowEnv: string[];
   /** Caps on prompt and image sizes (the CLI reads overrides from its environment). */
   caps?: InputCaps;
+  /** The run's budgets, across every task: dollars (`--max-cost`) and tokens (`--max-tokens`). */
+  maxCost?: number;
+  maxTokens?: number;
   /** Models a pricing file adds or overrides (before the bundled price table). */
   pricing?: readonly ModelPricing[];
   /** `--sandbox`: the least sandbox the run asks for (a policy or task may ask for more); default auto. */
@@ -96,6 +100,7 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
   const providers = createProviders(loaded.tasks, request, context.env);
   const workers = createWorkerProviders(loaded.tasks, context.env);
   const pricings = priceTasks(loaded.tasks, request, context.env);
+  checkCostBudgets(loaded.tasks, request, pricings);
   for (const note of unpricedNotes(loaded.tasks, request, pricings)) context.onNote(note);
   const approvals = await resolveTaskApprovals(loaded.tasks, { policyFlag: request.policy, cwd: context.cwd, sandboxFlag: request.sandbox });
   for (const note of approvals.notes) context.onNote(note);
@@ -131,6 +136,8 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
       sandboxFor: (task) => sandbox.runs.get(taskKey(task))!,
     },
     onProgress: context.onProgress,
+    onNote: context.onNote,
+    budget: { ...(request.maxCost !== undefined ? { maxCostUsd: request.maxCost } : {}), ...(request.maxTokens !== undefined ? { maxTokens: request.maxTokens } : {}) },
   });
   return { ...outcome, runDir, selected: loaded.tasks.length, sandboxWarning: sandbox.warning };
 }
@@ -221,6 +228,23 @@ function unpricedNotes(tasks: readonly TaskDefinition[], request: RunRequest, pr
     if (worker && pricing.worker === null) models.add(`${worker.provider}/${worker.name}`);
   }
   return [...models].sort().map((m) => `unpriced: model ${m} has no known price; add it to a pricing file (--pricing)`);
+}
+
+/** A cost budget on a task whose requests have no price cannot be kept: exit 2 before any task starts. */
+function checkCostBudgets(tasks: readonly TaskDefinition[], request: RunRequest, pricings: ReadonlyMap<string, TaskPricing>): void {
+  for (const task of tasks) {
+    const spec = providerSpec(task, request);
+    const worker = task.transcript?.worker;
+    const priceAs = task.model?.provider === "scripted" ? task.model.priceAs : undefined;
+    const problem = unenforceableCostBudget({
+      file: task.file, key: taskKey(task), model: spec.provider === "scripted" ? priceAs ?? "scripted" : `${spec.provider}/${spec.name}`,
+      scriptedWithoutPriceAs: spec.provider === "scripted" && priceAs === undefined,
+      pricing: pricings.get(taskKey(task))!,
+      ...(task.limits.maxCostUsd !== undefined ? { maxCostUsd: task.limits.maxCostUsd } : {}),
+      ...(worker ? { worker: `${worker.provider}/${worker.name}` } : {}),
+    }, request.maxCost);
+    if (problem) throw new RhemaError("usage", problem);
+  }
 }
 
 function providerSpec(task: TaskDefinition, request: RunRequest): ProviderSpec {

@@ -6,6 +6,8 @@
  * reports cover every task of the manifest: finished ones with their outcome, the rest as
  * interrupted, not started or not selected. An interrupt (the run's signal) lets every
  * running task checkpoint and stop; `--summary FILE` gets the final summary appended once.
+ * Budgets (run-budget.ts): a task stopped on one is continued when that budget was raised, kept
+ * (and said) otherwise; once the run's budget is spent no task starts — each is stopped, not started.
  */
 import { randomUUID } from "node:crypto";
 import PQueue from "p-queue";
@@ -16,7 +18,9 @@ import { planManifestTasks, type ManifestTask, type RunManifest, type SelectionM
 import { ReportWriter, appendSummary, probeReportCopies, probeSummaryAppend } from "../reports/run-reports.js";
 import { repositoryRelativePaths } from "../reports/report-paths.js";
 import type { TaskDefinition } from "../tasks/task-file.js";
-import { runTask, type TaskRunEnv } from "./task-executor.js";
+import { CURRENT_HASH_SCHEME, hashUnder } from "../tasks/content-hash.js";
+import { notStartedResult, runTask, type TaskRunEnv } from "./task-executor.js";
+import { RunBudget, budgetRaised, type Budgets } from "./run-budget.js";
 import { isRetryableErrorCode } from "./task-failure.js";
 import {
   compareTasks, taskKey,
@@ -49,8 +53,12 @@ export interface SuiteRunOptions {
   reportCopies?: Partial<ReportFiles>;
   signal: AbortSignal;
   pid: number;
-  env: Omit<TaskRunEnv, "runDir" | "signal" | "onEvent">;
+  env: Omit<TaskRunEnv, "runDir" | "signal" | "onEvent" | "budget">;
+  /** The run's budgets (`--max-cost`, `--max-tokens`), across every task of the run. */
+  budget?: Budgets;
   onProgress(progress: RunProgress): void;
+  /** A line for the user (a task kept stopped on its budget). */
+  onNote?(note: string): void;
 }
 
 export interface SuiteRunOutcome {
@@ -93,11 +101,15 @@ export async function runSuite(opts: SuiteRunOptions): Promise<SuiteRunOutcome> 
     const selection = opts.selection ?? "resume";
     if (selection === "restart") await runDir.wipeRun();
     const previous = await runDir.readManifest();
+    // The tasks' hashes in the scheme of the run directory's hashes (an old one keeps its own).
+    const hashScheme = previous?.hashScheme ?? CURRENT_HASH_SCHEME;
+    opts = { ...opts, tasks: opts.tasks.map((task) => ({ ...task, contentHash: hashUnder(task, hashScheme) })) };
     const plan = planManifestTasks(previous?.tasks ?? null, opts.tasks.map(manifestEntry), selection);
     if (plan.kind === "outside") throw new SelectionOutsideRunError(opts.runDir, plan.missing);
     await handleChangedTasks(opts, runDir);
     if (opts.retryErrored) await reopenErroredTasks(opts, runDir);
-    const manifest = await updateManifest(opts, runDir, previous, plan.tasks);
+    await reopenStoppedTasks(opts, runDir);
+    const manifest = await updateManifest(opts, runDir, previous, { tasks: plan.tasks, hashScheme });
     opts.onProgress({ type: "run_start", runDir: opts.runDir, runId: manifest.runId, tasks: opts.tasks.length, resumed: manifest.resumes > 0 });
     return await runQueue(opts, runDir, manifest);
   } finally {
@@ -127,10 +139,31 @@ async function runQueue(opts: SuiteRunOptions, runDir: RunDir, manifest: RunMani
     await writer.write(all, meta(unfinished));
     return all;
   };
-  const env: TaskRunEnv = { ...opts.env, runDir: opts.runDir, signal: opts.signal, onEvent: (task, event) => opts.onProgress({ type: "task_event", task, event }) };
+  const budget = new RunBudget(opts.budget ?? {});
+  if (opts.budget?.maxCostUsd !== undefined || opts.budget?.maxTokens !== undefined) await budget.seed(runDir, manifest.tasks);
+  const env: TaskRunEnv = {
+    ...opts.env, runDir: opts.runDir, signal: opts.signal, budget,
+    onEvent: (task, event) => opts.onProgress({ type: "task_event", task, event }),
+  };
+  /** A task the run's spent budget keeps from starting (one that began in an earlier run goes on, to stop at its first request). */
+  const notStarted = async (task: TaskDefinition): Promise<TaskResult | null> => {
+    const spent = budget.spent();
+    const folder = runDir.task(task);
+    if (spent === null || (await folder.readResult()) !== null || (await folder.readState()) !== null) return null;
+    const result = notStartedResult(task, spent, env);
+    await folder.writeResult(result);
+    return result;
+  };
   const runOne = async (task: TaskDefinition): Promise<void> => {
     if (opts.signal.aborted) {
       interrupted = true;
+      return;
+    }
+    const stopped = await notStarted(task);
+    if (stopped) {
+      results.set(taskKey(task), stopped);
+      opts.onProgress({ type: "task_end", task, result: stopped, kept: false });
+      await writeAll();
       return;
     }
     opts.onProgress({ type: "task_start", task });
@@ -245,6 +278,22 @@ async function reopenErroredTasks(opts: SuiteRunOptions, runDir: RunDir): Promis
   }
 }
 
+/**
+ * Drops the results of tasks stopped on a budget that was raised since (or removed), keeping
+ * their checkpoints: the run continues each where it stopped, the stopped request not repeated.
+ * A task whose budget is as it was stays stopped, and the user is told.
+ */
+async function reopenStoppedTasks(opts: SuiteRunOptions, runDir: RunDir): Promise<void> {
+  for (const task of opts.tasks) {
+    const folder = runDir.task(task);
+    // A result that cannot be read stops the run when its task comes up, as without budgets.
+    const result = await folder.readResult().catch(() => null);
+    if (result?.status !== "stopped" || !result.budget) continue;
+    if (budgetRaised(result.budget, { task: task.limits, run: opts.budget ?? {} })) await folder.removeResult();
+    else opts.onNote?.(`${taskKey(task)} stays stopped: ${result.error?.message ?? "its budget is spent"}; raise that budget to continue it`);
+  }
+}
+
 /** The content hash the task's folder was made for: its state's, else its result's; null for a new task. */
 async function recordedHash(runDir: RunDir, task: TaskDefinition): Promise<string | null> {
   const folder = runDir.task(task);
@@ -253,14 +302,17 @@ async function recordedHash(runDir: RunDir, task: TaskDefinition): Promise<strin
   return (await folder.readResult())?.contentHash ?? null;
 }
 
-async function updateManifest(opts: SuiteRunOptions, runDir: RunDir, previous: RunManifest | null, tasks: ManifestTask[]): Promise<RunManifest> {
+async function updateManifest(
+  opts: SuiteRunOptions, runDir: RunDir, previous: RunManifest | null, run: Pick<RunManifest, "tasks" | "hashScheme">,
+): Promise<RunManifest> {
   const manifest: RunManifest = {
     version: 1,
     runId: previous?.runId ?? randomUUID(),
     startedAt: previous?.startedAt ?? opts.env.now().toISOString(),
     resumes: previous ? previous.resumes + 1 : 0,
     activeMs: previous?.activeMs ?? 0,
-    tasks,
+    hashScheme: run.hashScheme,
+    tasks: run.tasks,
   };
   await runDir.writeManifest(manifest);
   return manifest;

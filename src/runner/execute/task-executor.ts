@@ -17,12 +17,14 @@
  *
  * A run interrupted (SIGINT/SIGTERM: the run's signal) leaves no result, so the next run
  * continues the task; a timeout, step cap, provider failure or bug (`internal`) is an errored
- * result; a failure to write the run's own files stops the run (task-failure.ts).
+ * result; a spent budget (the task's or the run's, asked before each request: run-budget.ts) is
+ * a stopped result, its checkpoint kept for a run with a larger budget; a failure to write the run's own files stops the run (task-failure.ts).
  */
 import { realpath } from "node:fs/promises";
 import type { CodingAgent } from "../../agent.js";
 import { readDenial, type Approval } from "../../core/approval.js";
-import { CodingAgentError, assertNever, type RhemaError } from "../../core/errors.js";
+import type { Commit } from "../../core/commit-hook.js";
+import { BudgetError, CodingAgentError, assertNever, describeSpentBudget, type RhemaError, type SpentBudget } from "../../core/errors.js";
 import { textOf, toolCallsOf, type Message } from "../../core/messages.js";
 import type { ModelProvider } from "../../core/provider.js";
 import type { SandboxPlacement } from "../../process/sandbox.js";
@@ -44,6 +46,7 @@ import { prepareWorkspace } from "./task-workspace.js";
 import type { TaskPricing } from "./task-pricing.js";
 import { pricedAsOf, taskCost } from "../reports/cost-figures.js";
 import { PRICE_TABLE } from "../../providers/prices.js";
+import { RunBudget } from "./run-budget.js";
 
 export interface TaskRunEnv {
   runDir: string;
@@ -61,6 +64,8 @@ export interface TaskRunEnv {
   /** The pricing file the run's prices came from, recorded in each result's cost; absent: the bundled table alone. */
   pricingFile?: { path: string; sha256: string };
   defaults: { maxSteps?: number; timeoutMs?: number };
+  /** The run's budgets and spend, shared by its tasks; absent: only the task's own limits count. */
+  budget?: RunBudget;
   /** The environment tool commands start from (the CLI's), and names let through despite looking secret. */
   shellEnv: Readonly<Record<string, string | undefined>>;
   allowEnv: readonly string[];
@@ -102,6 +107,14 @@ export async function runTask(task: TaskDefinition, env: TaskRunEnv): Promise<Ta
   const provider = env.providerFor(task);
   const events = await folder.openEventLog(env.redactor, (e) => env.onEvent(task, e), env.now);
   const sandbox = await taskPlacements(env.sandboxFor?.(task) ?? { use: { mode: "off" }, network: "allow" }, env.runDir);
+  const budget = env.budget ?? new RunBudget({});
+  // Each boundary's stats feed the run's spend as the request lands, before the next one asks.
+  const store = {
+    hook: async (commit: Commit) => {
+      await checkpoint.hook(commit);
+      budget.record(task, commit.stats);
+    },
+  };
   try {
     let agent: CodingAgent | null = null;
     let failure: RhemaError | null = null;
@@ -113,7 +126,7 @@ export async function runTask(task: TaskDefinition, env: TaskRunEnv): Promise<Ta
       const saved = await checkpoint.load();
       agent = await runTaskTurn({
         task, workspace: folder.workspace, provider, approval: env.approvalFor(task),
-        store: checkpoint, saved, sink: events, signal, maxSteps: task.limits.maxSteps ?? env.defaults.maxSteps ?? DEFAULT_MAX_STEPS, now: env.now,
+        store, budget: budget.checkFor(task), saved, sink: events, signal, maxSteps: task.limits.maxSteps ?? env.defaults.maxSteps ?? DEFAULT_MAX_STEPS, now: env.now,
         shellEnv: env.shellEnv, allowEnv: env.allowEnv, filterToolOutput: (text) => env.redactor.redact(text),
         workerProvider: env.workerProviderFor?.(task) ?? null,
         ...(env.pricingFor ? { price: env.pricingFor(task).pricer } : {}),
@@ -241,7 +254,8 @@ interface ResultParts {
 
 function buildResult(p: ResultParts): TaskResult {
   const { task, env, messages } = p;
-  const status = p.failure ? "errored" : p.checks.every((c) => c.passed) ? "passed" : "failed";
+  const stoppedOn = p.failure instanceof BudgetError ? p.failure.budget : null;
+  const status = stoppedOn ? "stopped" : p.failure ? "errored" : p.checks.every((c) => c.passed) ? "passed" : "failed";
   const denials = policyDenials(messages);
   return env.redactor.redactValue<TaskResult>({
     version: TASK_RESULT_VERSION,
@@ -256,6 +270,7 @@ function buildResult(p: ResultParts): TaskResult {
     ...(p.cost ? { cost: p.cost } : {}),
     checks: p.checks,
     ...(p.failure ? { error: { code: p.failure.code, message: p.failure.message } } : {}),
+    ...(stoppedOn ? { budget: stoppedOn } : {}),
     finalAnswer: finalAnswerOf(messages),
     transcriptPath: p.folder.relativePath("events"),
     policyDenials: { count: denials.length, examples: denials.slice(0, DENIAL_EXAMPLES) },
@@ -283,6 +298,22 @@ async function taskPlacements(run: TaskSandboxRun, runDir: string): Promise<{ pl
     default:
       return assertNever(use);
   }
+}
+
+/**
+ * The result of a task the run did not start because its budget was spent: stopped, nothing
+ * run, nothing spent — a run with a larger budget starts it.
+ */
+export function notStartedResult(task: TaskDefinition, spent: SpentBudget, env: Pick<TaskRunEnv, "runDir" | "now" | "providerFor">): TaskResult {
+  const at = env.now().toISOString();
+  return {
+    version: TASK_RESULT_VERSION,
+    suite: task.suite, id: task.id, file: task.file, contentHash: task.contentHash, tags: task.tags,
+    provider: env.providerFor(task).id, status: "stopped", startedAt: at, finishedAt: at, durationMs: 0, steps: 0, stats: null, checks: [],
+    error: { code: "budget", message: `not started: the run's budget was spent — ${describeSpentBudget(spent)}` },
+    budget: spent, finalAnswer: "", transcriptPath: new RunDir(env.runDir).task(task).relativePath("events"),
+    policyDenials: { count: 0, examples: [] }, resumed: 0,
+  };
 }
 
 /** Denials, read off the session (so they survive resumes): results that begin "denied by". */

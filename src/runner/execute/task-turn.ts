@@ -13,6 +13,8 @@ import { CodingAgentError } from "../../core/errors.js";
 import type { AgentEvent, EventSink } from "../../core/events.js";
 import type { ContentBlock, ImageMediaType, Message } from "../../core/messages.js";
 import type { ModelProvider, RequestPricer } from "../../core/provider.js";
+import type { SpentBudget } from "../../core/errors.js";
+import type { TranscriptStats } from "../../core/transcript-types.js";
 import type { Session } from "../../core/session.js";
 import type { SandboxPlacement } from "../../process/sandbox.js";
 import type { TaskDefinition } from "../tasks/task-file.js";
@@ -50,6 +52,8 @@ export interface TaskTurnOptions {
   price?: RequestPricer;
   /** The shell tool's sandbox; absent: unsandboxed. */
   sandbox?: SandboxPlacement;
+  /** Asked before each request (run-budget.ts): a spent budget stops the turn, resumably. */
+  budget?: (who: "task" | "worker", stats: TranscriptStats | null) => SpentBudget | null;
 }
 
 /** Runs (or continues) the task's turn; resolves with the agent when the turn has ended. */
@@ -62,6 +66,7 @@ export async function runTaskTurn(opts: TaskTurnOptions): Promise<CodingAgent> {
     // A call a killed run had started may have left its processes running: stop them on resume.
     stopProcesses: async (info) => (await stopRecordedGroup(info)) === "stopped",
     ...(opts.price ? { price: opts.price } : {}),
+    ...(opts.budget ? { budget: opts.budget } : {}),
   };
   const taken = opts.saved ? stepsTaken(opts.saved.messages) : 0;
   const left = opts.maxSteps - taken;

@@ -144,7 +144,8 @@ function addTestCase(node: TestCase, result: TaskResult, file: string): void {
     case "failed":
       addFailure(node, result);
       break;
-    case "errored": {
+    case "errored":
+    case "stopped": {
       const error = result.error ?? { code: "unknown", message: "the agent failed" };
       node.error(error.message, error.code, cdataSafe(error.message));
       break;

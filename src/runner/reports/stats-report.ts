@@ -8,7 +8,7 @@ import { z } from "zod";
 import { sumTranscriptStats } from "../../core/transcript-types.js";
 import { priceSources, sumCosts } from "./cost-figures.js";
 import {
-  compareTasks, priceSourceSchema, taskCostSchema, taskSandboxSchema, transcriptStatsSchema,
+  compareTasks, priceSourceSchema, spentBudgetSchema, taskCostSchema, taskSandboxSchema, transcriptStatsSchema,
   type ReportMeta, type TaskResult, type UnfinishedTask,
 } from "../run-dir/task-result.js";
 
@@ -17,10 +17,11 @@ export const STATS_REPORT_VERSION = 1;
 const count = z.number().int().nonnegative();
 
 const statusCountsSchema = z.strictObject({
-  tasks: count.describe("Tasks that ran (passed + failed + errored)."),
+  tasks: count.describe("Tasks with a result (passed + failed + errored + stopped)."),
   passed: count,
   failed: count,
   errored: count,
+  stopped: count.default(0).describe("Tasks stopped on a budget (a run with a larger one continues them): neither failed nor errored."),
   skipped: count.describe("Tasks left out by --filter or --tag."),
   interrupted: count.default(0).describe("Tasks of the run that were running when it was interrupted (no result yet)."),
   notStarted: count.default(0).describe("Tasks of the run not started yet: the run was interrupted first, or no run selected them."),
@@ -54,7 +55,7 @@ const aggregateSchema = z.strictObject({
 const taskEntrySchema = z.strictObject({
   suite: z.string(),
   id: z.string(),
-  status: z.enum(["passed", "failed", "errored"]),
+  status: z.enum(["passed", "failed", "errored", "stopped"]),
   provider: z.string(),
   startedAt: z.string(),
   finishedAt: z.string(),
@@ -64,7 +65,8 @@ const taskEntrySchema = z.strictObject({
   policyDenials: count,
   stats: transcriptStatsSchema.nullable(),
   cost: taskCostSchema.nullable().default(null).describe("What the task cost (result.json's cost); null when it has none."),
-  errorCode: z.string().nullable().describe("Why the agent failed, for errored tasks."),
+  errorCode: z.string().nullable().describe("Why the agent failed, for errored tasks; budget for stopped ones."),
+  budget: spentBudgetSchema.nullable().default(null).describe("The budget a stopped task stopped on: scope, measure, limit and what was spent."),
   failedChecks: z.array(z.string()).describe("Names of the checks that failed."),
   sandbox: taskSandboxSchema.nullable().default(null).describe("What the task's commands ran in; null for results of older rhemas."),
 });
@@ -141,6 +143,7 @@ export function aggregateResults(results: readonly TaskResult[], skipped: number
       passed: results.filter((r) => r.status === "passed").length,
       failed: results.filter((r) => r.status === "failed").length,
       errored: results.filter((r) => r.status === "errored").length,
+      stopped: results.filter((r) => r.status === "stopped").length,
       skipped,
       interrupted: unfinished.filter((u) => u.state === "interrupted").length,
       notStarted: unfinished.filter((u) => u.state !== "interrupted").length,
@@ -184,6 +187,7 @@ function taskEntry(result: TaskResult): StatsReport["tasks"][number] {
     stats: result.stats,
     cost: result.cost ?? null,
     errorCode: result.error?.code ?? null,
+    budget: result.budget ?? null,
     failedChecks: result.checks.filter((check) => !check.passed).map((check) => check.name),
     sandbox: result.sandbox ?? null,
   };

@@ -15,6 +15,7 @@ const STATUS_EMOJI: Record<TaskStatus | "skipped" | "interrupted" | "notStarted"
   passed: "✅",
   failed: "❌",
   errored: "💥",
+  stopped: "🛑",
   skipped: "⏭️",
   interrupted: "⏸️",
   notStarted: "⏳",
@@ -40,6 +41,7 @@ function totalsSection(stats: ReturnType<typeof buildStatsReport>): string {
     `${STATUS_EMOJI.failed} ${counts.failed} failed`,
     `${STATUS_EMOJI.errored} ${counts.errored} errored`,
   ];
+  if (counts.stopped > 0) parts.push(`${STATUS_EMOJI.stopped} ${counts.stopped} stopped on a budget`);
   if (counts.interrupted > 0) parts.push(`${STATUS_EMOJI.interrupted} ${counts.interrupted} interrupted`);
   if (counts.notStarted > 0) parts.push(`${STATUS_EMOJI.notStarted} ${counts.notStarted} not started`);
   if (counts.skipped > 0) parts.push(`${STATUS_EMOJI.skipped} ${counts.skipped} skipped`);
@@ -124,6 +126,9 @@ function failuresSection(results: readonly TaskResult[]): string {
 function failureEntry(result: TaskResult): string {
   const title = `${STATUS_EMOJI[result.status]} **${escapeMarkdown(taskKey(result))}**`;
   const denials = denialLines(result.policyDenials);
+  if (result.status === "stopped") {
+    return [`${title} — stopped: ${escapeMarkdown(firstLine(result.error?.message ?? "a budget was spent"))}`, ...denials].join("\n");
+  }
   if (result.status === "errored") {
     const error = result.error ?? { code: "unknown", message: "the agent failed" };
     return [`${title} — agent error ${code(error.code)}: ${escapeMarkdown(firstLine(error.message))}`, ...denials].join("\n");

@@ -3,7 +3,8 @@
  * and the run's whole selection of tasks (by content hash). A resumed run keeps the id and
  * start of the first. A later run may select a subset of the manifest's tasks; a selection
  * with tasks the manifest lacks is refused unless the run is extended (`--add`) or started
- * over (`--restart`) — `planManifestTasks` decides which. `RunDir` (run-dir.ts) reads and
+ * over (`--restart`) — `planManifestTasks` decides which. The hashes are in the scheme the
+ * manifest names (`hashScheme`). `RunDir` (run-dir.ts) reads and
  * writes the file; this module owns its shape.
  */
 import { z } from "zod";
@@ -24,6 +25,11 @@ const manifestSchema = z.strictObject({
    * since `startedAt`, which would count the gaps between resumes.
    */
   activeMs: z.number().int().nonnegative().default(0),
+  /**
+   * Which content hash the tasks' hashes are in (content-hash.ts); a manifest written before
+   * the field is `file-bytes`, and a run directory keeps its scheme for its whole life.
+   */
+  hashScheme: z.enum(["file-bytes", "content-v2"]).default("file-bytes"),
   /** The run's whole selection: every task its reports cover. */
   tasks: z.array(manifestTaskSchema),
 });

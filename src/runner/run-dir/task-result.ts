@@ -30,6 +30,15 @@ export const checkOutcomeSchema = z.strictObject({
   notRun: z.string().optional(),
 });
 
+/** The budget a stopped task stopped on (core/errors.ts `SpentBudget`). */
+export const spentBudgetSchema = z.strictObject({
+  scope: z.enum(["task", "run"]),
+  measure: z.enum(["cost", "tokens"]),
+  /** Dollars for `cost`, tokens for `tokens`. */
+  limit: z.number().positive(),
+  spent: z.number().nonnegative(),
+});
+
 export const policyDenialSchema = z.strictObject({
   tool: z.string(),
   /** The rule that decided; null for the policy's default. */
@@ -86,7 +95,8 @@ export const taskResultSchema = z.strictObject({
   tags: z.array(z.string()),
   /** The provider id that ran the task, e.g. `anthropic:claude-sonnet-4-5`. */
   provider: z.string(),
-  status: z.enum(["passed", "failed", "errored"]),
+  /** `stopped`: a budget was spent (resumable with a larger one); never a failure of the agent. */
+  status: z.enum(["passed", "failed", "errored", "stopped"]),
   startedAt: isoTime,
   finishedAt: isoTime,
   durationMs: count,
@@ -97,8 +107,10 @@ export const taskResultSchema = z.strictObject({
   /** Absent in results written before costs were counted, and with the transcript off. */
   cost: taskCostSchema.optional(),
   checks: z.array(checkOutcomeSchema),
-  /** Why the agent failed (provider, step_cap, timeout, cancelled, …); present iff errored. */
+  /** Why the agent failed (provider, step_cap, timeout, cancelled, …) or stopped (`budget`); present iff errored or stopped. */
   error: z.strictObject({ code: z.string(), message: z.string() }).optional(),
+  /** The budget the task stopped on; present iff stopped. */
+  budget: spentBudgetSchema.optional(),
   finalAnswer: z.string(),
   /** The task's transcript (event log), relative to the run directory. */
   transcriptPath: z.string(),
@@ -112,10 +124,19 @@ export const taskResultSchema = z.strictObject({
   /** The sandbox its commands ran in (absent in results of older rhemas). */
   sandbox: taskSandboxSchema.optional(),
 }).superRefine((result, ctx) => {
-  if ((result.status === "errored") !== (result.error !== undefined)) {
-    ctx.addIssue({ code: "custom", path: ["error"], message: "error is present exactly when status is errored" });
+  if ((result.status === "errored" || result.status === "stopped") !== (result.error !== undefined)) {
+    ctx.addIssue({ code: "custom", path: ["error"], message: "error is present exactly when status is errored or stopped" });
+  }
+  if ((result.status === "stopped") !== (result.budget !== undefined)) {
+    ctx.addIssue({ code: "custom", path: ["budget"], message: "budget is present exactly when status is stopped" });
+  }
+  if (result.status === "stopped" && result.error?.code !== "budget") {
+    ctx.addIssue({ code: "custom", path: ["error", "code"], message: "a stopped task's error code is budget" });
   }
   const allChecksPassed = result.checks.every((check) => check.passed);
+  if (result.status === "stopped" && result.checks.length > 0) {
+    ctx.addIssue({ code: "custom", path: ["checks"], message: "a stopped task ran no checks" });
+  }
   if (result.status === "failed" && allChecksPassed) {
     ctx.addIssue({ code: "custom", path: ["status"], message: "a failed task has a failed check" });
   }
@@ -128,6 +149,7 @@ export type TaskResult = z.infer<typeof taskResultSchema>;
 export type CheckOutcome = z.infer<typeof checkOutcomeSchema>;
 export type PolicyDenial = z.infer<typeof policyDenialSchema>;
 export type TaskSandboxRecord = z.infer<typeof taskSandboxSchema>;
+export type ResultBudget = z.infer<typeof spentBudgetSchema>;
 export type TaskStatus = TaskResult["status"];
 export type TaskCost = z.infer<typeof taskCostSchema>;
 export type PriceSource = z.infer<typeof priceSourceSchema>;

@@ -6,7 +6,6 @@
  * images, policy) exist. Paths in a task are relative to the task file's folder; every path this
  * module returns is absolute. No ambient state: callers pass absolute file paths.
  */
-import { createHash } from "node:crypto";
 import { open, readFile, stat } from "node:fs/promises";
 import { basename, dirname, extname, isAbsolute, resolve } from "node:path";
 import { z } from "zod";
@@ -21,6 +20,7 @@ import {
   type YamlSource,
 } from "../../yaml-source/yaml-source.js";
 import { parseDurationMs } from "./duration.js";
+import { contentHash, fileBytesHash } from "./content-hash.js";
 import { TASK_NAME_PATTERN, taskFileSchema, type TaskFileContent } from "./task-schema.js";
 
 export type { SourcePosition };
@@ -87,8 +87,13 @@ export interface TaskDefinition {
   suite: string;
   /** Absolute path of the task file. */
   file: string;
-  /** sha256 (hex) of the file's bytes: a changed task is told from a resumed one by this. */
+  /**
+   * The task's content hash (content-hash.ts, scheme content-v2: `limits` and `model.priceAs`
+   * left out): a changed task is told from a resumed one by this.
+   */
   contentHash: string;
+  /** sha256 of the file's bytes (scheme file-bytes), for run directories made before content-v2. */
+  fileBytesHash?: string;
   /** Where the id is written (1:1 when it defaults to the file name). */
   idPosition: SourcePosition;
   prompt: string;
@@ -98,7 +103,8 @@ export interface TaskDefinition {
   policy: TaskPolicy | null;
   /** null: the CLI's --provider/--model decide. */
   model: TaskModel | null;
-  limits: { maxSteps?: number; timeoutMs?: number };
+  /** `maxCostUsd`, `maxTokens`: the task's budgets (every earlier run of the task and the compaction worker counted). */
+  limits: { maxSteps?: number; timeoutMs?: number; maxCostUsd?: number; maxTokens?: number };
   transcript?: TranscriptConfig;
   checks: TaskCheck[];
   tags: string[];
@@ -194,7 +200,7 @@ function parseTaskDocument(source: string | Uint8Array, file: string): ParsedTas
   }
   const names = resolveNames(result.data, file, locate);
   if ("problems" in names) return fail(names.problems);
-  const task = resolveTask(result.data, { ...names, file, contentHash: sha256(bytes) }, locate);
+  const task = resolveTask(result.data, { ...names, file, contentHash: contentHash(result.data), fileBytesHash: fileBytesHash(bytes) }, locate);
   return { task, problems: [], locate };
 }
 
@@ -221,7 +227,7 @@ function resolveNames(content: TaskFileContent, file: string, locate: Locate): R
 
 function resolveTask(
   content: TaskFileContent,
-  base: { id: string; suite: string; file: string; contentHash: string; idPosition: SourcePosition },
+  base: { id: string; suite: string; file: string; contentHash: string; fileBytesHash: string; idPosition: SourcePosition },
   locate: Locate,
 ): TaskDefinition {
   const folder = dirname(base.file);
@@ -245,6 +251,8 @@ function resolveTask(
   };
   if (content.limits?.maxSteps !== undefined) task.limits.maxSteps = content.limits.maxSteps;
   if (content.limits?.timeout !== undefined) task.limits.timeoutMs = parseDurationMs(content.limits.timeout)!;
+  if (content.limits?.maxCostUsd !== undefined) task.limits.maxCostUsd = content.limits.maxCostUsd;
+  if (content.limits?.maxTokens !== undefined) task.limits.maxTokens = content.limits.maxTokens;
   if (content.transcript !== undefined) task.transcript = { ...content.transcript };
   if (content.sandbox !== undefined) task.sandbox = content.sandbox;
   return task;
@@ -383,10 +391,6 @@ function literalFieldsMatch(option: z.ZodObject, value: unknown): boolean {
   const literals = Object.entries(option.shape as Record<string, z.ZodType>)
     .filter(([, field]) => field instanceof z.ZodLiteral || field instanceof z.ZodEnum);
   return literals.length > 0 && literals.every(([name, field]) => field.safeParse(valueAtPath(value, [name])).success);
-}
-
-function sha256(bytes: Uint8Array): string {
-  return createHash("sha256").update(bytes).digest("hex");
 }
 
 function requireAbsolute(file: string): void {

@@ -108,6 +108,10 @@ const policySchema = z.union([nonEmptyText("the policy path"), inlinePolicySchem
 const limitsSchema = z.strictObject({
   maxSteps: positiveInt("maxSteps").optional().describe("Cap on model steps in the turn."),
   timeout: durationSchema.optional().describe("Wall-clock limit of the whole task: setup, turn and checks (a check running when it fires is stopped as timed out, the rest are not run)."),
+  maxCostUsd: z.number({ error: "expected maxCostUsd as a number of dollars" }).positive({ error: "maxCostUsd must be above 0" }).optional()
+    .describe("Budget in dollars: once the task's requests (the compaction worker's and earlier runs' included) cost this much, the task stops before its next request, resumably (status stopped). Needs a priced model."),
+  maxTokens: positiveInt("maxTokens").optional()
+    .describe("Budget in tokens (input + cache reads + cache writes + output, the compaction worker's and earlier runs' included): reached, the task stops before its next request, resumably (status stopped)."),
 });
 
 const transcriptSchema = z.strictObject({

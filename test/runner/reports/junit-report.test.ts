@@ -62,6 +62,14 @@ describe("junit report", () => {
     assert.doesNotMatch(errored, /<failure/);
   });
 
+  test("a task stopped on a budget is an error of type budget naming the budget, and validates", async () => {
+    const xml = renderJUnitReport([...sampleRun(), sampleResult("zeta", "pricey", "stopped", 2)], sampleMeta());
+    const stopped = testCase(xml, "pricey");
+    assert.match(stopped, /<error message="the task's cost budget of \$0\.0100 is spent \(\$0\.0123\): stopped before the next model request" type="budget">/);
+    assert.match(stopped, /\[\[PROPERTY\|status=stopped\]\]/);
+    await assertValidJUnit(xml);
+  });
+
   test("system-out carries the final answer, the transcript path and policy denials", () => {
     const passed = testCase(renderJUnitReport(sampleRun(), sampleMeta()), "task-00");
     assert.match(passed, /<system-out><!\[CDATA\[Fixed task-00\.\n\ntranscript: tasks\/arithmetic\/task-00\/events\.jsonl\npolicy denials: 2\n  shell denied by no-push: no pushes from CI\n  write_file denied by default: default deny\n\n\[\[PROPERTY\|status=passed\]\]\n/);

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { sumTranscriptStats } from "../../../src/core/transcript-types.js";
 import { writeReports } from "../../../src/runner/reports/run-reports.js";
-import { buildStatsReport, statsJsonSchema, statsReportSchema } from "../../../src/runner/reports/stats-report.js";
+import { buildStatsReport, renderStatsReport, statsJsonSchema, statsReportSchema } from "../../../src/runner/reports/stats-report.js";
 import { repoRoot } from "../../support/paths.js";
 import { tempDir } from "../../support/temp-dir.js";
 import { sampleMeta, sampleResult, sampleRun } from "../sample-results.js";
@@ -25,7 +25,7 @@ test("counts, durations, steps and denials in total and per suite", () => {
   const report = buildStatsReport(sampleRun(), sampleMeta({ skipped: [{ suite: "zeta", id: "later", file: "/f.yaml", reason: "tag" }] }));
   assert.equal(report.runId, "run-1");
   assert.equal(report.wallTimeMs, 30 * 60_000);
-  assert.deepStrictEqual(report.total.counts, { tasks: 9, passed: 6, failed: 2, errored: 1, skipped: 1, interrupted: 0, notStarted: 0 });
+  assert.deepStrictEqual(report.total.counts, { tasks: 9, passed: 6, failed: 2, errored: 1, stopped: 0, skipped: 1, interrupted: 0, notStarted: 0 });
   assert.equal(report.total.durationMs, 9 * 1_000 + 1_234 * 36);
   assert.equal(report.total.steps, 9 * 2 + 36);
   assert.equal(report.total.policyDenials, 2 * 5);
@@ -66,7 +66,7 @@ test("tasks without a result are counted and listed as interrupted or not starte
     { suite: "zeta", id: "other", file: "/o.yaml", state: "not_selected" as const },
   ];
   const report = buildStatsReport(sampleRun(), sampleMeta({ unfinished }));
-  assert.deepStrictEqual(report.total.counts, { tasks: 9, passed: 6, failed: 2, errored: 1, skipped: 0, interrupted: 1, notStarted: 2 });
+  assert.deepStrictEqual(report.total.counts, { tasks: 9, passed: 6, failed: 2, errored: 1, stopped: 0, skipped: 0, interrupted: 1, notStarted: 2 });
   assert.deepStrictEqual(report.suites.map((s) => [s.suite, s.counts.interrupted, s.counts.notStarted]), [["arithmetic", 0, 1], ["strings", 0, 0], ["zeta", 1, 1]]);
   assert.deepStrictEqual(report.unfinished.map((u) => `${u.suite}/${u.id} ${u.state}`), ["arithmetic/queued not_started", "zeta/other not_selected", "zeta/running interrupted"]);
   assert.deepStrictEqual(statsReportSchema.parse(JSON.parse(JSON.stringify(report))), report);
@@ -92,4 +92,13 @@ test("the sandbox per task, and per suite and in total the weakest any task ran 
   ]);
   assert.deepEqual(buildStatsReport([bwrap], sampleMeta()).total.sandbox, { mode: "bwrap", tasks: { bwrap: 1, none: 0, off: 0 } });
   statsReportSchema.parse(report);
+});
+
+test("a task stopped on a budget is counted apart as stopped, with the budget named, neither failed nor errored", () => {
+  const report = buildStatsReport([...sampleRun(), sampleResult("zeta", "pricey", "stopped", 2)], sampleMeta());
+  assert.deepStrictEqual(report.total.counts, { tasks: 10, passed: 6, failed: 2, errored: 1, stopped: 1, skipped: 0, interrupted: 0, notStarted: 0 });
+  assert.equal(report.suites.find((s) => s.suite === "zeta")!.counts.stopped, 1);
+  const entry = report.tasks.find((t) => t.id === "pricey")!;
+  assert.deepStrictEqual([entry.status, entry.errorCode, entry.budget], ["stopped", "budget", { scope: "task", measure: "cost", limit: 0.01, spent: 0.0123 }]);
+  assert.deepStrictEqual(statsReportSchema.parse(JSON.parse(renderStatsReport(report))), report);
 });

@@ -3,7 +3,7 @@ import { test } from "node:test";
 import { excerptOf, renderSummaryReport } from "../../../src/runner/reports/summary-report.js";
 import { sampleMeta, sampleResult, sampleRun } from "../sample-results.js";
 
-const tableRows = (markdown: string): string[] => markdown.split("\n").filter((line) => /^\| (✅|❌|💥|⏭️|⏸️|⏳) \|/.test(line));
+const tableRows = (markdown: string): string[] => markdown.split("\n").filter((line) => /^\| (✅|❌|💥|🛑|⏭️|⏸️|⏳) \|/.test(line));
 
 test("a totals line, then a row per task in suite/id order", () => {
   const summary = renderSummaryReport([...sampleRun()].reverse(), sampleMeta());
@@ -92,4 +92,11 @@ test("a task the policy stopped shows its denial reasons under its failure", () 
     "",
     "```text\n(no output)\n```",
   ].join("\n")), failures);
+});
+
+test("a task stopped on a budget is counted apart and says which budget, not as an agent error", () => {
+  const summary = renderSummaryReport([...sampleRun(), sampleResult("zeta", "pricey", "stopped", 2)], sampleMeta());
+  assert.match(summary, /: 6 of 10 tasks passed\n\n✅ 6 passed · ❌ 2 failed · 💥 1 errored · 🛑 1 stopped on a budget — /);
+  assert.ok(tableRows(summary).some((row) => row.startsWith("| 🛑 | `zeta/pricey` |")));
+  assert.ok(summary.includes("🛑 **zeta/pricey** — stopped: the task's cost budget of $0.0100 is spent ($0.0123): stopped before the next model request"), summary);
 });

@@ -14,6 +14,7 @@ const MANIFEST: RunManifest = {
   startedAt: "2026-03-04T05:06:07.000Z",
   resumes: 1,
   activeMs: 4_200,
+  hashScheme: "content-v2",
   tasks: [
     { suite: "arith", id: "add", file: "/suites/arith/add.yaml", contentHash: "aa" },
     { suite: "arith", id: "mul", file: "/suites/arith/mul.yaml", contentHash: "bb" },
@@ -71,4 +72,12 @@ test("a selection with tasks the manifest lacks is refused, naming them, unless 
 
 test("a first run's manifest is its selection, in task order", () => {
   assert.deepEqual(planManifestTasks(null, [task("b", "x"), task("a", "y")], "resume"), { kind: "ok", tasks: [task("a", "y"), task("b", "x")] });
+});
+
+test("a manifest written before hash schemes reads as file-bytes: its hashes are of the files' bytes", async (t) => {
+  const runDir = new RunDir(join(await tempDir(t), "run"));
+  await runDir.writeManifest(MANIFEST);
+  const { hashScheme: _scheme, ...old } = MANIFEST;
+  await writeFile(runDir.manifestPath, JSON.stringify(old));
+  assert.deepEqual(await runDir.readManifest(), { ...MANIFEST, hashScheme: "file-bytes" });
 });

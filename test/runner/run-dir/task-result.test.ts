@@ -50,3 +50,13 @@ test("a result's cost parses back whole; unpriced is null, and a negative or mis
   const { prices: _prices, ...withoutPrices } = cost;
   assert.match(resultErrorOf(() => parseTaskResult(JSON.stringify({ ...result, cost: withoutPrices }), PATH)).message, /cost\.prices: /);
 });
+
+test("a stopped result names its budget, has the budget error code and ran no checks; anything else is refused", () => {
+  const stopped = sampleResult("s", "x", "stopped");
+  assert.deepStrictEqual(parseTaskResult(JSON.stringify(stopped), PATH), stopped);
+  const { budget: _budget, ...withoutBudget } = stopped;
+  assert.match(resultErrorOf(() => checkTaskResult(withoutBudget, PATH)).message, /budget: budget is present exactly when status is stopped/);
+  assert.match(resultErrorOf(() => checkTaskResult({ ...sampleResult("s", "y", "errored"), budget: stopped.budget! }, PATH)).message, /budget: /);
+  assert.match(resultErrorOf(() => checkTaskResult({ ...stopped, error: { code: "timeout", message: "late" } }, PATH)).message, /error\.code: a stopped task's error code is budget/);
+  assert.match(resultErrorOf(() => checkTaskResult({ ...stopped, checks: sampleResult("s", "z", "passed").checks }, PATH)).message, /checks: a stopped task ran no checks/);
+});

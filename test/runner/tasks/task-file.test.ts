@@ -4,10 +4,18 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { describe, test } from "node:test";
 import { TaskFileError, loadTaskFile, parseTaskSource, type TaskDefinition } from "../../../src/runner/tasks/task-file.js";
+import { parse as parseYaml } from "yaml";
+import { contentHash } from "../../../src/runner/tasks/content-hash.js";
+import { taskFileSchema } from "../../../src/runner/tasks/task-schema.js";
 import { repoRoot } from "../../support/paths.js";
 import { tempDir } from "../../support/temp-dir.js";
 
 const fixtures = join(repoRoot, "test/runner/fixtures");
+
+/** The content-v2 hash of a task file, from its schema-checked YAML. */
+async function contentHashOf(file: string): Promise<string> {
+  return contentHash(taskFileSchema.parse(parseYaml(await readFile(file, "utf8"))));
+}
 
 async function sha256Of(file: string): Promise<string> {
   return createHash("sha256").update(await readFile(file)).digest("hex");
@@ -20,7 +28,8 @@ describe("task files: valid examples", () => {
       id: "fix-add",
       suite: "arithmetic",
       file,
-      contentHash: await sha256Of(file),
+      contentHash: await contentHashOf(file),
+      fileBytesHash: await sha256Of(file),
       idPosition: { line: 2, column: 5 },
       prompt: "Make `npm test` pass by fixing src/add.js.",
       images: [join(fixtures, "suites/arithmetic/shots/failing.png")],
@@ -41,7 +50,8 @@ describe("task files: valid examples", () => {
       id: "echo",
       suite: "scripted",
       file,
-      contentHash: await sha256Of(file),
+      contentHash: await contentHashOf(file),
+      fileBytesHash: await sha256Of(file),
       idPosition: { line: 1, column: 1 },
       prompt: "Write hello to out.txt, then say done.",
       images: [],
@@ -84,7 +94,8 @@ describe("task files: valid examples", () => {
       id: "hello",
       suite: "basic",
       file: "/suites/basic/hello.yaml",
-      contentHash: createHash("sha256").update("prompt: hi\n").digest("hex"),
+      contentHash: contentHash({ prompt: "hi" }),
+      fileBytesHash: createHash("sha256").update("prompt: hi\n").digest("hex"),
       idPosition: { line: 1, column: 1 },
       prompt: "hi",
       images: [],
@@ -97,12 +108,13 @@ describe("task files: valid examples", () => {
     } satisfies TaskDefinition);
   });
 
-  test("a byte-order mark and CRLF line ends are accepted; the hash is of the raw bytes", () => {
+  test("a byte-order mark and CRLF line ends are accepted; the file-bytes hash is of the raw bytes", () => {
     const bytes = Buffer.from("\uFEFFprompt: hi\r\nid: crlf\r\n", "utf8");
     const task = parseTaskSource(bytes, "/s/x.yaml");
     assert.equal(task.id, "crlf");
     assert.equal(task.idPosition.line, 2);
-    assert.equal(task.contentHash, createHash("sha256").update(bytes).digest("hex"));
+    assert.equal(task.fileBytesHash, createHash("sha256").update(bytes).digest("hex"));
+    assert.equal(task.contentHash, contentHash({ prompt: "hi", id: "crlf" }));
   });
 
   test("durations: minutes, seconds, hours, milliseconds and bare seconds", () => {

@@ -1,0 +1,143 @@
+/**
+ * Budgets: each task's own (`limits.maxCostUsd`, `limits.maxTokens`) and the run's (`--max-cost`,
+ * `--max-tokens`, across every task of the run). Spend is read off TranscriptStats, which count
+ * the compaction worker's requests and, carried in the checkpoint, every earlier run of a task.
+ * The run's spend is the sum of each task's latest stats — from results and checkpoints when the
+ * run starts, then from each running task as its requests land — so a resumed task's earlier
+ * spend counts once. Decisions are pure functions; `RunBudget` only keeps the latest figures.
+ */
+import type { SpentBudget } from "../../core/errors.js";
+import { formatUsd } from "../../core/errors.js";
+import { spentTokens, totalCostUsd, type TranscriptStats } from "../../core/transcript-types.js";
+import type { RunDir } from "../run-dir/run-dir.js";
+import { taskKey, type ResultBudget } from "../run-dir/task-result.js";
+import type { PricedModel } from "./task-pricing.js";
+
+/** A set of budgets; an absent one is no limit. */
+export interface Budgets {
+  maxCostUsd?: number;
+  maxTokens?: number;
+}
+
+export interface Spend {
+  /** Dollars of the priced requests (an unpriced request adds nothing: a cost budget needs a priced model). */
+  costUsd: number;
+  /** Input + cache reads + cache writes + output, the worker's included. */
+  tokens: number;
+}
+
+const NOTHING: Spend = { costUsd: 0, tokens: 0 };
+
+export function spendOf(stats: TranscriptStats | null): Spend {
+  return stats === null ? NOTHING : { costUsd: totalCostUsd(stats) ?? 0, tokens: spentTokens(stats) };
+}
+
+/** The first of `budgets` that `spend` has reached (cost before tokens), or null. */
+export function spentBudget(scope: SpentBudget["scope"], budgets: Budgets, spend: Spend): SpentBudget | null {
+  if (budgets.maxCostUsd !== undefined && spend.costUsd >= budgets.maxCostUsd) {
+    return { scope, measure: "cost", limit: budgets.maxCostUsd, spent: spend.costUsd };
+  }
+  if (budgets.maxTokens !== undefined && spend.tokens >= budgets.maxTokens) {
+    return { scope, measure: "tokens", limit: budgets.maxTokens, spent: spend.tokens };
+  }
+  return null;
+}
+
+/**
+ * Whether a task stopped on `stoppedOn` may continue under the budgets in force now: the limit
+ * it stopped on was removed, or raised above what had been spent when it stopped.
+ */
+export function budgetRaised(stoppedOn: ResultBudget, budgets: { task: Budgets; run: Budgets }): boolean {
+  const now = budgets[stoppedOn.scope][stoppedOn.measure === "cost" ? "maxCostUsd" : "maxTokens"];
+  return now === undefined || now > stoppedOn.spent;
+}
+
+/** The run's spend, task by task, and the checks each task's agent asks before its requests. */
+export class RunBudget {
+  private readonly spends = new Map<string, Spend>();
+
+  constructor(readonly limits: Budgets) {}
+
+  /** A task's stats as they stand now (they include its earlier runs: the latest replaces what was known). */
+  record(task: { suite: string; id: string }, stats: TranscriptStats | null): void {
+    this.spends.set(taskKey(task), spendOf(stats));
+  }
+
+  total(): Spend {
+    let costUsd = 0;
+    let tokens = 0;
+    for (const spend of this.spends.values()) {
+      costUsd += spend.costUsd;
+      tokens += spend.tokens;
+    }
+    return { costUsd, tokens };
+  }
+
+  /** The run's budget that is spent, or null (also null when the run sets none). */
+  spent(): SpentBudget | null {
+    return spentBudget("run", this.limits, this.total());
+  }
+
+  /** The engine's budget check for one task: its own limits first, then the run's (recording its stats on the way). */
+  checkFor(task: { suite: string; id: string; limits: Budgets }): (who: "task" | "worker", stats: TranscriptStats | null) => SpentBudget | null {
+    return (_who, stats) => {
+      this.record(task, stats);
+      return spentBudget("task", task.limits, spendOf(stats)) ?? this.spent();
+    };
+  }
+
+  /** Seeds the spend of every task of the run from its result, else its checkpoint (a run budget spans them all). */
+  async seed(runDir: RunDir, tasks: readonly { suite: string; id: string }[]): Promise<void> {
+    for (const task of tasks) {
+      const folder = runDir.task(task);
+      // A result that cannot be read stops the run when its task comes up; its spend is unknown until then.
+      const result = await folder.readResult().catch(() => null);
+      if (result) {
+        this.record(task, result.stats);
+        continue;
+      }
+      if ((await folder.readState()) === null) continue;
+      const checkpoint = folder.openCheckpoint();
+      try {
+        this.record(task, (await checkpoint.load())?.transcript?.stats ?? null);
+      } finally {
+        await checkpoint.close();
+      }
+    }
+  }
+}
+
+/** What a cost budget needs of a task's pricing, and how its model reads in the error. */
+export interface CostBudgetSubject {
+  file: string;
+  key: string;
+  /** The task's cost budget, if it has one. */
+  maxCostUsd?: number;
+  /** How the task's model reads: `anthropic/claude-x`, `scripted`. */
+  model: string;
+  /** The task names a scripted model without `priceAs`. */
+  scriptedWithoutPriceAs: boolean;
+  pricing: { task: PricedModel | null; worker: PricedModel | null };
+  /** `transcript.worker`, as `provider/name`, when the task names one. */
+  worker?: string;
+}
+
+/**
+ * Why a cost budget (the task's, or the run's `--max-cost`) cannot be enforced on a task — its
+ * model, or the compaction worker it names, is unpriced — or null. Checked before any task starts.
+ */
+export function unenforceableCostBudget(subject: CostBudgetSubject, runMaxCostUsd: number | undefined): string | null {
+  const budgets: string[] = [];
+  if (subject.maxCostUsd !== undefined) budgets.push(`${subject.file}: cannot enforce limits.maxCostUsd ${formatUsd(subject.maxCostUsd)}`);
+  if (runMaxCostUsd !== undefined) budgets.push(`cannot enforce --max-cost ${formatUsd(runMaxCostUsd)} (task ${subject.key}, ${subject.file})`);
+  const [what] = budgets;
+  if (what === undefined) return null;
+  if (subject.pricing.task === null) {
+    const hint = subject.scriptedWithoutPriceAs ? " (a scripted model is priced only as its model.priceAs)" : "";
+    return `${what} on unpriced model ${subject.model}${hint}: add it to a pricing file`;
+  }
+  if (subject.worker !== undefined && subject.pricing.worker === null) {
+    return `${what} on unpriced model ${subject.worker} (the task's transcript.worker): add it to a pricing file`;
+  }
+  return null;
+}
