@@ -115,7 +115,8 @@ export class ChaosRun {
     return { exitCode, tasks, effects: await this.effects() };
   }
 
-  private async effects() {
+  /** The effects log as it is now. */
+  async effects(): Promise<Effect[]> {
     return parseEffects(await readFile(chaosPaths(this.opts.root).effectsLog, "utf8").catch(() => ""));
   }
 
