@@ -421,6 +421,7 @@ for pass in 1 2; do
     { IFS= read -r l < /proc/$P/stat; } 2>/dev/null
     r=\${l##*) }; set -- $r; shift 19
     [ "$T" = 0 ] || [ "$1" = "$T" ] || exit 0
+    kill -STOP -$P 2>/dev/null
     kill -KILL -$P $(tree) 2>/dev/null
   else
     kill -KILL -$P 2>/dev/null

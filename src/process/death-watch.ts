@@ -4,8 +4,11 @@
  * blocked reading a pipe whose other end only rhema holds. When rhema dies, however it dies, the
  * kernel closes that end; the watcher reads end of file and SIGKILLs the command's process group
  * and every descendant of its leader (setsid escapees included), unless the leader's pid now
- * belongs to another process (its start time differs). When the command is over, rhema dismisses
- * the watcher. No JavaScript signal handler is involved: SIGKILL would skip it.
+ * belongs to another process (its start time differs). The group is stopped (SIGSTOP) first, so
+ * it does nothing more while the watcher walks /proc for its descendants, which takes a shell
+ * tens of milliseconds a level of the tree on a busy machine (the chaos bench saw a killed
+ * command write 50–170 ms after rhema died). When the command is over, rhema dismisses the
+ * watcher. No JavaScript signal handler is involved: SIGKILL would skip it.
  *
  * Why not a namespace: `unshare --pid --fork --kill-child` needs root (or a user namespace, which
  * Ubuntu 24.04's AppArmor refuses), and makes the command's bash PID 1, which ignores signals it has
@@ -47,6 +50,7 @@ for pass in 1 2; do
     { IFS= read -r l < /proc/$P/stat; } 2>/dev/null
     r=\${l##*) }; set -- $r; shift 19
     [ "$T" = 0 ] || [ "$1" = "$T" ] || exit 0
+    kill -STOP -$P 2>/dev/null
     kill -KILL -$P $(tree) 2>/dev/null
   else
     kill -KILL -$P 2>/dev/null

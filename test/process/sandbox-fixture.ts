@@ -1,10 +1,11 @@
 /** Shared by the sandbox tests: whether bwrap works here (else the tests skip, saying why), a run directory, the stand-in driver. */
 import { spawn } from "node:child_process";
-import { mkdir, mkdtemp, readFile, readdir, realpath, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { TestContext } from "node:test";
 import { probeSandbox } from "../../src/process/sandbox-probe.js";
 import { compiled } from "../support/paths.js";
+import { liveRunProcesses } from "../support/run-processes.js";
 
 /**
  * false when the sandbox works here; else the reason, for `test(…, { skip })`. With
@@ -58,16 +59,7 @@ export async function runDriver(req: DriverRequest, callerEnv: Record<string, st
   return { started: lines[0]!, result: JSON.parse(lines[1]!) };
 }
 
-/** Processes (not zombies) whose command line or environment carries `mark`. */
+/** Processes (not zombies) whose command line or environment carries `mark`: "pid cmdline" each. */
 export async function processesMarked(mark: string): Promise<string[]> {
-  const read = (pid: string, file: string) => readFile(`/proc/${pid}/${file}`, "latin1").catch(() => "");
-  const pids = (await readdir("/proc")).filter((n) => /^\d+$/.test(n) && Number(n) !== process.pid);
-  const found = await Promise.all(pids.map(async (pid) => {
-    const cmdline = await read(pid, "cmdline");
-    if (!cmdline.includes(mark) && !(await read(pid, "environ")).includes(mark)) return null;
-    const stat = await read(pid, "stat");
-    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
-    return state === "" || state === "Z" ? null : `${pid} ${cmdline.replaceAll("\0", " ").trim()}`;
-  }));
-  return found.filter((p): p is string => p !== null);
+  return (await liveRunProcesses({ mark })).map((p) => `${p.pid} ${p.cmdline}`);
 }

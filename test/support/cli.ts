@@ -21,8 +21,9 @@ export function cliEnv(extra: Record<string, string> = {}): Record<string, strin
   return { ...env, CI: "true", NO_COLOR: "1", ...extra };
 }
 
-export function startCli(args: string[], opts: { cwd: string; env?: Record<string, string> }): { child: ChildProcess; done: Promise<CliResult> } {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd: opts.cwd, env: opts.env ?? cliEnv(), stdio: ["ignore", "pipe", "pipe"] });
+/** `detached`: the CLI leads a process group of its own (so a test can kill that group). */
+export function startCli(args: string[], opts: { cwd: string; env?: Record<string, string>; detached?: boolean }): { child: ChildProcess; done: Promise<CliResult> } {
+  const child = spawn(process.execPath, [CLI, ...args], { cwd: opts.cwd, env: opts.env ?? cliEnv(), stdio: ["ignore", "pipe", "pipe"], detached: opts.detached ?? false });
   let stdout = "";
   let stderr = "";
   child.stdout!.on("data", (c: Buffer) => (stdout += c.toString()));

@@ -20,8 +20,17 @@ rules:
 
 /** A scripted task whose steps each append a unique tag with the shell, then sleep a little. */
 export function taggingTask(id: string, steps: number, opts: { sleep?: number; chunkDelayMs?: number; extra?: string } = {}): string {
-  const script = Array.from({ length: steps }, (_, k) =>
-    `    - say: step ${k}\n      call: shell\n      input: { command: "echo ${id}-${k} >> tags.txt && sleep ${opts.sleep ?? 0}" }\n` +
+  const commands = Array.from({ length: steps }, (_, k) => `echo ${id}-${k} >> tags.txt && sleep ${opts.sleep ?? 0}`);
+  return shellStepsTask(commands, {
+    ...(opts.chunkDelayMs ? { chunkDelayMs: opts.chunkDelayMs } : {}),
+    rest: `checks:\n  - { name: tags written, run: "test $(wc -l < tags.txt) -ge 1" }\n${opts.extra ?? ""}`,
+  });
+}
+
+/** A scripted task (policy ../policy.yaml) that runs each command with the shell, one a step, then says done; `rest` is YAML after the script. */
+export function shellStepsTask(commands: readonly string[], opts: { chunkDelayMs?: number; rest: string }): string {
+  const script = commands.map((command, k) =>
+    `    - say: step ${k}\n      call: shell\n      input: { command: ${JSON.stringify(command)} }\n` +
     (opts.chunkDelayMs ? `      chunkDelayMs: ${opts.chunkDelayMs}\n` : "")).join("");
   return `prompt: Append the tags.
 policy: ../policy.yaml
@@ -29,7 +38,5 @@ model:
   provider: scripted
   script:
 ${script}    - say: done
-checks:
-  - { name: tags written, run: "test $(wc -l < tags.txt) -ge 1" }
-${opts.extra ?? ""}`;
+${opts.rest}`;
 }
