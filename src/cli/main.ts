@@ -14,6 +14,7 @@ import { DEFAULT_RUN_DIR, runCommand } from "./run-command.js";
 import { reportMergeCommand, validateCommand } from "./other-commands.js";
 import { policyCheckCommand, policyCheckOptions } from "./policy-command.js";
 import { benchReplayCommand, benchReplayOptions } from "./bench-command.js";
+import { installShutdownSignals } from "../runner/execute/shutdown-signals.js";
 
 function packageVersion(): string {
   const here = dirname(fileURLToPath(import.meta.url));
@@ -148,15 +149,11 @@ class UsageError extends Error {}
 const isEntry = process.argv[1] && fileURLToPath(import.meta.url) === (await import("node:fs")).realpathSync(process.argv[1]);
 if (isEntry) {
   const controller = new AbortController();
-  let signals = 0;
-  const onSignal = (name: string) => {
-    signals += 1;
-    if (signals > 1) process.exit(EXIT_INTERRUPTED); // a second Ctrl-C: stop now; checkpoints are already on disk
-    process.stderr.write(`\nrhema: ${name}: checkpointing and writing reports (again to stop at once)\n`);
-    controller.abort();
-  };
-  process.on("SIGINT", () => onSignal("SIGINT"));
-  process.on("SIGTERM", () => onSignal("SIGTERM"));
+  installShutdownSignals(process, {
+    shutdown: () => controller.abort(),
+    note: (message) => process.stderr.write(`\nrhema: ${message}\n`),
+    force: () => process.exit(EXIT_INTERRUPTED),
+  });
   const code = await main(hideBin(process.argv), {
     cwd: process.cwd(), env: process.env, stdout: quietOnClosedPipe(process.stdout), stderr: quietOnClosedPipe(process.stderr), pid: process.pid, interrupt: controller.signal,
   });
