@@ -17,6 +17,9 @@ import type { InputCaps } from "../tasks/task-file.js";
 import { runSuite, type RunProgress, type SuiteRunOutcome } from "./suite-runner.js";
 import type { TaskDefinition } from "../tasks/task-file.js";
 import { resolveTaskApprovals } from "../tasks/task-policy.js";
+import type { Approval } from "../../core/approval.js";
+import { PolicyApproval } from "../../policy/decide/policy-approval.js";
+import { preloadBashParser } from "../../policy/shell/grammar/bash-parser.js";
 import { taskKey } from "../run-dir/task-result.js";
 
 /** What to run; the fields are `rhema run`'s flags (the action's inputs map onto them). */
@@ -81,6 +84,9 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
   const workers = createWorkerProviders(loaded.tasks, context.env);
   const approvals = await resolveTaskApprovals(loaded.tasks, { policyFlag: request.policy, cwd: context.cwd });
   for (const note of approvals.notes) context.onNote(note);
+  // The first shell decision needs the bash grammar (~100 ms to compile): start it now, beside
+  // the workspace copies and the first model request, when some task's policy may run commands.
+  if ([...approvals.approvals.values()].some(mayRunCommands)) preloadBashParser();
 
   const runDir = resolve(context.cwd, request.out);
   const outcome = await runSuite({
@@ -110,6 +116,13 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
     onProgress: context.onProgress,
   });
   return { ...outcome, runDir, selected: loaded.tasks.length };
+}
+
+/** Whether an approval's policy may allow a shell command: default allow, or an allow rule that can match one. */
+function mayRunCommands(approval: Approval): boolean {
+  if (!(approval instanceof PolicyApproval)) return false;
+  const { policy } = approval;
+  return policy.default === "allow" || policy.rules.some((r) => r.effect === "allow" && (r.shell !== null || r.tools === null || r.tools.includes("shell")));
 }
 
 function parseTimeoutFlag(value: string | undefined): number | undefined {
