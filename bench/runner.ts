@@ -1,23 +1,33 @@
 /**
- * bench/runner: the runner's own cost, run on demand (`npm run bench:runner`), printing figures.
+ * bench/runner: the runner's own cost, run on demand (`npm run bench:runner [TASKS] [RUNS]`).
  *
- * 200 tasks, each a zero-latency scripted model reading one file and answering, with one check
- * (`true`), run through the built CLI at concurrency 1, 2 and 8: tasks per second and the
- * runner's wall time per task. Then, read off the `--json` event stream of 5 fresh processes
- * each running one task whose first call is a shell command: process start → first model
- * request (target ≤ 0.5 s) and first response → first tool start, from the `tool_call` event
- * (the scripted model's response is complete) to the `approval` event (the tool starts at once
- * after it) — the first shell call pays for loading the bash grammar (target ≤ 100 ms).
+ * TASKS (default 200) tasks, each a zero-latency scripted model reading one file and answering,
+ * with one check (`true`), run through the built CLI at concurrency 1, 2 and 8: tasks per second
+ * and the runner's wall time per task. Then RUNS (default 7) fresh processes each, read off the
+ * `--json` event stream as its lines arrive, on two suites — one task whose first call is a shell
+ * command, and the example suite (tasks/):
+ *   process start → first model request (target ≤ 0.5 s), and the CPU the process had used by
+ *     then (user + system, from /proc: what the figure would be on an idle machine, near enough);
+ *   first response → first tool start, from a call's `tool_call` event (the scripted model's
+ *     response is complete) to its `approval` (the tool starts at once after it), for the first
+ *     call of the run and for its first shell call, which needs the bash grammar (target ≤ 100 ms).
+ * The machine's load average is printed with the figures: on a shared machine they are noisy,
+ * and the medians are what to compare.
  */
 import { spawn } from "node:child_process";
 import { mkdtemp, mkdir, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 
 const CLI = fileURLToPath(new URL("../src/cli/main.js", import.meta.url));
 const TASKS = Number(process.argv[2] ?? 200);
+const RUNS = Number(process.argv[3] ?? 7);
+const EXAMPLE_SUITE = fileURLToPath(new URL("../../tasks", import.meta.url));
+/** Clock ticks per second of /proc/PID/stat's utime and stime (USER_HZ, 100 on Linux). */
+const CLOCK_TICKS_PER_S = 100;
 
 const POLICY = `version: 1
 default: deny
@@ -62,7 +72,12 @@ checks:
   }
 }
 
-function runCli(args: string[], cwd: string, onLine?: (line: string, atMs: number) => void): Promise<{ code: number | null; wallMs: number }> {
+interface CliRun {
+  code: number | null;
+  wallMs: number;
+}
+
+function runCli(args: string[], cwd: string, onLine?: (line: string, atMs: number, pid: number) => void): Promise<CliRun> {
   const started = performance.now();
   const child = spawn(process.execPath, [CLI, ...args], { cwd, stdio: ["ignore", "pipe", "ignore"], env: { ...process.env, CI: "true" } });
   let buffer = "";
@@ -70,44 +85,85 @@ function runCli(args: string[], cwd: string, onLine?: (line: string, atMs: numbe
     buffer += chunk.toString();
     let nl: number;
     while ((nl = buffer.indexOf("\n")) >= 0) {
-      onLine?.(buffer.slice(0, nl), performance.now() - started);
+      onLine?.(buffer.slice(0, nl), performance.now() - started, child.pid!);
       buffer = buffer.slice(nl + 1);
     }
   });
   return new Promise((resolve) => child.on("close", (code) => resolve({ code, wallMs: performance.now() - started })));
 }
 
-/** "median N ms (of a, b, …)" over 5 samples, or a note that the events were missing. */
+/** CPU milliseconds (user + system) process `pid` has used so far, or null off Linux. */
+function cpuMsOf(pid: number): number | null {
+  try {
+    // Fields after the command name (which may hold spaces, hence the last ")"): utime is the 14th field, stime the 15th.
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_S;
+  } catch {
+    return null;
+  }
+}
+
+/** "median N ms (of a, b, …)", or a note that the events were missing. */
 function medianOf(samplesMs: number[]): string {
   if (samplesMs.length === 0) return "no sample (the events were not seen)";
   const sorted = [...samplesMs].sort((a, b) => a - b);
   return `median ${sorted[Math.floor(sorted.length / 2)]!.toFixed(0)} ms (of ${samplesMs.map((f) => f.toFixed(0)).join(", ")})`;
 }
 
+/** The first-call figures of one fresh process, read off its `--json` events as they arrive. */
+interface FirstCalls {
+  requestMs?: number;
+  requestCpuMs?: number;
+  toolStartMs?: number;
+  shellStartMs?: number;
+}
+
+async function firstCalls(args: string[], cwd: string): Promise<FirstCalls> {
+  const figures: FirstCalls = {};
+  const callAt = new Map<string, { atMs: number; shell: boolean }>();
+  const { code } = await runCli([...args, "--json"], cwd, (line, atMs, pid) => {
+    const outer = JSON.parse(line) as { type: string; task?: string; event?: { type: string; callId?: string; name?: string } };
+    const event = outer.event;
+    if (!event) return;
+    if (event.type === "request" && figures.requestMs === undefined) {
+      figures.requestMs = atMs;
+      const cpuMs = cpuMsOf(pid);
+      if (cpuMs !== null) figures.requestCpuMs = cpuMs;
+    }
+    const key = `${outer.task}/${event.callId}`;
+    if (event.type === "tool_call") callAt.set(key, { atMs, shell: event.name === "shell" });
+    const call = callAt.get(key);
+    if (event.type !== "approval" || !call) return;
+    figures.toolStartMs ??= atMs - call.atMs;
+    if (call.shell) figures.shellStartMs ??= atMs - call.atMs;
+  });
+  if (code !== 0 && code !== 1) throw new Error(`rhema ${args.join(" ")} exited ${code}`);
+  return figures;
+}
+
+async function reportFirstCalls(label: string, args: (run: number) => string[], cwd: string): Promise<void> {
+  const runs: FirstCalls[] = [];
+  for (let run = 0; run < RUNS; run++) runs.push(await firstCalls(args(run), cwd));
+  const pick = (key: keyof FirstCalls) => runs.flatMap((r) => (r[key] === undefined ? [] : [r[key]]));
+  console.log(`${label}, ${RUNS} fresh processes (load average ${loadavg()[0]!.toFixed(1)}):`);
+  console.log(`  process start → first model request: ${medianOf(pick("requestMs"))} (target ≤ 500 ms)`);
+  console.log(`    CPU used by then: ${medianOf(pick("requestCpuMs"))}`);
+  console.log(`  first response → first tool start: ${medianOf(pick("toolStartMs"))}`);
+  console.log(`  first response → first shell tool start: ${medianOf(pick("shellStartMs"))} (target ≤ 100 ms)`);
+}
+
 const root = await mkdtemp(join(tmpdir(), "rhema-bench-runner-"));
 try {
   await writeSuite(root);
-  console.log(`${TASKS} tasks, zero-latency scripted model, one read_file call and one check each`);
+  console.log(`${TASKS} tasks, zero-latency scripted model, one read_file call and one check each (load average ${loadavg()[0]!.toFixed(1)})`);
   for (const concurrency of [1, 2, 8]) {
     const out = join(root, `run-${concurrency}`);
     const { code, wallMs } = await runCli(["run", "bench", "--out", out, "--concurrency", String(concurrency)], root);
     if (code !== 0) throw new Error(`the run at concurrency ${concurrency} exited ${code}`);
     console.log(`  concurrency ${concurrency}: ${(TASKS / (wallMs / 1000)).toFixed(1)} tasks/s, ${(wallMs / TASKS).toFixed(1)} ms wall per task (${(wallMs / 1000).toFixed(1)} s in all)`);
   }
-  const firstRequests: number[] = [];
-  const firstToolStarts: number[] = [];
-  for (let i = 0; i < 5; i++) {
-    const seen: Record<string, number> = {};
-    await runCli(["run", "first", "--out", join(root, `first-${i}`), "--json"], root, (line, atMs) => {
-      const event = JSON.parse(line) as { type: string; event?: { type: string } };
-      const type = event.event?.type ?? event.type;
-      if (seen[type] === undefined) seen[type] = atMs;
-    });
-    if (seen.request !== undefined) firstRequests.push(seen.request);
-    if (seen.tool_call !== undefined && seen.approval !== undefined) firstToolStarts.push(seen.approval - seen.tool_call);
-  }
-  console.log(`  process start → first model request: ${medianOf(firstRequests)} (target ≤ 500 ms)`);
-  console.log(`  first response → first tool start (a shell call): ${medianOf(firstToolStarts)} (target ≤ 100 ms)`);
+  await reportFirstCalls("one task whose first call is a shell command", (run) => ["run", "first", "--out", join(root, `first-${run}`)], root);
+  await reportFirstCalls("the example suite (tasks/)", (run) => ["run", EXAMPLE_SUITE, "--out", join(root, `example-${run}`)], root);
 } finally {
   await rm(root, { recursive: true, force: true });
 }

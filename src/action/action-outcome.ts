@@ -9,6 +9,7 @@ import { cacheHitRate, sumTranscriptStats, type TranscriptStats } from "../core/
 import type { ReportFiles } from "../runner/run-dir/run-dir.js";
 import { taskKey, type TaskResult } from "../runner/run-dir/task-result.js";
 import { formatCostTotal, sumCosts } from "../runner/reports/cost-figures.js";
+import { firstErrorLine } from "../runner/reports/first-error-line.js";
 import type { FailOn } from "./action-inputs.js";
 
 /** The part of a run's outcome the action reports. */
@@ -111,7 +112,7 @@ function failureMessage(result: TaskResult): string {
   const check = result.checks.find((c) => !c.passed);
   if (!check) return `task ${result.status}`;
   const exit = check.timedOut ? "timed out" : check.exitCode === null ? "killed" : `exit code ${check.exitCode}`;
-  const line = firstErrorLine(check.outputTail);
+  const line = firstErrorLine(check.outputTail).slice(0, 300);
   return `check "${check.name}" failed (${exit})${line ? `: ${line}` : ""}`;
 }
 
@@ -129,13 +130,6 @@ function totalsMessage(outcome: ActionRunOutcome): string {
   if (cost !== null) parts.push(`cost ${formatCostTotal(cost)}`);
   parts.push(`tokens in ${o["input-tokens"]}, cache read ${o["cache-read-tokens"]}, cache write ${o["cache-write-tokens"]}, out ${o["output-tokens"]}; cache hit rate ${o["cache-hit-rate"]}`);
   return parts.join("; ");
-}
-
-/** The line of a check's output that says what went wrong: the first that looks like an error, else the first. */
-export function firstErrorLine(output: string): string {
-  const lines = output.split("\n").map((l) => l.trim()).filter((l) => l.length > 0);
-  const error = lines.find((l) => /\b(error|fail(ed|ure)?|assert\w*|not ok|expected)\b/i.test(l));
-  return (error ?? lines[0] ?? "").slice(0, 300);
 }
 
 function firstLine(text: string): string {

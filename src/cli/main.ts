@@ -11,10 +11,8 @@ import { hideBin } from "yargs/helpers";
 import { EXIT_CODES_HELP, EXIT_INTERRUPTED, EXIT_INVALID_INPUT, describeFailure, type ExitCode } from "./exit-codes.js";
 import { print, quietOnClosedPipe, type CliIo } from "./io.js";
 import { DEFAULT_RUN_DIR, runCommand } from "./run-command.js";
-import { reportMergeCommand, validateCommand } from "./other-commands.js";
-import { policyCheckCommand, policyCheckOptions } from "./policy-command.js";
-import { benchReplayCommand, benchReplayOptions } from "./bench-command.js";
 import { SANDBOX_MODES } from "../process/sandbox-mode.js";
+import { installShutdownSignals } from "../runner/execute/shutdown-signals.js";
 
 function packageVersion(): string {
   const here = dirname(fileURLToPath(import.meta.url));
@@ -108,12 +106,35 @@ export function unknownCommand(argv: readonly string[]): string | null {
   return null;
 }
 
+/**
+ * The modules of the commands `argv` can reach, loaded on demand: `rhema run` does not pay for
+ * loading `policy check`'s, `bench replay`'s or `validate`'s (start-up is mostly module loading);
+ * help and version with no command load them all.
+ */
+async function loadCommandModules(argv: readonly string[]) {
+  const [first] = argv;
+  const wanted = (...names: string[]) => first === undefined || first.startsWith("-") || names.includes(first);
+  const [policy, bench, other] = await Promise.all([
+    wanted("policy") ? import("./policy-command.js") : null,
+    wanted("bench") ? import("./bench-command.js") : null,
+    wanted("validate", "report") ? import("./other-commands.js") : null,
+  ]);
+  return { policy, bench, other };
+}
+
+/** A command module `loadCommandModules` was asked for; yargs calls a builder or handler only for the command given. */
+function loaded<T>(module: T | null): T {
+  if (module === null) throw new Error("internal: a command module was not loaded for the command given");
+  return module;
+}
+
 export async function main(argv: string[], io: CliIo): Promise<ExitCode> {
   const unknown = unknownCommand(argv);
   if (unknown !== null) {
     print(io.stderr, `rhema: ${unknown}\nSee \`rhema --help\`.`);
     return EXIT_INVALID_INPUT;
   }
+  const commands = await loadCommandModules(argv);
   let code: ExitCode = 0;
   const run = (promise: Promise<ExitCode>) => promise.then((c) => void (code = c));
   const parser = yargs(argv)
@@ -126,15 +147,15 @@ export async function main(argv: string[], io: CliIo): Promise<ExitCode> {
       throw err ?? new UsageError(msg);
     })
     .command("run <paths..>", "run task suites and write reports", runOptions, (a) => run(runCommand(a, io)))
-    .command("validate <paths..>", "check task files and their policies, running nothing", validateOptions, (a) => run(validateCommand(a, io)))
+    .command("validate <paths..>", "check task files and their policies, running nothing", validateOptions, (a) => run(loaded(commands.other).validateCommand(a, io)))
     .command("policy", "policy files", (y) => y
-      .command("check", "decide one tool call under a policy", policyCheckOptions, (a) => run(policyCheckCommand(a, io)))
+      .command("check", "decide one tool call under a policy", (c) => loaded(commands.policy).policyCheckOptions(c), (a) => run(loaded(commands.policy).policyCheckCommand(a, io)))
       .demandCommand(1, "name a policy command: check"))
     .command("report", "reports", (y) => y
-      .command("merge <dirs..>", "merge the reports of several run directories (CI shards)", reportMergeOptions, (a) => run(reportMergeCommand(a, io)))
+      .command("merge <dirs..>", "merge the reports of several run directories (CI shards)", reportMergeOptions, (a) => run(loaded(commands.other).reportMergeCommand(a, io)))
       .demandCommand(1, "name a report command: merge"))
     .command("bench", "benchmarks", (y) => y
-      .command("replay <inputs..>", "replay recorded sessions under compaction strategies and budgets through the prompt-cache simulator", benchReplayOptions, (a) => run(benchReplayCommand(a, io)))
+      .command("replay <inputs..>", "replay recorded sessions under compaction strategies and budgets through the prompt-cache simulator", (c) => loaded(commands.bench).benchReplayOptions(c), (a) => run(loaded(commands.bench).benchReplayCommand(a, io)))
       .demandCommand(1, "name a bench command: replay"))
     .demandCommand(1, "name a command: run, validate, policy check, report merge, bench replay")
     .example("$0 run tasks/", "run the suites under tasks/ and write reports")
@@ -163,15 +184,11 @@ class UsageError extends Error {}
 const isEntry = process.argv[1] && fileURLToPath(import.meta.url) === (await import("node:fs")).realpathSync(process.argv[1]);
 if (isEntry) {
   const controller = new AbortController();
-  let signals = 0;
-  const onSignal = (name: string) => {
-    signals += 1;
-    if (signals > 1) process.exit(EXIT_INTERRUPTED); // a second Ctrl-C: stop now; checkpoints are already on disk
-    process.stderr.write(`\nrhema: ${name}: checkpointing and writing reports (again to stop at once)\n`);
-    controller.abort();
-  };
-  process.on("SIGINT", () => onSignal("SIGINT"));
-  process.on("SIGTERM", () => onSignal("SIGTERM"));
+  installShutdownSignals(process, {
+    shutdown: () => controller.abort(),
+    note: (message) => process.stderr.write(`\nrhema: ${message}\n`),
+    force: () => process.exit(EXIT_INTERRUPTED),
+  });
   const code = await main(hideBin(process.argv), {
     cwd: process.cwd(), env: process.env, stdout: quietOnClosedPipe(process.stdout), stderr: quietOnClosedPipe(process.stderr), pid: process.pid, interrupt: controller.signal,
   });

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { looksSecret, scrubEnvironment } from "../../src/process/secret-env.js";
+import { isSecretValue, looksSecret, scrubEnvironment } from "../../src/process/secret-env.js";
 
 test("names that look like secrets are recognised", () => {
   for (const name of [
@@ -28,4 +28,13 @@ test("scrubEnvironment removes secrets except the allowed names", () => {
   const env = { PATH: "/bin", GITHUB_TOKEN: "t", OPENAI_API_KEY: "k", HOME: "/h", GONE: undefined };
   assert.deepEqual(scrubEnvironment(env), { env: { PATH: "/bin", HOME: "/h" }, removed: ["GITHUB_TOKEN", "OPENAI_API_KEY"] });
   assert.deepEqual(scrubEnvironment(env, ["GITHUB_TOKEN"]), { env: { PATH: "/bin", GITHUB_TOKEN: "t", HOME: "/h" }, removed: ["OPENAI_API_KEY"] });
+});
+
+test("a secret value: 8 characters from a secret-looking variable, 3 when the name says secret, never a switch word", () => {
+  const judged = (name: string, value: string | undefined) => isSecretValue(name, value);
+  assert.deepEqual(
+    [judged("DB_PASS", "hu7"), judged("DB_PASS", "hu"), judged("GH_TOKEN", "true"), judged("API_KEY", "Off"), judged("BUILD_ID", "zq4"),
+      judged("DATABASE_URL", "pg://u:pw@db"), judged("HOME", "/home/someone"), judged("UNSET_TOKEN", undefined)],
+    [true, false, false, false, false, true, false, false],
+  );
 });

@@ -19,6 +19,9 @@ import type { InputCaps } from "../tasks/task-file.js";
 import { runSuite, type RunProgress, type SuiteRunOutcome } from "./suite-runner.js";
 import type { TaskDefinition } from "../tasks/task-file.js";
 import { resolveTaskApprovals } from "../tasks/task-policy.js";
+import type { Approval } from "../../core/approval.js";
+import { PolicyApproval } from "../../policy/decide/policy-approval.js";
+import { preloadBashParser } from "../../policy/shell/grammar/bash-parser.js";
 import { taskKey } from "../run-dir/task-result.js";
 import { priceTable, type ModelPricing } from "../../providers/prices.js";
 import { taskPricing, type TaskPricing } from "./task-pricing.js";
@@ -106,6 +109,9 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
   for (const note of approvals.notes) context.onNote(note);
   const sandbox = await settleSandboxes(approvals.sandbox, context.env.PATH);
   if (sandbox.warning !== null) context.onNote(sandbox.warning);
+  // The first shell decision needs the bash grammar (~100 ms to compile): start it now, beside
+  // the workspace copies and the first model request, when some task's policy may run commands.
+  if ([...approvals.approvals.values()].some(mayRunCommands)) preloadBashParser();
 
   const runDir = resolve(context.cwd, request.out);
   const outcome = await runSuite({
@@ -169,6 +175,13 @@ async function settleSandboxes(
       `run UNSANDBOXED, with this machine's files and network. To sandbox them: ${unsandboxed.fix}. ` +
       "With --sandbox bwrap this is an error instead; --sandbox off says it is meant.";
   return { runs, warning };
+}
+
+/** Whether an approval's policy may allow a shell command: default allow, or an allow rule that can match one. */
+function mayRunCommands(approval: Approval): boolean {
+  if (!(approval instanceof PolicyApproval)) return false;
+  const { policy } = approval;
+  return policy.default === "allow" || policy.rules.some((r) => r.effect === "allow" && (r.shell !== null || r.tools === null || r.tools.includes("shell")));
 }
 
 function parseTimeoutFlag(value: string | undefined): number | undefined {

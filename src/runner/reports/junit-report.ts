@@ -20,6 +20,7 @@ import type { Builder, TestCase, TestSuite } from "junit-report-builder";
 import type { TranscriptStats } from "../../core/transcript-types.js";
 import { aggregateResults } from "./stats-report.js";
 import type { CostTotal } from "./cost-figures.js";
+import { firstErrorLine } from "./first-error-line.js";
 import { compareTasks, type ReportMeta, type SkippedTask, type TaskCost, type TaskResult, type UnfinishedTask } from "../run-dir/task-result.js";
 
 let rootBuilder: Builder | null = null;
@@ -180,8 +181,9 @@ function statValue(name: string, value: number): string {
 
 function addFailure(node: TestCase, result: TaskResult): void {
   const failed = result.checks.filter((check) => !check.passed);
+  const line = failed.length === 1 ? firstErrorLine(failed[0]!.outputTail).slice(0, 300) : "";
   const message = failed.length === 1
-    ? `check "${failed[0]!.name}" failed (${exitDescription(failed[0]!)})`
+    ? `check "${failed[0]!.name}" failed (${exitDescription(failed[0]!)})${line ? `: ${line}` : ""}`
     : `${failed.length} checks failed: ${failed.map((check) => check.name).join(", ")}`;
   const details = failed.map((check) => [
     `check: ${check.name}`,

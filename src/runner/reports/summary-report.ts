@@ -9,6 +9,7 @@
 import { formatDurationMs } from "../tasks/duration.js";
 import { buildStatsReport, type StatsAggregate, type StatsReport } from "./stats-report.js";
 import { formatCostTotal, formatTaskCost, type CostTotal } from "./cost-figures.js";
+import { findErrorLine } from "./first-error-line.js";
 import { compareTasks, taskKey, type PolicyDenial, type ReportMeta, type TaskResult, type TaskStatus } from "../run-dir/task-result.js";
 
 const STATUS_EMOJI: Record<TaskStatus | "skipped" | "interrupted" | "notStarted", string> = {
@@ -20,8 +21,6 @@ const STATUS_EMOJI: Record<TaskStatus | "skipped" | "interrupted" | "notStarted"
   interrupted: "⏸️",
   notStarted: "⏳",
 };
-/** A line that names what went wrong, searched for above the tail (Node's "Error: Cannot find module …", TAP's "not ok"). */
-const ERROR_LINE = /\berror\b|\bERR!|\bcannot\b|^\s*not ok\b|\bfail(ed|ure)?\b|\bexception\b|\btraceback\b|\bpanic/i;
 const MAX_DETAILED_FAILURES = 50;
 const TAIL_LINES = 30;
 const TAIL_CHARS = 3_000;
@@ -217,17 +216,17 @@ function firstLine(text: string): string {
 }
 
 /**
- * The output's tail, led by its first error line when that line is above the tail (a Node
- * error's message comes before its stack frames, which fill the tail): `line`, `…`, tail.
+ * The output's tail, led by its error line (first-error-line) when that line is above the tail
+ * (a Node error's message comes before its stack frames, which fill the tail): `line`, `…`, tail.
  */
 export function excerptOf(text: string): string {
   const lines = text.replace(/\s+$/, "").split(/\r?\n/);
   const tailStart = Math.max(0, lines.length - TAIL_LINES);
-  const firstError = lines.findIndex((line) => ERROR_LINE.test(line));
+  const found = findErrorLine(lines.join("\n"));
   const tail = capChars(lines.slice(tailStart).join("\n"), TAIL_CHARS);
-  if (firstError < 0 || firstError >= tailStart) return tail;
-  const lead = capChars(lines[firstError]!, 300, "end");
-  return firstError === tailStart - 1 ? `${lead}\n${tail}` : `${lead}\n…\n${tail}`;
+  if (found === null || found.index >= tailStart) return tail;
+  const lead = capChars(found.text, 300, "end");
+  return found.index === tailStart - 1 ? `${lead}\n${tail}` : `${lead}\n…\n${tail}`;
 }
 
 /** `text` cut to `max` characters, dropping its start (a tail) or its end (a line's overflow). */

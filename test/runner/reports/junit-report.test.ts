@@ -44,16 +44,16 @@ describe("junit report", () => {
     assert.match(testCase(xml, "task-04"), /^<testcase classname="strings" name="task-04" time="5.936" file="\/repo\/tasks\/strings\/task-04.yaml">/);
   });
 
-  test("a failed check is a failure with the check's name, exit code and output tail", () => {
+  test("a failed check is a failure with the check's name, exit code, error line and output tail", () => {
     const failed = testCase(renderJUnitReport(sampleRun(), sampleMeta()), "task-01");
-    assert.match(failed, /<failure message="check &quot;unit tests&quot; failed \(exit code 1\)" type="check"><!\[CDATA\[check: unit tests\ncommand: npm test\nresult: exit code 1\noutput \(tail\):\nnot ok 1 - adds/);
+    assert.match(failed, /<failure message="check &quot;unit tests&quot; failed \(exit code 1\): not ok 1 - adds" type="check"><!\[CDATA\[check: unit tests\ncommand: npm test\nresult: exit code 1\noutput \(tail\):\nnot ok 1 - adds/);
     assert.doesNotMatch(failed, /<error/);
   });
 
   test("a timed-out check says so", () => {
     const result = sampleResult("s", "slow", "failed");
     result.checks[0] = { ...result.checks[0]!, exitCode: null, timedOut: true, durationMs: 30_000 };
-    assert.match(renderJUnitReport([result], sampleMeta()), /failed \(timed out after 30s\)" type="check"/);
+    assert.match(renderJUnitReport([result], sampleMeta()), /failed \(timed out after 30s\): not ok 1 - adds" type="check"/);
   });
 
   test("an agent failure is an error typed by its code", () => {

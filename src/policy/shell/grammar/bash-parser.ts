@@ -11,6 +11,12 @@
  * loaded machine. Commands are short; baseline code parses them in well under a millisecond.
  * The flag is read when a module is compiled, so it is set for these two modules and restored
  * at once: other WebAssembly in the process is compiled as before.
+ *
+ * The load ends with one warm-up parse: the first parse of a process pays ~15–40 ms of one-time
+ * set-up inside the grammar, which `preloadBashParser` (the runner, as soon as it knows some
+ * task's policy may let a command run) moves off the first shell call along with the compile —
+ * the compile runs on V8's background threads while the run copies workspaces and sends its
+ * first model request.
  */
 import { createRequire } from "node:module";
 import { setFlagsFromString } from "node:v8";
@@ -22,14 +28,39 @@ export interface BashParser {
 }
 
 let loading: Promise<BashParser> | null = null;
+let loaded = false;
+
+/** Where the shared parser stands: never asked for, being compiled, or ready. */
+export type BashParserState = "idle" | "loading" | "ready";
+
+export function bashParserState(): BashParserState {
+  return loaded ? "ready" : loading === null ? "idle" : "loading";
+}
+
+/** A command that walks the common node kinds once (list, pipeline, redirect, expansion, string). */
+const WARM_UP_COMMAND = 'cd src && cat "$HOME/a b" | grep -v x > out.txt 2>&1; echo $(ls) done';
 
 /** The shared bash parser, loaded on first use. A failed load is retried on the next call. */
 export function loadBashParser(): Promise<BashParser> {
-  loading ??= createBashParser().catch((err: unknown) => {
-    loading = null;
-    throw err;
-  });
+  loading ??= createBashParser().then(
+    (parser) => {
+      loaded = true;
+      return parser;
+    },
+    (err: unknown) => {
+      loading = null;
+      throw err;
+    },
+  );
   return loading;
+}
+
+/**
+ * Starts loading the shared parser without waiting for it, so the first shell decision finds
+ * it ready. Never throws: a failed load is reported (and retried) by the call that needs it.
+ */
+export function preloadBashParser(): void {
+  loadBashParser().catch(() => {});
 }
 
 async function createBashParser(): Promise<BashParser> {
@@ -40,6 +71,7 @@ async function createBashParser(): Promise<BashParser> {
   });
   const parser = new Parser();
   parser.setLanguage(language);
+  parser.parse(WARM_UP_COMMAND)?.delete();
   return {
     parse(source: string): Tree {
       // Parsing is synchronous, so one parser serves every caller without interleaving.
