@@ -40,7 +40,9 @@ test("SIGINT then SIGTERM 1 s later: the shutdown finishes its checkpoint and re
     "suite/c-later.yaml": taggingTask("c", 1),
   });
   const out = join(root, "run");
-  const run = startCli(["run", "suite", "--out", out, "--concurrency", "1"], { cwd: root });
+  // Unsandboxed: in the sandbox a stopped command dies with its PID namespace at once, trap or
+  // no trap, and the shutdown would end before the second signal could arrive.
+  const run = startCli(["run", "suite", "--out", out, "--concurrency", "1", "--sandbox", "off"], { cwd: root });
   await waitFor(() => stat(join(out, "tasks/suite/b-slow/workspace/tags.txt")).then(() => true, () => false));
   const stoppedAt = Date.now();
   run.child.kill("SIGINT");
@@ -68,7 +70,7 @@ test("a third signal stops at once with the interrupted exit code", async (t) =>
   const root = await tempDir(t);
   await writeFiles(root, { "policy.yaml": OPEN_POLICY.replace('"true"]', '"true", "trap *"]'), "suite/b-slow.yaml": STUBBORN });
   const out = join(root, "run");
-  const run = startCli(["run", "suite", "--out", out], { cwd: root });
+  const run = startCli(["run", "suite", "--out", out, "--sandbox", "off"], { cwd: root });
   await waitFor(() => stat(join(out, "tasks/suite/b-slow/workspace/tags.txt")).then(() => true, () => false));
   const stoppedAt = Date.now();
   for (const signal of ["SIGINT", "SIGTERM", "SIGINT"] as const) {

@@ -80,7 +80,10 @@ export class ChaosRun {
 
   /** Runs the CLI once (resuming), killed as `kill` plans unless it finishes first. */
   async attempt(kill: KillPlan | null): Promise<AttemptOutcome> {
-    const args = ["run", CHAOS_SUITE, "--out", this.out, "--concurrency", String(this.opts.concurrency)];
+    // Unsandboxed: the effects go to a log outside the workspace (so no workspace reset can hide a
+    // duplicate), which the sandbox would refuse. It is also the harder case for orphans — the
+    // death watch, not a PID namespace, must stop them; test/process/nothing-outlives covers both.
+    const args = ["run", CHAOS_SUITE, "--out", this.out, "--concurrency", String(this.opts.concurrency), "--sandbox", "off"];
     const linesBefore = (await this.effects()).length;
     const run = startCli(args, { cwd: this.opts.root, env: cliEnv({ [CHAOS_MARK_VAR]: this.opts.mark }), detached: true });
     const disarm = kill ? this.arm(run.child, kill, linesBefore) : () => {};
