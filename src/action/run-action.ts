@@ -8,7 +8,7 @@ import { readFile } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import { relative, resolve } from "node:path";
 import * as core from "@actions/core";
-import { looksSecret } from "../process/secret-env.js";
+import { isSecretValue } from "../process/secret-env.js";
 import { runRequest, type RunRequestOutcome } from "../runner/execute/run-request.js";
 import type { RunProgress } from "../runner/execute/suite-runner.js";
 import { taskKey } from "../runner/run-dir/task-result.js";
@@ -27,9 +27,6 @@ export interface ActionContext {
   interrupt: AbortSignal;
   cache: RunDirCache;
 }
-
-/** Secret-looking values are at least this long (shorter ones would mask ordinary words). */
-const MIN_SECRET_LENGTH = 8;
 
 /** Runs the main step; the step's result is left in core's exit code (setFailed). */
 export async function runAction(ctx: ActionContext): Promise<void> {
@@ -89,9 +86,10 @@ export async function runPostAction(cache: RunDirCache): Promise<void> {
   }
 }
 
+/** Masks what the runner's redaction would replace: the same rule (secret-env.ts), so short named secrets too. */
 function maskSecrets(env: ActionContext["env"]): void {
   for (const [name, value] of Object.entries(env)) {
-    if (value && value.length >= MIN_SECRET_LENGTH && looksSecret(name, value)) core.setSecret(value);
+    if (isSecretValue(name, value)) core.setSecret(value);
   }
 }
 

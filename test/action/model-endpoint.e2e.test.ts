@@ -31,7 +31,7 @@ test("the action's provider/model/base-url inputs send the model request to that
   const started = Date.now();
   const step = await startStep(job, {
     inputs: { tasks: "suite", provider: "anthropic", model: "claude-test", "base-url": server.baseUrl, resume: "false" },
-    env: { ANTHROPIC_API_KEY: "sk-ant-test-key-123" },
+    env: { ANTHROPIC_API_KEY: "sk-ant-test-key-123", DB_PASS: "hu7", BUILD_ID: "zq4" },
   });
   let firstRequestMs: number | null = null;
   const poll = setInterval(() => {
@@ -43,6 +43,9 @@ test("the action's provider/model/base-url inputs send the model request to that
   assert.equal(server.requests.length, 1);
   assert.equal(server.bodies[0].model, "claude-test");
   assert.match(result.stdout, /::add-mask::sk-ant-test-key-123/);
+  // The runner's redaction rule: a short value is masked when its name says secret, not otherwise.
+  assert.match(result.stdout, /::add-mask::hu7$/m);
+  assert.doesNotMatch(result.stdout, /::add-mask::zq4/);
   console.log(`# action start-up: process start → first model request ${firstRequestMs} ms (Node 24, bundle)`);
 });
 

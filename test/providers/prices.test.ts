@@ -1,6 +1,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { genaiUsage, priceByPricing, priceTable, type ModelPricing } from "../../src/providers/prices.js";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { PRICE_TABLE, genaiUsage, priceByPricing, priceTable, type ModelPricing } from "../../src/providers/prices.js";
+import { repoRoot } from "../support/paths.js";
 
 const usage = (u: Partial<{ inputTokens: number; cacheReadTokens: number; cacheWriteTokens: number; cacheWrite1hTokens: number; outputTokens: number }>) =>
   ({ inputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 0, ...u });
@@ -48,4 +51,11 @@ test("a pricing file's entry overrides the table, with cache prices defaulting t
   const table = priceTable([p]);
   const r = table.price("anthropic", "claude-sonnet-4-5", usage({ inputTokens: 1e6 }));
   assert.deepEqual(r, { priced: true, usd: 1 });
+});
+
+test("the price table version recorded in stats.json is the version installed (and pinned in package.json)", async () => {
+  const installed = JSON.parse(await readFile(join(repoRoot, "node_modules/@pydantic/genai-prices/package.json"), "utf8")) as { version: string };
+  const pinned = JSON.parse(await readFile(join(repoRoot, "package.json"), "utf8")) as { dependencies: Record<string, string> };
+  assert.equal(PRICE_TABLE.version, installed.version);
+  assert.equal(pinned.dependencies["@pydantic/genai-prices"], installed.version);
 });
