@@ -11,7 +11,7 @@ import type { RunRequest } from "../runner/execute/run-request.js";
 /** Every input `action.yml` declares; a test holds the two lists equal and proves each is read. */
 export const ACTION_INPUT_NAMES = [
   "tasks", "policy", "provider", "model", "base-url", "concurrency", "filter", "tag", "shard", "out",
-  "max-steps", "timeout", "max-cost", "sandbox", "fail-on", "resume", "comment", "github-token",
+  "max-steps", "timeout", "max-cost", "pricing", "sandbox", "fail-on", "resume", "comment", "github-token",
 ] as const;
 export type ActionInputName = (typeof ACTION_INPUT_NAMES)[number];
 
@@ -67,6 +67,7 @@ export function readActionInputs(read: InputReader): ActionInputs {
     ...optional("timeout", text("timeout")),
     ...optional("sandbox", sandboxMode(text("sandbox"))),
     ...optional("maxCost", dollars("max-cost", text("max-cost"))),
+    ...optional("pricing", text("pricing")),
   };
   return {
     request,

@@ -12,13 +12,11 @@ import { print, type CliIo } from "./io.js";
 import { RhemaError } from "../core/errors.js";
 import { chooseProgressView } from "./progress-view.js";
 import { inputCapsFromEnv } from "./input-caps.js";
-import { loadPricingFile } from "../runner/tasks/pricing-file.js";
 import { formatCostTotal, sumCosts } from "../runner/reports/cost-figures.js";
-import { resolve } from "node:path";
 
 export const DEFAULT_RUN_DIR = ".rhema/runs/latest";
 
-export interface RunArgs extends Omit<RunRequest, "concurrency" | "maxSteps" | "pricing" | "pricingFile" | "maxCost" | "maxTokens"> {
+export interface RunArgs extends Omit<RunRequest, "concurrency" | "maxSteps" | "pricing" | "maxCost" | "maxTokens"> {
   /** Tasks at once: the flag's text, checked by `parseCountFlag` (a positive integer). */
   concurrency: number | string;
   /** Step cap for tasks that set none: the flag's text, checked like `concurrency`. */
@@ -43,12 +41,11 @@ export async function runCommand(args: RunArgs, io: CliIo): Promise<ExitCode> {
     const maxSteps = args.maxSteps === undefined ? undefined : parseCountFlag("--max-steps", args.maxSteps);
     const maxCost = args.maxCost === undefined ? undefined : parseUsdFlag("--max-cost", args.maxCost);
     const maxTokens = args.maxTokens === undefined ? undefined : parseCountFlag("--max-tokens", args.maxTokens);
-    const { maxSteps: _given, maxCost: _cost, maxTokens: _tokens, stoppedOk: _ok, pricing: pricingPath, ...rest } = args;
-    const pricing = pricingPath === undefined ? null : await loadPricingFile(resolve(io.cwd, pricingPath));
+    const { maxSteps: _given, maxCost: _cost, maxTokens: _tokens, stoppedOk: _ok, pricing, ...rest } = args;
     const request: RunRequest = {
       ...rest, concurrency, caps: inputCapsFromEnv(io.env),
       ...(maxSteps !== undefined ? { maxSteps } : {}), ...(maxCost !== undefined ? { maxCost } : {}), ...(maxTokens !== undefined ? { maxTokens } : {}),
-      ...(pricing ? { pricing: pricing.models, pricingFile: { path: pricing.file, sha256: pricing.sha256 } } : {}),
+      ...(pricing !== undefined ? { pricing } : {}),
     };
     outcome = await runRequest(request, {
       cwd: io.cwd, env: io.env, pid: io.pid, interrupt: io.interrupt,

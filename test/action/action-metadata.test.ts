@@ -48,7 +48,7 @@ test("action.yml passes @action-validator/cli and runs on node24", async (t) => 
 /** A value for each input that differs from its default. */
 const SAMPLE: Record<ActionInputName, string> = {
   tasks: "tasks/more", policy: "preset:ci", provider: "anthropic", model: "claude-sonnet-4-5", "base-url": "http://127.0.0.1:9",
-  concurrency: "2", filter: "a/*", tag: "nightly", shard: "1/4", out: ".rhema/runs/other", "max-steps": "7", timeout: "5m", "max-cost": "20",
+  concurrency: "2", filter: "a/*", tag: "nightly", shard: "1/4", out: ".rhema/runs/other", "max-steps": "7", timeout: "5m", "max-cost": "20", pricing: "pricing.yaml",
   sandbox: "off", "fail-on": "never", resume: "false", comment: "true", "github-token": "ghs_example",
 };
 

@@ -135,3 +135,21 @@ policy: { version: 1, default: allow, rules: [] }
   assert.equal(never.code, 0, never.stdout);
   assert.deepEqual([never.outputs.passed, never.outputs.stopped], ["2", "0"], "a larger budget continues both");
 });
+
+test("the pricing input prices a model the bundled table lacks: cost-usd reads its dollars, not unpriced", async (t) => {
+  const job = await prepareJob(await tempDir(t, "rhema-action-"));
+  await mkdir(join(job.workspace, "suite"), { recursive: true });
+  await writeFile(join(job.workspace, "suite/a.yaml"), `prompt: Say done.
+model: { provider: scripted, priceAs: house-model-1, script: [{ say: done }] }
+policy: { version: 1, default: deny, rules: [] }
+`);
+  // $1,000 per million tokens either way: dollars = tokens / 1000, never 0 for a request.
+  await writeFile(join(job.workspace, "pricing.yaml"), "version: 1\nmodels:\n  - { provider: anthropic, model: house-model-1, inputPerMTok: 1000, outputPerMTok: 1000 }\n");
+  const unpriced = await runStep(job, { inputs: { tasks: "suite", resume: "false", out: ".rhema/unpriced" } });
+  assert.equal(unpriced.outputs["cost-usd"], "unpriced", unpriced.stdout + unpriced.stderr);
+  const priced = await runStep(job, { inputs: { tasks: "suite", resume: "false", pricing: "pricing.yaml", out: ".rhema/priced" } });
+  assert.equal(priced.code, 0, priced.stdout + priced.stderr);
+  const stats = JSON.parse(await readFile(priced.outputs.stats!, "utf8")) as { total: { cost: { usd: number } } };
+  assert.ok(stats.total.cost.usd > 0);
+  assert.equal(priced.outputs["cost-usd"], stats.total.cost.usd.toFixed(6));
+});

@@ -24,6 +24,7 @@ import { PolicyApproval } from "../../policy/decide/policy-approval.js";
 import { preloadBashParser } from "../../policy/shell/grammar/bash-parser.js";
 import { taskKey } from "../run-dir/task-result.js";
 import { priceTable, type ModelPricing } from "../../providers/prices.js";
+import { loadPricingFile } from "../tasks/pricing-file.js";
 import { taskPricing, type TaskPricing } from "./task-pricing.js";
 import { probeSandbox } from "../../process/sandbox-probe.js";
 import { chooseSandbox, needsProbe, type SandboxMode, type SandboxUse } from "../../process/sandbox-mode.js";
@@ -64,12 +65,10 @@ export interface RunRequest {
   /** The run's budgets, across every task: dollars (`--max-cost`) and tokens (`--max-tokens`). */
   maxCost?: number;
   maxTokens?: number;
-  /** Models a pricing file adds or overrides (before the bundled price table). */
-  pricing?: readonly ModelPricing[];
+  /** `--pricing FILE`: a pricing file whose models add to or override the bundled price table (relative to cwd). */
+  pricing?: string;
   /** `--sandbox`: the least sandbox the run asks for (a policy or task may ask for more); default auto. */
   sandbox?: SandboxMode;
-  /** The pricing file `pricing` was read from (recorded in each result's cost). */
-  pricingFile?: { path: string; sha256: string };
 }
 
 /** What a run needs from the process, handed in by the edge. */
@@ -102,7 +101,8 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
   if (loaded.tasks.length === 0) throw new RhemaError("usage", `no task to run: ${request.paths.join(" ")} selected none${request.filter.length || request.tag.length || shard ? " (after --filter/--tag/--shard)" : ""}`);
   const providers = createProviders(loaded.tasks, request, context.env);
   const workers = createWorkerProviders(loaded.tasks, context.env);
-  const pricings = priceTasks(loaded.tasks, request, context.env);
+  const pricingFile = request.pricing === undefined ? null : await loadPricingFile(resolve(context.cwd, request.pricing));
+  const pricings = priceTasks(loaded.tasks, request, pricingFile?.models ?? [], context.env);
   checkCostBudgets(loaded.tasks, request, pricings);
   for (const note of unpricedNotes(loaded.tasks, request, pricings)) context.onNote(note);
   const approvals = await resolveTaskApprovals(loaded.tasks, { policyFlag: request.policy, cwd: context.cwd, sandboxFlag: request.sandbox });
@@ -136,7 +136,7 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
       providerFor: (task) => providers.get(taskKey(task))!,
       workerProviderFor: (task) => workers.get(taskKey(task)) ?? null,
       pricingFor: (task) => pricings.get(taskKey(task))!,
-      ...(request.pricingFile ? { pricingFile: request.pricingFile } : {}),
+      ...(pricingFile ? { pricingFile: { path: pricingFile.file, sha256: pricingFile.sha256 } } : {}),
       approvalFor: (task) => approvals.approvals.get(taskKey(task))!,
       defaults: { ...(request.maxSteps !== undefined ? { maxSteps: request.maxSteps } : {}), ...(timeoutMs !== undefined ? { timeoutMs } : {}) },
       sandboxFor: (task) => sandbox.runs.get(taskKey(task))!,
@@ -209,8 +209,8 @@ function createWorkerProviders(tasks: readonly TaskDefinition[], env: ProviderEn
 }
 
 /** What each task's requests are priced as, decided up front (a cost budget needs to know). */
-function priceTasks(tasks: readonly TaskDefinition[], request: RunRequest, env: ProviderEnv): Map<string, TaskPricing> {
-  const table = priceTable(request.pricing ?? []);
+function priceTasks(tasks: readonly TaskDefinition[], request: RunRequest, models: readonly ModelPricing[], env: ProviderEnv): Map<string, TaskPricing> {
+  const table = priceTable(models);
   const pricings = new Map<string, TaskPricing>();
   for (const task of tasks) {
     const priceAs = task.model?.provider === "scripted" ? task.model.priceAs : undefined;
