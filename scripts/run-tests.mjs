@@ -23,5 +23,13 @@ if (files.length === 0) {
   console.error("run-tests: no compiled test files found under dist/test (did the build run?)");
   process.exit(1);
 }
-const result = spawnSync(process.execPath, ["--test", "--test-reporter=tap", ...files], { stdio: "inherit" });
+// RHEMA_TEST_CONCURRENCY=N runs N test files at once (node's default here is cores − 1): the
+// end-to-end files mostly wait on the processes they start, so CI's later-Node phases use 2.
+const concurrency = process.env.RHEMA_TEST_CONCURRENCY;
+if (concurrency !== undefined && !/^[1-9]\d*$/.test(concurrency)) {
+  console.error(`run-tests: expected RHEMA_TEST_CONCURRENCY as a whole number from 1, got "${concurrency}"`);
+  process.exit(2);
+}
+const flags = concurrency === undefined ? [] : [`--test-concurrency=${concurrency}`];
+const result = spawnSync(process.execPath, ["--test", "--test-reporter=tap", ...flags, ...files], { stdio: "inherit" });
 process.exit(result.status ?? 1);
