@@ -36,14 +36,15 @@ rules:
   - allow: { shell: ["cat a.txt"] }
 `;
 
-const SHELL_TASK = `prompt: Show a.txt.
+/** A task over the fixture whose one call is `call` with `input`, then a reply; one check. */
+const fixtureTask = (prompt: string, call: string, input: string) => `prompt: ${prompt}
 workspace: { from: ../fixture }
 policy: ../policy.yaml
 model:
   provider: scripted
   script:
-    - call: shell
-      input: { command: cat a.txt }
+    - call: ${call}
+      input: ${input}
     - say: It says hello.
 checks:
   - { name: ok, run: "true" }
@@ -55,21 +56,9 @@ async function writeSuite(root: string): Promise<void> {
   await writeFile(join(root, "policy.yaml"), POLICY);
   await mkdir(join(root, "bench"), { recursive: true });
   await mkdir(join(root, "first"), { recursive: true });
-  await writeFile(join(root, "first", "shell.yaml"), SHELL_TASK);
-  for (let i = 0; i < TASKS; i++) {
-    await writeFile(join(root, "bench", `task-${String(i).padStart(3, "0")}.yaml`), `prompt: Read a.txt.
-workspace: { from: ../fixture }
-policy: ../policy.yaml
-model:
-  provider: scripted
-  script:
-    - call: read_file
-      input: { path: a.txt }
-    - say: It says hello.
-checks:
-  - { name: ok, run: "true" }
-`);
-  }
+  await writeFile(join(root, "first", "shell.yaml"), fixtureTask("Show a.txt.", "shell", "{ command: cat a.txt }"));
+  const readTask = fixtureTask("Read a.txt.", "read_file", "{ path: a.txt }");
+  for (let i = 0; i < TASKS; i++) await writeFile(join(root, "bench", `task-${String(i).padStart(3, "0")}.yaml`), readTask);
 }
 
 interface CliRun {

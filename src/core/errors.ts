@@ -91,7 +91,9 @@ export function describeSpentBudget(b: SpentBudget): string {
 
 /** Dollars as budgets and reports print them: cents from $1 up, four decimals below. */
 export function formatUsd(usd: number): string {
-  return `$${usd >= 1 ? usd.toFixed(2) : usd.toFixed(4)}`;
+  if (usd === 0) return "$0.00";
+  if (usd < 0.0001) return "<$0.0001";
+  return `$${usd.toFixed(usd >= 1 ? 2 : 4)}`;
 }
 
 /** A session file that cannot be read back: names the file and what is wrong with it. */

@@ -6,29 +6,12 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
-import { mkdtemp, readFile, readdir, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { RunDir, readRunResults } from "../../src/runner/run-dir/run-dir.js";
 import { runCli } from "../support/cli.js";
 import { writeFiles } from "../support/suite-files.js";
-import { tempDir } from "../support/temp-dir.js";
-
-async function mountTmpfs(t: { after(fn: () => unknown): void }, options: string): Promise<string | null> {
-  const dir = await mkdtemp(join(tmpdir(), "rhema-mnt-"));
-  try {
-    execFileSync("mount", ["-t", "tmpfs", "-o", options, "tmpfs", dir], { stdio: "ignore" });
-  } catch {
-    await rm(dir, { recursive: true, force: true });
-    return null;
-  }
-  t.after(async () => {
-    execFileSync("umount", ["-l", dir], { stdio: "ignore" });
-    await rm(dir, { recursive: true, force: true });
-  });
-  return dir;
-}
+import { mountTmpfs, tempDir } from "../support/temp-dir.js";
 
 test("after a full disk and a resume once space is freed, every event log line parses, no temp file is left, and the task passes", async (t) => {
   const disk = await mountTmpfs(t, "size=1m");

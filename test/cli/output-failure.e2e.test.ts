@@ -7,33 +7,15 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { RunDir, readRunResults } from "../../src/runner/run-dir/run-dir.js";
 import { runCli } from "../support/cli.js";
 import { snapshotTree } from "../support/run-dir.js";
 import { OPEN_POLICY, taggingTask, writeFiles } from "../support/suite-files.js";
-import { tempDir } from "../support/temp-dir.js";
+import { mountTmpfs, tempDir } from "../support/temp-dir.js";
 
 const NO_STACK = /\n\s+at .*\.js:\d+/;
-
-/** A tmpfs mounted for the test and unmounted after it; null where mounting is not allowed. */
-async function mountTmpfs(t: { after(fn: () => unknown): void }, options: string): Promise<string | null> {
-  const dir = await mkdtemp(join(tmpdir(), "rhema-mnt-"));
-  try {
-    execFileSync("mount", ["-t", "tmpfs", "-o", options, "tmpfs", dir], { stdio: "ignore" });
-  } catch {
-    await rm(dir, { recursive: true, force: true });
-    return null;
-  }
-  t.after(async () => {
-    execFileSync("umount", ["-l", dir], { stdio: "ignore" });
-    await rm(dir, { recursive: true, force: true });
-  });
-  return dir;
-}
 
 /** A suite with one finished run in `out`, whose tree is snapshotted. */
 async function finishedRun(t: { after(fn: () => unknown): void }) {

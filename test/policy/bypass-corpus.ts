@@ -5,22 +5,8 @@
  * that allows writing commands by name (WRITE_POLICY_YAML); the on-disk cases (symlinks, what
  * folders hold) are in DISK_CORPUS. Shared by test/policy/decide/bypass-corpus.test.ts.
  */
-import type { CorpusCase } from "./shell-corpus.js";
+import { A, BOUNDARY, D, DEFAULT, DELETE, PATHS, PUSH, SHELL, group, type CorpusCase, type Row } from "./shell-corpus.js";
 
-type Row = readonly [command: string, expect: "allow" | "deny", by?: string];
-
-function group(name: string, rows: readonly Row[]): CorpusCase[] {
-  return rows.map(([command, expect, by]) => ({ command, expect, group: name, ...(by === undefined ? {} : { by }) }));
-}
-
-const D = "deny";
-const A = "allow";
-const PUSH = "rule 4";
-const DELETE = "rule 5";
-const PATHS = "rule 6";
-const SHELL = "shell analysis";
-const BOUNDARY = "workspace boundary";
-const DEFAULT = "default";
 
 /** Every way to hide a command in here-document text fed to an allowed command. */
 const HEREDOC_HIDING = ["`rm x`", "x `rm x` y", "${v:=`rm x`}", "${v:-`rm x`}", "${v#`rm x`}", "${v%%$(rm x)}", "${v/`rm x`/y}",

@@ -59,20 +59,23 @@ export interface CorpusCase {
   group: string;
 }
 
-type Row = readonly [command: string, expect: "allow" | "deny", by?: string];
+/** One corpus row: the command, the decision it must get, and text that decision's rule must contain. */
+export type Row = readonly [command: string, expect: "allow" | "deny", by?: string];
 
-function group(name: string, rows: readonly Row[]): CorpusCase[] {
+/** The rows of one class of cases. */
+export function group(name: string, rows: readonly Row[]): CorpusCase[] {
   return rows.map(([command, expect, by]) => ({ command, expect, group: name, ...(by === undefined ? {} : { by }) }));
 }
 
-const D = "deny";
-const A = "allow";
-const PUSH = "rule 4";
-const DELETE = "rule 5";
-const PATHS = "rule 6";
-const SHELL = "shell analysis";
-const BOUNDARY = "workspace boundary";
-const DEFAULT = "default";
+/** Shorthands of the corpora's rows: decisions, and the rules of the corpus policies that decide them. */
+export const D = "deny";
+export const A = "allow";
+export const PUSH = "rule 4";
+export const DELETE = "rule 5";
+export const PATHS = "rule 6";
+export const SHELL = "shell analysis";
+export const BOUNDARY = "workspace boundary";
+export const DEFAULT = "default";
 
 export const SHELL_CORPUS: readonly CorpusCase[] = [
   ...group("allowed commands", [

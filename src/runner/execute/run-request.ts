@@ -99,12 +99,14 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
   const timeoutMs = parseTimeoutFlag(request.timeout);
   const loaded = await loadTasks(request.paths, { cwd: context.cwd, filters: request.filter, tags: request.tag, shard, ...(request.caps ? { caps: request.caps } : {}) });
   if (loaded.tasks.length === 0) throw new RhemaError("usage", `no task to run: ${request.paths.join(" ")} selected none${request.filter.length || request.tag.length || shard ? " (after --filter/--tag/--shard)" : ""}`);
-  const providers = createProviders(loaded.tasks, request, context.env);
+  // Each task's model, resolved once (task file, else flags): providers, prices and budgets read it.
+  const specs = new Map(loaded.tasks.map((task) => [taskKey(task), providerSpec(task, request)]));
+  const providers = createProviders(specs, context.env);
   const workers = createWorkerProviders(loaded.tasks, context.env);
   const pricingFile = request.pricing === undefined ? null : await loadPricingFile(resolve(context.cwd, request.pricing));
-  const pricings = priceTasks(loaded.tasks, request, pricingFile?.models ?? [], context.env);
-  checkCostBudgets(loaded.tasks, request, pricings);
-  for (const note of unpricedNotes(loaded.tasks, request, pricings)) context.onNote(note);
+  const pricings = priceTasks(loaded.tasks, specs, pricingFile?.models ?? [], context.env);
+  checkCostBudgets(loaded.tasks, specs, pricings, request.maxCost);
+  for (const note of unpricedNotes(loaded.tasks, specs, pricings)) context.onNote(note);
   const approvals = await resolveTaskApprovals(loaded.tasks, { policyFlag: request.policy, cwd: context.cwd, sandboxFlag: request.sandbox });
   for (const note of approvals.notes) context.onNote(note);
   const sandbox = await settleSandboxes(approvals.sandbox, context.env.PATH);
@@ -192,10 +194,8 @@ function parseTimeoutFlag(value: string | undefined): number | undefined {
 }
 
 /** One provider per task, made before anything runs, so a missing key is exit 2 up front. */
-function createProviders(tasks: readonly TaskDefinition[], request: RunRequest, env: ProviderEnv): Map<string, ModelProvider> {
-  const providers = new Map<string, ModelProvider>();
-  for (const task of tasks) providers.set(taskKey(task), createProvider(providerSpec(task, request), env));
-  return providers;
+function createProviders(specs: ReadonlyMap<string, ProviderSpec>, env: ProviderEnv): Map<string, ModelProvider> {
+  return new Map([...specs].map(([key, spec]) => [key, createProvider(spec, env)]));
 }
 
 /** The compaction workers tasks name (`transcript.worker`), made up front like the task models. */
@@ -209,14 +209,16 @@ function createWorkerProviders(tasks: readonly TaskDefinition[], env: ProviderEn
 }
 
 /** What each task's requests are priced as, decided up front (a cost budget needs to know). */
-function priceTasks(tasks: readonly TaskDefinition[], request: RunRequest, models: readonly ModelPricing[], env: ProviderEnv): Map<string, TaskPricing> {
+function priceTasks(
+  tasks: readonly TaskDefinition[], specs: ReadonlyMap<string, ProviderSpec>, models: readonly ModelPricing[], env: ProviderEnv,
+): Map<string, TaskPricing> {
   const table = priceTable(models);
+  const openaiBaseUrl = env.OPENAI_BASE_URL || undefined;
   const pricings = new Map<string, TaskPricing>();
   for (const task of tasks) {
-    const priceAs = task.model?.provider === "scripted" ? task.model.priceAs : undefined;
-    const openaiBaseUrl = env.OPENAI_BASE_URL || undefined;
+    const priceAs = priceAsOf(task);
     pricings.set(taskKey(task), taskPricing({
-      spec: providerSpec(task, request),
+      spec: specs.get(taskKey(task))!,
       ...(priceAs !== undefined ? { priceAs } : {}),
       ...(task.transcript?.worker ? { worker: task.transcript.worker } : {}),
       ...(openaiBaseUrl !== undefined ? { openaiBaseUrl } : {}),
@@ -229,12 +231,12 @@ function priceTasks(tasks: readonly TaskDefinition[], request: RunRequest, model
  * "unpriced: model M has no known price; …", once per model a task or its worker names that has
  * no price. A scripted task without `priceAs` is unpriced too, but unremarked: it names no model.
  */
-function unpricedNotes(tasks: readonly TaskDefinition[], request: RunRequest, pricings: ReadonlyMap<string, TaskPricing>): string[] {
+function unpricedNotes(tasks: readonly TaskDefinition[], specs: ReadonlyMap<string, ProviderSpec>, pricings: ReadonlyMap<string, TaskPricing>): string[] {
   const models = new Set<string>();
   for (const task of tasks) {
     const pricing = pricings.get(taskKey(task))!;
-    const spec = providerSpec(task, request);
-    const priceAs = task.model?.provider === "scripted" ? task.model.priceAs : undefined;
+    const spec = specs.get(taskKey(task))!;
+    const priceAs = priceAsOf(task);
     if (pricing.task === null && spec.provider !== "scripted") models.add(`${spec.provider}/${spec.name}`);
     if (pricing.task === null && priceAs !== undefined) models.add(priceAs);
     const worker = task.transcript?.worker;
@@ -244,20 +246,27 @@ function unpricedNotes(tasks: readonly TaskDefinition[], request: RunRequest, pr
 }
 
 /** A cost budget on a task whose requests have no price cannot be kept: exit 2 before any task starts. */
-function checkCostBudgets(tasks: readonly TaskDefinition[], request: RunRequest, pricings: ReadonlyMap<string, TaskPricing>): void {
+function checkCostBudgets(
+  tasks: readonly TaskDefinition[], specs: ReadonlyMap<string, ProviderSpec>, pricings: ReadonlyMap<string, TaskPricing>, runMaxCost: number | undefined,
+): void {
   for (const task of tasks) {
-    const spec = providerSpec(task, request);
+    const spec = specs.get(taskKey(task))!;
     const worker = task.transcript?.worker;
-    const priceAs = task.model?.provider === "scripted" ? task.model.priceAs : undefined;
+    const priceAs = priceAsOf(task);
     const problem = unenforceableCostBudget({
       file: task.file, key: taskKey(task), model: spec.provider === "scripted" ? priceAs ?? "scripted" : `${spec.provider}/${spec.name}`,
       scriptedWithoutPriceAs: spec.provider === "scripted" && priceAs === undefined,
       pricing: pricings.get(taskKey(task))!,
       ...(task.limits.maxCostUsd !== undefined ? { maxCostUsd: task.limits.maxCostUsd } : {}),
       ...(worker ? { worker: `${worker.provider}/${worker.name}` } : {}),
-    }, request.maxCost);
+    }, runMaxCost);
     if (problem) throw new RhemaError("usage", problem);
   }
+}
+
+/** A scripted task's `model.priceAs`, the model its requests are priced as. */
+function priceAsOf(task: TaskDefinition): string | undefined {
+  return task.model?.provider === "scripted" ? task.model.priceAs : undefined;
 }
 
 function providerSpec(task: TaskDefinition, request: RunRequest): ProviderSpec {

@@ -5,8 +5,12 @@
  * `≥ $0.0123 (3 unpriced requests)` when only some requests had a price, `(simulated)` where a
  * scripted task was priced as a real model. Pure functions.
  */
+import { formatUsd } from "../../core/errors.js";
 import { totalCostUsd, type TranscriptStats } from "../../core/transcript-types.js";
 import type { PriceSource, TaskCost, TaskResult } from "../run-dir/task-result.js";
+
+/** Dollars as every report writes them (core/errors.ts, shared with the budget messages). */
+export { formatUsd };
 
 /** What a task was priced as (task-pricing.ts's decision, as labels). */
 export interface PricedAs {
@@ -97,12 +101,6 @@ function formatCostReading(usd: number | null, unpricedRequests: number, simulat
   return `${unpricedRequests > 0 ? "≥ " : ""}${formatUsd(usd)}${notes.length > 0 ? ` (${notes.join("; ")})` : ""}`;
 }
 
-/** Dollars: cents from $1 up, four decimals below (a task's cost is often a fraction of a cent). */
-export function formatUsd(usd: number): string {
-  if (usd === 0) return "$0.00";
-  if (usd < 0.0001) return "<$0.0001";
-  return `$${usd.toFixed(usd >= 1 ? 2 : 4)}`;
-}
 
 /** The distinct price sources of the results (normally one: the table's version, and the pricing file if any). */
 export function priceSources(results: readonly Pick<TaskResult, "cost">[]): PriceSource[] {
