@@ -9,7 +9,7 @@ import type { Argv } from "yargs";
 import type { CacheRules } from "../cache/prompt-cache-simulator.js";
 import { RhemaError } from "../core/errors.js";
 import type { Usage } from "../core/provider.js";
-import { PRICE_TABLE, priceTable } from "../providers/prices.js";
+import { PRICE_TABLE, loadPriceTable } from "../providers/prices.js";
 import { STRATEGY_NAMES, type StrategyName } from "../transcript/compaction-plan.js";
 import { CorpusFormatError, chainSessions, parseCorpusSession, type ReplaySession } from "../transcript/replay-session.js";
 import { runSweep, type SweepInput, type SweepResult, type SweepRow } from "../transcript/replay-sweep.js";
@@ -64,7 +64,7 @@ export async function benchReplayCommand(args: BenchReplayArgs, io: CliIo): Prom
   let price: ((usage: Usage) => number | null) | undefined;
   if (args.pricing !== undefined && args.model === undefined) throw new RhemaError("usage", "--pricing prices --model's requests: name the model with --model");
   if (args.model !== undefined) {
-    const table = priceTable(args.pricing === undefined ? [] : (await loadPricingFile(resolve(io.cwd, args.pricing))).models);
+    const table = await loadPriceTable(args.pricing === undefined ? [] : (await loadPricingFile(resolve(io.cwd, args.pricing))).models);
     const model = args.model;
     if (!table.knows(cache, model)) throw new RhemaError("usage", `--model ${JSON.stringify(model)}: no price is known for it at ${cache}; name a model of the price table, or add it to a pricing file (--pricing)`);
     price = (usage) => {

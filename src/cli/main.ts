@@ -3,7 +3,7 @@
  * The `rhema` command line: parses flags with yargs and hands each command the process's
  * cwd, environment, streams and an interrupt signal. The only place that exits.
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { dirname, join } from "node:path";
 import yargs, { type Argv } from "yargs";
@@ -163,6 +163,7 @@ export async function main(argv: string[], io: CliIo): Promise<ExitCode> {
     .help()
     .alias("h", "help")
     .alias("v", "version");
+  skipHelpPrerender(parser);
   try {
     await parser.parseAsync();
   } catch (err) {
@@ -181,16 +182,33 @@ export async function main(argv: string[], io: CliIo): Promise<ExitCode> {
 
 class UsageError extends Error {}
 
-const isEntry = process.argv[1] && fileURLToPath(import.meta.url) === (await import("node:fs")).realpathSync(process.argv[1]);
-if (isEntry) {
+/**
+ * yargs renders a command's whole help text as soon as the command's handler starts, in case
+ * the handler shows help later; rhema's never do, and the rendering (text wrapping through
+ * cliui) was ~40 ms of every start before the first model request. `--help` still renders it.
+ */
+function skipHelpPrerender(parser: Argv): void {
+  const internal = parser as unknown as { getInternalMethods?(): { getUsageInstance(): { cacheHelpMessage?: () => void } } };
+  const usage = internal.getInternalMethods?.().getUsageInstance();
+  if (usage?.cacheHelpMessage) usage.cacheHelpMessage = () => {};
+}
+
+/**
+ * The CLI as this process: SIGINT/SIGTERM interrupt the run (a second one forces the exit), the
+ * process's streams (quiet once their reader is gone), and the exit code set, not forced, so
+ * pending writes finish.
+ */
+export async function runAsProcess(): Promise<void> {
   const controller = new AbortController();
   installShutdownSignals(process, {
     shutdown: () => controller.abort(),
     note: (message) => process.stderr.write(`\nrhema: ${message}\n`),
     force: () => process.exit(EXIT_INTERRUPTED),
   });
-  const code = await main(hideBin(process.argv), {
+  process.exitCode = await main(hideBin(process.argv), {
     cwd: process.cwd(), env: process.env, stdout: quietOnClosedPipe(process.stdout), stderr: quietOnClosedPipe(process.stderr), pid: process.pid, interrupt: controller.signal,
   });
-  process.exitCode = code;
 }
+
+// `node dist/src/cli/main.js` runs the CLI from its modules (the `rhema` executable runs the bundle).
+if (process.argv[1] && fileURLToPath(import.meta.url) === realpathSync(process.argv[1])) void runAsProcess();

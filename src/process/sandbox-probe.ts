@@ -93,9 +93,8 @@ async function runProbe(searchPath: string): Promise<SandboxProbe> {
   if (bwrap === null) {
     return { ok: false, code: "bwrap_missing", reason: `bwrap (bubblewrap) is not installed: not found on ${searchPath}`, fix: INSTALL_FIX };
   }
-  const version = await execBwrap(bwrap, ["--version"]);
   const argv = bwrapArgv({ bwrap, workspace: "/tmp", cwd: "/", network: false, env: { PATH: DEFAULT_SEARCH_PATH } }, ["true"]);
-  const run = await execBwrap(bwrap, argv.slice(1));
+  const [version, run] = await Promise.all([execBwrap(bwrap, ["--version"]), execBwrap(bwrap, argv.slice(1))]);
   if (run.error !== null && run.exitCode === null) {
     return { ok: false, code: "bwrap_failed", reason: `${bwrap} could not be started: ${run.error}`, fix: INSTALL_FIX };
   }

@@ -5,8 +5,11 @@
  * so pricing summed usage would be wrong. A model the table does not know is *unpriced*, never
  * $0.
  */
-import { calcPrice } from "@pydantic/genai-prices";
+import type { calcPrice } from "@pydantic/genai-prices";
 import type { RequestPrice, Usage } from "../core/provider.js";
+
+/** The bundled table's pricing function. */
+export type BundledPrices = typeof calcPrice;
 
 /** The price table's source and version, recorded in stats.json. */
 export const PRICE_TABLE = { source: "@pydantic/genai-prices", version: "0.1.8" } as const;
@@ -37,15 +40,24 @@ export interface PriceTable {
   overrides(provider: string | null, model: string): boolean;
 }
 
-/** The bundled table, with `overrides` (a pricing file's models) taking precedence. */
-export function priceTable(overrides: readonly ModelPricing[] = []): PriceTable {
+/**
+ * The bundled table, with `overrides` (a pricing file's models) taking precedence. The table is
+ * loaded on first use, ~40 ms: a run whose tasks price no real model never loads it.
+ */
+export async function loadPriceTable(overrides: readonly ModelPricing[] = []): Promise<PriceTable> {
+  const { calcPrice } = await import("@pydantic/genai-prices");
+  return priceTable(overrides, calcPrice);
+}
+
+/** A pricing file's models (`overrides`) over `bundled`, the bundled table; without it, every other model is unpriced. */
+export function priceTable(overrides: readonly ModelPricing[], bundled: BundledPrices | null): PriceTable {
   const own = new Map(overrides.map((m) => [key(m.provider, m.model), m]));
   const override = (provider: string | null, model: string): ModelPricing | undefined =>
     provider === null ? overrides.find((m) => m.model === model) : own.get(key(provider, model));
   const price = (provider: string | null, model: string, usage: Usage): RequestPrice => {
     const chosen = override(provider, model);
     if (chosen) return { priced: true, usd: priceByPricing(chosen, usage) };
-    const result = bundledPrice(provider, model, usage);
+    const result = bundled === null ? null : bundledPrice(bundled, provider, model, usage);
     return result === null ? { priced: false } : { priced: true, usd: result };
   };
   return {
@@ -71,9 +83,9 @@ export function genaiUsage(usage: Usage): Record<string, number> {
   };
 }
 
-function bundledPrice(provider: string | null, model: string, usage: Usage): number | null {
+function bundledPrice(calc: BundledPrices, provider: string | null, model: string, usage: Usage): number | null {
   try {
-    const result = calcPrice(genaiUsage(usage), model, provider === null ? {} : { providerId: provider });
+    const result = calc(genaiUsage(usage), model, provider === null ? {} : { providerId: provider });
     return result === null ? null : result.total_price;
   } catch {
     // The table refuses usage it cannot price (e.g. a model without cache prices): unpriced.

@@ -2,14 +2,14 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { PRICE_TABLE, genaiUsage, priceByPricing, priceTable, type ModelPricing } from "../../src/providers/prices.js";
+import { PRICE_TABLE, genaiUsage, loadPriceTable, priceByPricing, priceTable, type ModelPricing } from "../../src/providers/prices.js";
 import { repoRoot } from "../support/paths.js";
 
 const usage = (u: Partial<{ inputTokens: number; cacheReadTokens: number; cacheWriteTokens: number; cacheWrite1hTokens: number; outputTokens: number }>) =>
   ({ inputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 0, ...u });
 
-test("a known model is priced per request from the published prices: cache reads at a tenth, writes at 1.25×, 1-hour writes at 2×", () => {
-  const table = priceTable();
+test("a known model is priced per request from the published prices: cache reads at a tenth, writes at 1.25×, 1-hour writes at 2×", async () => {
+  const table = await loadPriceTable();
   // claude-sonnet-4-5: $3 / MTok input, $15 output, $0.30 cache read, $3.75 5-minute write, $6 1-hour write.
   const one = table.price("anthropic", "claude-sonnet-4-5", usage({ inputTokens: 10_000, cacheReadTokens: 100_000, cacheWriteTokens: 20_000, cacheWrite1hTokens: 5_000, outputTokens: 2_000 }));
   const expected = (10_000 * 3 + 100_000 * 0.3 + 15_000 * 3.75 + 5_000 * 6 + 2_000 * 15) / 1e6;
@@ -26,8 +26,8 @@ test("rhema's inputTokens exclude the cached ones; the table's include them", ()
   });
 });
 
-test("tiered models are priced per request, never on summed usage", () => {
-  const table = priceTable();
+test("tiered models are priced per request, never on summed usage", async () => {
+  const table = await loadPriceTable();
   const small = usage({ inputTokens: 150_000 });
   const two = table.price("anthropic", "claude-sonnet-4-5", small);
   const summed = table.price("anthropic", "claude-sonnet-4-5", usage({ inputTokens: 300_000 }));
@@ -36,19 +36,19 @@ test("tiered models are priced per request, never on summed usage", () => {
   assert.ok(summed.usd > 2 * two.usd, "one request of 300k passes the 200k tier");
 });
 
-test("an unknown model is unpriced, never $0; a pricing file's entry prices it (zeros make it free)", () => {
+test("an unknown model is unpriced, never $0; a pricing file's entry prices it (zeros make it free)", async () => {
   const local: ModelPricing = { provider: "openai", model: "llama-local", inputPerMTok: 0, outputPerMTok: 0 };
-  assert.deepEqual(priceTable().price("openai", "llama-local", usage({ inputTokens: 1000 })), { priced: false });
-  assert.equal(priceTable().knows("openai", "llama-local"), false);
-  const table = priceTable([local]);
+  assert.deepEqual((await loadPriceTable()).price("openai", "llama-local", usage({ inputTokens: 1000 })), { priced: false });
+  assert.equal((await loadPriceTable()).knows("openai", "llama-local"), false);
+  const table = await loadPriceTable([local]);
   assert.deepEqual(table.price("openai", "llama-local", usage({ inputTokens: 1000 })), { priced: true, usd: 0 });
   assert.equal(table.knows("openai", "llama-local"), true);
 });
 
-test("a pricing file's entry overrides the table, with cache prices defaulting to the input price", () => {
+test("a pricing file's entry overrides the table, with cache prices defaulting to the input price", async () => {
   const p: ModelPricing = { provider: "anthropic", model: "claude-sonnet-4-5", inputPerMTok: 1, outputPerMTok: 2, cacheReadPerMTok: 0.5 };
   assert.equal(priceByPricing(p, usage({ inputTokens: 1e6, cacheReadTokens: 1e6, cacheWriteTokens: 1e6, outputTokens: 1e6 })), 1 + 0.5 + 1 + 2);
-  const table = priceTable([p]);
+  const table = await loadPriceTable([p]);
   const r = table.price("anthropic", "claude-sonnet-4-5", usage({ inputTokens: 1e6 }));
   assert.deepEqual(r, { priced: true, usd: 1 });
 });
@@ -58,4 +58,12 @@ test("the price table version recorded in stats.json is the version installed (a
   const pinned = JSON.parse(await readFile(join(repoRoot, "package.json"), "utf8")) as { dependencies: Record<string, string> };
   assert.equal(PRICE_TABLE.version, installed.version);
   assert.equal(pinned.dependencies["@pydantic/genai-prices"], installed.version);
+});
+
+test("without the bundled table only a pricing file's models are priced: what a run of scripted tasks uses, never loading the table", () => {
+  const local: ModelPricing = { provider: "openai", model: "llama-local", inputPerMTok: 1, outputPerMTok: 0 };
+  const table = priceTable([local], null);
+  assert.deepEqual(table.price("anthropic", "claude-sonnet-4-5", usage({ inputTokens: 1000 })), { priced: false });
+  assert.equal(table.knows("anthropic", "claude-sonnet-4-5"), false);
+  assert.deepEqual(table.price("openai", "llama-local", usage({ inputTokens: 1e6 })), { priced: true, usd: 1 });
 });

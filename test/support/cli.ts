@@ -9,7 +9,8 @@ export interface CliResult {
   stderr: string;
 }
 
-export const CLI = compiled("src/cli/main.js");
+/** The `rhema` executable (package.json's bin): the CLI bundle, run with its code cache. */
+export const CLI = compiled("src/cli/rhema.js");
 
 /** The environment the CLI runs with in tests: CI-style plain output, no colour. */
 export function cliEnv(extra: Record<string, string> = {}): Record<string, string> {

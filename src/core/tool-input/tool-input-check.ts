@@ -1,6 +1,7 @@
 /**
  * Tool input, validated once: each tool's `spec.inputSchema` (JSON Schema 2020-12, or
- * draft-07 when its `$schema` says so) is compiled with ajv when the tool set is assembled, and
+ * draft-07 when its `$schema` says so) is compiled with ajv when the tool set is assembled (a
+ * built-in tool's, known good, at its first call), and
  * the step loop checks every call against it before `plan()`. A schema ajv cannot compile is an
  * `invalid_config` error naming the tool; input that does not match is one error text the
  * model reads (tool-input-errors.ts). `null` for an optional field counts as absent (some
@@ -90,7 +91,13 @@ export interface CompileInputChecksOptions {
 export function compileInputChecks(specs: readonly ToolSpec[], opts: CompileInputChecksOptions = {}): ToolInputChecks {
   const compiler = opts.compiler ?? sharedCompiler;
   const checks = new Map<string, (input: unknown) => InputCheck>();
-  for (const spec of specs) checks.set(spec.name, compileOne(spec, compiler, opts.metaCheck?.(spec) ?? true));
+  for (const spec of specs) {
+    const metaCheck = opts.metaCheck?.(spec) ?? true;
+    // A schema that is meta-checked may be bad, and is compiled now so the error comes up front;
+    // one known good (a built-in tool's) is compiled at its first call: milliseconds a schema that a
+    // task's start (its first model request) need not wait for, and many tasks never call it.
+    checks.set(spec.name, metaCheck ? compileOne(spec, compiler, true) : lazily(() => compileOne(spec, compiler, false)));
+  }
   return {
     check(tool, input) {
       const check = checks.get(tool);
@@ -98,6 +105,11 @@ export function compileInputChecks(specs: readonly ToolSpec[], opts: CompileInpu
       return check(input);
     },
   };
+}
+
+function lazily(compile: () => (input: unknown) => InputCheck): (input: unknown) => InputCheck {
+  let compiled: ((input: unknown) => InputCheck) | null = null;
+  return (input) => (compiled ??= compile())(input);
 }
 
 function compileOne(spec: ToolSpec, compiler: SchemaCompiler, metaCheck: boolean): (input: unknown) => InputCheck {

@@ -23,7 +23,7 @@ import type { Approval } from "../../core/approval.js";
 import { PolicyApproval } from "../../policy/decide/policy-approval.js";
 import { preloadBashParser } from "../../policy/shell/grammar/bash-parser.js";
 import { taskKey } from "../run-dir/task-result.js";
-import { priceTable, type ModelPricing } from "../../providers/prices.js";
+import { loadPriceTable, priceTable, type ModelPricing } from "../../providers/prices.js";
 import { loadPricingFile } from "../tasks/pricing-file.js";
 import { taskPricing, type TaskPricing } from "./task-pricing.js";
 import { probeSandbox } from "../../process/sandbox-probe.js";
@@ -97,6 +97,10 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
   if (request.add && request.restart) throw new RhemaError("usage", "Expected at most one of --add and --restart, got both");
   const shard = request.shard !== undefined ? parseShard(request.shard) : null;
   const timeoutMs = parseTimeoutFlag(request.timeout);
+  // The sandbox probe (two bwrap processes, probeSandbox keeps its answer) starts now, to run
+  // while the task files load, unless the flag turns the sandbox off (then only a policy or task
+  // file could ask for it, and settleSandboxes probes then).
+  if (request.sandbox !== "off") void probeSandbox(sandboxSearchPath(context.env.PATH));
   const loaded = await loadTasks(request.paths, { cwd: context.cwd, filters: request.filter, tags: request.tag, shard, ...(request.caps ? { caps: request.caps } : {}) });
   if (loaded.tasks.length === 0) throw new RhemaError("usage", `no task to run: ${request.paths.join(" ")} selected none${request.filter.length || request.tag.length || shard ? " (after --filter/--tag/--shard)" : ""}`);
   // Each task's model, resolved once (task file, else flags): providers, prices and budgets read it.
@@ -104,7 +108,7 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
   const providers = createProviders(specs, context.env);
   const workers = createWorkerProviders(loaded.tasks, context.env);
   const pricingFile = request.pricing === undefined ? null : await loadPricingFile(resolve(context.cwd, request.pricing));
-  const pricings = priceTasks(loaded.tasks, specs, pricingFile?.models ?? [], context.env);
+  const pricings = await priceTasks(loaded.tasks, specs, pricingFile?.models ?? [], context.env);
   checkCostBudgets(loaded.tasks, specs, pricings, request.maxCost);
   for (const note of unpricedNotes(loaded.tasks, specs, pricings)) context.onNote(note);
   const approvals = await resolveTaskApprovals(loaded.tasks, { policyFlag: request.policy, cwd: context.cwd, sandboxFlag: request.sandbox });
@@ -160,7 +164,7 @@ async function settleSandboxes(
   settings: ReadonlyMap<string, TaskSandboxSetting>, searchPath: string | undefined,
 ): Promise<{ runs: Map<string, TaskSandboxRun>; warning: string | null }> {
   const modes = [...settings.values()].map((s) => s.mode);
-  const probe = needsProbe(modes) ? await probeSandbox(searchPath ? { path: searchPath } : {}) : null;
+  const probe = needsProbe(modes) ? await probeSandbox(sandboxSearchPath(searchPath)) : null;
   const runs = new Map<string, TaskSandboxRun>();
   let unsandboxed: Extract<SandboxUse, { mode: "none" }> | null = null;
   let count = 0;
@@ -177,6 +181,11 @@ async function settleSandboxes(
       `run UNSANDBOXED, with this machine's files and network. To sandbox them: ${unsandboxed.fix}. ` +
       "With --sandbox bwrap this is an error instead; --sandbox off says it is meant.";
   return { runs, warning };
+}
+
+/** Where bwrap is looked up: rhema's PATH, else the system default. */
+function sandboxSearchPath(path: string | undefined): { path?: string } {
+  return path ? { path } : {};
 }
 
 /** Whether an approval's policy may allow a shell command: default allow, or an allow rule that can match one. */
@@ -208,11 +217,17 @@ function createWorkerProviders(tasks: readonly TaskDefinition[], env: ProviderEn
   return workers;
 }
 
-/** What each task's requests are priced as, decided up front (a cost budget needs to know). */
-function priceTasks(
+/**
+ * What each task's requests are priced as, decided up front (a cost budget needs to know). The
+ * bundled table is loaded only when some task names a model to price: a suite of scripted
+ * tasks without `priceAs` starts without it.
+ */
+async function priceTasks(
   tasks: readonly TaskDefinition[], specs: ReadonlyMap<string, ProviderSpec>, models: readonly ModelPricing[], env: ProviderEnv,
-): Map<string, TaskPricing> {
-  const table = priceTable(models);
+): Promise<Map<string, TaskPricing>> {
+  const namesModel = (task: TaskDefinition) =>
+    specs.get(taskKey(task))!.provider !== "scripted" || priceAsOf(task) !== undefined || task.transcript?.worker !== undefined;
+  const table = tasks.some(namesModel) ? await loadPriceTable(models) : priceTable(models, null);
   const openaiBaseUrl = env.OPENAI_BASE_URL || undefined;
   const pricings = new Map<string, TaskPricing>();
   for (const task of tasks) {

@@ -31,12 +31,15 @@ const RANKED: ReadonlyArray<readonly RegExp[]> = [
     /\berror (?:TS|CS)\d+:/,
     /^thread '.*' panicked at\b/,
   ],
-  [/^✖\s/, /^not ok\b/, /^FAIL\b/, /^--- FAIL:/],
+  [/^\u2716\s/, /^not ok\b/, /^FAIL\b/, /^--- FAIL:/],
   [/\berror\b|\bERR!|\bcannot\b|\bfail(?:ed|ure)?\b|\bexception\b|\btraceback\b|\bpanic/i],
 ];
 
-/** A test runner's tally or section heading, never the line to show. */
-const TALLY = /^(?:ℹ\s|#\s*(?:tests|suites|pass|fail|cancelled|skipped|todo|duration_ms)\b|✖ failing tests:$)/;
+/**
+ * A test runner's tally or section heading, never the line to show. \u2139 and \u2716 are
+ * node --test's ℹ and ✖, escaped because the CLI bundle must be ASCII (scripts/build-cli.mjs).
+ */
+const TALLY = /^(?:\u2139\s|#\s*(?:tests|suites|pass|fail|cancelled|skipped|todo|duration_ms)\b|\u2716 failing tests:$)/;
 
 /** A TAP YAML diagnostic's `error:` key: inline (`error: 'text'`) or a block scalar (`error: |-`). */
 const TAP_ERROR_KEY = /^(\s+)error:\s*(.*)$/;

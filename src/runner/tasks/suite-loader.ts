@@ -19,13 +19,13 @@
  * Results are sorted by suite then id, whatever order the files were found in.
  */
 import { createHash } from "node:crypto";
-import { readFile, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import { extname, relative, resolve, isAbsolute } from "node:path";
 import picomatch from "picomatch";
-import { parse as parseYaml } from "yaml";
 import { glob, isDynamicPattern } from "tinyglobby";
 import { RhemaError } from "../../core/errors.js";
-import { DEFAULT_INPUT_CAPS, TaskFileError, loadTaskFile, type InputCaps, type TaskDefinition, type TaskProblem } from "./task-file.js";
+import { DEFAULT_INPUT_CAPS, TaskFileError, loadTaskSource, readYamlFile, type InputCaps, type TaskDefinition, type TaskProblem } from "./task-file.js";
+import type { YamlSource } from "../../yaml-source/yaml-source.js";
 import { compareTasks, taskKey, type SkippedTask } from "../run-dir/task-result.js";
 
 /** Shard `index` of `count`, 1-based, as `--shard 2/3` writes it. */
@@ -76,17 +76,17 @@ export function parseShard(text: string): Shard {
 /** Loads, checks and selects the tasks named by `paths`. Throws `TaskFileError` or a usage error. */
 export async function loadTasks(paths: readonly string[], options: LoadTasksOptions): Promise<LoadedTasks> {
   const files = await findTaskFiles(paths, options.cwd);
-  const roles = await Promise.all(files.map(async (file) => ({ file, policy: await isPolicyFile(file) })));
-  const policies = roles.filter((r) => r.policy).map((r) => r.file);
-  const taskFiles = roles.filter((r) => !r.policy).map((r) => r.file);
-  // Files load concurrently; their problems are collected per file so they come out in file
-  // order, not in the order the reads happened to finish.
-  const perFile = await Promise.all(taskFiles.map(async (file) => {
+  // Each file is read and parsed once, for its role and then as a task. Files load concurrently;
+  // their problems are collected per file so they come out in file order, not in the order the
+  // reads happened to finish.
+  const read = await Promise.all(files.map((file) => readYamlFile(file).catch((err: unknown) => asProblems(file, err))));
+  const policies = read.flatMap((r) => ("yaml" in r && isPolicyDocument(r.yaml) ? [r.file] : []));
+  const perFile = await Promise.all(read.filter((r) => !policies.includes(r.file)).map(async (r) => {
+    if (!("yaml" in r)) return r;
     try {
-      return { file, task: await loadTaskFile(file, options.caps ?? DEFAULT_INPUT_CAPS) as TaskDefinition | null, problems: [] as readonly TaskProblem[] };
+      return { file: r.file, task: await loadTaskSource(r, options.caps ?? DEFAULT_INPUT_CAPS) as TaskDefinition | null, problems: [] as readonly TaskProblem[] };
     } catch (err) {
-      if (!(err instanceof TaskFileError)) throw err;
-      return { file, task: null, problems: err.problems };
+      return asProblems(r.file, err);
     }
   }));
   // A folder a task copies as its workspace is a fixture: what is inside is not a task.
@@ -105,17 +105,21 @@ function isInside(folder: string, file: string): boolean {
   return rel !== "" && !rel.startsWith("..") && !isAbsolute(rel);
 }
 
+/** A file that could not be loaded as a task: its problems. */
+function asProblems(file: string, err: unknown): { file: string; task: null; problems: readonly TaskProblem[] } {
+  if (!(err instanceof TaskFileError)) throw err;
+  return { file, task: null, problems: err.problems };
+}
+
 /**
- * Whether a YAML file's top level is a policy: `version` with `default` or `rules`, and no
+ * Whether a YAML document's top level is a policy: `version` with `default` or `rules`, and no
  * `prompt`. A file that does not parse is not a policy: the task loader reports its problems.
  */
-export async function isPolicyFile(file: string): Promise<boolean> {
-  let value: unknown;
-  try {
-    value = parseYaml(await readFile(file, "utf8"));
-  } catch {
-    return false;
-  }
+export function isPolicyDocument(yaml: YamlSource): boolean {
+  if (yaml.syntaxProblems.length > 0 || yaml.rootKind !== "mapping") return false;
+  const plain = yaml.toValue({ maxAliasCount: 100 });
+  if (!plain.ok) return false;
+  const value = plain.value;
   if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
   const keys = new Set(Object.keys(value));
   return keys.has("version") && (keys.has("default") || keys.has("rules")) && !keys.has("prompt");

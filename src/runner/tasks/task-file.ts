@@ -154,6 +154,18 @@ export function parseTaskSource(source: string | Uint8Array, file: string): Task
  * `workspace.from` is a folder, each image a supported image file, a policy path a file.
  */
 export async function loadTaskFile(file: string, caps: InputCaps = DEFAULT_INPUT_CAPS): Promise<TaskDefinition> {
+  return loadTaskSource(await readYamlFile(file), caps);
+}
+
+/** A YAML file read and parsed once: the suite loader tells its role from it, then loads it as a task. */
+export interface YamlFile {
+  file: string;
+  bytes: Buffer;
+  yaml: YamlSource;
+}
+
+/** Reads and parses the YAML file at `file` (absolute); an unreadable file is a `TaskFileError`. */
+export async function readYamlFile(file: string): Promise<YamlFile> {
   requireAbsolute(file);
   let bytes: Buffer;
   try {
@@ -161,7 +173,12 @@ export async function loadTaskFile(file: string, caps: InputCaps = DEFAULT_INPUT
   } catch (err) {
     throw new TaskFileError([{ file, line: 1, column: 1, field: "file", message: `cannot read: ${errorMessage(err)}` }]);
   }
-  const parsed = parseTaskDocument(bytes, file);
+  return { file, bytes, yaml: parseYamlSource(bytes) };
+}
+
+/** `loadTaskFile` for a file already read. */
+export async function loadTaskSource(source: YamlFile, caps: InputCaps = DEFAULT_INPUT_CAPS): Promise<TaskDefinition> {
+  const parsed = parseTaskDocument(source, source.file);
   if (parsed.problems.length > 0) throw new TaskFileError(parsed.problems);
   const task = parsed.task!;
   const problems = await checkReferencedPaths(task, parsed.locate, caps);
@@ -177,10 +194,11 @@ interface ParsedTaskDocument {
   locate: Locate;
 }
 
-function parseTaskDocument(source: string | Uint8Array, file: string): ParsedTaskDocument {
+function parseTaskDocument(source: string | Uint8Array | YamlFile, file: string): ParsedTaskDocument {
   requireAbsolute(file);
-  const bytes = typeof source === "string" ? Buffer.from(source, "utf8") : source;
-  const yaml = parseYamlSource(bytes);
+  const read = typeof source === "string" || source instanceof Uint8Array ? null : source;
+  const bytes = read ? read.bytes : typeof source === "string" ? Buffer.from(source, "utf8") : source as Uint8Array;
+  const yaml = read ? read.yaml : parseYamlSource(bytes);
   const locate = yaml.locateValue;
   const fail = (problems: TaskProblem[]): ParsedTaskDocument => ({ task: null, problems, locate });
   const at = (position: SourcePosition, field: string, message: string): TaskProblem => ({ file, ...position, field, message });

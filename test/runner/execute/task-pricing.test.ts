@@ -1,13 +1,13 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { priceTable } from "../../../src/providers/prices.js";
+import { loadPriceTable } from "../../../src/providers/prices.js";
 import { pricedModelLabel, taskPricing } from "../../../src/runner/execute/task-pricing.js";
 
 const usage = { inputTokens: 1_000, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 1_000 };
 const SCRIPT = [{ say: "hi" }];
 
-test("a scripted task is unpriced unless it names a model to price it as, and then the price is simulated", () => {
-  const table = priceTable();
+test("a scripted task is unpriced unless it names a model to price it as, and then the price is simulated", async () => {
+  const table = await loadPriceTable();
   const plain = taskPricing({ spec: { provider: "scripted", script: SCRIPT } }, table);
   assert.equal(plain.task, null);
   assert.deepEqual(plain.pricer(usage, "task"), { priced: false });
@@ -19,19 +19,19 @@ test("a scripted task is unpriced unless it names a model to price it as, and th
   assert.equal(Math.round(price.usd * 1e6), 18_000);
 });
 
-test("a model on an OpenAI-compatible server is unpriced unless the pricing file names it", () => {
+test("a model on an OpenAI-compatible server is unpriced unless the pricing file names it", async () => {
   const local = { provider: "openai" as const, name: "gpt-4o-mini", baseUrl: "http://127.0.0.1:11434/v1" };
-  assert.equal(taskPricing({ spec: local }, priceTable()).task, null);
-  assert.equal(taskPricing({ spec: { provider: "openai", name: "gpt-4o-mini" }, openaiBaseUrl: "http://localhost:8000/v1" }, priceTable()).task, null);
-  const free = priceTable([{ provider: "openai", model: "gpt-4o-mini", inputPerMTok: 0, outputPerMTok: 0 }]);
+  assert.equal(taskPricing({ spec: local }, await loadPriceTable()).task, null);
+  assert.equal(taskPricing({ spec: { provider: "openai", name: "gpt-4o-mini" }, openaiBaseUrl: "http://localhost:8000/v1" }, await loadPriceTable()).task, null);
+  const free = await loadPriceTable([{ provider: "openai", model: "gpt-4o-mini", inputPerMTok: 0, outputPerMTok: 0 }]);
   const named = taskPricing({ spec: local }, free);
   assert.equal(pricedModelLabel(named.task), "openai/gpt-4o-mini");
   assert.deepEqual(named.pricer(usage, "task"), { priced: true, usd: 0 });
-  assert.equal(pricedModelLabel(taskPricing({ spec: { ...local, baseUrl: "https://api.openai.com/v1" } }, priceTable()).task), "openai/gpt-4o-mini");
+  assert.equal(pricedModelLabel(taskPricing({ spec: { ...local, baseUrl: "https://api.openai.com/v1" } }, await loadPriceTable()).task), "openai/gpt-4o-mini");
 });
 
-test("the worker's requests are priced as the worker's model, and a model the table does not know is unpriced", () => {
-  const table = priceTable();
+test("the worker's requests are priced as the worker's model, and a model the table does not know is unpriced", async () => {
+  const table = await loadPriceTable();
   const pricing = taskPricing({ spec: { provider: "anthropic", name: "claude-sonnet-4-5" }, worker: { provider: "anthropic", name: "no-such-model-x" } }, table);
   assert.equal(pricedModelLabel(pricing.task), "anthropic/claude-sonnet-4-5");
   assert.equal(pricing.worker, null);

@@ -8,7 +8,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { PricingFileError, loadPricingFile, parsePricingText, pricingJsonSchema } from "../../../src/runner/tasks/pricing-file.js";
-import { priceTable } from "../../../src/providers/prices.js";
+import { loadPriceTable } from "../../../src/providers/prices.js";
 import { repoRoot } from "../../support/paths.js";
 import { tempDir } from "../../support/temp-dir.js";
 
@@ -33,7 +33,7 @@ test("a valid pricing file gives its models, which price requests before the bun
       { provider: "anthropic", model: "claude-sonnet-4-5", inputPerMTok: 2, outputPerMTok: 10, cacheReadPerMTok: 0.2 },
     ],
   });
-  const table = priceTable(loaded.models);
+  const table = await loadPriceTable(loaded.models);
   assert.deepEqual(table.price("openai", "llama3.1:8b", { inputTokens: 1e6, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 1e6 }), { priced: true, usd: 0 });
   assert.deepEqual(table.price("anthropic", "claude-sonnet-4-5", { inputTokens: 1e6, cacheReadTokens: 1e6, cacheWriteTokens: 0, outputTokens: 0 }), { priced: true, usd: 2.2 });
 });

@@ -1,0 +1,109 @@
+/**
+ * A V8 code cache for the CLI's bundle. Most of a cold `rhema` start is V8 compiling
+ * JavaScript; after one run the compiled code is saved, and later runs hand it back to V8
+ * instead of compiling again (Node ≥ 22 offers this as `module.enableCompileCache`; Node 20
+ * only through `vm.Script`'s `cachedData`, which is what this uses on every version).
+ *
+ * The cache is one file per bundle, Node and set of Node flags, in a folder of this user's
+ * (like Node's own compile cache: under the system temp folder unless `RHEMA_COMPILE_CACHE`
+ * names one; `RHEMA_COMPILE_CACHE=off` turns it off). V8 checks a cache's version and flags
+ * and rejects one that does not fit, but not its source beyond the length, so the file name
+ * carries a hash of the bundle's text. A cache file is code that will run: one is read only from
+ * a folder that is this user's alone (owned by them, not a symlink, no one else may write).
+ * Nothing here throws: a folder that cannot be written just means no cache.
+ */
+import { createHash } from "node:crypto";
+import { closeSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { Script } from "node:vm";
+import { crc32 } from "node:zlib";
+
+/** The folder of the cache: `RHEMA_COMPILE_CACHE`, else `<tmp>/rhema-compile-cache-<uid>`; null when turned off. */
+export function codeCacheDir(env: NodeJS.ProcessEnv): string | null {
+  const chosen = env.RHEMA_COMPILE_CACHE;
+  if (chosen === "off" || chosen === "0") return null;
+  if (chosen) return chosen;
+  return join(tmpdir(), `rhema-compile-cache-${process.getuid?.() ?? "user"}`);
+}
+
+/**
+ * The cache file of `source` under this Node (version, architecture, flags) in `dir`. The text
+ * is told by its CRC-32 and length, as Node's own compile cache does: hashing 4 MB with SHA-256
+ * would cost more start-up than it guards against (anyone who can rewrite the bundle can run code).
+ */
+export function codeCacheFile(dir: string, source: Buffer): string {
+  const key = createHash("sha256")
+    .update(`${crc32(source)}\0${source.length}\0${process.version}\0${process.arch}\0${process.execArgv.join(" ")}`)
+    .digest("hex")
+    .slice(0, 32);
+  return join(dir, `rhema-${key}.v8cache`);
+}
+
+/** The cache in `file`, if there is one in a folder only this user can write. */
+export function readCodeCache(file: string, dir: string): Buffer | undefined {
+  try {
+    if (!isPrivateDir(dir)) return undefined;
+    return readFileSync(file);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Writes `data` to `file` whole (temp + rename), 0600, making the folder (0700) if need be. */
+export function writeCodeCache(file: string, dir: string, data: Buffer): void {
+  const temp = `${file}.${process.pid}.tmp`;
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    if (!isPrivateDir(dir)) return;
+    const fd = openSync(temp, "w", 0o600);
+    try {
+      writeSync(fd, data);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(temp, file);
+  } catch {
+    rmSync(temp, { force: true });
+  }
+}
+
+function isPrivateDir(dir: string): boolean {
+  const stat = lstatSync(dir);
+  const uid = process.getuid?.();
+  return stat.isDirectory() && (uid === undefined || stat.uid === uid) && (stat.mode & 0o022) === 0;
+}
+
+/** A CommonJS file compiled with a code cache: whether V8 took the cache, and how to run it. */
+export interface CachedScript {
+  /** False when there was no cache or V8 rejected it (another V8, other flags). */
+  readonly cacheUsed: boolean;
+  /** Runs the file as a CommonJS module whose `require` resolves from `filename`. */
+  run(require: NodeJS.Require): void;
+  /** The code V8 has compiled for it so far, functions compiled while it ran included. */
+  createCachedData(): Buffer;
+}
+
+/**
+ * Compiles `source`, the bytes of the CommonJS file `filename`, handing V8 `cached` if given.
+ * The file must be ASCII (esbuild's default output), read as Latin-1: a one-byte string,
+ * without the cost of decoding 4 MB of UTF-8.
+ */
+export function compileWithCodeCache(filename: string, source: Buffer, cached: Buffer | undefined): CachedScript {
+  const text = source.toString("latin1");
+  // The CommonJS wrapper, as Node's loader puts it; a leading `#!` line is not JavaScript there.
+  const body = text.startsWith("#!") ? `//${text}` : text;
+  const script = new Script(`(function (exports, require, module, __filename, __dirname) {${body}\n})`, {
+    filename,
+    ...(cached ? { cachedData: cached } : {}),
+  });
+  return {
+    cacheUsed: cached !== undefined && script.cachedDataRejected === false,
+    run(require) {
+      const module = { exports: {} };
+      const wrapper = script.runInThisContext() as (...args: unknown[]) => void;
+      wrapper.call(module.exports, module.exports, require, module, filename, dirname(filename));
+    },
+    createCachedData: () => script.createCachedData(),
+  };
+}
