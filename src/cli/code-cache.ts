@@ -78,8 +78,8 @@ function isPrivateDir(dir: string): boolean {
 export interface CachedScript {
   /** False when there was no cache or V8 rejected it (another V8, other flags). */
   readonly cacheUsed: boolean;
-  /** Runs the file as a CommonJS module whose `require` resolves from `filename`. */
-  run(require: NodeJS.Require): void;
+  /** Runs the file as a CommonJS module with `require`; returns its `module.exports`. */
+  run(require: NodeJS.Require): unknown;
   /** The code V8 has compiled for it so far, functions compiled while it ran included. */
   createCachedData(): Buffer;
 }
@@ -103,6 +103,7 @@ export function compileWithCodeCache(filename: string, source: Buffer, cached: B
       const module = { exports: {} };
       const wrapper = script.runInThisContext() as (...args: unknown[]) => void;
       wrapper.call(module.exports, module.exports, require, module, filename, dirname(filename));
+      return module.exports;
     },
     createCachedData: () => script.createCachedData(),
   };

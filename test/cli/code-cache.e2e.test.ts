@@ -1,0 +1,102 @@
+/**
+ * The `rhema` executable's code cache (src/cli/code-cache.ts, src/cli/rhema.ts): the first run
+ * saves what V8 compiled, later runs use it (and so do not write it again), a folder others may
+ * write is never read, and `RHEMA_COMPILE_CACHE=off` writes nothing.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { chmod, mkdir, readFile, readdir, stat, writeFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { codeCacheDir, codeCacheFile, compileWithCodeCache } from "../../src/cli/code-cache.js";
+import { cliEnv, runCli } from "../support/cli.js";
+import { OPEN_POLICY, shellStepsTask, writeFiles } from "../support/suite-files.js";
+import { tempDir } from "../support/temp-dir.js";
+
+/** A suite whose one task runs a shell command: its run loads the bash grammar, which sets V8 flags. */
+async function shellSuite(root: string): Promise<void> {
+  await writeFiles(root, {
+    "policy.yaml": OPEN_POLICY,
+    "suite/echo.yaml": shellStepsTask(["echo hi"], { rest: "checks:\n  - { name: ok, run: \"true\" }\n" }),
+  });
+}
+
+async function cacheFiles(dir: string): Promise<string[]> {
+  return (await readdir(dir).catch(() => [] as string[])).filter((name) => name.endsWith(".v8cache"));
+}
+
+test("the first run saves a code cache that the next runs use as it is: a shell task (V8 flags changed for the grammar) does not make it stale", async (t) => {
+  const root = await tempDir(t);
+  const cache = join(root, "cache");
+  await shellSuite(root);
+  const env = cliEnv({ RHEMA_COMPILE_CACHE: cache });
+  const first = await runCli(["run", "suite", "--out", "out-1", "--sandbox", "off"], { cwd: root, env });
+  assert.equal(first.code, 0, first.stderr);
+  const [file, ...more] = await cacheFiles(cache);
+  assert.ok(file, "the first run left a cache file");
+  assert.deepEqual(more, []);
+  assert.equal((await stat(cache)).mode & 0o777, 0o700, "the folder is the user's alone");
+  assert.equal((await stat(join(cache, file))).mode & 0o777, 0o600);
+  const saved = await stat(join(cache, file));
+
+  // A run that used the cache leaves it alone; one V8 rejected (other flags) would write it again.
+  for (const run of ["out-2", "out-3"]) {
+    const again = await runCli(["run", "suite", "--out", run, "--sandbox", "off"], { cwd: root, env });
+    assert.equal(again.code, 0, again.stderr);
+  }
+  const after = await stat(join(cache, file));
+  assert.equal(after.mtimeMs, saved.mtimeMs, "the cache was used, not rewritten");
+  assert.equal(after.ino, saved.ino);
+  assert.deepEqual(await cacheFiles(cache), [file]);
+});
+
+test("a cache folder others may write is neither read nor written; RHEMA_COMPILE_CACHE=off writes none", async (t) => {
+  const root = await tempDir(t);
+  const shared = join(root, "shared-cache");
+  await mkdir(shared);
+  await chmod(shared, 0o777);
+  const open = await runCli(["--version"], { cwd: root, env: cliEnv({ RHEMA_COMPILE_CACHE: shared }) });
+  assert.equal(open.code, 0, open.stderr);
+  assert.deepEqual(await cacheFiles(shared), []);
+
+  const tmp = join(root, "tmp");
+  await mkdir(tmp);
+  const off = await runCli(["--version"], { cwd: root, env: cliEnv({ RHEMA_COMPILE_CACHE: "off", TMPDIR: tmp }) });
+  assert.equal(off.code, 0, off.stderr);
+  assert.deepEqual(await readdir(tmp), [], "nothing under the temp folder");
+
+  const byDefault = await runCli(["--version"], { cwd: root, env: cliEnv({ RHEMA_COMPILE_CACHE: "", TMPDIR: tmp }) });
+  assert.equal(byDefault.code, 0, byDefault.stderr);
+  assert.deepEqual(await readdir(tmp), [`rhema-compile-cache-${process.getuid!()}`], "the default folder is under the temp folder, per user");
+});
+
+test("the cache file is named by the bundle's bytes: another bundle, another file", () => {
+  const dir = codeCacheDir({ RHEMA_COMPILE_CACHE: "/x" })!;
+  assert.equal(dir, "/x");
+  assert.equal(codeCacheDir({ RHEMA_COMPILE_CACHE: "off" }), null);
+  const one = codeCacheFile(dir, Buffer.from("module.exports = 1;"));
+  assert.equal(codeCacheFile(dir, Buffer.from("module.exports = 1;")), one);
+  assert.notEqual(codeCacheFile(dir, Buffer.from("module.exports = 2;")), one, "same length, other text");
+});
+
+test("a cache file V8 rejects (corrupt, or from another build) is replaced, and the run goes on unharmed", async (t) => {
+  const root = await tempDir(t);
+  const cache = join(root, "cache");
+  const env = cliEnv({ RHEMA_COMPILE_CACHE: cache });
+  assert.equal((await runCli(["--version"], { cwd: root, env })).code, 0);
+  const [file] = await cacheFiles(cache);
+  assert.ok(file);
+  await writeFile(join(cache, file), "not a code cache");
+  const run = await runCli(["--version"], { cwd: root, env });
+  assert.equal(run.code, 0, run.stderr);
+  assert.match(run.stdout, /^\d+\.\d+\.\d+/);
+  assert.ok((await readFile(join(cache, file))).length > 1000, "a new cache was written in its place");
+});
+
+test("the bundle runs as a CommonJS module: its exports come back, a leading #! line is skipped", () => {
+  const source = Buffer.from("#!/usr/bin/env node\nmodule.exports.answer = require('node:path').basename(__filename) + ':' + (6 * 7);\n");
+  const script = compileWithCodeCache("/virtual/bundle-for-a-test.cjs", source, undefined);
+  assert.equal(script.cacheUsed, false);
+  assert.deepEqual(script.run(createRequire(import.meta.url)), { answer: "bundle-for-a-test.cjs:42" });
+  assert.ok(script.createCachedData().length > 0);
+});
