@@ -1,16 +1,19 @@
 #!/usr/bin/env node
-// Builds the `rhema` executable's bundle: src/cli/main.ts and everything it reaches → one
-// CommonJS file, dist/bundle/rhema.cjs, that dist/src/cli/rhema.js runs with a V8 code cache
-// (src/cli/code-cache.ts says why). Start-up was mostly loading ~500 modules; one file with its
-// compiled code cached starts in about half the time.
+// Builds the `rhema` executable's bundle: src/cli/main.ts and everything it reaches → CommonJS
+// files in dist/bundle/ that dist/src/cli/rhema.js runs with a V8 code cache (src/cli/code-cache.ts
+// says why): rhema.cjs, and in chunks/ the large packages only some runs load (the model
+// providers' SDKs, the price table, the chart renderer), so that a run which does not use them
+// neither reads nor compiles them (a cold start: ~0.7 → ~0.6 s to the first model request).
+// Start-up was mostly loading ~500 modules; one file with its compiled code cached starts in
+// about half the time.
 //
 // CommonJS, not ESM, because Node 20 can hand V8 a code cache only for a vm.Script. A vm.Script
-// cannot run `import()` without an experimental flag, so the bundle must hold every module it
-// loads: nothing but Node's own modules is external (the build fails otherwise), and `import()`
-// is compiled to `require`.
-// Dependencies stay in node_modules too (the library entry uses them), and files resolved
-// through `require` (the bash grammar's .wasm) are found from the bundle's folder as from
-// dist/src; web-tree-sitter's own .wasm is copied beside the bundle.
+// cannot run `import()` without an experimental flag, so `import()` is compiled to `require`
+// and the files hold every module they load: nothing but Node's own modules and the chunks is
+// external (the build fails otherwise). Dependencies stay in node_modules too (the library
+// entry uses them), and files resolved through `require` (the bash grammar's .wasm) are found
+// from the bundle's folder as from dist/src; web-tree-sitter's own .wasm is copied beside it.
+// Every file is ASCII: the executable reads them as Latin-1.
 import { copyFile, readFile, rm } from "node:fs/promises";
 import { createRequire, isBuiltin } from "node:module";
 import { dirname, join, relative, resolve } from "node:path";
@@ -19,8 +22,24 @@ import { build } from "esbuild";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const requireFromRoot = createRequire(join(root, "package.json"));
-const outFlag = process.argv.indexOf("--outfile");
-const outfile = resolve(root, outFlag >= 0 ? process.argv[outFlag + 1] : "dist/bundle/rhema.cjs");
+const outFlag = process.argv.indexOf("--outdir");
+const outdir = resolve(root, outFlag >= 0 ? process.argv[outFlag + 1] : "dist/bundle");
+
+/** Packages each bundled on their own, as chunks/<file>; the main bundle requires them when first used. */
+const CHUNKS = {
+  "@anthropic-ai/sdk": "anthropic-sdk.cjs",
+  "openai": "openai-sdk.cjs",
+  "@pydantic/genai-prices": "genai-prices.cjs",
+  "vega": "vega.cjs",
+  "vega-lite": "vega-lite.cjs",
+};
+
+const asChunks = {
+  name: "packages-as-chunks",
+  setup(b) {
+    b.onResolve({ filter: /^[@a-z]/ }, (args) => (args.path in CHUNKS ? { path: `./chunks/${CHUNKS[args.path]}`, external: true } : undefined));
+  },
+};
 
 // vega-canvas's Node build top-level-awaits `import("canvas")`, which CommonJS cannot hold.
 // rhema renders charts to SVG without the optional `canvas` package, where that build returns
@@ -46,10 +65,8 @@ const treeSitterStaticImport = {
   },
 };
 
-await rm(outfile, { force: true });
-const result = await build({
-  entryPoints: [join(root, "src/cli/bundle-entry.ts")],
-  outfile,
+/** The options every file of the bundle is built with. */
+const common = {
   bundle: true,
   platform: "node",
   format: "cjs",
@@ -57,27 +74,38 @@ const result = await build({
   // Whitespace and syntax only: names stay, so a stack trace (RHEMA_DEBUG=1) still reads.
   minifyWhitespace: true,
   minifySyntax: true,
-  legalComments: "linked",
-  charset: "ascii", // the executable reads the bundle as Latin-1 (src/cli/code-cache.ts)
-  // ESM modules read their own location; in the bundle that is the bundle's.
+  legalComments: "none",
+  charset: "ascii",
+  // ESM modules read their own location; in the bundle that is the bundle file's.
   define: { "import.meta.url": "__rhemaBundleUrl" },
   banner: { js: 'const __rhemaBundleUrl = require("node:url").pathToFileURL(__filename).href;' },
   supported: { "dynamic-import": false },
-  plugins: [vegaCanvasWithoutCanvas, treeSitterStaticImport],
   metafile: true,
   logLevel: "warning",
-});
+};
 
-const external = Object.values(result.metafile.outputs)
-  .flatMap((output) => output.imports)
-  .filter((entry) => entry.external && !isBuiltin(entry.path))
-  .map((entry) => entry.path);
-if (external.length > 0) {
-  await rm(outfile, { force: true });
-  throw new Error(`build-cli: the bundle would load ${[...new Set(external)].join(", ")} from outside it; bundle them`);
+await rm(outdir, { recursive: true, force: true });
+const outputs = [
+  await buildChecked({ ...common, entryPoints: [join(root, "src/cli/bundle-entry.ts")], outfile: join(outdir, "rhema.cjs"), plugins: [asChunks, vegaCanvasWithoutCanvas, treeSitterStaticImport] }, Object.values(CHUNKS).map((file) => `./chunks/${file}`)),
+];
+for (const [pkg, file] of Object.entries(CHUNKS)) {
+  // The package's namespace as the chunk's exports (default included), as `import()` would give it.
+  const stdin = { contents: `module.exports = require(${JSON.stringify(pkg)});`, resolveDir: root, sourcefile: `${file}.entry.js` };
+  outputs.push(await buildChecked({ ...common, stdin, outfile: join(outdir, "chunks", file), plugins: [vegaCanvasWithoutCanvas] }, []));
 }
-const text = await readFile(outfile);
-if (text.some((byte) => byte > 0x7f)) throw new Error(`build-cli: ${outfile} is not ASCII; the executable reads it as Latin-1`);
 // web-tree-sitter finds its runtime's .wasm beside the module that loads it: here, the bundle.
-await copyFile(requireFromRoot.resolve("web-tree-sitter/web-tree-sitter.wasm"), join(dirname(outfile), "web-tree-sitter.wasm"));
-console.log(`build-cli: wrote ${relative(root, outfile)} (${(text.length / 1e6).toFixed(1)} MB)`);
+await copyFile(requireFromRoot.resolve("web-tree-sitter/web-tree-sitter.wasm"), join(outdir, "web-tree-sitter.wasm"));
+console.log(`build-cli: wrote ${relative(root, outdir)}: ${outputs.map(({ file, bytes }) => `${relative(outdir, file)} ${(bytes / 1e6).toFixed(1)} MB`).join(", ")}`);
+
+/** Builds one file; fails unless it loads nothing from outside but Node's modules and `allowed`, and is ASCII. */
+async function buildChecked(options, allowed) {
+  const result = await build(options);
+  const outside = Object.values(result.metafile.outputs)
+    .flatMap((output) => output.imports)
+    .filter((entry) => entry.external && !isBuiltin(entry.path) && !allowed.includes(entry.path))
+    .map((entry) => entry.path);
+  if (outside.length > 0) throw new Error(`build-cli: ${options.outfile} would load ${[...new Set(outside)].join(", ")} from outside the bundle; bundle them`);
+  const text = await readFile(options.outfile);
+  if (text.some((byte) => byte > 0x7f)) throw new Error(`build-cli: ${options.outfile} is not ASCII; the executable reads it as Latin-1`);
+  return { file: options.outfile, bytes: text.length };
+}

@@ -4,16 +4,18 @@
  * instead of compiling again (Node ≥ 22 offers this as `module.enableCompileCache`; Node 20
  * only through `vm.Script`'s `cachedData`, which is what this uses on every version).
  *
- * The cache is one file per bundle, Node and set of Node flags, in a folder of this user's
- * (like Node's own compile cache: under the system temp folder unless `RHEMA_COMPILE_CACHE`
- * names one; `RHEMA_COMPILE_CACHE=off` turns it off). V8 checks a cache's version and flags
+ * The cache is one file per bundle file, command, Node and set of Node flags, in a folder of
+ * this user's (like Node's own compile cache: under the system temp folder unless
+ * `RHEMA_COMPILE_CACHE` names one; `RHEMA_COMPILE_CACHE=off` turns it off; the 32 newest files
+ * are kept). V8 checks a cache's version and flags
  * and rejects one that does not fit, but not its source beyond the length, so the file name
  * carries a hash of the bundle's text. A cache file is code that will run: one is read only from
  * a folder that is this user's alone (owned by them, not a symlink, no one else may write).
  * Nothing here throws: a folder that cannot be written just means no cache.
  */
 import { createHash } from "node:crypto";
-import { closeSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
+import { closeSync, lstatSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { Script } from "node:vm";
@@ -28,13 +30,14 @@ export function codeCacheDir(env: NodeJS.ProcessEnv): string | null {
 }
 
 /**
- * The cache file of `source` under this Node (version, architecture, flags) in `dir`. The text
+ * The cache file of `source` under this Node (version, architecture, flags) in `dir`, for
+ * `variant` (the command: what a run compiles is what the next run of that command needs). The text
  * is told by its CRC-32 and length, as Node's own compile cache does: hashing 4 MB with SHA-256
  * would cost more start-up than it guards against (anyone who can rewrite the bundle can run code).
  */
-export function codeCacheFile(dir: string, source: Buffer): string {
+export function codeCacheFile(dir: string, source: Buffer, variant = ""): string {
   const key = createHash("sha256")
-    .update(`${crc32(source)}\0${source.length}\0${process.version}\0${process.arch}\0${process.execArgv.join(" ")}`)
+    .update(`${crc32(source)}\0${source.length}\0${process.version}\0${process.arch}\0${process.execArgv.join(" ")}\0${variant}`)
     .digest("hex")
     .slice(0, 32);
   return join(dir, `rhema-${key}.v8cache`);
@@ -63,9 +66,21 @@ export function writeCodeCache(file: string, dir: string, data: Buffer): void {
       closeSync(fd);
     }
     renameSync(temp, file);
+    pruneCodeCaches(dir);
   } catch {
     rmSync(temp, { force: true });
   }
+}
+
+/** Cache files kept in a folder: each build of rhema (and each chunk) has its own, and old ones go. */
+const KEPT_CACHE_FILES = 32;
+
+/** Removes all but the `KEPT_CACHE_FILES` most recently written cache files of `dir`. */
+function pruneCodeCaches(dir: string): void {
+  const files = readdirSync(dir).filter((name) => /^rhema-[0-9a-f]{32}\.v8cache$/.test(name));
+  if (files.length <= KEPT_CACHE_FILES) return;
+  const byAge = files.map((name) => ({ name, mtimeMs: statSync(join(dir, name)).mtimeMs })).sort((a, b) => b.mtimeMs - a.mtimeMs);
+  for (const { name } of byAge.slice(KEPT_CACHE_FILES)) rmSync(join(dir, name), { force: true });
 }
 
 function isPrivateDir(dir: string): boolean {
@@ -107,4 +122,50 @@ export function compileWithCodeCache(filename: string, source: Buffer, cached: B
     },
     createCachedData: () => script.createCachedData(),
   };
+}
+
+/**
+ * Runs a bundle's CommonJS files, each with its own code cache: the entry, and the chunks it
+ * requires as `./chunks/<file>` (each run once, as Node's module cache would). The caches that
+ * were missing or that V8 rejected are saved by `saveCaches`, meant for the process's exit,
+ * when the code V8 compiled while the files ran is all there.
+ */
+export class CodeCachedBundle {
+  private readonly exportsOf = new Map<string, unknown>();
+  private readonly unsaved: { cacheFile: string; script: CachedScript }[] = [];
+
+  /**
+   * `cacheDir`: `codeCacheDir(env)`; null runs the files without caches. `variant`: the command
+   * run (`run`, `validate`, …): each has caches of its own, as each compiles other code.
+   */
+  constructor(private readonly cacheDir: string | null, private readonly variant = "") {}
+
+  /** Runs the CommonJS file `filename` (absolute), or returns the exports of its earlier run. */
+  run(filename: string): unknown {
+    if (this.exportsOf.has(filename)) return this.exportsOf.get(filename);
+    const source = readFileSync(filename);
+    const dir = this.cacheDir;
+    const cacheFile = dir === null ? null : codeCacheFile(dir, source, this.variant);
+    const script = compileWithCodeCache(filename, source, cacheFile === null || dir === null ? undefined : readCodeCache(cacheFile, dir));
+    if (cacheFile !== null && !script.cacheUsed) this.unsaved.push({ cacheFile, script });
+    const nodeRequire = createRequire(filename);
+    const require = Object.assign(
+      (id: string) => (id.startsWith("./chunks/") ? this.run(join(dirname(filename), id)) : nodeRequire(id)),
+      nodeRequire,
+    ) as NodeJS.Require;
+    const exports = script.run(require);
+    this.exportsOf.set(filename, exports);
+    return exports;
+  }
+
+  /** Whether `saveCaches` has anything to write. */
+  get needsSaving(): boolean {
+    return this.cacheDir !== null && this.unsaved.length > 0;
+  }
+
+  /** Writes the caches of the files run so far that had none (or a rejected one). */
+  saveCaches(): void {
+    if (this.cacheDir === null) return;
+    for (const { cacheFile, script } of this.unsaved.splice(0)) writeCodeCache(cacheFile, this.cacheDir, script.createCachedData());
+  }
 }

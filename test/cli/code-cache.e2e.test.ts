@@ -5,7 +5,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { chmod, mkdir, readFile, readdir, stat, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readFile, readdir, stat, utimes, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { codeCacheDir, codeCacheFile, compileWithCodeCache } from "../../src/cli/code-cache.js";
@@ -99,4 +99,59 @@ test("the bundle runs as a CommonJS module: its exports come back, a leading #! 
   assert.equal(script.cacheUsed, false);
   assert.deepEqual(script.run(createRequire(import.meta.url)), { answer: "bundle-for-a-test.cjs:42" });
   assert.ok(script.createCachedData().length > 0);
+});
+
+test("a cache folder keeps the 32 newest cache files: those of older builds go when a new one is written", async (t) => {
+  const root = await tempDir(t);
+  const cache = join(root, "cache");
+  await mkdir(cache, { mode: 0o700 });
+  const old = Array.from({ length: 40 }, (_, k) => `rhema-${k.toString(16).padStart(32, "0")}.v8cache`);
+  for (const [k, name] of old.entries()) {
+    await writeFile(join(cache, name), "stale");
+    const when = new Date(Date.now() - (k + 1) * 60_000);
+    await utimes(join(cache, name), when, when);
+  }
+  await writeFile(join(cache, "notes.txt"), "not a cache file: left alone");
+  const run = await runCli(["--version"], { cwd: root, env: cliEnv({ RHEMA_COMPILE_CACHE: cache }) });
+  assert.equal(run.code, 0, run.stderr);
+  const left = await cacheFiles(cache);
+  assert.equal(left.length, 32);
+  assert.ok(left.some((name) => !old.includes(name)), "the new cache is kept");
+  assert.ok(left.includes(old[0]!) && !left.includes(old[39]!), "the oldest went first");
+  assert.ok((await readdir(cache)).includes("notes.txt"));
+});
+
+test("a chunk the run loads (the price table, for a task priced as a real model) gets a cache of its own, used by the next run", async (t) => {
+  const root = await tempDir(t);
+  const cache = join(root, "cache");
+  await writeFiles(root, {
+    "suite/priced.yaml": "prompt: Say hi.\nmodel:\n  provider: scripted\n  priceAs: claude-sonnet-4-5\n  script:\n    - say: hi\n",
+  });
+  const env = cliEnv({ RHEMA_COMPILE_CACHE: cache });
+  const first = await runCli(["run", "suite", "--out", "out-1", "--policy", "preset:read-only"], { cwd: root, env });
+  assert.equal(first.code, 0, first.stderr);
+  const files = await cacheFiles(cache);
+  assert.equal(files.length, 2, "the main bundle's and the price table chunk's");
+  const before = await Promise.all(files.map((name) => stat(join(cache, name))));
+  const again = await runCli(["run", "suite", "--out", "out-2", "--policy", "preset:read-only"], { cwd: root, env });
+  assert.equal(again.code, 0, again.stderr);
+  const after = await Promise.all(files.map((name) => stat(join(cache, name))));
+  assert.deepEqual(after.map((s) => s.mtimeMs), before.map((s) => s.mtimeMs), "both caches used as they are");
+  assert.deepEqual((await cacheFiles(cache)).sort(), [...files].sort());
+});
+
+test("each command has caches of its own: `--version` compiles little of what `run` needs, so its cache is not the one `run` uses", async (t) => {
+  const root = await tempDir(t);
+  const cache = join(root, "cache");
+  await shellSuite(root);
+  const env = cliEnv({ RHEMA_COMPILE_CACHE: cache });
+  assert.equal((await runCli(["--version"], { cwd: root, env })).code, 0);
+  const [versionCache] = await cacheFiles(cache);
+  const run = await runCli(["run", "suite", "--out", "out", "--sandbox", "off"], { cwd: root, env });
+  assert.equal(run.code, 0, run.stderr);
+  const files = await cacheFiles(cache);
+  assert.equal(files.length, 2);
+  assert.ok(files.includes(versionCache!));
+  const runCache = files.find((name) => name !== versionCache)!;
+  assert.ok((await stat(join(cache, runCache))).size > (await stat(join(cache, versionCache!))).size, "run's cache holds more compiled code");
 });
