@@ -84,9 +84,23 @@ const common = {
   logLevel: "warning",
 };
 
+// fdir (under tinyglobby) requires its optional picomatch through createRequire at load time,
+// which would load a second, uncached copy from node_modules at every start: the bundled one.
+const FDIR_PICOMATCH = '__require.resolve("picomatch");\n\tpm = __require("picomatch");';
+const fdirBundledPicomatch = {
+  name: "fdir-bundled-picomatch",
+  setup(b) {
+    b.onLoad({ filter: /fdir[\\/]dist[\\/]index\.mjs$/ }, async (args) => {
+      const source = await readFile(args.path, "utf8");
+      if (!source.includes(FDIR_PICOMATCH)) throw new Error(`${args.path}: expected its picomatch require to rewrite; update scripts/build-cli.mjs`);
+      return { contents: `import __rhemaPicomatch from "picomatch";\n${source.replace(FDIR_PICOMATCH, "pm = __rhemaPicomatch;")}`, loader: "js" };
+    });
+  },
+};
+
 await rm(outdir, { recursive: true, force: true });
 const outputs = [
-  await buildChecked({ ...common, entryPoints: [join(root, "src/cli/bundle-entry.ts")], outfile: join(outdir, "rhema.cjs"), plugins: [asChunks, vegaCanvasWithoutCanvas, treeSitterStaticImport] }, Object.values(CHUNKS).map((file) => `./chunks/${file}`)),
+  await buildChecked({ ...common, entryPoints: [join(root, "src/cli/bundle-entry.ts")], outfile: join(outdir, "rhema.cjs"), plugins: [asChunks, vegaCanvasWithoutCanvas, treeSitterStaticImport, fdirBundledPicomatch] }, Object.values(CHUNKS).map((file) => `./chunks/${file}`)),
 ];
 for (const [pkg, file] of Object.entries(CHUNKS)) {
   // The package's namespace as the chunk's exports (default included), as `import()` would give it.

@@ -113,11 +113,12 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
   for (const note of unpricedNotes(loaded.tasks, specs, pricings)) context.onNote(note);
   const approvals = await resolveTaskApprovals(loaded.tasks, { policyFlag: request.policy, cwd: context.cwd, sandboxFlag: request.sandbox });
   for (const note of approvals.notes) context.onNote(note);
+  // The first shell decision needs the bash grammar (~100 ms to compile): start it now, beside
+  // the sandbox probe, the workspace copies and the first model request, when some task's
+  // policy may run commands.
+  if ([...approvals.approvals.values()].some(mayRunCommands)) preloadBashParser();
   const sandbox = await settleSandboxes(approvals.sandbox, context.env.PATH);
   if (sandbox.warning !== null) context.onNote(sandbox.warning);
-  // The first shell decision needs the bash grammar (~100 ms to compile): start it now, beside
-  // the workspace copies and the first model request, when some task's policy may run commands.
-  if ([...approvals.approvals.values()].some(mayRunCommands)) preloadBashParser();
 
   const runDir = resolve(context.cwd, request.out);
   const outcome = await runSuite({
