@@ -2,12 +2,11 @@
  * The one place conversation-shaped data is written: files 0600 in folders 0700, atomically
  * (temp + fsync + rename, then the folder fsynced so the rename survives a power cut).
  * Every store (sessions, journals, event logs, results, reports) goes through here, and here
- * too the temp files of writes a kill cut short (write-file-atomic names them `<file>.<digits>`)
- * are found and removed.
+ * too the temp files of writes a kill cut short (named `<file>.<digits>`) are found and removed.
  */
-import { mkdir, open, chmod, readdir, rm, type FileHandle } from "node:fs/promises";
+import { randomInt } from "node:crypto";
+import { mkdir, open, chmod, readdir, rename, rm, type FileHandle } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import writeFileAtomic from "write-file-atomic";
 
 export const PRIVATE_FILE_MODE = 0o600;
 export const PRIVATE_DIR_MODE = 0o700;
@@ -21,8 +20,33 @@ export async function ensurePrivateDir(dir: string): Promise<void> {
 /** Writes `data` to `path` atomically with mode 0600, its folder made private first. */
 export async function writePrivateFileAtomic(path: string, data: string | Buffer): Promise<void> {
   await ensurePrivateDir(dirname(path));
-  await writeFileAtomic(path, data, { mode: PRIVATE_FILE_MODE, fsync: true });
+  await replaceFileAtomic(path, data, { mode: PRIVATE_FILE_MODE, fsync: true });
   await fsyncDir(dirname(path));
+}
+
+/**
+ * Replaces `path` with `data` whole: written to `<path>.<uint32>` (a name `removeAtomicTemps`
+ * knows) created with `mode` (the umask can only narrow it), fsync'd unless `fsync` is false,
+ * then renamed over `path`; on failure the temp file goes. What write-file-atomic does, without
+ * its per-write costs (an exit handler added and removed, a hashed temp name, promisified
+ * calls): the runner writes a state file at every boundary, and those were a sixth of a task's
+ * start-up CPU.
+ */
+export async function replaceFileAtomic(path: string, data: string | Buffer, opts: { mode: number; fsync: boolean }): Promise<void> {
+  const temp = `${path}.${randomInt(2 ** 32)}`;
+  let handle: FileHandle | undefined;
+  try {
+    handle = await open(temp, "wx", opts.mode);
+    await handle.writeFile(data);
+    if (opts.fsync) await handle.sync();
+    await handle.close();
+    handle = undefined;
+    await rename(temp, path);
+  } catch (err) {
+    await handle?.close().catch(() => {});
+    await rm(temp, { force: true }).catch(() => {});
+    throw err;
+  }
 }
 
 /** Writes a value as pretty JSON (two spaces, trailing newline), atomically, 0600. */
@@ -50,14 +74,14 @@ export async function fsyncDir(dir: string): Promise<void> {
   }
 }
 
-/** A temp file of an atomic write of `name`: write-file-atomic's `<name>.<uint32>`, or a lock's `<name>.<pid>`. */
+/** A temp file of an atomic write of `name`: `<name>.<uint32>` (`replaceFileAtomic`, write-file-atomic), or a lock's `<name>.<pid>`. */
 export function isAtomicTempOf(entry: string, name: string): boolean {
   return entry.length > name.length + 1 && entry.startsWith(`${name}.`) && /^\d+$/.test(entry.slice(name.length + 1));
 }
 
 /**
  * Removes from `dir` the temp files that interrupted atomic writes of the files `names` left
- * behind (a SIGKILL skips write-file-atomic's own cleanup). Only call it while no write to
+ * behind (a SIGKILL skips the writer's own cleanup). Only call it while no write to
  * those files is under way (the caller holds the run's lock). Returns the names removed; a
  * missing folder has none.
  */

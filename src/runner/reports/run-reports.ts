@@ -10,9 +10,8 @@
  */
 import { appendFile, mkdir, open, rm, stat } from "node:fs/promises";
 import { dirname } from "node:path";
-import writeFileAtomic from "write-file-atomic";
 import { OutputError, RhemaError, errnoCode } from "../../core/errors.js";
-import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, fsyncDir, writePrivateFileAtomic } from "../../store/private-files.js";
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, fsyncDir, replaceFileAtomic, writePrivateFileAtomic } from "../../store/private-files.js";
 import { renderJUnitReport } from "./junit-report.js";
 import { buildStatsReport, renderStatsReport } from "./stats-report.js";
 import { renderSummaryReport } from "./summary-report.js";
@@ -106,7 +105,7 @@ async function fileSize(path: string): Promise<number> {
 
 async function writeReportCopy(path: string, text: string): Promise<void> {
   await mkdir(dirname(path), { recursive: true, mode: PRIVATE_DIR_MODE });
-  await writeFileAtomic(path, text, { mode: PRIVATE_FILE_MODE, fsync: true });
+  await replaceFileAtomic(path, text, { mode: PRIVATE_FILE_MODE, fsync: true });
   await fsyncDir(dirname(path));
 }
 

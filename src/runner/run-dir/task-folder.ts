@@ -25,8 +25,7 @@ import type { Commit, CommitHook } from "../../core/commit-hook.js";
 import { RhemaError, errnoCode, errorMessage } from "../../core/errors.js";
 import type { Session } from "../../core/session.js";
 import { CheckpointStore, type CheckpointStoreOptions } from "../../store/checkpoint-store.js";
-import writeFileAtomic from "write-file-atomic";
-import { PRIVATE_FILE_MODE, removeAtomicTemps, writePrivateFileAtomic, writePrivateJson } from "../../store/private-files.js";
+import { PRIVATE_FILE_MODE, removeAtomicTemps, replaceFileAtomic, writePrivateFileAtomic, writePrivateJson } from "../../store/private-files.js";
 import type { TaskEvent } from "../execute/runner-events.js";
 import type { SecretRedactor } from "../execute/secret-redactor.js";
 import { EventLog } from "./event-log.js";
@@ -153,7 +152,7 @@ export class TaskFolder {
    */
   async recordState(state: TaskState): Promise<void> {
     const path = this.path("state");
-    await guardOutput(path, "write", () => writeFileAtomic(path, JSON.stringify(state, null, 2) + "\n", { mode: PRIVATE_FILE_MODE, fsync: false }));
+    await guardOutput(path, "write", () => replaceFileAtomic(path, JSON.stringify(state, null, 2) + "\n", { mode: PRIVATE_FILE_MODE, fsync: false }));
   }
 
   /** The transcript, opened for appending (a torn last line of a killed run is cut off first). */
@@ -258,7 +257,7 @@ export class TaskCheckpoint {
   private fileOf(err: unknown): string {
     const path = (err as { path?: unknown } | null)?.path;
     if (typeof path !== "string") return this.dir;
-    // write-file-atomic writes `session.json.<n>` first: name the file meant.
+    // An atomic write writes `session.json.<n>` first: name the file meant.
     if (path.startsWith(this.store.sessionPath)) return this.store.sessionPath;
     return path;
   }
