@@ -75,9 +75,19 @@ export function writeCodeCache(file: string, dir: string, data: Buffer): void {
 /** Cache files kept in a folder: each build of rhema (and each chunk) has its own, and old ones go. */
 const KEPT_CACHE_FILES = 32;
 
-/** Removes all but the `KEPT_CACHE_FILES` most recently written cache files of `dir`. */
+/** A temp file older than this is one a killed write left behind. */
+const STALE_TEMP_MS = 10 * 60_000;
+
+/**
+ * Removes all but the `KEPT_CACHE_FILES` most recently written cache files of `dir`, and the
+ * temp files of writes a kill cut short.
+ */
 function pruneCodeCaches(dir: string): void {
-  const files = readdirSync(dir).filter((name) => /^rhema-[0-9a-f]{32}\.v8cache$/.test(name));
+  const names = readdirSync(dir);
+  for (const name of names.filter((n) => /^rhema-[0-9a-f]{32}\.v8cache\.\d+\.tmp$/.test(n))) {
+    if (Date.now() - statSync(join(dir, name)).mtimeMs > STALE_TEMP_MS) rmSync(join(dir, name), { force: true });
+  }
+  const files = names.filter((name) => /^rhema-[0-9a-f]{32}\.v8cache$/.test(name));
   if (files.length <= KEPT_CACHE_FILES) return;
   const byAge = files.map((name) => ({ name, mtimeMs: statSync(join(dir, name)).mtimeMs })).sort((a, b) => b.mtimeMs - a.mtimeMs);
   for (const { name } of byAge.slice(KEPT_CACHE_FILES)) rmSync(join(dir, name), { force: true });

@@ -11,6 +11,9 @@ import { fileURLToPath } from "node:url";
 import { setFlagsFromString } from "node:v8";
 import { CodeCachedBundle, codeCacheDir } from "./code-cache.js";
 
+/** exit-codes.ts's EXIT_INTERRUPTED, not imported: the executable loads nothing the bundle holds. */
+const EXIT_INTERRUPTED = 130;
+
 const bundle = fileURLToPath(new URL("../../bundle/rhema.cjs", import.meta.url));
 
 if (!existsSync(bundle)) {
@@ -20,8 +23,9 @@ if (!existsSync(bundle)) {
   // A command's first word names its caches: `rhema --version` compiles little of what `rhema run` needs.
   const command = process.argv[2] !== undefined && /^[a-z]+$/.test(process.argv[2]) ? process.argv[2] : "";
   const files = new CodeCachedBundle(codeCacheDir(process.env), command);
-  process.once("exit", () => {
-    if (!files.needsSaving) return;
+  process.once("exit", (code) => {
+    // An interrupted run ends at once; the next run saves the caches.
+    if (!files.needsSaving || code === EXIT_INTERRUPTED) return;
     // V8 rejects a cache made under other flags than the reader's. Compiling the bash grammar
     // leaves WebAssembly tier-up off for the rest of the process (policy/shell/grammar/
     // bash-parser.ts says why); the process is ending, so V8's defaults go back for this.

@@ -101,7 +101,7 @@ test("the bundle runs as a CommonJS module: its exports come back, a leading #! 
   assert.ok(script.createCachedData().length > 0);
 });
 
-test("a cache folder keeps the 32 newest cache files: those of older builds go when a new one is written", async (t) => {
+test("a cache folder keeps the 32 newest cache files (those of older builds go when a new one is written) and no temp file a killed write left", async (t) => {
   const root = await tempDir(t);
   const cache = join(root, "cache");
   await mkdir(cache, { mode: 0o700 });
@@ -112,13 +112,21 @@ test("a cache folder keeps the 32 newest cache files: those of older builds go w
     await utimes(join(cache, name), when, when);
   }
   await writeFile(join(cache, "notes.txt"), "not a cache file: left alone");
+  // The temp files of cache writes a kill cut short: an old one goes, a fresh one (a write under way) stays.
+  const stale = `${old[0]}.4242.tmp`;
+  const fresh = `${old[1]}.4343.tmp`;
+  await writeFile(join(cache, stale), "half");
+  await utimes(join(cache, stale), new Date(Date.now() - 3_600_000), new Date(Date.now() - 3_600_000));
+  await writeFile(join(cache, fresh), "half");
   const run = await runCli(["--version"], { cwd: root, env: cliEnv({ RHEMA_COMPILE_CACHE: cache }) });
   assert.equal(run.code, 0, run.stderr);
   const left = await cacheFiles(cache);
   assert.equal(left.length, 32);
   assert.ok(left.some((name) => !old.includes(name)), "the new cache is kept");
   assert.ok(left.includes(old[0]!) && !left.includes(old[39]!), "the oldest went first");
-  assert.ok((await readdir(cache)).includes("notes.txt"));
+  const all = await readdir(cache);
+  assert.ok(all.includes("notes.txt"));
+  assert.ok(!all.includes(stale) && all.includes(fresh), "only the stale temp file went");
 });
 
 test("a chunk the run loads (the price table, for a task priced as a real model) gets a cache of its own, used by the next run", async (t) => {
