@@ -139,8 +139,14 @@ checks:
   - { name: both tags, run: "cat tags.txt" }
 `);
   const controller = new AbortController();
+  // Interrupted while the command sleeps, once its `echo two` has landed (a fixed delay raced the
+  // shell's start on a loaded machine: an interrupt before the echo ran left "one" alone).
+  const abortOnceWritten = async () => {
+    while (!(await readFile(join(folder.workspace, "tags.txt"), "utf8").catch(() => "")).includes("two")) await new Promise((r) => setTimeout(r, 20));
+    controller.abort();
+  };
   const onEvent = (e: AgentEvent) => {
-    if (e.type === "tool_call" && JSON.stringify(e.input).includes("sleep 30")) setTimeout(() => controller.abort(), 100);
+    if (e.type === "tool_call" && JSON.stringify(e.input).includes("sleep 30")) void abortOnceWritten();
   };
   const started = Date.now();
   assert.deepEqual(await runTask(task, runEnv(runDir, { signal: controller.signal, onEvent })), { kind: "interrupted" });
