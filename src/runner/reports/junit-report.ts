@@ -89,6 +89,7 @@ function addTaskProperties(node: TestSuite, result: TaskResult): void {
   node.property(`${prefix}.steps`, String(result.steps));
   node.property(`${prefix}.resumed`, String(result.resumed));
   node.property(`${prefix}.policyDenials`, String(result.policyDenials.count));
+  for (const [name, value] of sandboxFigures(result)) node.property(`${prefix}.${name}`, value);
   addStatsProperties(node, prefix, result.stats, taskCostFigures(result.cost));
 }
 
@@ -163,11 +164,17 @@ export function taskFigures(result: TaskResult): [string, string][] {
     ["steps", String(result.steps)],
     ["resumed", String(result.resumed)],
     ["policyDenials", String(result.policyDenials.count)],
+    ...sandboxFigures(result),
   ];
   const cost = taskCostFigures(result.cost);
   for (const [name, value] of Object.entries(result.stats ?? {})) figures.push([name, cost.replace[name] ?? statValue(name, value)]);
   if (result.stats !== null) figures.push(...cost.add);
   return figures;
+}
+
+/** What the task's commands ran in (`bwrap`, `none`: unsandboxed though asked for auto, `off`) and their network; none for results of older rhemas. */
+function sandboxFigures(result: TaskResult): [string, string][] {
+  return result.sandbox ? [["sandbox", result.sandbox.mode], ["network", result.sandbox.network]] : [];
 }
 
 /** `[[PROPERTY|name=value]]`, one a line: testcase properties in system-out. */

@@ -143,4 +143,16 @@ describe("junit testcase-level figures", () => {
     const result = await validateXML({ xml: [{ fileName: "junit.xml", contents: withoutFile }], schema: [{ fileName: "junit-10.xsd", contents: strict }] });
     assert.ok(result.valid, `only file= and <testsuites skipped=> are outside strict junit-10.xsd: ${result.rawOutput}`);
   });
+
+  test("what a task's commands ran in is a figure of its testcase and its suite: sandbox (bwrap, none, off) and network", async () => {
+    const boxed = { ...sampleResult("s", "boxed", "passed"), sandbox: { mode: "bwrap" as const, network: "deny" as const } };
+    const bare = { ...sampleResult("s", "bare", "passed"), sandbox: { mode: "none" as const, network: "allow" as const, reason: "bwrap is not installed" } };
+    const older = sampleResult("s", "older", "passed");
+    const xml = renderJUnitReport([boxed, bare, older], sampleMeta());
+    assert.match(testCase(xml, "boxed"), /\[\[PROPERTY\|sandbox=bwrap\]\]\n\[\[PROPERTY\|network=deny\]\]/);
+    assert.match(testCase(xml, "bare"), /\[\[PROPERTY\|sandbox=none\]\]\n\[\[PROPERTY\|network=allow\]\]/);
+    assert.equal(/PROPERTY\|sandbox=/.test(testCase(xml, "older")), false, "a result from before sandboxes has none");
+    assert.match(xml, /<property name="task.boxed.sandbox" value="bwrap"\/>\s*<property name="task.boxed.network" value="deny"\/>/);
+    await assertValidJUnit(xml);
+  });
 });
