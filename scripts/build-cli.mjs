@@ -51,19 +51,39 @@ const vegaCanvasWithoutCanvas = {
   },
 };
 
+/**
+ * A plugin that rewrites one dependency's source before bundling: `find` (which must be there,
+ * else the build fails, so an upgrade that moves it is noticed) becomes `replace`, and `prepend`
+ * goes at the top.
+ */
+function rewriteSource(name, filter, { find, replace, prepend }) {
+  return {
+    name,
+    setup(b) {
+      b.onLoad({ filter }, async (args) => {
+        const source = await readFile(args.path, "utf8");
+        if (!source.includes(find)) throw new Error(`${args.path}: expected ${JSON.stringify(find)} to rewrite; update scripts/build-cli.mjs`);
+        return { contents: `${prepend}\n${source.replace(find, replace)}`, loader: "js" };
+      });
+    },
+  };
+}
+
 // web-tree-sitter declares `var require` in the function that also runs `await import("module")`;
 // once that import is a require() call, it would call the not-yet-set var. Imported at the top.
-const TREE_SITTER_IMPORT = 'const { createRequire } = await import("module");';
-const treeSitterStaticImport = {
-  name: "web-tree-sitter-static-import",
-  setup(b) {
-    b.onLoad({ filter: /web-tree-sitter[\\/]web-tree-sitter\.js$/ }, async (args) => {
-      const source = await readFile(args.path, "utf8");
-      if (!source.includes(TREE_SITTER_IMPORT)) throw new Error(`${args.path}: expected ${TREE_SITTER_IMPORT} to rewrite; update scripts/build-cli.mjs`);
-      return { contents: `import { createRequire } from "node:module";\n${source.replace(TREE_SITTER_IMPORT, "")}`, loader: "js" };
-    });
-  },
-};
+const treeSitterStaticImport = rewriteSource("web-tree-sitter-static-import", /web-tree-sitter[\\/]web-tree-sitter\.js$/, {
+  find: 'const { createRequire } = await import("module");',
+  replace: "",
+  prepend: 'import { createRequire } from "node:module";',
+});
+
+// fdir (under tinyglobby) requires its optional picomatch through createRequire at load time,
+// which would load a second, uncached copy from node_modules at every start: the bundled one.
+const fdirBundledPicomatch = rewriteSource("fdir-bundled-picomatch", /fdir[\\/]dist[\\/]index\.mjs$/, {
+  find: '__require.resolve("picomatch");\n\tpm = __require("picomatch");',
+  replace: "pm = __rhemaPicomatch;",
+  prepend: 'import __rhemaPicomatch from "picomatch";',
+});
 
 /** The options every file of the bundle is built with. */
 const common = {
@@ -82,20 +102,6 @@ const common = {
   supported: { "dynamic-import": false },
   metafile: true,
   logLevel: "warning",
-};
-
-// fdir (under tinyglobby) requires its optional picomatch through createRequire at load time,
-// which would load a second, uncached copy from node_modules at every start: the bundled one.
-const FDIR_PICOMATCH = '__require.resolve("picomatch");\n\tpm = __require("picomatch");';
-const fdirBundledPicomatch = {
-  name: "fdir-bundled-picomatch",
-  setup(b) {
-    b.onLoad({ filter: /fdir[\\/]dist[\\/]index\.mjs$/ }, async (args) => {
-      const source = await readFile(args.path, "utf8");
-      if (!source.includes(FDIR_PICOMATCH)) throw new Error(`${args.path}: expected its picomatch require to rewrite; update scripts/build-cli.mjs`);
-      return { contents: `import __rhemaPicomatch from "picomatch";\n${source.replace(FDIR_PICOMATCH, "pm = __rhemaPicomatch;")}`, loader: "js" };
-    });
-  },
 };
 
 await rm(outdir, { recursive: true, force: true });

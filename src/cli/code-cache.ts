@@ -44,17 +44,17 @@ export function codeCacheFile(dir: string, source: Buffer, variant = ""): string
 }
 
 /** The cache in `file`, if there is one in a folder only this user can write. */
-export function readCodeCache(file: string, dir: string): Buffer | undefined {
+function readCodeCache(file: string): Buffer | undefined {
   try {
-    if (!isPrivateDir(dir)) return undefined;
-    return readFileSync(file);
+    return isPrivateDir(dirname(file)) ? readFileSync(file) : undefined;
   } catch {
     return undefined;
   }
 }
 
-/** Writes `data` to `file` whole (temp + rename), 0600, making the folder (0700) if need be. */
-export function writeCodeCache(file: string, dir: string, data: Buffer): void {
+/** Writes `data` to `file` whole (temp + rename), 0600, making its folder (0700) if need be. */
+function writeCodeCache(file: string, data: Buffer): void {
+  const dir = dirname(file);
   const temp = `${file}.${process.pid}.tmp`;
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -66,7 +66,6 @@ export function writeCodeCache(file: string, dir: string, data: Buffer): void {
       closeSync(fd);
     }
     renameSync(temp, file);
-    pruneCodeCaches(dir);
   } catch {
     rmSync(temp, { force: true });
   }
@@ -83,14 +82,19 @@ const STALE_TEMP_MS = 10 * 60_000;
  * temp files of writes a kill cut short.
  */
 function pruneCodeCaches(dir: string): void {
-  const names = readdirSync(dir);
-  for (const name of names.filter((n) => /^rhema-[0-9a-f]{32}\.v8cache\.\d+\.tmp$/.test(n))) {
-    if (Date.now() - statSync(join(dir, name)).mtimeMs > STALE_TEMP_MS) rmSync(join(dir, name), { force: true });
+  try {
+    if (!isPrivateDir(dir)) return;
+    const names = readdirSync(dir);
+    for (const name of names.filter((n) => /^rhema-[0-9a-f]{32}\.v8cache\.\d+\.tmp$/.test(n))) {
+      if (Date.now() - statSync(join(dir, name)).mtimeMs > STALE_TEMP_MS) rmSync(join(dir, name), { force: true });
+    }
+    const files = names.filter((name) => /^rhema-[0-9a-f]{32}\.v8cache$/.test(name));
+    if (files.length <= KEPT_CACHE_FILES) return;
+    const byAge = files.map((name) => ({ name, mtimeMs: statSync(join(dir, name)).mtimeMs })).sort((a, b) => b.mtimeMs - a.mtimeMs);
+    for (const { name } of byAge.slice(KEPT_CACHE_FILES)) rmSync(join(dir, name), { force: true });
+  } catch {
+    // another rhema pruning at once, or a folder gone: the next save prunes
   }
-  const files = names.filter((name) => /^rhema-[0-9a-f]{32}\.v8cache$/.test(name));
-  if (files.length <= KEPT_CACHE_FILES) return;
-  const byAge = files.map((name) => ({ name, mtimeMs: statSync(join(dir, name)).mtimeMs })).sort((a, b) => b.mtimeMs - a.mtimeMs);
-  for (const { name } of byAge.slice(KEPT_CACHE_FILES)) rmSync(join(dir, name), { force: true });
 }
 
 function isPrivateDir(dir: string): boolean {
@@ -154,9 +158,8 @@ export class CodeCachedBundle {
   run(filename: string): unknown {
     if (this.exportsOf.has(filename)) return this.exportsOf.get(filename);
     const source = readFileSync(filename);
-    const dir = this.cacheDir;
-    const cacheFile = dir === null ? null : codeCacheFile(dir, source, this.variant);
-    const script = compileWithCodeCache(filename, source, cacheFile === null || dir === null ? undefined : readCodeCache(cacheFile, dir));
+    const cacheFile = this.cacheDir === null ? null : codeCacheFile(this.cacheDir, source, this.variant);
+    const script = compileWithCodeCache(filename, source, cacheFile === null ? undefined : readCodeCache(cacheFile));
     if (cacheFile !== null && !script.cacheUsed) this.unsaved.push({ cacheFile, script });
     const nodeRequire = createRequire(filename);
     const require = Object.assign(
@@ -170,12 +173,13 @@ export class CodeCachedBundle {
 
   /** Whether `saveCaches` has anything to write. */
   get needsSaving(): boolean {
-    return this.cacheDir !== null && this.unsaved.length > 0;
+    return this.unsaved.length > 0;
   }
 
   /** Writes the caches of the files run so far that had none (or a rejected one). */
   saveCaches(): void {
-    if (this.cacheDir === null) return;
-    for (const { cacheFile, script } of this.unsaved.splice(0)) writeCodeCache(cacheFile, this.cacheDir, script.createCachedData());
+    if (this.cacheDir === null || this.unsaved.length === 0) return;
+    for (const { cacheFile, script } of this.unsaved.splice(0)) writeCodeCache(cacheFile, script.createCachedData());
+    pruneCodeCaches(this.cacheDir);
   }
 }

@@ -144,7 +144,8 @@ export function sniffImageFormat(head: Uint8Array): "png" | "jpeg" | "gif" | "we
  * Throws `TaskFileError` listing every problem found.
  */
 export function parseTaskSource(source: string | Uint8Array, file: string): TaskDefinition {
-  const parsed = parseTaskDocument(source, file);
+  const bytes = typeof source === "string" ? Buffer.from(source, "utf8") : Buffer.from(source);
+  const parsed = parseTaskDocument({ file, bytes, yaml: parseYamlSource(bytes) });
   if (parsed.problems.length > 0) throw new TaskFileError(parsed.problems);
   return parsed.task!;
 }
@@ -178,7 +179,7 @@ export async function readYamlFile(file: string): Promise<YamlFile> {
 
 /** `loadTaskFile` for a file already read. */
 export async function loadTaskSource(source: YamlFile, caps: InputCaps = DEFAULT_INPUT_CAPS): Promise<TaskDefinition> {
-  const parsed = parseTaskDocument(source, source.file);
+  const parsed = parseTaskDocument(source);
   if (parsed.problems.length > 0) throw new TaskFileError(parsed.problems);
   const task = parsed.task!;
   const problems = await checkReferencedPaths(task, parsed.locate, caps);
@@ -194,11 +195,8 @@ interface ParsedTaskDocument {
   locate: Locate;
 }
 
-function parseTaskDocument(source: string | Uint8Array | YamlFile, file: string): ParsedTaskDocument {
+function parseTaskDocument({ file, bytes, yaml }: YamlFile): ParsedTaskDocument {
   requireAbsolute(file);
-  const read = typeof source === "string" || source instanceof Uint8Array ? null : source;
-  const bytes = read ? read.bytes : typeof source === "string" ? Buffer.from(source, "utf8") : source as Uint8Array;
-  const yaml = read ? read.yaml : parseYamlSource(bytes);
   const locate = yaml.locateValue;
   const fail = (problems: TaskProblem[]): ParsedTaskDocument => ({ task: null, problems, locate });
   const at = (position: SourcePosition, field: string, message: string): TaskProblem => ({ file, ...position, field, message });
