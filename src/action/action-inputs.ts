@@ -4,7 +4,7 @@
  * own (`fail-on`, `resume`, `comment`, `github-token`); `sandbox` is `--sandbox`. A bad value is
  * a `usage` error naming the input and what it got.
  */
-import { RhemaError } from "../core/errors.js";
+import { RhemaError, parseUsd } from "../core/errors.js";
 import { SANDBOX_MODES, type SandboxMode } from "../process/sandbox-mode.js";
 import type { RunRequest } from "../runner/execute/run-request.js";
 
@@ -106,9 +106,9 @@ function wholeNumber(name: ActionInputName, value: string | undefined): number |
 /** A budget in dollars: a number above 0 (a leading `$` allowed). */
 function dollars(name: ActionInputName, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
-  const text = value.replace(/^\$/, "");
-  if (!/^(\d+(\.\d*)?|\.\d+)$/.test(text) || Number(text) <= 0) throw new ActionInputError(name, `Expected a number of dollars above 0 (such as 20 or 0.5), got "${value}"`);
-  return Number(text);
+  const n = parseUsd(value);
+  if (n === null) throw new ActionInputError(name, `Expected a number of dollars above 0 (such as 20 or 0.5), got "${value}"`);
+  return n;
 }
 
 /** YAML 1.2 core booleans, as `core.getBooleanInput` reads them. */

@@ -194,9 +194,9 @@ function skipHelpPrerender(parser: Argv): void {
 }
 
 /**
- * The CLI as this process: SIGINT/SIGTERM interrupt the run (a second one forces the exit), the
- * process's streams (quiet once their reader is gone), and the exit code set, not forced, so
- * pending writes finish.
+ * The CLI as this process: SIGINT/SIGTERM interrupt the run (a second is ignored, a third
+ * forces the exit), the process's streams (quiet once their reader is gone), and the exit code
+ * set, not forced, so pending writes finish.
  */
 export async function runAsProcess(): Promise<void> {
   const controller = new AbortController();

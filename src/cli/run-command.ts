@@ -9,7 +9,7 @@
 import { runRequest, type RunRequest, type RunRequestOutcome } from "../runner/execute/run-request.js";
 import { EXIT_INTERRUPTED, EXIT_OK, EXIT_TASK_FAILED, type ExitCode } from "./exit-codes.js";
 import { print, type CliIo } from "./io.js";
-import { RhemaError } from "../core/errors.js";
+import { RhemaError, parseUsd } from "../core/errors.js";
 import { chooseProgressView } from "./progress-view.js";
 import { inputCapsFromEnv } from "./input-caps.js";
 import { formatCostTotal, sumCosts } from "../runner/reports/cost-figures.js";
@@ -72,10 +72,9 @@ export function parseCountFlag(flag: string, value: number | string): number {
 }
 
 /** A dollar flag's value as a number above 0, or exit 2 naming the flag and what was given. */
-export function parseUsdFlag(flag: string, value: number | string): number {
-  const text = String(value).trim().replace(/^\$/, "");
-  const n = /^(\d+(\.\d*)?|\.\d+)$/.test(text) ? Number(text) : NaN;
-  if (!Number.isFinite(n) || n <= 0) throw new RhemaError("usage", `Expected ${flag} to be a number of dollars above 0 (such as 20 or 0.5), got "${String(value)}"`);
+function parseUsdFlag(flag: string, value: number | string): number {
+  const n = parseUsd(String(value));
+  if (n === null) throw new RhemaError("usage", `Expected ${flag} to be a number of dollars above 0 (such as 20 or 0.5), got "${String(value)}"`);
   return n;
 }
 

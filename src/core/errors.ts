@@ -96,6 +96,13 @@ export function formatUsd(usd: number): string {
   return `$${usd.toFixed(usd >= 1 ? 2 : 4)}`;
 }
 
+/** Dollars as a user writes them (`20`, `0.5`, `$5`) as a number above 0, or null. */
+export function parseUsd(text: string): number | null {
+  const bare = text.trim().replace(/^\$/, "");
+  const n = /^(\d+(\.\d*)?|\.\d+)$/.test(bare) ? Number(bare) : NaN;
+  return Number.isFinite(n) && n > 0 ? n : null;
+}
+
 /** A session file that cannot be read back: names the file and what is wrong with it. */
 export class SessionFileError extends RhemaError {
   readonly path: string;

@@ -21,12 +21,12 @@ const URL_WITH_PASSWORD = /[a-z][a-z0-9+.-]*:\/\/[^/\s:@]+:[^/\s@]+@/i;
  * A value this long is redacted whenever its variable looks secret (by name, or by a password
  * in its URL); a shorter one occurs by chance too often, unless the name itself says secret.
  */
-export const MIN_SECRET_LENGTH = 8;
+const MIN_SECRET_LENGTH = 8;
 /**
  * The floor for a secret-named variable's value (`DB_PASS=hu7`): shorter values (`1`, `ab`)
  * would replace text everywhere while hiding next to nothing.
  */
-export const MIN_NAMED_SECRET_LENGTH = 3;
+const MIN_NAMED_SECRET_LENGTH = 3;
 /** Values a secret-named variable holds as a switch, not a secret (`HAS_TOKEN=true`). */
 const SWITCH_VALUES = new Set(["true", "false", "yes", "no", "on", "off", "null", "none", "nil", "unset", "enabled", "disabled"]);
 
@@ -36,7 +36,7 @@ export function looksSecret(name: string, value = ""): boolean {
 }
 
 /** True when the name itself says secret: `*SECRET*`, `*PASSWORD*`, a `TOKEN`/`PASS`/`AUTH` part, a last `KEY` part, … */
-export function namesSecret(name: string): boolean {
+function namesSecret(name: string): boolean {
   const upper = name.toUpperCase();
   if (SECRET_SUBSTRINGS.some((s) => upper.includes(s))) return true;
   const parts = upper.split(/[^A-Z0-9]+/).filter((p) => p !== "");

@@ -9,7 +9,7 @@ import type { calcPrice } from "@pydantic/genai-prices";
 import type { RequestPrice, Usage } from "../core/provider.js";
 
 /** The bundled table's pricing function. */
-export type BundledPrices = typeof calcPrice;
+type BundledPrices = typeof calcPrice;
 
 /** The price table's source and version, recorded in stats.json. */
 export const PRICE_TABLE = { source: "@pydantic/genai-prices", version: "0.1.8" } as const;

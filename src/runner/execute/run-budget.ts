@@ -28,7 +28,7 @@ export interface Spend {
 
 const NOTHING: Spend = { costUsd: 0, tokens: 0 };
 
-export function spendOf(stats: TranscriptStats | null): Spend {
+function spendOf(stats: TranscriptStats | null): Spend {
   return stats === null ? NOTHING : { costUsd: totalCostUsd(stats) ?? 0, tokens: spentTokens(stats) };
 }
 
@@ -75,6 +75,7 @@ export class RunBudget {
 
   /** The run's budget that is spent, or null (also null when the run sets none). */
   spent(): SpentBudget | null {
+    if (this.limits.maxCostUsd === undefined && this.limits.maxTokens === undefined) return null;
     return spentBudget("run", this.limits, this.total());
   }
 
@@ -127,11 +128,10 @@ export interface CostBudgetSubject {
  * model, or the compaction worker it names, is unpriced — or null. Checked before any task starts.
  */
 export function unenforceableCostBudget(subject: CostBudgetSubject, runMaxCostUsd: number | undefined): string | null {
-  const budgets: string[] = [];
-  if (subject.maxCostUsd !== undefined) budgets.push(`${subject.file}: cannot enforce limits.maxCostUsd ${formatUsd(subject.maxCostUsd)}`);
-  if (runMaxCostUsd !== undefined) budgets.push(`cannot enforce --max-cost ${formatUsd(runMaxCostUsd)} (task ${subject.key}, ${subject.file})`);
-  const [what] = budgets;
-  if (what === undefined) return null;
+  const what = subject.maxCostUsd !== undefined ? `${subject.file}: cannot enforce limits.maxCostUsd ${formatUsd(subject.maxCostUsd)}`
+    : runMaxCostUsd !== undefined ? `cannot enforce --max-cost ${formatUsd(runMaxCostUsd)} (task ${subject.key}, ${subject.file})`
+    : null;
+  if (what === null) return null;
   if (subject.pricing.task === null) {
     const hint = subject.scriptedWithoutPriceAs ? " (a scripted model is priced only as its model.priceAs)" : "";
     return `${what} on unpriced model ${subject.model}${hint}: add it to a pricing file`;

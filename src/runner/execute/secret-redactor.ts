@@ -25,7 +25,6 @@ interface SecretForm {
 }
 
 export class SecretRedactor {
-  private readonly forms: SecretForm[];
   private readonly labels = new Map<string, string>();
   private readonly pattern: RegExp | null;
 
@@ -35,8 +34,8 @@ export class SecretRedactor {
     for (const [name, value] of Object.entries(env)) if (isSecretValue(name, value)) forms.push(...secretForms(name, value));
     // Longest first: at one position the alternation takes the first form that matches, so a
     // secret that contains another (or an encoding that contains a shorter one) is hidden whole.
-    this.forms = forms.sort((a, b) => b.text.length - a.text.length);
-    for (const form of this.forms) if (!this.labels.has(form.text)) this.labels.set(form.text, form.label);
+    forms.sort((a, b) => b.text.length - a.text.length);
+    for (const form of forms) if (!this.labels.has(form.text)) this.labels.set(form.text, form.label);
     this.pattern = this.labels.size === 0 ? null : new RegExp([...this.labels.keys()].map(escapeRegExp).join("|"), "g");
   }
 

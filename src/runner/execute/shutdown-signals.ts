@@ -9,12 +9,12 @@
 import { assertNever } from "../../core/errors.js";
 
 /** What the n-th signal (1-based) does. */
-export type SignalAction = "shutdown" | "ignore" | "force";
+type SignalAction = "shutdown" | "ignore" | "force";
 
 /** Signals after the first that are noted and ignored before one forces the exit. */
-export const IGNORED_SIGNALS = 1;
+const IGNORED_SIGNALS = 1;
 
-export const SHUTDOWN_SIGNALS = ["SIGINT", "SIGTERM"] as const;
+const SHUTDOWN_SIGNALS = ["SIGINT", "SIGTERM"] as const;
 export type ShutdownSignal = (typeof SHUTDOWN_SIGNALS)[number];
 
 /** The one rule, pure: the first signal shuts down, the next `IGNORED_SIGNALS` are ignored, then exit. */

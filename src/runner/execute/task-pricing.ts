@@ -9,6 +9,7 @@ import type { RequestPricer } from "../../core/provider.js";
 import type { TranscriptWorkerConfig } from "../../core/transcript-types.js";
 import type { ProviderSpec } from "../../providers/provider-factory.js";
 import type { PriceTable } from "../../providers/prices.js";
+import { pricedModelName } from "../reports/cost-figures.js";
 
 /** One model as priced: `provider` null when the table finds the model at any provider (`priceAs`). */
 export interface PricedModel {
@@ -75,6 +76,5 @@ function isOpenAiHost(baseUrl: string): boolean {
 /** How a priced model reads in reports: `anthropic/claude-sonnet-4-5`, `claude-sonnet-4-5 (simulated)`. */
 export function pricedModelLabel(model: PricedModel | null): string {
   if (model === null) return "unpriced";
-  const name = model.provider === null ? model.model : `${model.provider}/${model.model}`;
-  return model.simulated ? `${name} (simulated)` : name;
+  return model.simulated ? `${pricedModelName(model)} (simulated)` : pricedModelName(model);
 }

@@ -27,9 +27,14 @@ interface PricedModelLike {
   simulated: boolean;
 }
 
+/** A priced model's name: `anthropic/claude-sonnet-4-5`, or the model alone when found at any provider. */
+export function pricedModelName(model: PricedModelLike): string {
+  return model.provider === null ? model.model : `${model.provider}/${model.model}`;
+}
+
 /** A task's pricing decision as the labels a result records. */
 export function pricedAsOf(pricing: { task: PricedModelLike | null; worker: PricedModelLike | null }): PricedAs {
-  const label = (m: PricedModelLike | null) => (m === null ? null : m.provider === null ? m.model : `${m.provider}/${m.model}`);
+  const label = (m: PricedModelLike | null) => (m === null ? null : pricedModelName(m));
   return { task: label(pricing.task), worker: label(pricing.worker), simulated: pricing.task?.simulated ?? false };
 }
 

@@ -82,15 +82,9 @@ function addSuite(node: TestSuite, suite: string, entries: SuiteEntries, fileOf:
   for (const entry of cases) entry.add(node.testCase());
 }
 
+/** A task's figures as `task.<id>.*` properties of its suite: the same as its testcase's. */
 function addTaskProperties(node: TestSuite, result: TaskResult): void {
-  const prefix = `task.${result.id}`;
-  node.property(`${prefix}.status`, result.status);
-  node.property(`${prefix}.provider`, result.provider);
-  node.property(`${prefix}.steps`, String(result.steps));
-  node.property(`${prefix}.resumed`, String(result.resumed));
-  node.property(`${prefix}.policyDenials`, String(result.policyDenials.count));
-  for (const [name, value] of sandboxFigures(result)) node.property(`${prefix}.${name}`, value);
-  addStatsProperties(node, prefix, result.stats, taskCostFigures(result.cost));
+  for (const [name, value] of taskFigures(result)) node.property(`task.${result.id}.${name}`, value);
 }
 
 /** The stats as properties, with the cost figures in place of the stats' own (which read 0 for unpriced). */

@@ -22,12 +22,12 @@ import { RhemaError, errorMessage } from "../../core/errors.js";
 import type { ModelPricing } from "../../providers/prices.js";
 import { formatLocatedMessage, parseYamlSource, valueAtPath, type SourcePosition } from "../../yaml-source/yaml-source.js";
 
-export const PRICING_FILE_VERSION = 1;
+const PRICING_FILE_VERSION = 1;
 
 const dollarsPerMTok = z.number({ error: "expected a price in dollars per million tokens (a number)" })
   .nonnegative("a price cannot be negative (0 makes the model free)");
 
-export const modelPricingSchema = z.strictObject({
+const modelPricingSchema = z.strictObject({
   provider: z.enum(["anthropic", "openai"], { error: "expected anthropic or openai (an OpenAI-compatible server is openai)" })
     .describe("The provider the model is run at, as a task's model.provider names it."),
   model: z.string().min(1, "a model name cannot be empty").describe("The model's name, as a task's model.name (or a scripted task's priceAs) names it."),
