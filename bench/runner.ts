@@ -20,13 +20,12 @@ import { readFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { fileURLToPath } from "node:url";
+import { CLI } from "../test/support/cli.js";
+import { repoRoot } from "../test/support/paths.js";
 
-/** The `rhema` executable (package.json's bin): the bundle, run with its code cache. */
-const CLI = fileURLToPath(new URL("../src/cli/rhema.js", import.meta.url));
 const TASKS = Number(process.argv[2] ?? 200);
 const RUNS = Number(process.argv[3] ?? 7);
-const EXAMPLE_SUITE = fileURLToPath(new URL("../../tasks", import.meta.url));
+const EXAMPLE_SUITE = join(repoRoot, "tasks");
 /** Clock ticks per second of /proc/PID/stat's utime and stime (USER_HZ, 100 on Linux). */
 const CLOCK_TICKS_PER_S = 100;
 

@@ -9,7 +9,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFile, readdir } from "node:fs/promises";
 import { join } from "node:path";
-import { OPEN_POLICY, taggingTask, writeFiles } from "../support/suite-files.js";
+import { TRAP_POLICY, taggingTask, writeFiles } from "../support/suite-files.js";
 import { tempDir } from "../support/temp-dir.js";
 import { prepareJob, runStep, startStep, type JobFiles } from "./action-harness.js";
 
@@ -36,7 +36,7 @@ checks:
 }
 
 const SUITE = {
-  "policy.yaml": OPEN_POLICY.replace('"true"]', '"true", "trap *"]'),
+  "policy.yaml": TRAP_POLICY,
   "suite/a-fast.yaml": taggingTask("a", 1),
   "suite/b-slow.yaml": stubbornTask("b", SLOW_STEPS),
   "suite/c-after.yaml": taggingTask("c", 1),

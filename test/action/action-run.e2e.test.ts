@@ -9,6 +9,8 @@ import { existsSync } from "node:fs";
 import { cp, mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { repoRoot } from "../support/paths.js";
+import { readJson } from "../support/run-dir.js";
+import { writeFiles } from "../support/suite-files.js";
 import { tempDir } from "../support/temp-dir.js";
 import { prepareJob, runStep, workflowCommands } from "./action-harness.js";
 
@@ -27,7 +29,7 @@ test("runs the example suite: outputs, summary appended, annotations, exit code 
     junit: join(runDir, "junit.xml"), stats: join(runDir, "stats.json"), summary: join(runDir, "summary.md"), "run-dir": runDir,
     passed: "2", failed: "2", errored: "0", stopped: "0", interrupted: "0",
   });
-  const stats = JSON.parse(await readFile(join(runDir, "stats.json"), "utf8"));
+  const stats = await readJson<{ total: { stats: { cacheHitRate: number; cacheReadTokens: number; cacheWriteTokens: number; outputTokens: number; inputTokens: number } } }>(join(runDir, "stats.json"));
   assert.deepEqual(
     { hitRate, cacheRead, cacheWrite, outTokens, inTokens },
     { hitRate: stats.total.stats.cacheHitRate.toFixed(4), cacheRead: String(stats.total.stats.cacheReadTokens), cacheWrite: String(stats.total.stats.cacheWriteTokens), outTokens: String(stats.total.stats.outputTokens), inTokens: String(stats.total.stats.inputTokens) },
@@ -104,7 +106,7 @@ test("where bwrap cannot make namespaces (AppArmor): sandbox: bwrap fails the st
   const summary = await readFile(join(job.runnerDir, "summary.md"), "utf8");
   assert.match(summary, /> \*\*No sandbox:\*\* the commands of 1 task\(s\) ran unsandboxed \(`sandbox: auto`, bwrap unusable\): .*setting up uid map: Permission denied/);
   assert.match(summary, sysctl);
-  const stats = JSON.parse(await readFile(auto.outputs.stats!, "utf8"));
+  const stats = await readJson<{ total: { sandbox: { mode: string } } }>(auto.outputs.stats!);
   assert.equal(stats.total.sandbox.mode, "none");
 });
 
@@ -122,9 +124,7 @@ model:
     - say: done
 policy: { version: 1, default: allow, rules: [] }
 `;
-  await mkdir(join(job.workspace, "suite"), { recursive: true });
-  await writeFile(join(job.workspace, "suite/a.yaml"), task("a"));
-  await writeFile(join(job.workspace, "suite/b.yaml"), task("b"));
+  await writeFiles(job.workspace, { "suite/a.yaml": task("a"), "suite/b.yaml": task("b") });
   const inputs = { tasks: "suite", concurrency: "1", "max-cost": "0.001", "fail-on": "failure", resume: "false" };
   const step = await runStep(job, { inputs });
   assert.equal(step.code, 1, step.stdout + step.stderr);
@@ -138,18 +138,19 @@ policy: { version: 1, default: allow, rules: [] }
 
 test("the pricing input prices a model the bundled table lacks: cost-usd reads its dollars, not unpriced", async (t) => {
   const job = await prepareJob(await tempDir(t, "rhema-action-"));
-  await mkdir(join(job.workspace, "suite"), { recursive: true });
-  await writeFile(join(job.workspace, "suite/a.yaml"), `prompt: Say done.
+  await writeFiles(job.workspace, {
+    "suite/a.yaml": `prompt: Say done.
 model: { provider: scripted, priceAs: house-model-1, script: [{ say: done }] }
 policy: { version: 1, default: deny, rules: [] }
-`);
-  // $1,000 per million tokens either way: dollars = tokens / 1000, never 0 for a request.
-  await writeFile(join(job.workspace, "pricing.yaml"), "version: 1\nmodels:\n  - { provider: anthropic, model: house-model-1, inputPerMTok: 1000, outputPerMTok: 1000 }\n");
+`,
+    // $1,000 per million tokens either way: dollars = tokens / 1000, never 0 for a request.
+    "pricing.yaml": "version: 1\nmodels:\n  - { provider: anthropic, model: house-model-1, inputPerMTok: 1000, outputPerMTok: 1000 }\n",
+  });
   const unpriced = await runStep(job, { inputs: { tasks: "suite", resume: "false", out: ".rhema/unpriced" } });
   assert.equal(unpriced.outputs["cost-usd"], "unpriced", unpriced.stdout + unpriced.stderr);
   const priced = await runStep(job, { inputs: { tasks: "suite", resume: "false", pricing: "pricing.yaml", out: ".rhema/priced" } });
   assert.equal(priced.code, 0, priced.stdout + priced.stderr);
-  const stats = JSON.parse(await readFile(priced.outputs.stats!, "utf8")) as { total: { cost: { usd: number } } };
+  const stats = await readJson<{ total: { cost: { usd: number } } }>(priced.outputs.stats!);
   assert.ok(stats.total.cost.usd > 0);
   assert.equal(priced.outputs["cost-usd"], stats.total.cost.usd.toFixed(6));
 });

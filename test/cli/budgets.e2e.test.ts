@@ -8,7 +8,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { access, readFile, rm, writeFile } from "node:fs/promises";
+import { readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseStatsReport } from "../../src/runner/reports/stats-report.js";
 import { readRunResults } from "../../src/runner/run-dir/run-dir.js";
@@ -17,8 +17,7 @@ import { runCli } from "../support/cli.js";
 import { readJson } from "../support/run-dir.js";
 import { OPEN_POLICY, writeFiles } from "../support/suite-files.js";
 import { tempDir } from "../support/temp-dir.js";
-
-const exists = (path: string) => access(path).then(() => true, () => false);
+import { exists } from "../support/wait.js";
 
 /** A scripted task of `steps` shell calls (each appends its tag, then sleeps), priced as Sonnet 4.5 unless `priceAs` is null. */
 function pricedTask(tag: string, opts: { steps?: number; sleep?: number; priceAs?: string | null; limits?: string } = {}): string {

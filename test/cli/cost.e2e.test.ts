@@ -16,6 +16,7 @@ import { cliEnv, runCli, startCli } from "../support/cli.js";
 import { FakeOpenAIServer } from "../support/fake-openai-server.js";
 import { OPEN_POLICY, writeFiles } from "../support/suite-files.js";
 import { tempDir } from "../support/temp-dir.js";
+import { waitFor } from "../support/wait.js";
 
 const scripted = (priceAs: string | null, steps = 1, sleep = 0) => `prompt: Append the tags.
 policy: ../policy.yaml
@@ -33,14 +34,6 @@ const usageCosts = async (eventsFile: string): Promise<(number | null)[]> =>
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 const sum = (values: readonly (number | null)[]) => values.reduce((n: number, v) => n + (v ?? 0), 0);
 const close = (a: number, b: number) => Math.abs(a - b) < 1e-9;
-
-async function waitFor(check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error("timed out waiting");
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 test("a scripted task priced as a real model: its simulated cost in every report; an unpriced one reads unpriced, never $0", async (t) => {
   const root = await tempDir(t);
@@ -145,7 +138,7 @@ test("a resumed task's cost sums both runs; report merge sums the shards' costs"
   await writeFiles(root, { "policy.yaml": OPEN_POLICY, "suite/slow.yaml": scripted("claude-sonnet-4-5", 6, 0.3), "suite/quick.yaml": scripted("claude-sonnet-4-5", 1) });
   const out = join(root, "run");
   const first = startCli(["run", "suite", "--out", out, "--filter", "suite/slow"], { cwd: root });
-  await waitFor(async () => (await readFile(join(out, "tasks/suite/slow/workspace/tags.txt"), "utf8").catch(() => "")).includes("t-2"));
+  await waitFor(async () => (await readFile(join(out, "tasks/suite/slow/workspace/tags.txt"), "utf8").catch(() => "")).includes("t-2"), 20_000, 50);
   first.child.kill("SIGTERM");
   assert.equal((await first.done).code, 130);
   const before = await usageCosts(join(out, "tasks/suite/slow/events.jsonl"));

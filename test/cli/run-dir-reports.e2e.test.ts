@@ -15,6 +15,7 @@ import { repoRoot, sharedDir } from "../support/paths.js";
 import { snapshotTree } from "../support/run-dir.js";
 import { OPEN_POLICY, taggingTask, writeFiles } from "../support/suite-files.js";
 import { tempDir } from "../support/temp-dir.js";
+import { exists, waitFor } from "../support/wait.js";
 
 const testcases = (xml: string) => [...xml.matchAll(/<testcase classname="([^"]+)" name="([^"]+)"/g)].map((m) => `${m[1]}/${m[2]}`);
 
@@ -74,7 +75,7 @@ checks:
   await writeFiles(root, { "policy.yaml": OPEN_POLICY, "suite/a-slow.yaml": slowCheck, "suite/b-later.yaml": taggingTask("later", 1) });
   const out = join(root, "run");
   const run = startCli(["run", "suite", "--out", out, "--concurrency", "1"], { cwd: root });
-  await waitFor(() => stat(join(out, "tasks/suite/a-slow/workspace/checking")).then(() => true, () => false));
+  await waitFor(() => exists(join(out, "tasks/suite/a-slow/workspace/checking")));
   run.child.kill("SIGINT");
   const stopped = await run.done;
   assert.equal(stopped.code, 130, stopped.stderr);
@@ -116,14 +117,6 @@ test("JUnit names each task file relative to the repository root", async (t) => 
   assert.match(junit, /<testcase classname="arithmetic" name="fix-add" time="[\d.]+" file="tasks\/arithmetic\/fix-add.yaml">/);
   assert.doesNotMatch(junit, new RegExp(`file="${repoRoot}`));
 });
-
-async function waitFor(check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error("timed out waiting");
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 test("after a SIGKILL and a resume, step numbers continue in the events and durationMs keeps the killed run's time", async (t) => {
   const root = await tempDir(t);

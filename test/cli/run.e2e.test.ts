@@ -18,6 +18,7 @@ import { repoRoot, sharedDir } from "../support/paths.js";
 import { readJson, snapshotTree } from "../support/run-dir.js";
 import { OPEN_POLICY, taggingTask, writeFiles } from "../support/suite-files.js";
 import { tempDir } from "../support/temp-dir.js";
+import { waitFor } from "../support/wait.js";
 
 const statusOf = async (out: string) => Object.fromEntries((await readRunResults(out)).map((r) => [`${r.suite}/${r.id}`, r.status]));
 
@@ -230,14 +231,6 @@ test("--junit, --stats and --summary write copies of the reports", async (t) => 
   const manifest = await readJson<{ tasks: unknown[] }>(join(out, "manifest.json"));
   assert.equal(manifest.tasks.length, 1);
 });
-
-async function waitFor(check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error("timed out waiting");
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 test("--retry-errored continues a task that a provider failure errored, re-sending the failed request", async (t) => {
   const server = await FakeAnthropicServer.start();

@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { cliEnv, runCli } from "../support/cli.js";
+import { readJson } from "../support/run-dir.js";
 import { OPEN_POLICY, writeFiles } from "../support/suite-files.js";
 import { tempDir } from "../support/temp-dir.js";
 
@@ -58,7 +59,7 @@ checks:
   });
   assert.equal(result.code, 0, result.stderr);
   const events = await readFile(join(out, "tasks/suite/leak/events.jsonl"), "utf8");
-  const check = (JSON.parse(await readFile(join(out, "tasks/suite/leak/result.json"), "utf8")) as { checks: Array<{ outputTail: string }> }).checks[0]!.outputTail;
+  const check = (await readJson<{ checks: Array<{ outputTail: string }> }>(join(out, "tasks/suite/leak/result.json"))).checks[0]!.outputTail;
   const toolOutput = events.split("\n").filter((line) => line.includes('"type":"tool_result"')).join("\n");
   for (const [name, text] of [["events.jsonl", toolOutput], ["result.json", check]] as const) {
     assert.ok(text.length > 0, `${name} holds the printed file`);

@@ -6,13 +6,15 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFile, stat } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { readRunResults } from "../../src/runner/run-dir/run-dir.js";
 import { loadSession } from "../../src/store/session-file.js";
 import { startCli } from "../support/cli.js";
-import { OPEN_POLICY, taggingTask, writeFiles } from "../support/suite-files.js";
+import { readJson } from "../support/run-dir.js";
+import { TRAP_POLICY, taggingTask, writeFiles } from "../support/suite-files.js";
 import { tempDir } from "../support/temp-dir.js";
+import { exists, waitFor } from "../support/wait.js";
 
 /** GitHub gives a step 7.5 s between SIGINT and SIGTERM's follow-up kill. */
 const SHUTDOWN_WINDOW_MS = 7500;
@@ -34,7 +36,7 @@ checks:
 test("SIGINT then SIGTERM 1 s later: the shutdown finishes its checkpoint and reports, exit 130, within 7.5 s", async (t) => {
   const root = await tempDir(t);
   await writeFiles(root, {
-    "policy.yaml": OPEN_POLICY.replace('"true"]', '"true", "trap *"]'),
+    "policy.yaml": TRAP_POLICY,
     "suite/a-fast.yaml": taggingTask("a", 1),
     "suite/b-slow.yaml": STUBBORN,
     "suite/c-later.yaml": taggingTask("c", 1),
@@ -43,7 +45,7 @@ test("SIGINT then SIGTERM 1 s later: the shutdown finishes its checkpoint and re
   // Unsandboxed: in the sandbox a stopped command dies with its PID namespace at once, trap or
   // no trap, and the shutdown would end before the second signal could arrive.
   const run = startCli(["run", "suite", "--out", out, "--concurrency", "1", "--sandbox", "off"], { cwd: root });
-  await waitFor(() => stat(join(out, "tasks/suite/b-slow/workspace/tags.txt")).then(() => true, () => false));
+  await waitFor(() => exists(join(out, "tasks/suite/b-slow/workspace/tags.txt")));
   const stoppedAt = Date.now();
   run.child.kill("SIGINT");
   await new Promise((r) => setTimeout(r, 1000));
@@ -58,7 +60,7 @@ test("SIGINT then SIGTERM 1 s later: the shutdown finishes its checkpoint and re
   assert.match(stopped.stderr, /rhema: SIGINT: checkpointing and writing reports/);
   assert.match(stopped.stderr, /rhema: SIGTERM during shutdown: still writing checkpoints and reports/);
   assert.deepEqual((await readRunResults(out)).map((r) => [r.id, r.status]), [["a-fast", "passed"]]);
-  const stats = JSON.parse(await readFile(join(out, "stats.json"), "utf8")) as { tasks: Array<{ id: string }> };
+  const stats = await readJson<{ tasks: Array<{ id: string }> }>(join(out, "stats.json"));
   assert.ok(stats.tasks.some((task) => task.id === "a-fast"), "stats.json lists the finished task");
   const junit = await readFile(join(out, "junit.xml"), "utf8");
   assert.match(junit, /<testsuites[^>]* tests="3" failures="0" errors="1" skipped="1"/);
@@ -68,10 +70,10 @@ test("SIGINT then SIGTERM 1 s later: the shutdown finishes its checkpoint and re
 
 test("a third signal stops at once with the interrupted exit code", async (t) => {
   const root = await tempDir(t);
-  await writeFiles(root, { "policy.yaml": OPEN_POLICY.replace('"true"]', '"true", "trap *"]'), "suite/b-slow.yaml": STUBBORN });
+  await writeFiles(root, { "policy.yaml": TRAP_POLICY, "suite/b-slow.yaml": STUBBORN });
   const out = join(root, "run");
   const run = startCli(["run", "suite", "--out", out, "--sandbox", "off"], { cwd: root });
-  await waitFor(() => stat(join(out, "tasks/suite/b-slow/workspace/tags.txt")).then(() => true, () => false));
+  await waitFor(() => exists(join(out, "tasks/suite/b-slow/workspace/tags.txt")));
   const stoppedAt = Date.now();
   for (const signal of ["SIGINT", "SIGTERM", "SIGINT"] as const) {
     run.child.kill(signal);
@@ -82,11 +84,3 @@ test("a third signal stops at once with the interrupted exit code", async (t) =>
   assert.match(stopped.stderr, /rhema: SIGINT again: stopping at once/);
   assert.ok(Date.now() - stoppedAt < 1500, "it did not wait for the tool's grace period");
 });
-
-async function waitFor(check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error("timed out waiting");
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}

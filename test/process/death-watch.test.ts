@@ -11,12 +11,12 @@ import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { test } from "node:test";
 import { DEFAULT_PATH } from "../../src/tools/shell.js";
+import { sleep } from "../support/test-tools.js";
 import { hostDir, startDriver } from "./sandbox-fixture.js";
 
 /** How long after rhema's death the command may still write. */
 const LIMIT_MS = 40;
 const KILLS = 3;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function writesAfterKillMs(ws: string): Promise<number> {
   const log = join(ws, "times.log");

@@ -18,6 +18,9 @@ rules:
   - allow: { paths: ["tags.txt", "out/**"] }
 `;
 
+/** OPEN_POLICY that also lets shell `trap` run: for tasks whose commands ignore SIGINT and SIGTERM (`trap '' INT TERM; ...`). */
+export const TRAP_POLICY = OPEN_POLICY.replace('"true"]', '"true", "trap *"]');
+
 /** A scripted task whose steps each append a unique tag with the shell, then sleep a little. */
 export function taggingTask(id: string, steps: number, opts: { sleep?: number; chunkDelayMs?: number; extra?: string } = {}): string {
   const commands = Array.from({ length: steps }, (_, k) => `echo ${id}-${k} >> tags.txt && sleep ${opts.sleep ?? 0}`);

@@ -7,7 +7,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { access, chmod, readFile, stat, writeFile } from "node:fs/promises";
+import { chmod, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { allowAll, type Approval } from "../../../src/core/approval.js";
 import { RhemaError } from "../../../src/core/errors.js";
@@ -21,10 +21,10 @@ import { loadTaskFile, type TaskDefinition } from "../../../src/runner/tasks/tas
 import { taskKey } from "../../../src/runner/run-dir/task-result.js";
 import { writeFiles } from "../../support/suite-files.js";
 import { tempDir } from "../../support/temp-dir.js";
+import { exists } from "../../support/wait.js";
 
 const AT = "2026-03-04T05:06:07.000Z";
 const SHELL_ENV = { PATH: process.env.PATH, HOME: process.env.HOME };
-const exists = (path: string) => access(path).then(() => true, () => false);
 const lockPath = (runDir: string) => new RunDir(runDir).lockPath;
 const readManifest = (runDir: string) => new RunDir(runDir).readManifest();
 const folderOf = (runDir: string, task: TaskDefinition) => new RunDir(runDir).task(task);

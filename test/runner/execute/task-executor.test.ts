@@ -4,7 +4,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { access, mkdir, readFile, readdir, rm, writeFile } from "node:fs/promises";
+import { mkdir, readFile, readdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { allowAll, type Approval } from "../../../src/core/approval.js";
 import { OutputError } from "../../../src/core/errors.js";
@@ -21,10 +21,10 @@ import { RunDir } from "../../../src/runner/run-dir/run-dir.js";
 import type { TaskResult } from "../../../src/runner/run-dir/task-result.js";
 import { writeFiles } from "../../support/suite-files.js";
 import { tempDir } from "../../support/temp-dir.js";
+import { exists } from "../../support/wait.js";
 
 const AT = "2026-03-04T05:06:07.000Z";
 const SHELL_ENV = { PATH: process.env.PATH, HOME: process.env.HOME };
-const exists = (path: string) => access(path).then(() => true, () => false);
 
 // ── policyDenials ─────────────────────────────────────────────────────────────────────────
 

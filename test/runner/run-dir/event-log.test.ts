@@ -6,11 +6,8 @@ import { join } from "node:path";
 import type { TaskEvent as AgentEvent } from "../../../src/runner/execute/runner-events.js";
 import { EventLog, repairTornTail } from "../../../src/runner/run-dir/event-log.js";
 import { SecretRedactor } from "../../../src/runner/execute/secret-redactor.js";
-import { execFileSync } from "node:child_process";
-import { mkdtemp, rm, writeFile as write } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { OutputError } from "../../../src/core/errors.js";
-import { tempDir } from "../../support/temp-dir.js";
+import { mountTmpfs, tempDir } from "../../support/temp-dir.js";
 
 const AT = "2026-03-04T05:06:07.000Z";
 const now = () => new Date(AT);
@@ -92,19 +89,10 @@ test("runner events (setup, checks) are logged like agent events", async (t) => 
 });
 
 test("an append that fails part-way on a full disk is cut back to the last whole line (needs root for a tmpfs)", async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), "rhema-mnt-"));
-  try {
-    execFileSync("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", dir], { stdio: "ignore" });
-  } catch {
-    await rm(dir, { recursive: true, force: true });
-    return t.skip("mounting a tmpfs needs root");
-  }
-  t.after(async () => {
-    execFileSync("umount", ["-l", dir], { stdio: "ignore" });
-    await rm(dir, { recursive: true, force: true });
-  });
+  const dir = await mountTmpfs(t, "size=64k");
+  if (dir === null) return t.skip("mounting a tmpfs needs root");
   const path = join(dir, "events.jsonl");
-  await write(join(dir, "filler"), Buffer.alloc(40 * 1024));
+  await writeFile(join(dir, "filler"), Buffer.alloc(40 * 1024));
   const log = await EventLog.open(path, new SecretRedactor({}), () => {}, now);
   await log.emit({ type: "request", step: 1, messages: 1 });
   const before = await readFile(path, "utf8");

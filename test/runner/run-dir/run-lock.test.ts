@@ -5,7 +5,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { access, readFile, readdir, stat, utimes, writeFile } from "node:fs/promises";
+import { readFile, readdir, stat, utimes, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { compiled } from "../../support/paths.js";
@@ -14,12 +14,12 @@ import { OutputError } from "../../../src/core/errors.js";
 import { RunLockedError, acquireRunLock as acquireLockFile } from "../../../src/runner/run-dir/run-lock.js";
 import { RunDir } from "../../../src/runner/run-dir/run-dir.js";
 import { tempDir } from "../../support/temp-dir.js";
+import { exists } from "../../support/wait.js";
 
 const NOW = new Date("2026-03-04T05:06:07Z");
 const LOCK_FILE = "rhema.lock";
 /** The lock of the run directory `runDir`, as the runner takes it. */
 const acquireRunLock = (runDir: string, pid: number, now: Date) => new RunDir(runDir).lock(pid, now);
-const exists = (path: string) => access(path).then(() => true, () => false);
 
 /** A real live process to own a lock; killed when the test ends. */
 function livePid(t: { after(fn: () => unknown): void }): number {
