@@ -9,10 +9,14 @@
  *   auto  + bwrap unusable  → none, with the probe's reason (said loudly by the runner)
  *   off                     → off (explicit)
  *
+ * "Works" means a form that holds (sandbox-probe.ts): a user namespace, or for a root rhema
+ * where none can be made, `--cap-drop ALL`; the form travels with the answer to every command.
+ *
  * Pure: the probe is run by the caller, once per run.
  */
 import { RhemaError } from "../core/errors.js";
 import type { SandboxProbe, SandboxUnavailable } from "./sandbox-probe.js";
+import type { SandboxIsolation } from "./sandbox.js";
 
 export const SANDBOX_MODES = ["auto", "bwrap", "off"] as const;
 export type SandboxMode = (typeof SANDBOX_MODES)[number];
@@ -28,7 +32,7 @@ export function strictestMode<T extends { mode: SandboxMode }>(asked: readonly T
 
 /** What a task's commands run in. `none`: auto found bwrap unusable; `off`: asked for. */
 export type SandboxUse =
-  | { mode: "bwrap"; bwrap: string; version: string }
+  | { mode: "bwrap"; bwrap: string; version: string; isolation: SandboxIsolation }
   | { mode: "none"; reason: string; fix: string }
   | { mode: "off" };
 
@@ -55,7 +59,7 @@ export function needsProbe(modes: Iterable<SandboxMode>): boolean {
 export function chooseSandbox(mode: SandboxMode, probe: SandboxProbe | null, askedBy: string): SandboxUse {
   if (mode === "off") return { mode: "off" };
   if (probe === null) throw new Error("chooseSandbox: a probe is needed for mode " + mode);
-  if (probe.ok) return { mode: "bwrap", bwrap: probe.bwrap, version: probe.version };
+  if (probe.ok) return { mode: "bwrap", bwrap: probe.bwrap, version: probe.version, isolation: probe.isolation };
   if (mode === "bwrap") throw new SandboxUnavailableError(probe, askedBy);
   return { mode: "none", reason: probe.reason, fix: probe.fix };
 }

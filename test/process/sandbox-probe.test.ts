@@ -3,15 +3,17 @@ import assert from "node:assert/strict";
 import { chmod, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { test } from "node:test";
-import { classifyBwrapFailure, findOnPath, probeSandbox } from "../../src/process/sandbox-probe.js";
+import { DEFAULT_SEARCH_PATH, capabilitiesKept, classifyBwrapFailure, findOnPath, probeSandbox } from "../../src/process/sandbox-probe.js";
 import { tempDir } from "../support/temp-dir.js";
 import { sandboxSkip } from "./sandbox-fixture.js";
 
 const skip = await sandboxSkip();
 
-test("bwrap works here: the probe gives its version and path, once per process", { skip }, async () => {
+test("bwrap works here: the probe gives its version, path and form (a user namespace, nobody inside for root), once per process", { skip }, async () => {
   const probe = await probeSandbox();
   assert.equal(probe.ok, true);
+  const uid = process.getuid!();
+  assert.deepEqual(probe.ok && probe.isolation, { kind: "userns", uid: uid === 0 ? 65534 : uid, gid: uid === 0 ? 65534 : process.getgid!() });
   assert.ok(probe.ok && /^\d+\.\d+(\.\d+)?$/.test(probe.version), JSON.stringify(probe));
   assert.ok(probe.ok && probe.bwrap.endsWith("/bwrap"));
   assert.equal(probeSandbox(), probeSandbox(), "not cached");
@@ -56,6 +58,49 @@ test("bwrap's failures: AppArmor's userns restriction, refused namespaces, anyth
   }
   assert.deepEqual(classifyBwrapFailure("", 9), {
     ok: false, code: "bwrap_failed", reason: "bwrap exited with code 9 and said nothing when asked to run `true` in a sandbox",
-    fix: "run `bwrap --ro-bind / / --proc /proc --dev /dev --unshare-pid --unshare-net true` by hand to see why, or run with --sandbox off",
+    fix: "run `bwrap --unshare-user --disable-userns --ro-bind / / --proc /proc --dev /dev --unshare-pid --unshare-net true` by hand to see why, or run with --sandbox off",
   });
+});
+
+test("bwrap older than 0.8 (no --disable-userns) is named as such, with the fix", () => {
+  const old = classifyBwrapFailure("bwrap: Unknown option --disable-userns\n", 1);
+  assert.equal(old.code, "bwrap_too_old");
+  assert.match(old.reason, /older than 0\.8/);
+  assert.match(old.fix, /bubblewrap 0\.8 or later/);
+});
+
+test("capabilitiesKept: a command holds with no capability but the bounding set's and no-new-privileges set", () => {
+  const status = (eff: string, nnp = "1") => `Name:\tcat\nCapInh:\t0000000000000000\nCapPrm:\t${eff}\nCapEff:\t${eff}\nCapBnd:\t000001fffeffffff\nCapAmb:\t0000000000000000\nNoNewPrivs:\t${nnp}\n`;
+  assert.equal(capabilitiesKept(status("0000000000000000")), null);
+  assert.equal(capabilitiesKept(status("000001fffeffffff")), "CapPrm 000001fffeffffff, CapEff 000001fffeffffff");
+  assert.equal(capabilitiesKept(status("0000000000000000", "0")), "NoNewPrivs 0");
+  assert.equal(capabilitiesKept(""), "CapInh unreadable, CapPrm unreadable, CapEff unreadable, CapAmb unreadable, NoNewPrivs unreadable");
+});
+
+/** A `bwrap` in a folder of its own that runs the real one after `edit` (a sed script over its arguments, one a line). */
+async function wrappedBwrap(dir: string, refuseUserns: boolean, dropCapDrop: boolean): Promise<string> {
+  const real = await findOnPath("bwrap", DEFAULT_SEARCH_PATH);
+  await writeFile(join(dir, "bwrap"), `#!/bin/bash
+[ "$1" = --version ] && exec ${real} --version
+args=()
+for a in "$@"; do
+  ${refuseUserns ? '[ "$a" = --unshare-user ] && { echo "bwrap: No permissions to creating new namespace, likely because the kernel does not allow non-privileged user namespaces." >&2; exit 1; }' : ":"}
+  args+=("$a")
+done
+${dropCapDrop ? 'for i in "${!args[@]}"; do [ "${args[$i]}" = --cap-drop ] && unset "args[$i]" "args[$((i+1))]"; done' : ""}
+exec ${real} "\${args[@]}"
+`);
+  await chmod(join(dir, "bwrap"), 0o755);
+  return dir;
+}
+
+test("no user namespace here: a root rhema falls back to --cap-drop ALL when that holds, and to nothing when capabilities stay", { skip: skip || (process.getuid?.() !== 0 && "needs root") }, async (t) => {
+  const dropping = await wrappedBwrap(await tempDir(t), true, false);
+  const probe = await probeSandbox({ path: dropping });
+  assert.deepEqual(probe.ok && probe.isolation, { kind: "cap-drop" }, JSON.stringify(probe));
+  const keeping = await wrappedBwrap(await tempDir(t), true, true);
+  const kept = await probeSandbox({ path: keeping });
+  assert.equal(kept.ok, false);
+  // The user namespace's failure is what is reported: the cap-drop form was only a fallback.
+  assert.equal(!kept.ok && kept.code, "namespaces_refused", JSON.stringify(kept));
 });

@@ -11,7 +11,7 @@ import { type AddressInfo, createServer } from "node:net";
 import { join } from "node:path";
 import { test } from "node:test";
 import { CancelledError } from "../../src/core/errors.js";
-import { FALLBACK_SANDBOX_HOME, bwrapArgv, sandboxHome } from "../../src/process/sandbox.js";
+import { FALLBACK_SANDBOX_HOME, type HostView, bwrapArgv, sandboxHome, sandboxIdentity } from "../../src/process/sandbox.js";
 import { DEFAULT_PATH, shellTool } from "../../src/tools/shell.js";
 import { tempDir } from "../support/temp-dir.js";
 import { callTool, textOf, toolContext } from "../tools/tool-harness.js";
@@ -19,33 +19,78 @@ import { hostDir, processesMarked, runDirWithTwoTasks, runDriver, sandboxSkip } 
 
 const skip = await sandboxSkip();
 
-test("bwrapArgv: read-only root, private /tmp and HOME, hidden folders, then the workspace and read-only binds, then the namespaces and env", () => {
+/** A host for the pure argv tests: these folders and files exist (links as `path -> real`), nothing else. */
+function fakeHost(entries: readonly string[]): HostView {
+  const table = new Map<string, { real: string; kind: "dir" | "file" | "other" }>();
+  for (const entry of entries) {
+    const [path, real] = entry.split(" -> ") as [string, string | undefined];
+    const kind = path.endsWith("/") ? "dir" : "file";
+    const clean = path.replace(/\/$/, "");
+    table.set(clean, { real: (real ?? clean).replace(/\/$/, ""), kind });
+  }
+  return { resolve: (path) => table.get(path.replace(/\/+$/, "")) ?? null };
+}
+const USERNS = { kind: "userns", uid: 65534, gid: 65534 } as const;
+
+test("bwrapArgv: no capabilities (user namespace, nobody inside), read-only root, private /tmp and HOME, socket places and hidden folders covered, then the workspace and read-only binds, then the namespaces and env", () => {
+  const host = fakeHost(["/run/", "/var/run/ -> /run/", "/home/ci/", "/runs/r/", "/etc/resolv.conf"]);
   const argv = bwrapArgv({
-    workspace: "/runs/r/tasks/s/a/workspace", network: false, hiddenPaths: ["/runs/r"], readOnlyBinds: ["/runs/r/tasks/s/a/answer.txt"],
+    workspace: "/runs/r/tasks/s/a/workspace", network: false, hiddenPaths: ["/runs/r"], readOnlyBinds: ["/runs/r/tasks/s/a/answer.txt"], isolation: USERNS,
     env: { PATH: "/usr/bin:/bin", HOME: "/home/ci", TMPDIR: "/var/folders/x" }, cwd: "/runs/r/tasks/s/a/workspace/sub",
-  }, ["bash", "-c", "echo hi"]);
+  }, ["bash", "-c", "echo hi"], host);
   assert.deepEqual(argv, [
-    "bwrap", "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
-    "--tmpfs", "/home/ci", "--tmpfs", "/runs/r",
+    "bwrap", "--unshare-user", "--disable-userns", "--uid", "65534", "--gid", "65534",
+    "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+    "--tmpfs", "/run", "--tmpfs", "/home/ci", "--tmpfs", "/runs/r",
     "--bind", "/runs/r/tasks/s/a/workspace", "/runs/r/tasks/s/a/workspace",
     "--ro-bind-try", "/runs/r/tasks/s/a/answer.txt", "/runs/r/tasks/s/a/answer.txt",
     "--chdir", "/runs/r/tasks/s/a/workspace/sub",
-    "--unshare-pid", "--unshare-net", "--die-with-parent", "--new-session", "--clearenv",
+    "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--unshare-net", "--die-with-parent", "--new-session", "--clearenv",
     "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", "/home/ci", "--setenv", "TMPDIR", "/tmp",
     "--", "bash", "-c", "echo hi",
   ]);
 });
 
-test("bwrapArgv: the network is shared when allowed; without a usable HOME the private one is a folder of /tmp", () => {
-  const argv = bwrapArgv({ bwrap: "/opt/bin/bwrap", workspace: "/w", network: true, env: {} }, ["true"]);
+test("bwrapArgv: the network is shared when allowed; cap-drop where no user namespace can be made; without an existing HOME the private one is a folder of /tmp", () => {
+  const argv = bwrapArgv({ bwrap: "/opt/bin/bwrap", workspace: "/w", network: true, env: { HOME: "/nonexistent" }, isolation: { kind: "cap-drop" } }, ["true"], fakeHost(["/w/"]));
   assert.deepEqual(argv, [
-    "/opt/bin/bwrap", "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--dir", FALLBACK_SANDBOX_HOME,
-    "--bind", "/w", "/w", "--chdir", "/w", "--unshare-pid", "--die-with-parent", "--new-session", "--clearenv",
+    "/opt/bin/bwrap", "--cap-drop", "ALL", "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--dir", FALLBACK_SANDBOX_HOME,
+    "--bind", "/w", "/w", "--chdir", "/w", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--clearenv",
     "--setenv", "HOME", FALLBACK_SANDBOX_HOME, "--", "true",
   ]);
-  assert.deepEqual(["/root", "/root/", "/", "relative", "/tmp", undefined].map((HOME) => sandboxHome(HOME === undefined ? {} : { HOME })),
-    ["/root", "/root", FALLBACK_SANDBOX_HOME, FALLBACK_SANDBOX_HOME, FALLBACK_SANDBOX_HOME, FALLBACK_SANDBOX_HOME]);
+  const host = fakeHost(["/root/", "/tmp/h/", "/etc/passwd"]);
+  assert.deepEqual(["/root", "/root/", "/", "relative", "/tmp", "/tmp/h", "/missing", "/etc/passwd", undefined].map((HOME) => sandboxHome(HOME === undefined ? {} : { HOME }, host)),
+    ["/root", "/root", FALLBACK_SANDBOX_HOME, FALLBACK_SANDBOX_HOME, FALLBACK_SANDBOX_HOME, "/tmp/h", FALLBACK_SANDBOX_HOME, FALLBACK_SANDBOX_HOME, FALLBACK_SANDBOX_HOME]);
+  // A HOME inside /tmp (private, empty inside) is made there.
+  assert.deepEqual(bwrapArgv({ workspace: "/w", network: true, env: { HOME: "/tmp/h" }, isolation: USERNS }, ["true"], host).slice(14, 18), ["--tmpfs", "/tmp", "--dir", "/tmp/h"]);
   assert.throws(() => bwrapArgv({ workspace: "/w", network: true, env: {} }, []), /the command is empty/);
+  assert.deepEqual([sandboxIdentity(0, 0), sandboxIdentity(1000, 1001), sandboxIdentity(65534, 65534)], [{ uid: 65534, gid: 65534 }, { uid: 1000, gid: 1001 }, { uid: 65534, gid: 65534 }]);
+});
+
+test("bwrapArgv: each socket place by its real path, once; rhema's own HOME and XDG_RUNTIME_DIR too; resolv.conf's real path bound back; credential files covered", () => {
+  const host = fakeHost([
+    "/run/", "/var/run/", "/var/home/u/", "/home/u/ -> /var/home/u/", "/run/user/1000/", "/var/xdg/", "/etc/resolv.conf -> /run/systemd/resolve/stub-resolv.conf",
+    "/secrets/gcp.json", "/secrets/aws/", "/home/u/.aws/credentials -> /var/home/u/.aws/credentials", "/w/", "/w/inside.json",
+  ]);
+  const argv = bwrapArgv({
+    workspace: "/w", network: false, isolation: USERNS, hiddenPaths: ["/var/home/u/runs"],
+    env: { HOME: "/home/u", XDG_RUNTIME_DIR: "/run/user/1000", GOOGLE_APPLICATION_CREDENTIALS: "/w/inside.json" },
+    hostEnv: {
+      HOME: "/home/u", XDG_RUNTIME_DIR: "/var/xdg", GOOGLE_APPLICATION_CREDENTIALS: "/secrets/gcp.json", AWS_SHARED_CREDENTIALS_FILE: "/home/u/.aws/credentials",
+      AWS_WEB_IDENTITY_TOKEN_FILE: "/secrets/aws", OTHER: "/secrets/not-a-credential-variable",
+    },
+  }, ["true"], host);
+  const mounts = argv.slice(argv.indexOf("/dev") + 1, argv.indexOf("--chdir"));
+  assert.deepEqual(mounts, [
+    "--tmpfs", "/tmp", "--tmpfs", "/run", "--tmpfs", "/var/run", "--tmpfs", "/var/xdg", "--tmpfs", "/var/home/u",
+    "--ro-bind", "/run/systemd/resolve/stub-resolv.conf", "/run/systemd/resolve/stub-resolv.conf",
+    "--bind", "/w", "/w",
+    "--ro-bind", "/dev/null", "/w/inside.json", "--ro-bind", "/dev/null", "/secrets/gcp.json", "--tmpfs", "/secrets/aws",
+  ]);
+  // A credential folder that holds the workspace is not covered (the workspace would go with it); missing ones are skipped.
+  const around = bwrapArgv({ workspace: "/w", network: false, isolation: USERNS, env: { AWS_SHARED_CREDENTIALS_FILE: "/", GOOGLE_APPLICATION_CREDENTIALS: "/missing" }, hostEnv: { AWS_WEB_IDENTITY_TOKEN_FILE: "/w" } }, ["true"], host);
+  assert.equal(around.includes("/dev/null"), false, around.join(" "));
+  assert.deepEqual(around.filter((a) => a === "--tmpfs").length, 3, around.join(" ")); // /tmp, /run, /var/run
 });
 
 test("sandboxed: writes to /tmp and $HOME stay inside, a workspace write lands, the rest is read-only", { skip }, async (t) => {

@@ -106,7 +106,7 @@ export async function runTask(task: TaskDefinition, env: TaskRunEnv): Promise<Ta
   const signal = timeout.signal ? AbortSignal.any([env.signal, timeout.signal]) : env.signal;
   const provider = env.providerFor(task);
   const events = await folder.openEventLog(env.redactor, (e) => env.onEvent(task, e), env.now);
-  const sandbox = await taskPlacements(env.sandboxFor?.(task) ?? { use: { mode: "off" }, network: "allow" }, env.runDir);
+  const sandbox = await taskPlacements(env.sandboxFor?.(task) ?? { use: { mode: "off" }, network: "allow" }, env.runDir, env.shellEnv);
   const budget = env.budget ?? new RunBudget({});
   // Each boundary's stats feed the run's spend as the request lands, before the next one asks.
   const store = {
@@ -280,15 +280,19 @@ function buildResult(p: ResultParts): TaskResult {
 }
 
 /**
- * The task's placement in the bubblewrap sandbox — the run directory (by its real path) hidden,
- * the network of the shell tool and checks — or null unsandboxed; and what result.json records.
+ * The task's placement in the bubblewrap sandbox — the form the probe found to hold, the run
+ * directory (by its real path) hidden, the home folder, runtime folder and credential files rhema's
+ * own environment names hidden too, the network of the shell tool and checks — or null
+ * unsandboxed; and what result.json records.
  */
-async function taskPlacements(run: TaskSandboxRun, runDir: string): Promise<{ placement: SandboxPlacement | null; record: TaskSandboxRecord }> {
+async function taskPlacements(
+  run: TaskSandboxRun, runDir: string, hostEnv: Readonly<Record<string, string | undefined>>,
+): Promise<{ placement: SandboxPlacement | null; record: TaskSandboxRecord }> {
   const { use } = run;
   switch (use.mode) {
     case "bwrap":
       return {
-        placement: { bwrap: use.bwrap, network: run.network === "allow", hiddenPaths: [await realpath(runDir)] },
+        placement: { bwrap: use.bwrap, isolation: use.isolation, network: run.network === "allow", hiddenPaths: [await realpath(runDir)], hostEnv },
         record: { mode: "bwrap", network: run.network },
       };
     case "none":
