@@ -10,7 +10,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { lstat, mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
@@ -141,6 +141,71 @@ ${checks.map((c) => `  - { name: ${q(c.name)}, run: ${q(c.run)} }`).join("\n")}
   assert.match(await readFile(join(run, "summary.md"), "utf8"), /\nSandbox: bwrap for 2 task\(s\) \(network per policy\)\.\n/);
   const session = await readFile(join(run, "tasks", "sbx", "b-escape", "session.json"), "utf8");
   assert.match(session, /Sandbox: shell commands run in an OS sandbox \(bubblewrap\).*there is no network/, "the environment report tells the model");
+});
+
+test("as root too, a task's shell command, setup and checks hold no capability and reach no host socket or credential file; a HOME that does not exist does not matter", { skip: skip || (process.getuid?.() !== 0 && "needs root") }, async (t) => {
+  const root = await hostDir(t);
+  const run = join(root, "run");
+  const tag = randomBytes(6).toString("hex");
+  const runSockets = join("/run", `rhema-cli-${tag}`);
+  const xdg = join(root, "xdg");
+  await mkdir(runSockets);
+  t.after(() => rm(runSockets, { recursive: true, force: true }));
+  await mkdir(xdg);
+  const connections: string[] = [];
+  for (const path of [join(runSockets, "s.sock"), join(xdg, "s.sock")]) {
+    const server = createServer((socket) => {
+      connections.push(path);
+      socket.end("hello\n");
+    });
+    await new Promise<void>((r) => server.listen(path, r));
+    t.after(() => new Promise<void>((r) => server.close(() => r())));
+  }
+  const credentials = join(root, "gcp.json");
+  await writeFile(credentials, `{"private_key":"${SECRET}"}\n`);
+  const client = 'require("net").connect(process.argv[1]).on("data", () => process.exit(0)).on("error", () => process.exit(1))';
+  const connect = (path: string) => `${process.execPath} -e '${client}' ${path}`;
+  const probe = [
+    "grep '^CapEff' /proc/self/status | cut -f2 > caps.txt",
+    "id -u > uid.txt",
+    attempt("socket-run", connect(join(runSockets, "s.sock")), "escapes.txt"),
+    attempt("socket-xdg", connect(join(xdg, "s.sock")), "escapes.txt"),
+    attempt("credentials", `grep -q ${SECRET} ${credentials}`, "escapes.txt"),
+    attempt("umount-run", `umount -l ${run} && ls ${run}/tasks`, "escapes.txt"),
+    attempt("userns", "unshare -Ur true", "escapes.txt"),
+  ].join("\n");
+  const held = `grep -q '^CapEff:\\s*0*$' /proc/self/status && ! ${connect(join(runSockets, "s.sock"))}`;
+  await writeFiles(root, {
+    "s/t.yaml": `prompt: Get out.
+policy: { default: allow, rules: [] }
+workspace:
+  setup:
+    - ${q(`${held} && echo held > setup.txt`)}
+model:
+  provider: scripted
+  script:
+    - call: write_file
+      input: { path: probe.sh, content: ${q(probe + "\n")} }
+    - call: shell
+      input: { command: bash probe.sh }
+    - say: tried
+checks:
+  - { name: held, run: ${q(held)} }
+`,
+  });
+  const result = await runCli(["run", "s", "--out", run, "--sandbox", "bwrap"], {
+    cwd: root, env: cliEnv({ HOME: `/nonexistent-${tag}`, XDG_RUNTIME_DIR: xdg, GOOGLE_APPLICATION_CREDENTIALS: credentials }),
+  });
+  assert.equal(result.code, 0, result.stdout + result.stderr);
+  const ws = join(run, "tasks", "s", "t", "workspace");
+  const read = (name: string) => readFile(join(ws, name), "utf8");
+  assert.equal(await read("caps.txt"), "0000000000000000\n");
+  assert.equal(await read("uid.txt"), "65534\n", "nobody inside");
+  assert.equal(await read("escapes.txt"), ["socket-run", "socket-xdg", "credentials", "umount-run", "userns"].map((name) => `${name} blocked\n`).join(""));
+  assert.equal(await read("setup.txt"), "held\n");
+  assert.deepEqual(connections, [], "no host socket was reached");
+  assert.equal((await lstat(join(ws, "caps.txt"))).uid, 0, "what the command made belongs to rhema's uid outside");
+  assert.deepEqual((await readRunResults(run))[0]!.checks.map((c) => [c.name, c.passed]), [["held", true]]);
 });
 
 test("the example suite passes under --sandbox bwrap as it does without", { skip }, async (t) => {
