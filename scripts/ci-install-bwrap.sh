@@ -29,9 +29,12 @@ if ! command -v bwrap >/dev/null 2>&1; then
   fi
 fi
 
+# The forms rhema's probe (src/process/sandbox-probe.ts) tries: a user namespace that cannot make
+# another (bubblewrap 0.8 or later), else, for root, every capability dropped.
 probe() {
-  env -i "$(command -v bwrap)" --ro-bind / / --proc /proc --dev /dev --tmpfs /tmp \
-    --unshare-pid --unshare-net --die-with-parent --new-session --clearenv -- /bin/true 2>&1
+  local common=(--ro-bind / / --proc /proc --dev /dev --tmpfs /tmp --unshare-pid --unshare-net --die-with-parent --new-session --clearenv)
+  env -i "$(command -v bwrap)" --unshare-user --disable-userns "${common[@]}" -- /bin/true 2>&1 ||
+    { [ "$(id -u)" -eq 0 ] && env -i "$(command -v bwrap)" --cap-drop ALL "${common[@]}" -- /bin/true 2>&1; }
 }
 
 if message=$(probe); then
