@@ -114,15 +114,26 @@ function attempts(s: Scene): Array<{ name: string; script: string }> {
 
 interface DriverOutput { probe: { ok: boolean; isolation?: unknown; reason?: string }; results?: Record<string, { code: number | null; out: string }> }
 
-/** Runs the stand-in as `user` (root, or nobody through setpriv with HOME unset) in `form`'s sandbox. */
-function runDriver(s: Scene, user: "root" | "nobody", form: "legacy" | "current", network = false): Promise<DriverOutput> {
-  const request = JSON.stringify({ form, workspace: s.workspace, runDir: s.runDir, network, attempts: attempts(s) });
+/** Runs the stand-in as `user` (root, or nobody through setpriv with HOME unset) in `form`'s sandbox; `wrap` (an argv) runs it inside another program. */
+function runDriver(
+  s: Scene, user: "root" | "nobody", form: "legacy" | "current", opts: { network?: boolean; attempts?: Array<{ name: string; script: string }>; wrap?: string[] } = {},
+): Promise<DriverOutput> {
+  const request = JSON.stringify({ form, workspace: s.workspace, runDir: s.runDir, network: opts.network ?? false, attempts: opts.attempts ?? attempts(s) });
   const [program, args, env] = user === "root"
     ? [process.execPath, [s.driver, request], { ...s.env, HOME: join(s.root, "home") }]
     : ["setpriv", [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", "--", process.execPath, s.driver, request], s.env];
+  if (opts.wrap) {
+    args.unshift(program);
+    return runProgram(opts.wrap[0]!, [...opts.wrap.slice(1), ...args], env, `${user}, ${form}`);
+  }
+  return runProgram(program, args, env, `${user}, ${form}`);
+}
+
+/** Runs the stand-in from `/`; its one JSON line. */
+function runProgram(program: string, args: string[], env: Record<string, string>, label: string): Promise<DriverOutput> {
   return new Promise((resolveRun, reject) => {
-    execFile(program, args, { env, cwd: s.root, encoding: "utf8", timeout: 120_000 }, (err, stdout, stderr) => {
-      if (err) reject(new Error(`driver (${user}, ${form}) failed: ${err.message}\n${stdout}${stderr}`));
+    execFile(program, args, { env, cwd: "/", encoding: "utf8", timeout: 120_000 }, (err, stdout, stderr) => {
+      if (err) reject(new Error(`driver (${label}) failed: ${err.message}\n${stdout}${stderr}`));
       else resolveRun(JSON.parse(stdout.trim()) as DriverOutput);
     });
   });
@@ -152,7 +163,7 @@ async function checkCurrent(s: Scene, user: "root" | "nobody", ownerUid: number)
   for (const path of ["made", "made/deep", "made/deep/file"]) assert.equal((await lstat(join(s.workspace, path))).uid, ownerUid, path);
   await assert.rejects(lstat(join(s.root, "outside", "escaped")));
   // With the network allowed, abstract sockets (they belong to the network namespace) are reachable; socket files still are not.
-  const networked = escaped(await runDriver(s, user, "current", true));
+  const networked = escaped(await runDriver(s, user, "current", { network: true }));
   assert.deepEqual([networked["abstract socket"], networked["socket in /run"], networked["keeps a capability"]], [true, false, false]);
 }
 
@@ -181,4 +192,27 @@ test("as nobody (setpriv, HOME unset): the sockets and the credential file the o
   });
   await rm(join(s.workspace, "made"), { recursive: true });
   await checkCurrent(s, "nobody", NOBODY);
+});
+
+test("where /etc/resolv.conf links into /run (Ubuntu), it stays readable inside while the rest of /run is hidden", { skip: skip || (!isRoot && "needs root for a mount namespace") }, async (t) => {
+  const s = await scene(t, 0);
+  // In a mount namespace of the test's own: a fresh /run holding the resolver's file and a socket, and an /etc whose resolv.conf links there.
+  const etc = join(s.root, "etc");
+  const setup = [
+    "mount -t tmpfs tmpfs /run", "mkdir -p /run/systemd/resolve", `echo 'nameserver 192.0.2.53 # ${s.tag}' > /run/systemd/resolve/stub-resolv.conf`,
+    `cp -a /etc ${etc}`, `rm ${etc}/resolv.conf`, `ln -s ../run/systemd/resolve/stub-resolv.conf ${etc}/resolv.conf`, `mount --bind ${etc} /etc`,
+    `touch /run/systemd/resolve/io.systemd.Resolve`, 'exec "$@"',
+  ].join(" && ");
+  const wrap = ["unshare", "-m", "--propagation", "private", "--", "sh", "-c", setup, "in-namespace"];
+  const tries = [
+    { name: "reads /etc/resolv.conf", script: "cat /etc/resolv.conf" },
+    { name: "sees the rest of /run", script: "ls /run/systemd/resolve/io.systemd.Resolve" },
+  ];
+  const current = await runDriver(s, "root", "current", { attempts: tries, wrap });
+  assert.deepEqual(current.results, {
+    "reads /etc/resolv.conf": { code: 0, out: `nameserver 192.0.2.53 # ${s.tag}` },
+    "sees the rest of /run": { code: 2, out: "ls: cannot access '/run/systemd/resolve/io.systemd.Resolve': No such file or directory" },
+  });
+  // The old sandbox hid nothing of /run: the same file is there.
+  assert.equal((await runDriver(s, "root", "legacy", { attempts: tries, wrap })).results!["sees the rest of /run"]!.code, 0);
 });
