@@ -128,7 +128,7 @@ async function runProbe(searchPath: string): Promise<SandboxProbe> {
   // Without a user namespace only a root rhema can make the sandbox (bwrap then keeps uid 0): with every capability dropped.
   if (!outcome.ok && outcome.code !== "bwrap_too_old" && (process.getuid?.() ?? 0) === 0) {
     const dropped = await tryForm(bwrap, { kind: "cap-drop" });
-    if (dropped.ok) outcome = dropped;
+    outcome = dropped.ok ? dropped : { ...outcome, reason: `${outcome.reason}; and without one (--cap-drop ALL, as root): ${dropped.reason}` };
   }
   if (!outcome.ok) return outcome;
   return { ok: true, version: /\d+(\.\d+)+/.exec(version.stdout)?.[0] ?? version.stdout.trim(), bwrap, isolation: outcome.isolation };

@@ -19,7 +19,7 @@ import { cliEnv, runCli } from "../support/cli.js";
 import { repoRoot } from "../support/paths.js";
 import { writeFiles } from "../support/suite-files.js";
 import { tempDir } from "../support/temp-dir.js";
-import { hostDir, sandboxSkip } from "../process/sandbox-fixture.js";
+import { hostDir, sandboxSkip, wrappedBwrap } from "../process/sandbox-fixture.js";
 
 const skip = await sandboxSkip();
 const SECRET = `sk-test-${randomBytes(12).toString("hex")}`;
@@ -206,6 +206,45 @@ checks:
   assert.deepEqual(connections, [], "no host socket was reached");
   assert.equal((await lstat(join(ws, "caps.txt"))).uid, 0, "what the command made belongs to rhema's uid outside");
   assert.deepEqual((await readRunResults(run))[0]!.checks.map((c) => [c.name, c.passed]), [["held", true]]);
+});
+
+test("where no user namespace can be made, a root rhema sandboxes with every capability dropped; a bwrap whose commands keep them is refused (bwrap: exit 3; auto: NO SANDBOX)", { skip: skip || (process.getuid?.() !== 0 && "needs root") }, async (t) => {
+  const root = await hostDir(t);
+  const run = join(root, "run");
+  const probe = [
+    "grep '^CapEff' /proc/self/status | cut -f2 > caps.txt",
+    "id -u > uid.txt",
+    attempt("umount-run", `umount -l ${run} && ls ${run}/tasks`, "escapes.txt"),
+    attempt("remount", "mount -o remount,bind,rw /", "escapes.txt"),
+  ].join("\n");
+  await writeFiles(root, {
+    "s/t.yaml": `prompt: Get out.
+policy: { default: allow, rules: [] }
+model:
+  provider: scripted
+  script:
+    - call: write_file
+      input: { path: probe.sh, content: ${q(probe + "\n")} }
+    - call: shell
+      input: { command: bash probe.sh }
+    - say: tried
+`,
+  });
+  const dropping = await wrappedBwrap(await tempDir(t), true, false);
+  const result = await runCli(["run", "s", "--out", run, "--sandbox", "bwrap"], { cwd: root, env: cliEnv({ PATH: `${dropping}:${process.env.PATH}` }) });
+  assert.equal(result.code, 0, result.stdout + result.stderr);
+  const ws = join(run, "tasks", "s", "t", "workspace");
+  assert.deepEqual(await Promise.all(["caps.txt", "uid.txt", "escapes.txt"].map((f) => readFile(join(ws, f), "utf8"))),
+    ["0000000000000000\n", "0\n", "umount-run blocked\nremount blocked\n"]);
+  assert.equal((await readRunResults(run))[0]!.sandbox?.mode, "bwrap");
+
+  const keeping = await wrappedBwrap(await tempDir(t), true, true);
+  const refused = await runCli(["run", "s", "--out", join(root, "run2"), "--sandbox", "bwrap"], { cwd: root, env: cliEnv({ PATH: `${keeping}:${process.env.PATH}` }) });
+  assert.equal(refused.code, 3, refused.stdout + refused.stderr);
+  assert.match(refused.stderr, /cannot be made here: .*No permissions to creating new namespace.*; and without one \(--cap-drop ALL, as root\): a command in the sandbox \(--cap-drop ALL\) kept capabilities: CapPrm/);
+  const auto = await runCli(["run", "s", "--out", join(root, "run3")], { cwd: root, env: cliEnv({ PATH: `${keeping}:${process.env.PATH}` }) });
+  assert.equal(auto.code, 0, auto.stdout + auto.stderr);
+  assert.match(auto.stderr, /NO SANDBOX: .*kept capabilities/);
 });
 
 test("the example suite passes under --sandbox bwrap as it does without", { skip }, async (t) => {

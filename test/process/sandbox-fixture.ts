@@ -1,9 +1,9 @@
 /** Shared by the sandbox tests: whether bwrap works here (else the tests skip, saying why), a run directory, the stand-in driver. */
 import { spawn } from "node:child_process";
-import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { TestContext } from "node:test";
-import { probeSandbox } from "../../src/process/sandbox-probe.js";
+import { DEFAULT_SEARCH_PATH, findOnPath, probeSandbox } from "../../src/process/sandbox-probe.js";
 import { compiled } from "../support/paths.js";
 import { liveRunProcesses } from "../support/run-processes.js";
 
@@ -62,4 +62,25 @@ export async function runDriver(req: DriverRequest, callerEnv: Record<string, st
 /** Processes (not zombies) whose command line or environment carries `mark`: "pid cmdline" each. */
 export async function processesMarked(mark: string): Promise<string[]> {
   return (await liveRunProcesses({ mark })).map((p) => `${p.pid} ${p.cmdline}`);
+}
+
+/**
+ * A folder holding a `bwrap` that runs the real one, but refuses a user namespace as a container
+ * without them does (`refuseUserns`), and/or ignores `--cap-drop` (`dropCapDrop`: the command
+ * keeps root's capabilities).
+ */
+export async function wrappedBwrap(dir: string, refuseUserns: boolean, dropCapDrop: boolean): Promise<string> {
+  const real = await findOnPath("bwrap", DEFAULT_SEARCH_PATH);
+  await writeFile(join(dir, "bwrap"), `#!/bin/bash
+[ "$1" = --version ] && exec ${real} --version
+args=()
+for a in "$@"; do
+  ${refuseUserns ? '[ "$a" = --unshare-user ] && { echo "bwrap: No permissions to creating new namespace, likely because the kernel does not allow non-privileged user namespaces." >&2; exit 1; }' : ":"}
+  args+=("$a")
+done
+${dropCapDrop ? 'for i in "${!args[@]}"; do [ "${args[$i]}" = --cap-drop ] && unset "args[$i]" "args[$((i+1))]"; done' : ""}
+exec ${real} "\${args[@]}"
+`);
+  await chmod(join(dir, "bwrap"), 0o755);
+  return dir;
 }

@@ -3,9 +3,9 @@ import assert from "node:assert/strict";
 import { chmod, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { test } from "node:test";
-import { DEFAULT_SEARCH_PATH, capabilitiesKept, classifyBwrapFailure, findOnPath, probeSandbox } from "../../src/process/sandbox-probe.js";
+import { capabilitiesKept, classifyBwrapFailure, findOnPath, probeSandbox } from "../../src/process/sandbox-probe.js";
 import { tempDir } from "../support/temp-dir.js";
-import { sandboxSkip } from "./sandbox-fixture.js";
+import { sandboxSkip, wrappedBwrap } from "./sandbox-fixture.js";
 
 const skip = await sandboxSkip();
 
@@ -77,23 +77,6 @@ test("capabilitiesKept: a command holds with no capability but the bounding set'
   assert.equal(capabilitiesKept(""), "CapInh unreadable, CapPrm unreadable, CapEff unreadable, CapAmb unreadable, NoNewPrivs unreadable");
 });
 
-/** A `bwrap` in a folder of its own that runs the real one after `edit` (a sed script over its arguments, one a line). */
-async function wrappedBwrap(dir: string, refuseUserns: boolean, dropCapDrop: boolean): Promise<string> {
-  const real = await findOnPath("bwrap", DEFAULT_SEARCH_PATH);
-  await writeFile(join(dir, "bwrap"), `#!/bin/bash
-[ "$1" = --version ] && exec ${real} --version
-args=()
-for a in "$@"; do
-  ${refuseUserns ? '[ "$a" = --unshare-user ] && { echo "bwrap: No permissions to creating new namespace, likely because the kernel does not allow non-privileged user namespaces." >&2; exit 1; }' : ":"}
-  args+=("$a")
-done
-${dropCapDrop ? 'for i in "${!args[@]}"; do [ "${args[$i]}" = --cap-drop ] && unset "args[$i]" "args[$((i+1))]"; done' : ""}
-exec ${real} "\${args[@]}"
-`);
-  await chmod(join(dir, "bwrap"), 0o755);
-  return dir;
-}
-
 test("no user namespace here: a root rhema falls back to --cap-drop ALL when that holds, and to nothing when capabilities stay", { skip: skip || (process.getuid?.() !== 0 && "needs root") }, async (t) => {
   const dropping = await wrappedBwrap(await tempDir(t), true, false);
   const probe = await probeSandbox({ path: dropping });
@@ -103,4 +86,5 @@ test("no user namespace here: a root rhema falls back to --cap-drop ALL when tha
   assert.equal(kept.ok, false);
   // The user namespace's failure is what is reported: the cap-drop form was only a fallback.
   assert.equal(!kept.ok && kept.code, "namespaces_refused", JSON.stringify(kept));
+  assert.match(!kept.ok ? kept.reason : "", /; and without one \(--cap-drop ALL, as root\): a command in the sandbox \(--cap-drop ALL\) kept capabilities: CapPrm 0*[1-9a-f]/);
 });
