@@ -23,6 +23,7 @@
  * PID 1 inside, and `/proc/1/environ` would show whatever it was started with.
  */
 import { realpathSync, statSync } from "node:fs";
+import { assertNever } from "../core/errors.js";
 
 /** How the command is kept from capabilities: a user namespace with this uid/gid inside, or bwrap's capability drop. */
 export type SandboxIsolation = { kind: "userns"; uid: number; gid: number } | { kind: "cap-drop" };
@@ -154,10 +155,8 @@ function isolationArgs(isolation: SandboxIsolation): string[] {
       return ["--unshare-user", "--disable-userns", "--uid", String(isolation.uid), "--gid", String(isolation.gid)];
     case "cap-drop":
       return ["--cap-drop", "ALL"];
-    default: {
-      const never: never = isolation;
-      throw new Error(`unknown sandbox isolation ${JSON.stringify(never)}`);
-    }
+    default:
+      return assertNever(isolation);
   }
 }
 

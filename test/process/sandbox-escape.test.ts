@@ -56,7 +56,7 @@ async function scene(t: { after(fn: () => unknown): void }, owner: number): Prom
   const tag = randomBytes(6).toString("hex");
   const root = await folder(t, await realpath(await mkdtemp("/var/tmp/rhema-esc-")), 0);
   const bundle = await folder(t, join(root, "bundle"), 0);
-  for (const file of ["src/process/sandbox.js", "src/process/sandbox-probe.js", "test/process/legacy-sandbox.js", "test/process/escape-driver.js"]) {
+  for (const file of ["src/core/errors.js", "src/process/sandbox.js", "src/process/sandbox-probe.js", "test/process/legacy-sandbox.js", "test/process/escape-driver.js"]) {
     await mkdir(join(bundle, file, ".."), { recursive: true, mode: 0o755 });
     await cp(compiled(file), join(bundle, file));
   }
