@@ -1,7 +1,7 @@
 /**
  * A recorded session in the shape the replay needs: the system prompt, the tools, the log, and
  * for each model request the log length it saw and when it was sent. Built from corpus files
- * (`../shared/corpus/README.md`: one JSON message per line, plus a `.times.json` of step times)
+ * (bench/corpus/README.md: one JSON message per line, plus a `.times.json` of step times)
  * or from a rhema session (the runner reads those), and joined into one long session by `chain`.
  * Pure: the callers read the files.
  */

@@ -3,11 +3,10 @@ import assert from "node:assert/strict";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { runCli } from "../support/cli.js";
-import { sharedDir } from "../support/paths.js";
+import { EXTRA_CORPUS_DIR, corpusDir, optionalExtra } from "../support/paths.js";
 import { tempDir } from "../support/temp-dir.js";
 
-const corpus = join(sharedDir, "corpus/terminal-bench");
-const two = [join(corpus, "cartpole-rl-training.jsonl"), join(corpus, "eval-mteb.jsonl")];
+const two = [join(corpusDir, "ledger-totals.jsonl"), join(corpusDir, "inventory-parse.jsonl")];
 
 test("bench replay prints a row per (file, strategy, budget), a total, and the token counter", async (t) => {
   const dir = await tempDir(t);
@@ -79,4 +78,17 @@ test("bench replay --pricing prices a model the table lacks, by the same rules a
   const bad = await runCli(["bench", "replay", ...args, "--model", "m", "--pricing", "bad.yaml"], { cwd: dir });
   assert.equal(bad.code, 2);
   assert.match(bad.stderr, /bad\.yaml:3:5: models\.0: missing key `outputPerMTok`/);
+});
+
+test("bench replay reads the third-party corpus beside the checkout too, when it is there (an optional extra)", async (t) => {
+  const extra = optionalExtra(EXTRA_CORPUS_DIR);
+  if ("skip" in extra) {
+    t.skip(extra.skip);
+    return;
+  }
+  const dir = await tempDir(t);
+  const r = await runCli(["bench", "replay", extra.path, "--chain", "--budget", "32000", "--strategy", "sections", "--json"], { cwd: dir });
+  assert.equal(r.code, 0, r.stderr);
+  const row = (JSON.parse(r.stdout) as { total: Array<{ requests: number; flushes: number }> }).total[0]!;
+  assert.ok(row.requests > 100 && row.flushes > 0, JSON.stringify(row));
 });
