@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { runCli } from "../support/cli.js";
-import { EXTRA_CORPUS_DIR, corpusDir, optionalExtra } from "../support/paths.js";
+import { EXTRA_CORPUS_DIR, corpusDir, optionalExtra, repoRoot } from "../support/paths.js";
 import { tempDir } from "../support/temp-dir.js";
 
 const two = [join(corpusDir, "ledger-totals.jsonl"), join(corpusDir, "inventory-parse.jsonl")];
@@ -91,4 +91,23 @@ test("bench replay reads the third-party corpus beside the checkout too, when it
   assert.equal(r.code, 0, r.stderr);
   const row = (JSON.parse(r.stdout) as { total: Array<{ requests: number; flushes: number }> }).total[0]!;
   assert.ok(row.requests > 100 && row.flushes > 0, JSON.stringify(row));
+});
+
+test("the README's replay table is what the chained corpus gives today (`npm run bench:replay`)", async () => {
+  const r = await runCli(["bench", "replay", corpusDir, "--chain", "--budget", "8000", "--budget", "16000", "--budget", "32000",
+    "--strategy", "sections", "--strategy", "keep-recent", "--strategy", "summarize-all", "--json"], { cwd: repoRoot });
+  assert.equal(r.code, 0, r.stderr);
+  type Row = { budget: number; strategy: string; hitRate: number; limit: number; retainedContext: number; billedEquivalent: number; costPerRetained: number; minRawTailShare: number | null };
+  const whole = (x: number) => Math.round(x).toLocaleString("en-US");
+  const tail = (x: number | null) => (x === null ? "-" : x === 0 ? "0" : x.toFixed(3));
+  const expected = (JSON.parse(r.stdout) as { total: Row[] }).total
+    .sort((a, b) => a.budget - b.budget)
+    .map((t) => `| ${t.budget / 1000}k | ${t.strategy} | ${t.hitRate.toFixed(4)} | ${t.limit.toFixed(4)} | ${t.retainedContext.toFixed(3)} | ${whole(t.billedEquivalent)} | ${whole(t.costPerRetained)} | ${tail(t.minRawTailShare)} |`);
+  const readme = await readFile(join(repoRoot, "README.md"), "utf8");
+  const header = "| budget | strategy | hit rate | HR*(B) | retained | billed-eq | cost/retained | min raw tail |";
+  const start = readme.indexOf(header);
+  assert.ok(start >= 0, "the README has the replay table");
+  const after = readme.slice(start).split("\n").slice(2);
+  const table = after.slice(0, after.findIndex((l) => !l.startsWith("|")));
+  assert.deepEqual(table, expected, `the README's replay table is stale; the rows today:\n${expected.join("\n")}`);
 });
