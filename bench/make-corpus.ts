@@ -11,8 +11,8 @@
  * (bench/corpus/README.md): `<task>.jsonl`, one message a line, and `<task>.times.json`, the
  * seconds at which each step was taken.
  *
- * Deterministic: the projects and scripts are fixed, the commands print nothing that depends on
- * the machine or the time, the workspace path, platform, shell and date of the system prompt are
+ * Deterministic: the projects and scripts are fixed, the commands (GNU coreutils, in the C locale)
+ * print nothing that depends on the machine or the time, the workspace path, platform, shell and date of the system prompt are
  * replaced by fixed values, and the step times are a fixed schedule (a scripted model answers in
  * milliseconds; the schedule gives the think time of a real one — seconds per step, longer after
  * long outputs, and one idle pause past the cache's 5-minute lifetime in two sessions).
@@ -414,7 +414,8 @@ function corpusLines(system: string, messages: readonly Message[]): string[] {
 
 function run(args: string[], cwd: string): Promise<{ code: number | null; stderr: string }> {
   return new Promise((done) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd, env: cliEnv(), stdio: ["ignore", "ignore", "pipe"] });
+    // The C locale: `ls`, `sort` and the rest order and print the same on every machine.
+    const child = spawn(process.execPath, [CLI, ...args], { cwd, env: cliEnv({ LC_ALL: "C", LANG: "C" }), stdio: ["ignore", "ignore", "pipe"] });
     let stderr = "";
     child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
     child.on("close", (code) => done({ code, stderr }));
