@@ -34,7 +34,7 @@ export function benchReplayOptions<T>(y: Argv<T>) {
     .option("gap", { type: "number", default: 15, describe: "seconds between chained inputs" })
     .option("json", { type: "boolean", default: false, describe: "one JSON object instead of the table" })
     .option("chart", { type: "string", describe: "write an SVG chart of cost against retained context and hit rate against budget" })
-    .example("rhema bench replay ../shared/corpus/terminal-bench --chain --budget 32000 --budget 64000", "compare the strategies on the corpus as one long session")
+    .example("rhema bench replay bench/corpus/scripted --chain --budget 8000 --budget 16000", "compare the strategies on the corpus as one long session")
     .example("rhema bench replay .rhema/runs/latest --strategy sections --chart replay.svg", "what last night's run would have cost under other budgets");
 }
 

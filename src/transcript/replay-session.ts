@@ -1,7 +1,7 @@
 /**
  * A recorded session in the shape the replay needs: the system prompt, the tools, the log, and
  * for each model request the log length it saw and when it was sent. Built from corpus files
- * (`../shared/corpus/README.md`: one JSON message per line, plus a `.times.json` of step times)
+ * (bench/corpus/README.md: one JSON message per line, plus a `.times.json` of step times)
  * or from a rhema session (the runner reads those), and joined into one long session by `chain`.
  * Pure: the callers read the files.
  */
@@ -32,7 +32,8 @@ interface CorpusRow {
   role: "system" | "user" | "assistant" | "tool";
   content: string;
   tool_name?: string | null;
-  tool_args?: string | null;
+  /** `{"command": …}` as an object, or as a string (JSON or a Python-literal dict). */
+  tool_args?: unknown;
 }
 
 /** The shell tool the corpus agent used, as rhema declares its own. */
@@ -108,9 +109,16 @@ function parseRow(source: string, line: string, no: number): CorpusRow {
   return row as CorpusRow;
 }
 
-/** The command of a recorded call: `tool_args` is a Python-literal dict such as `{'command': 'ls'}`. */
-function commandOf(args: string | null | undefined): string {
-  if (!args) return "";
+/**
+ * The command of a recorded call: `tool_args` is an object `{"command": "ls"}`, or that as text —
+ * JSON or a Python-literal dict such as `{'command': 'ls'}`.
+ */
+function commandOf(args: unknown): string {
+  if (typeof args === "object" && args !== null) {
+    const command = (args as { command?: unknown }).command;
+    return typeof command === "string" ? command : JSON.stringify(args);
+  }
+  if (typeof args !== "string" || args === "") return "";
   try {
     const parsed = JSON.parse(args) as { command?: unknown };
     if (typeof parsed.command === "string") return parsed.command;

@@ -3,11 +3,10 @@ import assert from "node:assert/strict";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { runCli } from "../support/cli.js";
-import { sharedDir } from "../support/paths.js";
+import { EXTRA_CORPUS_DIR, corpusDir, optionalExtra, repoRoot } from "../support/paths.js";
 import { tempDir } from "../support/temp-dir.js";
 
-const corpus = join(sharedDir, "corpus/terminal-bench");
-const two = [join(corpus, "cartpole-rl-training.jsonl"), join(corpus, "eval-mteb.jsonl")];
+const two = [join(corpusDir, "ledger-totals.jsonl"), join(corpusDir, "inventory-parse.jsonl")];
 
 test("bench replay prints a row per (file, strategy, budget), a total, and the token counter", async (t) => {
   const dir = await tempDir(t);
@@ -79,4 +78,36 @@ test("bench replay --pricing prices a model the table lacks, by the same rules a
   const bad = await runCli(["bench", "replay", ...args, "--model", "m", "--pricing", "bad.yaml"], { cwd: dir });
   assert.equal(bad.code, 2);
   assert.match(bad.stderr, /bad\.yaml:3:5: models\.0: missing key `outputPerMTok`/);
+});
+
+test("bench replay reads the third-party corpus beside the checkout too, when it is there (an optional extra)", async (t) => {
+  const extra = optionalExtra(EXTRA_CORPUS_DIR);
+  if ("skip" in extra) {
+    t.skip(extra.skip);
+    return;
+  }
+  const dir = await tempDir(t);
+  const r = await runCli(["bench", "replay", extra.path, "--chain", "--budget", "32000", "--strategy", "sections", "--json"], { cwd: dir });
+  assert.equal(r.code, 0, r.stderr);
+  const row = (JSON.parse(r.stdout) as { total: Array<{ requests: number; flushes: number }> }).total[0]!;
+  assert.ok(row.requests > 100 && row.flushes > 0, JSON.stringify(row));
+});
+
+test("the README's replay table is what the chained corpus gives today (`npm run bench:replay`)", async () => {
+  const r = await runCli(["bench", "replay", corpusDir, "--chain", "--budget", "8000", "--budget", "16000", "--budget", "32000",
+    "--strategy", "sections", "--strategy", "keep-recent", "--strategy", "summarize-all", "--json"], { cwd: repoRoot });
+  assert.equal(r.code, 0, r.stderr);
+  type Row = { budget: number; strategy: string; hitRate: number; limit: number; retainedContext: number; billedEquivalent: number; costPerRetained: number; minRawTailShare: number | null };
+  const whole = (x: number) => Math.round(x).toLocaleString("en-US");
+  const tail = (x: number | null) => (x === null ? "-" : x === 0 ? "0" : x.toFixed(3));
+  const expected = (JSON.parse(r.stdout) as { total: Row[] }).total
+    .sort((a, b) => a.budget - b.budget)
+    .map((t) => `| ${t.budget / 1000}k | ${t.strategy} | ${t.hitRate.toFixed(4)} | ${t.limit.toFixed(4)} | ${t.retainedContext.toFixed(3)} | ${whole(t.billedEquivalent)} | ${whole(t.costPerRetained)} | ${tail(t.minRawTailShare)} |`);
+  const readme = await readFile(join(repoRoot, "README.md"), "utf8");
+  const header = "| budget | strategy | hit rate | HR*(B) | retained | billed-eq | cost/retained | min raw tail |";
+  const start = readme.indexOf(header);
+  assert.ok(start >= 0, "the README has the replay table");
+  const after = readme.slice(start).split("\n").slice(2);
+  const table = after.slice(0, after.findIndex((l) => !l.startsWith("|")));
+  assert.deepEqual(table, expected, `the README's replay table is stale; the rows today:\n${expected.join("\n")}`);
 });

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { validateXML } from "xmllint-wasm";
 import { readRunResults } from "../../src/runner/run-dir/run-dir.js";
 import { runCli, startCli } from "../support/cli.js";
-import { repoRoot, sharedDir } from "../support/paths.js";
+import { junitXsd, repoRoot } from "../support/paths.js";
 import { snapshotTree } from "../support/run-dir.js";
 import { OPEN_POLICY, taggingTask, writeFiles } from "../support/suite-files.js";
 import { tempDir } from "../support/temp-dir.js";
@@ -20,7 +20,7 @@ import { exists, waitFor } from "../support/wait.js";
 const testcases = (xml: string) => [...xml.matchAll(/<testcase classname="([^"]+)" name="([^"]+)"/g)].map((m) => `${m[1]}/${m[2]}`);
 
 async function assertValidJUnit(xml: string): Promise<void> {
-  const xsd = await readFile(join(sharedDir, "schemas/junit-10-ext.xsd"), "utf8");
+  const xsd = await readFile(junitXsd("junit-10-ext.xsd"), "utf8");
   const result = await validateXML({ xml: [{ fileName: "junit.xml", contents: xml }], schema: [{ fileName: "junit-10-ext.xsd", contents: xsd }] });
   assert.ok(result.valid, result.rawOutput);
 }

@@ -14,7 +14,7 @@ import { loadSession } from "../../src/store/session-file.js";
 import { CheckpointStore } from "../../src/store/checkpoint-store.js";
 import { cliEnv, runCli, startCli } from "../support/cli.js";
 import { FakeAnthropicServer } from "../support/fake-anthropic-server.js";
-import { repoRoot, sharedDir } from "../support/paths.js";
+import { junitXsd, repoRoot } from "../support/paths.js";
 import { readJson, snapshotTree } from "../support/run-dir.js";
 import { OPEN_POLICY, taggingTask, writeFiles } from "../support/suite-files.js";
 import { tempDir } from "../support/temp-dir.js";
@@ -34,7 +34,7 @@ test("runs the example suite offline with the expected outcome per task and vali
     "release/publish": "failed",
   });
   assert.match(result.stdout, /Tasks: 5 finished — passed 3, failed 2, errored 0; 2 tool call\(s\) denied by policy/);
-  const xsd = await readFile(join(sharedDir, "schemas/junit-10-ext.xsd"), "utf8");
+  const xsd = await readFile(junitXsd("junit-10-ext.xsd"), "utf8");
   const xml = await readFile(join(out, "junit.xml"), "utf8");
   const validation = await validateXML({ xml: [{ fileName: "junit.xml", contents: xml }], schema: [{ fileName: "junit-10-ext.xsd", contents: xsd }] });
   assert.ok(validation.valid, validation.rawOutput);

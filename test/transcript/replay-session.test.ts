@@ -24,6 +24,18 @@ test("a corpus session becomes the log the model saw, one request per assistant 
   assert.deepEqual(s.messages[3]!.content.map((b) => b.type), ["text"]);
 });
 
+test("a call's tool_args may be an object, JSON text or a Python-literal dict: the command is the same", () => {
+  const forms: unknown[] = [{ command: "ls -la" }, JSON.stringify({ command: "ls -la" }), "{'command': 'ls -la'}"];
+  for (const tool_args of forms) {
+    const s = parseCorpusSession("demo.jsonl", [
+      row({ role: "user", content: "fix it" }),
+      row({ role: "assistant", content: "look", tool_name: "bash", tool_args }),
+      row({ role: "tool", content: "a b" }),
+    ].join("\n"), null);
+    assert.deepEqual(s.messages[1]!.content[1], { type: "tool_call", id: "call_1", name: "bash", input: { command: "ls -la" } }, JSON.stringify(tool_args));
+  }
+});
+
 test("steps without times are 15 s apart", () => {
   const s = parseCorpusSession("demo.jsonl", corpus, null);
   assert.deepEqual(s.requests.map((r) => r.atMs), [0, 15_000]);

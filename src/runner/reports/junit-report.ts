@@ -1,6 +1,6 @@
 /**
  * `junit.xml`: one testsuite per suite, one testcase per task (classname = suite), valid against
- * shared/schemas/junit-10-ext.xsd. A failed check is a `failure` (its name, exit code, output
+ * schema/junit/junit-10-ext.xsd. A failed check is a `failure` (its name, exit code, output
  * tail); an agent that failed is an `error` typed by its code (provider, step_cap, timeout,
  * cancelled, …); filtered-out tasks are `skipped` testcases when meta lists them. The run's
  * tasks without a result are listed too: one interrupted while it ran is an `error` of type

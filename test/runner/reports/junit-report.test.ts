@@ -1,15 +1,14 @@
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
-import { join } from "node:path";
 import { describe, test } from "node:test";
 import { validateXML } from "xmllint-wasm";
 import { renderJUnitReport } from "../../../src/runner/reports/junit-report.js";
 import type { SkippedTask } from "../../../src/runner/run-dir/task-result.js";
-import { sharedDir } from "../../support/paths.js";
+import { junitXsd } from "../../support/paths.js";
 import { sampleMeta, sampleResult, sampleRun } from "../sample-results.js";
 
 async function assertValidJUnit(xml: string): Promise<void> {
-  const xsd = await readFile(join(sharedDir, "schemas/junit-10-ext.xsd"), "utf8");
+  const xsd = await readFile(junitXsd("junit-10-ext.xsd"), "utf8");
   const result = await validateXML({ xml: [{ fileName: "junit.xml", contents: xml }], schema: [{ fileName: "junit-10-ext.xsd", contents: xsd }] });
   assert.ok(result.valid, result.rawOutput);
 }
@@ -138,7 +137,7 @@ describe("junit testcase-level figures", () => {
     );
     assert.equal(/\[\[PROPERTY\|requests=/.test(testCase(xml, "task-03")), false, "a task without stats has no stats figures");
     await assertValidJUnit(xml);
-    const strict = await readFile(join(sharedDir, "schemas/junit-10.xsd"), "utf8");
+    const strict = await readFile(junitXsd("junit-10.xsd"), "utf8");
     const withoutFile = xml.replace(/ file="[^"]*"/g, "").replace(/(<testsuites [^>]*) skipped="\d+"/, "$1");
     const result = await validateXML({ xml: [{ fileName: "junit.xml", contents: withoutFile }], schema: [{ fileName: "junit-10.xsd", contents: strict }] });
     assert.ok(result.valid, `only file= and <testsuites skipped=> are outside strict junit-10.xsd: ${result.rawOutput}`);

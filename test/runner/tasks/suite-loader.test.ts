@@ -40,8 +40,8 @@ describe("suite loading: finding task files", () => {
   test("a folder is walked recursively; a task's workspace folder and policy files are skipped by role, not by name", async (t) => {
     const root = await tempDir(t);
     await writeFiles(root, {
-      "suites/web/build.yaml": "prompt: build it\nworkspace: { from: ../shared/site }\npolicy: ../rules/ci.yml\n",
-      "suites/shared/site/config.yaml": "name: a fixture's own YAML\n",
+      "suites/web/build.yaml": "prompt: build it\nworkspace: { from: ../common/site }\npolicy: ../rules/ci.yml\n",
+      "suites/common/site/config.yaml": "name: a fixture's own YAML\n",
       "suites/rules/ci.yml": "version: 1\ndefault: deny\nrules: []\n",
     });
     const loaded = await loadTasks(["suites"], { cwd: root });
