@@ -26,7 +26,9 @@ export const EXIT_CODES_HELP = [
   "  2    invalid input (tasks, policy, flags, a file named that cannot be read; nothing was written)",
   "  3    the run could not continue: rhema's own output or state cannot be written (disk full,",
   "       permissions, a report path that is a folder), or --sandbox bwrap cannot be made here;",
-  "       fix it and run the same command to continue",
+  "       fix it and run the same command to continue. Also: this run was stalled (paused, stopped,",
+  "       suspended) past the lock's stale limit and another run took its run directory: it stopped",
+  "       before running anything more, naming that run, which carries on with the tasks",
   "  130  interrupted (checkpoints and reports are written; the same command continues)",
 ].join("\n");
 
@@ -49,6 +51,7 @@ export function exitCodeFor(code: ErrorCode): ExitCode {
     case "task_changed":
       return EXIT_INVALID_INPUT;
     case "output_failed":
+    case "lock_lost":
     case "commit_failed":
     case "sandbox_unavailable":
       return EXIT_CANNOT_CONTINUE;

@@ -12,6 +12,7 @@ import { print, type CliIo } from "./io.js";
 import { RhemaError, parseUsd } from "../core/errors.js";
 import { chooseProgressView } from "./progress-view.js";
 import { inputCapsFromEnv } from "./input-caps.js";
+import { lockTimingFromEnv } from "./lock-timing.js";
 import { formatCostTotal, sumCosts } from "../runner/reports/cost-figures.js";
 
 export const DEFAULT_RUN_DIR = ".rhema/runs/latest";
@@ -42,8 +43,9 @@ export async function runCommand(args: RunArgs, io: CliIo): Promise<ExitCode> {
     const maxCost = args.maxCost === undefined ? undefined : parseUsdFlag("--max-cost", args.maxCost);
     const maxTokens = args.maxTokens === undefined ? undefined : parseCountFlag("--max-tokens", args.maxTokens);
     const { maxSteps: _given, maxCost: _cost, maxTokens: _tokens, stoppedOk: _ok, pricing, ...rest } = args;
+    const lockTiming = lockTimingFromEnv(io.env);
     const request: RunRequest = {
-      ...rest, concurrency, caps: inputCapsFromEnv(io.env),
+      ...rest, concurrency, caps: inputCapsFromEnv(io.env), ...(lockTiming ? { lockTiming } : {}),
       ...(maxSteps !== undefined ? { maxSteps } : {}), ...(maxCost !== undefined ? { maxCost } : {}), ...(maxTokens !== undefined ? { maxTokens } : {}),
       ...(pricing !== undefined ? { pricing } : {}),
     };

@@ -23,8 +23,10 @@ export type ErrorCode =
   | "state_invalid"
   | "run_locked"
   | "task_changed"
-  // The machine (exit 3): rhema's own output or state cannot be written, or a required sandbox cannot be made.
+  // The machine (exit 3): rhema's own output or state cannot be written, or a required sandbox cannot be made,
+  // or another runner took the run directory's lock while this one was stalled.
   | "output_failed"
+  | "lock_lost"
   | "commit_failed"
   | "sandbox_unavailable"
   // A task's agent failed (recorded as an errored task; exit 1).

@@ -6,10 +6,12 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFile, writeFile, readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
+import { hostname } from "node:os";
 import { spawn } from "node:child_process";
 import { validateXML } from "xmllint-wasm";
 import { parseStatsReport } from "../../src/runner/reports/stats-report.js";
 import { readRunResults } from "../../src/runner/run-dir/run-dir.js";
+import { currentPidScope, processStartTime } from "../../src/runner/run-dir/lock-owner.js";
 import { loadSession } from "../../src/store/session-file.js";
 import { CheckpointStore } from "../../src/store/checkpoint-store.js";
 import { cliEnv, runCli, startCli } from "../support/cli.js";
@@ -88,7 +90,9 @@ test("a live lock keeps a second runner off the directory; a stale one is taken 
   const out = join(root, "run");
   const holder = spawn("sleep", ["30"]);
   t.after(() => holder.kill());
-  await writeFiles(out, { "rhema.lock": JSON.stringify({ pid: holder.pid, startedAt: new Date().toISOString() }) });
+  // The lock as a runner of this pid namespace writes it: its pid is judged here.
+  const owner = { host: hostname(), pid: holder.pid, processStartTime: await processStartTime(holder.pid!), startedAt: new Date().toISOString(), pidScope: await currentPidScope() };
+  await writeFiles(out, { "rhema.lock": JSON.stringify(owner) });
   const locked = await runCli(["run", "suite", "--out", out], { cwd: root });
   assert.equal(locked.code, 2);
   assert.match(locked.stderr, new RegExp(`in use by another rhema run \\(pid ${holder.pid}\\)`));

@@ -22,9 +22,15 @@ export function cliEnv(extra: Record<string, string> = {}): Record<string, strin
   return { ...env, CI: "true", NO_COLOR: "1", ...extra };
 }
 
-/** `detached`: the CLI leads a process group of its own (so a test can kill that group). */
-export function startCli(args: string[], opts: { cwd: string; env?: Record<string, string>; detached?: boolean }): { child: ChildProcess; done: Promise<CliResult> } {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd: opts.cwd, env: opts.env ?? cliEnv(), stdio: ["ignore", "pipe", "pipe"], detached: opts.detached ?? false });
+/**
+ * `detached`: the CLI leads a process group of its own (so a test can kill that group).
+ * `launcher`: a command the CLI is started through (`["unshare", "-p", "-f", "--mount-proc"]`).
+ */
+export function startCli(
+  args: string[], opts: { cwd: string; env?: Record<string, string>; detached?: boolean; launcher?: readonly string[] },
+): { child: ChildProcess; done: Promise<CliResult> } {
+  const [command, ...prefix] = [...(opts.launcher ?? []), process.execPath];
+  const child = spawn(command!, [...prefix, CLI, ...args], { cwd: opts.cwd, env: opts.env ?? cliEnv(), stdio: ["ignore", "pipe", "pipe"], detached: opts.detached ?? false });
   let stdout = "";
   let stderr = "";
   child.stdout!.on("data", (c: Buffer) => (stdout += c.toString()));

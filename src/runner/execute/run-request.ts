@@ -31,6 +31,7 @@ import { chooseSandbox, needsProbe, type SandboxMode, type SandboxUse } from "..
 import type { TaskSandboxSetting } from "../tasks/task-sandbox.js";
 import type { TaskSandboxRun } from "./task-executor.js";
 import { unenforceableCostBudget } from "./run-budget.js";
+import type { LockTiming } from "../run-dir/lock-owner.js";
 
 /** What to run; the fields are `rhema run`'s flags (the action's inputs map onto them). */
 export interface RunRequest {
@@ -69,6 +70,8 @@ export interface RunRequest {
   pricing?: string;
   /** `--sandbox`: the least sandbox the run asks for (a policy or task may ask for more); default auto. */
   sandbox?: SandboxMode;
+  /** The run directory lock's stale limit and heartbeat (the CLI shortens them for tests: `RHEMA_LOCK_STALE_MS`); default 30 s and 5 s. */
+  lockTiming?: LockTiming;
 }
 
 /** What a run needs from the process, handed in by the edge. */
@@ -134,6 +137,7 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
     cwd: context.cwd,
     signal: context.interrupt,
     pid: context.pid,
+    ...(request.lockTiming ? { lockTiming: request.lockTiming } : {}),
     env: {
       now: () => new Date(),
       redactor: new SecretRedactor(context.env),

@@ -8,12 +8,17 @@
  * running task checkpoint and stop; `--summary FILE` gets the final summary appended once.
  * Budgets (run-budget.ts): a task stopped on one is continued when that budget was raised, kept
  * (and said) otherwise; once the run's budget is spent no task starts — each is stopped, not started.
+ * The lock is confirmed before each task starts and each report write, and the tasks confirm it
+ * before each side effect (run-lock.ts): a runner whose lock another took while it was stalled
+ * stops there — no task starts, no report is written — and the `LockLostError` ends the run (exit 3).
  */
 import { randomUUID } from "node:crypto";
 import PQueue from "p-queue";
 import { RhemaError } from "../../core/errors.js";
 import type { TaskEvent } from "./runner-events.js";
 import { RunDir, type ReportFiles } from "../run-dir/run-dir.js";
+import type { LockTiming } from "../run-dir/lock-owner.js";
+import type { LockGuard } from "../run-dir/run-lock.js";
 import { planManifestTasks, type ManifestTask, type RunManifest, type SelectionMode } from "../run-dir/run-manifest.js";
 import { ReportWriter, appendSummary, probeReportCopies, probeSummaryAppend } from "../reports/run-reports.js";
 import { repositoryRelativePaths } from "../reports/report-paths.js";
@@ -53,7 +58,9 @@ export interface SuiteRunOptions {
   reportCopies?: Partial<ReportFiles>;
   signal: AbortSignal;
   pid: number;
-  env: Omit<TaskRunEnv, "runDir" | "signal" | "onEvent" | "budget">;
+  /** The run directory lock's stale limit and heartbeat; default 30 s and 5 s. */
+  lockTiming?: LockTiming;
+  env: Omit<TaskRunEnv, "runDir" | "signal" | "onEvent" | "budget" | "lock">;
   /** The run's budgets (`--max-cost`, `--max-tokens`), across every task of the run. */
   budget?: Budgets;
   onProgress(progress: RunProgress): void;
@@ -96,7 +103,7 @@ export async function runSuite(opts: SuiteRunOptions): Promise<SuiteRunOutcome> 
   await probeReportCopies(opts.reportCopies ?? {}, opts.pid);
   if (opts.summaryAppend !== undefined) await probeSummaryAppend(opts.summaryAppend, opts.pid);
   const runDir = new RunDir(opts.runDir);
-  const lock = await runDir.lock(opts.pid, opts.env.now());
+  const lock = await runDir.lock(opts.pid, opts.env.now(), opts.lockTiming);
   try {
     const selection = opts.selection ?? "resume";
     if (selection === "restart") await runDir.wipeRun();
@@ -111,13 +118,13 @@ export async function runSuite(opts: SuiteRunOptions): Promise<SuiteRunOutcome> 
     await reopenStoppedTasks(opts, runDir);
     const manifest = await updateManifest(opts, runDir, previous, { tasks: plan.tasks, hashScheme });
     opts.onProgress({ type: "run_start", runDir: opts.runDir, runId: manifest.runId, tasks: opts.tasks.length, resumed: manifest.resumes > 0 });
-    return await runQueue(opts, runDir, manifest);
+    return await runQueue(opts, runDir, manifest, lock);
   } finally {
     await lock.release();
   }
 }
 
-async function runQueue(opts: SuiteRunOptions, runDir: RunDir, manifest: RunManifest): Promise<SuiteRunOutcome> {
+async function runQueue(opts: SuiteRunOptions, runDir: RunDir, manifest: RunManifest, lock: LockGuard): Promise<SuiteRunOutcome> {
   const writer = new ReportWriter(opts.runDir, opts.reportCopies ?? {});
   const selected = new Set(opts.tasks.map(taskKey));
   const results = new Map<string, TaskResult>(await unselectedResults(runDir, manifest, selected));
@@ -135,6 +142,7 @@ async function runQueue(opts: SuiteRunOptions, runDir: RunDir, manifest: RunMani
   // Each write also records the run's wall time in the manifest, so a kill loses at most one write's worth.
   const writeAll = async (): Promise<TaskResult[]> => {
     const { all, unfinished } = view();
+    await lock.confirm();
     await clock.record();
     await writer.write(all, meta(unfinished));
     return all;
@@ -142,7 +150,7 @@ async function runQueue(opts: SuiteRunOptions, runDir: RunDir, manifest: RunMani
   const budget = new RunBudget(opts.budget ?? {});
   if (opts.budget?.maxCostUsd !== undefined || opts.budget?.maxTokens !== undefined) await budget.seed(runDir, manifest.tasks);
   const env: TaskRunEnv = {
-    ...opts.env, runDir: opts.runDir, signal: opts.signal, budget,
+    ...opts.env, runDir: opts.runDir, signal: opts.signal, budget, lock,
     onEvent: (task, event) => opts.onProgress({ type: "task_event", task, event }),
   };
   /** A task the run's spent budget keeps from starting (one that began in an earlier run goes on, to stop at its first request). */
@@ -159,6 +167,7 @@ async function runQueue(opts: SuiteRunOptions, runDir: RunDir, manifest: RunMani
       interrupted = true;
       return;
     }
+    await lock.confirm();
     const stopped = await notStarted(task);
     if (stopped) {
       results.set(taskKey(task), stopped);

@@ -19,6 +19,12 @@
  * continues the task; a timeout, step cap, provider failure or bug (`internal`) is an errored
  * result; a spent budget (the task's or the run's, asked before each request: run-budget.ts) is
  * a stopped result, its checkpoint kept for a run with a larger budget; a failure to write the run's own files stops the run (task-failure.ts).
+ *
+ * Behind the run directory's lock (`env.lock`, lock-boundaries.ts): the task's start, each model
+ * request, commit (so each tool call), setup command, check and its result first confirm the
+ * lock; once it is lost (another runner took the directory while this one was stalled) the
+ * task's requests and commands are stopped, nothing more is written, and the `LockLostError`
+ * is thrown to end the run.
  */
 import { realpath } from "node:fs/promises";
 import type { CodingAgent } from "../../agent.js";
@@ -37,7 +43,6 @@ import { runChecks, type DeadlineHit } from "./task-checks.js";
 import { classifyTaskFailure } from "./task-failure.js";
 import type { TaskDefinition } from "../tasks/task-file.js";
 import { RunDir } from "../run-dir/run-dir.js";
-import type { EventLog } from "../run-dir/event-log.js";
 import type { TaskFolder, TaskStateBook } from "../run-dir/task-folder.js";
 import { TASK_RESULT_VERSION, type CheckOutcome, type TaskResult, type TaskSandboxRecord } from "../run-dir/task-result.js";
 import { freshTaskState, type TaskState } from "../run-dir/task-state.js";
@@ -47,6 +52,8 @@ import type { TaskPricing } from "./task-pricing.js";
 import { pricedAsOf, taskCost } from "../reports/cost-figures.js";
 import { PRICE_TABLE } from "../../providers/prices.js";
 import { RunBudget } from "./run-budget.js";
+import type { LockGuard } from "../run-dir/run-lock.js";
+import { lockedCommandRunner, lockedCommitHook, lockedProvider, lockedSink, throwIfLost } from "./lock-boundaries.js";
 
 export interface TaskRunEnv {
   runDir: string;
@@ -73,6 +80,8 @@ export interface TaskRunEnv {
   onEvent(task: TaskDefinition, event: TaskEvent): void;
   /** What the task's commands run in, settled before any task started; absent: unsandboxed (`off`). */
   sandboxFor?(task: TaskDefinition): TaskSandboxRun;
+  /** The run directory's lock, confirmed before each side effect; absent: not checked (a caller holding none). */
+  lock?: LockGuard;
 }
 
 /** A task's sandbox for this run: what its commands run in, and the network of its shell tool and checks. */
@@ -89,6 +98,8 @@ export type TaskRunOutcome =
 const DENIAL_EXAMPLES = 5;
 
 export async function runTask(task: TaskDefinition, env: TaskRunEnv): Promise<TaskRunOutcome> {
+  await env.lock?.confirm();
+  if (env.lock) env = lockedEnv(env, env.lock);
   const folder = new RunDir(env.runDir).task(task);
   const existing = await folder.readResult();
   if (existing) return { kind: "finished", result: existing, kept: true };
@@ -100,21 +111,22 @@ export async function runTask(task: TaskDefinition, env: TaskRunEnv): Promise<Ta
   // The task's timeout covers setup, turn and checks, less what earlier runs already spent.
   const timeout = taskTimeout(task, env, book.current.activeMs);
   const interrupted = async (): Promise<TaskRunOutcome> => {
+    throwIfLost(env.lock);
     await book.update((s) => ({ ...s, activeMs: s.activeMs + (Date.now() - started) }));
     return { kind: "interrupted" };
   };
-  const signal = timeout.signal ? AbortSignal.any([env.signal, timeout.signal]) : env.signal;
+  const signal = AbortSignal.any([env.signal, ...(timeout.signal ? [timeout.signal] : []), ...(env.lock ? [env.lock.lost] : [])]);
   const provider = env.providerFor(task);
-  const events = await folder.openEventLog(env.redactor, (e) => env.onEvent(task, e), env.now);
+  const log = await folder.openEventLog(env.redactor, (e) => env.onEvent(task, e), env.now);
+  const events = env.lock ? lockedSink(log, env.lock) : log;
   const sandbox = await taskPlacements(env.sandboxFor?.(task) ?? { use: { mode: "off" }, network: "allow" }, env.runDir, env.shellEnv);
   const budget = env.budget ?? new RunBudget({});
   // Each boundary's stats feed the run's spend as the request lands, before the next one asks.
-  const store = {
-    hook: async (commit: Commit) => {
-      await checkpoint.hook(commit);
-      budget.record(task, commit.stats);
-    },
+  const commitHook = async (commit: Commit) => {
+    await checkpoint.hook(commit);
+    budget.record(task, commit.stats);
   };
+  const store = { hook: env.lock ? lockedCommitHook(commitHook, env.lock) : commitHook };
   try {
     let agent: CodingAgent | null = null;
     let failure: RhemaError | null = null;
@@ -137,6 +149,7 @@ export async function runTask(task: TaskDefinition, env: TaskRunEnv): Promise<Ta
         await book.update((s) => ({ ...s, checks: [] }));
       }
     } catch (err) {
+      throwIfLost(env.lock);
       if (env.signal.aborted) return await interrupted();
       // A disk that is full, a checkpoint that is corrupt: not the task's outcome but the run's
       // end (exit 3 or 2, naming the file), so the same command continues once it is fixed.
@@ -153,6 +166,7 @@ export async function runTask(task: TaskDefinition, env: TaskRunEnv): Promise<Ta
       ({ checks, failure } = checked);
     }
     if (env.signal.aborted) return await interrupted();
+    await env.lock?.confirm();
     // A failed turn leaves no agent: its conversation and stats are in the checkpoint.
     const saved = agent ? null : await checkpoint.load();
     const messages = agent?.session.messages ?? saved?.messages ?? [];
@@ -167,8 +181,20 @@ export async function runTask(task: TaskDefinition, env: TaskRunEnv): Promise<Ta
     return { kind: "finished", result, kept: false };
   } finally {
     timeout.clear();
-    await events.close();
+    await log.close();
   }
+}
+
+/** `env` with its requests and commands behind the lock (lock-boundaries.ts). */
+function lockedEnv(env: TaskRunEnv, lock: LockGuard): TaskRunEnv {
+  const worker = env.workerProviderFor;
+  const locked = (provider: ModelProvider | null) => (provider ? lockedProvider(provider, lock) : null);
+  return {
+    ...env,
+    runCommand: lockedCommandRunner(env.runCommand, lock),
+    providerFor: (task) => lockedProvider(env.providerFor(task), lock),
+    ...(worker ? { workerProviderFor: (task: TaskDefinition) => locked(worker(task)) } : {}),
+  };
 }
 
 interface CheckPhase {
@@ -177,7 +203,7 @@ interface CheckPhase {
   book: TaskStateBook;
   env: TaskRunEnv;
   timeout: TaskTimeout;
-  events: EventLog;
+  events: { emit(event: TaskEvent): void | Promise<void> };
   /** The conversation of the turn that ended. */
   messages: readonly Message[];
   /** The task's sandbox (the shell tool's placement), when it has one. */
@@ -190,6 +216,7 @@ interface CheckPhase {
  * is the task's failure.
  */
 async function checkTurn(p: CheckPhase): Promise<{ kind: "interrupted" } | { kind: "finished"; checks: CheckOutcome[]; failure: RhemaError | null }> {
+  await p.env.lock?.confirm();
   const finalAnswerPath = await p.folder.writeFinalAnswer(p.env.redactor.redact(finalAnswerOf(p.messages)));
   // Inside the sandbox the run directory is hidden: the final-answer file is bound back, read-only.
   const sandbox = p.sandbox ? { ...p.sandbox, readOnlyBinds: [await realpath(finalAnswerPath)] } : null;

@@ -47,6 +47,7 @@ export function failureKind(code: ErrorCode): TaskFailure["kind"] {
     case "prompt_render_failed":
       return "errored";
     case "output_failed":
+    case "lock_lost":
     case "sandbox_unavailable":
     case "session_invalid":
     case "result_invalid":

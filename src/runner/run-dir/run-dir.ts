@@ -9,6 +9,7 @@ import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import { RhemaError, errnoCode, errorMessage } from "../../core/errors.js";
 import { removeAtomicTemps } from "../../store/private-files.js";
 import { guardOutput, machineReadError } from "./output-guard.js";
+import type { LockTiming } from "./lock-owner.js";
 import { acquireRunLock, type RunLock } from "./run-lock.js";
 import { MANIFEST_KIND, type RunManifest } from "./run-manifest.js";
 import { readStateFile, writeStateFile } from "./state-file.js";
@@ -54,9 +55,10 @@ export class RunDir {
   /**
    * Takes the directory's lock (creating the directory 0700): a run's first write. Holding it,
    * removes the temp files that atomic writes of a killed run left beside its own files.
+   * `timing`: the lock's stale limit and heartbeat (default 30 s and 5 s).
    */
-  async lock(pid: number, now: Date): Promise<RunLock> {
-    const lock = await acquireRunLock(this.lockPath, pid, now);
+  async lock(pid: number, now: Date, timing?: LockTiming): Promise<RunLock> {
+    const lock = await acquireRunLock(this.lockPath, pid, now, timing ?? {});
     try {
       // Not the lock's own temp files: another runner may be trying for the lock this moment.
       const names = Object.values(RUN_FILES).filter((name) => name !== RUN_FILES.lock);

@@ -1,9 +1,23 @@
 /**
  * The run directory's lock: one runner per directory, and never a dead end. The lock file (its
- * path given by `RunDir`) records its owner — host, pid, the process's start time — and its
- * mtime is the owner's heartbeat, refreshed every `LOCK_HEARTBEAT_MS` while the lock is held.
- * A stale lock (lock-owner.ts: heartbeat older than `LOCK_STALE_MS`, or on this host a pid that
- * is gone or now another process) is taken over; a live one is refused.
+ * path given by `RunDir`) records its owner — host, pid, the process's start time, and the boot
+ * and pid namespace its pid belongs to — and its mtime is the owner's heartbeat, refreshed every
+ * `heartbeatMs` while the lock is held. A stale lock (lock-owner.ts: heartbeat older than
+ * `staleMs`, or, where the owner's pid can be looked at from here, a pid that is gone or now
+ * another process) is taken over; a live one is refused.
+ *
+ * A holder can lose its lock: paused past the stale limit (SIGSTOP, `docker pause`, a frozen
+ * cgroup, a suspended VM), its heartbeat stops and another runner takes the directory over. So
+ * the holder never trusts that it still holds it: every beat re-reads the file, and so does
+ * `confirm()`, which the runner awaits before each side effect (a task's start, a model request,
+ * a tool call, a setup command, a check, a result or report written). After a pause, timers fire
+ * late and the first code to run may be such a boundary rather than the heartbeat, so `confirm`
+ * does not rely on the beat: it reads the lock itself and, when the heartbeat is older than half
+ * the stale limit (a taker may be judging it stale this moment), refreshes it under the takeover
+ * guard, which a taker holds from its last look to its rename — so either the taker sees the
+ * fresh heartbeat and backs off, or the holder sees the new owner. A lost lock aborts `lost`
+ * (running commands and requests stop) and every later `confirm` throws `LockLostError`
+ * (exit 3) naming the new owner; the lost holder never writes the lock again.
  *
  * proper-lockfile was weighed and not taken: it judges by mtime alone (so a killed runner's lock
  * on the same host would block for the whole stale limit), records no owner to name in the
@@ -19,33 +33,65 @@ import { dirname } from "node:path";
 import { RhemaError, errnoCode } from "../../core/errors.js";
 import { ensurePrivateDir, writePrivateJson } from "../../store/private-files.js";
 import {
-  LOCK_HEARTBEAT_MS, LOCK_STALE_MS, judgeLock, probeProcess, processStartTime, readOwnerRecord, thisHost,
-  type LockOwner, type ProcessProbe, type RecordedOwner,
+  DEFAULT_LOCK_TIMING, currentPidScope, judgeLock, pidComparable, probeProcess, processStartTime, readOwnerRecord, thisHost,
+  type LockOwner, type LockTiming, type ProcessProbe, type RecordedOwner,
 } from "./lock-owner.js";
 import { asOutputError, guardOutput } from "./output-guard.js";
 import { parseJsonText } from "./state-file.js";
 
 export class RunLockedError extends RhemaError {
-  /** `owner`: the lock's owner record, or just its pid. */
-  constructor(runDir: string, owner: RecordedOwner | number | null) {
-    const record = typeof owner === "number" ? { pid: owner, host: null } : owner;
-    const who = record === null ? "" : ` (pid ${record.pid})${record.host !== null ? ` on ${record.host}` : ""}`;
-    super("run_locked", `${runDir} is in use by another rhema run${who}; wait for it, or pass another --out`);
+  /**
+   * `owner`: the lock's owner record, or just its pid. `heartbeatOnly`: its pid cannot be
+   * looked at from here, so only its heartbeat going stale (after `staleMs`) frees the lock.
+   */
+  constructor(runDir: string, owner: RecordedOwner | number | null, heartbeatOnly?: { staleMs: number }) {
+    const when = heartbeatOnly
+      ? `; its pid is not one this process can check (another pid namespace, container, boot or machine), so the lock is taken over only once its heartbeat is ${heartbeatOnly.staleMs / 1000} s old`
+      : "";
+    super("run_locked", `${runDir} is in use by another rhema run${describeOwner(owner)}${when}; wait for it, or pass another --out`);
   }
 }
 
-export interface RunLock {
+/**
+ * This runner's lock was taken by another while this one was stalled (its heartbeat stopped
+ * for longer than the stale limit): it must stop before any further side effect. Exit 3.
+ */
+export class LockLostError extends RhemaError {
+  constructor(runDir: string, owner: RecordedOwner | null) {
+    const now = owner === null ? "its lock file was removed or replaced" : `another rhema run${describeOwner(owner)} took it over`;
+    super("lock_lost", `${runDir}: this run lost the run directory's lock — ${now} while this run was stalled (paused, stopped or suspended) ` +
+      "past the lock's stale limit; it stopped before starting anything more (no request, tool call, setup command or check), " +
+      "and the run holding the directory carries on with its tasks");
+  }
+}
+
+/** " (pid 12) on ci-7", or "" when nothing is known. */
+function describeOwner(owner: RecordedOwner | number | null): string {
+  const record = typeof owner === "number" ? { pid: owner, host: null } : owner;
+  return record === null ? "" : ` (pid ${record.pid})${record.host !== null ? ` on ${record.host}` : ""}`;
+}
+
+/** What the runner's side effects ask of the lock (passed down to tasks). */
+export interface LockGuard {
+  /** Aborted, its reason a `LockLostError`, once the lock is found another runner's. */
+  readonly lost: AbortSignal;
+  /**
+   * Resolves while the lock is still this runner's — read afresh, its heartbeat refreshed
+   * under the takeover guard when overdue; throws `LockLostError` (and aborts `lost`) otherwise.
+   */
+  confirm(): Promise<void>;
+}
+
+export interface RunLock extends LockGuard {
   /** Whether a stale lock (of a dead or vanished runner) was taken over. */
   tookOver: boolean;
   /** Stops the heartbeat and removes the lock, if it is still this runner's. */
   release(): Promise<void>;
 }
 
-export interface RunLockOptions {
+export interface RunLockOptions extends Partial<LockTiming> {
   /** Default: this machine's name. */
   host?: string;
-  heartbeatMs?: number;
-  staleMs?: number;
   /** How a pid is judged alive here; default /proc and kill(pid, 0). */
   probe?: (pid: number) => Promise<ProcessProbe>;
 }
@@ -66,55 +112,108 @@ export async function acquireRunLock(lockPath: string, pid: number, now: Date = 
   const runDir = dirname(lockPath);
   await guardOutput(runDir, "create", () => ensurePrivateDir(runDir));
   const host = options.host ?? thisHost();
-  const self: LockOwner = { host, pid, processStartTime: await processStartTime(pid), startedAt: now.toISOString() };
+  const pidScope = await currentPidScope();
+  const self: LockOwner = { host, pid, processStartTime: await processStartTime(pid), startedAt: now.toISOString(), pidScope };
   const probe = options.probe ?? probeProcess;
-  const staleMs = options.staleMs ?? LOCK_STALE_MS;
+  const timing: LockTiming = { staleMs: options.staleMs ?? DEFAULT_LOCK_TIMING.staleMs, heartbeatMs: options.heartbeatMs ?? DEFAULT_LOCK_TIMING.heartbeatMs };
   let last: RecordedOwner | null = null;
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-    if (await guardOutput(lockPath, "write", () => publishExclusive(lockPath, self))) return holdLock(lockPath, self, false, options);
+    if (await guardOutput(lockPath, "write", () => publishExclusive(lockPath, self))) return holdLock(lockPath, self, false, timing);
     const current = await readLock(lockPath);
     if (current === null) continue; // released meanwhile: try to create it again
     last = current.owner;
-    const facts = { owner: current.owner, heartbeatAgeMs: Date.now() - current.mtimeMs, host, staleMs, probe: current.owner ? await probe(current.owner.pid) : { alive: false, startTime: null } };
-    // A lock naming this very pid that is not in this format's record of us is an earlier process's.
-    const ours = current.owner !== null && current.owner.pid === pid && (current.owner.host === host || current.owner.host === null);
+    const comparable = current.owner !== null && pidComparable(current.owner, { host, pidScope });
+    const facts = {
+      owner: current.owner, heartbeatAgeMs: Date.now() - current.mtimeMs, host, pidScope, staleMs: timing.staleMs,
+      probe: current.owner && comparable ? await probe(current.owner.pid) : { alive: false, startTime: null },
+    };
+    // A lock naming this very pid (in this pid namespace) that is not this process's record is an earlier process's.
+    const ours = comparable && current.owner!.pid === pid;
     const verdict = ours && current.owner!.processStartTime === self.processStartTime && self.processStartTime !== null ? { kind: "held" as const }
       : ours ? { kind: "stale" as const } : judgeLock(facts);
-    if (verdict.kind === "held") throw new RunLockedError(runDir, current.owner);
-    if (await guardOutput(lockPath, "write", () => takeOver(lockPath, current, self))) return holdLock(lockPath, self, true, options);
-    await new Promise((r) => setTimeout(r, RETRY_MS)); // another taker is at work: judge again once it is done
+    if (verdict.kind === "held") throw new RunLockedError(runDir, current.owner, comparable ? undefined : { staleMs: timing.staleMs });
+    if (await guardOutput(lockPath, "write", () => takeOver(lockPath, current, self))) return holdLock(lockPath, self, true, timing);
+    await sleep(RETRY_MS); // another taker is at work: judge again once it is done
   }
   throw new RunLockedError(runDir, last);
 }
 
-function holdLock(path: string, self: LockOwner, tookOver: boolean, options: RunLockOptions): RunLock {
-  let held = true;
-  const beat = async (): Promise<void> => {
-    const current = await readLock(path).catch(() => null);
-    if (!current || !sameOwner(current.owner, self)) {
-      held = false; // taken over by another (our heartbeat stopped too long): never touch theirs
-      clearInterval(timer);
-      return;
-    }
-    const at = new Date();
-    await utimes(path, at, at).catch(() => {});
+function holdLock(path: string, self: LockOwner, tookOver: boolean, timing: LockTiming): RunLock {
+  const runDir = dirname(path);
+  const lost = new AbortController();
+  let released = false;
+  // Beats and confirmations run one at a time: two of this runner's own would contend for the guard.
+  let queue: Promise<unknown> = Promise.resolve();
+  const lose = (owner: RecordedOwner | null): never => {
+    clearInterval(timer);
+    if (!lost.signal.aborted) lost.abort(new LockLostError(runDir, owner));
+    throw lost.signal.reason;
   };
-  const timer = setInterval(() => void beat(), options.heartbeatMs ?? LOCK_HEARTBEAT_MS);
+  const check = async (): Promise<void> => {
+    if (lost.signal.aborted) throw lost.signal.reason;
+    const current = await readLock(path);
+    if (!current || !sameOwner(current.owner, self)) return lose(current?.owner ?? null);
+    if (Date.now() - current.mtimeMs <= timing.staleMs / 2) return touch(path);
+    const after = await refreshGuarded(path, self);
+    if (after !== "ours") return lose(after);
+  };
+  const confirm = (): Promise<void> => {
+    const run = queue.then(check);
+    queue = run.catch(() => undefined);
+    return run;
+  };
+  // A beat that cannot read the lock (a passing I/O error) leaves the verdict to the next beat or boundary.
+  const timer = setInterval(() => void confirm().catch(() => undefined), timing.heartbeatMs);
   timer.unref();
   return {
     tookOver,
+    lost: lost.signal,
+    confirm,
     release: async () => {
       clearInterval(timer);
-      if (!held) return;
-      held = false;
+      if (released || lost.signal.aborted) return;
+      released = true;
+      await queue;
       const current = await readLock(path);
       if (current && sameOwner(current.owner, self)) await guardOutput(path, "remove", () => rm(path, { force: true }));
     },
   };
 }
 
+/** Refreshes the heartbeat; a failure is left to the next beat (the lock is still ours). */
+async function touch(path: string): Promise<void> {
+  const at = new Date();
+  await utimes(path, at, at).catch(() => {});
+}
+
+/**
+ * The heartbeat of a lock that may look stale to a taker, refreshed under the takeover guard:
+ * "ours" when it is still this owner's (and now fresh), else the owner found (null: none, or
+ * unreadable). While a taker holds the guard this waits for it — it holds it for milliseconds,
+ * and a guard left by a dead taker goes stale (`TAKEOVER_GUARD_STALE_MS`).
+ */
+async function refreshGuarded(path: string, self: LockOwner): Promise<"ours" | RecordedOwner | null> {
+  const guard = `${path}.takeover`;
+  while (!(await guardOutput(path, "write", () => takeGuard(guard)))) await sleep(RETRY_MS);
+  try {
+    const current = await readLock(path);
+    if (!current || !sameOwner(current.owner, self)) return current?.owner ?? null;
+    await touch(path);
+    return "ours";
+  } finally {
+    await rm(guard, { force: true });
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
 function sameOwner(owner: RecordedOwner | null, self: LockOwner): boolean {
-  return owner !== null && owner.host === self.host && owner.pid === self.pid && owner.startedAt === self.startedAt && owner.processStartTime === self.processStartTime;
+  if (owner === null || !("pidScope" in owner)) return false;
+  const [theirs, ours] = [owner.pidScope ?? null, self.pidScope ?? null];
+  const sameScope = theirs === null || ours === null ? theirs === ours : theirs.bootId === ours.bootId && theirs.pidNamespace === ours.pidNamespace;
+  return owner.host === self.host && owner.pid === self.pid && owner.startedAt === self.startedAt && owner.processStartTime === self.processStartTime && sameScope;
 }
 
 /** Publishes `owner` as the lock if there is none; false when a lock exists. */

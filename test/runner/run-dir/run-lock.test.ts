@@ -1,15 +1,17 @@
 /**
- * The run directory's lock: exclusive while its owner lives (host, pid, start time, a heartbeat),
- * taken over once it is gone — its pid dead or now another process, or its heartbeat too old.
+ * The run directory's lock: exclusive while its owner lives (host, pid, start time, the pid's
+ * boot and namespace, a heartbeat), taken over once it is gone — its pid dead or now another
+ * process (only where that pid can be looked at: the same pid namespace on the same boot), or
+ * its heartbeat too old; and a holder that finds its lock taken stops (lock-loss tests).
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { readFile, readdir, stat, utimes, writeFile } from "node:fs/promises";
+import { readFile, readdir, readlink, stat, utimes, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { compiled } from "../../support/paths.js";
-import { processStartTime } from "../../../src/runner/run-dir/lock-owner.js";
+import { currentPidScope, processStartTime } from "../../../src/runner/run-dir/lock-owner.js";
 import { OutputError } from "../../../src/core/errors.js";
 import { RunLockedError, acquireRunLock as acquireLockFile } from "../../../src/runner/run-dir/run-lock.js";
 import { RunDir } from "../../../src/runner/run-dir/run-dir.js";
@@ -43,7 +45,12 @@ test("creates the lock file with the owner's host, pid, process start time and s
   const path = join(runDir, LOCK_FILE);
   const startTime = await processStartTime(process.pid);
   assert.ok(startTime !== null && startTime > 0, "this machine has /proc");
-  assert.deepEqual(JSON.parse(await readFile(path, "utf8")), { host: hostname(), pid: process.pid, processStartTime: startTime, startedAt: "2026-03-04T05:06:07.000Z" });
+  const pidScope = {
+    bootId: (await readFile("/proc/sys/kernel/random/boot_id", "utf8")).trim(),
+    pidNamespace: await readlink("/proc/self/ns/pid"),
+  };
+  assert.match(pidScope.pidNamespace, /^pid:\[\d+\]$/);
+  assert.deepEqual(JSON.parse(await readFile(path, "utf8")), { host: hostname(), pid: process.pid, processStartTime: startTime, startedAt: "2026-03-04T05:06:07.000Z", pidScope });
   assert.equal((await stat(path)).mode & 0o777, 0o600);
   assert.equal((await stat(runDir)).mode & 0o777, 0o700);
 });
@@ -79,15 +86,48 @@ for (const [what, text] of [["an empty", ""], ["a torn", '{"pid": 12'], ["a pid-
   });
 }
 
-test("a lock with this pid that an earlier process left (older format, or another start time) is taken over, not a dead end", async (t) => {
-  for (const owner of [{ pid: process.pid, startedAt: "x" }, { host: hostname(), pid: process.pid, processStartTime: 1, startedAt: "x" }]) {
+test("a lock with this pid that an earlier process of this pid namespace left (another start time) is taken over, not a dead end", async (t) => {
+  const runDir = await tempDir(t);
+  const pidScope = await currentPidScope();
+  await writeFile(join(runDir, LOCK_FILE), JSON.stringify({ host: hostname(), pid: process.pid, processStartTime: 1, startedAt: "x", pidScope }));
+  const again = await acquireRunLock(runDir, process.pid, NOW);
+  assert.equal(again.tookOver, true);
+  await again.release();
+});
+
+test("a lock that does not say which pid namespace its pid is of (an older rhema's) is judged by its heartbeat alone, even with this pid", async (t) => {
+  for (const owner of [{ pid: process.pid, startedAt: "x" }, { host: hostname(), pid: process.pid, processStartTime: 1, startedAt: "x" }, { host: hostname(), pid: 1, processStartTime: 1, startedAt: "x" }]) {
     const runDir = await tempDir(t);
-    await writeFile(join(runDir, LOCK_FILE), JSON.stringify(owner));
+    const path = join(runDir, LOCK_FILE);
+    await writeFile(path, JSON.stringify(owner));
+    await assert.rejects(acquireRunLock(runDir, process.pid, NOW), (err: unknown) =>
+      err instanceof RunLockedError && err.message.includes(`(pid ${owner.pid})`) && err.message.includes("taken over only once its heartbeat is 30 s old"));
+    const old = new Date(Date.now() - 31_000);
+    await utimes(path, old, old);
     const again = await acquireRunLock(runDir, process.pid, NOW);
-    assert.equal(again.tookOver, true);
+    assert.equal(again.tookOver, true, JSON.stringify(owner));
     await again.release();
   }
 });
+
+for (const [what, differs] of [["another pid namespace (a container, unshare -p)", { pidNamespace: "pid:[1]" }], ["another boot", { bootId: "00000000-0000-0000-0000-000000000000" }]] as const) {
+  test(`a lock of a pid in ${what}, same host name, is not judged by that pid here: only its heartbeat frees it`, async (t) => {
+    const runDir = await tempDir(t);
+    const path = join(runDir, LOCK_FILE);
+    const pidScope = { ...(await currentPidScope())!, ...differs };
+    // Its pid is dead here, and pid 1 is alive here with another start time: neither says anything about the owner.
+    for (const pid of [await deadPid(), 1, process.pid]) {
+      await writeFile(path, JSON.stringify({ host: hostname(), pid, processStartTime: 5, startedAt: NOW.toISOString(), pidScope }));
+      await assert.rejects(acquireRunLock(runDir, process.pid, NOW), (err: unknown) =>
+        err instanceof RunLockedError && err.message.includes(`(pid ${pid}) on ${hostname()}`) && err.message.includes("another pid namespace"));
+    }
+    const old = new Date(Date.now() - 31_000);
+    await utimes(path, old, old);
+    const lock = await acquireRunLock(runDir, process.pid, NOW);
+    assert.equal(lock.tookOver, true);
+    await lock.release();
+  });
+}
 
 test("a lock this very process holds is refused", async (t) => {
   const runDir = await tempDir(t);
@@ -96,13 +136,14 @@ test("a lock this very process holds is refused", async (t) => {
   await lock.release();
 });
 
-test("a lock with the pid of a live unrelated process and another start time is taken over (a run directory restored into a new container)", async (t) => {
+test("a lock of this pid namespace with the pid of a live unrelated process and another start time is taken over (the pid was reused)", async (t) => {
   const runDir = await tempDir(t);
   const live = livePid(t);
   const start = await processStartTime(live);
   assert.ok(start !== null);
+  const pidScope = await currentPidScope();
   for (const pid of [1, live]) {
-    await writeFile(join(runDir, LOCK_FILE), JSON.stringify({ host: hostname(), pid, processStartTime: start + 12345, startedAt: NOW.toISOString() }));
+    await writeFile(join(runDir, LOCK_FILE), JSON.stringify({ host: hostname(), pid, processStartTime: start + 12345, startedAt: NOW.toISOString(), pidScope }));
     const lock = await acquireRunLock(runDir, process.pid, NOW);
     assert.equal(lock.tookOver, true, `pid ${pid}`);
     await lock.release();
