@@ -53,11 +53,9 @@ function finishChecks(state: AnalysisState): void {
   }
   // `declare -i x` makes every assignment to x arithmetic: text the line gives x (`read x`, `x=…`, `for x in`) is code.
   for (const [name, owner] of state.integers) {
-    if (!state.otherwiseSet.has(name) && !state.tainted.has(name)) continue;
-    const command = state.result.commands[owner];
-    if (command !== undefined) {
-      command.unjudgeable ??= `\`${command.text.slice(0, 60)}\` makes \`${name}\` an integer, so bash evaluates the text the line assigns it as arithmetic, which can run commands`;
-    }
+    if (!state.tainted.has(name)) continue;
+    const text = state.result.commands[owner]?.text ?? name;
+    state.result.blockers.push(`\`${text.slice(0, 60)}\` makes \`${name}\` an integer, so bash evaluates the text the line assigns it as arithmetic, which can run commands`);
   }
 }
 

@@ -199,7 +199,7 @@ export async function resolveShellPaths(analysis: ShellAnalysis, workspace: stri
     if (trees.has(key)) continue;
     const inside = (paths.get(pathKey(file.target.value, file.cwd)) ?? []).flatMap((o) => (o.kind === "inside" ? [o.path] : []));
     const follow = file.tree === "follow" || file.tree === "entries";
-    trees.set(key, await walkTree(workspace, inside, follow, budget, options.interest, file.tree === "entries" ? 1 : Infinity));
+    trees.set(key, await walkTree(workspace, inside, follow, budget, options.interest, file.tree === "entries"));
   }
   const programs = new Map<string, string>();
   for (const command of analysis.commands) {

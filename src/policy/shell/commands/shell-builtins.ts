@@ -58,7 +58,11 @@ function empty(): BuiltinEffects {
   return { unjudgeable: null, mustName: [], laterScripts: [], taints: [], nameWords: [], arithmeticTexts: [], reparsed: [], integers: [], movesCwd: false };
 }
 
-/** A variable-name operand: a subscript other than a plain index is arithmetic, which can run commands. */
+/**
+ * A variable-name operand: a subscript other than a plain index is arithmetic, which can run
+ * commands — the name is walked as the arithmetic bash evaluates (what it runs is judged) and,
+ * since only a rule naming it may allow such a name, it is unjudgeable too.
+ */
 function checkName(word: ShellWord, effects: BuiltinEffects, builtin: string): void {
   if (word.kind !== "literal") {
     effects.nameWords.push(word);
@@ -69,7 +73,14 @@ function checkName(word: ShellWord, effects: BuiltinEffects, builtin: string): v
     effects.taints.push(name.replace(/\[.*$/, ""));
     return;
   }
+  arithmetic(effects, name);
   effects.unjudgeable ??= `\`${builtin} ${word.raw}\`: bash evaluates the subscript in \`${name}\` as arithmetic, which can run commands`;
+}
+
+/** Text bash evaluates as arithmetic: checked (`arithmeticTexts`) and walked for the commands its subscripts run. */
+function arithmetic(effects: BuiltinEffects, text: string): void {
+  effects.arithmeticTexts.push(text);
+  if (/[[$`]/.test(text)) effects.reparsed.push(`(( ${text} ))`);
 }
 
 /** Operands after options; `withValue` letters take the next word, given to `onValue`. */
@@ -140,7 +151,7 @@ function readDeclaration(argv: readonly ShellWord[], effects: BuiltinEffects): v
       effects.unjudgeable ??= `\`${builtin} ${variable}=…\` sets a variable that makes bash or other programs run code`;
       effects.mustName.push(`${variable}=`);
     }
-    if (integer) effects.arithmeticTexts.push(value);
+    if (integer) arithmetic(effects, value);
   }
   // An integer variable holds the number its text evaluated to, never the text.
   effects.taints = effects.taints.filter((t) => !effects.integers.includes(t));
@@ -193,7 +204,7 @@ const BUILTINS: Readonly<Record<string, Reader>> = {
   },
   wait: (argv, effects) => { operandsAfterOptions(argv, "p", (_l, word) => checkName(word, effects, "wait -p")); },
   unset: (argv, effects) => { for (const word of operandsAfterOptions(argv, "")) if (!hasFlag(argv, "f")) checkName(word, effects, "unset"); },
-  let: (argv, effects) => { effects.arithmeticTexts.push(...argv.slice(1).map((w) => (w.kind === "literal" ? w.value : w.raw))); },
+  let: (argv, effects) => { for (const w of argv.slice(1)) if (w.kind === "literal") arithmetic(effects, w.value); else effects.arithmeticTexts.push(w.raw); },
   declare: readDeclaration,
   typeset: readDeclaration,
   local: readDeclaration,

@@ -92,24 +92,17 @@ function relativeInside(workspace: string, absolute: string): string | null {
  * whole reads. `follow`: links inside are followed (their targets listed, outside ones noted).
  * With `interest`, only denied paths are listed, folders that cannot hold one are skipped (unless
  * links are followed), and the walk stops at the first denied path or way out. `budget.entries`
- * bounds the total across one decision. `depth` bounds how many folders down entries are read:
- * 1 reads only the starts' own entries (`ls -L dir` looks at each through its link, no deeper).
+ * bounds the total across one decision. `linkedEntries`: only the starts' own entries are looked
+ * at, and of those only what their links lead to is listed (`ls -L dir` stats each entry
+ * through its link, no deeper; the plain entries are the names `ls dir` lists anyway).
  */
 export async function walkTree(
-  workspace: string, starts: readonly string[], follow: boolean, budget: { entries: number }, interest?: TreeInterest, depth = Infinity,
+  workspace: string, starts: readonly string[], follow: boolean, budget: { entries: number }, interest?: TreeInterest, linkedEntries = false,
 ): Promise<TreeFacts> {
   const entries: string[] = [];
   const outside: string[] = [];
   const visited = new Set<string>();
   const queue = starts.map((s) => join(workspace, s));
-  /** How many folders below a start each queued folder is. */
-  const level = new Map<string, number>(queue.map((dir) => [dir, 0]));
-  const descend = (from: string, to: string): boolean => {
-    const next = (level.get(from) ?? 0) + 1;
-    if (next >= depth) return false;
-    if (!level.has(to)) level.set(to, next);
-    return true;
-  };
   const done = (complete: boolean): TreeFacts => ({ kind: "walked", entries, outside, complete });
   /** Notes a path read; true when the walk can stop (a denied path found). */
   const note = (path: string): boolean => {
@@ -137,17 +130,16 @@ export async function walkTree(
     for (const child of children) {
       if (--budget.entries < 0) return done(false);
       const path = join(dir, child.name);
-      if (child.isDirectory()) {
-        if (descend(dir, path)) queue.push(path);
-        else if (note(relativeInside(workspace, path) ?? path)) return done(true);
-      } else if (child.isSymbolicLink() && follow) {
+      if (linkedEntries && !child.isSymbolicLink()) continue;
+      if (child.isDirectory()) queue.push(path);
+      else if (child.isSymbolicLink() && follow) {
         const target = await realpathOrNull(path);
         if (target === null) continue;
         const inside = relativeInside(workspace, target);
         if (inside === null) {
           outside.push(target);
           if (interest !== undefined) return done(true);
-        } else if ((await lstat(target).catch(() => null))?.isDirectory() && descend(dir, target)) queue.push(target);
+        } else if (!linkedEntries && (await lstat(target).catch(() => null))?.isDirectory()) queue.push(target);
         else if (note(inside)) return done(true);
       } else if (note(relativeInside(workspace, path) ?? path)) return done(true);
     }

@@ -298,8 +298,14 @@ function nameTest(node: Node, state: AnalysisState): void {
   const operand = node.namedChildren.at(-1);
   if (operand === null || operand === undefined) return;
   const word = readWord(operand);
-  if (word.kind === "literal") pendArithmetic(state, [], word.value.includes("[") ? [word.value] : [], node.text);
-  else state.pending.push({ names: [], texts: [], nameWords: [word], owner: null, where: `\`${node.text.slice(0, 60)}\`` });
+  if (word.kind !== "literal" && word.kind !== "glob") {
+    state.pending.push({ names: [], texts: [], nameWords: [word], owner: null, where: `\`${node.text.slice(0, 60)}\`` });
+    return;
+  }
+  // `a[1]` reads as a glob to the grammar; only a subscript other than a plain index is evaluated.
+  const subscript = /^[A-Za-z_][A-Za-z0-9_]*\[(.*)\]$/s.exec(word.value)?.[1];
+  if (subscript !== undefined && !/^\d*$/.test(subscript)) pendArithmetic(state, [], [subscript], node.text);
+  else if (subscript === undefined && word.value.includes("[")) pendArithmetic(state, [], [word.value], node.text);
 }
 
 /** An unquoted here-document body, parsed again as the double-quoted string bash expands it as. */
