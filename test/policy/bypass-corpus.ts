@@ -55,6 +55,38 @@ const STRING_WRAPPERS = ["flock /tmp/l -c", "flock -c", "su -c", "su root -c", "
 
 const denyUnderAllow = (commands: readonly string[]): Row[] => commands.map((c) => [c, D] as const);
 
+/** The builtins that declare variables, each as a compound array assignment could reach bash through it. */
+const DECLARERS = ["declare -a", "declare -A", "declare", "declare -ga", "declare -ax", "declare --", "local -a", "local", "typeset -a",
+  "typeset -A", "readonly -a", "export", "builtin declare -a", "command local -a", "builtin typeset"];
+
+/**
+ * Compound array assignments written as one string (quoted, escaped, built from pieces): the
+ * grammar sees a plain word, bash parses it again, expanding each word and evaluating each
+ * `[KEY]=` subscript — every one hides a denied command.
+ */
+const REPARSED_COMPOUNDS = ["'x=([$(rm -f victim)]=1)'", "'x=($(rm y))'", "\"x=([\\$(rm y)]=1)\"", "x='([$(rm y)]=1)'", "x=\"(\\$(rm y))\"",
+  "x=\\(\\$\\(rm\\ y\\)\\)", "'x=(`rm y`)'", "'x+=([1]=$(git push))'", "'x=([k]=$(curl u))'", "'x=(['\"\\$(rm y)\"']=1)'",
+  "'x=(${a[$(rm y)]})'", "'x=($((a[$(rm y)])))'", "'x=(<(rm y))'", "'x=([$((1+$(rm y)))]=1)'", "'x=(a [2]=\"$(rm y)\")'",
+  "'x=([a[$(rm y)]]=1)'", "'x=(\"$(git push origin)\")'", "'y=(1)' 'x=($(rm y))'"];
+
+/** Every other place bash evaluates a subscript or arithmetic, or expands text a second time. */
+const SUBSCRIPTS_AND_REPARSES = [
+  "(( a[$(rm y)] ))", "(( a['$(rm y)'] ))", "(( a[b[$(rm y)]] ))", "echo $(( a[$(rm y)] ))", "echo $[ a[$(rm y)] ]", "let 'a[$(rm y)]=1'",
+  "let a[$(rm y)]=1", "let \"x=a[\\$(rm y)]\"", "[[ -v a[$(rm y)] ]]", "[[ -v 'a[$(rm y)]' ]]", "unset 'a[$(rm y)]'", "unset -v \"a[\\$(rm y)]\"",
+  "printf -v 'a[$(rm y)]' x", "read 'a[$(rm y)]' <<< 1", "read -a 'a[$(rm y)]' <<< 1", "echo ${a[$(rm y)]}", "echo \"${a[$(rm y)]}\"",
+  "echo ${a[${b[$(rm y)]}]}", "echo ${#a[$(rm y)]}", "a[$(rm y)]=1", "a['$(rm y)']=1", "test -v 'a[$(rm y)]'", "[ -v 'a[$(rm y)]' ]",
+  "mapfile 'a[$(rm y)]' < f", "readarray -t 'a[$(rm y)]' < f", "echo ${x:$(rm y):1}", "echo ${x:0:$(rm y)}", "echo ${!a[$(rm y)]}",
+  "x=([$(rm y)]=1)", "declare -a m=(['a[$(rm y)]']=1)", "declare -a x=([$(rm y)]=1)", "k='a[$(rm y)]'; x=([k]=1)",
+  "k='a[$(rm y)]'; declare -a \"x=([k]=1)\"", "declare -ai 'x=(a[$(rm y)])'", "for ((i=a[$(rm y)]; i<1; i++)); do :; done",
+  "compgen -W '$(rm y)'", "compgen -W '`git push`' x", "compgen -A file -W 'a $(curl u)'", "compgen -W \"$(cat f)\"",
+  "echo x >&'$(rm y)'", "echo x >&'a[$(rm y)]'", "echo x >&\"\\$(git push)\"", "echo x >&$(cat f)",
+  "declare -i x; read x <<< 'a[$(rm y)]'", "declare -i x; printf -v x 'a[$(rm y)]'", "declare -i x; for x in 'a[$(rm y)]'; do :; done",
+  "declare -i x; declare x='a[$(rm y)]'", "typeset -i x; x+='a[$(rm y)]'", "local -i x; read x < f", "declare -i x; export x='a[$(rm y)]'",
+  "declare -i x; readonly x='a[$(rm y)]'", "declare -i x; : ${x:='a[$(rm y)]'}", "declare -ia x; read -a x < f",
+  "eval \"declare -a 'x=(\\$(rm y))'\"", "bash -c \"declare -a 'x=(\\$(rm y))'\"", "sudo bash -c \"local -a 'x=([\\$(rm y)]=1)'\"",
+  "f() { local -a 'x=($(rm y))'; }; f", "declare -a 'x=(a'",
+];
+
 export const BYPASS_DENY_CORPUS: readonly CorpusCase[] = [
   ...group("a here-document body cannot hide a command", HEREDOC_READERS.flatMap((reader) =>
     // Arithmetic on a command's output is refused before the command itself is looked at.
@@ -157,6 +189,17 @@ export const BYPASS_ALLOW_CORPUS: readonly CorpusCase[] = [
     "[[ -v 'a[$(rm x)]' ]]", "read x < f; echo $(( x + 1 ))", "echo ${v:=a[\\$(rm x)]}; echo $((v))",
     "echo $(( $(cat f) + 1 ))", "[[ $(cat f) -eq 1 ]]", "echo ${a[$(cat f)]}", "echo $(( `cat f` ))", "(( $(cat f) ))",
   ])),
+  ...group("a compound array assignment in a string is parsed again by bash", DECLARERS.flatMap((d) => REPARSED_COMPOUNDS.map((c): Row => [`${d} ${c}`, D]))),
+  ...group("every subscript, arithmetic text and second expansion is code", denyUnderAllow(SUBSCRIPTS_AND_REPARSES)),
+  ...group("arrays, subscripts and arithmetic that run nothing stay allowed", [
+    ["declare -a x=(1 2)", A], ["declare -a 'x=(1 2)'", A], ["declare -A m=([a]=1 [b]=2)", A], ["declare -A 'm=([a]=1 [b]=2)'", A],
+    ["local -a x=([0]=a [1]=b)", A], ["typeset -a \"x=($HOME)\"", A], ["export 'x=(a b)'", A], ["declare -a x=([$i]=1)", A],
+    ["declare -a 'x=([${i}]=1)'", A], ["declare -a 'x=([$((i+1))]=1)'", A], ["declare -a 'x=($(echo hi))'", A], ["declare -a 'x=(a); rm y'", A],
+    ["echo ${a[1]}", A], ["echo ${a[i]}", A], ["echo ${a[@]} ${#a[*]}", A], ["(( i++ ))", A], ["(( a[1] + 2 ))", A], ["let 'i=1+2'", A],
+    ["[[ -v a[1] ]]", A], ["unset 'a[1]'", A], ["printf -v 'a[1]' x", A], ["read 'a[1]' <<< 1", A], ["test -v 'a[2]'", A],
+    ["declare -i n=0; echo $n", A], ["local -i n=5", A], ["compgen -W 'a b c' a", A], ["echo x >&2", A], ["echo x >& out.txt", A],
+    ["echo ${x:1:2}", A],
+  ]),
   ...group("variables that make bash or programs run code", denyUnderAllow([
     "PROMPT_COMMAND='rm x'", "export PROMPT_COMMAND='rm x'", "export BASH_ENV=./evil.sh; bash -c true", "BASH_ENV=x.sh bash -c true",
     "ENV=x.sh sh -c true", "export ENV=/tmp/x", "declare -x BASH_ENV=x", "export PS4='$(rm x)'; set -x; ls", "readonly PATH=.",
@@ -232,6 +275,33 @@ rules:
 export const PUSH_CORPUS: readonly CorpusCase[] = BYPASS_ALLOW_CORPUS.filter((c) =>
   c.group.startsWith("git") || c.group.startsWith("a denied program") || c.group.startsWith("wrappers"));
 
+/**
+ * An allowlist that allows the builtins which make bash parse text again (`declare *`, `let *`,
+ * `compgen *`, …) and a few readers: what runs inside that text must be allowed on its own.
+ */
+export const REPARSE_POLICY_YAML = `version: 1
+default: deny
+rules:
+  - allow:                                                                                        # rule 1
+      shell: ["declare *", "local *", "typeset *", "readonly *", "export *", "let *", "unset *", "printf *", "read *",
+              "test *", "compgen *", "echo *", "ls *", "cat *", "git status"]
+  - deny: { shell: ["rm *"], reason: no deleting }                                                # rule 2
+`;
+
+/** Under REPARSE_POLICY_YAML: the commands inside a reparsed text are judged like any other. */
+export const REPARSE_CORPUS: readonly CorpusCase[] = [
+  ...group("an allowlist sees the commands inside a compound assignment bash parses again", DECLARERS.flatMap((d): Row[] => [
+    [`${d} 'x=($(rm y))'`, D, "rule 2"], [`${d} 'x=($(curl u))'`, D, DEFAULT], [`${d} "x=(\\$(git push))"`, D, DEFAULT],
+    [`${d} x='(\`wget u\`)'`, D, DEFAULT], [`${d} 'x=($(ls) $(git status))'`, A], [`${d} 'x=(a b)'`, A],
+  ])),
+  ...group("an allowlist sees what a subscript or second expansion runs", [
+    ["declare -a 'x=([$(ls)]=1)'", D, SHELL], ["declare -A 'x=([k]=$(curl u))'", D, DEFAULT], ["compgen -W '$(curl u)'", D, DEFAULT],
+    ["compgen -W '$(ls)'", A], ["echo x >&'$(curl u)'", D, DEFAULT], ["let 'a[$(ls)]=1'", D, SHELL], ["unset 'a[$(ls)]'", D, SHELL],
+    ["printf -v 'a[$(ls)]' x", D, SHELL], ["read 'a[$(ls)]' < f", D, SHELL], ["test -v 'a[$(ls)]'", D, SHELL], ["echo ${a[$(ls)]}", D, SHELL],
+    ["declare -i n; read n < f", D, SHELL], ["declare -i n=1", A], ["let 'n=1+2'", A], ["unset 'a[1]'", A], ["echo ${a[2]}", A],
+  ]),
+];
+
 /** A policy that allows writing commands by name, writing only under src/ and test/. */
 export const WRITE_POLICY_YAML = `version: 1
 default: deny
@@ -276,15 +346,34 @@ export const WRITE_CORPUS: readonly CorpusCase[] = [
  * Decided on a real workspace (links resolved, folders walked), under DISK_POLICY_YAML. The
  * fixture: ws/{README.md, .env, .github/workflows/ci.yml, src/a.ts, clean/b.ts, far/c.ts}, with
  * links src/out and far/out → a folder outside, src/file and far/file → a file outside,
- * src/envlink → .env, src/gh → .github; clean/ holds no link and nothing denied.
+ * src/envlink → .env, src/gh → .github; clean/ holds no link and nothing denied; inner/ and
+ * src/ok/ hold links that stay inside (→ clean/, clean/b.ts); deep/sub/out leads out two
+ * folders down.
  */
 export const DISK_POLICY_YAML = `version: 1
 default: deny
 rules:
   - allow: { tools: [write_file, edit_file], paths: ["src/**"] }                                   # rule 1
-  - allow: { shell: ["cat *", "grep *", "ls *", "find *", "rg *", "git diff *", "git log *", "cp *", "head *", "du *", "tar *", "wc *"] }  # rule 2
+  - allow: { shell: ["cat *", "grep *", "ls *", "find *", "rg *", "git diff *", "git log *", "cp *", "head *", "du *", "tar *", "wc *",
+                     "stat *", "file *", "diff *", "zip *", "scp *", "rsync *", "chmod *", "chown *", "chgrp *", "setfacl *", "tree *"] }  # rule 2
   - deny: { paths: [".github/**", "**/.env"] }                                                     # rule 3
 `;
+
+/**
+ * Commands whose options follow the links of their operands (or of what the operands hold), DIR
+ * standing for a folder: far/ (links out: denied) or inner/ (links that stay inside: allowed).
+ */
+const FOLLOWING_READS = ["ls -L DIR", "ls --dereference DIR", "ls -lL DIR", "ls -Ll DIR", "ls -aL DIR", "ls -LR DIR", "ls -L1 DIR",
+  "du -L DIR", "du --dereference DIR", "cp -rL DIR src/x", "cp -a -L DIR src/x", "cp -R --dereference DIR src/x", "tar -chf src/a.tar DIR",
+  "tar --dereference -cf src/a.tar DIR", "tar -c -h -f src/a.tar DIR", "find -L DIR", "find -L DIR -maxdepth 1", "find DIR -follow",
+  "diff -r DIR clean",
+  "diff -r clean DIR", "diff --recursive DIR clean", "zip -r src/a.zip DIR", "scp -r DIR h:", "rsync -aL DIR/ src/x",
+  "rsync -a --copy-links DIR/ src/x", "rsync -a --copy-unsafe-links DIR/ src/x", "rsync -ak DIR/ src/x", "rsync -a --copy-dirlinks DIR/ src/x",
+  "tree -l DIR", "grep -R x DIR", "rg -L x DIR", "cat DIR/*", "stat -L DIR/*", "file -L DIR/*", "wc -c DIR/*"];
+
+/** Commands that change what is under a folder through its links with `-L`: DIR is far/ (denied) or src/ok/ (allowed). */
+const FOLLOWING_CHANGES = ["chmod -R -L 644 DIR", "chmod -RL 644 DIR", "chmod -LR u+x DIR", "chown -R -L 0 DIR", "chown -RL 0:0 DIR",
+  "chgrp -RL 0 DIR", "setfacl -R -L -m u:0:r DIR", "setfacl -RL -x u:0 DIR"];
 
 export const DISK_CORPUS: readonly CorpusCase[] = [
   ...group("reads through a link that leaves the workspace, by commands that follow links", [
@@ -300,6 +389,23 @@ export const DISK_CORPUS: readonly CorpusCase[] = [
     ["cat src/envlink", D, "rule 3"], ["cat src/e*", D, "rule 3"], ["cat src/gh/workflows/ci.yml", D, "rule 3"], ["ls src/gh", D, "rule 3"],
     ["cp src/envlink clean/x", D, "rule 3"], ["grep -R x src", D], ["cat src/{a.ts,envlink}", D, "rule 3"], ["head < src/envlink", D, "rule 3"],
     ["grep -r x .", D, "rule 3"], ["grep -r x src/gh", D, "rule 3"],
+  ]),
+  ...group("an option that follows the operands' links is judged by where they lead", [
+    ...FOLLOWING_READS.map((c): Row => [c.replaceAll("DIR", "far"), D, BOUNDARY]),
+    ...FOLLOWING_READS.map((c): Row => [c.replaceAll("DIR", "inner"), A]),
+    ...FOLLOWING_CHANGES.map((c): Row => [c.replaceAll("DIR", "far"), D, BOUNDARY]),
+    ...FOLLOWING_CHANGES.map((c): Row => [c.replaceAll("DIR", "src/ok"), A]),
+    ["ls -L far clean", D, BOUNDARY], ["cd far && ls -L", D, BOUNDARY], ["cd far; ls -lL", D, BOUNDARY], ["ls -L -- far", D, BOUNDARY],
+    ["ls -L src", D], ["ls -La src", D], ["ls -L far/out", D, BOUNDARY], ["ls -H far/out", D, BOUNDARY],
+    ["ls --dereference-command-line far/out", D, BOUNDARY], ["stat -L far/file", D, BOUNDARY], ["stat --dereference far/out", D, BOUNDARY],
+    ["file -L far/file", D, BOUNDARY], ["file --dereference far/file", D, BOUNDARY], ["du -D far/out", D, BOUNDARY], ["du -H far/out", D, BOUNDARY],
+    ["du --dereference-args far/out", D, BOUNDARY], ["cp -L far/file src/x", D, BOUNDARY], ["cp --dereference far/file src/x", D, BOUNDARY],
+    ["cp -HR far/out src/x", D, BOUNDARY], ["find -H far/out", D, BOUNDARY], ["chmod 644 far/file", D, BOUNDARY],
+    ["grep -r x far; grep -R x far", D, BOUNDARY], ["grep -R x far; grep -r x far", D, BOUNDARY], ["ls far; ls -L far", D, BOUNDARY],
+    ["ls -L src/envlink", D, "rule 3"], ["ls -L src/ok", A],
+    ["ls -L deep", A], ["ls -L clean", A], ["ls -L", A], ["ls -Ld far", A], ["ls -l far", A], ["ls -H far", A], ["du -H far", A],
+    ["stat -L far", A], ["diff -r --no-dereference far clean", A], ["zip -ry src/a.zip far", A], ["chmod -R 644 src/ok", A],
+    ["rsync -a far/ src/x", A], ["cp -r far src/x", A],
   ]),
   ...group("on disk a folder is judged by what it holds", [
     ["grep -r x clean", A], ["grep -rn x src", A], ["rg x clean", A], ["rg x src", A], ["find clean -exec cat {} \\;", A],

@@ -26,11 +26,16 @@
  *   expand to (`cat .e*` meets `**\/.env`), a folder read whole (`grep -r`, `find -exec`, `cp
  *   -r`) by what it holds on disk or could hold by text, a run-time operand of a file command as
  *   any path. No file read or written lies outside the workspace, through `..`, `~` or a link a
- *   command follows, and no redirection opens `/dev/tcp`. In a rule with both `shell` and
+ *   command follows (`ls -L dir` looks through the links among dir's entries; `diff -r`, `zip -r`
+ *   and `scp -r` follow the links in a tree unless told not to; `chmod -R -L` changes what they
+ *   lead to), and no redirection opens `/dev/tcp`. In a rule with both `shell` and
  *   `paths`, every operand of the matched command must lie under the paths (a glob operand by
  *   the folder it expands in; no operand means the directory it runs in); such a rule grants
  *   the files the command writes as operands (`tee`), never the shell's redirections. A command
- *   or process substitution is allowed when every command inside it is. Constructs that cannot
+ *   or process substitution is allowed when every command inside it is — so is text bash parses
+ *   and expands again (`declare -a 'x=([$(cmd)]=1)'`, a subscript or arithmetic text given to a
+ *   builtin, `compgen -W 'WORDS'`, the target of `>&WORD`): what it runs is judged like any
+ *   command, and arithmetic on a command's output is denied. Constructs that cannot
  *   be judged statically — a dynamic command name, an environment prefix, a dynamic
  *   redirection target, a relative write after an unknowable `cd`, a shell reading commands
  *   from its input, builtins that keep text to run later (`alias`, `hash -p`; a literal `trap`

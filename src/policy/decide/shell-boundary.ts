@@ -8,7 +8,7 @@
 import { isOutsideWorkspace } from "./policy-decision.js";
 import { type PolicyDecision, SHELL_ANALYSIS, WORKSPACE_BOUNDARY } from "./policy-decision.js";
 import type { ShellFileAccess } from "../shell/shell-model.js";
-import { argumentPathTexts, pathKey, pathOutcomes } from "../shell/shell-paths.js";
+import { argumentPathTexts, pathOutcomes, treeKey } from "../shell/shell-paths.js";
 import { filesArePrecise } from "../shell/commands/file-command-table.js";
 import { INERT_COMMANDS } from "../shell/commands/shell-programs.js";
 import { commandName } from "../shell/commands/shell-wrappers.js";
@@ -43,7 +43,7 @@ function fileProblem(ctx: ShellContext, file: ShellFileAccess): PolicyDecision |
   const problem = shapeProblem(ctx, file, operandShape(ctx.facts, file.target, file.cwd));
   if (problem !== null) return problem;
   if (file.tree !== null && file.target.kind === "literal") {
-    const tree = ctx.facts.trees.get(pathKey(file.target.value, file.cwd));
+    const tree = ctx.facts.trees.get(treeKey(file));
     if (tree?.kind === "walked" && tree.outside.length > 0) {
       return deny(WORKSPACE_BOUNDARY, `\`${shown(file.text)}\` follows a link out of the workspace, to \`${tree.outside[0]}\``);
     }

@@ -11,7 +11,7 @@ import type { PolicyRule } from "../file/policy-model.js";
 import { filesArePrecise } from "../shell/commands/file-command-table.js";
 import { readGit } from "../shell/commands/git-command.js";
 import type { ShellFileAccess, SimpleCommand } from "../shell/shell-model.js";
-import { argumentPathTexts, pathKey, pathOutcomes } from "../shell/shell-paths.js";
+import { argumentPathTexts, pathOutcomes, treeKey } from "../shell/shell-paths.js";
 import { patternDenies } from "../shell/shell-pattern.js";
 import { type ShellWord, literalWord } from "../shell/grammar/shell-words.js";
 import { folderCouldHold, operandShape, shapeMatch } from "./operand-shape.js";
@@ -113,7 +113,7 @@ function pathDenyHit(rule: PolicyRule, ctx: ShellContext, coversShell: boolean):
 /** For a folder taken whole: a path under it the rule matches (on disk), or one it could hold (by text). */
 function treeHit(ctx: ShellContext, file: ShellFileAccess, match: (p: string) => boolean, globs: readonly string[]): string | null {
   if (file.tree === null || (file.tree === "names" && file.access === "read") || file.target.kind !== "literal") return null;
-  const walked = ctx.facts.trees.get(pathKey(file.target.value, file.cwd));
+  const walked = ctx.facts.trees.get(treeKey(file));
   if (file.tree !== "incoming" && walked?.kind === "walked") {
     const found = walked.entries.find(match);
     if (found !== undefined) return found;

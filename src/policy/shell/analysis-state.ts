@@ -41,8 +41,16 @@ export interface AnalysisState {
   otherwiseSet: Set<string>;
   pending: PendingCheck[];
   widen: WidenRange[];
+  /** Variables a declaration gave the integer attribute (`declare -i x`): every later assignment to them is arithmetic. */
+  integers: Map<string, number>;
   /** Walks a nested script (`bash -c`, `eval`, a trap action) into `state` from `cwd`; returns where it leaves the shell. */
   walkScript(source: string, state: AnalysisState, cwd: CwdSet): CwdFlow;
+  /**
+   * Walks text bash parses again as words (`declare -a 'x=(…)'`, the word of `>&WORD`) for what
+   * expanding it runs — substitutions, arithmetic — without recording it as a command; false
+   * when the text does not parse.
+   */
+  scanWords(source: string, state: AnalysisState, cwd: CwdSet): boolean;
 }
 
 /** The line sets `name` from text it chose, other than by a `for` loop's words. */

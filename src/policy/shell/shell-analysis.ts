@@ -15,7 +15,7 @@ import { arithmeticTextProblem } from "./commands/shell-arithmetic.js";
 import { UNKNOWN_CWD, WORKSPACE_ROOT, type CwdSet, unionCwds } from "./shell-cwd.js";
 import type { ShellAnalysis } from "./shell-model.js";
 import { ALWAYS_TAINTED } from "./commands/shell-programs.js";
-import { walkScript } from "./grammar/shell-walk.js";
+import { scanWords, walkScript } from "./grammar/shell-walk.js";
 import { COMMAND_OUTPUT } from "./grammar/shell-words.js";
 
 export type { ShellAnalysis, ShellAssignment, ShellConstruct, ShellFileAccess, SimpleCommand } from "./shell-model.js";
@@ -24,7 +24,8 @@ export type { ShellAnalysis, ShellAssignment, ShellConstruct, ShellFileAccess, S
 export function analyzeShell(source: string, parser: BashParser): ShellAnalysis {
   const result: ShellAnalysis = { source, syntaxError: null, commands: [], files: [], constructs: [], blockers: [], tainted: [], loopChoices: [] };
   const state: AnalysisState = {
-    parser, result, nesting: 0, scriptDepth: 0, tainted: new Set(), loopWords: new Map(), otherwiseSet: new Set(), pending: [], widen: [], walkScript,
+    parser, result, nesting: 0, scriptDepth: 0, tainted: new Set(), loopWords: new Map(), otherwiseSet: new Set(), pending: [], widen: [],
+    integers: new Map(), walkScript, scanWords,
   };
   walkScript(source, state, WORKSPACE_ROOT);
   finishChecks(state);
@@ -49,6 +50,12 @@ function finishChecks(state: AnalysisState): void {
     const command = check.owner === null ? undefined : state.result.commands[check.owner];
     if (command === undefined) state.result.blockers.push(reason);
     else command.unjudgeable ??= reason;
+  }
+  // `declare -i x` makes every assignment to x arithmetic: text the line gives x (`read x`, `x=…`, `for x in`) is code.
+  for (const [name, owner] of state.integers) {
+    if (!state.tainted.has(name)) continue;
+    const text = state.result.commands[owner]?.text ?? name;
+    state.result.blockers.push(`\`${text.slice(0, 60)}\` makes \`${name}\` an integer, so bash evaluates the text the line assigns it as arithmetic, which can run commands`);
   }
 }
 

@@ -52,10 +52,11 @@ export interface ShellFileAccess {
   /**
    * A folder taken whole: `content` read (or written) with everything under it (`grep -r`,
    * `cp -r`, `rm -r`), `follow` the same through the links inside (`grep -R`, `find -L`,
-   * `find -exec cat {}`), `names` only listed (`ls -R`, `find`), `incoming` filled with files
-   * named elsewhere (`tar x`, `unzip`, `wget`); null for one file.
+   * `find -exec cat {}`, `diff -r`, `zip -r`), `entries` its own entries each looked at through
+   * its link, no deeper (`ls -L dir`), `names` only listed (`ls -R`, `find`), `incoming` filled
+   * with files named elsewhere (`tar x`, `unzip`, `wget`); null for one file.
    */
-  tree: "content" | "follow" | "names" | "incoming" | null;
+  tree: "content" | "follow" | "entries" | "names" | "incoming" | null;
   /** The directories the path is relative to. */
   cwd: CwdSet;
 }

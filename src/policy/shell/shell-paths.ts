@@ -12,7 +12,7 @@ import { glob } from "tinyglobby";
 import { isAbsolute, relative, resolve, sep } from "node:path";
 import { expandBraces } from "../file/glob-overlap.js";
 import { type CwdSet, cwdKey } from "./shell-cwd.js";
-import type { ShellAnalysis } from "./shell-model.js";
+import type { ShellAnalysis, ShellFileAccess } from "./shell-model.js";
 import { type Realpath, type TreeFacts, type TreeInterest, memoizedRealpath, walkPath, walkTree } from "./grammar/shell-trees.js";
 import type { ShellWord } from "./grammar/shell-words.js";
 
@@ -30,7 +30,7 @@ export interface ShellFacts {
   analysis: ShellAnalysis;
   /** Outcomes of each literal path text, one per directory it may be relative to; see `pathOutcomes`. */
   paths: ReadonlyMap<string, readonly PathOutcome[]>;
-  /** What folders read whole hold, when the file system was walked; by the same key as `paths`. */
+  /** What folders read whole hold, when the file system was walked; by `treeKey`. */
   trees: ReadonlyMap<string, TreeFacts>;
   /** Canonical paths of programs named by a path (`./g` → `/usr/bin/git`), by the text. */
   programs: ReadonlyMap<string, string>;
@@ -42,6 +42,14 @@ const NETWORK = /^\/dev\/(tcp|udp)\//;
 /** The key of a path text resolved from a set of directories. */
 export function pathKey(text: string, cwd: CwdSet): string {
   return `${cwdKey(cwd)}\n${text}`;
+}
+
+/**
+ * The key of what a folder taken whole holds: by its path and how it is taken, since the same
+ * folder read without links (`grep -r`) and through them (`grep -R`) holds different things.
+ */
+export function treeKey(file: Pick<ShellFileAccess, "target" | "cwd" | "tree">): string {
+  return `${pathKey(file.target.value, file.cwd)}\n${file.tree ?? ""}`;
 }
 
 /** The outcomes of `text` resolved from `cwd`; empty when it was not resolved. */
@@ -187,10 +195,11 @@ export async function resolveShellPaths(analysis: ShellAnalysis, workspace: stri
   const budget = { entries: MAX_TREE_ENTRIES };
   for (const file of analysis.files) {
     if (file.tree === null || file.tree === "incoming" || (file.tree === "names" && file.access === "read") || file.target.kind !== "literal") continue;
-    const key = pathKey(file.target.value, file.cwd);
+    const key = treeKey(file);
     if (trees.has(key)) continue;
-    const inside = (paths.get(key) ?? []).flatMap((o) => (o.kind === "inside" ? [o.path] : []));
-    trees.set(key, await walkTree(workspace, inside, file.tree === "follow", budget, options.interest));
+    const inside = (paths.get(pathKey(file.target.value, file.cwd)) ?? []).flatMap((o) => (o.kind === "inside" ? [o.path] : []));
+    const follow = file.tree === "follow" || file.tree === "entries";
+    trees.set(key, await walkTree(workspace, inside, follow, budget, options.interest, file.tree === "entries"));
   }
   const programs = new Map<string, string>();
   for (const command of analysis.commands) {

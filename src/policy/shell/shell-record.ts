@@ -19,6 +19,8 @@ import type { ShellWord } from "./grammar/shell-words.js";
 
 const MAX_SCRIPT_DEPTH = 4;
 
+const shown = (text: string): string => text.slice(0, 60);
+
 const RESERVED_WORDS = new Set([
   "{", "}", "!", "[[", "]]", "case", "coproc", "do", "done", "elif", "else", "esac", "fi", "for", "function", "if", "in",
   "select", "then", "time", "until", "while",
@@ -61,6 +63,13 @@ export function recordCommand(state: AnalysisState, source: CommandSource, cwd: 
   if (builtin.unjudgeable !== null) command.unjudgeable ??= builtin.unjudgeable;
   command.mustName.push(...builtin.mustName);
   for (const name of builtin.taints) taint(state, name);
+  for (const name of builtin.integers) if (!state.integers.has(name)) state.integers.set(name, index);
+  for (const text of builtin.reparsed) {
+    // What bash parses again runs where the command does; text that does not parse cannot be judged.
+    if (!state.scanWords(text, state, command.cwd)) {
+      command.unjudgeable ??= `\`${shown(source.text)}\`: bash parses \`${shown(text)}\` again and expands it, and it cannot be read the way bash does`;
+    }
+  }
   if (builtin.nameWords.length > 0 || builtin.arithmeticTexts.length > 0) {
     state.pending.push({ names: [], texts: builtin.arithmeticTexts, nameWords: builtin.nameWords, owner: index, where: `\`${source.text.slice(0, 60)}\`` });
   }
@@ -182,7 +191,7 @@ function hiddenCommands(state: AnalysisState, text: string, cwd: CwdSet): ShellW
   const scratch: AnalysisState = {
     ...state,
     result: { source: text, syntaxError: null, commands: [], files: [], constructs: [], blockers: [], tainted: [], loopChoices: [] },
-    tainted: new Set(), loopWords: new Map(), otherwiseSet: new Set(), pending: [], widen: [], scriptDepth: state.scriptDepth + 1,
+    tainted: new Set(), loopWords: new Map(), otherwiseSet: new Set(), pending: [], widen: [], integers: new Map(), scriptDepth: state.scriptDepth + 1,
   };
   state.walkScript(text, scratch, cwd);
   if (scratch.result.syntaxError !== null) return [];

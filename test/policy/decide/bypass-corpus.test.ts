@@ -16,7 +16,8 @@ import { parsePolicyText } from "../../../src/policy/file/policy-file.js";
 import { analyzeShell } from "../../../src/policy/shell/shell-analysis.js";
 import { resolveShellPathsLexically } from "../../../src/policy/shell/shell-paths.js";
 import {
-  BYPASS_ALLOW_CORPUS, BYPASS_DENY_CORPUS, DISK_CORPUS, DISK_POLICY_YAML, PUSH_CORPUS, PUSH_POLICY_YAML, WRITE_CORPUS, WRITE_POLICY_YAML,
+  BYPASS_ALLOW_CORPUS, BYPASS_DENY_CORPUS, DISK_CORPUS, DISK_POLICY_YAML, PUSH_CORPUS, PUSH_POLICY_YAML, REPARSE_CORPUS, REPARSE_POLICY_YAML,
+  WRITE_CORPUS, WRITE_POLICY_YAML,
 } from "../bypass-corpus.js";
 import { CORPUS_POLICY_YAML, CORPUS_WORKSPACE, type CorpusCase, DENY_POLICY_YAML } from "../shell-corpus.js";
 import { tempDir } from "../../support/temp-dir.js";
@@ -69,6 +70,10 @@ test("a command allowed by name writes only where writing is allowed, through an
   await judge(t, WRITE_CORPUS, await byText(WRITE_POLICY_YAML));
 });
 
+test("an allowlist that allows declare, let and compgen still judges every command inside the text bash parses again", async (t) => {
+  await judge(t, REPARSE_CORPUS, await byText(REPARSE_POLICY_YAML));
+});
+
 /** The workspace DISK_CORPUS describes, and the folder outside it. */
 async function diskWorkspace(t: test.TestContext): Promise<string> {
   const root = await tempDir(t, "rhema-bypass-");
@@ -92,6 +97,13 @@ async function diskWorkspace(t: test.TestContext): Promise<string> {
   await symlink(join(ws, ".env"), join(ws, "src", "envlink"));
   await symlink(join(ws, ".github"), join(ws, "src", "gh"));
   await symlink(join(outside, "secret"), join(ws, "src", "file"));
+  await mkdir(join(ws, "inner"));
+  await mkdir(join(ws, "src", "ok"));
+  await mkdir(join(ws, "deep", "sub"), { recursive: true });
+  await symlink(join(ws, "clean"), join(ws, "inner", "c"));
+  await symlink(join("..", "clean", "b.ts"), join(ws, "inner", "b.ts"));
+  await symlink(join("..", "..", "clean"), join(ws, "src", "ok", "c"));
+  await symlink(outside, join(ws, "deep", "sub", "out"));
   return realpath(ws);
 }
 

@@ -6,7 +6,7 @@
  * not fit the spec shape (dd, tar, find, git).
  */
 import {
-  type CommandFiles, type FileCommandSpec, type FileUse, afterPattern, copies, filesBySpec, readsAll, use, writesAll,
+  type CommandFiles, type FileCommandSpec, type FileUse, type TreeKind, afterPattern, copies, filesBySpec, readsAll, use, writesAll,
 } from "./command-files.js";
 import { type ParsedOptions, hasOption, optionValues, parseOptions } from "./command-options.js";
 import { type ShellWord, literalWord } from "../grammar/shell-words.js";
@@ -14,7 +14,23 @@ import { type ShellWord, literalWord } from "../grammar/shell-words.js";
 const flagsOnly = { flags: "", withValue: "", stopAtOperand: false };
 const gnu = (withValue: string, longWithValue: string[] = []) => ({ flags: "", withValue, longWithValue, stopAtOperand: false });
 const reader = (withValue = "", longWithValue: string[] = []): FileCommandSpec => ({ options: gnu(withValue, longWithValue), operands: readsAll() });
-const recursive = (...names: string[]) => (parsed: ParsedOptions) => (hasOption(parsed, ...names) ? "content" as const : null);
+/**
+ * `ls`: with `-R` a folder's names, through its links with `-L`; with `-L` alone each entry of a
+ * folder operand is looked at through its link (`ls -L dir` stats where dir's links lead);
+ * `-d` lists the operand itself. `-H` follows only the operands, which are resolved anyway.
+ */
+function lsTree(parsed: ParsedOptions): TreeKind {
+  const follow = hasOption(parsed, "L", "dereference");
+  if (hasOption(parsed, "d", "directory")) return null;
+  if (hasOption(parsed, "R", "recursive")) return follow ? "follow" : "names";
+  return follow ? "entries" : null;
+}
+
+/** `chmod -R`, `chown -R`, `setfacl -R`: everything under the operands, through the links inside with `-L`. */
+function changesTree(parsed: ParsedOptions): TreeKind {
+  if (!hasOption(parsed, "R", "recursive")) return null;
+  return hasOption(parsed, "L", "logical") ? "follow" : "content";
+}
 
 const GREP: FileCommandSpec = {
   options: gnu("efmABCdD", ["regexp", "file", "max-count", "after-context", "before-context", "context", "directories", "devices",
@@ -88,11 +104,15 @@ const RSYNC: FileCommandSpec = {
     "link-dest": "read", "compare-dest": "read", "copy-dest": "read", T: "write", "temp-dir": "write", "backup-dir": "write",
   },
   runs: ["e", "rsh", "rsync-path"],
+  // `-L`, `--copy-unsafe-links` (the links that lead out of the tree), `-k` (links to folders)
+  // copy what the sources' links lead to; `-K` writes through the destination's links to folders.
   operands: (operands, parsed) => {
     const local = operands.filter((w) => !(w.kind === "literal" && /^[^/]*:/.test(w.value)));
-    const tree = hasOption(parsed, "r", "recursive", "a", "archive") ? (hasOption(parsed, "L", "copy-links") ? "follow" : "content") : null;
+    const follows = hasOption(parsed, "L", "copy-links", "copy-unsafe-links", "k", "copy-dirlinks");
+    const tree = hasOption(parsed, "r", "recursive", "a", "archive") ? (follows ? "follow" : "content") : null;
     const dest = local.length === operands.length && operands.length > 1 ? operands.at(-1)! : null;
-    return [...local.filter((w) => w !== dest).map((w) => use(w, "read", tree)), ...(dest === null ? [] : [use(dest, "write", tree && "content")])];
+    const destTree = tree && (hasOption(parsed, "K", "keep-dirlinks") ? "follow" : "content");
+    return [...local.filter((w) => w !== dest).map((w) => use(w, "read", tree)), ...(dest === null ? [] : [use(dest, "write", destTree)])];
   },
 };
 
@@ -100,13 +120,13 @@ const REMOVERS: FileCommandSpec = { options: gnu("", ["interactive", "preserve-r
 const OWNER_CHANGERS: FileCommandSpec = {
   options: gnu("", ["reference", "from"]),
   values: { reference: "read" },
-  operands: (operands, parsed) => writesAll((p) => hasOption(p, "R", "recursive"), hasOption(parsed, "reference") ? 0 : 1)(operands, parsed),
+  operands: (operands, parsed) => operands.slice(hasOption(parsed, "reference") ? 0 : 1).map((w) => use(w, "write", changesTree(parsed))),
 };
 const MODE = /^([0-7]+|([ugoa]*([-+=]([rwxXst]*|[ugo]))+)(,([ugoa]*([-+=]([rwxXst]*|[ugo]))+))*)$/;
 /** chmod's mode may be `-x`, which reads like an option: a word that is a mode is not a file. */
 const MODE_CHANGERS: FileCommandSpec = {
   ...OWNER_CHANGERS,
-  operands: (operands, parsed) => writesAll((p) => hasOption(p, "R", "recursive"))(operands.filter((w) => !MODE.test(w.value)), parsed),
+  operands: (operands, parsed) => operands.filter((w) => !MODE.test(w.value)).map((w) => use(w, "write", changesTree(parsed))),
 };
 
 const UNIQ: FileCommandSpec = {
@@ -183,7 +203,8 @@ const SCP: FileCommandSpec = {
   values: { F: "read", i: "read" },
   operands: (operands, parsed) => {
     const local = (w: ShellWord): boolean => !(w.kind === "literal" && /^[^/]*:/.test(w.value));
-    const tree = hasOption(parsed, "r") ? "content" : null;
+    // `scp -r` copies what the links in the tree lead to.
+    const tree = hasOption(parsed, "r") ? "follow" : null;
     const dest = operands.length > 1 ? operands.at(-1)! : null;
     return [
       ...operands.filter((w) => w !== dest && local(w)).map((w) => use(w, "read", tree)),
@@ -217,10 +238,11 @@ export const FILE_COMMANDS: Readonly<Record<string, FileCommandSpec>> = {
     options: gnu("CUIxXSFWDL", ["context", "unified", "ignore-matching-lines", "exclude", "exclude-from", "starting-file", "show-function-line",
       "width", "ifdef", "label", "from-file", "to-file", "line-format", "color", "palette", "horizon-lines", "tabsize"]),
     values: { X: "read", "exclude-from": "read", "from-file": "read", "to-file": "read" },
-    operands: readsAll(recursive("r", "recursive")),
+    // `diff -r` compares what links lead to unless told `--no-dereference`.
+    operands: readsAll((p) => (hasOption(p, "r", "recursive") ? (hasOption(p, "no-dereference") ? "content" : "follow") : null)),
   },
   diff3: reader("L", ["label"]), sdiff: { options: gnu("owI", ["output", "width"]), values: { o: "write", output: "write" }, operands: readsAll() },
-  ls: { options: gnu("IwTp", ["ignore", "width", "tabsize", "hide", "format", "sort", "time", "time-style", "color", "quoting-style", "indicator-style", "block-size"]), operands: readsAll((p) => (hasOption(p, "R", "recursive") ? (hasOption(p, "L", "dereference") ? "follow" : "names") : null)) },
+  ls: { options: gnu("IwTp", ["ignore", "width", "tabsize", "hide", "format", "sort", "time", "time-style", "color", "quoting-style", "indicator-style", "block-size"]), operands: readsAll(lsTree, ".") },
   tree: { options: gnu("LPIoH", ["filelimit", "timefmt", "charset", "sort"]), values: { o: "write" }, operands: readsAll((p) => (hasOption(p, "l") ? "follow" : "names"), ".") },
   du: { options: gnu("BdtX", ["block-size", "max-depth", "threshold", "exclude", "exclude-from", "files0-from", "time", "time-style"]), values: { X: "read", "exclude-from": "read", "files0-from": "read" }, operands: readsAll((p) => (hasOption(p, "L", "dereference") ? "follow" : "names"), ".") },
   grep: GREP, egrep: GREP, fgrep: GREP, rgrep: { ...GREP, operands: afterPattern(["e", "regexp", "f", "file"], readsAll(() => "content", ".")) },
@@ -233,7 +255,11 @@ export const FILE_COMMANDS: Readonly<Record<string, FileCommandSpec>> = {
   mkdir: { options: gnu("m", ["mode", "context"]), operands: writesAll() }, mkfifo: { options: gnu("m", ["mode"]), operands: writesAll() },
   mknod: { options: gnu("m", ["mode"]), operands: (ops) => ops.slice(0, 1).map((w) => use(w, "write")) },
   chmod: MODE_CHANGERS, chown: OWNER_CHANGERS, chgrp: OWNER_CHANGERS, chattr: OWNER_CHANGERS,
-  setfacl: { options: gnu("mMxX", ["modify", "modify-file", "remove", "remove-file", "set", "set-file"]), operands: writesAll() },
+  setfacl: {
+    options: gnu("mMxX", ["modify", "modify-file", "remove", "remove-file", "set", "set-file"]),
+    values: { M: "read", "modify-file": "read", X: "read", "remove-file": "read", "set-file": "read" },
+    operands: (operands, parsed) => operands.map((w) => use(w, "write", changesTree(parsed))),
+  },
   patch: {
     options: gnu("iordpBFDzVYg", ["input", "output", "reject-file", "directory", "strip", "prefix", "fuzz", "ifdef", "suffix", "version-control", "basename-prefix"]),
     values: { i: "read", input: "read", o: "write", output: "write", r: "write", "reject-file": "write" },
@@ -245,11 +271,17 @@ export const FILE_COMMANDS: Readonly<Record<string, FileCommandSpec>> = {
   csplit: { options: gnu("bfn", ["suffix-format", "prefix", "digits"]), values: { f: "write", prefix: "write" }, operands: (ops) => ops.slice(0, 1).map((w) => use(w, "read")) },
   gzip: COMPRESSORS, gunzip: COMPRESSORS, bzip2: COMPRESSORS, bunzip2: COMPRESSORS, xz: COMPRESSORS, unxz: COMPRESSORS,
   zstd: COMPRESSORS, unzstd: COMPRESSORS, lz4: COMPRESSORS, compress: COMPRESSORS, uncompress: COMPRESSORS, zcat: reader(),
-  zip: { options: gnu("bntxiP", ["temp-path", "exclude", "include", "password"]), operands: (ops, p) => [...ops.slice(0, 1).map((w) => use(w, "write")), ...ops.slice(1).map((w) => use(w, "read", hasOption(p, "r", "recurse-paths") ? "content" : null))] },
+  zip: { options: gnu("bntxiP", ["temp-path", "exclude", "include", "password"]), operands: (ops, p) => [...ops.slice(0, 1).map((w) => use(w, "write")), ...ops.slice(1).map((w) => use(w, "read", zipTree(p)))] },
   unzip: { options: gnu("dxP"), operands: (ops, p) => [...ops.slice(0, 1).map((w) => use(w, "read")), ...(hasOption(p, "l", "t", "p", "Z") ? [] : [use(literalWord(optionValues(p, "d").at(-1)?.value ?? "."), "write", "incoming")])] },
   curl: CURL, wget: WGET, source: reader(), ".": reader(), cd: reader(), pushd: reader(),
   fd: FD, fdfind: FD, scp: SCP,
 };
+
+/** `zip -r` stores what the links in the tree lead to, unless `-y` keeps them as links. */
+function zipTree(parsed: ParsedOptions): TreeKind {
+  if (!hasOption(parsed, "r", "recurse-paths", "R", "recurse-patterns")) return null;
+  return hasOption(parsed, "y", "symlinks") ? "content" : "follow";
+}
 
 /** `dd if=F of=G`: the operands are `key=value`. */
 function ddFiles(argv: readonly ShellWord[]): CommandFiles {

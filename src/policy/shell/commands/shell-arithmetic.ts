@@ -1,6 +1,7 @@
 /**
  * Where bash evaluates text as arithmetic — `$((…))`, `$[…]`, `((…))`, `for ((…))`, array
- * subscripts, `${x:offset:length}`, the operands of `[[ a -eq b ]]` — and what it reads there.
+ * subscripts (`a[i]=`, `${a[i]}`, and the `[i]=` keys of an array literal `(…)`),
+ * `${x:offset:length}`, the operands of `[[ a -eq b ]]` — and what it reads there.
  * Arithmetic on a variable evaluates the variable's *value* as an expression, and an array
  * subscript inside that value runs command substitutions (`x='a[$(rm y)]'; echo $((x))`), so
  * such a read is code when the line chose the value. Also the expansions with side effects:
@@ -63,9 +64,38 @@ export function arithmeticIn(node: Node): ArithmeticRead[] {
     }
     case "expansion":
       return offsetReads(node);
+    case "array":
+      return node.namedChildren.flatMap((element) => (element === null ? [] : keyReads(element)));
     default:
       return [];
   }
+}
+
+/**
+ * `[KEY]=value` in an array literal: KEY is a subscript (arithmetic for an indexed array, a
+ * word expanded for an associative one). The grammar reads the element as plain words, so the
+ * parts between the first `[` and the next `]` are taken (a nested subscript is text that holds
+ * a `[`, which is refused); quoted parts are text bash evaluates.
+ */
+function keyReads(element: Node): ArithmeticRead[] {
+  if (!element.text.startsWith("[") || !/\]\+?=/.test(element.text)) return [];
+  if (element.type !== "concatenation") {
+    const key = /^\[(.*?)\]\+?=/s.exec(element.text)?.[1] ?? element.text;
+    return [{ names: [], texts: /^[0-9]+$/.test(key) ? [] : [key], text: element.text }];
+  }
+  const parts: Node[] = [];
+  for (const child of element.children.slice(1)) {
+    if (child === null) continue;
+    if (child.text.startsWith("]")) break;
+    parts.push(child);
+  }
+  const read: ArithmeticRead = { names: [], texts: [], text: element.text };
+  for (const part of parts) {
+    const inner = part.isNamed ? readsOf(part, element.text) : { names: [], texts: [part.text] };
+    read.names.push(...inner.names);
+    read.texts.push(...inner.texts);
+  }
+  return [read];
 }
 
 /** `${x:offset:length}`: the parts after the colons are arithmetic. */

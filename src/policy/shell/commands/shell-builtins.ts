@@ -3,7 +3,10 @@
  * otherwise see: `trap` actions (judged as scripts), `alias`, `hash -p`, `enable -f`,
  * `complete -C`, `mapfile -C`, `fc`, `bind -x`, `declare -n`; variable names with an array
  * subscript (`read 'a[$(cmd)]'`, `printf -v`, `unset`, `declare`), which bash evaluates as
- * arithmetic — and arithmetic runs command substitutions; `let` and `declare -i` texts; and
+ * arithmetic — and arithmetic runs command substitutions; `let` and `declare -i` texts, and
+ * the variables `declare -i` makes arithmetic on every later assignment; a declaration's
+ * operand that is a compound array assignment in a string (`declare -a 'x=([$(cmd)]=1)'`) and
+ * `compgen -W` word lists, which bash parses again and expands (their substitutions run); and
  * assignments to variables that make bash or other programs run code (`BASH_ENV`, `ENV`,
  * `PROMPT_COMMAND`, `PS4`, `PATH`, `LD_PRELOAD`, …), which only a rule spelling the variable
  * allows. It also names the variables a builtin fills with text it read (`read x`), since
@@ -24,6 +27,13 @@ export interface BuiltinEffects {
   nameWords: ShellWord[];
   /** Texts bash evaluates as arithmetic (`let` arguments, `declare -i` values). */
   arithmeticTexts: string[];
+  /**
+   * Sources bash parses again and expands as words, to walk for what they run: `x=(…)` from
+   * `declare -a 'x=(…)'`, `: WORDS` from `compgen -W 'WORDS'`.
+   */
+  reparsed: string[];
+  /** Variables given the integer attribute (`declare -i x`): text later assigned to them is arithmetic. */
+  integers: string[];
   /** The builtin may leave the shell in another directory (`source`, `pushd`). */
   movesCwd: boolean;
 }
@@ -45,10 +55,14 @@ export function isCodeVariable(name: string): boolean {
 }
 
 function empty(): BuiltinEffects {
-  return { unjudgeable: null, mustName: [], laterScripts: [], taints: [], nameWords: [], arithmeticTexts: [], movesCwd: false };
+  return { unjudgeable: null, mustName: [], laterScripts: [], taints: [], nameWords: [], arithmeticTexts: [], reparsed: [], integers: [], movesCwd: false };
 }
 
-/** A variable-name operand: a subscript other than a plain index is arithmetic, which can run commands. */
+/**
+ * A variable-name operand: a subscript other than a plain index is arithmetic, which can run
+ * commands — the name is walked as the arithmetic bash evaluates (what it runs is judged) and,
+ * since only a rule naming it may allow such a name, it is unjudgeable too.
+ */
 function checkName(word: ShellWord, effects: BuiltinEffects, builtin: string): void {
   if (word.kind !== "literal") {
     effects.nameWords.push(word);
@@ -59,7 +73,14 @@ function checkName(word: ShellWord, effects: BuiltinEffects, builtin: string): v
     effects.taints.push(name.replace(/\[.*$/, ""));
     return;
   }
+  arithmetic(effects, name);
   effects.unjudgeable ??= `\`${builtin} ${word.raw}\`: bash evaluates the subscript in \`${name}\` as arithmetic, which can run commands`;
+}
+
+/** Text bash evaluates as arithmetic: checked (`arithmeticTexts`) and walked for the commands its subscripts run. */
+function arithmetic(effects: BuiltinEffects, text: string): void {
+  effects.arithmeticTexts.push(text);
+  if (/[[$`]/.test(text)) effects.reparsed.push(`(( ${text} ))`);
 }
 
 /** Operands after options; `withValue` letters take the next word, given to `onValue`. */
@@ -100,22 +121,40 @@ function readTrap(argv: readonly ShellWord[], effects: BuiltinEffects): void {
   }
 }
 
+/** A `NAME=(…)` operand the grammar itself read as an array: its words were walked where they stand. */
+const PARSED_ARRAY = /^[A-Za-z_][A-Za-z0-9_]*\+?=\(/;
+
+/**
+ * `declare`, `local`, `typeset`, `readonly`, `export`: names (with subscripts) and values. A
+ * value that starts with `(` in a string operand (`'x=(…)'`, `x="($v)"`) is parsed again by bash
+ * as a compound array assignment whenever the variable is an array — by `-a`/`-A`, or from
+ * before, which the line cannot know — so its words are expanded and its `[KEY]=` subscripts
+ * evaluated: it is walked as the assignment bash reads.
+ */
 function readDeclaration(argv: readonly ShellWord[], effects: BuiltinEffects): void {
   const builtin = argv[0]!.value;
   const integer = hasFlag(argv, "i");
   if (hasFlag(argv, "n")) effects.unjudgeable = `\`${builtin} -n\` makes a name reference, which bash may evaluate as arithmetic`;
   if (hasFlag(argv, "f") || hasFlag(argv, "F")) return;
   for (const word of operandsAfterOptions(argv, "")) {
-    checkName(word, effects, builtin);
-    const eq = word.value.indexOf("=");
-    if (eq < 0) continue;
-    const name = word.value.slice(0, eq).replace(/[[+].*$/, "");
-    if (isCodeVariable(name)) {
-      effects.unjudgeable ??= `\`${builtin} ${name}=…\` sets a variable that makes bash or other programs run code`;
-      effects.mustName.push(`${name}=`);
+    const parsedArray = PARSED_ARRAY.test(word.raw);
+    const assign = /\+?=/.exec(word.value);
+    const name = assign === null ? word.value : word.value.slice(0, assign.index);
+    if (parsedArray) effects.taints.push(name);
+    else checkName(word, effects, builtin);
+    const variable = name.replace(/\[.*$/s, "");
+    if (integer && IDENTIFIER.test(variable)) effects.integers.push(variable);
+    if (assign === null) continue;
+    const value = word.value.slice(assign.index + assign[0].length);
+    if (!parsedArray && value.startsWith("(")) effects.reparsed.push(`${name}=${value}`);
+    if (isCodeVariable(variable)) {
+      effects.unjudgeable ??= `\`${builtin} ${variable}=…\` sets a variable that makes bash or other programs run code`;
+      effects.mustName.push(`${variable}=`);
     }
-    if (integer) effects.arithmeticTexts.push(word.value.slice(eq + 1));
+    if (integer) arithmetic(effects, value);
   }
+  // An integer variable holds the number its text evaluated to, never the text.
+  effects.taints = effects.taints.filter((t) => !effects.integers.includes(t));
 }
 
 function readRead(argv: readonly ShellWord[], effects: BuiltinEffects): void {
@@ -143,7 +182,15 @@ const BUILTINS: Readonly<Record<string, Reader>> = {
   hash: (argv, effects) => { if (hasFlag(argv, "p")) effects.unjudgeable = "`hash -p` makes a name run another program"; },
   enable: (argv, effects) => { if (hasFlag(argv, "f")) effects.unjudgeable = "`enable -f` loads a builtin from a shared object"; },
   complete: (argv, effects) => { if (hasFlag(argv, "C") || hasFlag(argv, "F")) effects.unjudgeable = "`complete -C`/`-F` stores a command to run later"; },
-  compgen: (argv, effects) => { if (hasFlag(argv, "C") || hasFlag(argv, "F")) effects.unjudgeable = "`compgen -C`/`-F` runs a command it is given"; },
+  compgen: (argv, effects) => {
+    if (hasFlag(argv, "C") || hasFlag(argv, "F")) effects.unjudgeable = "`compgen -C`/`-F` runs a command it is given";
+    // `compgen -W 'WORDS'` expands the word list again: its substitutions run.
+    operandsAfterOptions(argv, "AGPSWXoCF", (letter, word) => {
+      if (letter !== "W") return;
+      if (word.kind === "literal") effects.reparsed.push(`: ${word.value}`);
+      else effects.nameWords.push(word);
+    });
+  },
   fc: later("`fc` edits and runs commands from the history"),
   bind: (argv, effects) => { if (hasFlag(argv, "x")) effects.unjudgeable = "`bind -x` stores a command to run later"; },
   mapfile: readMapfile,
@@ -157,7 +204,7 @@ const BUILTINS: Readonly<Record<string, Reader>> = {
   },
   wait: (argv, effects) => { operandsAfterOptions(argv, "p", (_l, word) => checkName(word, effects, "wait -p")); },
   unset: (argv, effects) => { for (const word of operandsAfterOptions(argv, "")) if (!hasFlag(argv, "f")) checkName(word, effects, "unset"); },
-  let: (argv, effects) => { effects.arithmeticTexts.push(...argv.slice(1).map((w) => (w.kind === "literal" ? w.value : w.raw))); },
+  let: (argv, effects) => { for (const w of argv.slice(1)) if (w.kind === "literal") arithmetic(effects, w.value); else effects.arithmeticTexts.push(w.raw); },
   declare: readDeclaration,
   typeset: readDeclaration,
   local: readDeclaration,

@@ -92,10 +92,12 @@ function relativeInside(workspace: string, absolute: string): string | null {
  * whole reads. `follow`: links inside are followed (their targets listed, outside ones noted).
  * With `interest`, only denied paths are listed, folders that cannot hold one are skipped (unless
  * links are followed), and the walk stops at the first denied path or way out. `budget.entries`
- * bounds the total across one decision.
+ * bounds the total across one decision. `linkedEntries`: only the starts' own entries are looked
+ * at, and of those only what their links lead to is listed (`ls -L dir` stats each entry
+ * through its link, no deeper; the plain entries are the names `ls dir` lists anyway).
  */
 export async function walkTree(
-  workspace: string, starts: readonly string[], follow: boolean, budget: { entries: number }, interest?: TreeInterest,
+  workspace: string, starts: readonly string[], follow: boolean, budget: { entries: number }, interest?: TreeInterest, linkedEntries = false,
 ): Promise<TreeFacts> {
   const entries: string[] = [];
   const outside: string[] = [];
@@ -128,6 +130,7 @@ export async function walkTree(
     for (const child of children) {
       if (--budget.entries < 0) return done(false);
       const path = join(dir, child.name);
+      if (linkedEntries && !child.isSymbolicLink()) continue;
       if (child.isDirectory()) queue.push(path);
       else if (child.isSymbolicLink() && follow) {
         const target = await realpathOrNull(path);
@@ -136,7 +139,7 @@ export async function walkTree(
         if (inside === null) {
           outside.push(target);
           if (interest !== undefined) return done(true);
-        } else if ((await lstat(target).catch(() => null))?.isDirectory()) queue.push(target);
+        } else if (!linkedEntries && (await lstat(target).catch(() => null))?.isDirectory()) queue.push(target);
         else if (note(inside)) return done(true);
       } else if (note(relativeInside(workspace, path) ?? path)) return done(true);
     }

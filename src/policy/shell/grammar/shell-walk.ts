@@ -58,6 +58,28 @@ export function walkScript(original: string, state: AnalysisState, cwd: CwdSet):
   }
 }
 
+/** Scripts inside scripts, and words bash parses again, nest at most this deep. */
+const MAX_SCAN_DEPTH = 4;
+
+/**
+ * Parses `source` and walks its words for what expanding them runs (command substitutions are
+ * walked and recorded, arithmetic and subscripts checked), recording no command of its own;
+ * false when the text does not parse or nests too deeply to follow.
+ */
+export function scanWords(source: string, state: AnalysisState, cwd: CwdSet): boolean {
+  if (state.scriptDepth >= MAX_SCAN_DEPTH) return false;
+  const tree = state.parser.parse(source);
+  state.scriptDepth++;
+  try {
+    if (tree.rootNode.hasError) return false;
+    scanWord(tree.rootNode, state, cwd);
+    return true;
+  } finally {
+    state.scriptDepth--;
+    tree.delete();
+  }
+}
+
 function walkStatement(node: Node, state: AnalysisState, cwd: CwdSet): CwdFlow {
   if (++state.nesting > MAX_NESTING) {
     if (state.nesting === MAX_NESTING + 1) state.result.blockers.push("the command nests too deeply to analyse");
@@ -276,8 +298,14 @@ function nameTest(node: Node, state: AnalysisState): void {
   const operand = node.namedChildren.at(-1);
   if (operand === null || operand === undefined) return;
   const word = readWord(operand);
-  if (word.kind === "literal") pendArithmetic(state, [], word.value.includes("[") ? [word.value] : [], node.text);
-  else state.pending.push({ names: [], texts: [], nameWords: [word], owner: null, where: `\`${node.text.slice(0, 60)}\`` });
+  if (word.kind !== "literal" && word.kind !== "glob") {
+    state.pending.push({ names: [], texts: [], nameWords: [word], owner: null, where: `\`${node.text.slice(0, 60)}\`` });
+    return;
+  }
+  // `a[1]` reads as a glob to the grammar; only a subscript other than a plain index is evaluated.
+  const subscript = /^[A-Za-z_][A-Za-z0-9_]*\[(.*)\]$/s.exec(word.value)?.[1];
+  if (subscript !== undefined && !/^\d*$/.test(subscript)) pendArithmetic(state, [], [subscript], node.text);
+  else if (subscript === undefined && word.value.includes("[")) pendArithmetic(state, [], [word.value], node.text);
 }
 
 /** An unquoted here-document body, parsed again as the double-quoted string bash expands it as. */
@@ -336,16 +364,32 @@ function readRedirect(node: Node, owner: number | null, state: AnalysisState, cw
   }
   let operator = "";
   for (const child of node.children) if (child !== null && !child.isNamed) operator ||= child.text;
+  const descriptor = node.childForFieldName("descriptor");
   for (const destination of node.childrenForFieldName("destination")) {
     if (destination === null) continue;
     scanWord(destination, state, cwd);
     const target = readWord(destination);
     const isFd = target.kind === "literal" && /^(\d+|-)$/.test(target.value);
+    if (operator === ">&" && descriptor === null && !isFd) expandedTwice(target, node.text, owner, state, cwd);
     let access: "write" | "read" | null = null;
     if (WRITE_OPERATORS.has(operator)) access = "write";
     else if (operator === "<") access = "read";
     else if ((operator === ">&" || operator === "<&") && !isFd) access = operator === ">&" ? "write" : "read";
     if (access !== null) state.result.files.push({ access, target, text: node.text, owner, via: "redirect", tree: null, cwd });
+  }
+}
+
+/**
+ * `>&WORD` with no descriptor before it, when WORD is not a number, becomes `&>WORD` — and bash
+ * expands the word's text a second time (`>&'$(cmd)'` runs cmd): the text is walked as words,
+ * and a value the line chose is code.
+ */
+function expandedTwice(target: ShellWord, text: string, owner: number | null, state: AnalysisState, cwd: CwdSet): void {
+  const where = `\`${text.slice(0, 60)}\``;
+  if (target.kind !== "literal") {
+    state.pending.push({ names: [], texts: [], nameWords: [target], owner, where });
+  } else if (/[$`\\'"]/.test(target.value) && !state.scanWords(`: ${target.value}`, state, cwd)) {
+    state.result.blockers.push(`${where}: bash expands the target of \`>&\` twice, and \`${target.value.slice(0, 60)}\` cannot be read the way it does`);
   }
 }
 
