@@ -9,6 +9,9 @@
  *   `\u00E9`, as Python's json and Java print it; with `/` as `\/`, as PHP prints it; and that
  *   JSON-escaped once more, JSON inside a JSON string) — `json`; shell-quoted (`declare -p`'s
  *   double quotes, single quotes, `printf %q`) — `shell`; XML/HTML-escaped — `xml`;
+ * - for a URL holding credentials (`scheme://user:password@host`), also `user:password` and the
+ *   password alone (from `MIN_URL_PASSWORD_LENGTH` characters), as they are, escaped and encoded
+ *   (a Basic auth header is `user:password` in base64) — `password`;
  * - encoded, for the value: base64 and base64url, padded and not, and wrapped at 64 and 76
  *   characters a line (PEM, `base64`); hex, lower and upper case; URL-encoding (`%2F` or `%2f`,
  *   `+` or `%20` for a space).
@@ -26,6 +29,10 @@ export const MIN_FRAGMENT_LENGTH = 8;
 export const MIN_LINE_LENGTH = 8;
 /** Line widths base64 is commonly wrapped at: PEM and OpenSSL (64), GNU `base64` and MIME (76). */
 const BASE64_LINE_WIDTHS = [64, 76];
+/** `scheme://user:password@host`: the credentials of a URL, printed apart from it (a Basic auth header, a log). */
+const URL_CREDENTIALS = /[a-z][a-z0-9+.-]*:\/\/([^/\s:@]+):([^/\s@]+)@/i;
+/** The shortest password of a URL matched alone: a shorter one occurs by chance too often. */
+export const MIN_URL_PASSWORD_LENGTH = 8;
 /** PEM armour: `-----BEGIN RSA PRIVATE KEY-----`; the same in every key, not secret. */
 const PEM_ARMOUR = /^-----(BEGIN|END) [A-Z0-9 ]+-----$/;
 
@@ -43,6 +50,10 @@ export function secretForms(name: string, value: string): SecretForm[] {
     for (const [text, kind] of escapedForms(line)) candidates.push([text, kind === "" ? "line" : kind]);
   }
   candidates.push(...encodedForms(Buffer.from(value, "utf8")));
+  for (const credential of urlCredentials(value)) {
+    for (const [text, kind] of escapedForms(credential)) candidates.push([text, kind === "" ? "password" : kind]);
+    candidates.push(...encodedForms(Buffer.from(credential, "utf8")));
+  }
   const seen = new Set<string>();
   const forms: SecretForm[] = [];
   for (const [text, kind] of candidates) {
@@ -58,6 +69,28 @@ export function secretLines(value: string): string[] {
   if (!/[\r\n]/.test(value)) return [];
   return value.split(/\r?\n|\r/).map((line) => line.trim())
     .filter((line) => line.length >= MIN_LINE_LENGTH && !PEM_ARMOUR.test(line));
+}
+
+/**
+ * The credentials of a URL in `value` printed apart from it: `user:password` (what a Basic auth
+ * header carries, base64-encoded) and the password alone, decoded too; each from
+ * `MIN_URL_PASSWORD_LENGTH` characters.
+ */
+export function urlCredentials(value: string): string[] {
+  const match = URL_CREDENTIALS.exec(value);
+  if (!match) return [];
+  const [, user, password] = match as unknown as [string, string, string];
+  const decoded = safeDecode(password);
+  const out = [`${user}:${password}`, `${safeDecode(user)}:${decoded}`, password, decoded];
+  return [...new Set(out.filter((text) => text.length >= MIN_URL_PASSWORD_LENGTH))];
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
 }
 
 /** `text` as it is (kind "") and as JSON, shell and XML print it inside their quoting. */

@@ -221,3 +221,13 @@ test("forms() lists every text the redactor replaces, longest first", () => {
   const forms = new SecretRedactor({ DB_PASS: "hu7", HOME: "/root" }).forms();
   assert.deepEqual(forms, ["687537", "aHU3", "hu7"]);
 });
+
+test("a URL's credentials are redacted apart from it too: the password alone, and user:password in a Basic auth header", () => {
+  const redactor = new SecretRedactor({ DATABASE_URL: "postgres://deploy:s3cr%40tPassw0rd@db.internal:5432/app", SHORT_URL: "pg://u:p@h" });
+  assert.equal(redactor.redact("password s3cr@tPassw0rd rejected"), "password [redacted:DATABASE_URL:password] rejected");
+  assert.equal(redactor.redact("pw=s3cr%40tPassw0rd"), "pw=[redacted:DATABASE_URL:password]");
+  const basic = Buffer.from("deploy:s3cr@tPassw0rd").toString("base64");
+  assert.equal(redactor.redact(`Authorization: Basic ${basic}`), "Authorization: Basic [redacted:DATABASE_URL:base64]");
+  assert.equal(redactor.redact("postgres://deploy:s3cr%40tPassw0rd@db.internal:5432/app"), "[redacted:DATABASE_URL]");
+  assert.equal(redactor.redact(`p and u:p stay, and ${Buffer.from("u:p").toString("base64")}`), `p and u:p stay, and ${Buffer.from("u:p").toString("base64")}`, "short credentials are matched only inside their URL");
+});
