@@ -12,9 +12,9 @@ import type { Boundary, CommitHook } from "./core/commit-hook.js";
 import { conversationState, interruptedText, planRevive, pushUserContent, reviveUnansweredCalls, workspaceChanges } from "./core/conversation.js";
 import { CodingAgentError, RhemaError, errorMessage, type SpentBudget } from "./core/errors.js";
 import type { EventSink } from "./core/events.js";
-import { IMAGE_MEDIA_TYPES, type ContentBlock, type Message } from "./core/messages.js";
+import { IMAGE_MEDIA_TYPES, rewriteMessageText, type ContentBlock, type Message } from "./core/messages.js";
 import type { ModelProvider, ModelRequest, RequestPricer } from "./core/provider.js";
-import { newSession, type Session } from "./core/session.js";
+import { newSession, type Session, type WorkspaceFingerprint } from "./core/session.js";
 import { loadSession, saveSession } from "./store/session-file.js";
 import { DEFAULT_MAX_TURN_STEPS, runSteps, runUnstartedCalls, type ModelOutput, type StepLoopPorts } from "./core/step-loop.js";
 import type { ProcessStart, Tool, ToolSpec } from "./core/tool.js";
@@ -67,6 +67,16 @@ export interface CodingAgentConfig {
   /** Rewrites tool output before the model and the session see it (a runner redacts secrets here). */
   filterToolOutput?: (text: string) => string;
   /**
+   * Rewrites every text the session holds at each commit boundary, before the hook and the next
+   * request see it: messages (the model's own text and tool-call inputs included), the
+   * environment report, and the file names in started calls' workspace fingerprints. In memory
+   * and on disk alike, so a resumed conversation's requests equal the uninterrupted one's; what
+   * the model wrote reaches the next request rewritten, and the tools run the calls as committed.
+   * Must be idempotent (the last message is rewritten again at each boundary). A runner redacts
+   * secrets here.
+   */
+  filterCommitted?: (text: string) => string;
+  /**
    * Who writes the summaries of compacted messages. Default: the agent's own model, or the
    * deterministic elider when the provider is scripted (a model worker would consume its script).
    */
@@ -118,6 +128,10 @@ export class CodingAgent {
   private lastRequest: { tokens: number; uncompactedTokens: number; atMs: number } | null = null;
   private steers: string[] = [];
   private running = false;
+  /** Messages before this index went through `filterCommitted` at an earlier boundary (the last of them may have grown since). */
+  private filteredMessages = 0;
+  /** Fingerprints whose file names went through `filterCommitted` already. */
+  private readonly filteredFingerprints = new WeakSet<WorkspaceFingerprint>();
 
   constructor(provider: ModelProvider, config: CodingAgentConfig, session?: Session) {
     this.provider = provider;
@@ -288,11 +302,13 @@ export class CodingAgent {
         const stopped = host !== undefined && pgid !== undefined && startTime !== undefined && this.config.stopProcesses
           ? await this.config.stopProcesses({ host, pgid, startTime })
           : false;
-        if (started?.fingerprint) now ??= await takeFingerprint(this.workspace, { signal: ports.signal, budgetMs: Infinity });
+        // Compared with the committed fingerprint, whose file names went through the filter too.
+        if (started?.fingerprint) now ??= this.filterFingerprint(await takeFingerprint(this.workspace, { signal: ports.signal, budgetMs: Infinity }));
         const changes = started?.fingerprint && now ? workspaceChanges(started.fingerprint, now) : undefined;
         notes.set(call.id, interruptedText({ stopped, ...(changes ? { changes } : {}) }));
       }
       const revived = reviveUnansweredCalls(this.session.messages, notes);
+      this.filteredMessages = 0; // results went in after calls anywhere in the history
       delete this.session.calls;
       await ports.sink.emit({ type: "revived", callIds: revived.map((c) => c.id) });
       await this.commit("result");
@@ -337,6 +353,7 @@ export class CodingAgent {
   }
 
   private async commit(boundary: Boundary): Promise<void> {
+    this.filterCommittedText();
     this.mirror?.refresh(this.session.messages);
     const hook = this.commitHook;
     if (!hook) return;
@@ -345,6 +362,29 @@ export class CodingAgent {
     } catch (err) {
       throw new CodingAgentError("commit_failed", `the commit hook failed at the ${boundary} boundary: ${errorMessage(err)}`, { cause: err });
     }
+  }
+
+  /** Applies `filterCommitted` to what changed since the last boundary (DESIGN §2, commit hook). */
+  private filterCommittedText(): void {
+    const filter = this.config.filterCommitted;
+    if (!filter) return;
+    const messages = this.session.messages;
+    for (let i = Math.max(0, this.filteredMessages - 1); i < messages.length; i++) messages[i] = rewriteMessageText(messages[i]!, filter);
+    this.filteredMessages = messages.length;
+    if (this.session.environment !== undefined) this.session.environment = filter(this.session.environment);
+    for (const record of Object.values(this.session.calls ?? {})) {
+      if (record.fingerprint) record.fingerprint = this.filterFingerprint(record.fingerprint);
+    }
+  }
+
+  /** `fingerprint` with its file names through `filterCommitted` (once per fingerprint). */
+  private filterFingerprint(fingerprint: WorkspaceFingerprint): WorkspaceFingerprint {
+    const filter = this.config.filterCommitted;
+    if (!filter || this.filteredFingerprints.has(fingerprint)) return fingerprint;
+    const files = Object.fromEntries(Object.entries(fingerprint.files).map(([path, entry]) => [filter(path), entry]));
+    const filtered = { ...fingerprint, files };
+    this.filteredFingerprints.add(filtered);
+    return filtered;
   }
 
   private renderEnvironment(startedAt: Date): string {

@@ -12,7 +12,8 @@ import { INTERRUPTED_RESULT } from "../src/core/conversation.js";
 import { CancelledError, CodingAgentError, ProviderError, SessionFileError } from "../src/core/errors.js";
 import { nullSink } from "../src/core/events.js";
 import { MemorySink } from "../src/store/memory-sink.js";
-import { unansweredCalls, type Message, type ToolResultBlock } from "../src/core/messages.js";
+import { textOf, unansweredCalls, type Message, type ToolResultBlock } from "../src/core/messages.js";
+import type { Session } from "../src/core/session.js";
 import { ScriptedProvider, type ScriptStep } from "../src/providers/scripted.js";
 import { sectionsTile } from "../src/transcript/transcript-mirror.js";
 import { tempDir } from "./support/temp-dir.js";
@@ -439,4 +440,45 @@ test("a pricer puts each request's dollars in its usage event and the session's 
   assert.equal(usage.length, 1);
   assert.equal(usage[0]!.type === "usage" && usage[0]!.costUsd, 0.125);
   assert.equal(agent.transcriptStats()?.costUsd, 0.125);
+});
+
+test("filterCommitted rewrites what the model wrote at the commit boundary: in memory and in every commit alike, the calls run as committed, the next request sees it rewritten", async (t) => {
+  const secret = "s3cr3t-VALUE";
+  const filter = (text: string) => text.replaceAll(secret, "[redacted:K]");
+  const script: ScriptStep[] = [
+    { say: `The key is ${secret}, as JSON ${JSON.stringify({ k: secret })}`, call: "append_line", input: { tag: `${secret}-tag`, nested: [secret] } },
+    { say: `done with ${secret}` },
+  ];
+  const { agent, provider, workspace, config } = await setup(t, script, { filterCommitted: filter });
+  await writeFile(join(workspace, `${secret}.txt`), "a file named with the secret\n");
+  const commits: Array<{ boundary: string; json: string; session: unknown }> = [];
+  agent.setCommitHook(async (c: Commit) => void commits.push({ boundary: c.boundary, json: JSON.stringify(c.session), session: structuredClone(c.session) }));
+  const output = await agent.turn(`use ${secret}`, nullSink, approval());
+
+  assert.ok(commits.length >= 5 && commits.some((c) => c.boundary === "started"));
+  for (const c of commits) assert.ok(!c.json.includes(secret), `the ${c.boundary} commit holds the secret: ${c.json}`);
+  assert.ok(commits.find((c) => c.boundary === "started")!.json.includes("[redacted:K].txt"), "the started call's fingerprint names the file redacted");
+  assert.ok(!JSON.stringify(agent.session).includes(secret), "the session in memory holds none either");
+  assert.deepEqual(await lines(workspace), ["[redacted:K]-tag"], "the call ran as committed (a resume would run the same)");
+  assert.equal(textOf(output.message), "done with [redacted:K]", "the turn returns the message as committed");
+  const requests = provider.requests;
+  assert.equal(requests.length, 2);
+  assert.ok(!requests[0]!.includes(secret), "the input was rewritten before the first request");
+  assert.ok(!requests[1]!.includes(secret) && requests[1]!.includes("The key is [redacted:K], as JSON"), "the next request sees the model's text rewritten");
+
+  // Resumed from the boundary before the second request: the same request, byte for byte.
+  const beforeSecond = commits.filter((c) => c.boundary === "result").at(-1)!.session as Session;
+  const resumedProvider = new ScriptedProvider(script, { name: "test" });
+  const resumed = CodingAgent.fromSession(resumedProvider, { ...config, filterCommitted: filter }, structuredClone(beforeSecond));
+  await resumed.retryTurnWithCancel(nullSink, approval(), new AbortController().signal);
+  assert.equal(resumedProvider.requests[0], requests[1]);
+
+  // Resumed from the started boundary (a kill while the call ran): the file named with the
+  // secret did not change, and the interrupted call's note does not say it did.
+  const started = commits.find((c) => c.boundary === "started")!.session as Session;
+  const revived = CodingAgent.fromSession(new ScriptedProvider(script, { name: "test" }), { ...config, filterCommitted: filter }, structuredClone(started));
+  await revived.retryTurnWithCancel(nullSink, approval(), new AbortController().signal);
+  const note = String(resultsOf(revived.session.messages)[0]!.content);
+  assert.match(note, /^interrupted/);
+  assert.equal(note, `${INTERRUPTED_RESULT}; since it started: created lines.txt`, "only what changed is named");
 });

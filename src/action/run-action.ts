@@ -8,8 +8,8 @@ import { readFile } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import { relative, resolve } from "node:path";
 import * as core from "@actions/core";
-import { isSecretValue } from "../process/secret-env.js";
 import { runRequest, type RunRequestOutcome } from "../runner/execute/run-request.js";
+import { SecretRedactor } from "../runner/execute/secret-redactor.js";
 import type { RunProgress } from "../runner/execute/suite-runner.js";
 import { taskKey } from "../runner/run-dir/task-result.js";
 import { readActionInputs, type ActionInputs } from "./action-inputs.js";
@@ -31,7 +31,9 @@ export interface ActionContext {
 /** Runs the main step; the step's result is left in core's exit code (setFailed). */
 export async function runAction(ctx: ActionContext): Promise<void> {
   core.saveState(STATE.isPost, "true");
-  maskSecrets(ctx.env);
+  // One redactor for the run: the files it writes, and every form it replaces masked in the log.
+  const redactor = new SecretRedactor(ctx.env);
+  for (const form of redactor.forms()) core.setSecret(form);
   const inputs = readActionInputs((name) => core.getInput(name));
   if (inputs.githubToken) core.setSecret(inputs.githubToken);
 
@@ -46,7 +48,7 @@ export async function runAction(ctx: ActionContext): Promise<void> {
 
   let interruptedTasks = 0;
   const outcome = await runRequest(inputs.request, {
-    cwd: workspace, env: ctx.env, pid: ctx.pid, interrupt: ctx.interrupt,
+    cwd: workspace, env: ctx.env, pid: ctx.pid, interrupt: ctx.interrupt, redactor,
     onNote: (note) => core.info(`rhema: ${note}`),
     onProgress: (p) => {
       if (p.type === "task_interrupted") interruptedTasks += 1;
@@ -83,13 +85,6 @@ export async function runPostAction(cache: RunDirCache): Promise<void> {
     core.info(`rhema: saved ${runDir} to the ${cache.name} as ${key}`);
   } catch (err) {
     core.warning(`rhema: could not save the run directory to the ${cache.name}: ${err instanceof Error ? err.message : String(err)}`);
-  }
-}
-
-/** Masks what the runner's redaction would replace: the same rule (secret-env.ts), so short named secrets too. */
-function maskSecrets(env: ActionContext["env"]): void {
-  for (const [name, value] of Object.entries(env)) {
-    if (isSecretValue(name, value)) core.setSecret(value);
   }
 }
 

@@ -9,7 +9,8 @@ import { dirname, join } from "node:path";
 import yargs, { type Argv } from "yargs";
 import { hideBin } from "yargs/helpers";
 import { EXIT_CODES_HELP, EXIT_INTERRUPTED, EXIT_INVALID_INPUT, describeFailure, type ExitCode } from "./exit-codes.js";
-import { print, quietOnClosedPipe, type CliIo } from "./io.js";
+import { print, quietOnClosedPipe, redactingStream, type CliIo } from "./io.js";
+import { SecretRedactor } from "../runner/execute/secret-redactor.js";
 import { DEFAULT_RUN_DIR, runCommand } from "./run-command.js";
 import { SANDBOX_MODES } from "../process/sandbox-mode.js";
 import { installShutdownSignals } from "../runner/execute/shutdown-signals.js";
@@ -205,8 +206,12 @@ export async function runAsProcess(): Promise<void> {
     note: (message) => process.stderr.write(`\nrhema: ${message}\n`),
     force: () => process.exit(EXIT_INTERRUPTED),
   });
+  // One redactor for the run: what it writes to files and what it prints go through the same rule.
+  const redactor = new SecretRedactor(process.env);
+  const redact = (text: string) => redactor.redact(text);
   process.exitCode = await main(hideBin(process.argv), {
-    cwd: process.cwd(), env: process.env, stdout: quietOnClosedPipe(process.stdout), stderr: quietOnClosedPipe(process.stderr), pid: process.pid, interrupt: controller.signal,
+    cwd: process.cwd(), env: process.env, pid: process.pid, interrupt: controller.signal, redactor,
+    stdout: redactingStream(quietOnClosedPipe(process.stdout), redact), stderr: redactingStream(quietOnClosedPipe(process.stderr), redact),
   });
 }
 

@@ -2,6 +2,7 @@
  * The conversation's vocabulary: messages and their content blocks. These are what a session
  * stores and what every provider maps to its own wire format.
  */
+import { assertNever } from "./errors.js";
 
 export type ImageMediaType = "image/png" | "image/jpeg" | "image/gif" | "image/webp";
 export const IMAGE_MEDIA_TYPES: readonly ImageMediaType[] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
@@ -46,4 +47,59 @@ export function unansweredCalls(messages: readonly Message[]): ToolCallBlock[] {
   const open: ToolCallBlock[] = [];
   for (const m of messages) for (const c of toolCallsOf(m)) if (!answered.has(c.id)) open.push(c);
   return open;
+}
+
+/**
+ * `message` with `rewrite` applied to every text it carries — text blocks, the strings inside
+ * tool-call inputs, tool results' text (not ids, tool names or image data) — or the very same
+ * object when nothing changed. The input is never edited.
+ */
+export function rewriteMessageText(message: Message, rewrite: (text: string) => string): Message {
+  let changed = false;
+  const content = message.content.map((block) => {
+    const next = rewriteBlock(block, rewrite);
+    if (next !== block) changed = true;
+    return next;
+  });
+  return changed ? { ...message, content } : message;
+}
+
+function rewriteBlock(block: ContentBlock, rewrite: (text: string) => string): ContentBlock {
+  switch (block.type) {
+    case "text": {
+      const text = rewrite(block.text);
+      return text === block.text ? block : { ...block, text };
+    }
+    case "image":
+      return block;
+    case "tool_call": {
+      const input = rewriteStrings(block.input, rewrite);
+      return input === block.input ? block : { ...block, input };
+    }
+    case "tool_result": {
+      if (typeof block.content === "string") {
+        const content = rewrite(block.content);
+        return content === block.content ? block : { ...block, content };
+      }
+      const parts = block.content.map((part) => (part.type === "text" ? rewriteBlock(part, rewrite) as TextBlock : part));
+      return parts.every((part, i) => part === (block.content as ContentBlock[])[i]) ? block : { ...block, content: parts };
+    }
+    default:
+      return assertNever(block);
+  }
+}
+
+/** `value` (JSON-shaped) with every string rewritten; the same object when none changed. */
+function rewriteStrings(value: unknown, rewrite: (text: string) => string): unknown {
+  if (typeof value === "string") return rewrite(value);
+  if (Array.isArray(value)) {
+    const items = value.map((item) => rewriteStrings(item, rewrite));
+    return items.every((item, i) => item === value[i]) ? value : items;
+  }
+  if (value !== null && typeof value === "object") {
+    const entries = Object.entries(value);
+    const next = entries.map(([key, item]) => [key, rewriteStrings(item, rewrite)] as const);
+    return next.every(([, item], i) => item === entries[i]![1]) ? value : Object.fromEntries(next);
+  }
+  return value;
 }

@@ -18,7 +18,7 @@ import type { Boundary } from "./commit-hook.js";
 import { CUT_REPLY_RESULT, pushToolResult, pushUserContent } from "./conversation.js";
 import { BudgetError, CancelledError, CodingAgentError, ProviderError, RhemaError, ToolError, errorMessage, type SpentBudget } from "./errors.js";
 import type { EventSink } from "./events.js";
-import type { ContentBlock, Message, ToolCallBlock, ToolResultBlock } from "./messages.js";
+import { toolCallsOf, type ContentBlock, type Message, type ToolCallBlock, type ToolResultBlock } from "./messages.js";
 import { addUsage, ZERO_USAGE, type ModelProvider, type ModelRequest, type RequestPrice, type StopReason, type Usage } from "./provider.js";
 import type { Session, StartedCall, WorkspaceFingerprint } from "./session.js";
 import type { ProcessStart, Tool, ToolContext, ToolPlan } from "./tool.js";
@@ -87,15 +87,19 @@ export async function runSteps(ports: StepLoopPorts): Promise<ModelOutput> {
         `the turn reached its cap of ${ports.maxTurnSteps} steps without finishing; the session is committed at its last boundary and can be resumed`,
       );
     }
-    const { message, stopReason, usage: stepUsage } = await requestStep(ports, step);
+    const { message: streamed, stopReason, usage: stepUsage } = await requestStep(ports, step);
     usage = addUsage(usage, stepUsage);
-    const calls = message.content.filter((b): b is ToolCallBlock => b.type === "tool_call");
-    ports.session.messages.push(message);
+    ports.session.messages.push(streamed);
+    const at = ports.session.messages.length - 1;
     // A reply cut at the output limit: its calls are answered in the same commit as the intent,
     // so no resume can run one of them either.
-    const cut = stopReason === "max_tokens" && calls.length > 0;
-    if (cut) for (const call of calls) pushToolResult(ports.session.messages, errorResultOf(call, CUT_REPLY_RESULT));
+    const cut = stopReason === "max_tokens" && toolCallsOf(streamed).length > 0;
+    if (cut) for (const call of toolCallsOf(streamed)) pushToolResult(ports.session.messages, errorResultOf(call, CUT_REPLY_RESULT));
     await ports.commit("intent");
+    // The message as committed (the commit may rewrite its text, e.g. to redact a secret): the
+    // calls run as a resume would run them, and the turn returns what the session holds.
+    const message = ports.session.messages[at]!;
+    const calls = toolCallsOf(message);
     await ports.sink.emit({ type: "step_end", step, stopReason });
 
     if (calls.length === 0) {

@@ -31,7 +31,7 @@ test("the action's provider/model/base-url inputs send the model request to that
   const started = Date.now();
   const step = await startStep(job, {
     inputs: { tasks: "suite", provider: "anthropic", model: "claude-test", "base-url": server.baseUrl, resume: "false" },
-    env: { ANTHROPIC_API_KEY: "sk-ant-test-key-123", DB_PASS: "hu7", BUILD_ID: "zq4" },
+    env: { ANTHROPIC_API_KEY: "sk-ant-test-key-123", DB_PASS: "hu7", BUILD_ID: "zq4", CONFIG_SECRET: 'quo"te\\back' },
   });
   let firstRequestMs: number | null = null;
   const poll = setInterval(() => {
@@ -46,6 +46,8 @@ test("the action's provider/model/base-url inputs send the model request to that
   // The runner's redaction rule: a short value is masked when its name says secret, not otherwise.
   assert.match(result.stdout, /::add-mask::hu7$/m);
   assert.doesNotMatch(result.stdout, /::add-mask::zq4/);
+  // Every form the runner redacts is masked too: a secret JSON-escaped, as a program prints its configuration.
+  assert.ok(result.stdout.split("\n").includes(`::add-mask::${JSON.stringify('quo"te\\back').slice(1, -1)}`), result.stdout);
   console.log(`# action start-up: process start → first model request ${firstRequestMs} ms (Node 24, bundle)`);
 });
 

@@ -84,6 +84,12 @@ export interface RunContext {
   /** A line for the user (e.g. which default policy applies). */
   onNote(note: string): void;
   onProgress(progress: RunProgress): void;
+  /**
+   * The run's secret redactor, when the edge made one for its own output too (one rule for the
+   * streams and the files); default: one made from `env`. Notes are redacted with it; task events
+   * and results reach `onProgress` redacted by it.
+   */
+  redactor?: SecretRedactor;
 }
 
 export interface RunRequestOutcome extends SuiteRunOutcome {
@@ -97,6 +103,9 @@ export interface RunRequestOutcome extends SuiteRunOutcome {
 
 /** Loads, checks and runs `request`; throws a RhemaError (code `usage` for bad input) before anything runs. */
 export async function runRequest(request: RunRequest, context: RunContext): Promise<RunRequestOutcome> {
+  const redactor = context.redactor ?? new SecretRedactor(context.env);
+  const onNote = context.onNote;
+  context = { ...context, onNote: (note) => onNote(redactor.redact(note)) };
   if (request.add && request.restart) throw new RhemaError("usage", "Expected at most one of --add and --restart, got both");
   const shard = request.shard !== undefined ? parseShard(request.shard) : null;
   const timeoutMs = parseTimeoutFlag(request.timeout);
@@ -140,7 +149,7 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
     ...(request.lockTiming ? { lockTiming: request.lockTiming } : {}),
     env: {
       now: () => new Date(),
-      redactor: new SecretRedactor(context.env),
+      redactor,
       runCommand: processCommandRunner({ baseEnv: context.env, allowEnv: request.allowEnv }),
       shellEnv: context.env,
       allowEnv: request.allowEnv,

@@ -140,6 +140,7 @@ export async function runTask(task: TaskDefinition, env: TaskRunEnv): Promise<Ta
         task, workspace: folder.workspace, provider, approval: env.approvalFor(task),
         store, budget: budget.checkFor(task), saved, sink: events, signal, maxSteps: task.limits.maxSteps ?? env.defaults.maxSteps ?? DEFAULT_MAX_STEPS, now: env.now,
         shellEnv: env.shellEnv, allowEnv: env.allowEnv, filterToolOutput: (text) => env.redactor.redact(text),
+        filterCommitted: (text) => env.redactor.redact(text),
         workerProvider: env.workerProviderFor?.(task) ?? null,
         ...(env.pricingFor ? { price: env.pricingFor(task).pricer } : {}),
         ...(sandbox.placement ? { sandbox: sandbox.placement } : {}),

@@ -46,6 +46,8 @@ export interface TaskTurnOptions {
   allowEnv: readonly string[];
   /** Applied to tool output before the model sees it: the runner's secret redaction. */
   filterToolOutput: (text: string) => string;
+  /** Applied to the session's text at each commit boundary (the same redaction): the model's own text included. */
+  filterCommitted?: (text: string) => string;
   /** The model that writes compaction summaries, when the task names one; else the agent's default. */
   workerProvider?: ModelProvider | null;
   /** Prices each request into the session's stats (task-pricing.ts). */
@@ -61,6 +63,7 @@ export async function runTaskTurn(opts: TaskTurnOptions): Promise<CodingAgent> {
   const config: CodingAgentConfig = {
     workspace: opts.workspace, transcript: opts.task.transcript ?? {}, now: opts.now,
     env: opts.shellEnv, allowEnv: [...opts.allowEnv], filterToolOutput: opts.filterToolOutput,
+    ...(opts.filterCommitted ? { filterCommitted: opts.filterCommitted } : {}),
     ...(opts.workerProvider ? { compactionWorker: modelWorker(opts.workerProvider) } : {}),
     ...(opts.sandbox ? { sandbox: opts.sandbox } : {}),
     // A call a killed run had started may have left its processes running: stop them on resume.

@@ -1,8 +1,11 @@
 /**
  * events.jsonl: a task's event stream (the agent's events and the runner's own), one JSON object
- * per line, appended 0600. Each line carries the time; secrets are redacted before they reach
- * the disk. A failed append is an `OutputError` naming the file (the run stops, exit 3), never
- * a nameless errno.
+ * per line, appended 0600. Each line carries the time. Secrets are redacted before an event
+ * reaches the disk or anyone listening (the progress view, `--json`, the Action's log): what is
+ * forwarded is what is written, by the same redactor. The model's text deltas are not written
+ * (the session has the whole message) but are forwarded, redacted as one text: a secret split
+ * across deltas is held back until it can be told whole. A failed append is an `OutputError`
+ * naming the file (the run stops, exit 3), never a nameless errno.
  *
  * A torn line never stays in the middle of the log: opening cuts off a torn last line that a
  * killed run (or a full disk) left, and an append that fails part-way is cut back to the last
@@ -14,12 +17,16 @@ import { errnoCode } from "../../core/errors.js";
 import type { EventSink } from "../../core/events.js";
 import { openPrivateAppend, writeFully } from "../../store/private-files.js";
 import type { TaskEvent } from "../execute/runner-events.js";
-import type { SecretRedactor } from "../execute/secret-redactor.js";
+import type { RedactedTextStream, SecretRedactor } from "../execute/secret-redactor.js";
 import { guardOutput } from "./output-guard.js";
 
 const SCAN_CHUNK_BYTES = 64 * 1024;
 
 export class EventLog implements EventSink {
+  /** The model's streamed text since the last other event, and the step it belongs to. */
+  private readonly text: RedactedTextStream;
+  private textStep = 0;
+
   private constructor(
     readonly path: string,
     private readonly handle: FileHandle,
@@ -28,7 +35,9 @@ export class EventLog implements EventSink {
     private readonly redactor: SecretRedactor,
     private readonly forward: (event: TaskEvent) => void,
     private readonly now: () => Date,
-  ) {}
+  ) {
+    this.text = redactor.textStream();
+  }
 
   static async open(path: string, redactor: SecretRedactor, forward: (event: TaskEvent) => void, now: () => Date): Promise<EventLog> {
     const size = await guardOutput(path, "append to", () => repairTornTail(path));
@@ -37,16 +46,27 @@ export class EventLog implements EventSink {
   }
 
   async emit(event: TaskEvent): Promise<void> {
-    // Text deltas are many and small: the assistant message in the session has the whole text.
-    if (event.type !== "text") {
-      // Redacted before serializing: in JSON text a secret holding `"` or `\` is escaped, and missed.
-      const line = JSON.stringify(this.redactor.redactValue({ at: this.now().toISOString(), ...event })) + "\n";
-      await guardOutput(this.path, "append to", () => this.append(Buffer.from(line)));
+    if (event.type === "text") {
+      // Text deltas are many and small: the assistant message in the session has the whole text.
+      this.textStep = event.step;
+      this.forwardText(this.text.push(event.delta));
+      return;
     }
-    this.forward(event);
+    this.forwardText(this.text.end());
+    // Redacted before serializing: each string is matched as it is, not as its escaped JSON.
+    const redacted = this.redactor.redactValue(event);
+    const line = JSON.stringify({ at: this.now().toISOString(), ...redacted }) + "\n";
+    await guardOutput(this.path, "append to", () => this.append(Buffer.from(line)));
+    this.forward(redacted);
+  }
+
+  /** Forwards the settled part of the model's text, when there is some. */
+  private forwardText(delta: string): void {
+    if (delta !== "") this.forward({ type: "text", step: this.textStep, delta });
   }
 
   async close(): Promise<void> {
+    this.forwardText(this.text.end());
     await guardOutput(this.path, "append to", () => this.handle.close());
   }
 

@@ -34,16 +34,45 @@ test("writes each event but text deltas as a JSON line with its time, and forwar
   ]);
 });
 
-test("redacts secrets on disk but forwards the event as it came", async (t) => {
+test("redacts secrets on disk and in what it forwards, alike: the line written is the event forwarded", async (t) => {
   const path = join(await tempDir(t), "events.jsonl");
   const forwarded: AgentEvent[] = [];
   const redactor = new SecretRedactor({ DEPLOY_TOKEN: "tok-0123456789", DB_PASSWORD: 'pa"ss\\word!' });
   const log = await EventLog.open(path, redactor, (e) => forwarded.push(e), now);
-  const event: AgentEvent = { type: "tool_result", step: 2, callId: "c1", name: "shell", isError: false, durationMs: 5, preview: 'tok-0123456789 pa"ss\\word!' };
-  await log.emit(event);
+  const events: AgentEvent[] = [
+    { type: "tool_result", step: 2, callId: "c1", name: "shell", isError: false, durationMs: 5, preview: 'tok-0123456789 pa"ss\\word!' },
+    // A provider's error body echoing the key, as JSON text inside the message.
+    { type: "turn_error", code: "provider", message: 'the model request failed: 401 {"error":"bad key pa\\"ss\\\\word! for tok-0123456789"}' },
+  ];
+  for (const e of events) await log.emit(e);
   await log.close();
-  assert.deepEqual(await lines(path), [{ ...event, at: AT, preview: "[redacted:DEPLOY_TOKEN] [redacted:DB_PASSWORD]" }]);
-  assert.deepEqual(forwarded, [event]);
+  const written = await lines(path);
+  assert.deepEqual(written, [
+    { ...events[0], at: AT, preview: "[redacted:DEPLOY_TOKEN] [redacted:DB_PASSWORD]" },
+    { ...events[1], at: AT, message: 'the model request failed: 401 {"error":"bad key [redacted:DB_PASSWORD:json] for [redacted:DEPLOY_TOKEN]"}' },
+  ]);
+  assert.deepEqual(forwarded, written.map(({ at: _at, ...e }) => e));
+});
+
+test("the model's text is forwarded redacted as one text: a secret split across deltas is held back, then replaced whole", async (t) => {
+  const path = join(await tempDir(t), "events.jsonl");
+  const forwarded: AgentEvent[] = [];
+  const secret = "tok-0123456789";
+  const log = await EventLog.open(path, new SecretRedactor({ DEPLOY_TOKEN: secret }), (e) => forwarded.push(e), now);
+  const text = `The key is ${secret}, and in JSON {"k":"${secret}"}. `.repeat(8);
+  // Pieces of 1 to 5 characters: every secret is cut somewhere.
+  let step = 0;
+  for (let at = 0; at < text.length; step += 1) {
+    const size = 1 + (step % 5);
+    await log.emit({ type: "text", step: 1, delta: text.slice(at, at + size) });
+    at += size;
+  }
+  await log.emit({ type: "step_end", step: 1, stopReason: "end_turn" });
+  await log.close();
+  const shown = forwarded.filter((e): e is Extract<AgentEvent, { type: "text" }> => e.type === "text").map((e) => e.delta).join("");
+  assert.equal(shown, text.replaceAll(secret, "[redacted:DEPLOY_TOKEN]"));
+  assert.ok(forwarded.every((e) => e.type !== "text" || (e.delta !== "" && !e.delta.includes("tok-"))), "no piece shows a part of the secret either");
+  assert.deepEqual(forwarded.at(-1), { type: "step_end", step: 1, stopReason: "end_turn" }, "the held-back text comes before the next event");
 });
 
 test("creates the log 0600 and appends to an earlier run's log", async (t) => {
