@@ -7,8 +7,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
-import { chmod, cp, lstat, mkdir, readFile, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { chmod, cp, lstat, mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import { codeCacheFile } from "../../src/cli/code-cache.js";
 import { cliEnv, startCli, type CliResult } from "../support/cli.js";
 import { compiled } from "../support/paths.js";
@@ -110,9 +111,30 @@ test("a FIFO or a device where the cache file goes is neither waited on nor repl
   }
 });
 
+/**
+ * A temp folder every user can reach (each folder above it searchable by others): the system temp
+ * folder, else /var/tmp or /dev/shm (a test elsewhere may leave /tmp 0700 for a moment).
+ */
+async function sharedTempDir(t: { after(fn: () => unknown): void }): Promise<string> {
+  const reachable = async (dir: string): Promise<boolean> => {
+    for (let d = dir; ; d = dirname(d)) {
+      const mode = await stat(d).then((s) => s.mode, () => 0);
+      if ((mode & 0o001) === 0) return false;
+      if (dirname(d) === d) return true;
+    }
+  };
+  for (const base of [tmpdir(), "/var/tmp", "/dev/shm"]) {
+    if (!(await reachable(base))) continue;
+    const dir = await mkdtemp(join(base, "rhema-test-"));
+    t.after(() => rm(dir, { recursive: true, force: true }));
+    await chmod(dir, 0o755);
+    return dir;
+  }
+  throw new Error("no temp folder every user can reach");
+}
+
 test("a cache folder the user cannot search (as nobody: chmod 000, itself or its parent) leaves the command's exit code and output as they are", async (t) => {
-  const root = await tempDir(t);
-  await chmod(root, 0o755);
+  const root = await sharedTempDir(t);
   // The executable and its bundle in a folder nobody can read (the checkout may not be).
   const app = join(root, "app");
   await cp(compiled("src/cli/rhema.js"), join(app, "dist/src/cli/rhema.js"));
