@@ -18,13 +18,15 @@
  * A run interrupted (SIGINT/SIGTERM: the run's signal) leaves no result, so the next run
  * continues the task; a timeout, step cap, provider failure or bug (`internal`) is an errored
  * result; a spent budget (the task's or the run's, asked before each request: run-budget.ts) is
- * a stopped result, its checkpoint kept for a run with a larger budget; a failure to write the run's own files stops the run (task-failure.ts).
+ * a stopped result, its checkpoint kept for a run with a larger budget; a failure to write the run's own files, or the machine
+ * running out of file handles, processes or memory (in setup, the turn, a tool or a check), stops the run and leaves the task
+ * without a result, to be continued (task-failure.ts).
  */
 import { realpath } from "node:fs/promises";
 import type { CodingAgent } from "../../agent.js";
 import { readDenial, type Approval } from "../../core/approval.js";
 import type { Commit } from "../../core/commit-hook.js";
-import { BudgetError, CodingAgentError, assertNever, describeSpentBudget, type RhemaError, type SpentBudget } from "../../core/errors.js";
+import { BudgetError, CodingAgentError, assertNever, describeSpentBudget, machineLimitOf, type RhemaError, type SpentBudget } from "../../core/errors.js";
 import { textOf, toolCallsOf, type Message } from "../../core/messages.js";
 import type { ModelProvider } from "../../core/provider.js";
 import type { SandboxPlacement } from "../../process/sandbox.js";
@@ -148,7 +150,11 @@ export async function runTask(task: TaskDefinition, env: TaskRunEnv): Promise<Ta
     }
     let checks: CheckOutcome[] = [];
     if (!failure && agent) {
-      const checked = await checkTurn({ task, folder, book, env, timeout, events, messages: agent.session.messages, sandbox: sandbox.placement });
+      // A check that could not start for want of file handles or processes is the machine's, not a failed check.
+      const checked = await checkTurn({ task, folder, book, env, timeout, events, messages: agent.session.messages, sandbox: sandbox.placement })
+        .catch((err: unknown) => {
+          throw machineLimitOf(err) ?? err;
+        });
       if (checked.kind === "interrupted") return await interrupted();
       ({ checks, failure } = checked);
     }
