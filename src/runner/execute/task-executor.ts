@@ -26,6 +26,7 @@ import { realpath } from "node:fs/promises";
 import type { CodingAgent } from "../../agent.js";
 import { readDenial, type Approval } from "../../core/approval.js";
 import type { Commit } from "../../core/commit-hook.js";
+import { startLongTimer } from "../../core/long-timer.js";
 import { BudgetError, CodingAgentError, assertNever, describeSpentBudget, machineLimitOf, type RhemaError, type SpentBudget } from "../../core/errors.js";
 import { textOf, toolCallsOf, type Message } from "../../core/messages.js";
 import type { ModelProvider } from "../../core/provider.js";
@@ -65,6 +66,7 @@ export interface TaskRunEnv {
   pricingFor?(task: TaskDefinition): TaskPricing;
   /** The pricing file the run's prices came from, recorded in each result's cost; absent: the bundled table alone. */
   pricingFile?: { path: string; sha256: string };
+  /** The run's defaults for tasks that set none; `timeoutMs` Infinity is none (`--timeout none`). */
   defaults: { maxSteps?: number; timeoutMs?: number };
   /** The run's budgets and spend, shared by its tasks; absent: only the task's own limits count. */
   budget?: RunBudget;
@@ -237,10 +239,12 @@ function taskTimeout(task: TaskDefinition, env: TaskRunEnv, usedMs: number): Tas
   const during = (hit: DeadlineHit) => new CodingAgentError("timeout", hit.running
     ? `${passed} while check "${hit.check}" ran: it was stopped, and the checks after it did not run`
     : `${passed} before check "${hit.check}" started: it and the checks after it did not run`);
-  if (ms === undefined) return { signal: null, during, clear() {} };
+  // `none` (Infinity) is no timeout, whatever the run's default.
+  if (ms === undefined || ms === Infinity) return { signal: null, during, clear() {} };
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new CodingAgentError("timeout", passed)), Math.max(0, ms - usedMs));
-  return { signal: controller.signal, during, clear: () => clearTimeout(timer) };
+  // Through startLongTimer: a timeout above 2^31−1 ms (`1000h`) would fire at once with setTimeout.
+  const timer = startLongTimer(() => controller.abort(new CodingAgentError("timeout", passed)), Math.max(0, ms - usedMs));
+  return { signal: controller.signal, during, clear: () => timer.clear() };
 }
 
 interface ResultParts {
