@@ -26,7 +26,7 @@ const DURATION_RULE = 'expected a duration such as "10m", "90s", "1h", "1500ms",
 const durationSchema = z.union(
   [
     z.number().positive({ error: `${DURATION_RULE} above 0` }),
-    z.string().regex(DURATION_PATTERN, { error: DURATION_RULE }).refine((v) => parseDurationMs(v) !== null, { error: `${DURATION_RULE} (a finite one)` }),
+    z.string().regex(DURATION_PATTERN, { error: DURATION_RULE, abort: true }).refine((v) => parseDurationMs(v) !== null, { error: `${DURATION_RULE} (a finite one)` }),
   ],
   { error: DURATION_RULE },
 ).describe('A duration: "10m", "90s", "1h", "1500ms", or a number of seconds.');
