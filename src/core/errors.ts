@@ -225,11 +225,22 @@ export class MachineLimitError extends RhemaError {
 }
 
 /**
+ * Whether one error (not its causes) is a machine limit. EAGAIN from a `read` or `write` is a
+ * non-blocking file that would block (a FIFO, a device), not a limit: it is left to its caller.
+ */
+function isMachineLimitFailure(e: unknown): boolean {
+  const errno = errnoCode(e);
+  if (errno === null || !isMachineLimitErrno(errno)) return false;
+  const syscall = (e as { syscall?: unknown }).syscall;
+  return !(errno === "EAGAIN" && (syscall === "read" || syscall === "write"));
+}
+
+/**
  * `err` as a `MachineLimitError` when it or an error in its cause chain carries a machine-limit
  * errno (a provider's connection error that a `socket` EMFILE caused included); null otherwise.
  */
 export function machineLimitOf(err: unknown): MachineLimitError | null {
-  const found = findCause(err, (e): e is object => e instanceof MachineLimitError || isMachineLimitErrno(errnoCode(e) ?? ""));
+  const found = findCause(err, (e): e is object => e instanceof MachineLimitError || isMachineLimitFailure(e));
   if (found === null) return null;
   if (found instanceof MachineLimitError) return found;
   const syscall = (found as { syscall?: unknown }).syscall;

@@ -69,4 +69,6 @@ test("the machine out of file handles, processes or memory stops the run (the ta
     }
   }
   assert.equal(classifyTaskFailure(Object.assign(new Error("ENOENT"), { code: "ENOENT", syscall: "open" })).error.code, "internal", "another errno stays a bug");
+  assert.equal(classifyTaskFailure(Object.assign(new Error("EAGAIN: read"), { code: "EAGAIN", syscall: "read" })).error.code, "internal",
+    "EAGAIN from a read is a non-blocking file that would block, not the machine's limit");
 });
