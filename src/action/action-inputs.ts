@@ -7,11 +7,12 @@
 import { RhemaError, parseUsd } from "../core/errors.js";
 import { SANDBOX_MODES, type SandboxMode } from "../process/sandbox-mode.js";
 import type { RunRequest } from "../runner/execute/run-request.js";
+import { parseLimitMs } from "../runner/tasks/duration.js";
 
 /** Every input `action.yml` declares; a test holds the two lists equal and proves each is read. */
 export const ACTION_INPUT_NAMES = [
   "tasks", "policy", "provider", "model", "base-url", "concurrency", "filter", "tag", "shard", "out",
-  "max-steps", "timeout", "max-cost", "pricing", "sandbox", "fail-on", "resume", "comment", "github-token",
+  "max-steps", "timeout", "stream-idle", "max-cost", "pricing", "sandbox", "fail-on", "resume", "comment", "github-token",
 ] as const;
 export type ActionInputName = (typeof ACTION_INPUT_NAMES)[number];
 
@@ -64,7 +65,8 @@ export function readActionInputs(read: InputReader): ActionInputs {
     ...optional("baseUrl", text("base-url")),
     ...optional("shard", text("shard")),
     ...optional("maxSteps", wholeNumber("max-steps", text("max-steps"))),
-    ...optional("timeout", text("timeout")),
+    ...optional("timeout", limit("timeout", text("timeout"))),
+    ...optional("streamIdle", limit("stream-idle", text("stream-idle"))),
     ...optional("sandbox", sandboxMode(text("sandbox"))),
     ...optional("maxCost", dollars("max-cost", text("max-cost"))),
     ...optional("pricing", text("pricing")),
@@ -101,6 +103,13 @@ function wholeNumber(name: ActionInputName, value: string | undefined): number |
   if (value === undefined) return undefined;
   if (!/^[0-9]+$/.test(value) || Number(value) < 1) throw new ActionInputError(name, `Expected a whole number from 1 and up, got "${value}"`);
   return Number(value);
+}
+
+/** A limit as `--timeout` takes it: a duration (90s, 10m, 1h) or `none`; checked here to name the input. */
+function limit(name: ActionInputName, value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (parseLimitMs(value) === null) throw new ActionInputError(name, `Expected a duration like 90s, 10m or 1h, or none, got "${value}"`);
+  return value;
 }
 
 /** A budget in dollars: a number above 0 (a leading `$` allowed). */

@@ -11,10 +11,16 @@
  * and rejects one that does not fit, but not its source beyond the length, so the file name
  * carries a hash of the bundle's text. A cache file is code that will run: one is read only from
  * a folder that is this user's alone (owned by them, not a symlink, no one else may write).
- * Nothing here throws: a folder that cannot be written just means no cache.
+ * Nothing here throws or waits: a folder that cannot be written (a file, a folder under a file,
+ * one under `/proc`, one this user cannot search) just means no cache; the folder is made one
+ * level at a time (a bounded loop: Node's recursive mkdir spins forever under `/proc`), and a cache
+ * file is opened non-blocking and read only when it is a regular file (a FIFO or a device there
+ * is passed by, never waited on or replaced).
  */
 import { createHash } from "node:crypto";
-import { closeSync, lstatSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
+import {
+  closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, renameSync, rmSync, statSync, writeSync,
+} from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -43,31 +49,99 @@ export function codeCacheFile(dir: string, source: Buffer, variant = ""): string
   return join(dir, `rhema-${key}.v8cache`);
 }
 
-/** The cache in `file`, if there is one in a folder only this user can write. */
+/** A cache larger than this is not one rhema wrote (a bundle's cache is a few MB). */
+const MAX_CACHE_BYTES = 256 * 1024 * 1024;
+
+/** The cache in `file`, if there is one (a regular file) in a folder only this user can write. */
 function readCodeCache(file: string): Buffer | undefined {
   try {
-    return isPrivateDir(dirname(file)) ? readFileSync(file) : undefined;
+    if (!isPrivateDir(dirname(file))) return undefined;
+    const fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
+    try {
+      const stat = fstatSync(fd);
+      if (!stat.isFile() || stat.size > MAX_CACHE_BYTES) return undefined;
+      const data = Buffer.alloc(stat.size);
+      let filled = 0;
+      while (filled < data.length) {
+        const n = readSync(fd, data, filled, data.length - filled, filled);
+        if (n === 0) break;
+        filled += n;
+      }
+      return data.subarray(0, filled);
+    } finally {
+      closeSync(fd);
+    }
   } catch {
     return undefined;
   }
 }
 
-/** Writes `data` to `file` whole (temp + rename), 0600, making its folder (0700) if need be. */
+/**
+ * Writes `data` to `file` whole (temp + rename), 0600, making its folder (0700) if need be. A
+ * file in the way that is not a regular file (a FIFO, a device) is left alone: no cache.
+ */
 function writeCodeCache(file: string, data: Buffer): void {
   const dir = dirname(file);
   const temp = `${file}.${process.pid}.tmp`;
+  let made = false;
   try {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    if (!isPrivateDir(dir)) return;
-    const fd = openSync(temp, "w", 0o600);
+    makeCacheDir(dir);
+    if (!isPrivateDir(dir) || !replaceable(file)) return;
+    const fd = openSync(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o600);
+    made = true;
     try {
       writeSync(fd, data);
     } finally {
       closeSync(fd);
     }
     renameSync(temp, file);
+    made = false;
   } catch {
-    rmSync(temp, { force: true });
+    if (made) removeQuietly(temp);
+  }
+}
+
+/**
+ * Makes `dir` (0700) and its missing parents, one level at a time: a loop bounded by the path's
+ * depth. Throws what the file system says (ENOTDIR, EACCES, ENOENT under `/proc`).
+ */
+function makeCacheDir(dir: string): void {
+  const missing: string[] = [];
+  for (let d = dir; ; d = dirname(d)) {
+    if (exists(d)) break;
+    missing.push(d);
+    if (dirname(d) === d) break;
+  }
+  for (const d of missing.reverse()) {
+    try {
+      mkdirSync(d, { mode: 0o700 });
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== "EEXIST") throw err;
+    }
+  }
+}
+
+/** Whether anything is at `path` (a broken link included); throws for anything but "nothing there". */
+function exists(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch (err) {
+    if ((err as { code?: unknown }).code === "ENOENT") return false;
+    throw err;
+  }
+}
+
+/** Whether `file` is absent or a regular file (what a rename may replace). */
+function replaceable(file: string): boolean {
+  return !exists(file) || lstatSync(file).isFile();
+}
+
+function removeQuietly(path: string): void {
+  try {
+    rmSync(path, { force: true });
+  } catch {
+    // a folder that turned unsearchable meanwhile: the temp file is pruned by a later save
   }
 }
 
@@ -86,12 +160,12 @@ function pruneCodeCaches(dir: string): void {
     if (!isPrivateDir(dir)) return;
     const names = readdirSync(dir);
     for (const name of names.filter((n) => /^rhema-[0-9a-f]{32}\.v8cache\.\d+\.tmp$/.test(n))) {
-      if (Date.now() - statSync(join(dir, name)).mtimeMs > STALE_TEMP_MS) rmSync(join(dir, name), { force: true });
+      if (Date.now() - statSync(join(dir, name)).mtimeMs > STALE_TEMP_MS) removeQuietly(join(dir, name));
     }
     const files = names.filter((name) => /^rhema-[0-9a-f]{32}\.v8cache$/.test(name));
     if (files.length <= KEPT_CACHE_FILES) return;
     const byAge = files.map((name) => ({ name, mtimeMs: statSync(join(dir, name)).mtimeMs })).sort((a, b) => b.mtimeMs - a.mtimeMs);
-    for (const { name } of byAge.slice(KEPT_CACHE_FILES)) rmSync(join(dir, name), { force: true });
+    for (const { name } of byAge.slice(KEPT_CACHE_FILES)) removeQuietly(join(dir, name));
   } catch {
     // another rhema pruning at once, or a folder gone: the next save prunes
   }

@@ -3,14 +3,18 @@
  * code (an exhaustive switch: a new code must be placed here), and a typed error prints its
  * message (which names file:line:column, or the path and operation), never a stack trace.
  */
-import { OutputError, RhemaError, assertNever, describeOutputErrno, errnoCode, errorMessage, type ErrorCode } from "../core/errors.js";
+import { OutputError, RhemaError, assertNever, describeOutputErrno, errnoCode, errorMessage, machineLimitOf, type ErrorCode } from "../core/errors.js";
 
 export const EXIT_OK = 0;
 /** A task failed, errored or stopped on a budget (unless --stopped-ok). */
 export const EXIT_TASK_FAILED = 1;
 /** Invalid input: tasks, policy, flags, a file the user named that cannot be read, a locked or changed run directory. */
 export const EXIT_INVALID_INPUT = 2;
-/** The run could not continue: rhema's own output or state cannot be written (disk full, permissions), or a required sandbox cannot be made. */
+/**
+ * The run could not continue: rhema's own output or state cannot be written (disk full,
+ * permissions), a required sandbox cannot be made, or the machine ran out of file handles,
+ * processes or memory (EMFILE, ENFILE, EAGAIN, ENOMEM: the tasks that met it are left unfinished).
+ */
 export const EXIT_CANNOT_CONTINUE = 3;
 export const EXIT_INTERRUPTED = 130;
 
@@ -25,10 +29,12 @@ export const EXIT_CODES_HELP = [
   "       (unless --stopped-ok)",
   "  2    invalid input (tasks, policy, flags, a file named that cannot be read; nothing was written)",
   "  3    the run could not continue: rhema's own output or state cannot be written (disk full,",
-  "       permissions, a report path that is a folder), or --sandbox bwrap cannot be made here;",
-  "       fix it and run the same command to continue. Also: this run was stalled (paused, stopped,",
-  "       suspended) past the lock's stale limit and another run took its run directory: it stopped",
-  "       before running anything more, naming that run, which carries on with the tasks",
+  "       permissions, a report path that is a folder), --sandbox bwrap cannot be made here, or the",
+  "       machine ran out of file handles, processes or memory (EMFILE, ENFILE, EAGAIN, ENOMEM: the",
+  "       tasks that met it are left unfinished); fix it and run the same command to continue.",
+  "       Also: this run was stalled (paused, stopped, suspended) past the lock's stale limit and",
+  "       another run took its run directory: it stopped before running anything more, naming that",
+  "       run, which carries on with the tasks",
   "  130  interrupted (checkpoints and reports are written; the same command continues)",
 ].join("\n");
 
@@ -54,6 +60,7 @@ export function exitCodeFor(code: ErrorCode): ExitCode {
     case "lock_lost":
     case "commit_failed":
     case "sandbox_unavailable":
+    case "machine_limit":
       return EXIT_CANNOT_CONTINUE;
     case "cancelled":
       return EXIT_INTERRUPTED;
@@ -77,6 +84,10 @@ const MACHINE_ONLY = new Set(["ENOSPC", "EDQUOT", "EROFS", "EMFILE", "ENFILE"]);
 
 /** The exit code and message for an error that ends a command. */
 export function describeFailure(err: unknown): { code: ExitCode; message: string } {
+  // Out of file handles, processes or memory: the machine's, whatever was being done (a bug's
+  // label on it included).
+  const limit = err instanceof RhemaError && err.code !== "internal" ? null : machineLimitOf(err);
+  if (limit) return { code: EXIT_CANNOT_CONTINUE, message: `rhema: ${limit.message}` };
   if (err instanceof RhemaError) {
     const code = exitCodeFor(err.code);
     const internal = err.code === "internal" || err.code === "turn_in_progress" || err.code === "nothing_to_retry";

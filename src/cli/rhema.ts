@@ -29,9 +29,14 @@ if (!existsSync(bundle)) {
     // V8 rejects a cache made under other flags than the reader's. Compiling the bash grammar
     // leaves WebAssembly tier-up off for the rest of the process (policy/shell/grammar/
     // bash-parser.ts says why); the process is ending, so V8's defaults go back for this.
-    setFlagsFromString("--wasm-tier-up");
-    setFlagsFromString("--wasm-dynamic-tiering");
-    files.saveCaches();
+    // Nothing in the exit path may throw: a cache that cannot be saved is no cache, never a stack trace.
+    try {
+      setFlagsFromString("--wasm-tier-up");
+      setFlagsFromString("--wasm-dynamic-tiering");
+      files.saveCaches();
+    } catch {
+      // the next run compiles again
+    }
   });
   files.run(bundle);
 }

@@ -23,12 +23,14 @@ export type ErrorCode =
   | "state_invalid"
   | "run_locked"
   | "task_changed"
-  // The machine (exit 3): rhema's own output or state cannot be written, or a required sandbox cannot be made,
-  // or another runner took the run directory's lock while this one was stalled.
+  // The machine (exit 3): rhema's own output or state cannot be written, a required sandbox cannot be
+  // made, the machine ran out of a resource for a while (file handles, processes, memory), or another
+  // runner took the run directory's lock while this one was stalled.
   | "output_failed"
   | "lock_lost"
   | "commit_failed"
   | "sandbox_unavailable"
+  | "machine_limit"
   // A task's agent failed (recorded as an errored task; exit 1).
   | "provider"
   | "provider_stream"
@@ -159,6 +161,8 @@ const ERRNO_TEXT: Readonly<Record<string, string>> = {
   EIO: "input/output error",
   ENOMEM: "out of memory",
   EBUSY: "resource busy",
+  EAGAIN: "resource temporarily unavailable (too many processes, or no memory for one)",
+  ENOBUFS: "no buffer space available",
 };
 
 const ERRNO_REMEDY: Readonly<Record<string, string>> = {
@@ -172,6 +176,9 @@ const ERRNO_REMEDY: Readonly<Record<string, string>> = {
   EEXIST: "remove the file, or choose another --out or report path",
   EMFILE: "raise the open-file limit (ulimit -n) or lower --concurrency",
   ENFILE: "raise the open-file limit (ulimit -n) or lower --concurrency",
+  EAGAIN: "raise the process limit (ulimit -u) or free memory, or lower --concurrency",
+  ENOMEM: "free some memory or lower --concurrency",
+  ENOBUFS: "free some memory or lower --concurrency",
 };
 
 /** Errno codes that say the machine is in the way (space, permissions, limits), never the input's content. */
@@ -190,6 +197,58 @@ export function errnoCode(err: unknown): string | null {
 /** Whether an errno code is about the machine (no space, no permission, no file handles). */
 export function isMachineErrno(code: string): boolean {
   return MACHINE_ERRNOS.has(code);
+}
+
+/**
+ * Errno codes of a resource the machine ran out of for a while — file handles (EMFILE: the
+ * process's, ENFILE: the system's), processes or memory to fork (EAGAIN), memory (ENOMEM,
+ * ENOBUFS) — from spawn, open, readdir, copy or a socket. Never the task's doing: a task that meets
+ * one is left unfinished, and the run ends (exit 3) so that the same command continues it.
+ */
+const MACHINE_LIMIT_ERRNOS = new Set(["EMFILE", "ENFILE", "EAGAIN", "ENOMEM", "ENOBUFS"]);
+
+/** Whether an errno code says the machine ran out of a resource for a while (see `MachineLimitError`). */
+export function isMachineLimitErrno(code: string): boolean {
+  return MACHINE_LIMIT_ERRNOS.has(code);
+}
+
+/**
+ * The machine ran out of a resource (file handles, processes, memory) while rhema worked: not the
+ * task's outcome nor a bug. Names the errno, what was being done (`spawn /bin/sh`, `open`) and
+ * what to do; the task that met it has no result, so the same command continues it.
+ */
+export class MachineLimitError extends RhemaError {
+  /** The errno code, e.g. `EMFILE`. */
+  readonly errno: string;
+  constructor(errno: string, doing: string | null, options?: { cause?: unknown }) {
+    super("machine_limit", `the machine ran out of a resource${doing ? ` (${doing})` : ""}: ${describeOutputErrno(errno)}`, options);
+    this.errno = errno;
+  }
+}
+
+/**
+ * Whether one error (not its causes) is a machine limit. EAGAIN from a `read` or `write` is a
+ * non-blocking file that would block (a FIFO, a device), not a limit: it is left to its caller.
+ */
+function isMachineLimitFailure(e: unknown): boolean {
+  const errno = errnoCode(e);
+  if (errno === null || !isMachineLimitErrno(errno)) return false;
+  const syscall = (e as { syscall?: unknown }).syscall;
+  return !(errno === "EAGAIN" && (syscall === "read" || syscall === "write"));
+}
+
+/**
+ * `err` as a `MachineLimitError` when it or an error in its cause chain carries a machine-limit
+ * errno (a provider's connection error that a `socket` EMFILE caused included); null otherwise.
+ */
+export function machineLimitOf(err: unknown): MachineLimitError | null {
+  const found = findCause(err, (e): e is object => e instanceof MachineLimitError || isMachineLimitFailure(e));
+  if (found === null) return null;
+  if (found instanceof MachineLimitError) return found;
+  const syscall = (found as { syscall?: unknown }).syscall;
+  const path = (found as { path?: unknown }).path;
+  const doing = typeof syscall === "string" ? `${syscall}${typeof path === "string" && !syscall.includes(path) ? ` ${path}` : ""}` : null;
+  return new MachineLimitError(errnoCode(found)!, doing, { cause: err });
 }
 
 /**

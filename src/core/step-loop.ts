@@ -10,13 +10,18 @@
  * to run; recorded in `session.calls`, for the shell with its held process group) → its result
  * (the record is dropped). A reply cut at the output limit runs none of its calls.
  *
+ * A tool that throws gives the model the failure as its result, except when the machine ran out
+ * of file handles, processes or memory (`machineLimitOf`: EMFILE, EAGAIN, …): that is no answer
+ * to the model's call, so the turn fails with a `MachineLimitError` and the call stays unanswered
+ * in the session (a resume runs it, or closes it as interrupted if it had started).
+ *
  * The loop owns no state between turns: the caller hands it the session and the ports, and
  * it edits `session.messages` in place, committing after each edit.
  */
 import { denialText, type Approval, type Decision } from "./approval.js";
 import type { Boundary } from "./commit-hook.js";
 import { CUT_REPLY_RESULT, pushToolResult, pushUserContent } from "./conversation.js";
-import { BudgetError, CancelledError, CodingAgentError, ProviderError, RhemaError, ToolError, errorMessage, type SpentBudget } from "./errors.js";
+import { BudgetError, CancelledError, CodingAgentError, ProviderError, RhemaError, ToolError, errorMessage, machineLimitOf, type SpentBudget } from "./errors.js";
 import type { EventSink } from "./events.js";
 import { toolCallsOf, type ContentBlock, type Message, type ToolCallBlock, type ToolResultBlock } from "./messages.js";
 import { addUsage, ZERO_USAGE, type ModelProvider, type ModelRequest, type RequestPrice, type StopReason, type Usage } from "./provider.js";
@@ -259,6 +264,7 @@ async function runOneCall(ports: StepLoopPorts, step: number, call: ToolCallBloc
   } catch (err) {
     start.rethrow();
     if (ports.signal.aborted) return errorResult(CANCELLED_WHILE_RUNNING);
+    throwIfMachineLimit(err);
     return errorResult(failureText(call, err));
   }
 }
@@ -308,8 +314,15 @@ async function prepareCall(ports: StepLoopPorts, call: ToolCallBlock): Promise<P
     const plan = tool.plan ? await tool.plan(checked.input, ctx) : { paths: [] };
     return { tool, input: checked.input, ctx, plan };
   } catch (err) {
+    throwIfMachineLimit(err);
     return failureText(call, err);
   }
+}
+
+/** A tool's failure for want of file handles, processes or memory fails the turn (the model cannot fix it). */
+function throwIfMachineLimit(err: unknown): void {
+  const limit = machineLimitOf(err);
+  if (limit) throw limit;
 }
 
 /** What the model reads when a tool throws: a ToolError's own words, else what failed. */

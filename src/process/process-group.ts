@@ -10,6 +10,7 @@
  * bounded wait).
  */
 import type { ChildProcess } from "node:child_process";
+import { startLongTimer } from "../core/long-timer.js";
 import { type DeathWatch, watchForDeath } from "./death-watch.js";
 import { KILL_GRACE_MS, SETTLE_MS, killGroup } from "./group-kill.js";
 import { type HeldProcess, spawnHeld } from "./held-spawn.js";
@@ -89,14 +90,14 @@ async function runReleased(held: HeldProcess, run: GroupRun): Promise<GroupOutco
     killed = why;
     killing = killGroup(pgid, KILL_GRACE_MS);
   };
-  const timer = setTimeout(() => stop("timeout"), run.timeoutMs);
+  const timer = startLongTimer(() => stop("timeout"), run.timeoutMs);
   const onAbort = (): void => stop("cancel");
   run.signal.addEventListener("abort", onAbort, { once: true });
   if (run.signal.aborted) onAbort();
   else held.release();
   try {
     const exit = await exited;
-    clearTimeout(timer);
+    timer.clear();
     let straysKilled = false;
     if (!killing && (await groupRunning(pgid))) {
       straysKilled = true;
@@ -106,7 +107,7 @@ async function runReleased(held: HeldProcess, run: GroupRun): Promise<GroupOutco
     if (!(await settles(closed, SETTLE_MS))) abandonPipes(child);
     return { exitCode: exit.code, exitSignal: exit.signal, killed, straysKilled };
   } finally {
-    clearTimeout(timer);
+    timer.clear();
     run.signal.removeEventListener("abort", onAbort);
   }
 }

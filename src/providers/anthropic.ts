@@ -30,6 +30,7 @@ import { ProviderError, assertNever } from "../core/errors.js";
 import type { ContentBlock, ImageBlock, Message, ToolResultBlock } from "../core/messages.js";
 import type { ModelProvider, ModelRequest, StopReason, StreamEvent, Usage } from "../core/provider.js";
 import { abortedError, httpFailureError, streamWithRetry, type RetryOptions } from "./provider-retry.js";
+import { DEFAULT_STREAM_IDLE_MS, StreamIdleWatch } from "./stream-idle.js";
 import {
   EMPTY_CONTENT_TEXT,
   ToolCallAccumulator,
@@ -63,6 +64,8 @@ export interface AnthropicProviderOptions {
   maxOutputTokens?: number;
   /** How long one HTTP request may take (default: the SDK's, 10 minutes). */
   timeoutMs?: number;
+  /** The longest the stream may send no content (pings do not count) before the attempt ends, retryable (default 5m; Infinity: none). */
+  streamIdleMs?: number;
   retry?: RetryOptions;
 }
 
@@ -72,6 +75,7 @@ export class AnthropicProvider implements ModelProvider {
   private readonly model: string;
   private readonly maxOutputTokens: number;
   private readonly retry: RetryOptions;
+  private readonly streamIdleMs: number;
 
   constructor(options: AnthropicProviderOptions) {
     if (!options.model) throw new TypeError("AnthropicProvider: expected a non-empty `model`, got an empty one");
@@ -79,6 +83,7 @@ export class AnthropicProvider implements ModelProvider {
     this.id = `${PROVIDER}:${options.model}`;
     this.maxOutputTokens = options.maxOutputTokens ?? ANTHROPIC_DEFAULT_MAX_OUTPUT_TOKENS;
     this.retry = options.retry ?? {};
+    this.streamIdleMs = options.streamIdleMs ?? DEFAULT_STREAM_IDLE_MS;
     this.client = new Anthropic({
       apiKey: options.apiKey,
       baseURL: options.baseUrl ?? ANTHROPIC_DEFAULT_BASE_URL,
@@ -94,9 +99,17 @@ export class AnthropicProvider implements ModelProvider {
     yield* streamWithRetry(PROVIDER, () => this.attempt(body, signal), anthropicFailure, signal, this.retry);
   }
 
+  /** One attempt, under the stream's idle limit: the SDK drops `ping` events itself, so every event it yields is content. */
   private async *attempt(body: MessageCreateParamsStreaming, signal: AbortSignal): AsyncGenerator<StreamEvent> {
-    const events = await this.client.messages.create(body, { signal });
-    yield* translateStream(events, signal);
+    const idle = new StreamIdleWatch(PROVIDER, this.streamIdleMs, signal);
+    try {
+      const events = await this.client.messages.create(body, { signal: idle.signal });
+      yield* translateStream(idle.watch(events), signal);
+    } catch (err) {
+      throw idle.failure(err);
+    } finally {
+      idle.stop();
+    }
   }
 }
 

@@ -31,6 +31,7 @@ import { randomUUID } from "node:crypto";
 import { ProviderError } from "../core/errors.js";
 import { toolCallsOf, toolResultsOf, type Message, type ToolResultBlock } from "../core/messages.js";
 import type { ModelProvider, ModelRequest, StopReason, StreamEvent, Usage } from "../core/provider.js";
+import { DEFAULT_STREAM_IDLE_MS, StreamIdleWatch } from "./stream-idle.js";
 import { abortedError, httpFailureError, streamWithRetry, type RetryOptions } from "./provider-retry.js";
 import {
   EMPTY_CONTENT_TEXT,
@@ -62,6 +63,8 @@ export interface OpenAIProviderOptions {
   maxTokensField?: MaxTokensField;
   /** How long one HTTP request may take (default: the SDK's, 10 minutes). */
   timeoutMs?: number;
+  /** The longest the stream may send no content (keep-alive chunks do not count) before the attempt ends, retryable (default 5m; Infinity: none). */
+  streamIdleMs?: number;
   retry?: RetryOptions;
   /** Ids for tool calls a server sends without one (default: random). */
   newId?: () => string;
@@ -75,6 +78,7 @@ export class OpenAIProvider implements ModelProvider {
   private readonly maxTokensField: MaxTokensField;
   private readonly retry: RetryOptions;
   private readonly newId: () => string;
+  private readonly streamIdleMs: number;
 
   constructor(options: OpenAIProviderOptions) {
     if (!options.model) throw new TypeError("OpenAIProvider: expected a non-empty `model`, got an empty one");
@@ -83,6 +87,7 @@ export class OpenAIProvider implements ModelProvider {
     this.maxOutputTokens = options.maxOutputTokens;
     this.maxTokensField = options.maxTokensField ?? (isOpenAIItself(options.baseUrl) ? "max_completion_tokens" : "max_tokens");
     this.retry = options.retry ?? {};
+    this.streamIdleMs = options.streamIdleMs ?? DEFAULT_STREAM_IDLE_MS;
     this.newId = options.newId ?? (() => `call_${randomUUID().replaceAll("-", "").slice(0, 24)}`);
     this.client = new OpenAI({
       apiKey: options.apiKey,
@@ -104,10 +109,25 @@ export class OpenAIProvider implements ModelProvider {
     yield* streamWithRetry(PROVIDER, () => this.attempt(body, signal), openaiFailure, signal, this.retry);
   }
 
+  /** One attempt, under the stream's idle limit: a chunk that carries nothing (a keep-alive) is not content. */
   private async *attempt(body: ChatCompletionCreateParamsStreaming, signal: AbortSignal): AsyncGenerator<StreamEvent> {
-    const chunks = await this.client.chat.completions.create(body, { signal });
-    yield* translateStream(chunks, signal, this.newId);
+    const idle = new StreamIdleWatch(PROVIDER, this.streamIdleMs, signal);
+    try {
+      const chunks = await this.client.chat.completions.create(body, { signal: idle.signal });
+      yield* translateStream(idle.watch(chunks, chunkHasContent), signal, this.newId);
+    } catch (err) {
+      throw idle.failure(err);
+    } finally {
+      idle.stop();
+    }
   }
+}
+
+/** Whether a chunk carries anything: text, a refusal, tool-call input, a finish reason or usage (not an empty keep-alive delta). */
+function chunkHasContent(chunk: ChatCompletionChunk): boolean {
+  if (chunk.usage) return true;
+  return (chunk.choices ?? []).some((c) =>
+    Boolean(c.finish_reason || c.delta?.content || c.delta?.refusal || (c.delta?.tool_calls?.length ?? 0) > 0));
 }
 
 /** Whether `baseUrl` is OpenAI's own API (absent means the default, which is). */

@@ -25,6 +25,8 @@ export interface CreateProviderOptions {
   retry?: RetryOptions;
   /** Passed to the HTTP providers: how long one request may take. */
   timeoutMs?: number;
+  /** Passed to the HTTP providers: the longest a stream may send no content (default 5m; Infinity: none). */
+  streamIdleMs?: number;
 }
 
 /** Sent as the API key to a server at a custom base URL when no key is set. */
@@ -48,14 +50,14 @@ export function createProvider(spec: ProviderSpec, env: ProviderEnv, options: Cr
       const { apiKey, baseUrl } = credentials(spec, env);
       return lazyProvider(`anthropic:${spec.name}`, async () => {
         const { AnthropicProvider } = await import("./anthropic.js");
-        return new AnthropicProvider({ model: spec.name, apiKey, baseUrl, retry: options.retry, timeoutMs: options.timeoutMs });
+        return new AnthropicProvider({ model: spec.name, apiKey, baseUrl, retry: options.retry, timeoutMs: options.timeoutMs, streamIdleMs: options.streamIdleMs });
       });
     }
     case "openai": {
       const { apiKey, baseUrl } = credentials(spec, env);
       return lazyProvider(`openai:${spec.name}`, async () => {
         const { OpenAIProvider } = await import("./openai.js");
-        return new OpenAIProvider({ model: spec.name, apiKey, baseUrl, retry: options.retry, timeoutMs: options.timeoutMs });
+        return new OpenAIProvider({ model: spec.name, apiKey, baseUrl, retry: options.retry, timeoutMs: options.timeoutMs, streamIdleMs: options.streamIdleMs });
       });
     }
     default: {

@@ -48,7 +48,7 @@ test("action.yml passes @action-validator/cli and runs on node24", async (t) => 
 /** A value for each input that differs from its default. */
 const SAMPLE: Record<ActionInputName, string> = {
   tasks: "tasks/more", policy: "preset:ci", provider: "anthropic", model: "claude-sonnet-4-5", "base-url": "http://127.0.0.1:9",
-  concurrency: "2", filter: "a/*", tag: "nightly", shard: "1/4", out: ".rhema/runs/other", "max-steps": "7", timeout: "5m", "max-cost": "20", pricing: "pricing.yaml",
+  concurrency: "2", filter: "a/*", tag: "nightly", shard: "1/4", out: ".rhema/runs/other", "max-steps": "7", timeout: "5m", "stream-idle": "30s", "max-cost": "20", pricing: "pricing.yaml",
   sandbox: "off", "fail-on": "never", resume: "false", comment: "true", "github-token": "ghs_example",
 };
 
@@ -71,6 +71,11 @@ test("bad input values are named", () => {
   assert.throws(read({ "max-steps": "2.5" }), { message: 'input "max-steps": Expected a whole number from 1 and up, got "2.5"' });
   assert.throws(read({ "max-cost": "0" }), { message: 'input "max-cost": Expected a number of dollars above 0 (such as 20 or 0.5), got "0"' });
   assert.deepEqual(readActionInputs((n) => (n === "tasks" ? "t" : n === "max-cost" ? "$2.5" : "")).request.maxCost, 2.5);
+  assert.throws(read({ timeout: "soon" }), { message: 'input "timeout": Expected a duration like 90s, 10m or 1h, or none, got "soon"' });
+  assert.throws(read({ "stream-idle": "0s" }), { message: 'input "stream-idle": Expected a duration like 90s, 10m or 1h, or none, got "0s"' });
+  for (const name of ["timeout", "stream-idle"] as const) {
+    assert.equal(readActionInputs((n) => (n === "tasks" ? "t" : n === name ? "none" : "")).request[name === "timeout" ? "timeout" : "streamIdle"], "none", `${name}: none is no limit`);
+  }
   assert.throws(read({ "fail-on": "sometimes" }), { message: 'input "fail-on": Expected one of failure, error, never, got "sometimes"' });
   assert.throws(read({ resume: "yes" }), { message: 'input "resume": Expected true or false, got "yes"' });
   assert.deepEqual(readActionInputs((n) => (n === "tasks" ? "a.yaml, b\n c/**\n" : n === "tag" ? "x\ny" : "")).request.paths, ["a.yaml", "b", "c/**"]);

@@ -40,7 +40,7 @@ test("each error code has its exit code: input 2, the machine 3, a task's failur
   const expected: Record<ErrorCode, number> = {
     usage: 2, invalid_input: 2, invalid_config: 2, task_invalid: 2, policy_invalid: 2, provider_unavailable: 2, workspace_missing: 2,
     prompt_render_failed: 2, session_invalid: 2, result_invalid: 2, manifest_invalid: 2, state_invalid: 2, run_locked: 2, task_changed: 2,
-    output_failed: 3, lock_lost: 3, commit_failed: 3, sandbox_unavailable: 3,
+    output_failed: 3, lock_lost: 3, commit_failed: 3, sandbox_unavailable: 3, machine_limit: 3,
     provider: 1, provider_stream: 1, timeout: 1, step_cap: 1, setup_failed: 1, budget: 1, internal: 1, turn_in_progress: 1, nothing_to_retry: 1,
     cancelled: 130,
   };
@@ -57,6 +57,21 @@ test("a file-system error is invalid input naming the path; a full disk is the m
   assert.deepEqual(describeFailure(full), { code: EXIT_CANNOT_CONTINUE, message: "rhema: cannot write: no space left on device (ENOSPC); free some space, then run the same command to continue" });
   const readOnly = Object.assign(new Error("EROFS: read-only file system, open '/ro/x'"), { code: "EROFS", path: "/ro/x" });
   assert.deepEqual(describeFailure(readOnly), { code: 3, message: "rhema: cannot write /ro/x: read-only file system (EROFS); choose another --out or report path on a writable file system, then run the same command to continue" });
+});
+
+test("the machine running out of file handles, processes or memory is exit 3 naming the errno, wherever it is in the cause chain", () => {
+  for (const errno of ["EMFILE", "ENFILE", "EAGAIN", "ENOMEM", "ENOBUFS"]) {
+    const spawnFailure = Object.assign(new Error(`spawn /bin/sh ${errno}`), { code: errno, syscall: "spawn /bin/sh", path: "/bin/sh" });
+    const described = describeFailure(spawnFailure);
+    assert.equal(described.code, EXIT_CANNOT_CONTINUE, errno);
+    assert.match(described.message, new RegExp(`^rhema: the machine ran out of a resource \\(spawn /bin/sh\\): .*\\(${errno}\\); .*run the same command to continue$`));
+    // Labelled a bug by whoever caught it, or wrapped as a provider's connection failure: still the machine's.
+    assert.equal(describeFailure(new RhemaError("internal", "boom", { cause: spawnFailure })).code, EXIT_CANNOT_CONTINUE, errno);
+    assert.equal(describeFailure(new Error("fetch failed", { cause: spawnFailure })).code, EXIT_CANNOT_CONTINUE, errno);
+  }
+  assert.deepEqual(describeFailure(Object.assign(new Error("EMFILE: too many open files, open '/w/a'"), { code: "EMFILE", syscall: "open", path: "/w/a" })), {
+    code: 3, message: "rhema: the machine ran out of a resource (open /w/a): too many open files (EMFILE); raise the open-file limit (ulimit -n) or lower --concurrency, then run the same command to continue",
+  });
 });
 
 test("anything else is an internal error (exit 1), said plainly, without a stack", () => {

@@ -36,6 +36,8 @@ export type FakeAnthropicReply =
       splitBytes?: number;
       /** Send this many frames, then hold the response open. */
       hangAfterFrames?: number;
+      /** While held open, send a `ping` event every this many ms (as the real API does on a slow stream). */
+      pingEveryMs?: number;
       /** Send this many frames, then an `event: error` frame, and end. */
       errorAfterFrames?: { frames: number; type: string; message: string };
     }
@@ -110,7 +112,10 @@ export class FakeAnthropicServer {
       const { frames: count, type, message } = reply.errorAfterFrames;
       frames = [...frames.slice(0, count), sseFrame("error", errorBody(type, message))];
     }
-    await writeSse(res, frames, { splitBytes: reply.splitBytes, hangAfterFrames: reply.hangAfterFrames });
+    await writeSse(res, frames, {
+      splitBytes: reply.splitBytes, hangAfterFrames: reply.hangAfterFrames,
+      ...(reply.pingEveryMs !== undefined ? { keepAlive: { frame: sseFrame("ping", { type: "ping" }), everyMs: reply.pingEveryMs } } : {}),
+    });
   }
 }
 

@@ -37,6 +37,8 @@ export type FakeOpenAIReply =
       nullChoicesInUsage?: boolean;
       splitBytes?: number;
       hangAfterFrames?: number;
+      /** While held open, send a keep-alive every this many ms: an SSE comment, then a chunk with an empty delta, in turn. */
+      keepAliveEveryMs?: number;
       /** Send this many frames, then a `data: {"error": …}` frame, and end. */
       errorAfterFrames?: { frames: number; type: string; message: string };
     }
@@ -97,7 +99,11 @@ export class FakeOpenAIServer {
       const { frames: count, type, message } = reply.errorAfterFrames;
       frames = [...frames.slice(0, count), sseFrame(null, errorBody(type, message, null))];
     }
-    await writeSse(res, frames, { splitBytes: reply.splitBytes, hangAfterFrames: reply.hangAfterFrames });
+    const emptyDelta = sseFrame(null, { id: "chatcmpl-fake", object: "chat.completion.chunk", created: 0, model: String(req.body.model), choices: [{ index: 0, delta: {}, finish_reason: null }] });
+    await writeSse(res, frames, {
+      splitBytes: reply.splitBytes, hangAfterFrames: reply.hangAfterFrames,
+      ...(reply.keepAliveEveryMs !== undefined ? { keepAlive: { frame: `: keep-alive\n\n${emptyDelta}`, everyMs: reply.keepAliveEveryMs } } : {}),
+    });
   }
 }
 

@@ -20,6 +20,8 @@ export interface SseWriteOptions {
   splitBytes?: number;
   /** Write only this many frames, then hold the response open until the client goes away. */
   hangAfterFrames?: number;
+  /** While held open: write `frame` (a ping, a keep-alive) every `everyMs`, until the client goes away. */
+  keepAlive?: { frame: string; everyMs: number };
 }
 
 export interface FakeServerCore {
@@ -114,7 +116,12 @@ export async function writeSse(res: ServerResponse, frames: readonly string[], o
     await pause(1); // apart in time, so the client reads them as separate chunks
   }
   if (hang) {
+    const keepAlive = options.keepAlive;
+    const pinger = keepAlive ? setInterval(() => {
+      if (!res.destroyed) res.write(keepAlive.frame);
+    }, keepAlive.everyMs) : undefined;
     await new Promise<void>((resolve) => (res.destroyed ? resolve() : res.once("close", () => resolve())));
+    clearInterval(pinger);
     return;
   }
   res.end();

@@ -12,7 +12,7 @@ import type { ModelProvider } from "../../core/provider.js";
 import { RhemaError } from "../../core/errors.js";
 import { createProvider, type ProviderEnv, type ProviderSpec } from "../../providers/provider-factory.js";
 import { processCommandRunner } from "./command-runner.js";
-import { parseDurationMs } from "../tasks/duration.js";
+import { parseLimitMs } from "../tasks/duration.js";
 import { SecretRedactor } from "./secret-redactor.js";
 import { loadTasks, parseShard } from "../tasks/suite-loader.js";
 import type { InputCaps } from "../tasks/task-file.js";
@@ -58,8 +58,10 @@ export interface RunRequest {
   retryErrored: boolean;
   reportSkipped: boolean;
   maxSteps?: number;
-  /** A duration: 90s, 10m, 1h. */
+  /** A duration: 90s, 10m, 1h; `none`: no limit. */
   timeout?: string;
+  /** `--stream-idle`: the longest a model's stream may send no content (a duration, or `none`); default 5m. A task's `limits.streamIdle` wins. */
+  streamIdle?: string;
   allowEnv: string[];
   /** Caps on prompt and image sizes (the CLI reads overrides from its environment). */
   caps?: InputCaps;
@@ -108,7 +110,8 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
   context = { ...context, onNote: (note) => onNote(redactor.redact(note)) };
   if (request.add && request.restart) throw new RhemaError("usage", "Expected at most one of --add and --restart, got both");
   const shard = request.shard !== undefined ? parseShard(request.shard) : null;
-  const timeoutMs = parseTimeoutFlag(request.timeout);
+  const timeoutMs = parseLimitFlag("--timeout", request.timeout);
+  const streamIdleMs = parseLimitFlag("--stream-idle", request.streamIdle);
   // The sandbox probe (two bwrap processes, probeSandbox keeps its answer) starts now, to run
   // while the task files load, unless the flag turns the sandbox off (then only a policy or task
   // file could ask for it, and settleSandboxes probes then).
@@ -117,8 +120,10 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
   if (loaded.tasks.length === 0) throw new RhemaError("usage", `no task to run: ${request.paths.join(" ")} selected none${request.filter.length || request.tag.length || shard ? " (after --filter/--tag/--shard)" : ""}`);
   // Each task's model, resolved once (task file, else flags): providers, prices and budgets read it.
   const specs = new Map(loaded.tasks.map((task) => [taskKey(task), providerSpec(task, request)]));
-  const providers = createProviders(specs, context.env);
-  const workers = createWorkerProviders(loaded.tasks, context.env);
+  // Each task's stream idle limit: its own, else the flag's, else the providers' default.
+  const idleOf = (task: TaskDefinition) => task.limits.streamIdleMs ?? streamIdleMs;
+  const providers = createProviders(loaded.tasks, specs, context.env, idleOf);
+  const workers = createWorkerProviders(loaded.tasks, context.env, idleOf);
   const pricingFile = request.pricing === undefined ? null : await loadPricingFile(resolve(context.cwd, request.pricing));
   const pricings = await priceTasks(loaded.tasks, specs, pricingFile?.models ?? [], context.env);
   checkCostBudgets(loaded.tasks, specs, pricings, request.maxCost);
@@ -209,26 +214,33 @@ function mayRunCommands(approval: Approval): boolean {
   return policy.default === "allow" || policy.rules.some((r) => r.effect === "allow" && (r.shell !== null || r.tools === null || r.tools.includes("shell")));
 }
 
-function parseTimeoutFlag(value: string | undefined): number | undefined {
+/** A limit flag (`--timeout`, `--stream-idle`): milliseconds, Infinity for `none`, undefined when not given. */
+function parseLimitFlag(flag: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
-  const ms = parseDurationMs(value);
-  if (ms === null || ms <= 0) throw new RhemaError("usage", `Expected --timeout as a duration like 90s, 10m or 1h, got "${value}"`);
+  const ms = parseLimitMs(value);
+  if (ms === null) throw new RhemaError("usage", `Expected ${flag} as a duration like 90s, 10m or 1h, or none, got "${value}"`);
   return ms;
 }
 
 /** One provider per task, made before anything runs, so a missing key is exit 2 up front. */
-function createProviders(specs: ReadonlyMap<string, ProviderSpec>, env: ProviderEnv): Map<string, ModelProvider> {
-  return new Map([...specs].map(([key, spec]) => [key, createProvider(spec, env)]));
+function createProviders(
+  tasks: readonly TaskDefinition[], specs: ReadonlyMap<string, ProviderSpec>, env: ProviderEnv, idleOf: (task: TaskDefinition) => number | undefined,
+): Map<string, ModelProvider> {
+  return new Map(tasks.map((task) => [taskKey(task), createProvider(specs.get(taskKey(task))!, env, idleOption(idleOf(task)))]));
 }
 
 /** The compaction workers tasks name (`transcript.worker`), made up front like the task models. */
-function createWorkerProviders(tasks: readonly TaskDefinition[], env: ProviderEnv): Map<string, ModelProvider> {
+function createWorkerProviders(tasks: readonly TaskDefinition[], env: ProviderEnv, idleOf: (task: TaskDefinition) => number | undefined): Map<string, ModelProvider> {
   const workers = new Map<string, ModelProvider>();
   for (const task of tasks) {
     const worker = task.transcript?.worker;
-    if (worker) workers.set(taskKey(task), createProvider({ provider: worker.provider, name: worker.name }, env));
+    if (worker) workers.set(taskKey(task), createProvider({ provider: worker.provider, name: worker.name }, env, idleOption(idleOf(task))));
   }
   return workers;
+}
+
+function idleOption(streamIdleMs: number | undefined): { streamIdleMs?: number } {
+  return streamIdleMs === undefined ? {} : { streamIdleMs };
 }
 
 /**

@@ -18,7 +18,9 @@
  * A run interrupted (SIGINT/SIGTERM: the run's signal) leaves no result, so the next run
  * continues the task; a timeout, step cap, provider failure or bug (`internal`) is an errored
  * result; a spent budget (the task's or the run's, asked before each request: run-budget.ts) is
- * a stopped result, its checkpoint kept for a run with a larger budget; a failure to write the run's own files stops the run (task-failure.ts).
+ * a stopped result, its checkpoint kept for a run with a larger budget; a failure to write the run's own files, or the machine
+ * running out of file handles, processes or memory (in setup, the turn, a tool or a check), stops the run and leaves the task
+ * without a result, to be continued (task-failure.ts).
  *
  * Behind the run directory's lock (`env.lock`, lock-boundaries.ts): the task's start, each model
  * request, commit (so each tool call), setup command, check and its result first confirm the
@@ -30,7 +32,8 @@ import { realpath } from "node:fs/promises";
 import type { CodingAgent } from "../../agent.js";
 import { readDenial, type Approval } from "../../core/approval.js";
 import type { Commit } from "../../core/commit-hook.js";
-import { BudgetError, CodingAgentError, assertNever, describeSpentBudget, type RhemaError, type SpentBudget } from "../../core/errors.js";
+import { startLongTimer } from "../../core/long-timer.js";
+import { BudgetError, CodingAgentError, assertNever, describeSpentBudget, machineLimitOf, type RhemaError, type SpentBudget } from "../../core/errors.js";
 import { textOf, toolCallsOf, type Message } from "../../core/messages.js";
 import type { ModelProvider } from "../../core/provider.js";
 import type { SandboxPlacement } from "../../process/sandbox.js";
@@ -70,6 +73,7 @@ export interface TaskRunEnv {
   pricingFor?(task: TaskDefinition): TaskPricing;
   /** The pricing file the run's prices came from, recorded in each result's cost; absent: the bundled table alone. */
   pricingFile?: { path: string; sha256: string };
+  /** The run's defaults for tasks that set none; `timeoutMs` Infinity is none (`--timeout none`). */
   defaults: { maxSteps?: number; timeoutMs?: number };
   /** The run's budgets and spend, shared by its tasks; absent: only the task's own limits count. */
   budget?: RunBudget;
@@ -162,7 +166,11 @@ export async function runTask(task: TaskDefinition, env: TaskRunEnv): Promise<Ta
     }
     let checks: CheckOutcome[] = [];
     if (!failure && agent) {
-      const checked = await checkTurn({ task, folder, book, env, timeout, events, messages: agent.session.messages, sandbox: sandbox.placement });
+      // A check that could not start for want of file handles or processes is the machine's, not a failed check.
+      const checked = await checkTurn({ task, folder, book, env, timeout, events, messages: agent.session.messages, sandbox: sandbox.placement })
+        .catch((err: unknown) => {
+          throw machineLimitOf(err) ?? err;
+        });
       if (checked.kind === "interrupted") return await interrupted();
       ({ checks, failure } = checked);
     }
@@ -259,10 +267,12 @@ function taskTimeout(task: TaskDefinition, env: TaskRunEnv, usedMs: number): Tas
   const during = (hit: DeadlineHit) => new CodingAgentError("timeout", hit.running
     ? `${passed} while check "${hit.check}" ran: it was stopped, and the checks after it did not run`
     : `${passed} before check "${hit.check}" started: it and the checks after it did not run`);
-  if (ms === undefined) return { signal: null, during, clear() {} };
+  // `none` (Infinity) is no timeout, whatever the run's default.
+  if (ms === undefined || ms === Infinity) return { signal: null, during, clear() {} };
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new CodingAgentError("timeout", passed)), Math.max(0, ms - usedMs));
-  return { signal: controller.signal, during, clear: () => clearTimeout(timer) };
+  // Through startLongTimer: a timeout above 2^31−1 ms (`1000h`) would fire at once with setTimeout.
+  const timer = startLongTimer(() => controller.abort(new CodingAgentError("timeout", passed)), Math.max(0, ms - usedMs));
+  return { signal: controller.signal, during, clear: () => timer.clear() };
 }
 
 interface ResultParts {

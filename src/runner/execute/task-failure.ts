@@ -4,13 +4,16 @@
  *   errored   the task's outcome (the agent failed: provider, timeout, step cap, setup, or a
  *             bug — `internal`), written to result.json; the run goes on
  *   stop      the run cannot go on (its own output cannot be written; a checkpoint or state
- *             file it cannot trust): rethrown, so the CLI names it and exits 3 or 2, and the
- *             same command continues once it is fixed
+ *             file it cannot trust; the machine ran out of file handles, processes or memory):
+ *             rethrown, so the CLI names it and exits 3 or 2, the task keeps no result, and the
+ *             same command continues it once the cause is fixed
  *
- * An unknown throw (a TypeError, a bare errno) is `internal`, never `provider`: only outages
- * and timeouts are what `--retry-errored` retries.
+ * The machine's limits are told by errno class (EMFILE, ENFILE, EAGAIN, ENOMEM, ENOBUFS anywhere
+ * in the cause chain: from spawn, open, readdir, a copy, a provider's socket), never by the step
+ * that met them. Any other unknown throw (a TypeError, a bare errno) is `internal`, never
+ * `provider`: only outages and timeouts are what `--retry-errored` retries.
  */
-import { OutputError, RhemaError, assertNever, errorMessage, findCause, type ErrorCode } from "../../core/errors.js";
+import { OutputError, RhemaError, assertNever, errorMessage, findCause, machineLimitOf, type ErrorCode } from "../../core/errors.js";
 
 export type TaskFailure = { kind: "errored"; error: RhemaError } | { kind: "stop"; error: RhemaError };
 
@@ -23,6 +26,8 @@ export function classifyTaskFailure(err: unknown, timeoutReason?: unknown): Task
   const output = findCause(err, (e): e is OutputError => e instanceof OutputError);
   if (output) return { kind: "stop", error: output };
   if (timeoutReason instanceof RhemaError) return { kind: "errored", error: timeoutReason };
+  const limit = machineLimitOf(err);
+  if (limit) return { kind: "stop", error: limit };
   if (!(err instanceof RhemaError)) return { kind: "errored", error: new RhemaError("internal", errorMessage(err), { cause: err }) };
   return { kind: failureKind(err.code), error: err };
 }
@@ -49,6 +54,7 @@ export function failureKind(code: ErrorCode): TaskFailure["kind"] {
     case "output_failed":
     case "lock_lost":
     case "sandbox_unavailable":
+    case "machine_limit":
     case "session_invalid":
     case "result_invalid":
     case "manifest_invalid":

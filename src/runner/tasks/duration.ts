@@ -1,6 +1,8 @@
 /**
  * Durations as task files write them (`10m`, `90s`, `1h`, `1500ms`, or a bare number of
- * seconds) and as reports show them (`1m 05s`). Pure functions; no clock.
+ * seconds) and as reports show them (`1m 05s`); and limits, which also take `none` (no limit, read
+ * as an infinite duration). Any finite duration is kept as it is (`1000h` included: timers take it
+ * through core/long-timer.ts). Pure functions; no clock.
  */
 
 /** The string form a task file accepts: an integer or decimal, then `ms`, `s`, `m` or `h`. */
@@ -20,7 +22,19 @@ export function parseDurationMs(value: string | number): number | null {
   const match = DURATION_PATTERN.exec(value.trim());
   if (!match) return null;
   const ms = Math.round(Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS]);
-  return ms > 0 ? ms : null;
+  return ms > 0 && Number.isFinite(ms) ? ms : null;
+}
+
+/** What a limit (`--timeout`, `limits.timeout`, `--stream-idle`, …) takes for "no limit". */
+export const NO_LIMIT = "none";
+
+/**
+ * Milliseconds for a limit: a duration as `parseDurationMs` reads it, or `Infinity` for `none`
+ * (a timer started with it never fires); null when `value` is neither.
+ */
+export function parseLimitMs(value: string | number): number | null {
+  if (typeof value === "string" && value.trim() === NO_LIMIT) return Infinity;
+  return parseDurationMs(value);
 }
 
 /**

@@ -19,7 +19,7 @@ import {
   type SourcePosition,
   type YamlSource,
 } from "../../yaml-source/yaml-source.js";
-import { parseDurationMs } from "./duration.js";
+import { parseDurationMs, parseLimitMs } from "./duration.js";
 import { contentHash, fileBytesHash } from "./content-hash.js";
 import { TASK_NAME_PATTERN, taskFileSchema, type TaskFileContent } from "./task-schema.js";
 
@@ -104,7 +104,8 @@ export interface TaskDefinition {
   /** null: the CLI's --provider/--model decide. */
   model: TaskModel | null;
   /** `maxCostUsd`, `maxTokens`: the task's budgets (every earlier run of the task and the compaction worker counted). */
-  limits: { maxSteps?: number; timeoutMs?: number; maxCostUsd?: number; maxTokens?: number };
+  /** `timeoutMs` and `streamIdleMs` are `Infinity` for `none` (no limit, whatever the run's default). */
+  limits: { maxSteps?: number; timeoutMs?: number; streamIdleMs?: number; maxCostUsd?: number; maxTokens?: number };
   transcript?: TranscriptConfig;
   checks: TaskCheck[];
   tags: string[];
@@ -266,7 +267,8 @@ function resolveTask(
     tags: content.tags ?? [],
   };
   if (content.limits?.maxSteps !== undefined) task.limits.maxSteps = content.limits.maxSteps;
-  if (content.limits?.timeout !== undefined) task.limits.timeoutMs = parseDurationMs(content.limits.timeout)!;
+  if (content.limits?.timeout !== undefined) task.limits.timeoutMs = parseLimitMs(content.limits.timeout)!;
+  if (content.limits?.streamIdle !== undefined) task.limits.streamIdleMs = parseLimitMs(content.limits.streamIdle)!;
   if (content.limits?.maxCostUsd !== undefined) task.limits.maxCostUsd = content.limits.maxCostUsd;
   if (content.limits?.maxTokens !== undefined) task.limits.maxTokens = content.limits.maxTokens;
   if (content.transcript !== undefined) task.transcript = { ...content.transcript };

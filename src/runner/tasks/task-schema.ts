@@ -8,7 +8,7 @@
  *   # yaml-language-server: $schema=../../schema/task.schema.json
  */
 import { z } from "zod";
-import { DURATION_PATTERN } from "./duration.js";
+import { DURATION_PATTERN, NO_LIMIT, parseDurationMs } from "./duration.js";
 
 /** Task ids and suite names become folder names in the run directory. */
 export const TASK_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
@@ -26,10 +26,14 @@ const DURATION_RULE = 'expected a duration such as "10m", "90s", "1h", "1500ms",
 const durationSchema = z.union(
   [
     z.number().positive({ error: `${DURATION_RULE} above 0` }),
-    z.string().regex(DURATION_PATTERN, { error: DURATION_RULE }),
+    z.string().regex(DURATION_PATTERN, { error: DURATION_RULE, abort: true }).refine((v) => parseDurationMs(v) !== null, { error: `${DURATION_RULE} (a finite one)` }),
   ],
   { error: DURATION_RULE },
 ).describe('A duration: "10m", "90s", "1h", "1500ms", or a number of seconds.');
+
+const LIMIT_RULE = `${DURATION_RULE}, or none`;
+const limitSchema = z.union([durationSchema, z.literal(NO_LIMIT)], { error: LIMIT_RULE })
+  .describe('A limit: a duration ("10m", "90s", "1h", "1500ms", or a number of seconds), or "none" for no limit.');
 
 const positiveInt = (what: string) =>
   z.number({ error: `expected ${what} as a whole number` })
@@ -107,7 +111,8 @@ const policySchema = z.union([nonEmptyText("the policy path"), inlinePolicySchem
 
 const limitsSchema = z.strictObject({
   maxSteps: positiveInt("maxSteps").optional().describe("Cap on model steps in the turn."),
-  timeout: durationSchema.optional().describe("Wall-clock limit of the whole task: setup, turn and checks (a check running when it fires is stopped as timed out, the rest are not run)."),
+  timeout: limitSchema.optional().describe("Wall-clock limit of the whole task: setup, turn and checks (a check running when it fires is stopped as timed out, the rest are not run); `none`: no limit, whatever --timeout says."),
+  streamIdle: limitSchema.optional().describe("The longest a model's stream may go without sending content (keep-alive pings do not count) before the request is ended as a retryable provider error (default: --stream-idle, else 5m); `none`: no limit."),
   maxCostUsd: z.number({ error: "expected maxCostUsd as a number of dollars" }).positive({ error: "maxCostUsd must be above 0" }).optional()
     .describe("Budget in dollars: once the task's requests (the compaction worker's and earlier runs' included) cost this much, the task stops before its next request, resumably (status stopped). Needs a priced model."),
   maxTokens: positiveInt("maxTokens").optional()

@@ -55,3 +55,20 @@ test("--retry-errored retries outages and timeouts only", () => {
     ["provider", "provider_stream", "timeout"],
   );
 });
+
+test("the machine out of file handles, processes or memory stops the run (the task left unfinished), by errno class wherever it is in the cause chain", () => {
+  for (const errno of ["EMFILE", "ENFILE", "EAGAIN", "ENOMEM", "ENOBUFS"]) {
+    const spawnFailure = Object.assign(new Error(`spawn /bin/sh ${errno}`), { code: errno, syscall: "spawn /bin/sh", path: "/bin/sh" });
+    const readdirFailure = Object.assign(new Error(`${errno}: scandir '/w'`), { code: errno, syscall: "scandir", path: "/w" });
+    const provider = new ProviderError("anthropic: connection failed", { retryable: true, cause: new Error("fetch failed", { cause: spawnFailure }) });
+    for (const err of [spawnFailure, readdirFailure, provider, new RhemaError("setup_failed", "x", { cause: readdirFailure })]) {
+      const failure = classifyTaskFailure(err);
+      assert.equal(failure.kind, "stop", `${errno}: ${String(err)}`);
+      assert.equal(failure.error.code, "machine_limit");
+      assert.match(failure.error.message, new RegExp(`\\(${errno}\\)`));
+    }
+  }
+  assert.equal(classifyTaskFailure(Object.assign(new Error("ENOENT"), { code: "ENOENT", syscall: "open" })).error.code, "internal", "another errno stays a bug");
+  assert.equal(classifyTaskFailure(Object.assign(new Error("EAGAIN: read"), { code: "EAGAIN", syscall: "read" })).error.code, "internal",
+    "EAGAIN from a read is a non-blocking file that would block, not the machine's limit");
+});

@@ -124,6 +124,15 @@ describe("task files: valid examples", () => {
     assert.deepStrictEqual(timeouts, [600_000, 90_000, 3_600_000, 1_500, 90_000, 1_500]);
   });
 
+  test("limits.timeout and limits.streamIdle take none (no limit) and long durations; a check's timeout does not take none", () => {
+    const limits = (text: string) => parseTaskSource(`prompt: p\nlimits: ${text}\n`, "/s/t.yaml").limits;
+    assert.deepStrictEqual(limits("{ timeout: none, streamIdle: none }"), { timeoutMs: Infinity, streamIdleMs: Infinity });
+    assert.deepStrictEqual(limits("{ timeout: 1000h, streamIdle: 30s }"), { timeoutMs: 3_600_000_000, streamIdleMs: 30_000 });
+    const err = asTaskFileError(thrownBy(() => parseTaskSource("prompt: p\nlimits: { streamIdle: never }\nchecks:\n  - { name: c, run: 'true', timeout: none }\n", "/s/t.yaml")));
+    assert.deepStrictEqual(err.problems.map((p) => p.field), ["limits.streamIdle", "checks.0.timeout"]);
+    assert.match(err.problems[0]!.message, /or none/);
+  });
+
   test("every problem in a file is reported, in file order", () => {
     const err = asTaskFileError(thrownBy(() => parseTaskSource("limits: { maxSteps: 0 }\nbogus: 1\n", "/s/t.yaml")));
     assert.deepStrictEqual(err.problems.map((p) => `${p.line}:${p.column} ${p.field}`), ["1:1 prompt", "1:21 limits.maxSteps", "2:1 bogus"]);
