@@ -5,16 +5,20 @@
  * too the temp files of writes a kill cut short (named `<file>.<digits>`) are found and removed.
  */
 import { randomInt } from "node:crypto";
-import { mkdir, open, chmod, readdir, rename, rm, type FileHandle } from "node:fs/promises";
+import { mkdir, open, readdir, rename, rm, type FileHandle } from "node:fs/promises";
 import { dirname, join } from "node:path";
 
 export const PRIVATE_FILE_MODE = 0o600;
 export const PRIVATE_DIR_MODE = 0o700;
 
-/** Creates `dir` (and parents) 0700; an existing folder is tightened to 0700. */
+/**
+ * Creates `dir` (and missing parents) 0700 — the umask can only narrow that. A folder that exists
+ * keeps its mode: it may be the user's (`--out /`, a report's `/tmp`, a merge target), and
+ * re-moding it once turned a machine's `/` and `/tmp` into 0700. What rhema writes inside is
+ * private all the same: its files are 0600 and the folders it makes 0700.
+ */
 export async function ensurePrivateDir(dir: string): Promise<void> {
   await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
-  await chmod(dir, PRIVATE_DIR_MODE);
 }
 
 /** Writes `data` to `path` atomically with mode 0600, its folder made private first. */

@@ -5,9 +5,9 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdir, readFile, readdir, stat, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readFile, readdir, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { isAtomicTempOf, removeAtomicTemps, replaceFileAtomic, writePrivateFileAtomic } from "../../src/store/private-files.js";
+import { ensurePrivateDir, isAtomicTempOf, openPrivateAppend, removeAtomicTemps, replaceFileAtomic, writePrivateFileAtomic } from "../../src/store/private-files.js";
 import { tempDir } from "../support/temp-dir.js";
 
 test("an atomic write replaces the file whole with the mode asked, leaving no temp file, fsync'd or not", async (t) => {
@@ -43,4 +43,22 @@ test("writePrivateFileAtomic makes the folder private first; the temp names it u
   assert.ok(isAtomicTempOf("session.json.123456789", "session.json"));
   assert.deepEqual(await removeAtomicTemps(join(dir, "run"), ["session.json"]), ["session.json.123456789"]);
   assert.deepEqual((await readdir(join(dir, "run"))).sort(), ["other.json.42", "session.json"]);
+});
+
+test("a folder that exists keeps its mode — a shared /tmp-like 1777 folder, a user's 0755 one — whatever rhema writes into it", async (t) => {
+  const root = await tempDir(t);
+  for (const [name, mode] of [["sticky", 0o1777], ["users", 0o755]] as const) {
+    const dir = join(root, name);
+    await mkdir(dir);
+    await chmod(dir, mode);
+    await ensurePrivateDir(dir);
+    await writePrivateFileAtomic(join(dir, "stats.json"), "{}\n");
+    await (await openPrivateAppend(join(dir, "events.jsonl"))).close();
+    assert.equal((await stat(dir)).mode & 0o7777, mode, `${name} keeps its mode`);
+    assert.equal((await stat(join(dir, "stats.json"))).mode & 0o777, 0o600);
+  }
+  // The folders rhema makes are private, the missing parents too.
+  await ensurePrivateDir(join(root, "users", "new", "deeper"));
+  assert.equal((await stat(join(root, "users", "new"))).mode & 0o777, 0o700);
+  assert.equal((await stat(join(root, "users", "new", "deeper"))).mode & 0o777, 0o700);
 });
