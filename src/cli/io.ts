@@ -7,6 +7,8 @@ export interface CliIo {
   pid: number;
   /** Aborted on SIGINT/SIGTERM. */
   interrupt: AbortSignal;
+  /** Aborted when the event loop emptied with the command unfinished (runner/execute/stall-net.ts). */
+  stalled?: AbortSignal;
 }
 
 export function print(stream: NodeJS.WritableStream, text: string): void {

@@ -8,11 +8,12 @@ import { fileURLToPath } from "node:url";
 import { dirname, join } from "node:path";
 import yargs, { type Argv } from "yargs";
 import { hideBin } from "yargs/helpers";
-import { EXIT_CODES_HELP, EXIT_INTERRUPTED, EXIT_INVALID_INPUT, describeFailure, type ExitCode } from "./exit-codes.js";
+import { EXIT_CODES_HELP, EXIT_INTERRUPTED, EXIT_INVALID_INPUT, EXIT_TASK_FAILED, describeFailure, type ExitCode } from "./exit-codes.js";
 import { print, quietOnClosedPipe, type CliIo } from "./io.js";
 import { DEFAULT_RUN_DIR, runCommand } from "./run-command.js";
 import { SANDBOX_MODES } from "../process/sandbox-mode.js";
 import { installShutdownSignals } from "../runner/execute/shutdown-signals.js";
+import { installStallNet } from "../runner/execute/stall-net.js";
 
 function packageVersion(): string {
   const here = dirname(fileURLToPath(import.meta.url));
@@ -205,9 +206,22 @@ export async function runAsProcess(): Promise<void> {
     note: (message) => process.stderr.write(`\nrhema: ${message}\n`),
     force: () => process.exit(EXIT_INTERRUPTED),
   });
-  process.exitCode = await main(hideBin(process.argv), {
-    cwd: process.cwd(), env: process.env, stdout: quietOnClosedPipe(process.stdout), stderr: quietOnClosedPipe(process.stderr), pid: process.pid, interrupt: controller.signal,
+  // An event loop that empties before the command ends must never read as success (exit 0).
+  const stall = new AbortController();
+  let finished = false;
+  installStallNet(process, {
+    finished: () => finished,
+    stall: (reason) => stall.abort(reason),
+    giveUp: (message) => {
+      process.stderr.write(`rhema: internal error: ${message}\n`);
+      process.exit(EXIT_TASK_FAILED);
+    },
   });
+  process.exitCode = await main(hideBin(process.argv), {
+    cwd: process.cwd(), env: process.env, stdout: quietOnClosedPipe(process.stdout), stderr: quietOnClosedPipe(process.stderr), pid: process.pid,
+    interrupt: controller.signal, stalled: stall.signal,
+  });
+  finished = true;
 }
 
 // `node dist/src/cli/main.js` runs the CLI from its modules (the `rhema` executable runs the bundle).

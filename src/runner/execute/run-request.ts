@@ -78,6 +78,8 @@ export interface RunContext {
   pid: number;
   /** Aborted when the run must checkpoint and stop. */
   interrupt: AbortSignal;
+  /** Aborted when the process's event loop emptied with the run unfinished (stall-net.ts). */
+  stalled?: AbortSignal;
   /** A line for the user (e.g. which default policy applies). */
   onNote(note: string): void;
   onProgress(progress: RunProgress): void;
@@ -133,6 +135,7 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
     ...(request.summary ? { summaryAppend: resolve(context.cwd, request.summary) } : {}),
     cwd: context.cwd,
     signal: context.interrupt,
+    ...(context.stalled ? { stalled: context.stalled } : {}),
     pid: context.pid,
     env: {
       now: () => new Date(),
