@@ -57,6 +57,12 @@ export interface HeldProcess extends ProcessGroupIdentity {
   closed: Promise<void>;
   /** Settles when the control pipe closes (the holder closes its end before it execs the command; a wrapper at its exit). */
   report: Promise<HoldReport>;
+  /**
+   * Sends stdout and stderr chunks, in arrival order, to `listener` (one listener): those that came
+   * before the call first. They are read from the spawn on — Node drains a pipe no one reads when
+   * the leader exits, so a wrapper's message could otherwise be lost during an await.
+   */
+  onOutput(listener: (chunk: Buffer) => void): void;
   /** Runs the command. Once only; later calls do nothing. */
   release(): void;
   /** Kills the held group (nothing ran) and waits for the leader to exit. */
@@ -74,6 +80,11 @@ export async function spawnHeld(req: HeldSpawnRequest): Promise<HeldProcess> {
   const closed = new Promise<void>((r) => child.once("close", () => r()));
   const hold = child.stdio[3] as Duplex;
   const report = controlReport(hold);
+  const early: Buffer[] = [];
+  let forward: ((chunk: Buffer) => void) | null = null;
+  const onData = (chunk: Buffer): void => (forward ? forward(chunk) : void early.push(chunk));
+  child.stdout!.on("data", onData);
+  child.stderr!.on("data", onData);
   await new Promise<void>((resolveSpawn, reject) => {
     child.once("spawn", resolveSpawn);
     child.once("error", reject);
@@ -82,6 +93,10 @@ export async function spawnHeld(req: HeldSpawnRequest): Promise<HeldProcess> {
   let released = false;
   return {
     host: thisHost(), pgid, startTime: (await processStartTime(pgid)) ?? 0, child, exited, closed, report,
+    onOutput(listener) {
+      for (const chunk of early.splice(0)) listener(chunk);
+      forward = listener;
+    },
     release() {
       if (released) return;
       released = true;

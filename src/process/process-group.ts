@@ -110,8 +110,7 @@ async function runReleased(held: HeldProcess, run: GroupRun, wrapper: string): P
     opening.push(chunk);
     run.onOutput(chunk);
   };
-  child.stdout!.on("data", onOutput);
-  child.stderr!.on("data", onOutput);
+  held.onOutput(onOutput);
   let killed: GroupOutcome["killed"] = null;
   let killing: Promise<void> | null = null;
   const stop = (why: "timeout" | "cancel"): void => {
