@@ -4,7 +4,8 @@
  * - A command whose sandbox fails to start: real bwrap, exiting at once with its own message (a
  *   `bwrap` on rhema's PATH runs /usr/bin/bwrap with a bind of a missing source put first, for the
  *   commands that carry a marker; the probe and every other command get the real one unchanged).
- *   Setup or check, alone or beside other tasks: exit 1, the task `errored` (`sandbox_failed`)
+ *   Setup, shell tool call or check, alone or beside other tasks (the shell tool's call awaits its
+ *   checkpoint commit while bwrap dies: the exit once missed there, and the run exited 0): exit 1, the task `errored` (`sandbox_failed`)
  *   quoting bwrap, the other tasks' outcomes intact, the reports written and the lock released.
  * - The `beforeExit` net itself: the CLI run from its modules with the command runner replaced
  *   (a module hook) by one whose promise never settles and holds nothing in the event loop — the
@@ -42,13 +43,14 @@ async function failingBwrapDir(root: string): Promise<string> {
   return dir;
 }
 
-function task(opts: { setup?: string; check?: string }): string {
+function task(opts: { setup?: string; check?: string; shell?: string }): string {
+  const call = opts.shell ? `    - say: step\n      call: shell\n      input: { command: ${JSON.stringify(opts.shell)} }\n` : "";
   return `prompt: Say done.
 policy: ../policy.yaml
 model:
   provider: scripted
   script:
-    - say: done
+${call}    - say: done
 ${opts.setup ? `workspace:\n  setup:\n    - ${JSON.stringify(opts.setup)}\n` : ""}checks:
   - { name: ok, run: ${JSON.stringify(opts.check ?? "true")} }
 `;
@@ -68,7 +70,7 @@ async function assertReportsAndLock(out: string, erroredId: string, rerun: () =>
   assert.doesNotMatch(again.stderr, /lock/i);
 }
 
-for (const where of ["setup", "check"] as const) {
+for (const where of ["setup", "shell", "check"] as const) {
   for (const others of [0, 2]) {
     test(`a ${where} whose sandbox fails to start${others ? ", beside other tasks" : ""}: exit 1, the task errored with bwrap's message, reports written, lock released`, { skip }, async (t) => {
       const root = await hostDir(t);
@@ -76,7 +78,7 @@ for (const where of ["setup", "check"] as const) {
       const failing = `echo ${MARKER}`;
       const files: Record<string, string> = {
         "policy.yaml": OPEN_POLICY,
-        "suite/broken.yaml": task(where === "setup" ? { setup: failing } : { check: failing }),
+        "suite/broken.yaml": task({ [where]: failing }),
       };
       for (let k = 0; k < others; k++) files[`suite/fine-${k}.yaml`] = task({ setup: "echo set up", check: "true" });
       await writeFiles(root, files);
