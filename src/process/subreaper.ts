@@ -42,6 +42,8 @@ const SIGTERM_NUMBER = 15;
  * waitpid interrupted by SIGTERM runs the handler, then waits again. `$^F = 3` keeps fd 3 (the
  * control pipe, the holder's) open across exec. `tree` lists the living
  * descendants from /proc; `sweep` stops and kills them until none is left, then reaps the rest.
+ * Orphans come to the subreaper, so once the command is reaped, no child left (waitpid: ECHILD)
+ * means no descendant left: the common case exits without reading /proc.
  */
 const REAPER_SCRIPT = `
 my ($nr, $parent, $grace, @cmd) = @ARGV;
@@ -73,7 +75,8 @@ if (!defined $pid) { print STDERR "rhema-reaper: cannot fork: $!\\n"; exit 126 }
 if ($pid == 0) { $SIG{$_} = "DEFAULT" for qw(TERM INT HUP QUIT); exec { $cmd[0] } @cmd; print STDERR "rhema-reaper: $cmd[0]: $!\\n"; exit 127 }
 my $status;
 for (;;) { my $w = waitpid(-1, 0); if ($w == $pid) { $status = $?; last } if ($w < 0) { $status = 255 << 8; last } }
-if (tree()) {
+my $w; 1 while ($w = waitpid(-1, 1)) > 0;
+if ($w == 0 && tree()) {
   syswrite($ctl, "s") if $ctl;
   kill "TERM", tree();
   for (1 .. $grace / 10) { reap(); last unless tree(); select(undef, undef, undef, 0.01) }
