@@ -112,10 +112,11 @@ export async function load(url, context, next) {
 }
 `;
 
-for (const others of [0, 2]) {
-  test(`the beforeExit net: a task stuck on a promise that never settles${others ? ", beside other tasks" : ""} ends errored (internal), exit 1, reports written, lock released`, async (t) => {
+for (const [others, concurrency] of [[0, 1], [2, 3], [2, 1]] as const) {
+  test(`the beforeExit net: a task stuck on a promise that never settles${others ? `, beside other tasks (concurrency ${concurrency})` : ""} ends errored (internal), exit 1, reports written, lock released`, async (t) => {
     const root = await hostDir(t);
-    const files: Record<string, string> = { "policy.yaml": OPEN_POLICY, "suite/stuck.yaml": task({ setup: "echo never ends" }) };
+    // "a-stuck" comes first: at concurrency 1 the others start only after the net freed the queue.
+    const files: Record<string, string> = { "policy.yaml": OPEN_POLICY, "suite/a-stuck.yaml": task({ setup: "echo never ends" }) };
     // The others run no command (a check would be stuck too): a scripted turn, and nothing to check.
     for (let k = 0; k < others; k++) {
       files[`suite/fine-${k}.yaml`] = "prompt: Say done.\npolicy: ../policy.yaml\nmodel:\n  provider: scripted\n  script:\n    - say: done\n";
@@ -126,15 +127,15 @@ for (const others of [0, 2]) {
       `import { register } from "node:module";\nregister(${JSON.stringify(pathToFileURL(join(root, "hooks.mjs")).href)});\n`);
     const out = join(root, "run");
     const cli = (): Promise<CliResult> => runNode(["--import", join(root, "register.mjs"), compiled("src/cli/main.js"),
-      "run", "suite", "--out", out, "--sandbox", "off", "--concurrency", "3"], root);
+      "run", "suite", "--out", out, "--sandbox", "off", "--concurrency", String(concurrency)], root);
     const ran = await cli();
     assert.equal(ran.code, 1, `exit 1, never 0\n${ran.stdout}\n${ran.stderr}`);
     const results = await resultsById(out);
     assert.equal(results.size, 1 + others, "every task has a result");
-    assert.deepEqual(results.get("stuck")?.error, { code: "internal", message: STALLED_MESSAGE });
-    assert.equal(results.get("stuck")?.status, "errored");
+    assert.deepEqual(results.get("a-stuck")?.error, { code: "internal", message: STALLED_MESSAGE });
+    assert.equal(results.get("a-stuck")?.status, "errored");
     for (let k = 0; k < others; k++) assert.equal(results.get(`fine-${k}`)?.status, "passed", `fine-${k} passed`);
-    await assertReportsAndLock(out, "stuck", cli);
+    await assertReportsAndLock(out, "a-stuck", cli);
   });
 }
 

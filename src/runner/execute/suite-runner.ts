@@ -170,7 +170,8 @@ async function runQueue(opts: SuiteRunOptions, runDir: RunDir, manifest: RunMani
       return;
     }
     opts.onProgress({ type: "task_start", task });
-    const ran = await untilStalled(runTask(task, env), opts.stalled);
+    // Only the tasks running when the loop emptied are stuck; one started after runs as any does.
+    const ran = await untilStalled(runTask(task, env), opts.stalled?.aborted ? undefined : opts.stalled);
     // The task waits for what can never come: recorded errored (`internal`), so the run ends with its reports.
     const outcome = ran === "stalled" ? await recordStalled(task, opts.stalled?.reason, runDir, env) : ran;
     if (outcome.kind === "interrupted") {
