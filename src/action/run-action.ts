@@ -25,6 +25,8 @@ export interface ActionContext {
   cwd: string;
   pid: number;
   interrupt: AbortSignal;
+  /** Aborted when the event loop emptied with the run unfinished (runner/execute/stall-net.ts). */
+  stalled?: AbortSignal;
   cache: RunDirCache;
 }
 
@@ -48,7 +50,7 @@ export async function runAction(ctx: ActionContext): Promise<void> {
 
   let interruptedTasks = 0;
   const outcome = await runRequest(inputs.request, {
-    cwd: workspace, env: ctx.env, pid: ctx.pid, interrupt: ctx.interrupt, redactor,
+    cwd: workspace, env: ctx.env, pid: ctx.pid, interrupt: ctx.interrupt, redactor, ...(ctx.stalled ? { stalled: ctx.stalled } : {}),
     onNote: (note) => core.info(`rhema: ${note}`),
     onProgress: (p) => {
       if (p.type === "task_interrupted") interruptedTasks += 1;

@@ -11,6 +11,8 @@ export interface CliIo {
   interrupt: AbortSignal;
   /** The secret redactor `stdout` and `stderr` write through (made from `env`); a run redacts its files with it too. */
   redactor?: SecretRedactor;
+  /** Aborted when the event loop emptied with the command unfinished (runner/execute/stall-net.ts). */
+  stalled?: AbortSignal;
 }
 
 export function print(stream: NodeJS.WritableStream, text: string): void {

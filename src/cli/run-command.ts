@@ -50,7 +50,7 @@ export async function runCommand(args: RunArgs, io: CliIo): Promise<ExitCode> {
       ...(pricing !== undefined ? { pricing } : {}),
     };
     outcome = await runRequest(request, {
-      cwd: io.cwd, env: io.env, pid: io.pid, interrupt: io.interrupt, ...(io.redactor ? { redactor: io.redactor } : {}),
+      cwd: io.cwd, env: io.env, pid: io.pid, interrupt: io.interrupt, ...(io.redactor ? { redactor: io.redactor } : {}), ...(io.stalled ? { stalled: io.stalled } : {}),
       onNote: (note) => print(io.stderr, `rhema: ${note}`),
       onProgress: (p) => {
         view ??= chooseProgressView({ json: args.json, ci: io.env.CI === "true", color: !io.env.NO_COLOR, streams: { out: io.stdout, err: io.stderr } });

@@ -37,6 +37,8 @@ export type ErrorCode =
   | "timeout"
   | "step_cap"
   | "setup_failed"
+  // A command's wrapper (the bwrap sandbox, the perl reaper) exited before the command started.
+  | "sandbox_failed"
   | "cancelled"
   // A task stopped on a budget (recorded as a stopped task, resumable with a larger one; exit 1 unless --stopped-ok).
   | "budget"

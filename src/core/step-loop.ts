@@ -265,6 +265,8 @@ async function runOneCall(ports: StepLoopPorts, step: number, call: ToolCallBloc
     start.rethrow();
     if (ports.signal.aborted) return errorResult(CANCELLED_WHILE_RUNNING);
     throwIfMachineLimit(err);
+    // A command's sandbox that did not start is the machine's failure, not the model's to work round: it ends the turn.
+    if (err instanceof RhemaError && err.code === "sandbox_failed") throw err;
     return errorResult(failureText(call, err));
   }
 }

@@ -2,25 +2,45 @@
  * Running one command line with `bash -c` in a process group of its own — in the bubblewrap
  * sandbox when given one — and making sure nothing it started outlives the call or rhema: on
  * timeout or cancel the whole group gets SIGTERM, then SIGKILL after a grace period (group-kill.ts);
- * processes still running in the group when bash exits (`cmd &`) are stopped the same way. If
- * rhema itself dies, SIGKILL included, the sandbox's PID namespace dies with bwrap
- * (`--die-with-parent`), and an unsandboxed group is killed by its watcher (death-watch.ts).
+ * processes still running when bash exits (`cmd &`, `(setsid cmd &)`) are stopped the same way.
+ * Which guard holds them:
+ *
+ *   sandbox      bwrap's PID namespace (`--die-with-parent`): everything dies with bwrap
+ *   no sandbox   the reaper (subreaper.ts): a child subreaper leading the group, so setsid
+ *                escapees stay its descendants; it stops them when bash exits and when rhema dies
+ *   neither      (no perl) the death watch (death-watch.ts) and a snapshot of the tree: best effort
+ *
  * The command is spawned held (held-spawn.ts): `onStarted` sees its group before anything runs.
- * Resolves only once bash has exited and its output pipes are closed (or abandoned after a
- * bounded wait).
+ * A wrapper (bwrap, the reaper) that exits before the command started is a `sandbox_failed`
+ * error carrying its own message, never a silent exit. Resolves only once bash has exited and its
+ * output pipes are closed (or abandoned after a bounded wait).
  */
 import type { ChildProcess } from "node:child_process";
 import { startLongTimer } from "../core/long-timer.js";
+import { RhemaError } from "../core/errors.js";
+import { HeadTailBuffer } from "./capped-output.js";
 import { type DeathWatch, watchForDeath } from "./death-watch.js";
 import { KILL_GRACE_MS, SETTLE_MS, killGroup } from "./group-kill.js";
 import { type HeldProcess, spawnHeld } from "./held-spawn.js";
 import type { ProcessGroupIdentity } from "./process-identity.js";
 import { groupRunning } from "./process-table.js";
 import { type SandboxPlacement, bwrapArgv } from "./sandbox.js";
+import { probeReaper, reaperArgv } from "./subreaper.js";
 
 export { KILL_GRACE_MS } from "./group-kill.js";
 /** For processes left behind by a command that finished on its own. */
 const STRAY_GRACE_MS = 500;
+/** How much of a wrapper's own output a start failure quotes. */
+const WRAPPER_MESSAGE_BYTES = 2_000;
+
+/** The command's wrapper (bwrap, the reaper) exited before the command started: its own words say why. */
+export class CommandStartError extends RhemaError {
+  constructor(wrapper: string, exit: { code: number | null; signal: NodeJS.Signals | null }, said: string) {
+    const how = exit.code !== null ? `exited with code ${exit.code}` : `was killed by ${exit.signal ?? "a signal"}`;
+    const words = said.trim() === "" ? "and said nothing" : `saying: ${said.trim()}`;
+    super("sandbox_failed", `${wrapper} did not start the command: it ${how} ${words}`);
+  }
+}
 
 export interface GroupRun {
   command: string;
@@ -52,6 +72,7 @@ export interface GroupOutcome {
 export async function runProcessGroup(run: GroupRun): Promise<GroupOutcome> {
   const bash = ["bash", "-c", run.command];
   const sandbox = run.sandbox;
+  const reaper = sandbox ? null : await probeReaper();
   const held = sandbox
     // bwrap starts with an empty environment (it is PID 1 inside, and its environ is readable
     // there); the command's comes through --setenv. The holder waits inside the sandbox.
@@ -59,10 +80,16 @@ export async function runProcessGroup(run: GroupRun): Promise<GroupOutcome> {
       argv: bash, cwd: run.cwd, env: {},
       wrap: (holder) => bwrapArgv({ ...sandbox, workspace: sandbox.workspace ?? run.cwd, env: run.env, cwd: run.cwd }, holder),
     })
-    : await spawnHeld({ argv: bash, cwd: run.cwd, env: run.env });
+    : reaper?.ok
+      ? await spawnHeld({
+        argv: bash, cwd: run.cwd, env: run.env,
+        wrap: (holder) => reaperArgv(reaper.reaper, holder, { parentPid: process.pid, graceMs: STRAY_GRACE_MS }),
+      })
+      : await spawnHeld({ argv: bash, cwd: run.cwd, env: run.env });
+  const wrapper = sandbox ? "the sandbox (bwrap)" : reaper?.ok ? "the process reaper (perl)" : "the command's shell (/bin/sh)";
   let watch: DeathWatch | null = null;
   try {
-    if (!run.sandbox) watch = await watchForDeath(held);
+    if (!sandbox && !reaper?.ok) watch = await watchForDeath(held);
     await run.onStarted?.({ host: held.host, pgid: held.pgid, startTime: held.startTime });
   } catch (err) {
     await held.discard();
@@ -70,19 +97,21 @@ export async function runProcessGroup(run: GroupRun): Promise<GroupOutcome> {
     throw err;
   }
   try {
-    return await runReleased(held, run);
+    return await runReleased(held, run, wrapper);
   } finally {
     watch?.dismiss();
   }
 }
 
-async function runReleased(held: HeldProcess, run: GroupRun): Promise<GroupOutcome> {
-  const { child, pgid } = held;
-  child.stdout!.on("data", run.onOutput);
-  child.stderr!.on("data", run.onOutput);
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>
-    child.once("exit", (code, signal) => r({ code, signal })));
-  const closed = new Promise<void>((r) => child.once("close", () => r()));
+async function runReleased(held: HeldProcess, run: GroupRun, wrapper: string): Promise<GroupOutcome> {
+  const { child, pgid, exited, closed } = held;
+  // The first bytes are kept apart: before the holder runs, only the wrapper speaks.
+  const opening = new HeadTailBuffer(WRAPPER_MESSAGE_BYTES, 0);
+  const onOutput = (chunk: Buffer): void => {
+    opening.push(chunk);
+    run.onOutput(chunk);
+  };
+  held.onOutput(onOutput);
   let killed: GroupOutcome["killed"] = null;
   let killing: Promise<void> | null = null;
   const stop = (why: "timeout" | "cancel"): void => {
@@ -98,7 +127,12 @@ async function runReleased(held: HeldProcess, run: GroupRun): Promise<GroupOutco
   try {
     const exit = await exited;
     timer.clear();
-    let straysKilled = false;
+    const report = await settlesWith(held.report, SETTLE_MS, { holderRan: true, straysStopped: false });
+    if (!report.holderRan && !killing) {
+      await settles(closed, SETTLE_MS);
+      throw new CommandStartError(wrapper, exit, opening.text());
+    }
+    let straysKilled = report.straysStopped;
     if (!killing && (await groupRunning(pgid))) {
       straysKilled = true;
       killing = killGroup(pgid, STRAY_GRACE_MS);
@@ -113,10 +147,15 @@ async function runReleased(held: HeldProcess, run: GroupRun): Promise<GroupOutco
 }
 
 async function settles(promise: Promise<void>, limitMs: number): Promise<boolean> {
+  return settlesWith(promise.then(() => true), limitMs, false);
+}
+
+/** `promise`'s value, or `otherwise` once `limitMs` passes first. */
+async function settlesWith<T>(promise: Promise<T>, limitMs: number, otherwise: T): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<boolean>((r) => (timer = setTimeout(() => r(false), limitMs)));
+  const timeout = new Promise<T>((r) => (timer = setTimeout(() => r(otherwise), limitMs)));
   try {
-    return await Promise.race([promise.then(() => true), timeout]);
+    return await Promise.race([promise, timeout]);
   } finally {
     clearTimeout(timer);
   }

@@ -27,6 +27,7 @@ import { loadPriceTable, priceTable, type ModelPricing } from "../../providers/p
 import { loadPricingFile } from "../tasks/pricing-file.js";
 import { taskPricing, type TaskPricing } from "./task-pricing.js";
 import { probeSandbox } from "../../process/sandbox-probe.js";
+import { probeReaper } from "../../process/subreaper.js";
 import { chooseSandbox, needsProbe, type SandboxMode, type SandboxUse } from "../../process/sandbox-mode.js";
 import type { TaskSandboxSetting } from "../tasks/task-sandbox.js";
 import type { TaskSandboxRun } from "./task-executor.js";
@@ -83,6 +84,8 @@ export interface RunContext {
   pid: number;
   /** Aborted when the run must checkpoint and stop. */
   interrupt: AbortSignal;
+  /** Aborted when the process's event loop emptied with the run unfinished (stall-net.ts). */
+  stalled?: AbortSignal;
   /** A line for the user (e.g. which default policy applies). */
   onNote(note: string): void;
   onProgress(progress: RunProgress): void;
@@ -136,6 +139,8 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
   if ([...approvals.approvals.values()].some(mayRunCommands)) preloadBashParser();
   const sandbox = await settleSandboxes(approvals.sandbox, context.env.PATH);
   if (sandbox.warning !== null) context.onNote(sandbox.warning);
+  const reaperNote = await unsandboxedReaperNote(sandbox.runs.values());
+  if (reaperNote !== null) context.onNote(reaperNote);
 
   const runDir = resolve(context.cwd, request.out);
   const outcome = await runSuite({
@@ -150,6 +155,7 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
     ...(request.summary ? { summaryAppend: resolve(context.cwd, request.summary) } : {}),
     cwd: context.cwd,
     signal: context.interrupt,
+    ...(context.stalled ? { stalled: context.stalled } : {}),
     pid: context.pid,
     ...(request.lockTiming ? { lockTiming: request.lockTiming } : {}),
     env: {
@@ -200,6 +206,18 @@ async function settleSandboxes(
       `run UNSANDBOXED, with this machine's files and network. To sandbox them: ${unsandboxed.fix}. ` +
       "With --sandbox bwrap this is an error instead; --sandbox off says it is meant.";
   return { runs, warning };
+}
+
+/**
+ * Unsandboxed commands are held by the reaper (src/process/subreaper.ts); where it cannot run,
+ * the one note saying that a `setsid` escapee may outlive rhema. null when all is as it should be.
+ */
+async function unsandboxedReaperNote(runs: Iterable<TaskSandboxRun>): Promise<string | null> {
+  if (![...runs].some((run) => run.use.mode !== "bwrap")) return null;
+  const reaper = await probeReaper();
+  return reaper.ok ? null
+    : `note: ${reaper.reason}: unsandboxed commands are stopped with their process group and the process tree rhema can see, ` +
+      "but one that leaves with setsid may outlive rhema (install perl, or run sandboxed)";
 }
 
 /** Where bwrap is looked up: rhema's PATH, else the system default. */

@@ -24,7 +24,8 @@ import { ReportWriter, appendSummary, probeReportCopies, probeSummaryAppend } fr
 import { repositoryRelativePaths } from "../reports/report-paths.js";
 import type { TaskDefinition } from "../tasks/task-file.js";
 import { CURRENT_HASH_SCHEME, hashUnder } from "../tasks/content-hash.js";
-import { notStartedResult, runTask, type TaskRunEnv } from "./task-executor.js";
+import { notStartedResult, runTask, stalledResult, type TaskRunEnv, type TaskRunOutcome } from "./task-executor.js";
+import { STALLED_MESSAGE, untilStalled } from "./stall-net.js";
 import { RunBudget, budgetRaised, type Budgets } from "./run-budget.js";
 import { isRetryableErrorCode } from "./task-failure.js";
 import {
@@ -57,6 +58,8 @@ export interface SuiteRunOptions {
   retryErrored?: boolean;
   reportCopies?: Partial<ReportFiles>;
   signal: AbortSignal;
+  /** Aborted by the edge when the event loop emptied with the run unfinished (stall-net.ts): each running task is recorded errored with its reason. */
+  stalled?: AbortSignal;
   pid: number;
   /** The run directory lock's stale limit and heartbeat; default 30 s and 5 s. */
   lockTiming?: LockTiming;
@@ -176,7 +179,10 @@ async function runQueue(opts: SuiteRunOptions, runDir: RunDir, manifest: RunMani
       return;
     }
     opts.onProgress({ type: "task_start", task });
-    const outcome = await runTask(task, env);
+    // Only the tasks running when the loop emptied are stuck; one started after runs as any does.
+    const ran = await untilStalled(runTask(task, env), opts.stalled?.aborted ? undefined : opts.stalled);
+    // The task waits for what can never come: recorded errored (`internal`), so the run ends with its reports.
+    const outcome = ran === "stalled" ? await recordStalled(task, opts.stalled?.reason, runDir, env) : ran;
     if (outcome.kind === "interrupted") {
       interrupted = true;
       interruptedKeys.add(taskKey(task));
@@ -211,6 +217,13 @@ async function runQueue(opts: SuiteRunOptions, runDir: RunDir, manifest: RunMani
   const outcome = { results: all.filter((r) => selected.has(taskKey(r))), interrupted, reports: runDir.reports, unfinished };
   opts.onProgress({ type: "run_end", ...outcome });
   return outcome;
+}
+
+async function recordStalled(task: TaskDefinition, reason: unknown, runDir: RunDir, env: TaskRunEnv): Promise<TaskRunOutcome> {
+  const error = reason instanceof RhemaError ? reason : new RhemaError("internal", STALLED_MESSAGE);
+  const result = stalledResult(task, error, env);
+  await runDir.task(task).writeResult(result);
+  return { kind: "finished", result, kept: false };
 }
 
 /**

@@ -33,7 +33,7 @@ import type { CodingAgent } from "../../agent.js";
 import { readDenial, type Approval } from "../../core/approval.js";
 import type { Commit } from "../../core/commit-hook.js";
 import { startLongTimer } from "../../core/long-timer.js";
-import { BudgetError, CodingAgentError, assertNever, describeSpentBudget, machineLimitOf, type RhemaError, type SpentBudget } from "../../core/errors.js";
+import { BudgetError, CodingAgentError, assertNever, describeSpentBudget, type RhemaError, type SpentBudget } from "../../core/errors.js";
 import { textOf, toolCallsOf, type Message } from "../../core/messages.js";
 import type { ModelProvider } from "../../core/provider.js";
 import type { SandboxPlacement } from "../../process/sandbox.js";
@@ -166,13 +166,17 @@ export async function runTask(task: TaskDefinition, env: TaskRunEnv): Promise<Ta
     }
     let checks: CheckOutcome[] = [];
     if (!failure && agent) {
-      // A check that could not start for want of file handles or processes is the machine's, not a failed check.
-      const checked = await checkTurn({ task, folder, book, env, timeout, events, messages: agent.session.messages, sandbox: sandbox.placement })
-        .catch((err: unknown) => {
-          throw machineLimitOf(err) ?? err;
-        });
-      if (checked.kind === "interrupted") return await interrupted();
-      ({ checks, failure } = checked);
+      try {
+        const checked = await checkTurn({ task, folder, book, env, timeout, events, messages: agent.session.messages, sandbox: sandbox.placement });
+        if (checked.kind === "interrupted") return await interrupted();
+        ({ checks, failure } = checked);
+      } catch (err) {
+        // A check whose sandbox did not start, a bug: the task's outcome, like a failed setup.
+        if (env.signal.aborted) return await interrupted();
+        const classified = classifyTaskFailure(err, signal.aborted ? signal.reason : undefined);
+        if (classified.kind === "stop") throw classified.error;
+        failure = classified.error;
+      }
     }
     if (env.signal.aborted) return await interrupted();
     await env.lock?.confirm();
@@ -356,6 +360,19 @@ export function notStartedResult(task: TaskDefinition, spent: SpentBudget, env: 
     budget: spent, finalAnswer: "", transcriptPath: new RunDir(env.runDir).task(task).relativePath("events"),
     policyDenials: { count: 0, examples: [] }, resumed: 0,
   };
+}
+
+/** A task that stopped making progress (stall-net.ts): errored with `error`, nothing more known of it here. */
+export function stalledResult(task: TaskDefinition, error: RhemaError, env: Pick<TaskRunEnv, "runDir" | "now" | "providerFor" | "redactor">): TaskResult {
+  const at = env.now().toISOString();
+  return env.redactor.redactValue<TaskResult>({
+    version: TASK_RESULT_VERSION,
+    suite: task.suite, id: task.id, file: task.file, contentHash: task.contentHash, tags: task.tags,
+    provider: env.providerFor(task).id, status: "errored", startedAt: at, finishedAt: at, durationMs: 0, steps: 0, stats: null, checks: [],
+    error: { code: error.code, message: error.message },
+    finalAnswer: "", transcriptPath: new RunDir(env.runDir).task(task).relativePath("events"),
+    policyDenials: { count: 0, examples: [] }, resumed: 0,
+  });
 }
 
 /** Denials, read off the session (so they survive resumes): results that begin "denied by". */
