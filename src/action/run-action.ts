@@ -32,7 +32,8 @@ export interface ActionContext {
 export async function runAction(ctx: ActionContext): Promise<void> {
   core.saveState(STATE.isPost, "true");
   maskSecrets(ctx.env);
-  const inputs = readActionInputs((name) => core.getInput(name));
+  // An input the step was not given at all is undefined; one set to "" (an unset variable) is "".
+  const inputs = readActionInputs((name) => (ctx.env[inputVariable(name)] === undefined ? undefined : core.getInput(name)));
   if (inputs.githubToken) core.setSecret(inputs.githubToken);
 
   const workspace = ctx.env.GITHUB_WORKSPACE || ctx.cwd;
@@ -91,6 +92,11 @@ function maskSecrets(env: ActionContext["env"]): void {
   for (const [name, value] of Object.entries(env)) {
     if (isSecretValue(name, value)) core.setSecret(value);
   }
+}
+
+/** The variable GitHub passes an input in (`INPUT_MAX-STEPS` for `max-steps`, as @actions/core reads it). */
+function inputVariable(name: string): string {
+  return `INPUT_${name.replace(/ /g, "_").toUpperCase()}`;
 }
 
 function assertNever(value: never): never {

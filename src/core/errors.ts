@@ -157,6 +157,8 @@ const ERRNO_TEXT: Readonly<Record<string, string>> = {
   EIO: "input/output error",
   ENOMEM: "out of memory",
   EBUSY: "resource busy",
+  ENXIO: "a FIFO with no reader, or a device that is not there",
+  EAGAIN: "the reader stopped reading (the FIFO stayed full)",
 };
 
 const ERRNO_REMEDY: Readonly<Record<string, string>> = {
@@ -170,6 +172,8 @@ const ERRNO_REMEDY: Readonly<Record<string, string>> = {
   EEXIST: "remove the file, or choose another --out or report path",
   EMFILE: "raise the open-file limit (ulimit -n) or lower --concurrency",
   ENFILE: "raise the open-file limit (ulimit -n) or lower --concurrency",
+  ENXIO: "start the FIFO's reader first, or choose another report path",
+  EAGAIN: "keep the FIFO's reader reading, or choose another report path",
 };
 
 /** Errno codes that say the machine is in the way (space, permissions, limits), never the input's content. */

@@ -31,6 +31,7 @@ import { chooseSandbox, needsProbe, type SandboxMode, type SandboxUse } from "..
 import type { TaskSandboxSetting } from "../tasks/task-sandbox.js";
 import type { TaskSandboxRun } from "./task-executor.js";
 import { unenforceableCostBudget } from "./run-budget.js";
+import { checkRunPaths } from "./run-paths.js";
 
 /** What to run; the fields are `rhema run`'s flags (the action's inputs map onto them). */
 export interface RunRequest {
@@ -121,6 +122,19 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
   if (sandbox.warning !== null) context.onNote(sandbox.warning);
 
   const runDir = resolve(context.cwd, request.out);
+  const copies = reportCopies(request, context.cwd);
+  const summaryAppend = request.summary ? resolve(context.cwd, request.summary) : undefined;
+  await checkRunPaths({
+    runDir, tasks: loaded.tasks,
+    outputs: new Map([
+      ...(copies.junit ? [["--junit", copies.junit] as const] : []), ...(copies.stats ? [["--stats", copies.stats] as const] : []),
+      ...(summaryAppend ? [["--summary", summaryAppend] as const] : []),
+    ]),
+    inputs: [
+      ...(request.policy !== undefined && !request.policy.startsWith("preset:") ? [resolve(context.cwd, request.policy)] : []),
+      ...(pricingFile ? [pricingFile.file] : []),
+    ],
+  });
   const outcome = await runSuite({
     tasks: loaded.tasks,
     ...(request.reportSkipped ? { skipped: loaded.skipped } : {}),
@@ -129,8 +143,8 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
     restartChanged: request.restartChanged,
     selection: request.restart ? "restart" : request.add ? "add" : "resume",
     retryErrored: request.retryErrored,
-    reportCopies: reportCopies(request, context.cwd),
-    ...(request.summary ? { summaryAppend: resolve(context.cwd, request.summary) } : {}),
+    reportCopies: copies,
+    ...(summaryAppend ? { summaryAppend } : {}),
     cwd: context.cwd,
     signal: context.interrupt,
     pid: context.pid,
