@@ -19,6 +19,8 @@ import { EXIT_OK, type ExitCode } from "./exit-codes.js";
 import { print, type CliIo } from "./io.js";
 import { renderReplayChart } from "./replay-chart.js";
 import { loadPricingFile } from "../runner/tasks/pricing-file.js";
+import { readRegularFile } from "../store/input-file.js";
+import { guardOutput } from "../runner/run-dir/output-guard.js";
 
 /** The options of `bench replay`, declared once. */
 export function benchReplayOptions<T>(y: Argv<T>) {
@@ -88,7 +90,7 @@ export async function benchReplayCommand(args: BenchReplayArgs, io: CliIo): Prom
   else print(io.stdout, renderTable(result, cache, args.model, args.pricing));
   if (args.chart) {
     const path = resolve(io.cwd, args.chart);
-    await renderReplayChart(result.total, path);
+    await guardOutput(path, "write", () => renderReplayChart(result.total, path));
     if (!args.json) print(io.stdout, `chart: ${path}`);
   }
   return EXIT_OK;
@@ -152,7 +154,7 @@ async function readRunDirInputs(path: string): Promise<SweepInput[]> {
 }
 
 async function readCorpusFile(path: string): Promise<ReplaySession> {
-  const text = await readFile(path, "utf8").catch((err: NodeJS.ErrnoException) => {
+  const text = await readRegularFile(path).then((b) => b.toString("utf8"), (err: NodeJS.ErrnoException) => {
     throw new RhemaError("invalid_input", `${path}: cannot read (${err.code ?? err.message})`);
   });
   const timesPath = path.replace(/\.jsonl$/, ".times.json");

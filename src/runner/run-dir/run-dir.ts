@@ -111,7 +111,8 @@ export class RunDir {
   /** What the folder holds (see `RunDirContents`); a folder rhema cannot read is an OutputError. */
   async inspect(): Promise<RunDirContents> {
     const info = await stat(this.path).catch((err: unknown) => {
-      if (errnoCode(err) === "ENOENT") return null;
+      // Under a file (ENOTDIR): nothing here either; creating it fails, naming the path (exit 3).
+      if (errnoCode(err) === "ENOENT" || errnoCode(err) === "ENOTDIR") return null;
       throw machineReadError(err, this.path) ?? err;
     });
     if (info === null) return { kind: "missing" };

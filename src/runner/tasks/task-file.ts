@@ -6,7 +6,7 @@
  * images, policy) exist. Paths in a task are relative to the task file's folder; every path this
  * module returns is absolute. No ambient state: callers pass absolute file paths.
  */
-import { open, readFile, stat } from "node:fs/promises";
+import { open, stat } from "node:fs/promises";
 import { basename, dirname, extname, isAbsolute, resolve } from "node:path";
 import { z } from "zod";
 import { RhemaError, errorMessage } from "../../core/errors.js";
@@ -20,6 +20,7 @@ import {
   type YamlSource,
 } from "../../yaml-source/yaml-source.js";
 import { parseDurationMs } from "./duration.js";
+import { readRegularFile } from "../../store/input-file.js";
 import { scanFixture, type FixtureProblem } from "../run-dir/fixture-copy.js";
 import { contentHash, fileBytesHash } from "./content-hash.js";
 import { TASK_NAME_PATTERN, taskFileSchema, type TaskFileContent } from "./task-schema.js";
@@ -171,7 +172,7 @@ export async function readYamlFile(file: string): Promise<YamlFile> {
   requireAbsolute(file);
   let bytes: Buffer;
   try {
-    bytes = await readFile(file);
+    bytes = await readRegularFile(file);
   } catch (err) {
     throw new TaskFileError([{ file, line: 1, column: 1, field: "file", message: `cannot read: ${errorMessage(err)}` }]);
   }
