@@ -21,6 +21,7 @@ import { renderReplayChart } from "./replay-chart.js";
 import { loadPricingFile } from "../runner/tasks/pricing-file.js";
 import { readRegularFile } from "../store/input-file.js";
 import { guardOutput } from "../runner/run-dir/output-guard.js";
+import { canonicalPath, isWithinOrSame } from "../runner/run-dir/canonical-path.js";
 
 /** The options of `bench replay`, declared once. */
 export function benchReplayOptions<T>(y: Argv<T>) {
@@ -75,6 +76,7 @@ export async function benchReplayCommand(args: BenchReplayArgs, io: CliIo): Prom
     };
   }
   const inputs = await loadInputs(args.inputs.map((p) => resolve(io.cwd, p)), args.chain, args.gap * 1000);
+  if (args.chart) await checkChartApart(resolve(io.cwd, args.chart), args.inputs.map((p) => resolve(io.cwd, p)));
   const live = !args.json && io.stderr.isTTY === true;
   const result = runSweep(inputs, {
     strategies, budgets, cache, ...(args.block !== undefined ? { blockTokens: args.block } : {}),
@@ -117,6 +119,14 @@ function checkBudgets(given: readonly number[]): number[] {
 function checkCache(given: string): CacheRules {
   if (given !== "anthropic" && given !== "openai") throw new RhemaError("usage", `--cache takes anthropic or openai, got ${JSON.stringify(given)}`);
   return given;
+}
+
+/** The chart is not written into what the replay reads (by real path: a link to an input is that input). */
+async function checkChartApart(chart: string, inputs: readonly string[]): Promise<void> {
+  const real = await canonicalPath(chart);
+  for (const input of inputs) {
+    if (isWithinOrSame(await canonicalPath(input), real)) throw new RhemaError("usage", `--chart ${chart} is${real === chart ? "" : ` (by its real path ${real})`} in the input ${input}: write the chart elsewhere`);
+  }
 }
 
 /** Corpus files (`X.jsonl`, with `X.times.json` beside it when there is one), corpus folders, or run directories. */
