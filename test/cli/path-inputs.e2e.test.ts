@@ -103,6 +103,8 @@ function cliCases(): Case[] {
   };
   const run = ["--sandbox", "off"];
   add("run", "--out", "link-to-tasks", (v) => ["run", "tasks", ...run, "--out", v]);
+  // --restart wipes a run directory's tasks/: never a folder that is not one (a project's tasks/).
+  add("run --restart", "--out", "link-to-tasks", (v) => ["run", "tasks", ...run, "--restart", "--out", v]);
   for (const flag of ["--junit", "--stats", "--summary"]) add("run", flag, "link-to-task", (v) => ["run", "tasks", ...run, "--out", fresh(), flag, v]);
   add("run", "--policy", "link-to-policy", (v) => ["run", "tasks", ...run, "--out", fresh(), "--policy", v]);
   add("run", "--pricing", "link-to-policy", (v) => ["run", "tasks", ...run, "--out", fresh(), "--pricing", v]);
