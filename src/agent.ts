@@ -3,8 +3,7 @@
  * prompt and the transcript mirror, and hands each turn to the step loop (src/core/step-loop).
  * A facade: it checks its inputs and delegates.
  */
-import { readFileSync, realpathSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { realpathSync, statSync } from "node:fs";
 import { platform, release } from "node:os";
 import { randomUUID } from "node:crypto";
 import type { Approval } from "./core/approval.js";
@@ -22,10 +21,10 @@ import { compileInputChecks, type ToolInputChecks } from "./core/tool-input/tool
 import type { Section, TranscriptConfig, TranscriptStats } from "./core/transcript-types.js";
 import {
   DEFAULT_SYSTEM_TEMPLATE,
-  capProjectInstructions,
   renderEnvironmentReport,
   renderSystemPrompt,
 } from "./prompt/system-prompt.js";
+import { readProjectInstructions, type ProjectInstructions } from "./prompt/project-instructions.js";
 import { type SandboxPlacement, type ShellEnv, builtinTools } from "./tools/index.js";
 import { takeFingerprint } from "./tools/workspace-fingerprint.js";
 import { TranscriptMirror } from "./transcript/transcript-mirror.js";
@@ -109,8 +108,6 @@ export interface CodingAgentConfig {
   now?: () => Date;
   newId?: () => string;
 }
-
-const PROJECT_INSTRUCTION_FILES = ["AGENTS.md"];
 
 export class CodingAgent {
   /** The conversation. Mutable between turns only. */
@@ -394,7 +391,7 @@ export class CodingAgent {
       shell: "bash",
       date: startedAt.toISOString().slice(0, 10),
       tools: [...this.tools.keys()],
-      ...readProjectInstructions(this.workspace),
+      ...projectInstructionsFacts(this.workspace),
       ...(this.config.sandbox ? { sandbox: { network: this.config.sandbox.network } } : {}),
     });
   }
@@ -434,18 +431,13 @@ function assembleTools(config: CodingAgentConfig): ReadonlyMap<string, Tool> {
   return tools;
 }
 
-function readProjectInstructions(workspace: string): { projectInstructions?: { file: string; text: string } } {
-  for (const file of PROJECT_INSTRUCTION_FILES) {
-    let text: string;
-    try {
-      text = readFileSync(join(workspace, file), "utf8");
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "ENOENT") continue;
-      throw new CodingAgentError("prompt_render_failed", `cannot read ${file} in the workspace: ${errorMessage(err)}`, { cause: err });
-    }
-    return { projectInstructions: { file, text: capProjectInstructions(text) } };
+function projectInstructionsFacts(workspace: string): { projectInstructions?: ProjectInstructions } {
+  try {
+    const found = readProjectInstructions(workspace);
+    return found === null ? {} : { projectInstructions: found };
+  } catch (err) {
+    throw new CodingAgentError("prompt_render_failed", errorMessage(err), { cause: err });
   }
-  return {};
 }
 
 function checkInputMessage(message: Message): void {

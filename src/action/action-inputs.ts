@@ -16,8 +16,12 @@ export const ACTION_INPUT_NAMES = [
 ] as const;
 export type ActionInputName = (typeof ACTION_INPUT_NAMES)[number];
 
-/** Returns the input's value, "" when it is unset (as `core.getInput` does). */
-export type InputReader = (name: ActionInputName) => string;
+/**
+ * Returns the input's value (trimmed, as `core.getInput` does), or undefined when the step was
+ * not given the input at all. GitHub gives every input that has a default its default, so ""
+ * for such an input (`out`) was set on purpose — `out: ${{ env.UNSET }}` — and names nothing.
+ */
+export type InputReader = (name: ActionInputName) => string | undefined;
 
 /**
  * When the step fails: `failure` when any task did not pass (failed, errored, stopped) or the
@@ -45,13 +49,14 @@ export class ActionInputError extends RhemaError {
 }
 
 /** Reads and checks every input. */
-export function readActionInputs(read: InputReader): ActionInputs {
+export function readActionInputs(readInput: InputReader): ActionInputs {
+  const read = (name: ActionInputName): string => readInput(name) ?? "";
   const text = (name: ActionInputName): string | undefined => nonEmpty(read(name));
   const tasks = list(read("tasks"));
   if (tasks.length === 0) throw new ActionInputError("tasks", "name at least one task file, folder or glob");
   const request: RunRequest = {
     paths: tasks,
-    out: text("out") ?? DEFAULT_OUT,
+    out: pathWithDefault("out", readInput("out"), DEFAULT_OUT),
     concurrency: wholeNumber("concurrency", text("concurrency")) ?? DEFAULT_CONCURRENCY,
     filter: list(read("filter")),
     tag: list(read("tag")),
@@ -78,6 +83,18 @@ export function readActionInputs(read: InputReader): ActionInputs {
     comment: bool("comment", text("comment") ?? "false"),
     githubToken: read("github-token"),
   };
+}
+
+/**
+ * A path input that has a default: unset (undefined) takes the default; set to "" or blanks it
+ * is refused, as `--out ""` is — an unset variable must not make the working directory the run
+ * directory (a `--restart` there once wiped a project's tasks/).
+ */
+function pathWithDefault(name: ActionInputName, value: string | undefined, fallback: string): string {
+  if (value === undefined) return fallback;
+  const path = value.trim();
+  if (path === "") throw new ActionInputError(name, `Expected a path, got ${JSON.stringify(value)} (is the variable it was set from unset?); leave the input out for its default ${fallback}`);
+  return path;
 }
 
 /** `sandbox`, as `--sandbox` takes it; empty: rhema's default (auto). */

@@ -36,7 +36,8 @@ export async function runAction(ctx: ActionContext): Promise<void> {
   // One redactor for the run: the files it writes, and every form it replaces masked in the log.
   const redactor = new SecretRedactor(ctx.env);
   for (const form of redactor.forms()) core.setSecret(form);
-  const inputs = readActionInputs((name) => core.getInput(name));
+  // An input the step was not given at all is undefined; one set to "" (an unset variable) is "".
+  const inputs = readActionInputs((name) => (ctx.env[inputVariable(name)] === undefined ? undefined : core.getInput(name)));
   if (inputs.githubToken) core.setSecret(inputs.githubToken);
 
   const workspace = ctx.env.GITHUB_WORKSPACE || ctx.cwd;
@@ -88,6 +89,11 @@ export async function runPostAction(cache: RunDirCache): Promise<void> {
   } catch (err) {
     core.warning(`rhema: could not save the run directory to the ${cache.name}: ${err instanceof Error ? err.message : String(err)}`);
   }
+}
+
+/** The variable GitHub passes an input in (`INPUT_MAX-STEPS` for `max-steps`, as @actions/core reads it). */
+function inputVariable(name: string): string {
+  return `INPUT_${name.replace(/ /g, "_").toUpperCase()}`;
 }
 
 function assertNever(value: never): never {

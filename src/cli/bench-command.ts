@@ -19,6 +19,9 @@ import { EXIT_OK, type ExitCode } from "./exit-codes.js";
 import { print, type CliIo } from "./io.js";
 import { renderReplayChart } from "./replay-chart.js";
 import { loadPricingFile } from "../runner/tasks/pricing-file.js";
+import { readRegularFile } from "../store/input-file.js";
+import { guardOutput } from "../runner/run-dir/output-guard.js";
+import { canonicalPath, isWithinOrSame } from "../runner/run-dir/canonical-path.js";
 
 /** The options of `bench replay`, declared once. */
 export function benchReplayOptions<T>(y: Argv<T>) {
@@ -73,6 +76,7 @@ export async function benchReplayCommand(args: BenchReplayArgs, io: CliIo): Prom
     };
   }
   const inputs = await loadInputs(args.inputs.map((p) => resolve(io.cwd, p)), args.chain, args.gap * 1000);
+  if (args.chart) await checkChartApart(resolve(io.cwd, args.chart), args.inputs.map((p) => resolve(io.cwd, p)));
   const live = !args.json && io.stderr.isTTY === true;
   const result = runSweep(inputs, {
     strategies, budgets, cache, ...(args.block !== undefined ? { blockTokens: args.block } : {}),
@@ -88,7 +92,7 @@ export async function benchReplayCommand(args: BenchReplayArgs, io: CliIo): Prom
   else print(io.stdout, renderTable(result, cache, args.model, args.pricing));
   if (args.chart) {
     const path = resolve(io.cwd, args.chart);
-    await renderReplayChart(result.total, path);
+    await guardOutput(path, "write", () => renderReplayChart(result.total, path));
     if (!args.json) print(io.stdout, `chart: ${path}`);
   }
   return EXIT_OK;
@@ -115,6 +119,14 @@ function checkBudgets(given: readonly number[]): number[] {
 function checkCache(given: string): CacheRules {
   if (given !== "anthropic" && given !== "openai") throw new RhemaError("usage", `--cache takes anthropic or openai, got ${JSON.stringify(given)}`);
   return given;
+}
+
+/** The chart is not written into what the replay reads (by real path: a link to an input is that input). */
+async function checkChartApart(chart: string, inputs: readonly string[]): Promise<void> {
+  const real = await canonicalPath(chart);
+  for (const input of inputs) {
+    if (isWithinOrSame(await canonicalPath(input), real)) throw new RhemaError("usage", `--chart ${chart} is${real === chart ? "" : ` (by its real path ${real})`} in the input ${input}: write the chart elsewhere`);
+  }
 }
 
 /** Corpus files (`X.jsonl`, with `X.times.json` beside it when there is one), corpus folders, or run directories. */
@@ -152,7 +164,7 @@ async function readRunDirInputs(path: string): Promise<SweepInput[]> {
 }
 
 async function readCorpusFile(path: string): Promise<ReplaySession> {
-  const text = await readFile(path, "utf8").catch((err: NodeJS.ErrnoException) => {
+  const text = await readRegularFile(path).then((b) => b.toString("utf8"), (err: NodeJS.ErrnoException) => {
     throw new RhemaError("invalid_input", `${path}: cannot read (${err.code ?? err.message})`);
   });
   const timesPath = path.replace(/\.jsonl$/, ".times.json");

@@ -11,6 +11,7 @@ import { hideBin } from "yargs/helpers";
 import { EXIT_CODES_HELP, EXIT_INTERRUPTED, EXIT_INVALID_INPUT, EXIT_TASK_FAILED, describeFailure, type ExitCode } from "./exit-codes.js";
 import { print, quietOnClosedPipe, redactingStream, type CliIo } from "./io.js";
 import { SecretRedactor } from "../runner/execute/secret-redactor.js";
+import { checkPathFlags, type PathCommand } from "./path-flags.js";
 import { DEFAULT_RUN_DIR, runCommand } from "./run-command.js";
 import { SANDBOX_MODES } from "../process/sandbox-mode.js";
 import { installShutdownSignals } from "../runner/execute/shutdown-signals.js";
@@ -140,6 +141,9 @@ export async function main(argv: string[], io: CliIo): Promise<ExitCode> {
   const commands = await loadCommandModules(argv);
   let code: ExitCode = 0;
   const run = (promise: Promise<ExitCode>) => promise.then((c) => void (code = c));
+  // Paths that name nothing (an unset variable) are refused before the command reads or writes.
+  const checked = (command: PathCommand, args: Record<string, unknown>, handler: () => Promise<ExitCode>) =>
+    run(Promise.resolve().then(() => checkPathFlags(command, args)).then(handler));
   const parser = yargs(argv)
     .scriptName("rhema")
     .version(packageVersion())
@@ -149,16 +153,16 @@ export async function main(argv: string[], io: CliIo): Promise<ExitCode> {
     .fail((msg, err) => {
       throw err ?? new UsageError(msg);
     })
-    .command("run <paths..>", "run task suites and write reports", runOptions, (a) => run(runCommand(a, io)))
-    .command("validate <paths..>", "check task files and their policies, running nothing", validateOptions, (a) => run(loaded(commands.other).validateCommand(a, io)))
+    .command("run <paths..>", "run task suites and write reports", runOptions, (a) => checked("run", a, () => runCommand(a, io)))
+    .command("validate <paths..>", "check task files and their policies, running nothing", validateOptions, (a) => checked("validate", a, () => loaded(commands.other).validateCommand(a, io)))
     .command("policy", "policy files", (y) => y
-      .command("check", "decide one tool call under a policy", (c) => loaded(commands.policy).policyCheckOptions(c), (a) => run(loaded(commands.policy).policyCheckCommand(a, io)))
+      .command("check", "decide one tool call under a policy", (c) => loaded(commands.policy).policyCheckOptions(c), (a) => checked("policy check", a, () => loaded(commands.policy).policyCheckCommand(a, io)))
       .demandCommand(1, "name a policy command: check"))
     .command("report", "reports", (y) => y
-      .command("merge <dirs..>", "merge the reports of several run directories (CI shards)", reportMergeOptions, (a) => run(loaded(commands.other).reportMergeCommand(a, io)))
+      .command("merge <dirs..>", "merge the reports of several run directories (CI shards)", reportMergeOptions, (a) => checked("report merge", a, () => loaded(commands.other).reportMergeCommand(a, io)))
       .demandCommand(1, "name a report command: merge"))
     .command("bench", "benchmarks", (y) => y
-      .command("replay <inputs..>", "replay recorded sessions under compaction strategies and budgets through the prompt-cache simulator", (c) => loaded(commands.bench).benchReplayOptions(c), (a) => run(loaded(commands.bench).benchReplayCommand(a, io)))
+      .command("replay <inputs..>", "replay recorded sessions under compaction strategies and budgets through the prompt-cache simulator", (c) => loaded(commands.bench).benchReplayOptions(c), (a) => checked("bench replay", a, () => loaded(commands.bench).benchReplayCommand(a, io)))
       .demandCommand(1, "name a bench command: replay"))
     .demandCommand(1, "name a command: run, validate, policy check, report merge, bench replay")
     .example("$0 run tasks/", "run the suites under tasks/ and write reports")

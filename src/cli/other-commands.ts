@@ -50,7 +50,7 @@ function plural(n: number, one: string, many: string): string {
 }
 
 export async function reportMergeCommand(args: { dirs: string[]; out: string }, io: CliIo): Promise<ExitCode> {
-  const outcome = await mergeRunReports(args.dirs.map((d) => resolve(io.cwd, d)), resolve(io.cwd, args.out), { cwd: io.cwd });
+  const outcome = await mergeRunReports(args.dirs.map((d) => resolve(io.cwd, d)), resolve(io.cwd, args.out), { cwd: io.cwd, pid: io.pid });
   for (const missing of outcome.missingTranscripts) print(io.stderr, `rhema: transcript not found, not copied: ${missing}`);
   const cost = sumCosts(outcome.results);
   print(io.stdout, `merged ${outcome.results.length} task result(s) from ${args.dirs.length} run(s)${cost === null ? "" : `, cost ${formatCostTotal(cost)}`}: ` +

@@ -5,6 +5,7 @@
  */
 import type { TopLevelSpec } from "vega-lite";
 import writeFileAtomic from "write-file-atomic";
+import { reportDestination, writeInto } from "../runner/reports/report-destination.js";
 import type { SweepRow } from "../transcript/replay-sweep.js";
 
 export function replayChartSpec(rows: readonly SweepRow[]): TopLevelSpec {
@@ -53,5 +54,7 @@ export async function renderReplayChart(rows: readonly SweepRow[], path: string)
   const view = new vega.View(vega.parse(compiled), { renderer: "none" });
   const svg = await view.toSVG();
   view.finalize();
-  await writeFileAtomic(path, svg);
+  // A device, a FIFO or a link (`/dev/stdout`) is written into, never renamed over.
+  if ((await reportDestination(path)) === "into") await writeInto(path, svg, { append: false });
+  else await writeFileAtomic(path, svg);
 }

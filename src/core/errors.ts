@@ -165,7 +165,12 @@ const ERRNO_TEXT: Readonly<Record<string, string>> = {
   EBUSY: "resource busy",
   EAGAIN: "resource temporarily unavailable (too many processes, or no memory for one)",
   ENOBUFS: "no buffer space available",
+  ENXIO: "a FIFO with no reader, or a device that is not there",
 };
+
+/** EAGAIN writing a report into a FIFO (opened non-blocking) is the FIFO, not a limit of the machine. */
+const WRITE_ERRNO_TEXT: Readonly<Record<string, string>> = { EAGAIN: "the reader stopped reading (the FIFO stayed full)" };
+const WRITE_ERRNO_REMEDY: Readonly<Record<string, string>> = { EAGAIN: "keep the FIFO's reader reading, or choose another report path" };
 
 const ERRNO_REMEDY: Readonly<Record<string, string>> = {
   ENOSPC: "free some space",
@@ -181,6 +186,7 @@ const ERRNO_REMEDY: Readonly<Record<string, string>> = {
   EAGAIN: "raise the process limit (ulimit -u) or free memory, or lower --concurrency",
   ENOMEM: "free some memory or lower --concurrency",
   ENOBUFS: "free some memory or lower --concurrency",
+  ENXIO: "start the FIFO's reader first, or choose another report path",
 };
 
 /** Errno codes that say the machine is in the way (space, permissions, limits), never the input's content. */
@@ -264,7 +270,7 @@ export class OutputError extends RhemaError {
   /** The errno code, e.g. `ENOSPC`. */
   readonly errno: string;
   constructor(path: string, operation: OutputOperation, errno: string, options?: { cause?: unknown }) {
-    super("output_failed", `cannot ${operation} ${path}: ${describeOutputErrno(errno)}`, options);
+    super("output_failed", `cannot ${operation} ${path}: ${describeOutputErrno(errno, operation)}`, options);
     this.path = path;
     this.operation = operation;
     this.errno = errno;
@@ -272,9 +278,11 @@ export class OutputError extends RhemaError {
 }
 
 /** What an errno means for rhema's output and what to do: "no space left on device (ENOSPC); free some space, then …". */
-export function describeOutputErrno(errno: string): string {
-  const remedy = ERRNO_REMEDY[errno];
-  return `${ERRNO_TEXT[errno] ?? errno} (${errno}); ${remedy ? `${remedy}, then ` : ""}run the same command to continue`;
+export function describeOutputErrno(errno: string, operation?: OutputOperation): string {
+  const writing = operation === "write" || operation === "append to";
+  const text = (writing ? WRITE_ERRNO_TEXT[errno] : undefined) ?? ERRNO_TEXT[errno] ?? errno;
+  const remedy = (writing ? WRITE_ERRNO_REMEDY[errno] : undefined) ?? ERRNO_REMEDY[errno];
+  return `${text} (${errno}); ${remedy ? `${remedy}, then ` : ""}run the same command to continue`;
 }
 
 /** The first error in `err`'s cause chain that `match` accepts (the error itself included). */

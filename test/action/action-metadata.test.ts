@@ -66,19 +66,23 @@ test("every input action.yml declares is read, and each one changes the action's
 });
 
 test("bad input values are named", () => {
-  const read = (over: Partial<Record<ActionInputName, string>>) => () => readActionInputs((n) => over[n] ?? (n === "tasks" ? "tasks" : ""));
+  const read = (over: Partial<Record<ActionInputName, string>>) => () => readActionInputs((n) => over[n] ?? (n === "tasks" ? "tasks" : undefined));
   assert.throws(read({ tasks: " \n " }), { message: 'input "tasks": name at least one task file, folder or glob' });
   assert.throws(read({ "max-steps": "2.5" }), { message: 'input "max-steps": Expected a whole number from 1 and up, got "2.5"' });
   assert.throws(read({ "max-cost": "0" }), { message: 'input "max-cost": Expected a number of dollars above 0 (such as 20 or 0.5), got "0"' });
-  assert.deepEqual(readActionInputs((n) => (n === "tasks" ? "t" : n === "max-cost" ? "$2.5" : "")).request.maxCost, 2.5);
+  assert.deepEqual(readActionInputs((n) => (n === "tasks" ? "t" : n === "max-cost" ? "$2.5" : undefined)).request.maxCost, 2.5);
   assert.throws(read({ timeout: "soon" }), { message: 'input "timeout": Expected a duration like 90s, 10m or 1h, or none, got "soon"' });
   assert.throws(read({ "stream-idle": "0s" }), { message: 'input "stream-idle": Expected a duration like 90s, 10m or 1h, or none, got "0s"' });
   for (const name of ["timeout", "stream-idle"] as const) {
-    assert.equal(readActionInputs((n) => (n === "tasks" ? "t" : n === name ? "none" : "")).request[name === "timeout" ? "timeout" : "streamIdle"], "none", `${name}: none is no limit`);
+    assert.equal(readActionInputs((n) => (n === "tasks" ? "t" : n === name ? "none" : undefined)).request[name === "timeout" ? "timeout" : "streamIdle"], "none", `${name}: none is no limit`);
   }
   assert.throws(read({ "fail-on": "sometimes" }), { message: 'input "fail-on": Expected one of failure, error, never, got "sometimes"' });
   assert.throws(read({ resume: "yes" }), { message: 'input "resume": Expected true or false, got "yes"' });
-  assert.deepEqual(readActionInputs((n) => (n === "tasks" ? "a.yaml, b\n c/**\n" : n === "tag" ? "x\ny" : "")).request.paths, ["a.yaml", "b", "c/**"]);
+  // An input with a default set to "" (an unset variable) names nothing; left out, it takes its default.
+  assert.throws(read({ out: "" }), { message: /^input "out": Expected a path, got ""/ });
+  assert.throws(read({ out: "  " }), { message: /^input "out": Expected a path, got "  "/ });
+  assert.equal(readActionInputs((n) => (n === "tasks" ? "t" : undefined)).request.out, ".rhema/runs/latest");
+  assert.deepEqual(readActionInputs((n) => (n === "tasks" ? "a.yaml, b\n c/**\n" : n === "tag" ? "x\ny" : undefined)).request.paths, ["a.yaml", "b", "c/**"]);
 });
 
 test("the README's example workflows pass the validator and give the action only inputs it declares", async (t) => {

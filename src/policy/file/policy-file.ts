@@ -3,7 +3,8 @@
  * zod schema, every problem reported as `file:line:column: message` in a `PolicyFileError` (code
  * `policy_invalid`), and doubtful-but-valid choices returned as warnings beside the policy.
  */
-import { readFile } from "node:fs/promises";
+import { constants } from "node:fs";
+import { open } from "node:fs/promises";
 import { basename } from "node:path";
 import { closest, distance } from "fastest-levenshtein";
 import type { z } from "zod";
@@ -199,9 +200,26 @@ export function policyWarnings(content: PolicyFileContent, file: string, locate:
 export async function loadPolicyFile(file: string, options: ParsePolicyOptions = {}): Promise<LoadedPolicy> {
   let text: string;
   try {
-    text = await readFile(file, "utf8");
+    text = await readRegularPolicyFile(file);
   } catch (err) {
     throw new PolicyFileError(file, [{ file, message: `cannot read the policy file: ${errorMessage(err)}` }], { cause: err });
   }
   return parsePolicyText(text, file, options);
+}
+
+/**
+ * The text of a regular file: opened without blocking and checked on the descriptor, so a FIFO
+ * (which `readFile` would wait on without end) or a device is refused at once, naming it.
+ * (The policy layer reads its own files: store/input-file.ts does the same for the runner.)
+ */
+async function readRegularPolicyFile(file: string): Promise<string> {
+  const handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
+  try {
+    const info = await handle.stat();
+    if (info.isDirectory()) throw Object.assign(new Error("EISDIR: illegal operation on a directory, read"), { code: "EISDIR" });
+    if (!info.isFile()) throw new Error(`${file} is ${info.isFIFO() ? "a FIFO" : info.isSocket() ? "a socket" : "a device"}, not a regular file: nothing was read from it`);
+    return await handle.readFile("utf8");
+  } finally {
+    await handle.close();
+  }
 }

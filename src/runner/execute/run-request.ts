@@ -33,6 +33,7 @@ import type { TaskSandboxSetting } from "../tasks/task-sandbox.js";
 import type { TaskSandboxRun } from "./task-executor.js";
 import { unenforceableCostBudget } from "./run-budget.js";
 import type { LockTiming } from "../run-dir/lock-owner.js";
+import { checkRunPaths } from "./run-paths.js";
 
 /** What to run; the fields are `rhema run`'s flags (the action's inputs map onto them). */
 export interface RunRequest {
@@ -143,6 +144,19 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
   if (reaperNote !== null) context.onNote(reaperNote);
 
   const runDir = resolve(context.cwd, request.out);
+  const copies = reportCopies(request, context.cwd);
+  const summaryAppend = request.summary ? resolve(context.cwd, request.summary) : undefined;
+  await checkRunPaths({
+    runDir, tasks: loaded.tasks,
+    outputs: new Map([
+      ...(copies.junit ? [["--junit", copies.junit] as const] : []), ...(copies.stats ? [["--stats", copies.stats] as const] : []),
+      ...(summaryAppend ? [["--summary", summaryAppend] as const] : []),
+    ]),
+    inputs: [
+      ...(request.policy !== undefined && !request.policy.startsWith("preset:") ? [resolve(context.cwd, request.policy)] : []),
+      ...(pricingFile ? [pricingFile.file] : []),
+    ],
+  });
   const outcome = await runSuite({
     tasks: loaded.tasks,
     ...(request.reportSkipped ? { skipped: loaded.skipped } : {}),
@@ -151,8 +165,8 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
     restartChanged: request.restartChanged,
     selection: request.restart ? "restart" : request.add ? "add" : "resume",
     retryErrored: request.retryErrored,
-    reportCopies: reportCopies(request, context.cwd),
-    ...(request.summary ? { summaryAppend: resolve(context.cwd, request.summary) } : {}),
+    reportCopies: copies,
+    ...(summaryAppend ? { summaryAppend } : {}),
     cwd: context.cwd,
     signal: context.interrupt,
     ...(context.stalled ? { stalled: context.stalled } : {}),

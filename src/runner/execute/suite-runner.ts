@@ -16,7 +16,7 @@ import { randomUUID } from "node:crypto";
 import PQueue from "p-queue";
 import { RhemaError } from "../../core/errors.js";
 import type { TaskEvent } from "./runner-events.js";
-import { RunDir, type ReportFiles } from "../run-dir/run-dir.js";
+import { RunDir, runDirRefusal, type ReportFiles } from "../run-dir/run-dir.js";
 import type { LockTiming } from "../run-dir/lock-owner.js";
 import type { LockGuard } from "../run-dir/run-lock.js";
 import { planManifestTasks, type ManifestTask, type RunManifest, type SelectionMode } from "../run-dir/run-manifest.js";
@@ -102,10 +102,14 @@ export async function runSuite(opts: SuiteRunOptions): Promise<SuiteRunOutcome> 
   if (!Number.isInteger(opts.concurrency) || opts.concurrency < 1) {
     throw new RhemaError("usage", `Expected --concurrency to be a whole number from 1 and up, got ${opts.concurrency}`);
   }
+  const runDir = new RunDir(opts.runDir);
+  // A folder that is not a run directory (a project folder an empty --out resolved to) is
+  // refused before anything is written in it or anywhere else.
+  const refusal = runDirRefusal(opts.runDir, await runDir.inspect());
+  if (refusal !== null) throw new RhemaError("usage", refusal);
   // A report path rhema cannot write is found now, before the lock and before any task runs.
   await probeReportCopies(opts.reportCopies ?? {}, opts.pid);
   if (opts.summaryAppend !== undefined) await probeSummaryAppend(opts.summaryAppend, opts.pid);
-  const runDir = new RunDir(opts.runDir);
   const lock = await runDir.lock(opts.pid, opts.env.now(), opts.lockTiming);
   try {
     const selection = opts.selection ?? "resume";
@@ -143,11 +147,11 @@ async function runQueue(opts: SuiteRunOptions, runDir: RunDir, manifest: RunMani
     ...(skipped ? { skipped } : {}),
   });
   // Each write also records the run's wall time in the manifest, so a kill loses at most one write's worth.
-  const writeAll = async (): Promise<TaskResult[]> => {
+  const writeAll = async (final = false): Promise<TaskResult[]> => {
     const { all, unfinished } = view();
     await lock.confirm();
     await clock.record();
-    await writer.write(all, meta(unfinished));
+    await writer.write(all, meta(unfinished), final);
     return all;
   };
   const budget = new RunBudget(opts.budget ?? {});
@@ -212,7 +216,7 @@ async function runQueue(opts: SuiteRunOptions, runDir: RunDir, manifest: RunMani
   if (thrown.length > 0) throw thrown[0];
   interrupted ||= opts.signal.aborted;
   const { unfinished } = view();
-  const all = await writeAll();
+  const all = await writeAll(true);
   if (opts.summaryAppend !== undefined) await appendSummary(opts.summaryAppend, (await runDir.readReport("summary")) ?? "");
   const outcome = { results: all.filter((r) => selected.has(taskKey(r))), interrupted, reports: runDir.reports, unfinished };
   opts.onProgress({ type: "run_end", ...outcome });

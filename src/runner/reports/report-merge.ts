@@ -11,6 +11,7 @@
  */
 import { readFile, stat } from "node:fs/promises";
 import { isAbsolute, resolve } from "node:path";
+import { canonicalPath, isWithinOrSame } from "../run-dir/canonical-path.js";
 import { RhemaError, errnoCode, errorMessage } from "../../core/errors.js";
 import { writePrivateFileAtomic } from "../../store/private-files.js";
 import { writeReports, type ReportFiles } from "./run-reports.js";
@@ -28,6 +29,8 @@ export interface MergeOptions {
   runId?: string;
   /** Where task paths outside any repository are shown relative to (the CLI's cwd), as a run does. */
   cwd?: string;
+  /** The pid the out directory's lock records; default this process's. */
+  pid?: number;
 }
 
 export interface MergeOutcome {
@@ -50,6 +53,17 @@ export async function mergeRunReports(dirs: readonly string[], outDir: string, o
   checkMergePaths(dirs, outDir);
   const shards: ShardRun[] = [];
   for (const dir of dirs) shards.push(await readShardRun(dir));
+  await checkMergeOut(dirs, outDir);
+  // Held while writing: a live run's directory is refused (exit 2), a dead one's lock taken over.
+  const lock = await new RunDir(outDir).lock(options.pid ?? process.pid, new Date());
+  try {
+    return await writeMerged(shards, outDir, options);
+  } finally {
+    await lock.release();
+  }
+}
+
+async function writeMerged(shards: readonly ShardRun[], outDir: string, options: MergeOptions): Promise<MergeOutcome> {
   const results = mergeResults(shards);
   const merged = mergeMeta(shards, results, options);
   const files = [...results, ...(merged.skipped ?? []), ...(merged.unfinished ?? [])].map((t) => t.file);
@@ -76,6 +90,31 @@ function checkMergePaths(dirs: readonly string[], outDir: string): void {
   if (dirs.some((dir) => resolve(dir) === out)) {
     throw new RhemaError("usage", `The out directory ${outDir} is also an input: merge into a new directory`);
   }
+}
+
+/**
+ * The out directory, compared by real path (a link to an input is that input): not an input, not
+ * inside one, not holding one; and a folder rhema may write reports in — new, empty, or an earlier
+ * merge's or run's (`RunDir.inspect`), never a folder of the user's files.
+ */
+async function checkMergeOut(dirs: readonly string[], outDir: string): Promise<void> {
+  const out = await canonicalPath(outDir);
+  for (const dir of dirs) {
+    const input = await canonicalPath(dir);
+    if (input === out) throw new RhemaError("usage", `The out directory ${outDir} is the input ${dir}${outDir === dir ? "" : ` (both are ${out})`}: merge into a new directory`);
+    if (isWithin(input, out) || isWithin(out, input)) {
+      throw new RhemaError("usage", `The out directory ${outDir} (${out}) and the input ${dir} (${input}) are one inside the other: merge into a directory apart from the inputs`);
+    }
+  }
+  const contents = await new RunDir(outDir).inspect();
+  if (contents.kind === "not_folder" || contents.kind === "foreign") {
+    const what = contents.kind === "foreign" ? `holds files that are not rhema's (${contents.entries.slice(0, 5).map((e) => JSON.stringify(e)).join(", ")})` : "is not a folder";
+    throw new RhemaError("usage", `Expected --out to be a new, empty or earlier merge's folder, got ${outDir}, which ${what}: nothing was written`);
+  }
+}
+
+function isWithin(folder: string, path: string): boolean {
+  return folder !== path && isWithinOrSame(folder, path);
 }
 
 async function readShardRun(dir: string): Promise<ShardRun> {

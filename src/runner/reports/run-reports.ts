@@ -8,11 +8,13 @@
  * `--summary FILE` is different: the final summary is appended to it once per run
  * (`appendSummary`), as `$GITHUB_STEP_SUMMARY` expects, keeping the file's mode.
  */
-import { appendFile, mkdir, open, rm, stat } from "node:fs/promises";
+import { mkdir, open, rm, stat } from "node:fs/promises";
 import { dirname } from "node:path";
 import { OutputError, RhemaError, errnoCode } from "../../core/errors.js";
-import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, fsyncDir, replaceFileAtomic, writePrivateFileAtomic } from "../../store/private-files.js";
+import { constants } from "node:fs";
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, fsyncDir, replaceFileAtomic, writeFully, writePrivateFileAtomic } from "../../store/private-files.js";
 import { renderJUnitReport } from "./junit-report.js";
+import { probeInto, reportDestination, writeInto } from "./report-destination.js";
 import { buildStatsReport, renderStatsReport } from "./stats-report.js";
 import { renderSummaryReport } from "./summary-report.js";
 import { guardOutput } from "../run-dir/output-guard.js";
@@ -48,7 +50,9 @@ export function renderReports(results: readonly TaskResult[], meta: ReportMeta):
 /**
  * Writes the reports into `runDir` (atomic, 0600, folder 0700), and the same text to any
  * `copies` (the CLI's --junit/--stats/--summary). A copy is 0600 and atomic too, but its
- * folder is the user's: created 0700 when missing, never re-moded when it exists.
+ * folder is the user's: created 0700 when missing, never re-moded when it exists. A copy
+ * whose path is a link, a device or a FIFO is written into, not replaced (report-destination.ts),
+ * and only when `final` (the run's last write): a reader of `/dev/stdout` or a FIFO gets one report.
  * Returns the paths written in the run directory.
  */
 export async function writeReports(
@@ -56,13 +60,14 @@ export async function writeReports(
   results: readonly TaskResult[],
   meta: ReportMeta,
   copies: Partial<ReportFiles> = {},
+  options: { final: boolean } = { final: true },
 ): Promise<ReportFiles> {
   const rendered = renderReports(results, meta);
   const files = new RunDir(runDir).reports;
   for (const kind of REPORT_KINDS) {
     await guardOutput(files[kind], "write", () => writePrivateFileAtomic(files[kind], rendered[kind]));
     const copy = copies[kind];
-    if (copy !== undefined && copy !== files[kind]) await guardOutput(copy, "write", () => writeReportCopy(copy, rendered[kind]));
+    if (copy !== undefined && copy !== files[kind]) await guardOutput(copy, "write", () => writeReportCopy(copy, rendered[kind], options.final));
   }
   return files;
 }
@@ -77,16 +82,27 @@ export async function appendSummary(path: string, text: string): Promise<void> {
   await guardOutput(path, "write", async () => {
     await mkdir(dirname(path), { recursive: true, mode: PRIVATE_DIR_MODE });
     const size = await fileSize(path);
-    await appendFile(path, size > 0 ? `\n${text}` : text, { mode: PRIVATE_FILE_MODE });
+    if ((await reportDestination(path)) === "into") {
+      await writeInto(path, size > 0 ? `\n${text}` : text, { append: true });
+      return;
+    }
+    // O_NONBLOCK: a FIFO put there since the check fails (ENXIO) instead of hanging.
+    const handle = await open(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NONBLOCK, PRIVATE_FILE_MODE);
+    try {
+      await writeFully(handle, Buffer.from(size > 0 ? `\n${text}` : text, "utf8"));
+    } finally {
+      await handle.close();
+    }
   });
 }
 
 /** Checks before a run that `appendSummary` will be able to append to `path`, changing nothing in it. */
 export async function probeSummaryAppend(path: string, pid: number): Promise<void> {
   await guardOutput(path, "write", async () => {
+    if ((await reportDestination(path)) === "into") return probeInto(path);
     if ((await fileSize(path)) >= 0) {
       if (await isFolder(path)) throw new OutputError(path, "write", "EISDIR");
-      await (await open(path, "a")).close();
+      await (await open(path, constants.O_WRONLY | constants.O_APPEND | constants.O_NONBLOCK)).close();
       return;
     }
     await probeReportCopy(path, pid);
@@ -103,8 +119,12 @@ async function fileSize(path: string): Promise<number> {
   }
 }
 
-async function writeReportCopy(path: string, text: string): Promise<void> {
+async function writeReportCopy(path: string, text: string, final: boolean): Promise<void> {
   await mkdir(dirname(path), { recursive: true, mode: PRIVATE_DIR_MODE });
+  if ((await reportDestination(path)) === "into") {
+    if (final) await writeInto(path, text, { append: false });
+    return;
+  }
   await replaceFileAtomic(path, text, { mode: PRIVATE_FILE_MODE, fsync: true });
   await fsyncDir(dirname(path));
 }
@@ -125,7 +145,7 @@ export async function probeReportCopies(copies: Partial<ReportFiles>, pid: numbe
 
 async function probeReportCopy(path: string, pid: number): Promise<void> {
   await mkdir(dirname(path), { recursive: true, mode: PRIVATE_DIR_MODE });
-  if (await isFolder(path)) throw new OutputError(path, "write", "EISDIR");
+  if ((await reportDestination(path)) === "into") return probeInto(path);
   const probe = `${path}.rhema-probe-${pid}`;
   await (await open(probe, "w", PRIVATE_FILE_MODE)).close();
   await rm(probe, { force: true });
@@ -147,13 +167,14 @@ async function isFolder(path: string): Promise<boolean> {
  * the error of that write; a failed write is retried by the next queued call).
  */
 export class ReportWriter {
-  private latest: { results: TaskResult[]; meta: ReportMeta } | null = null;
+  private latest: { results: TaskResult[]; meta: ReportMeta; final: boolean } | null = null;
   private queue: Promise<void> = Promise.resolve();
 
   constructor(private readonly runDir: string, private readonly copies: Partial<ReportFiles> = {}) {}
 
-  write(results: readonly TaskResult[], meta: ReportMeta): Promise<void> {
-    this.latest = { results: [...results], meta: { ...meta } };
+  /** `final`: the run's last write (copies that are written into, not replaced, get only this one). */
+  write(results: readonly TaskResult[], meta: ReportMeta, final = false): Promise<void> {
+    this.latest = { results: [...results], meta: { ...meta }, final: final || (this.latest?.final ?? false) };
     const flush = this.queue.then(() => this.flushLatest());
     this.queue = flush.catch(() => undefined);
     return flush;
@@ -164,7 +185,7 @@ export class ReportWriter {
     if (job === null) return; // an earlier flush already wrote these results or newer ones
     this.latest = null;
     try {
-      await writeReports(this.runDir, job.results, job.meta, this.copies);
+      await writeReports(this.runDir, job.results, job.meta, this.copies, { final: job.final });
     } catch (err) {
       this.latest ??= job;
       throw err;

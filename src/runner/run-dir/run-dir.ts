@@ -4,10 +4,10 @@
  * and of the way to each task's folder (`TaskFolder`, task-folder.ts). Reads validate and name
  * the file; failed writes are `OutputError`s naming the file and the operation.
  */
-import { readdir, readFile, rm } from "node:fs/promises";
+import { readdir, readFile, rm, stat } from "node:fs/promises";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
-import { RhemaError, errnoCode, errorMessage } from "../../core/errors.js";
-import { removeAtomicTemps } from "../../store/private-files.js";
+import { RhemaError, assertNever, errnoCode, errorMessage } from "../../core/errors.js";
+import { isAtomicTempOf, removeAtomicTemps } from "../../store/private-files.js";
 import { guardOutput, machineReadError } from "./output-guard.js";
 import type { LockTiming } from "./lock-owner.js";
 import { acquireRunLock, type RunLock } from "./run-lock.js";
@@ -24,6 +24,46 @@ export const RUN_FILES = {
   stats: "stats.json",
   summary: "summary.md",
 } as const;
+
+/**
+ * What a folder named as a run directory holds, judged before rhema writes anything in it:
+ * nothing yet (`missing`, `empty`), a run (`run`: its manifest), only the top-level files rhema
+ * writes before a manifest (`own`: a lock or reports of a run killed before its manifest; a
+ * merge's reports and task folders, `merged`, when `tasks/` is there too), or anything else
+ * (`foreign`: the user's files, e.g. a project folder an empty `--out` resolved to).
+ */
+export type RunDirContents =
+  | { kind: "missing" }
+  | { kind: "not_folder" }
+  | { kind: "empty" }
+  | { kind: "run" }
+  | { kind: "own" }
+  | { kind: "merged" }
+  | { kind: "foreign"; entries: string[] };
+
+/** Why a run may not use `path` as its run directory (`--out`), or null when it may. */
+export function runDirRefusal(path: string, contents: RunDirContents): string | null {
+  switch (contents.kind) {
+    case "missing":
+    case "empty":
+    case "run":
+    case "own":
+      return null;
+    case "not_folder":
+      return `Expected --out to be a run directory (a new, empty or earlier rhema run's folder), got ${path}, which is not a folder`;
+    case "merged":
+    case "foreign":
+      return `Expected --out to be a run directory (a new, empty or earlier rhema run's folder), got ${path}, which holds files and no rhema run ` +
+        `(no ${RUN_FILES.manifest}${contents.kind === "foreign" ? `; it holds ${listEntries(contents.entries)}` : ""}): nothing was written; pass a new or empty folder`;
+    default:
+      return assertNever(contents);
+  }
+}
+
+function listEntries(entries: readonly string[]): string {
+  const shown = entries.slice(0, 5).map((e) => JSON.stringify(e)).join(", ");
+  return entries.length > 5 ? `${shown} and ${entries.length - 5} more` : shown;
+}
 
 /** Where a run's three reports are (in its run directory, or the user's copies). */
 export interface ReportFiles {
@@ -70,6 +110,26 @@ export class RunDir {
     return lock;
   }
 
+  /** What the folder holds (see `RunDirContents`); a folder rhema cannot read is an OutputError. */
+  async inspect(): Promise<RunDirContents> {
+    const info = await stat(this.path).catch((err: unknown) => {
+      // Under a file (ENOTDIR): nothing here either; creating it fails, naming the path (exit 3).
+      if (errnoCode(err) === "ENOENT" || errnoCode(err) === "ENOTDIR") return null;
+      throw machineReadError(err, this.path) ?? err;
+    });
+    if (info === null) return { kind: "missing" };
+    if (!info.isDirectory()) return { kind: "not_folder" };
+    const entries = await readdir(this.path).catch((err: unknown) => {
+      throw machineReadError(err, this.path) ?? err;
+    });
+    if (entries.length === 0) return { kind: "empty" };
+    if (entries.includes(RUN_FILES.manifest)) return { kind: "run" };
+    const own = Object.values(RUN_FILES) as string[];
+    const foreign = entries.filter((e) => e !== TASKS_DIR && !own.includes(e) && !own.some((name) => isAtomicTempOf(e, name) || e.startsWith(`${name}.`)));
+    if (foreign.length > 0) return { kind: "foreign", entries: foreign.sort() };
+    return entries.includes(TASKS_DIR) ? { kind: "merged" } : { kind: "own" };
+  }
+
   readManifest(): Promise<RunManifest | null> {
     return readStateFile(this.manifestPath, MANIFEST_KIND);
   }
@@ -78,8 +138,13 @@ export class RunDir {
     return writeStateFile(this.manifestPath, manifest);
   }
 
-  /** Starts the run over (`--restart`): removes every task folder and the manifest; the lock and reports stay. */
+  /**
+   * Starts the run over (`--restart`): removes every task folder and the manifest; the lock and
+   * reports stay. Only a folder whose manifest is rhema's (read and validated here) is wiped: a
+   * folder without one has nothing of a run to wipe, and its `tasks/` (a project's own) is kept.
+   */
   async wipeRun(): Promise<void> {
+    if ((await this.readManifest()) === null) return;
     const tasks = join(this.path, TASKS_DIR);
     await guardOutput(tasks, "remove", () => rm(tasks, { recursive: true, force: true }));
     await guardOutput(this.manifestPath, "remove", () => rm(this.manifestPath, { force: true }));

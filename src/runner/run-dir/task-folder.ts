@@ -19,7 +19,7 @@
  * Every read validates and names the file when it is wrong; every failed write is an
  * `OutputError` naming the file and the operation (the run stops, exit 3, nothing lost).
  */
-import { cp, mkdir, readFile, rm } from "node:fs/promises";
+import { mkdir, readFile, realpath, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { Commit, CommitHook } from "../../core/commit-hook.js";
 import { RhemaError, errnoCode, errorMessage } from "../../core/errors.js";
@@ -29,6 +29,7 @@ import { PRIVATE_FILE_MODE, removeAtomicTemps, replaceFileAtomic, writePrivateFi
 import type { TaskEvent } from "../execute/runner-events.js";
 import type { SecretRedactor } from "../execute/secret-redactor.js";
 import { EventLog } from "./event-log.js";
+import { copyFixture } from "./fixture-copy.js";
 import { asOutputError, guardOutput, machineReadError } from "./output-guard.js";
 import { readStateFile, writeStateFile } from "./state-file.js";
 import { TaskResultFileError, checkTaskResult, parseTaskResult, taskKey, type TaskResult } from "./task-result.js";
@@ -63,7 +64,7 @@ export class TaskFolder {
   /** Absolute: `<runDir>/tasks/<suite>/<id>`. */
   readonly dir: string;
 
-  constructor(runDir: string, task: TaskRef) {
+  constructor(private readonly runDir: string, task: TaskRef) {
     this.suite = plainName(task.suite);
     this.id = plainName(task.id);
     this.dir = join(runDir, TASKS_DIR, this.suite, this.id);
@@ -189,12 +190,17 @@ export class TaskFolder {
     ), this.dir, afterCommit);
   }
 
-  /** Replaces the workspace by a fresh copy of `from` (or an empty folder). */
+  /**
+   * Replaces the workspace by a fresh copy of the folder `from` names (or an empty folder). A
+   * fixture holding what cannot be copied safely (fixture-copy.ts) is a `FixtureError` (exit 2).
+   */
   async resetWorkspace(from: string | null): Promise<string> {
     const workspace = this.workspace;
     await guardOutput(workspace, "remove", () => rm(workspace, { recursive: true, force: true }));
-    if (from !== null) await guardOutput(workspace, "copy into", () => cp(from, workspace, { recursive: true, verbatimSymlinks: true }));
-    else await guardOutput(workspace, "create", () => mkdir(workspace, { recursive: true }));
+    if (from !== null) {
+      const forbidden = [await realpath(this.runDir).catch(() => this.runDir)];
+      await guardOutput(workspace, "copy into", () => copyFixture(from, workspace, { forbidden }));
+    } else await guardOutput(workspace, "create", () => mkdir(workspace, { recursive: true }));
     return workspace;
   }
 

@@ -16,7 +16,7 @@
  *       cacheWrite1hPerMTok: 6       # 1-hour writes; default: the 5-minute write price
  */
 import { createHash } from "node:crypto";
-import { readFile } from "node:fs/promises";
+import { readRegularFile } from "../../store/input-file.js";
 import { z } from "zod";
 import { RhemaError, errorMessage } from "../../core/errors.js";
 import type { ModelPricing } from "../../providers/prices.js";
@@ -102,7 +102,7 @@ export function parsePricingText(text: string, file: string): ModelPricing[] {
 export async function loadPricingFile(file: string): Promise<LoadedPricingFile> {
   let bytes: Buffer;
   try {
-    bytes = await readFile(file);
+    bytes = await readRegularFile(file);
   } catch (err) {
     throw new PricingFileError([{ file, line: 1, column: 1, field: "file", message: `cannot read the pricing file: ${errorMessage(err)}` }], { cause: err });
   }

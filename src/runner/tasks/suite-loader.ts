@@ -24,7 +24,7 @@ import { extname, relative, resolve, isAbsolute } from "node:path";
 import picomatch from "picomatch";
 import { glob, isDynamicPattern } from "tinyglobby";
 import { RhemaError } from "../../core/errors.js";
-import { DEFAULT_INPUT_CAPS, TaskFileError, loadTaskSource, readYamlFile, type InputCaps, type TaskDefinition, type TaskProblem } from "./task-file.js";
+import { DEFAULT_INPUT_CAPS, TaskFileError, loadTaskSource, readYamlFile, type FixtureScans, type InputCaps, type TaskDefinition, type TaskProblem } from "./task-file.js";
 import type { YamlSource } from "../../yaml-source/yaml-source.js";
 import { compareTasks, taskKey, type SkippedTask } from "../run-dir/task-result.js";
 
@@ -81,10 +81,11 @@ export async function loadTasks(paths: readonly string[], options: LoadTasksOpti
   // reads happened to finish.
   const read = await Promise.all(files.map((file) => readYamlFile(file).catch((err: unknown) => asProblems(file, err))));
   const policies = read.flatMap((r) => ("yaml" in r && isPolicyDocument(r.yaml) ? [r.file] : []));
+  const fixtureScans: FixtureScans = new Map();
   const perFile = await Promise.all(read.filter((r) => !policies.includes(r.file)).map(async (r) => {
     if (!("yaml" in r)) return r;
     try {
-      return { file: r.file, task: await loadTaskSource(r, options.caps ?? DEFAULT_INPUT_CAPS) as TaskDefinition | null, problems: [] as readonly TaskProblem[] };
+      return { file: r.file, task: await loadTaskSource(r, options.caps ?? DEFAULT_INPUT_CAPS, fixtureScans) as TaskDefinition | null, problems: [] as readonly TaskProblem[] };
     } catch (err) {
       return asProblems(r.file, err);
     }

@@ -6,7 +6,7 @@
  * images, policy) exist. Paths in a task are relative to the task file's folder; every path this
  * module returns is absolute. No ambient state: callers pass absolute file paths.
  */
-import { open, readFile, stat } from "node:fs/promises";
+import { open, stat } from "node:fs/promises";
 import { basename, dirname, extname, isAbsolute, resolve } from "node:path";
 import { z } from "zod";
 import { RhemaError, errorMessage } from "../../core/errors.js";
@@ -20,6 +20,8 @@ import {
   type YamlSource,
 } from "../../yaml-source/yaml-source.js";
 import { parseDurationMs, parseLimitMs } from "./duration.js";
+import { readRegularFile } from "../../store/input-file.js";
+import { scanFixture, type FixtureProblem } from "../run-dir/fixture-copy.js";
 import { contentHash, fileBytesHash } from "./content-hash.js";
 import { TASK_NAME_PATTERN, taskFileSchema, type TaskFileContent } from "./task-schema.js";
 
@@ -171,7 +173,7 @@ export async function readYamlFile(file: string): Promise<YamlFile> {
   requireAbsolute(file);
   let bytes: Buffer;
   try {
-    bytes = await readFile(file);
+    bytes = await readRegularFile(file);
   } catch (err) {
     throw new TaskFileError([{ file, line: 1, column: 1, field: "file", message: `cannot read: ${errorMessage(err)}` }]);
   }
@@ -179,11 +181,14 @@ export async function readYamlFile(file: string): Promise<YamlFile> {
 }
 
 /** `loadTaskFile` for a file already read. */
-export async function loadTaskSource(source: YamlFile, caps: InputCaps = DEFAULT_INPUT_CAPS): Promise<TaskDefinition> {
+/** Each fixture's scan (fixture-copy.ts) by its path, shared by the tasks of one load: a fixture is walked once. */
+export type FixtureScans = Map<string, Promise<FixtureProblem | null>>;
+
+export async function loadTaskSource(source: YamlFile, caps: InputCaps = DEFAULT_INPUT_CAPS, fixtures: FixtureScans = new Map()): Promise<TaskDefinition> {
   const parsed = parseTaskDocument(source);
   if (parsed.problems.length > 0) throw new TaskFileError(parsed.problems);
   const task = parsed.task!;
-  const problems = await checkReferencedPaths(task, parsed.locate, caps);
+  const problems = await checkReferencedPaths(task, parsed.locate, caps, fixtures);
   if (problems.length > 0) throw new TaskFileError(problems);
   return task;
 }
@@ -299,7 +304,7 @@ function valuePositions(value: unknown, locate: Locate): Record<string, { line: 
   return positions;
 }
 
-async function checkReferencedPaths(task: TaskDefinition, locate: Locate, caps: InputCaps): Promise<TaskProblem[]> {
+async function checkReferencedPaths(task: TaskDefinition, locate: Locate, caps: InputCaps, fixtures: FixtureScans): Promise<TaskProblem[]> {
   const problems: TaskProblem[] = [];
   const problem = (path: PropertyKey[], message: string): void => {
     problems.push({ file: task.file, ...locate(path), field: path.join("."), message });
@@ -311,6 +316,13 @@ async function checkReferencedPaths(task: TaskDefinition, locate: Locate, caps: 
   if (task.workspace.from !== null) {
     const kind = await pathKind(task.workspace.from);
     if (kind !== "dir") problem(["workspace", "from"], kind === null ? `folder not found: ${task.workspace.from}` : `not a folder: ${task.workspace.from}`);
+    else {
+      // What the copy would refuse (a FIFO, a device, a link leading out) is found now, before anything is written.
+      const from = task.workspace.from;
+      if (!fixtures.has(from)) fixtures.set(from, scanFixture(from));
+      const found = await fixtures.get(from)!;
+      if (found !== null) problem(["workspace", "from"], `${found.path} ${found.message}`);
+    }
   }
   for (const [index, image] of task.images.entries()) {
     const kind = await pathKind(image);

@@ -162,6 +162,8 @@ test("releases the lock when a task folder is corrupt and the run fails", async 
   const root = await tempDir(t);
   const [one] = await writeSuite(root, { "alpha/one.yaml": sleepingTask(0) });
   const runDir = join(root, "run");
+  // A run directory (its manifest written by a first run) whose task folder is then torn.
+  await runSuite(options(runDir, [one!]));
   await writeFiles(folderOf(runDir, one!).dir, { "task-state.json": "{torn" });
   await assert.rejects(runSuite(options(runDir, [one!])), (err: unknown) => err instanceof RhemaError && err.code === "state_invalid");
   assert.equal(await exists(lockPath(runDir)), false);
