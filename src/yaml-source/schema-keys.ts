@@ -47,14 +47,24 @@ export function splitSchemaIssues(issues: readonly z.core.$ZodIssue[], schema: z
 }
 
 /**
- * The allowed key `key` is probably a misspelling of: the closest by edit distance, within one
- * edit for keys of up to three letters, else within two or a third of its length.
+ * The allowed key `key` is probably a misspelling of: one with two neighbouring letters swapped,
+ * else the closest by edit distance, within one edit for keys of up to three letters, else within
+ * two or a third of its length.
  */
 export function closestKey(key: string, allowed: readonly string[]): string | null {
   if (allowed.length === 0) return null;
+  const swapped = allowed.find((candidate) => isAdjacentSwap(key, candidate));
+  if (swapped !== undefined) return swapped;
   const best = closest(key, [...allowed]);
   const limit = best.length <= 3 ? 1 : Math.max(2, Math.floor(best.length / 3));
   return distance(key, best) <= limit ? best : null;
+}
+
+/** `sya` for `say`: two neighbouring letters swapped (one typo, though two edits). */
+function isAdjacentSwap(a: string, b: string): boolean {
+  if (a.length !== b.length || a === b) return false;
+  const diff = [...a].flatMap((ch, i) => (ch === b[i] ? [] : [i]));
+  return diff.length === 2 && diff[1] === diff[0]! + 1 && a[diff[0]!] === b[diff[1]!] && a[diff[1]!] === b[diff[0]!];
 }
 
 /** The keys the schema allows for the object at `path` in `data` (unions resolved by their literal fields). */

@@ -88,6 +88,12 @@ test(".rhemaignore (gitignore syntax) excludes fixture YAML from discovery, in t
       assert.deepEqual(result.stdout.split("\n").slice(1, -1).map((line) => line.split(":")[0]!.trim()), ["nested/b", "nested/keep", "suite/a"]);
     });
   }
+  await t.test("a .rhemaignore in cwd, above the PATH folder, counts too (as a repository's root .gitignore)", async () => {
+    await writeFiles(root, { "other/t.yaml": OWN_POLICY_TASK, "other/seed.yaml": "rows: [1]\n", ".rhemaignore": "other/seed.yaml\n" });
+    const result = await runCli(["validate", "other"], { cwd: root });
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(result.stdout.split("\n")[0], "valid: 1 task in 1 suite, 1 policy in use");
+  });
   await t.test("a file named explicitly is read whatever .rhemaignore says", async () => {
     const result = await runCli(["validate", "suite/fixtures/data.yaml"], { cwd: root });
     assert.equal(result.code, 2);
@@ -152,13 +158,13 @@ const LIMIT_KEYS = "maxSteps, timeout, maxCostUsd, maxTokens";
 
 test("several typos in one task file: each on its own line with a did-you-mean, no 'required' for the misspelt key", async (t) => {
   const root = await tempDir(t);
-  await writeFiles(root, { "bad/t.yaml": "promt: Do it.\nmodle: { provider: scripted, script: [{ say: ok }] }\ntgas: [a]\nlimits: { maxStep: 3, timout: 5m }\n" });
+  await writeFiles(root, { "bad/t.yaml": "promt: Do it.\nmodel: { provider: scripted, script: [{ sya: ok }] }\ntgas: [a]\nlimits: { maxStep: 3, timout: 5m }\n" });
   const result = await runCli(["validate", "bad"], { cwd: root });
   assert.equal(result.code, 2, result.stderr);
   const file = join(root, "bad/t.yaml");
   assert.equal(result.stderr, [
     `rhema: ${file}:1:1: promt: unknown key; did you mean \`prompt\`? (expected one of: ${TASK_KEYS})`,
-    `${file}:2:1: modle: unknown key; did you mean \`model\`? (expected one of: ${TASK_KEYS})`,
+    `${file}:2:41: model.script.0.sya: unknown key; did you mean \`say\`? (expected one of: say, call, input, calls, fail, chunkDelayMs)`,
     `${file}:3:1: tgas: unknown key; did you mean \`tags\`? (expected one of: ${TASK_KEYS})`,
     `${file}:4:11: limits.maxStep: unknown key; did you mean \`maxSteps\`? (expected one of: ${LIMIT_KEYS})`,
     `${file}:4:23: limits.timout: unknown key; did you mean \`timeout\`? (expected one of: ${LIMIT_KEYS})`,

@@ -9,9 +9,10 @@
  *   wherever it points, and any folder holding a rhema run manifest (`manifest.json` with a
  *   `runId` and `tasks`) — workspace copies there are not tasks;
  * - not a file a `.rhemaignore` excludes (gitignore syntax: fixture YAML that is not a task). They
- *   are looked for like `.gitignore`: in the folder a PATH names and every folder below it (for a
- *   glob, in its fixed leading folder and below); each file's rules apply to its folder and below,
- *   and the deepest file with an opinion on a path decides (`!` re-includes);
+ *   are looked for like `.gitignore`: in the folder a PATH names (for a glob, its fixed leading
+ *   folder), every folder below it, and — when it is inside `cwd` — every folder from `cwd` down
+ *   to it; each file's rules apply to its folder and below, and the deepest file with an opinion
+ *   on a path decides (`!` re-includes);
  * - a file whose top level is a policy (`version` with `default` or `rules`, and no `prompt`) is
  *   a policy, not a task: it is listed in `policies` (`rhema validate` checks it as a policy);
  * - a folder some loaded task uses as `workspace.from` is a fixture: files inside it are not
@@ -141,7 +142,7 @@ export function isPolicyDocument(yaml: YamlSource): boolean {
 export async function findTaskFiles(paths: readonly string[], cwd: string, exclude: readonly string[] = []): Promise<string[]> {
   if (paths.length === 0) throw new RhemaError("usage", "Expected at least one task file, folder or glob, got none");
   const found = new Set<string>();
-  const discovery = new Discovery(exclude);
+  const discovery = new Discovery(cwd, exclude);
   for (const path of paths) {
     for (const file of await expandPath(path, cwd, discovery)) found.add(file);
   }
@@ -181,7 +182,7 @@ interface IgnoreRules {
 class Discovery {
   private readonly rules = new Map<string, Promise<IgnoreRules | null>>();
   private readonly runDirs = new Map<string, Promise<boolean>>();
-  constructor(private readonly exclude: readonly string[]) {}
+  constructor(private readonly cwd: string, private readonly exclude: readonly string[]) {}
 
   /** The files found under `root` (absolute) that discovery keeps, in the order given. */
   async keep(root: string, files: readonly string[]): Promise<string[]> {
@@ -192,10 +193,12 @@ class Discovery {
   private async skips(root: string, file: string): Promise<boolean> {
     // A run directory at or above the searched folder is not skipped: the user asked for its contents.
     if (this.exclude.some((dir) => isInside(dir, file) && !(dir === root || isInside(dir, root)))) return true;
-    const folders = foldersFrom(root, dirname(file));
-    const runDir = await Promise.all(folders.slice(1).map((dir) => this.isRunDir(dir)));
+    const runDir = await Promise.all(foldersFrom(root, dirname(file)).slice(1).map((dir) => this.isRunDir(dir)));
     if (runDir.some(Boolean)) return true;
-    const rules = (await Promise.all(folders.map((dir) => this.rulesOf(dir)))).filter((r): r is IgnoreRules => r !== null);
+    // .rhemaignore files count from cwd down when the searched folder is inside it (as a
+    // repository's .gitignore files count from its root), else from the searched folder down.
+    const top = root === this.cwd || isInside(this.cwd, root) ? this.cwd : root;
+    const rules = (await Promise.all(foldersFrom(top, dirname(file)).map((dir) => this.rulesOf(dir)))).filter((r): r is IgnoreRules => r !== null);
     for (let i = rules.length - 1; i >= 0; i--) {
       const verdict = rules[i]!.ig.test(relative(rules[i]!.dir, file).split(sep).join("/"));
       if (verdict.ignored) return true;
