@@ -55,14 +55,15 @@ export async function resolveTaskApprovals(
     }
   }
   if (issues.length > 0) throw new PolicyFileError(issues[0]!.file, issues);
-  for (const policy of loaded.values()) {
+  // Warnings only for the policies tasks use (a --policy every task overrides warns of nothing).
+  const inUse = new Set(tasks.map((task) => policySource(task, opts).key));
+  for (const key of inUse) {
+    const policy = loaded.get(key)!;
     for (const w of policy.warnings) notes.push(formatPolicyIssue(w));
     for (const w of permissiveWarnings(policy.policy)) notes.push(`warning: ${w}`);
   }
-  const inUse = new Set<string>();
   for (const task of tasks) {
     const { key } = policySource(task, opts);
-    inUse.add(key);
     if (task.policy === null && opts.policyFlag === undefined) defaulted += 1;
     const policy = loaded.get(key)!;
     approvals.set(taskKey(task), new PolicyApproval(policy.policy));
