@@ -1,6 +1,6 @@
 /** `rhema validate` and `rhema report merge`. */
 import { resolve } from "node:path";
-import { formatPolicyIssue, loadPolicyFile } from "../policy/file/policy-file.js";
+import { PolicyFileError, formatPolicyIssue, loadPolicyFile } from "../policy/file/policy-file.js";
 import { permissiveWarnings } from "../policy/file/permissive-warnings.js";
 import { mergeRunReports } from "../runner/reports/report-merge.js";
 import { loadTasks } from "../runner/tasks/suite-loader.js";
@@ -21,10 +21,17 @@ import { formatCostTotal, sumCosts } from "../runner/reports/cost-figures.js";
 export async function validateCommand(args: { paths: string[]; policy?: string; sandbox?: SandboxMode; pricing?: string | undefined }, io: CliIo): Promise<ExitCode> {
   const pricing = args.pricing === undefined ? null : await loadPricingFile(resolve(io.cwd, args.pricing));
   const loaded = await loadTasks(args.paths, { cwd: io.cwd, caps: inputCapsFromEnv(io.env) });
-  const approvals = await resolveTaskApprovals(loaded.tasks, { policyFlag: loaded.tasks.length > 0 ? args.policy : undefined, cwd: io.cwd, sandboxFlag: args.sandbox });
+  const approvals = await resolveTaskApprovals(loaded.tasks, { policyFlag: args.policy, cwd: io.cwd, sandboxFlag: args.sandbox });
   for (const note of loaded.tasks.length > 0 ? approvals.notes : []) print(io.stderr, `rhema: ${note}`);
-  for (const file of loaded.policies) {
-    const policy = await loadPolicyFile(file);
+  // Every policy file's problems together, not one file per run.
+  const policies = await Promise.all(loaded.policies.map((file) => loadPolicyFile(file).catch((err: unknown) => {
+    if (err instanceof PolicyFileError) return err;
+    throw err;
+  })));
+  const problems = policies.flatMap((p) => (p instanceof PolicyFileError ? p.issues : []));
+  if (problems.length > 0) throw new PolicyFileError(problems[0]!.file, problems);
+  for (const policy of policies) {
+    if (policy instanceof PolicyFileError) continue;
     for (const w of policy.warnings) print(io.stderr, `rhema: ${formatPolicyIssue(w)}`);
     for (const w of permissiveWarnings(policy.policy)) print(io.stderr, `rhema: warning: ${w}`);
   }

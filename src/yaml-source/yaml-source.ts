@@ -9,6 +9,7 @@
 import { LineCounter, isMap, isScalar, isSeq, parseDocument, visit, type Document, type Node } from "yaml";
 import type { z } from "zod";
 import { errorMessage } from "../core/errors.js";
+import { decodeUtf8Text, type EncodingProblem } from "./text-bytes.js";
 
 export interface SourcePosition {
   /** 1-based. */
@@ -29,6 +30,11 @@ export type YamlRootKind = "empty" | "mapping" | "list" | "scalar";
 export type YamlValue = { ok: true; value: unknown } | { ok: false; problem: YamlProblem };
 
 export interface YamlSource {
+  /**
+   * Set when the bytes given are not UTF-8 text (text-bytes.ts): then nothing was parsed (the
+   * document is empty) and this is the file's one problem. Always null for a string.
+   */
+  readonly encodingProblem: EncodingProblem | null;
   /** Every syntax error, in file order; empty when the text parsed. */
   readonly syntaxProblems: readonly YamlProblem[];
   readonly rootKind: YamlRootKind;
@@ -48,11 +54,14 @@ export interface YamlSource {
 const START: SourcePosition = { line: 1, column: 1 };
 
 /**
- * Parses YAML text (or its UTF-8 bytes; a byte-order mark is dropped). Never throws: syntax
- * errors are in `syntaxProblems`, and locating still works on what parsed.
+ * Parses YAML text (or its UTF-8 bytes; a byte-order mark is dropped). Never throws: bytes that
+ * are not UTF-8 text are `encodingProblem` (and parse as an empty document), syntax errors are in
+ * `syntaxProblems`, and locating still works on what parsed.
  */
 export function parseYamlSource(source: string | Uint8Array): YamlSource {
-  const text = (typeof source === "string" ? source : Buffer.from(source).toString("utf8")).replace(/^\uFEFF/, "");
+  const decoded = typeof source === "string" ? { ok: true as const, text: source } : decodeUtf8Text(source);
+  const encodingProblem = decoded.ok ? null : decoded.problem;
+  const text = (decoded.ok ? decoded.text : "").replace(/^\uFEFF/, "");
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
   const position = (offset: number): SourcePosition => {
@@ -73,6 +82,7 @@ export function parseYamlSource(source: string | Uint8Array): YamlSource {
     return keyNode?.range ? position(keyNode.range[0]) : locateValue(path);
   };
   return {
+    encodingProblem,
     syntaxProblems: syntaxProblems(doc, position),
     rootKind: rootKind(doc),
     locateValue,

@@ -9,6 +9,7 @@ import { basename } from "node:path";
 import { closest, distance } from "fastest-levenshtein";
 import type { z } from "zod";
 import { RhemaError, errorMessage } from "../../core/errors.js";
+import { splitSchemaIssues, type UnknownKey } from "../../yaml-source/schema-keys.js";
 import { formatLocatedMessage, parseYamlSource, valueAtPath, type SourcePosition, type YamlProblem } from "../../yaml-source/yaml-source.js";
 import { type Policy, compilePolicy } from "./policy-model.js";
 import { type PolicyFileContent, policyFileSchema } from "./policy-schema.js";
@@ -60,6 +61,43 @@ export interface ParsePolicyOptions {
 /** Where the value at a key path is written. */
 type Locate = (path: readonly PropertyKey[]) => SourcePosition;
 
+/** "`x`: unknown key `k`; did you mean `key`?" — one unknown key, where it is written. */
+function describeUnknownKey(u: UnknownKey): string {
+  const where = u.path.length > 0 ? `${u.path.join(".")}: ` : "";
+  return `${where}unknown key \`${u.key}\`${u.suggestion === null ? "" : `; did you mean \`${u.suggestion}\`?`}`;
+}
+
+/**
+ * Every problem of a policy value that fails its schema, at once: each unknown key on its own
+ * (with a "did you mean"), the other schema issues, and misspelt tool names wherever the rules'
+ * shape can still be read — so a user fixes them in one round, not one kind per run.
+ */
+function schemaIssues(issues: readonly z.core.$ZodIssue[], value: unknown, file: string, where: {
+  locateKey: (path: readonly PropertyKey[], key: string) => SourcePosition;
+  locateIssue: (issue: z.core.$ZodIssue) => SourcePosition;
+  locate: Locate;
+  prefix: string;
+}): PolicyIssue[] {
+  const { unknownKeys, others } = splitSchemaIssues(issues, policyFileSchema, value);
+  const found: (PolicyIssue & SourcePosition)[] = [
+    ...unknownKeys.map((u) => ({ file, ...where.locateKey(u.path, u.key), message: `${where.prefix}${describeUnknownKey(u)}` })),
+    ...others.map((issue) => ({ file, ...where.locateIssue(issue), message: `${where.prefix}${describeIssue(issue, value)}` })),
+    ...misspelledToolIssues(rawRuleToolNames(value), file, where.locate, where.prefix),
+  ];
+  return found.sort((a, b) => a.line - b.line || a.column - b.column);
+}
+
+/** Tool names in rules of a value that may not fit the schema: wherever `rules[i].allow|deny.tools[j]` is a string. */
+function rawRuleToolNames(value: unknown): { name: string; path: PropertyKey[] }[] {
+  const rules = valueAtPath(value, ["rules"]);
+  if (!Array.isArray(rules)) return [];
+  return rules.flatMap((_rule, i) => (["allow", "deny"] as const).flatMap((effect) => {
+    const tools = valueAtPath(value, ["rules", i, effect, "tools"]);
+    if (!Array.isArray(tools)) return [];
+    return tools.flatMap((name, t) => (typeof name === "string" ? [{ name, path: ["rules", i, effect, "tools", t] }] : []));
+  }));
+}
+
 function describeIssue(issue: z.core.$ZodIssue, value: unknown): string {
   const where = issue.path.length > 0 ? `${issue.path.join(".")}: ` : "";
   const missing = issue.path.length > 0 && (issue.code === "invalid_type" || issue.code === "invalid_value") && valueAtPath(value, issue.path) === undefined;
@@ -74,8 +112,9 @@ function describeIssue(issue: z.core.$ZodIssue, value: unknown): string {
 }
 
 /** Parses and validates a policy file's text; throws `PolicyFileError` with every located problem. */
-export function parsePolicyText(text: string, file: string, options: ParsePolicyOptions = {}): LoadedPolicy {
+export function parsePolicyText(text: string | Uint8Array, file: string, options: ParsePolicyOptions = {}): LoadedPolicy {
   const yaml = parseYamlSource(text);
+  if (yaml.encodingProblem !== null) throw new PolicyFileError(file, [{ file, ...yaml.encodingProblem }]);
   const invalidYaml = (problems: readonly YamlProblem[]): PolicyFileError =>
     new PolicyFileError(file, problems.map((p) => ({ file, line: p.line, column: p.column, message: `invalid YAML: ${p.message}` })));
   if (yaml.syntaxProblems.length > 0) throw invalidYaml(yaml.syntaxProblems);
@@ -87,11 +126,11 @@ export function parsePolicyText(text: string, file: string, options: ParsePolicy
   const value = plain.value;
   const parsed = policyFileSchema.safeParse(value);
   if (!parsed.success) {
-    const issues = parsed.error.issues.map((issue) => ({ file, ...yaml.locateIssue(issue), message: describeIssue(issue, value) }));
-    issues.sort((a, b) => a.line - b.line || a.column - b.column);
-    throw new PolicyFileError(file, issues);
+    throw new PolicyFileError(file, schemaIssues(parsed.error.issues, value, file, {
+      locateKey: yaml.locateKey, locateIssue: yaml.locateIssue, locate: yaml.locateValue, prefix: "",
+    }));
   }
-  const misspelled = misspelledToolIssues(parsed.data, file, yaml.locateValue);
+  const misspelled = misspelledToolIssues(ruleToolNames(parsed.data), file, yaml.locateValue);
   if (misspelled.length > 0) throw new PolicyFileError(file, misspelled);
   const ruleLines = parsed.data.rules.map((_rule, i) => yaml.locateValue(["rules", i]).line);
   const policy = compilePolicy(parsed.data, { source: options.label ?? basename(file), ruleLines });
@@ -124,9 +163,11 @@ export function parsePolicyValue(value: unknown, options: InlinePolicyOptions): 
   const withVersion = isObject && options.versionOptional !== false && !("version" in value) ? { version: 1, ...value } : value;
   const parsed = policyFileSchema.safeParse(withVersion);
   if (!parsed.success) {
-    throw new PolicyFileError(file, parsed.error.issues.map((issue) => ({ file, ...locate(issue.path), message: `policy: ${describeIssue(issue, withVersion)}` })));
+    throw new PolicyFileError(file, schemaIssues(parsed.error.issues, withVersion, file, {
+      locateKey: (path, key) => locate([...path, key]), locateIssue: (issue) => locate(issue.path), locate, prefix: "policy: ",
+    }));
   }
-  const misspelled = misspelledToolIssues(parsed.data, file, locate, "policy: ");
+  const misspelled = misspelledToolIssues(ruleToolNames(parsed.data), file, locate, "policy: ");
   if (misspelled.length > 0) throw new PolicyFileError(file, misspelled);
   const policy = compilePolicy(parsed.data, { source: `${basename(file)}:${line}` });
   return { policy, warnings: policyWarnings(parsed.data, file, locate) };
@@ -164,8 +205,8 @@ function ruleToolNames(content: PolicyFileContent): { name: string; path: Proper
  * Tool names that are a misspelling of a built-in one are errors, not warnings: a `deny` of
  * `shel` would silently deny nothing. A name far from every built-in is a custom tool (a warning).
  */
-function misspelledToolIssues(content: PolicyFileContent, file: string, locate: Locate, prefix = ""): PolicyIssue[] {
-  return ruleToolNames(content)
+function misspelledToolIssues(names: readonly { name: string; path: PropertyKey[] }[], file: string, locate: Locate, prefix = ""): (PolicyIssue & SourcePosition)[] {
+  return names
     .filter(({ name }) => !BUILTIN_TOOL_NAMES.includes(name) && closestToolName(name) !== null)
     .map(({ name, path }) => ({ file, ...locate(path), message: `${prefix}${path.join(".")}: ${unknownToolMessage(name)}` }));
 }
@@ -198,7 +239,7 @@ export function policyWarnings(content: PolicyFileContent, file: string, locate:
 
 /** Reads and parses a policy file. */
 export async function loadPolicyFile(file: string, options: ParsePolicyOptions = {}): Promise<LoadedPolicy> {
-  let text: string;
+  let text: Buffer;
   try {
     text = await readRegularPolicyFile(file);
   } catch (err) {
@@ -212,13 +253,13 @@ export async function loadPolicyFile(file: string, options: ParsePolicyOptions =
  * (which `readFile` would wait on without end) or a device is refused at once, naming it.
  * (The policy layer reads its own files: store/input-file.ts does the same for the runner.)
  */
-async function readRegularPolicyFile(file: string): Promise<string> {
+async function readRegularPolicyFile(file: string): Promise<Buffer> {
   const handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
   try {
     const info = await handle.stat();
     if (info.isDirectory()) throw Object.assign(new Error("EISDIR: illegal operation on a directory, read"), { code: "EISDIR" });
     if (!info.isFile()) throw new Error(`${file} is ${info.isFIFO() ? "a FIFO" : info.isSocket() ? "a socket" : "a device"}, not a regular file: nothing was read from it`);
-    return await handle.readFile("utf8");
+    return await handle.readFile();
   } finally {
     await handle.close();
   }

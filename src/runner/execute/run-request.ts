@@ -120,7 +120,7 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
   // while the task files load, unless the flag turns the sandbox off (then only a policy or task
   // file could ask for it, and settleSandboxes probes then).
   if (request.sandbox !== "off") void probeSandbox(sandboxSearchPath(context.env.PATH));
-  const loaded = await loadTasks(request.paths, { cwd: context.cwd, filters: request.filter, tags: request.tag, shard, ...(request.caps ? { caps: request.caps } : {}) });
+  const loaded = await loadTasks(request.paths, { cwd: context.cwd, filters: request.filter, tags: request.tag, shard, exclude: [resolve(context.cwd, request.out)], ...(request.caps ? { caps: request.caps } : {}) });
   if (loaded.tasks.length === 0) throw new RhemaError("usage", `no task to run: ${request.paths.join(" ")} selected none${request.filter.length || request.tag.length || shard ? " (after --filter/--tag/--shard)" : ""}`);
   // Each task's model, resolved once (task file, else flags): providers, prices and budgets read it.
   const specs = new Map(loaded.tasks.map((task) => [taskKey(task), providerSpec(task, request)]));

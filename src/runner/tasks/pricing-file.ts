@@ -20,6 +20,7 @@ import { readRegularFile } from "../../store/input-file.js";
 import { z } from "zod";
 import { RhemaError, errorMessage } from "../../core/errors.js";
 import type { ModelPricing } from "../../providers/prices.js";
+import { splitSchemaIssues } from "../../yaml-source/schema-keys.js";
 import { formatLocatedMessage, parseYamlSource, valueAtPath, type SourcePosition } from "../../yaml-source/yaml-source.js";
 
 const PRICING_FILE_VERSION = 1;
@@ -68,7 +69,7 @@ export interface LoadedPricingFile {
 /** One thing wrong with a pricing file, located at the offending field. */
 export interface PricingProblem extends SourcePosition {
   file: string;
-  /** Dotted path (`models.1.inputPerMTok`); `yaml` for syntax, `file` for a file that cannot be read. */
+  /** Dotted path (`models.1.inputPerMTok`); `yaml` for syntax, `file` for a file that cannot be read, "" for bytes that are not UTF-8 text. */
   field: string;
   message: string;
 }
@@ -77,14 +78,15 @@ export interface PricingProblem extends SourcePosition {
 export class PricingFileError extends RhemaError {
   readonly problems: readonly PricingProblem[];
   constructor(problems: readonly PricingProblem[], options?: { cause?: unknown }) {
-    super("invalid_input", problems.map((p) => formatLocatedMessage(p.file, p, `${p.field}: ${p.message}`)).join("\n"), options);
+    super("invalid_input", problems.map((p) => formatLocatedMessage(p.file, p, p.field === "" ? p.message : `${p.field}: ${p.message}`)).join("\n"), options);
     this.problems = problems;
   }
 }
 
 /** Parses and validates a pricing file's text; throws `PricingFileError` naming every problem's place. */
-export function parsePricingText(text: string, file: string): ModelPricing[] {
+export function parsePricingText(text: string | Uint8Array, file: string): ModelPricing[] {
   const yaml = parseYamlSource(text);
+  if (yaml.encodingProblem !== null) throw new PricingFileError([{ file, ...yaml.encodingProblem, field: "" }]);
   if (yaml.syntaxProblems.length > 0) {
     throw new PricingFileError(yaml.syntaxProblems.map((p) => ({ file, line: p.line, column: p.column, field: "yaml", message: p.message })));
   }
@@ -93,7 +95,15 @@ export function parsePricingText(text: string, file: string): ModelPricing[] {
   if (!plain.ok) throw new PricingFileError([{ file, ...plain.problem, field: "yaml" }]);
   const parsed = pricingFileSchema.safeParse(plain.value);
   if (parsed.success) return parsed.data.models.map(withoutAbsentKeys);
-  const problems = parsed.error.issues.map((issue) => ({ file, ...yaml.locateIssue(issue), ...describeIssue(issue, plain.value) }));
+  const { unknownKeys, others } = splitSchemaIssues(parsed.error.issues, pricingFileSchema, plain.value);
+  const problems: PricingProblem[] = [
+    ...unknownKeys.map((u) => ({
+      file, ...yaml.locateKey(u.path, u.key),
+      field: u.path.length > 0 ? u.path.join(".") : "(root)",
+      message: `unknown key \`${u.key}\`${u.suggestion === null ? "" : `; did you mean \`${u.suggestion}\`?`}`,
+    })),
+    ...others.map((issue) => ({ file, ...yaml.locateIssue(issue), ...describeIssue(issue, plain.value) })),
+  ];
   problems.sort((a, b) => a.line - b.line || a.column - b.column);
   throw new PricingFileError(problems);
 }
@@ -106,13 +116,12 @@ export async function loadPricingFile(file: string): Promise<LoadedPricingFile> 
   } catch (err) {
     throw new PricingFileError([{ file, line: 1, column: 1, field: "file", message: `cannot read the pricing file: ${errorMessage(err)}` }], { cause: err });
   }
-  const models = parsePricingText(bytes.toString("utf8"), file);
+  const models = parsePricingText(bytes, file);
   return { file, sha256: createHash("sha256").update(bytes).digest("hex"), models };
 }
 
 function describeIssue(issue: z.core.$ZodIssue, value: unknown): { field: string; message: string } {
   const field = issue.path.length > 0 ? issue.path.join(".") : "(root)";
-  if (issue.code === "unrecognized_keys") return { field, message: `unknown key${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((k) => `\`${k}\``).join(", ")}` };
   if (issue.path.length > 0 && valueAtPath(value, issue.path) === undefined) {
     return { field: issue.path.slice(0, -1).join(".") || "(root)", message: `missing key \`${String(issue.path.at(-1))}\`` };
   }

@@ -5,12 +5,21 @@
  * - under a folder, every `*.yaml` / `*.yml`, recursively, except inside `node_modules` and
  *   hidden folders (`.git`, `.rhema` with its run directories); symlinked folders are not
  *   followed. A glob (`tasks/**\/*.yaml`) is expanded relative to `cwd` likewise;
+ * - never inside a run directory below the searched folder: the one `--out` names (`exclude`),
+ *   wherever it points, and any folder holding a rhema run manifest (`manifest.json` with a
+ *   `runId` and `tasks`) — workspace copies there are not tasks;
+ * - not a file a `.rhemaignore` excludes (gitignore syntax: fixture YAML that is not a task). They
+ *   are looked for like `.gitignore`: in the folder a PATH names (for a glob, its fixed leading
+ *   folder), every folder below it, and — when it is inside `cwd` — every folder from `cwd` down
+ *   to it; each file's rules apply to its folder and below, and the deepest file with an opinion
+ *   on a path decides (`!` re-includes);
  * - a file whose top level is a policy (`version` with `default` or `rules`, and no `prompt`) is
  *   a policy, not a task: it is listed in `policies` (`rhema validate` checks it as a policy);
  * - a folder some loaded task uses as `workspace.from` is a fixture: files inside it are not
  *   tasks, whatever they contain;
  * - every other `.yaml`/`.yml` is a task and must validate (a misspelled key is an error, never
- *   a silent skip). A file named explicitly is a task (or a policy) whatever its extension.
+ *   a silent skip). A file named explicitly is a task (or a policy) whatever its extension, and
+ *   whatever a `.rhemaignore` says.
  * A path that does not exist, or a folder or glob that yields no task file, is an error.
  *
  * Selection: `--filter GLOB` (picomatch on `suite/id`, any of several), `--tag T` (any of
@@ -19,11 +28,14 @@
  * Results are sorted by suite then id, whatever order the files were found in.
  */
 import { createHash } from "node:crypto";
-import { stat } from "node:fs/promises";
-import { extname, relative, resolve, isAbsolute } from "node:path";
+import { readFile, stat } from "node:fs/promises";
+import { dirname, extname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import ignore, { type Ignore } from "ignore";
 import picomatch from "picomatch";
 import { glob, isDynamicPattern } from "tinyglobby";
-import { RhemaError } from "../../core/errors.js";
+import { RhemaError, errorMessage } from "../../core/errors.js";
+import { decodeUtf8Text } from "../../yaml-source/text-bytes.js";
+import { readRegularFile } from "../../store/input-file.js";
 import { DEFAULT_INPUT_CAPS, TaskFileError, loadTaskSource, readYamlFile, type FixtureScans, type InputCaps, type TaskDefinition, type TaskProblem } from "./task-file.js";
 import type { YamlSource } from "../../yaml-source/yaml-source.js";
 import { compareTasks, taskKey, type SkippedTask } from "../run-dir/task-result.js";
@@ -47,6 +59,8 @@ export interface LoadTasksOptions extends TaskSelection {
   cwd: string;
   /** Prompt and image size caps; default `DEFAULT_INPUT_CAPS`. */
   caps?: InputCaps;
+  /** Absolute folders never searched for task files: the run directory (`--out`). */
+  exclude?: readonly string[];
 }
 
 export interface LoadedTasks {
@@ -75,7 +89,7 @@ export function parseShard(text: string): Shard {
 
 /** Loads, checks and selects the tasks named by `paths`. Throws `TaskFileError` or a usage error. */
 export async function loadTasks(paths: readonly string[], options: LoadTasksOptions): Promise<LoadedTasks> {
-  const files = await findTaskFiles(paths, options.cwd);
+  const files = await findTaskFiles(paths, options.cwd, options.exclude ?? []);
   // Each file is read and parsed once, for its role and then as a task. Files load concurrently;
   // their problems are collected per file so they come out in file order, not in the order the
   // reads happened to finish.
@@ -127,19 +141,20 @@ export function isPolicyDocument(yaml: YamlSource): boolean {
 }
 
 /** The task files named by `paths` (files, folders, globs), absolute, deduplicated, sorted. */
-export async function findTaskFiles(paths: readonly string[], cwd: string): Promise<string[]> {
+export async function findTaskFiles(paths: readonly string[], cwd: string, exclude: readonly string[] = []): Promise<string[]> {
   if (paths.length === 0) throw new RhemaError("usage", "Expected at least one task file, folder or glob, got none");
   const found = new Set<string>();
+  const discovery = new Discovery(cwd, exclude);
   for (const path of paths) {
-    for (const file of await expandPath(path, cwd)) found.add(file);
+    for (const file of await expandPath(path, cwd, discovery)) found.add(file);
   }
   return [...found].sort();
 }
 
-async function expandPath(path: string, cwd: string): Promise<string[]> {
+async function expandPath(path: string, cwd: string, discovery: Discovery): Promise<string[]> {
   if (isDynamicPattern(path)) {
     const matches = await glob(path, { cwd, absolute: true, ignore: IGNORED_FOLDERS, followSymbolicLinks: false });
-    const files = matches.filter(isYamlFile);
+    const files = await discovery.keep(resolve(cwd, picomatch.scan(path).base), matches.filter(isYamlFile));
     if (files.length === 0) throw new RhemaError("usage", `The glob "${path}" matched no task files (*.yaml, *.yml)`);
     return files;
   }
@@ -148,9 +163,105 @@ async function expandPath(path: string, cwd: string): Promise<string[]> {
   if (info === null) throw new RhemaError("usage", `Task path not found: ${path} (looked for ${absolute})`);
   if (info.isFile()) return [absolute];
   if (!info.isDirectory()) throw new RhemaError("usage", `Not a file or folder: ${path}`);
-  const files = await glob("**/*.{yaml,yml}", { cwd: absolute, absolute: true, ignore: IGNORED_FOLDERS, followSymbolicLinks: false });
+  const matches = await glob("**/*.{yaml,yml}", { cwd: absolute, absolute: true, ignore: IGNORED_FOLDERS, followSymbolicLinks: false });
+  const files = await discovery.keep(absolute, matches);
   if (files.length === 0) throw new RhemaError("usage", `No task files (*.yaml, *.yml) under ${path}`);
   return files;
+}
+
+export const IGNORE_FILE = ".rhemaignore";
+
+/** The rules of one `.rhemaignore`, applying to `dir` (absolute) and below. */
+interface IgnoreRules {
+  dir: string;
+  ig: Ignore;
+}
+
+/**
+ * What a folder search keeps (see the header): not in a run directory, not excluded by a
+ * `.rhemaignore`. Each folder's `.rhemaignore` and run-manifest check is read once per search.
+ */
+class Discovery {
+  private readonly rules = new Map<string, Promise<IgnoreRules | null>>();
+  private readonly runDirs = new Map<string, Promise<boolean>>();
+  constructor(private readonly cwd: string, private readonly exclude: readonly string[]) {}
+
+  /** The files found under `root` (absolute) that discovery keeps, in the order given. */
+  async keep(root: string, files: readonly string[]): Promise<string[]> {
+    const kept = await Promise.all(files.map(async (file) => ((await this.skips(root, file)) ? null : file)));
+    return kept.filter((file): file is string => file !== null);
+  }
+
+  private async skips(root: string, file: string): Promise<boolean> {
+    // A run directory at or above the searched folder is not skipped: the user asked for its contents.
+    if (this.exclude.some((dir) => isInside(dir, file) && !(dir === root || isInside(dir, root)))) return true;
+    const runDir = await Promise.all(foldersFrom(root, dirname(file)).slice(1).map((dir) => this.isRunDir(dir)));
+    if (runDir.some(Boolean)) return true;
+    // .rhemaignore files count from cwd down when the searched folder is inside it (as a
+    // repository's .gitignore files count from its root), else from the searched folder down.
+    const top = root === this.cwd || isInside(this.cwd, root) ? this.cwd : root;
+    const rules = (await Promise.all(foldersFrom(top, dirname(file)).map((dir) => this.rulesOf(dir)))).filter((r): r is IgnoreRules => r !== null);
+    for (let i = rules.length - 1; i >= 0; i--) {
+      const verdict = rules[i]!.ig.test(relative(rules[i]!.dir, file).split(sep).join("/"));
+      if (verdict.ignored) return true;
+      if (verdict.unignored) return false;
+    }
+    return false;
+  }
+
+  private rulesOf(dir: string): Promise<IgnoreRules | null> {
+    let rules = this.rules.get(dir);
+    if (rules === undefined) {
+      rules = readIgnoreFile(join(dir, IGNORE_FILE)).then((lines) => (lines === null ? null : { dir, ig: ignore({ ignorecase: false }).add(lines) }));
+      this.rules.set(dir, rules);
+    }
+    return rules;
+  }
+
+  private isRunDir(dir: string): Promise<boolean> {
+    let answer = this.runDirs.get(dir);
+    if (answer === undefined) {
+      answer = holdsRunManifest(dir);
+      this.runDirs.set(dir, answer);
+    }
+    return answer;
+  }
+}
+
+/** `root` and each folder below it down to `dir` (inclusive); just `root` when `dir` is not below it. */
+function foldersFrom(root: string, dir: string): string[] {
+  const rel = relative(root, dir);
+  if (rel === "" || rel.startsWith("..") || isAbsolute(rel)) return [root];
+  const parts = rel.split(sep);
+  return [root, ...parts.map((_, i) => join(root, ...parts.slice(0, i + 1)))];
+}
+
+/** A `.rhemaignore`'s lines, or null when there is none; one that is not UTF-8 text is a located problem. */
+async function readIgnoreFile(file: string): Promise<string[] | null> {
+  const info = await stat(file).catch(() => null);
+  if (!info?.isFile()) return null;
+  let bytes: Buffer;
+  try {
+    bytes = await readRegularFile(file);
+  } catch (err) {
+    throw new TaskFileError([{ file, line: 1, column: 1, field: "file", message: `cannot read: ${errorMessage(err)}` }]);
+  }
+  const text = decodeUtf8Text(bytes);
+  if (!text.ok) throw new TaskFileError([{ file, ...text.problem, field: "" }]);
+  return text.text.replace(/^\uFEFF/, "").split(/\r?\n/);
+}
+
+/** Whether `dir` is a rhema run directory: it holds a `manifest.json` with a `runId` and a `tasks` list. */
+async function holdsRunManifest(dir: string): Promise<boolean> {
+  const text = await readFile(join(dir, "manifest.json"), "utf8").catch(() => null);
+  if (text === null) return false;
+  try {
+    const value = JSON.parse(text) as unknown;
+    return typeof value === "object" && value !== null && typeof (value as { runId?: unknown }).runId === "string"
+      && Array.isArray((value as { tasks?: unknown }).tasks);
+  } catch {
+    return false;
+  }
 }
 
 function isYamlFile(file: string): boolean {

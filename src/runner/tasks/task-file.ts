@@ -22,6 +22,7 @@ import {
 import { parseDurationMs, parseLimitMs } from "./duration.js";
 import { readRegularFile } from "../../store/input-file.js";
 import { scanFixture, type FixtureProblem } from "../run-dir/fixture-copy.js";
+import { splitSchemaIssues, type UnknownKey } from "../../yaml-source/schema-keys.js";
 import { contentHash, fileBytesHash } from "./content-hash.js";
 import { TASK_NAME_PATTERN, taskFileSchema, type TaskFileContent } from "./task-schema.js";
 
@@ -30,13 +31,14 @@ export type { SourcePosition };
 /** One thing wrong with a task file, located at the offending field. */
 export interface TaskProblem extends SourcePosition {
   file: string;
-  /** Dotted path of the field (`limits.timeout`, `model.script.2.call`); `yaml` for syntax. */
+  /** Dotted path of the field (`limits.timeout`, `model.script.2.call`); `yaml` for syntax; "" for bytes that are not UTF-8 text. */
   field: string;
   message: string;
 }
 
+/** `file:line:column: field: message`; a problem of the whole file (its encoding) has no field. */
 export function formatTaskProblem(p: TaskProblem): string {
-  return formatLocatedMessage(p.file, p, `${p.field}: ${p.message}`);
+  return formatLocatedMessage(p.file, p, p.field === "" ? p.message : `${p.field}: ${p.message}`);
 }
 
 /**
@@ -180,10 +182,10 @@ export async function readYamlFile(file: string): Promise<YamlFile> {
   return { file, bytes, yaml: parseYamlSource(bytes) };
 }
 
-/** `loadTaskFile` for a file already read. */
 /** Each fixture's scan (fixture-copy.ts) by its path, shared by the tasks of one load: a fixture is walked once. */
 export type FixtureScans = Map<string, Promise<FixtureProblem | null>>;
 
+/** `loadTaskFile` for a file already read. */
 export async function loadTaskSource(source: YamlFile, caps: InputCaps = DEFAULT_INPUT_CAPS, fixtures: FixtureScans = new Map()): Promise<TaskDefinition> {
   const parsed = parseTaskDocument(source);
   if (parsed.problems.length > 0) throw new TaskFileError(parsed.problems);
@@ -207,6 +209,7 @@ function parseTaskDocument({ file, bytes, yaml }: YamlFile): ParsedTaskDocument 
   const fail = (problems: TaskProblem[]): ParsedTaskDocument => ({ task: null, problems, locate });
   const at = (position: SourcePosition, field: string, message: string): TaskProblem => ({ file, ...position, field, message });
 
+  if (yaml.encodingProblem !== null) return fail([at(yaml.encodingProblem, "", yaml.encodingProblem.message)]);
   if (yaml.syntaxProblems.length > 0) return fail(yaml.syntaxProblems.map((p) => at(p, "yaml", p.message)));
   if (yaml.rootKind === "empty") return fail([at(locate([]), "prompt", "the file is empty: a task needs at least a prompt")]);
   if (yaml.rootKind !== "mapping") {
@@ -216,10 +219,7 @@ function parseTaskDocument({ file, bytes, yaml }: YamlFile): ParsedTaskDocument 
   if (!plain.ok) return fail([at(plain.problem, "yaml", plain.problem.message)]);
   const data = plain.value;
   const result = taskFileSchema.safeParse(data);
-  if (!result.success) {
-    const problems = result.error.issues.map((issue) => at(yaml.locateIssue(issue), issueField(issue), issueMessage(issue, data)));
-    return fail(problems.sort(byPosition));
-  }
+  if (!result.success) return fail(schemaProblems(result.error.issues, data, yaml, file));
   const names = resolveNames(result.data, file, locate);
   if ("problems" in names) return fail(names.problems);
   const task = resolveTask(result.data, { ...names, file, contentHash: contentHash(result.data), fileBytesHash: fileBytesHash(bytes) }, locate);
@@ -370,16 +370,26 @@ async function pathKind(path: string): Promise<"file" | "dir" | "other" | null> 
 
 // ── describing schema problems ────────────────────────────────────────────────────────────
 
-function issueField(issue: z.core.$ZodIssue): string {
-  return fieldName(issue.code === "unrecognized_keys" ? [...issue.path, issue.keys[0]!] : issue.path);
+/** Every schema problem, each unknown key on its own with a "did you mean", in file order. */
+function schemaProblems(issues: readonly z.core.$ZodIssue[], data: unknown, yaml: YamlSource, file: string): TaskProblem[] {
+  const { unknownKeys, others } = splitSchemaIssues(issues, taskFileSchema, data);
+  const problems: TaskProblem[] = unknownKeys.map((u) => ({
+    file,
+    ...yaml.locateKey(u.path, u.key),
+    field: fieldName([...u.path, u.key]),
+    message: unknownKeyMessage(u),
+  }));
+  for (const issue of others) problems.push({ file, ...yaml.locateIssue(issue), field: fieldName(issue.path), message: issueMessage(issue, data) });
+  return problems.sort(byPosition);
+}
+
+function unknownKeyMessage(u: UnknownKey): string {
+  const expected = u.allowed.length > 0 ? `expected one of: ${u.allowed.join(", ")}` : "";
+  if (u.suggestion === null) return `unknown key${expected === "" ? "" : `; ${expected}`}`;
+  return `unknown key; did you mean \`${u.suggestion}\`?${expected === "" ? "" : ` (${expected})`}`;
 }
 
 function issueMessage(issue: z.core.$ZodIssue, data: unknown): string {
-  if (issue.code === "unrecognized_keys") {
-    const allowed = allowedKeysAt(taskFileSchema, data, issue.path);
-    const others = issue.keys.length > 1 ? ` (also: ${issue.keys.slice(1).join(", ")})` : "";
-    return `unknown key${others}; expected one of: ${allowed.join(", ")}`;
-  }
   const missing = valueAtPath(data, issue.path) === undefined;
   return issue.code === "invalid_type" && missing ? `required: ${issue.message}` : issue.message;
 }
@@ -390,37 +400,6 @@ function byPosition(a: SourcePosition, b: SourcePosition): number {
 
 function fieldName(path: readonly PropertyKey[]): string {
   return path.length === 0 ? "(task)" : path.map(String).join(".");
-}
-
-/** The keys the schema allows for the object at `path`, for an unknown-key message. */
-function allowedKeysAt(schema: z.ZodType, data: unknown, path: readonly PropertyKey[]): string[] {
-  let current: z.ZodType | undefined = schema;
-  const segments = [...path, null];
-  for (const [index, segment] of segments.entries()) {
-    current = unwrapOptional(current);
-    if (current instanceof z.ZodUnion) current = pickUnionOption(current, valueAtPath(data, path.slice(0, index)));
-    if (segment === null) break;
-    if (current instanceof z.ZodObject) current = current.shape[String(segment)] as z.ZodType | undefined;
-    else if (current instanceof z.ZodArray) current = current.element as z.ZodType;
-    else return [];
-  }
-  return current instanceof z.ZodObject ? Object.keys(current.shape) : [];
-}
-
-function unwrapOptional(schema: z.ZodType | undefined): z.ZodType | undefined {
-  return schema instanceof z.ZodOptional ? (schema.unwrap() as z.ZodType) : schema;
-}
-
-/** The union member the data was meant for: the object option whose literal fields match. */
-function pickUnionOption(union: z.ZodUnion, value: unknown): z.ZodType | undefined {
-  const objects = (union.options as z.ZodType[]).filter((o): o is z.ZodObject => o instanceof z.ZodObject);
-  return objects.find((option) => literalFieldsMatch(option, value)) ?? objects[0];
-}
-
-function literalFieldsMatch(option: z.ZodObject, value: unknown): boolean {
-  const literals = Object.entries(option.shape as Record<string, z.ZodType>)
-    .filter(([, field]) => field instanceof z.ZodLiteral || field instanceof z.ZodEnum);
-  return literals.length > 0 && literals.every(([name, field]) => field.safeParse(valueAtPath(value, [name])).success);
 }
 
 function requireAbsolute(file: string): void {

@@ -2,10 +2,11 @@
  * Which policy decides each task's tool calls: the task's own (a file, or inline), else the
  * run's --policy (a file or `preset:NAME`), else the read-only preset — said out loud, since a
  * run whose tasks cannot write is rarely what was meant. Every policy is loaded and checked
- * before any task starts, so a bad one is exit 2 with its location.
+ * before any task starts — a `--policy` too when every task names its own — so a bad one is exit
+ * 2 with its location, and the problems of every policy come together, not one policy per run.
  */
 import type { Approval } from "../../core/approval.js";
-import { formatPolicyIssue, parsePolicyValue, type LoadedPolicy } from "../../policy/file/policy-file.js";
+import { PolicyFileError, formatPolicyIssue, parsePolicyValue, type LoadedPolicy, type PolicyIssue } from "../../policy/file/policy-file.js";
 import { loadPolicy } from "../../policy/file/load-policy.js";
 import { PolicyApproval } from "../../policy/decide/policy-approval.js";
 import { permissiveWarnings } from "../../policy/file/permissive-warnings.js";
@@ -36,16 +37,35 @@ export async function resolveTaskApprovals(
   const approvals = new Map<string, Approval>();
   const sandbox = new Map<string, TaskSandboxSetting>();
   let defaulted = 0;
+  // Every policy in use is loaded first, and all their problems are thrown together. A --policy
+  // is loaded (and must be readable and valid) even when every task names its own.
+  const sources = new Map<string, () => Promise<LoadedPolicy>>();
+  if (opts.policyFlag !== undefined) sources.set(flagKey(opts.policyFlag), flagLoader(opts.policyFlag, opts.cwd));
   for (const task of tasks) {
     const { key, load } = policySource(task, opts);
-    if (task.policy === null && opts.policyFlag === undefined) defaulted += 1;
-    let policy = loaded.get(key);
-    if (!policy) {
-      policy = await load();
-      loaded.set(key, policy);
-      for (const w of policy.warnings) notes.push(formatPolicyIssue(w));
-      for (const w of permissiveWarnings(policy.policy)) notes.push(`warning: ${w}`);
+    if (!sources.has(key)) sources.set(key, load);
+  }
+  const issues: PolicyIssue[] = [];
+  for (const [key, load] of sources) {
+    try {
+      loaded.set(key, await load());
+    } catch (err) {
+      if (!(err instanceof PolicyFileError)) throw err;
+      issues.push(...err.issues);
     }
+  }
+  if (issues.length > 0) throw new PolicyFileError(issues[0]!.file, issues);
+  // Warnings only for the policies tasks use (a --policy every task overrides warns of nothing).
+  const inUse = new Set(tasks.map((task) => policySource(task, opts).key));
+  for (const key of inUse) {
+    const policy = loaded.get(key)!;
+    for (const w of policy.warnings) notes.push(formatPolicyIssue(w));
+    for (const w of permissiveWarnings(policy.policy)) notes.push(`warning: ${w}`);
+  }
+  for (const task of tasks) {
+    const { key } = policySource(task, opts);
+    if (task.policy === null && opts.policyFlag === undefined) defaulted += 1;
+    const policy = loaded.get(key)!;
     approvals.set(taskKey(task), new PolicyApproval(policy.policy));
     sandbox.set(taskKey(task), resolveTaskSandbox({
       flag: opts.sandboxFlag,
@@ -56,7 +76,7 @@ export async function resolveTaskApprovals(
   if (defaulted > 0) {
     notes.push(`${defaulted} task(s) name no policy and no --policy was given: they run under the read-only preset (no edits; only read-only commands such as ls, cat, git status)`);
   }
-  return { approvals, notes, policies: loaded.size, sandbox };
+  return { approvals, notes, policies: inUse.size, sandbox };
 }
 
 function policySource(task: TaskDefinition, opts: { policyFlag: string | undefined; cwd: string }): { key: string; load: () => Promise<LoadedPolicy> } {
@@ -72,5 +92,13 @@ function policySource(task: TaskDefinition, opts: { policyFlag: string | undefin
     };
   }
   const spec = opts.policyFlag ?? DEFAULT_POLICY;
-  return { key: `flag:${spec}`, load: () => loadPolicy(spec, { baseDir: opts.cwd }) };
+  return { key: flagKey(spec), load: flagLoader(spec, opts.cwd) };
+}
+
+function flagKey(spec: string): string {
+  return `flag:${spec}`;
+}
+
+function flagLoader(spec: string, cwd: string): () => Promise<LoadedPolicy> {
+  return () => loadPolicy(spec, { baseDir: cwd });
 }

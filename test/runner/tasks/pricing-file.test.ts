@@ -55,7 +55,7 @@ test("each mistake is located at its field: file:line:column: field: message", (
   assert.deepEqual(problemsOf("version: 1\nmodels:\n  - provider: ollama\n    model: m\n    inputPerMTok: 0\n    outputPerMTok: 0\n"),
     ["p.yaml:3:15: models.0.provider: expected anthropic or openai (an OpenAI-compatible server is openai)"]);
   assert.deepEqual(problemsOf("version: 1\nmodels:\n  - { provider: openai, model: m, inputPerMTok: 1, outputPerMTok: 0, cachedPerMTok: 1 }\n"),
-    ["p.yaml:3:70: models.0: unknown key `cachedPerMTok`"]);
+    ["p.yaml:3:70: models.0: unknown key `cachedPerMTok`; did you mean `cacheReadPerMTok`?"]);
   assert.deepEqual(problemsOf("version: 1\nmodels:\n  - { provider: openai, model: m, inputPerMTok: 1 }\n"),
     ["p.yaml:3:5: models.0: missing key `outputPerMTok`"]);
   assert.deepEqual(problemsOf("version: 1\nmodels:\n  - { provider: openai, model: m, inputPerMTok: 1, outputPerMTok: 1 }\n  - { provider: openai, model: m, inputPerMTok: 2, outputPerMTok: 2 }\n"),
