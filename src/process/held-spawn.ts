@@ -75,20 +75,33 @@ export async function spawnHeld(req: HeldSpawnRequest): Promise<HeldProcess> {
   const holder = ["/bin/sh", "-c", HOLD_SCRIPT, "rhema-held", ...req.argv];
   const [program, ...args] = req.wrap ? req.wrap(holder) : holder;
   const child = spawn(program!, args, { cwd: req.cwd, env: req.env, detached: true, stdio: ["ignore", "pipe", "pipe", "pipe"] });
+  // The error listener comes first, before anything that could throw: a spawn that fails (EMFILE,
+  // ENOENT) emits 'error' on the next tick, and an 'error' no one listens for ends the process.
+  // It stays: a later 'error' (a kill that failed) must not crash rhema either.
+  let spawnError: ((err: Error) => void) | null = null;
+  child.on("error", (err) => spawnError?.(err));
+  const spawned = new Promise<void>((resolveSpawn, reject) => {
+    spawnError = reject;
+    child.once("spawn", () => {
+      spawnError = null;
+      resolveSpawn();
+    });
+  });
   // Listened for before anything is awaited: a leader that exits at once must still be seen.
   const exited = new Promise<LeaderExit>((r) => child.once("exit", (code, signal) => r({ code, signal })));
   const closed = new Promise<void>((r) => child.once("close", () => r()));
-  const hold = child.stdio[3] as Duplex;
+  const hold = (child.stdio?.[3] ?? null) as Duplex | null; // no stdio at all when the pipes could not be made (EMFILE)
+  if (!hold || !child.stdout || !child.stderr) {
+    await spawned; // rejects with the spawn's own error when that is why the pipes are missing
+    throw new Error(`spawnHeld: ${program} started without its pipes`);
+  }
   const report = controlReport(hold);
   const early: Buffer[] = [];
   let forward: ((chunk: Buffer) => void) | null = null;
   const onData = (chunk: Buffer): void => (forward ? forward(chunk) : void early.push(chunk));
-  child.stdout!.on("data", onData);
-  child.stderr!.on("data", onData);
-  await new Promise<void>((resolveSpawn, reject) => {
-    child.once("spawn", resolveSpawn);
-    child.once("error", reject);
-  });
+  child.stdout.on("data", onData);
+  child.stderr.on("data", onData);
+  await spawned;
   const pgid = child.pid!;
   let released = false;
   return {

@@ -70,6 +70,7 @@ async function makeProject(root: string): Promise<void> {
   await symlink("shard", join(root, "link-to-shard"));
   await symlink("policy.yaml", join(root, "link-to-policy"));
   await symlink("shard/stats.json", join(root, "link-to-shard-stats"));
+  await symlink("no/such/target", join(root, "link-to-nothing"));
 }
 
 /** The hostile values, each with what a message about it must name (the flag, for values that are no path). */
@@ -82,6 +83,7 @@ const VALUES = (link: string): { label: string; value: string; names: string | n
   { label: "FIFO", value: "special/fifo", names: "special/fifo" },
   { label: "device (null)", value: "special/null", names: "special/null" },
   { label: "device (full)", value: "special/full", names: "special/full" },
+  { label: "link to nothing", value: "link-to-nothing", names: "link-to-nothing" },
   { label: "missing parent", value: "nope/deeper/x", names: "nope/deeper/x" },
   { label: "spaces and unicode", value: "ünï cødé ☃/rép ort", names: "ünï cødé ☃/rép ort" },
 ];

@@ -2,7 +2,8 @@
 import assert from "node:assert/strict";
 import { once } from "node:events";
 import { existsSync } from "node:fs";
-import { readFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
+import { spawnSync } from "node:child_process";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -68,4 +69,30 @@ test("the released command does not inherit the hold pipe", async (t) => {
   held.release();
   await closed;
   assert.equal(out, "fd3-closed\n");
+});
+
+test("a spawn that fails for want of file handles rejects with EMFILE and never crashes the process (no unhandled 'error')", async (t) => {
+  const dir = await tempDir(t);
+  const script = join(dir, "fill.mjs");
+  const heldSpawn = new URL("../../src/process/held-spawn.js", import.meta.url).href;
+  // Uses up the file handles but a few (too few for the four pipes of a held spawn), then spawns.
+  await writeFile(script, `
+    import { openSync, closeSync } from "node:fs";
+    import { spawnHeld } from ${JSON.stringify(heldSpawn)};
+    const fds = [];
+    try { for (;;) fds.push(openSync("/dev/null", "r")); } catch (err) { if (err.code !== "EMFILE") throw err; }
+    for (const fd of fds.splice(-3)) closeSync(fd);
+    try {
+      const held = await spawnHeld({ argv: ["true"], cwd: ${JSON.stringify(dir)}, env: { PATH: "/usr/bin:/bin" } });
+      await held.discard();
+      console.log("spawned");
+    } catch (err) {
+      console.log("rejected " + (err.code ?? err.message));
+    }
+    for (const fd of fds) closeSync(fd);
+    setTimeout(() => console.log("alive"), 100);
+  `);
+  const result = spawnSync("bash", ["-c", `ulimit -n 64 && exec "${process.execPath}" "${script}"`], { encoding: "utf8", timeout: 30_000 });
+  assert.equal(result.status, 0, result.stderr);
+  assert.match(result.stdout, /^rejected EMFILE\nalive\n$/, result.stdout + result.stderr);
 });

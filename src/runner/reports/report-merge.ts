@@ -107,8 +107,9 @@ async function checkMergeOut(dirs: readonly string[], outDir: string): Promise<v
     }
   }
   const contents = await new RunDir(outDir).inspect();
-  if (contents.kind === "not_folder" || contents.kind === "foreign") {
-    const what = contents.kind === "foreign" ? `holds files that are not rhema's (${contents.entries.slice(0, 5).map((e) => JSON.stringify(e)).join(", ")})` : "is not a folder";
+  if (contents.kind === "not_folder" || contents.kind === "dangling_link" || contents.kind === "foreign") {
+    const what = contents.kind === "foreign" ? `holds files that are not rhema's (${contents.entries.slice(0, 5).map((e) => JSON.stringify(e)).join(", ")})`
+      : contents.kind === "dangling_link" ? `is a link to ${contents.target}, which does not exist` : "is not a folder";
     throw new RhemaError("usage", `Expected --out to be a new, empty or earlier merge's folder, got ${outDir}, which ${what}: nothing was written`);
   }
 }

@@ -213,7 +213,8 @@ function copyWithCp(source: string, target: string): Promise<boolean> {
     execFile("cp", ["--sparse=always", "--no-dereference", "--", source, target], { timeout: 10 * 60_000 }, (err, _stdout, stderr) => {
       if (err === null) resolveCopy(true);
       else if ((err as NodeJS.ErrnoException).code === "ENOENT" || /unrecognized option|invalid option/.test(stderr)) resolveCopy(false);
-      else reject(Object.assign(new Error(`cp ${basename(source)}: ${stderr.trim() || err.message}`), { code: "EIO", path: target }));
+      // cp that could not start for want of file handles or processes keeps its errno: the machine's limit, not a bad fixture.
+      else reject(Object.assign(new Error(`cp ${basename(source)}: ${stderr.trim() || err.message}`, { cause: err }), { code: "EIO", path: target }));
     });
   });
 }

@@ -4,7 +4,7 @@
  * and of the way to each task's folder (`TaskFolder`, task-folder.ts). Reads validate and name
  * the file; failed writes are `OutputError`s naming the file and the operation.
  */
-import { readdir, readFile, rm, stat } from "node:fs/promises";
+import { readdir, readFile, readlink, rm, stat } from "node:fs/promises";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import { RhemaError, assertNever, errnoCode, errorMessage } from "../../core/errors.js";
 import { isAtomicTempOf, removeAtomicTemps } from "../../store/private-files.js";
@@ -35,6 +35,7 @@ export const RUN_FILES = {
 export type RunDirContents =
   | { kind: "missing" }
   | { kind: "not_folder" }
+  | { kind: "dangling_link"; target: string }
   | { kind: "empty" }
   | { kind: "run" }
   | { kind: "own" }
@@ -51,6 +52,8 @@ export function runDirRefusal(path: string, contents: RunDirContents): string | 
       return null;
     case "not_folder":
       return `Expected --out to be a run directory (a new, empty or earlier rhema run's folder), got ${path}, which is not a folder`;
+    case "dangling_link":
+      return `Expected --out to be a run directory (a new, empty or earlier rhema run's folder), got ${path}, a link to ${contents.target}, which does not exist: nothing was written; make the folder it names, or pass the folder itself`;
     case "merged":
     case "foreign":
       return `Expected --out to be a run directory (a new, empty or earlier rhema run's folder), got ${path}, which holds files and no rhema run ` +
@@ -117,7 +120,11 @@ export class RunDir {
       if (errnoCode(err) === "ENOENT" || errnoCode(err) === "ENOTDIR") return null;
       throw machineReadError(err, this.path) ?? err;
     });
-    if (info === null) return { kind: "missing" };
+    if (info === null) {
+      // A link to nothing: creating "it" would fail (or make a folder somewhere the link says): refused, not created.
+      const target = await readlink(this.path).catch(() => null);
+      return target === null ? { kind: "missing" } : { kind: "dangling_link", target };
+    }
     if (!info.isDirectory()) return { kind: "not_folder" };
     const entries = await readdir(this.path).catch((err: unknown) => {
       throw machineReadError(err, this.path) ?? err;

@@ -71,9 +71,10 @@ export async function bundledRipgrep(): Promise<string | null> {
 export async function ripgrepMajorVersion(binary: string): Promise<number | null> {
   return new Promise((resolvePromise) => {
     const child = spawn(binary, ["--version"], { stdio: ["ignore", "pipe", "ignore"] });
-    let out = "";
-    child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
+    // First: a spawn that fails (EMFILE) emits 'error' on the next tick, and has no stdout at all.
     child.on("error", () => resolvePromise(null));
+    let out = "";
+    child.stdout?.setEncoding("utf8").on("data", (d: string) => (out += d));
     child.on("close", (code) => {
       const m = /^ripgrep (\d+)\./.exec(out);
       resolvePromise(code === 0 && m ? Number(m[1]) : null);
@@ -111,19 +112,21 @@ export async function runRipgrep(binary: string, run: RipgrepRun): Promise<{ exi
 
 async function spawnRipgrep(binary: string, args: readonly string[], run: RipgrepRun): Promise<{ exitCode: number; stderr: string }> {
   const child = spawn(binary, [...args], { cwd: run.cwd, stdio: ["ignore", "pipe", "pipe"] });
+  // Listened for first: a spawn that fails (EMFILE) emits 'error' on the next tick, and has no pipes.
+  const finished = new Promise<number>((resolvePromise, reject) => {
+    child.on("error", reject);
+    child.on("close", (code) => resolvePromise(code ?? -1));
+  });
   const onAbort = (): void => void child.kill("SIGKILL");
   run.signal.addEventListener("abort", onAbort, { once: true });
   const splitter = recordSplitter(run.separator, run.onRecord);
-  child.stdout.on("data", splitter.push);
+  child.stdout?.on("data", splitter.push);
   let stderr = "";
-  child.stderr.setEncoding("utf8").on("data", (d: string) => {
+  child.stderr?.setEncoding("utf8").on("data", (d: string) => {
     if (stderr.length < MAX_STDERR_CHARS) stderr += d;
   });
   try {
-    const exitCode = await new Promise<number>((resolvePromise, reject) => {
-      child.on("error", reject);
-      child.on("close", (code) => resolvePromise(code ?? -1));
-    });
+    const exitCode = await finished;
     if (run.signal.aborted) throw new CancelledError("search cancelled");
     splitter.end();
     return { exitCode, stderr: stderr.slice(0, MAX_STDERR_CHARS) };
