@@ -17,11 +17,10 @@
  */
 import { createRequire } from "node:module";
 import type { Builder, TestCase, TestSuite } from "junit-report-builder";
-import type { TranscriptStats } from "../../core/transcript-types.js";
 import { aggregateResults } from "./stats-report.js";
 import type { CostTotal } from "./cost-figures.js";
 import { firstErrorLine } from "./first-error-line.js";
-import { compareTasks, type ReportMeta, type SkippedTask, type TaskCost, type TaskResult, type UnfinishedTask } from "../run-dir/task-result.js";
+import { compareTasks, type ReportMeta, type ResultStats, type SkippedTask, type TaskCost, type TaskResult, type UnfinishedTask } from "../run-dir/task-result.js";
 
 let rootBuilder: Builder | null = null;
 
@@ -88,7 +87,7 @@ function addTaskProperties(node: TestSuite, result: TaskResult): void {
 }
 
 /** The stats as properties, with the cost figures in place of the stats' own (which read 0 for unpriced). */
-function addStatsProperties(node: TestSuite, prefix: string, stats: TranscriptStats | null, cost: CostFigures): void {
+function addStatsProperties(node: TestSuite, prefix: string, stats: ResultStats | null, cost: CostFigures): void {
   if (stats === null) return;
   for (const [name, value] of Object.entries(stats)) {
     node.property(`${prefix}.${name}`, cost.replace[name] ?? statValue(name, value));
@@ -104,8 +103,8 @@ interface CostFigures {
 
 const NO_COST: CostFigures = { replace: {}, add: [] };
 
-function taskCostFigures(cost: TaskCost | undefined): CostFigures {
-  if (cost === undefined) return NO_COST;
+function taskCostFigures(cost: TaskCost | null | undefined): CostFigures {
+  if (cost === undefined || cost === null) return NO_COST;
   return {
     replace: {
       ...(cost.pricedAs === null ? { costUsd: "unpriced" } : {}),
@@ -160,9 +159,15 @@ export function taskFigures(result: TaskResult): [string, string][] {
     ["policyDenials", String(result.policyDenials.count)],
     ...sandboxFigures(result),
   ];
-  const cost = taskCostFigures(result.cost);
-  for (const [name, value] of Object.entries(result.stats ?? {})) figures.push([name, cost.replace[name] ?? statValue(name, value)]);
-  if (result.stats !== null) figures.push(...cost.add);
+  return [...figures, ...spendFigures(result)];
+}
+
+/** The stats and cost of a task (a result, or what an unfinished one spent so far) as figures. */
+function spendFigures(spend: { stats: ResultStats | null; cost?: TaskCost | null | undefined }): [string, string][] {
+  const cost = taskCostFigures(spend.cost);
+  const figures: [string, string][] = [];
+  for (const [name, value] of Object.entries(spend.stats ?? {})) figures.push([name, cost.replace[name] ?? statValue(name, value)]);
+  if (spend.stats !== null) figures.push(...cost.add);
   return figures;
 }
 
@@ -176,7 +181,9 @@ function propertyLines(figures: readonly [string, string][]): string {
   return figures.map(([name, value]) => `[[PROPERTY|${name}=${value.replace(/[\r\n]+/g, " ").replaceAll("]]", "] ]")}]]`).join("\n");
 }
 
-function statValue(name: string, value: number): string {
+/** A stat as a property value; a null (a dollar figure with no price) reads `unpriced`, never 0. */
+function statValue(name: string, value: number | null): string {
+  if (value === null) return "unpriced";
   return name === "cacheHitRate" ? value.toFixed(4) : String(value);
 }
 
@@ -225,11 +232,14 @@ export const UNFINISHED_TEXT: Record<UnfinishedTask["state"], string> = {
   not_selected: "not run yet: not selected by the runs of this run directory so far",
 };
 
+/** A task without a result: its `time` and figures are what it spent so far (its checkpoint's), never a 0 that hides them. */
 function addUnfinishedCase(node: TestCase, task: UnfinishedTask, file: string): void {
-  node.className(task.suite).name(task.id).time(0).file(file);
+  const spent = task.spent ?? null;
+  node.className(task.suite).name(task.id).time(seconds(spent?.durationMs ?? 0)).file(file);
   if (task.state === "interrupted") node.error(UNFINISHED_TEXT.interrupted, "interrupted");
   else node.skipped();
-  node.standardOutput(`${UNFINISHED_TEXT[task.state]}\n\n${propertyLines([["status", task.state]])}`);
+  const figures: [string, string][] = [["status", task.state], ...(spent ? [["steps", String(spent.steps)] as [string, string], ...spendFigures(spent)] : [])];
+  node.standardOutput(`${UNFINISHED_TEXT[task.state]}\n\n${propertyLines(figures)}`);
 }
 
 /** Seconds with millisecond precision, never in exponent form (the schema's time pattern). */
