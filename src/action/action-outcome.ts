@@ -8,7 +8,7 @@ import { relative, sep } from "node:path";
 import type { ReportFiles } from "../runner/run-dir/run-dir.js";
 import { taskKey, type TaskResult, type UnfinishedTask } from "../runner/run-dir/task-result.js";
 import { formatCostTotal, sumCosts, sumResultStats } from "../runner/reports/cost-figures.js";
-import { firstErrorLine } from "../runner/reports/first-error-line.js";
+import { failureHeadline, failureOf } from "../runner/reports/failure-model.js";
 import type { FailOn } from "./action-inputs.js";
 
 /** The part of a run's outcome the action reports. */
@@ -111,14 +111,10 @@ export function runAnnotations(outcome: ActionRunOutcome, workspace: string): An
   return annotations;
 }
 
+/** The failure's label and full reason (failure-model.ts), as every report says it. */
 function failureMessage(result: TaskResult): string {
-  if (result.status === "stopped" && result.error) return `stopped: ${firstLine(result.error.message)}`;
-  if (result.status === "errored" && result.error) return `agent ${result.error.code}: ${firstLine(result.error.message)}`;
-  const check = result.checks.find((c) => !c.passed);
-  if (!check) return `task ${result.status}`;
-  const exit = check.timedOut ? "timed out" : check.exitCode === null ? "killed" : `exit code ${check.exitCode}`;
-  const line = firstErrorLine(check.outputTail).slice(0, 300);
-  return `check "${check.name}" failed (${exit})${line ? `: ${line}` : ""}`;
+  const failure = failureOf(result);
+  return failure === null ? `task ${result.status}` : failureHeadline(failure);
 }
 
 function denialMessage(result: TaskResult): string {
@@ -135,10 +131,6 @@ function totalsMessage(outcome: ActionRunOutcome): string {
   if (cost !== null) parts.push(`cost ${formatCostTotal(cost)}`);
   parts.push(`tokens in ${o["input-tokens"]}, cache read ${o["cache-read-tokens"]}, cache write ${o["cache-write-tokens"]}, out ${o["output-tokens"]}; cache hit rate ${o["cache-hit-rate"]}`);
   return parts.join("; ");
-}
-
-function firstLine(text: string): string {
-  return (text.split("\n")[0] ?? "").slice(0, 300);
 }
 
 function repositoryPath(file: string, workspace: string): string | undefined {

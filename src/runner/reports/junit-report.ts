@@ -19,8 +19,9 @@ import { createRequire } from "node:module";
 import type { Builder, TestCase, TestSuite } from "junit-report-builder";
 import { aggregateResults } from "./stats-report.js";
 import type { CostTotal } from "./cost-figures.js";
-import { firstErrorLine } from "./first-error-line.js";
-import { compareTasks, type ReportMeta, type ResultStats, type SkippedTask, type TaskCost, type TaskResult, type UnfinishedTask } from "../run-dir/task-result.js";
+import { checkVerdict, failureHeadline, failureOf, failureType, type TaskFailureModel } from "./failure-model.js";
+import { extendTestCase } from "./junit-test-case.js";
+import { compareTasks, type CheckOutcome, type ReportMeta, type ResultStats, type SkippedTask, type TaskCost, type TaskResult, type UnfinishedTask } from "../run-dir/task-result.js";
 
 let rootBuilder: Builder | null = null;
 
@@ -141,8 +142,9 @@ function addTestCase(node: TestCase, result: TaskResult, file: string): void {
       break;
     case "errored":
     case "stopped": {
-      const error = result.error ?? { code: "unknown", message: "the agent failed" };
-      node.error(error.message, error.code, cdataSafe(error.message));
+      // failure-model.ts: the label and full reason (a setup's, a timeout's with the checks that had failed).
+      const failure = failureOf(result);
+      if (failure !== null) node.error(failureHeadline(failure), failureType(failure), cdataSafe(errorDetails(result, failure)));
       break;
     }
   }
@@ -188,24 +190,24 @@ function statValue(name: string, value: number | null): string {
 }
 
 function addFailure(node: TestCase, result: TaskResult): void {
-  const failed = result.checks.filter((check) => !check.passed);
-  const line = failed.length === 1 ? firstErrorLine(failed[0]!.outputTail).slice(0, 300) : "";
-  const message = failed.length === 1
-    ? `check "${failed[0]!.name}" failed (${exitDescription(failed[0]!)})${line ? `: ${line}` : ""}`
-    : `${failed.length} checks failed: ${failed.map((check) => check.name).join(", ")}`;
-  const details = failed.map((check) => [
-    `check: ${check.name}`,
-    `command: ${check.command}`,
-    `result: ${exitDescription(check)}`,
-    "output (tail):",
-    tail(check.outputTail),
-  ].join("\n"));
-  node.failure(message, "check").stacktrace(cdataSafe(details.join("\n\n")));
+  const failure = failureOf(result);
+  if (failure === null) return;
+  node.failure(failureHeadline(failure), "check").stacktrace(cdataSafe(checkDetails(failure.kind === "checks" ? failure.failed : []).join("\n\n")));
 }
 
-function exitDescription(check: TaskResult["checks"][number]): string {
-  if (check.timedOut) return `timed out after ${seconds(check.durationMs)}s`;
-  return check.exitCode === null ? "killed" : `exit code ${check.exitCode}`;
+/** An errored or stopped task's error body: its whole message, then the checks that had failed before it (a timeout during checks). */
+function errorDetails(result: TaskResult, failure: TaskFailureModel): string {
+  const message = result.error?.message ?? failureHeadline(failure);
+  return [message, ...(failure.kind === "timeout" ? checkDetails(failure.failed) : [])].join("\n\n");
+}
+
+function checkDetails(failed: readonly CheckOutcome[]): string[] {
+  return failed.map((check) => [
+    `check: ${check.name}`,
+    `command: ${check.command}`,
+    `result: ${checkVerdict(check)}`,
+    ...(check.notRun !== undefined ? [] : ["output (tail):", tail(check.outputTail)]),
+  ].join("\n"));
 }
 
 function systemOut(result: TaskResult): string {
@@ -221,8 +223,8 @@ function systemOut(result: TaskResult): string {
 }
 
 function addSkippedCase(node: TestCase, task: SkippedTask, file: string): void {
-  node.className(task.suite).name(task.id).file(file).skipped()
-    .standardOutput(`skipped: not selected by --${task.reason}`);
+  const why = `not selected by --${task.reason}`;
+  extendTestCase(node.className(task.suite).name(task.id).file(file)).skipped(why).node.standardOutput(`skipped: ${why}`);
 }
 
 /** Shown for a task without a result; the next run of the same command continues or starts it. */
@@ -237,7 +239,7 @@ function addUnfinishedCase(node: TestCase, task: UnfinishedTask, file: string): 
   const spent = task.spent ?? null;
   node.className(task.suite).name(task.id).time(seconds(spent?.durationMs ?? 0)).file(file);
   if (task.state === "interrupted") node.error(UNFINISHED_TEXT.interrupted, "interrupted");
-  else node.skipped();
+  else extendTestCase(node).skipped(UNFINISHED_TEXT[task.state]);
   const figures: [string, string][] = [["status", task.state], ...(spent ? [["steps", String(spent.steps)] as [string, string], ...spendFigures(spent)] : [])];
   node.standardOutput(`${UNFINISHED_TEXT[task.state]}\n\n${propertyLines(figures)}`);
 }

@@ -7,7 +7,7 @@ const tableRows = (markdown: string): string[] => markdown.split("\n").filter((l
 
 test("a totals line, then a row per task in suite/id order", () => {
   const summary = renderSummaryReport([...sampleRun()].reverse(), sampleMeta());
-  assert.match(summary, /^### rhema run `run-1`: 6 of 9 tasks passed\n\n✅ 6 passed · ❌ 2 failed · 💥 1 errored — 30m 00s wall · 53\.4s task time · 54 steps · cache hit \d+\.\d% · 10 policy denials\n/);
+  assert.match(summary, /^### rhema run `run-1`: 6 of 9 tasks passed\n\n✅ 6 passed · ❌ 2 failed · 💥 1 errored — 30m 00s wall · 53\.4s task time · 54 steps · \d+ tokens · cache hit \d+\.\d% · 10 policy denials\n/);
   const rows = tableRows(summary);
   assert.equal(rows.length, 9);
   assert.equal(rows[0], "| ✅ | `arithmetic/task-00` | 1.0s | 2 | 72.7% | — | 2 |");
