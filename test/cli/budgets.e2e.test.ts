@@ -63,7 +63,7 @@ test("a task's cost budget stops it mid-turn; a larger one continues it from the
   assert.match(first.stderr, /\[suite\/priced\] stopped \(budget\) in /);
   assert.match(first.stdout, /Stopped: suite\/priced: the task's cost budget of \$0\.0060 is spent \(\$0\.00\d+\)/);
   const junit = await readFile(join(out, "junit.xml"), "utf8");
-  assert.match(junit, /<error message="the task's cost budget of \$0\.0060 is spent[^"]*" type="budget">/);
+  assert.match(junit, /<error message="stopped: the task's cost budget of \$0\.0060 is spent[^"]*" type="budget">/);
   const stats = parseStatsReport(await readFile(join(out, "stats.json"), "utf8"));
   assert.deepEqual([stats.total.counts.stopped, stats.total.counts.errored, stats.total.counts.failed], [1, 0, 0]);
   assert.match(await readFile(join(out, "summary.md"), "utf8"), /🛑 1 stopped on a budget/);
