@@ -12,12 +12,14 @@ const { taskJsonSchema } = await import(join(root, "dist/src/runner/tasks/task-s
 const { statsJsonSchema } = await import(join(root, "dist/src/runner/reports/stats-report.js"));
 const { policyJsonSchema } = await import(join(root, "dist/src/policy/file/policy-schema.js"));
 const { pricingJsonSchema } = await import(join(root, "dist/src/runner/tasks/pricing-file.js"));
+const { resultJsonSchema } = await import(join(root, "dist/src/runner/run-dir/task-result.js"));
 
 const schemas = [
   ["task.schema.json", taskJsonSchema()],
   ["stats.schema.json", statsJsonSchema()],
   ["policy.schema.json", policyJsonSchema()],
   ["pricing.schema.json", pricingJsonSchema()],
+  ["result.schema.json", resultJsonSchema()],
 ];
 for (const [name, schema] of schemas) {
   writeFileSync(join(root, "schema", name), JSON.stringify(schema, null, 2) + "\n");

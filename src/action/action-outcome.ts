@@ -5,11 +5,10 @@
  * with policy denials, a notice with the totals).
  */
 import { relative, sep } from "node:path";
-import { cacheHitRate, sumTranscriptStats, type TranscriptStats } from "../core/transcript-types.js";
 import type { ReportFiles } from "../runner/run-dir/run-dir.js";
-import { taskKey, type TaskResult } from "../runner/run-dir/task-result.js";
-import { formatCostTotal, sumCosts } from "../runner/reports/cost-figures.js";
-import { firstErrorLine } from "../runner/reports/first-error-line.js";
+import { taskKey, type TaskResult, type UnfinishedTask } from "../runner/run-dir/task-result.js";
+import { formatCostTotal, sumCosts, sumResultStats } from "../runner/reports/cost-figures.js";
+import { failureHeadline, failureOf } from "../runner/reports/failure-model.js";
 import type { FailOn } from "./action-inputs.js";
 
 /** The part of a run's outcome the action reports. */
@@ -21,6 +20,8 @@ export interface ActionRunOutcome {
   interruptedTasks: number;
   reports: ReportFiles;
   runDir: string;
+  /** The run's tasks without a result; what the interrupted ones spent counts in the token and cost outputs. */
+  unfinished?: readonly UnfinishedTask[];
 }
 
 export type ActionOutputName =
@@ -30,7 +31,7 @@ export type ActionOutputName =
 /** The step's outputs, as the strings `core.setOutput` writes. */
 export function actionOutputs(outcome: ActionRunOutcome): Record<ActionOutputName, string> {
   const count = (status: string) => String(outcome.results.filter((r) => r.status === status).length);
-  const stats = totalStats(outcome.results);
+  const stats = sumResultStats(spending(outcome).flatMap((s) => (s.stats ? [s.stats] : [])));
   return {
     junit: outcome.reports.junit,
     stats: outcome.reports.stats,
@@ -41,25 +42,29 @@ export function actionOutputs(outcome: ActionRunOutcome): Record<ActionOutputNam
     errored: count("errored"),
     stopped: count("stopped"),
     interrupted: String(outcome.interruptedTasks),
-    "cache-hit-rate": stats ? cacheHitRate(stats).toFixed(4) : "0",
+    "cache-hit-rate": stats ? stats.cacheHitRate.toFixed(4) : "0",
     "input-tokens": String(stats?.inputTokens ?? 0),
     "cache-read-tokens": String(stats?.cacheReadTokens ?? 0),
     "cache-write-tokens": String(stats?.cacheWriteTokens ?? 0),
     "output-tokens": String(stats?.outputTokens ?? 0),
-    "cost-usd": costOutput(outcome.results),
+    "cost-usd": costOutput(outcome),
   };
 }
 
-/** Dollars to six places (the priced part when some requests had no price); `unpriced` when none had one, never 0. */
-function costOutput(results: readonly TaskResult[]): string {
-  const total = sumCosts(results);
-  if (total === null) return "0";
-  return total.usd === null ? "unpriced" : total.usd.toFixed(6);
+/** The stats and cost of every result, and what each task without one spent before the run stopped. */
+function spending(outcome: ActionRunOutcome): { stats: TaskResult["stats"]; cost?: TaskResult["cost"] }[] {
+  const unfinished = (outcome.unfinished ?? []).flatMap((u) => (u.spent ? [{ stats: u.spent.stats, ...(u.spent.cost ? { cost: u.spent.cost } : {}) }] : []));
+  return [...outcome.results, ...unfinished];
 }
 
-function totalStats(results: readonly TaskResult[]): TranscriptStats | null {
-  const all = results.flatMap((r) => (r.stats ? [r.stats] : []));
-  return all.length === 0 ? null : sumTranscriptStats(all);
+/**
+ * Dollars to six places (the priced part when some requests had no price); `unpriced` when none
+ * had one, never 0; `0` only when nothing was counted at all (no request made).
+ */
+function costOutput(outcome: ActionRunOutcome): string {
+  const total = sumCosts(spending(outcome));
+  if (total === null) return "0";
+  return total.usd === null ? "unpriced" : total.usd.toFixed(6);
 }
 
 /** Why the step fails under `failOn`, or null when it passes. */
@@ -106,14 +111,10 @@ export function runAnnotations(outcome: ActionRunOutcome, workspace: string): An
   return annotations;
 }
 
+/** The failure's label and full reason (failure-model.ts), as every report says it. */
 function failureMessage(result: TaskResult): string {
-  if (result.status === "stopped" && result.error) return `stopped: ${firstLine(result.error.message)}`;
-  if (result.status === "errored" && result.error) return `agent ${result.error.code}: ${firstLine(result.error.message)}`;
-  const check = result.checks.find((c) => !c.passed);
-  if (!check) return `task ${result.status}`;
-  const exit = check.timedOut ? "timed out" : check.exitCode === null ? "killed" : `exit code ${check.exitCode}`;
-  const line = firstErrorLine(check.outputTail).slice(0, 300);
-  return `check "${check.name}" failed (${exit})${line ? `: ${line}` : ""}`;
+  const failure = failureOf(result);
+  return failure === null ? `task ${result.status}` : failureHeadline(failure);
 }
 
 function denialMessage(result: TaskResult): string {
@@ -126,14 +127,10 @@ function totalsMessage(outcome: ActionRunOutcome): string {
   const o = actionOutputs(outcome);
   const parts = [`${outcome.results.length} task(s): ${o.passed} passed, ${o.failed} failed, ${o.errored} errored${o.stopped !== "0" ? `, ${o.stopped} stopped on a budget` : ""}`];
   if (outcome.interrupted) parts.push(`interrupted with ${o.interrupted} task(s) running (re-run the job to continue)`);
-  const cost = sumCosts(outcome.results);
+  const cost = sumCosts(spending(outcome));
   if (cost !== null) parts.push(`cost ${formatCostTotal(cost)}`);
   parts.push(`tokens in ${o["input-tokens"]}, cache read ${o["cache-read-tokens"]}, cache write ${o["cache-write-tokens"]}, out ${o["output-tokens"]}; cache hit rate ${o["cache-hit-rate"]}`);
   return parts.join("; ");
-}
-
-function firstLine(text: string): string {
-  return (text.split("\n")[0] ?? "").slice(0, 300);
 }
 
 function repositoryPath(file: string, workspace: string): string | undefined {

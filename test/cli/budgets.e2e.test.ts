@@ -63,7 +63,7 @@ test("a task's cost budget stops it mid-turn; a larger one continues it from the
   assert.match(first.stderr, /\[suite\/priced\] stopped \(budget\) in /);
   assert.match(first.stdout, /Stopped: suite\/priced: the task's cost budget of \$0\.0060 is spent \(\$0\.00\d+\)/);
   const junit = await readFile(join(out, "junit.xml"), "utf8");
-  assert.match(junit, /<error message="the task's cost budget of \$0\.0060 is spent[^"]*" type="budget">/);
+  assert.match(junit, /<error message="stopped: the task's cost budget of \$0\.0060 is spent[^"]*" type="budget">/);
   const stats = parseStatsReport(await readFile(join(out, "stats.json"), "utf8"));
   assert.deepEqual([stats.total.counts.stopped, stats.total.counts.errored, stats.total.counts.failed], [1, 0, 0]);
   assert.match(await readFile(join(out, "summary.md"), "utf8"), /🛑 1 stopped on a budget/);
@@ -87,7 +87,7 @@ test("a task's cost budget stops it mid-turn; a larger one continues it from the
   const costOfAll = usage.reduce((n, e) => n + e.costUsd!, 0);
   const tokensOfAll = usage.reduce((n, e) => n + e.usage.inputTokens + e.usage.cacheReadTokens + e.usage.cacheWriteTokens + e.usage.outputTokens, 0);
   assert.equal(finished!.stats!.requests, 5);
-  assert.ok(Math.abs(finished!.stats!.costUsd - costOfAll) < 1e-9, `${finished!.stats!.costUsd} vs ${costOfAll}`);
+  assert.ok(Math.abs(finished!.stats!.costUsd! - costOfAll) < 1e-9, `${finished!.stats!.costUsd} vs ${costOfAll}`);
   const s = finished!.stats!;
   assert.equal(s.inputTokens + s.cacheReadTokens + s.cacheWriteTokens + s.outputTokens, tokensOfAll, "tokens summed over both runs");
 });
@@ -110,7 +110,7 @@ test("a run budget across a suite at concurrency 2 starts no task once spent and
   }
   const perRequest = (await Promise.all(["a", "b"].map((id) => usageEvents(out, "suite", id)))).flat().map((e) => e.costUsd!);
   const stats = parseStatsReport(await readFile(join(out, "stats.json"), "utf8"));
-  const spent = stats.total.stats!.costUsd;
+  const spent = stats.total.stats!.costUsd!;
   assert.ok(spent >= BUDGET, `spent ${spent}`);
   assert.ok(spent <= BUDGET + 2 * Math.max(...perRequest), `spent ${spent} exceeds ${BUDGET} by more than one request per running task`);
   assert.equal(stats.total.counts.stopped, 4);

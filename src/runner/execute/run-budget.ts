@@ -12,6 +12,7 @@ import { spentTokens, totalCostUsd, type TranscriptStats } from "../../core/tran
 import type { RunDir } from "../run-dir/run-dir.js";
 import { taskKey, type ResultBudget } from "../run-dir/task-result.js";
 import type { PricedModel } from "./task-pricing.js";
+import { countedStats } from "../reports/cost-figures.js";
 
 /** A set of budgets; an absent one is no limit. */
 export interface Budgets {
@@ -94,7 +95,7 @@ export class RunBudget {
       // A result that cannot be read stops the run when its task comes up; its spend is unknown until then.
       const result = await folder.readResult().catch(() => null);
       if (result) {
-        this.record(task, result.stats);
+        this.record(task, result.stats && countedStats(result.stats));
         continue;
       }
       if ((await folder.readState()) === null) continue;

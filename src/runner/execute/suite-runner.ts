@@ -30,7 +30,7 @@ import { RunBudget, budgetRaised, type Budgets } from "./run-budget.js";
 import { isRetryableErrorCode } from "./task-failure.js";
 import {
   compareTasks, taskKey,
-  type ReportMeta, type SkippedTask, type TaskResult, type UnfinishedTask,
+  type ReportMeta, type SkippedTask, type TaskResult, type TaskSpend, type UnfinishedTask,
 } from "../run-dir/task-result.js";
 
 export type RunProgress =
@@ -135,7 +135,8 @@ async function runQueue(opts: SuiteRunOptions, runDir: RunDir, manifest: RunMani
   const writer = new ReportWriter(opts.runDir, opts.reportCopies ?? {});
   const selected = new Set(opts.tasks.map(taskKey));
   const results = new Map<string, TaskResult>(await unselectedResults(runDir, manifest, selected));
-  const interruptedKeys = new Set<string>();
+  /** Tasks interrupted while they ran, with what each spent so far. */
+  const interruptedKeys = new Map<string, TaskSpend>();
   const clock = runClock(opts, runDir, manifest);
   const skipped = opts.skipped?.filter((task) => !manifest.tasks.some((m) => taskKey(m) === taskKey(task)));
   const displayFiles = await repositoryRelativePaths([...manifest.tasks, ...(skipped ?? [])].map((t) => t.file), opts.cwd ?? null);
@@ -189,7 +190,7 @@ async function runQueue(opts: SuiteRunOptions, runDir: RunDir, manifest: RunMani
     const outcome = ran === "stalled" ? await recordStalled(task, opts.stalled?.reason, runDir, env) : ran;
     if (outcome.kind === "interrupted") {
       interrupted = true;
-      interruptedKeys.add(taskKey(task));
+      interruptedKeys.set(taskKey(task), outcome.spent);
       opts.onProgress({ type: "task_interrupted", task });
       return;
     }
@@ -232,19 +233,21 @@ async function recordStalled(task: TaskDefinition, reason: unknown, runDir: RunD
 
 /**
  * What the reports cover: every manifest task's result, and each task without one as
- * interrupted (it was running), not started (selected, the run stopped first) or not selected.
+ * interrupted (it was running; with what it spent so far), not started (selected, the run stopped
+ * first) or not selected.
  * Mid-run, a running task shows as not started: what a kill at that moment would leave.
  */
 export function reportedTasks(
-  tasks: readonly ManifestTask[], results: ReadonlyMap<string, TaskResult>, interruptedKeys: ReadonlySet<string>,
+  tasks: readonly ManifestTask[], results: ReadonlyMap<string, TaskResult>, interruptedKeys: ReadonlyMap<string, TaskSpend>,
   selected: ReadonlySet<string>,
 ): { all: TaskResult[]; unfinished: UnfinishedTask[] } {
   const unfinished: UnfinishedTask[] = [];
   for (const task of tasks) {
     const key = taskKey(task);
     if (results.has(key)) continue;
-    const state = interruptedKeys.has(key) ? "interrupted" : selected.has(key) ? "not_started" : "not_selected";
-    unfinished.push({ suite: task.suite, id: task.id, file: task.file, state });
+    const spent = interruptedKeys.get(key);
+    const state = spent ? "interrupted" : selected.has(key) ? "not_started" : "not_selected";
+    unfinished.push({ suite: task.suite, id: task.id, file: task.file, state, ...(spent ? { spent } : {}) });
   }
   return { all: [...results.values()].sort(compareTasks), unfinished: unfinished.sort(compareTasks) };
 }

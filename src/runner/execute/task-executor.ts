@@ -36,6 +36,7 @@ import { startLongTimer } from "../../core/long-timer.js";
 import { BudgetError, CodingAgentError, assertNever, describeSpentBudget, type RhemaError, type SpentBudget } from "../../core/errors.js";
 import { textOf, toolCallsOf, type Message } from "../../core/messages.js";
 import type { ModelProvider } from "../../core/provider.js";
+import type { TranscriptStats } from "../../core/transcript-types.js";
 import type { SandboxPlacement } from "../../process/sandbox.js";
 import type { SandboxUse } from "../../process/sandbox-mode.js";
 import type { NetworkSetting } from "../tasks/task-sandbox.js";
@@ -47,12 +48,12 @@ import { classifyTaskFailure } from "./task-failure.js";
 import type { TaskDefinition } from "../tasks/task-file.js";
 import { RunDir } from "../run-dir/run-dir.js";
 import type { TaskFolder, TaskStateBook } from "../run-dir/task-folder.js";
-import { TASK_RESULT_VERSION, type CheckOutcome, type TaskResult, type TaskSandboxRecord } from "../run-dir/task-result.js";
+import { TASK_RESULT_VERSION, type CheckOutcome, type TaskCost, type TaskResult, type TaskSandboxRecord, type TaskSpend } from "../run-dir/task-result.js";
 import { freshTaskState, type TaskState } from "../run-dir/task-state.js";
 import { DEFAULT_MAX_STEPS, runTaskTurn, stepsTaken } from "./task-turn.js";
 import { prepareWorkspace } from "./task-workspace.js";
 import type { TaskPricing } from "./task-pricing.js";
-import { pricedAsOf, taskCost } from "../reports/cost-figures.js";
+import { pricedAsOf, resultStats, taskCost } from "../reports/cost-figures.js";
 import { PRICE_TABLE } from "../../providers/prices.js";
 import { RunBudget } from "./run-budget.js";
 import type { LockGuard } from "../run-dir/run-lock.js";
@@ -97,7 +98,8 @@ export interface TaskSandboxRun {
 export type TaskRunOutcome =
   /** `kept`: the result was already on disk from an earlier run. */
   | { kind: "finished"; result: TaskResult; kept: boolean }
-  | { kind: "interrupted" };
+  /** `spent`: what the task spent so far (its checkpoint's figures), for the reports. */
+  | { kind: "interrupted"; spent: TaskSpend };
 
 const DENIAL_EXAMPLES = 5;
 
@@ -114,10 +116,17 @@ export async function runTask(task: TaskDefinition, env: TaskRunEnv): Promise<Ta
   const checkpoint = folder.openCheckpoint({}, () => folder.recordState({ ...book.current, activeMs: book.current.activeMs + (Date.now() - started) }));
   // The task's timeout covers setup, turn and checks, less what earlier runs already spent.
   const timeout = taskTimeout(task, env, book.current.activeMs);
-  const interrupted = async (): Promise<TaskRunOutcome> => {
+  // Interrupted: the time recorded, and what was spent so far read back for the reports.
+  const interrupted = async (agent: CodingAgent | null = null): Promise<TaskRunOutcome> => {
     throwIfLost(env.lock);
     await book.update((s) => ({ ...s, activeMs: s.activeMs + (Date.now() - started) }));
-    return { kind: "interrupted" };
+    const saved = agent ? null : await checkpoint.load();
+    const spent = spendSoFar(task, env, {
+      messages: agent?.session.messages ?? saved?.messages ?? [],
+      stats: agent?.transcriptStats() ?? saved?.transcript?.stats ?? null,
+      activeMs: book.current.activeMs,
+    });
+    return { kind: "interrupted", spent };
   };
   const signal = AbortSignal.any([env.signal, ...(timeout.signal ? [timeout.signal] : []), ...(env.lock ? [env.lock.lost] : [])]);
   const provider = env.providerFor(task);
@@ -134,6 +143,7 @@ export async function runTask(task: TaskDefinition, env: TaskRunEnv): Promise<Ta
   try {
     let agent: CodingAgent | null = null;
     let failure: RhemaError | null = null;
+    let cut = false;
     try {
       await prepareWorkspace(task, folder, book, {
         runCommand: env.runCommand, signal, now: env.now, onEvent: (e) => events.emit(e),
@@ -155,39 +165,34 @@ export async function runTask(task: TaskDefinition, env: TaskRunEnv): Promise<Ta
       }
     } catch (err) {
       throwIfLost(env.lock);
-      if (env.signal.aborted) return await interrupted();
-      // A disk that is full, a checkpoint that is corrupt: not the task's outcome but the run's
-      // end (exit 3 or 2, naming the file), so the same command continues once it is fixed.
-      const classified = classifyTaskFailure(err, signal.aborted ? signal.reason : undefined);
-      if (classified.kind === "stop") throw classified.error;
-      failure = classified.error;
+      // Interrupted: said once the checkpoint is closed, so what it holds is read back whole.
+      cut = env.signal.aborted;
+      if (!cut) failure = failureOf(err, signal);
     } finally {
       await checkpoint.close();
     }
+    if (cut) return await interrupted();
     let checks: CheckOutcome[] = [];
     if (!failure && agent) {
       try {
         const checked = await checkTurn({ task, folder, book, env, timeout, events, messages: agent.session.messages, sandbox: sandbox.placement });
-        if (checked.kind === "interrupted") return await interrupted();
+        if (checked.kind === "interrupted") return await interrupted(agent);
         ({ checks, failure } = checked);
       } catch (err) {
         // A check whose sandbox did not start, a bug: the task's outcome, like a failed setup.
-        if (env.signal.aborted) return await interrupted();
-        const classified = classifyTaskFailure(err, signal.aborted ? signal.reason : undefined);
-        if (classified.kind === "stop") throw classified.error;
-        failure = classified.error;
+        if (env.signal.aborted) return await interrupted(agent);
+        failure = failureOf(err, signal);
       }
     }
-    if (env.signal.aborted) return await interrupted();
+    if (env.signal.aborted) return await interrupted(agent);
     await env.lock?.confirm();
     // A failed turn leaves no agent: its conversation and stats are in the checkpoint.
     const saved = agent ? null : await checkpoint.load();
     const messages = agent?.session.messages ?? saved?.messages ?? [];
     const stats = agent?.transcriptStats() ?? saved?.transcript?.stats ?? null;
-    const pricing = env.pricingFor?.(task);
-    const cost = pricing ? taskCost(stats, pricedAsOf(pricing), { ...PRICE_TABLE, pricingFile: env.pricingFile ?? null }) : undefined;
+    const cost = costOf(task, env, stats);
     const result = buildResult({
-      task, folder, state: book.current, env, messages, checks, failure, stats, cost, provider: provider.id,
+      task, folder, state: book.current, env, messages, checks, failure, stats: stats && resultStats(stats, cost), cost, provider: provider.id,
       elapsedMs: book.current.activeMs + (Date.now() - started), sandbox: sandbox.record,
     });
     await folder.writeResult(result);
@@ -207,6 +212,34 @@ function lockedEnv(env: TaskRunEnv, lock: LockGuard): TaskRunEnv {
     runCommand: lockedCommandRunner(env.runCommand, lock),
     providerFor: (task) => lockedProvider(env.providerFor(task), lock),
     ...(worker ? { workerProviderFor: (task: TaskDefinition) => locked(worker(task)) } : {}),
+  };
+}
+
+/**
+ * A throw inside the task as its failure. A disk that is full, a checkpoint that is corrupt: not
+ * the task's outcome but the run's end (exit 3 or 2, naming the file), rethrown, so the same
+ * command continues once it is fixed.
+ */
+function failureOf(err: unknown, signal: AbortSignal): RhemaError {
+  const classified = classifyTaskFailure(err, signal.aborted ? signal.reason : undefined);
+  if (classified.kind === "stop") throw classified.error;
+  return classified.error;
+}
+
+/** What the task's stats cost, priced as the run priced it; undefined when no cost is counted. */
+function costOf(task: TaskDefinition, env: TaskRunEnv, stats: TranscriptStats | null): TaskCost | undefined {
+  const pricing = env.pricingFor?.(task);
+  return pricing ? taskCost(stats, pricedAsOf(pricing), { ...PRICE_TABLE, pricingFile: env.pricingFile ?? null }) : undefined;
+}
+
+/** An interrupted task's figures so far: time over every run, steps, stats and cost (unpriced: null, never 0). */
+function spendSoFar(task: TaskDefinition, env: TaskRunEnv, so: { messages: readonly Message[]; stats: TranscriptStats | null; activeMs: number }): TaskSpend {
+  const cost = costOf(task, env, so.stats);
+  return {
+    durationMs: Math.round(so.activeMs),
+    steps: stepsTaken(so.messages),
+    stats: so.stats && resultStats(so.stats, cost),
+    cost: cost ?? null,
   };
 }
 

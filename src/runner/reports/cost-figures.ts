@@ -6,8 +6,8 @@
  * scripted task was priced as a real model. Pure functions.
  */
 import { formatUsd } from "../../core/errors.js";
-import { totalCostUsd, type TranscriptStats } from "../../core/transcript-types.js";
-import type { PriceSource, TaskCost, TaskResult } from "../run-dir/task-result.js";
+import { sumTranscriptStats, totalCostUsd, type TranscriptStats } from "../../core/transcript-types.js";
+import type { PriceSource, ResultStats, TaskCost, TaskResult } from "../run-dir/task-result.js";
 
 /** Dollars as every report writes them (core/errors.ts, shared with the budget messages). */
 export { formatUsd };
@@ -51,6 +51,34 @@ export function taskCost(stats: TranscriptStats | null, pricedAs: PricedAs, pric
     workerPricedAs: pricedAs.worker,
     simulated: pricedAs.simulated,
     prices,
+  };
+}
+
+/**
+ * The stats as a result records them: `costUsd`/`workerCostUsd` null where that model had no
+ * price (or no cost was counted at all), never a 0 that reads as free.
+ */
+export function resultStats(stats: TranscriptStats, cost: TaskCost | undefined): ResultStats {
+  return {
+    ...stats,
+    costUsd: cost === undefined || cost.pricedAs === null ? null : stats.costUsd,
+    workerCostUsd: cost === undefined || cost.workerPricedAs === null ? null : stats.workerCostUsd,
+  };
+}
+
+/** Recorded stats as counts to add up or compare with a budget: an unpriced cost counts as nothing spent. */
+export function countedStats(stats: ResultStats): TranscriptStats {
+  return { ...stats, costUsd: stats.costUsd ?? 0, workerCostUsd: stats.workerCostUsd ?? 0 };
+}
+
+/** Stats of several tasks summed; a dollar figure is null when no task had it priced. null when none has stats. */
+export function sumResultStats(all: readonly ResultStats[]): ResultStats | null {
+  if (all.length === 0) return null;
+  const total = sumTranscriptStats(all.map(countedStats));
+  return {
+    ...total,
+    costUsd: all.some((s) => s.costUsd !== null) ? total.costUsd : null,
+    workerCostUsd: all.some((s) => s.workerCostUsd !== null) ? total.workerCostUsd : null,
   };
 }
 

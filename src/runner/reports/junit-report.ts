@@ -17,11 +17,11 @@
  */
 import { createRequire } from "node:module";
 import type { Builder, TestCase, TestSuite } from "junit-report-builder";
-import type { TranscriptStats } from "../../core/transcript-types.js";
 import { aggregateResults } from "./stats-report.js";
 import type { CostTotal } from "./cost-figures.js";
-import { firstErrorLine } from "./first-error-line.js";
-import { compareTasks, type ReportMeta, type SkippedTask, type TaskCost, type TaskResult, type UnfinishedTask } from "../run-dir/task-result.js";
+import { checkVerdict, failureHeadline, failureOf, failureType, type TaskFailureModel } from "./failure-model.js";
+import { extendTestCase } from "./junit-test-case.js";
+import { compareTasks, type CheckOutcome, type ReportMeta, type ResultStats, type SkippedTask, type TaskCost, type TaskResult, type UnfinishedTask } from "../run-dir/task-result.js";
 
 let rootBuilder: Builder | null = null;
 
@@ -88,7 +88,7 @@ function addTaskProperties(node: TestSuite, result: TaskResult): void {
 }
 
 /** The stats as properties, with the cost figures in place of the stats' own (which read 0 for unpriced). */
-function addStatsProperties(node: TestSuite, prefix: string, stats: TranscriptStats | null, cost: CostFigures): void {
+function addStatsProperties(node: TestSuite, prefix: string, stats: ResultStats | null, cost: CostFigures): void {
   if (stats === null) return;
   for (const [name, value] of Object.entries(stats)) {
     node.property(`${prefix}.${name}`, cost.replace[name] ?? statValue(name, value));
@@ -104,8 +104,8 @@ interface CostFigures {
 
 const NO_COST: CostFigures = { replace: {}, add: [] };
 
-function taskCostFigures(cost: TaskCost | undefined): CostFigures {
-  if (cost === undefined) return NO_COST;
+function taskCostFigures(cost: TaskCost | null | undefined): CostFigures {
+  if (cost === undefined || cost === null) return NO_COST;
   return {
     replace: {
       ...(cost.pricedAs === null ? { costUsd: "unpriced" } : {}),
@@ -142,8 +142,9 @@ function addTestCase(node: TestCase, result: TaskResult, file: string): void {
       break;
     case "errored":
     case "stopped": {
-      const error = result.error ?? { code: "unknown", message: "the agent failed" };
-      node.error(error.message, error.code, cdataSafe(error.message));
+      // failure-model.ts: the label and full reason (a setup's, a timeout's with the checks that had failed).
+      const failure = failureOf(result);
+      if (failure !== null) node.error(failureHeadline(failure), failureType(failure), cdataSafe(errorDetails(result, failure)));
       break;
     }
   }
@@ -160,9 +161,15 @@ export function taskFigures(result: TaskResult): [string, string][] {
     ["policyDenials", String(result.policyDenials.count)],
     ...sandboxFigures(result),
   ];
-  const cost = taskCostFigures(result.cost);
-  for (const [name, value] of Object.entries(result.stats ?? {})) figures.push([name, cost.replace[name] ?? statValue(name, value)]);
-  if (result.stats !== null) figures.push(...cost.add);
+  return [...figures, ...spendFigures(result)];
+}
+
+/** The stats and cost of a task (a result, or what an unfinished one spent so far) as figures. */
+function spendFigures(spend: { stats: ResultStats | null; cost?: TaskCost | null | undefined }): [string, string][] {
+  const cost = taskCostFigures(spend.cost);
+  const figures: [string, string][] = [];
+  for (const [name, value] of Object.entries(spend.stats ?? {})) figures.push([name, cost.replace[name] ?? statValue(name, value)]);
+  if (spend.stats !== null) figures.push(...cost.add);
   return figures;
 }
 
@@ -176,29 +183,31 @@ function propertyLines(figures: readonly [string, string][]): string {
   return figures.map(([name, value]) => `[[PROPERTY|${name}=${value.replace(/[\r\n]+/g, " ").replaceAll("]]", "] ]")}]]`).join("\n");
 }
 
-function statValue(name: string, value: number): string {
+/** A stat as a property value; a null (a dollar figure with no price) reads `unpriced`, never 0. */
+function statValue(name: string, value: number | null): string {
+  if (value === null) return "unpriced";
   return name === "cacheHitRate" ? value.toFixed(4) : String(value);
 }
 
 function addFailure(node: TestCase, result: TaskResult): void {
-  const failed = result.checks.filter((check) => !check.passed);
-  const line = failed.length === 1 ? firstErrorLine(failed[0]!.outputTail).slice(0, 300) : "";
-  const message = failed.length === 1
-    ? `check "${failed[0]!.name}" failed (${exitDescription(failed[0]!)})${line ? `: ${line}` : ""}`
-    : `${failed.length} checks failed: ${failed.map((check) => check.name).join(", ")}`;
-  const details = failed.map((check) => [
-    `check: ${check.name}`,
-    `command: ${check.command}`,
-    `result: ${exitDescription(check)}`,
-    "output (tail):",
-    tail(check.outputTail),
-  ].join("\n"));
-  node.failure(message, "check").stacktrace(cdataSafe(details.join("\n\n")));
+  const failure = failureOf(result);
+  if (failure === null) return;
+  node.failure(failureHeadline(failure), "check").stacktrace(cdataSafe(checkDetails(failure.kind === "checks" ? failure.failed : []).join("\n\n")));
 }
 
-function exitDescription(check: TaskResult["checks"][number]): string {
-  if (check.timedOut) return `timed out after ${seconds(check.durationMs)}s`;
-  return check.exitCode === null ? "killed" : `exit code ${check.exitCode}`;
+/** An errored or stopped task's error body: its whole message, then the checks that had failed before it (a timeout during checks). */
+function errorDetails(result: TaskResult, failure: TaskFailureModel): string {
+  const message = result.error?.message ?? failureHeadline(failure);
+  return [message, ...(failure.kind === "timeout" ? checkDetails(failure.failed) : [])].join("\n\n");
+}
+
+function checkDetails(failed: readonly CheckOutcome[]): string[] {
+  return failed.map((check) => [
+    `check: ${check.name}`,
+    `command: ${check.command}`,
+    `result: ${checkVerdict(check)}`,
+    ...(check.notRun !== undefined ? [] : ["output (tail):", tail(check.outputTail)]),
+  ].join("\n"));
 }
 
 function systemOut(result: TaskResult): string {
@@ -214,8 +223,8 @@ function systemOut(result: TaskResult): string {
 }
 
 function addSkippedCase(node: TestCase, task: SkippedTask, file: string): void {
-  node.className(task.suite).name(task.id).file(file).skipped()
-    .standardOutput(`skipped: not selected by --${task.reason}`);
+  const why = `not selected by --${task.reason}`;
+  extendTestCase(node.className(task.suite).name(task.id).file(file)).skipped(why).node.standardOutput(`skipped: ${why}`);
 }
 
 /** Shown for a task without a result; the next run of the same command continues or starts it. */
@@ -225,11 +234,14 @@ export const UNFINISHED_TEXT: Record<UnfinishedTask["state"], string> = {
   not_selected: "not run yet: not selected by the runs of this run directory so far",
 };
 
+/** A task without a result: its `time` and figures are what it spent so far (its checkpoint's), never a 0 that hides them. */
 function addUnfinishedCase(node: TestCase, task: UnfinishedTask, file: string): void {
-  node.className(task.suite).name(task.id).time(0).file(file);
+  const spent = task.spent ?? null;
+  node.className(task.suite).name(task.id).time(seconds(spent?.durationMs ?? 0)).file(file);
   if (task.state === "interrupted") node.error(UNFINISHED_TEXT.interrupted, "interrupted");
-  else node.skipped();
-  node.standardOutput(`${UNFINISHED_TEXT[task.state]}\n\n${propertyLines([["status", task.state]])}`);
+  else extendTestCase(node).skipped(UNFINISHED_TEXT[task.state]);
+  const figures: [string, string][] = [["status", task.state], ...(spent ? [["steps", String(spent.steps)] as [string, string], ...spendFigures(spent)] : [])];
+  node.standardOutput(`${UNFINISHED_TEXT[task.state]}\n\n${propertyLines(figures)}`);
 }
 
 /** Seconds with millisecond precision, never in exponent form (the schema's time pattern). */

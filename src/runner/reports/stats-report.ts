@@ -5,11 +5,10 @@
  * results + meta, so merged shards and an unsharded run give the same file.
  */
 import { z } from "zod";
-import { sumTranscriptStats } from "../../core/transcript-types.js";
-import { priceSources, sumCosts } from "./cost-figures.js";
+import { priceSources, sumCosts, sumResultStats } from "./cost-figures.js";
 import {
-  compareTasks, priceSourceSchema, spentBudgetSchema, taskCostSchema, taskSandboxSchema, transcriptStatsSchema,
-  type ReportMeta, type TaskResult, type UnfinishedTask,
+  compareTasks, priceSourceSchema, resultStatsSchema, spentBudgetSchema, taskCostSchema, taskSandboxSchema, taskSpendSchema,
+  type ReportMeta, type TaskResult, type TaskSpend, type UnfinishedTask,
 } from "../run-dir/task-result.js";
 
 export const STATS_REPORT_VERSION = 1;
@@ -36,14 +35,14 @@ const sandboxAggregateSchema = z.strictObject({
 
 const aggregateSchema = z.strictObject({
   counts: statusCountsSchema,
-  durationMs: count.describe("Sum of the tasks' durations."),
-  steps: count,
+  durationMs: count.describe("Sum of the tasks' durations, what interrupted tasks spent so far included."),
+  steps: count.describe("Model steps, interrupted tasks' included."),
   policyDenials: count,
   resumed: count.describe("Resumes from checkpoints, summed."),
-  stats: transcriptStatsSchema.nullable().describe("Summed TranscriptStats; null when no task had a transcript."),
+  stats: resultStatsSchema.nullable().describe("Summed TranscriptStats (interrupted tasks' so far included); null when no task had a transcript. costUsd/workerCostUsd null when no task had that priced."),
   sandbox: sandboxAggregateSchema.default(null),
   cost: z.strictObject({
-    usd: z.number().nonnegative().nullable().describe("Σ priced dollars, the worker's included; null when no task had a price (unpriced, not $0). A lower bound when unpricedRequests > 0."),
+    usd: z.number().nonnegative().nullable().describe("Σ priced dollars, the worker's and interrupted tasks' so far included; null when no task had a price (unpriced, not $0). A lower bound when unpricedRequests > 0."),
     workerUsd: z.number().nonnegative().describe("Of usd, the compaction workers' dollars."),
     unpricedRequests: count.describe("Requests with no known price."),
     tasks: count.describe("Tasks with a cost."),
@@ -63,7 +62,7 @@ const taskEntrySchema = z.strictObject({
   steps: count,
   resumed: count,
   policyDenials: count,
-  stats: transcriptStatsSchema.nullable(),
+  stats: resultStatsSchema.nullable(),
   cost: taskCostSchema.nullable().default(null).describe("What the task cost (result.json's cost); null when it has none."),
   errorCode: z.string().nullable().describe("Why the agent failed, for errored tasks; budget for stopped ones."),
   budget: spentBudgetSchema.nullable().default(null).describe("The budget a stopped task stopped on: scope, measure, limit and what was spent."),
@@ -92,6 +91,7 @@ export const statsReportSchema = z.strictObject({
     id: z.string(),
     file: z.string(),
     state: z.enum(["interrupted", "not_started", "not_selected"]),
+    spent: taskSpendSchema.nullable().default(null).describe("What the task spent before the run stopped (from its checkpoint); null when nothing."),
   })).default([]).describe("The run's tasks without a result: the next run of the same command continues or starts them."),
 }).meta({
   title: "rhema run stats",
@@ -130,13 +130,17 @@ export function buildStatsReport(results: readonly TaskResult[], meta: ReportMet
     })),
     tasks: ordered.map(taskEntry),
     skipped: skipped.map(({ suite, id, file, reason }) => ({ suite, id, file, reason })),
-    unfinished: unfinished.map(({ suite, id, file, state }) => ({ suite, id, file, state })),
+    unfinished: unfinished.map(({ suite, id, file, state, spent }) => ({ suite, id, file, state, spent: spent ?? null })),
   };
 }
 
-/** Counts and sums over some results (a suite's, or the run's), and the tasks without one. */
+/**
+ * Counts and sums over some results (a suite's, or the run's), and the tasks without one: what
+ * those spent before the run stopped counts in the durations, steps, stats and cost.
+ */
 export function aggregateResults(results: readonly TaskResult[], skipped: number, unfinished: readonly UnfinishedTask[] = []): StatsAggregate {
-  const withStats = results.flatMap((r) => (r.stats === null ? [] : [r.stats]));
+  const spent = spendOf(results, unfinished);
+  const withStats = spent.flatMap((r) => (r.stats === null ? [] : [r.stats]));
   return {
     counts: {
       tasks: results.length,
@@ -148,14 +152,22 @@ export function aggregateResults(results: readonly TaskResult[], skipped: number
       interrupted: unfinished.filter((u) => u.state === "interrupted").length,
       notStarted: unfinished.filter((u) => u.state !== "interrupted").length,
     },
-    durationMs: sum(results.map((r) => r.durationMs)),
-    steps: sum(results.map((r) => r.steps)),
+    durationMs: sum(spent.map((r) => r.durationMs)),
+    steps: sum(spent.map((r) => r.steps)),
     policyDenials: sum(results.map((r) => r.policyDenials.count)),
     resumed: sum(results.map((r) => r.resumed)),
-    stats: withStats.length === 0 ? null : sumTranscriptStats(withStats),
+    stats: sumResultStats(withStats),
     sandbox: aggregateSandbox(results),
-    cost: sumCosts(results),
+    cost: sumCosts(spent.map((r) => ({ cost: r.cost ?? undefined }))),
   };
+}
+
+/** The spend of each result, and of each task without one that spent something (its checkpoint's figures). */
+function spendOf(results: readonly TaskResult[], unfinished: readonly UnfinishedTask[]): Pick<TaskSpend, "durationMs" | "steps" | "stats" | "cost">[] {
+  return [
+    ...results.map((r) => ({ durationMs: r.durationMs, steps: r.steps, stats: r.stats, cost: r.cost ?? null })),
+    ...unfinished.flatMap((u) => (u.spent ? [u.spent] : [])),
+  ];
 }
 
 /** The weakest sandbox among the results (none, then off, then bwrap), with counts. */

@@ -8,9 +8,12 @@
  */
 import { formatDurationMs } from "../tasks/duration.js";
 import { buildStatsReport, type StatsAggregate, type StatsReport } from "./stats-report.js";
-import { formatCostTotal, formatTaskCost, type CostTotal } from "./cost-figures.js";
+import { spentTokens } from "../../core/transcript-types.js";
+import { countedStats, formatCostTotal, formatTaskCost, type CostTotal } from "./cost-figures.js";
 import { findErrorLine } from "./first-error-line.js";
-import { compareTasks, taskKey, type PolicyDenial, type ReportMeta, type TaskResult, type TaskStatus } from "../run-dir/task-result.js";
+import { assertNever } from "../../core/errors.js";
+import { failureLabel, failureOf } from "./failure-model.js";
+import { compareTasks, taskKey, type CheckOutcome, type PolicyDenial, type ReportMeta, type TaskResult, type TaskStatus } from "../run-dir/task-result.js";
 
 const STATUS_EMOJI: Record<TaskStatus | "skipped" | "interrupted" | "notStarted", string> = {
   passed: "✅",
@@ -24,6 +27,8 @@ const STATUS_EMOJI: Record<TaskStatus | "skipped" | "interrupted" | "notStarted"
 const MAX_DETAILED_FAILURES = 50;
 const TAIL_LINES = 30;
 const TAIL_CHARS = 3_000;
+/** The error line the excerpt leads with: whole unless longer than this. */
+const LEAD_CHARS = 1_000;
 
 /** The markdown summary of a run; results in any order, listed by suite then id. */
 export function renderSummaryReport(results: readonly TaskResult[], meta: ReportMeta): string {
@@ -48,6 +53,7 @@ function totalsSection(stats: ReturnType<typeof buildStatsReport>): string {
     `${formatDurationMs(stats.wallTimeMs)} wall`,
     `${formatDurationMs(stats.total.durationMs)} task time`,
     `${stats.total.steps} steps`,
+    ...tokenFigure(stats.total.stats),
     `cache hit ${percent(stats.total.stats?.cacheHitRate)}`,
     ...costFigure(stats.total.cost),
     ...compactionFigures(stats.total.stats),
@@ -76,6 +82,11 @@ function sandboxLines(sandbox: StatsAggregate["sandbox"], tasks: StatsReport["ta
   return ["", `Sandbox: ${parts.filter((p) => p !== null).join("; ")}.`];
 }
 
+/** Every token sent and written (the worker's included), when the run has stats: `12345 tokens`. */
+function tokenFigure(total: StatsAggregate["stats"]): string[] {
+  return total === null ? [] : [`${spentTokens(countedStats(total))} tokens`];
+}
+
 /** The run's cost, when its results have one: `cost $0.0123`, `cost unpriced`. */
 function costFigure(total: CostTotal | null): string[] {
   return total === null ? [] : [`cost ${dollars(formatCostTotal(total))}`];
@@ -100,7 +111,12 @@ function taskTable(results: readonly TaskResult[], meta: ReportMeta): string {
   ] }));
   for (const task of meta.unfinished ?? []) {
     const emoji = task.state === "interrupted" ? STATUS_EMOJI.interrupted : STATUS_EMOJI.notStarted;
-    rows.push({ suite: task.suite, id: task.id, cells: [emoji, code(taskKey(task)), "—", "—", "—", "—", "—"] });
+    // What it spent so far, read from its checkpoint: an interrupted task's time and tokens were spent.
+    const spent = task.spent ?? null;
+    const figures = spent === null
+      ? ["—", "—", "—", "—"]
+      : [formatDurationMs(spent.durationMs), String(spent.steps), percent(spent.stats?.cacheHitRate), dollars(formatTaskCost(spent.cost ?? undefined))];
+    rows.push({ suite: task.suite, id: task.id, cells: [emoji, code(taskKey(task)), ...figures, "—"] });
   }
   for (const task of meta.skipped ?? []) {
     rows.push({ suite: task.suite, id: task.id, cells: [STATUS_EMOJI.skipped, code(taskKey(task)), "—", "—", "—", "—", "—"] });
@@ -122,28 +138,47 @@ function failuresSection(results: readonly TaskResult[]): string {
   return ["#### Failures", "", shown.join("\n\n")].join("\n");
 }
 
+/** A task's failure (failure-model.ts): the label and full reason, the checks that failed with their output's excerpt. */
 function failureEntry(result: TaskResult): string {
   const title = `${STATUS_EMOJI[result.status]} **${escapeMarkdown(taskKey(result))}**`;
   const denials = denialLines(result.policyDenials);
-  if (result.status === "stopped") {
-    return [`${title} — stopped: ${escapeMarkdown(firstLine(result.error?.message ?? "a budget was spent"))}`, ...denials].join("\n");
+  const failure = failureOf(result);
+  if (failure === null) return "";
+  switch (failure.kind) {
+    case "checks":
+      return checkEntries(title, failure.failed, denials);
+    case "setup":
+      // The setup's output (the command's tail) under its reason: no agent ran.
+      return [`${title} — ${failureLabel(failure)}: ${escapeMarkdown(failure.reason)}`, ...denials, "", fenced(excerptOf(afterFirstLine(failure.message)))].join("\n");
+    case "timeout": {
+      const head = [`${title} — ${failureLabel(failure)}: ${escapeMarkdown(failure.reason)}`, ...denials].join("\n");
+      return failure.failed.length === 0 ? head : `${head}\n\n${checkEntries(title, failure.failed, [])}`;
+    }
+    case "stopped":
+      return [`${title} — stopped: ${escapeMarkdown(failure.reason)}`, ...denials].join("\n");
+    case "agent":
+      return [`${title} — agent error ${code(failure.code)}: ${escapeMarkdown(failure.reason)}`, ...denials].join("\n");
+    default:
+      return assertNever(failure);
   }
-  if (result.status === "errored") {
-    const error = result.error ?? { code: "unknown", message: "the agent failed" };
-    return [`${title} — agent error ${code(error.code)}: ${escapeMarkdown(firstLine(error.message))}`, ...denials].join("\n");
-  }
-  return result.checks
-    .filter((check) => !check.passed)
+}
+
+/** Each failed check with its verdict and its output's excerpt; a check that did not run says why. */
+function checkEntries(title: string, failed: readonly CheckOutcome[], denials: readonly string[]): string {
+  return failed
     .map((check, index) => {
+      const lead = index === 0 ? denials : [];
+      if (check.notRun !== undefined) return [`${title} — check ${code(check.name)} ${escapeMarkdown(check.notRun)}`, ...lead].join("\n");
       const outcome = check.timedOut ? "timed out" : check.exitCode === null ? "was killed" : `failed (exit ${check.exitCode})`;
-      return [
-        `${title} — check ${code(check.name)} ${outcome}`,
-        ...(index === 0 ? denials : []),
-        "",
-        fenced(excerptOf(check.outputTail)),
-      ].join("\n");
+      return [`${title} — check ${code(check.name)} ${outcome}`, ...lead, "", fenced(excerptOf(check.outputTail))].join("\n");
     })
     .join("\n\n");
+}
+
+/** A message's lines after its first (a setup error's output tail). */
+function afterFirstLine(message: string): string {
+  const at = message.indexOf("\n");
+  return at < 0 ? "" : message.slice(at + 1);
 }
 
 /** The policy's denials of a task, as list lines under its failure (a task the policy stopped shows why). */
@@ -216,21 +251,36 @@ function firstLine(text: string): string {
 }
 
 /**
- * The output's tail, led by its error line (first-error-line) when that line is above the tail
- * (a Node error's message comes before its stack frames, which fill the tail): `line`, `…`, tail.
+ * The output's tail, led by its error line (first-error-line: a node:test assertion line, TAP's
+ * YAML `error:`, …) when it is above the tail (a Node error's message comes before its stack frames,
+ * which fill the tail): `line`, `…`, tail. Whole lines only: the tail drops
+ * lines from its start to fit, and only a single line longer than the cap is cut, marked `…`.
  */
 export function excerptOf(text: string): string {
   const lines = text.replace(/\s+$/, "").split(/\r?\n/);
-  const tailStart = Math.max(0, lines.length - TAIL_LINES);
   const found = findErrorLine(lines.join("\n"));
-  const tail = capChars(lines.slice(tailStart).join("\n"), TAIL_CHARS);
+  const shown = tailLines(lines.slice(Math.max(0, lines.length - TAIL_LINES)), TAIL_CHARS);
+  const tailStart = lines.length - shown.length;
+  const tail = shown.join("\n");
   if (found === null || found.index >= tailStart) return tail;
-  const lead = capChars(found.text, 300, "end");
+  const lead = capLine(found.text, LEAD_CHARS);
   return found.index === tailStart - 1 ? `${lead}\n${tail}` : `${lead}\n…\n${tail}`;
 }
 
-/** `text` cut to `max` characters, dropping its start (a tail) or its end (a line's overflow). */
-function capChars(text: string, max: number, drop: "start" | "end" = "start"): string {
-  if (text.length <= max) return text;
-  return drop === "end" ? `${text.slice(0, max)}…` : `…${text.slice(-max)}`;
+/** The last lines that fit in `max` characters (at least the last one, capped). */
+function tailLines(lines: readonly string[], max: number): string[] {
+  const kept: string[] = [];
+  let size = 0;
+  for (let i = lines.length - 1; i >= 0; i -= 1) {
+    const line = lines[i]!;
+    if (kept.length > 0 && size + line.length + 1 > max) break;
+    kept.unshift(kept.length === 0 ? capLine(line, max) : line);
+    size += line.length + 1;
+  }
+  return kept;
+}
+
+/** A single line cut to `max` characters, marked `…` where cut. */
+function capLine(line: string, max: number): string {
+  return line.length <= max ? line : `${line.slice(0, max)}…`;
 }

@@ -16,6 +16,15 @@ const isoTime = z.iso.datetime({ offset: true });
 /** The one schema of TranscriptStats (core/session.ts), re-exported for the runner's files. */
 export { transcriptStatsSchema };
 
+/**
+ * TranscriptStats as the runner's files record them (result.json, stats.json): the dollars are
+ * null where there was no price — unpriced, never $0 (a result written before this read its 0s).
+ */
+export const resultStatsSchema = transcriptStatsSchema.extend({
+  costUsd: z.number().nonnegative().nullable().describe("Dollars of the task model's priced requests; null when it had no price (unpriced, not $0)."),
+  workerCostUsd: z.number().nonnegative().nullable().describe("Dollars of the compaction worker's priced requests; null when it had no price."),
+});
+
 export const checkOutcomeSchema = z.strictObject({
   name: z.string(),
   command: z.string(),
@@ -103,7 +112,7 @@ export const taskResultSchema = z.strictObject({
   /** Model steps of the turn (resumed segments included). */
   steps: count,
   /** null with the transcript off. */
-  stats: transcriptStatsSchema.nullable(),
+  stats: resultStatsSchema.nullable(),
   /** Absent in results written before costs were counted, and with the transcript off. */
   cost: taskCostSchema.optional(),
   checks: z.array(checkOutcomeSchema),
@@ -146,12 +155,30 @@ export const taskResultSchema = z.strictObject({
 });
 
 export type TaskResult = z.infer<typeof taskResultSchema>;
+
+/** The published JSON Schema of `result.json` (`schema/result.schema.json`). */
+export function resultJsonSchema(): Record<string, unknown> {
+  return z.toJSONSchema(taskResultSchema.meta({ title: "rhema task result", description: "result.json: the outcome, figures and cost of one task of a rhema run." })) as Record<string, unknown>;
+}
 export type CheckOutcome = z.infer<typeof checkOutcomeSchema>;
 export type PolicyDenial = z.infer<typeof policyDenialSchema>;
 export type TaskSandboxRecord = z.infer<typeof taskSandboxSchema>;
 export type ResultBudget = z.infer<typeof spentBudgetSchema>;
 export type TaskStatus = TaskResult["status"];
 export type TaskCost = z.infer<typeof taskCostSchema>;
+export type ResultStats = z.infer<typeof resultStatsSchema>;
+
+/**
+ * What a task without a result (interrupted, or an earlier run's that was) spent so far, read
+ * from its checkpoint and task state: reports count it as they count a result's figures.
+ */
+export const taskSpendSchema = z.strictObject({
+  durationMs: count.describe("Time spent on the task so far, over every run that worked on it."),
+  steps: count.describe("Model steps taken so far."),
+  stats: resultStatsSchema.nullable().describe("Its TranscriptStats so far; null with the transcript off or before any request."),
+  cost: taskCostSchema.nullable().describe("What it cost so far; null when no cost was counted."),
+});
+export type TaskSpend = z.infer<typeof taskSpendSchema>;
 export type PriceSource = z.infer<typeof priceSourceSchema>;
 
 /** A task left out of the run by `--filter` or `--tag` (tasks of other shards are not). */
@@ -174,6 +201,8 @@ export interface UnfinishedTask {
   id: string;
   file: string;
   state: "interrupted" | "not_started" | "not_selected";
+  /** What it spent before the run stopped (its checkpoint's figures); absent or null when it spent nothing. */
+  spent?: TaskSpend | null;
 }
 
 /**

@@ -276,7 +276,7 @@ test("a subset of the run's tasks runs alone, and the reports keep every task of
   assert.deepEqual(outcome.unfinished, [{ suite: "alpha", id: "two", file: tasks[1]!.file, state: "not_selected" }]);
   const junit = await readFile(join(runDir, "junit.xml"), "utf8");
   assert.match(junit, /<testsuites[^>]* tests="2" failures="0" errors="0" skipped="1"/);
-  assert.match(junit, /name="two"[^>]*>\s*<skipped\/>\s*<system-out><!\[CDATA\[not run yet: not selected/);
+  assert.match(junit, /name="two"[^>]*>\s*<skipped message="not run yet: not selected by the runs of this run directory so far"\/>\s*<system-out><!\[CDATA\[not run yet: not selected/);
   assert.deepEqual((await readManifest(runDir))!.tasks.map(taskKey), ["alpha/one", "alpha/two"], "the manifest keeps the whole selection");
   const rest = await runSuite(options(runDir, [tasks[1]!]));
   assert.deepEqual(rest.unfinished, []);
@@ -301,7 +301,7 @@ test("reports written on interrupt list the running task as interrupted and the 
   const junit = await readFile(join(runDir, "junit.xml"), "utf8");
   assert.match(junit, /<testsuites[^>]* tests="2" failures="0" errors="1" skipped="1"/);
   assert.match(junit, /name="one"[^>]*>\s*<error message="interrupted: [^"]*" type="interrupted"\/>/);
-  assert.match(junit, /name="two"[^>]*>\s*<skipped\/>\s*<system-out><!\[CDATA\[not started: the run was interrupted\n/);
+  assert.match(junit, /name="two"[^>]*>\s*<skipped message="not started: the run was interrupted"\/>\s*<system-out><!\[CDATA\[not started: the run was interrupted\n/);
   const stats = JSON.parse(await readFile(join(runDir, "stats.json"), "utf8"));
   assert.deepEqual([stats.total.counts.interrupted, stats.total.counts.notStarted], [1, 1]);
   assert.match(await readFile(join(runDir, "summary.md"), "utf8"), /0 of 2 tasks passed[\s\S]*⏸️ 1 interrupted · ⏳ 1 not started/);

@@ -57,14 +57,14 @@ describe("junit report", () => {
 
   test("an agent failure is an error typed by its code", () => {
     const errored = testCase(renderJUnitReport(sampleRun(), sampleMeta()), "task-03");
-    assert.match(errored, /<error message="the turn hit its step cap \(40 steps\)" type="step_cap">/);
+    assert.match(errored, /<error message="agent error step_cap: the turn hit its step cap \(40 steps\)" type="step_cap">/);
     assert.doesNotMatch(errored, /<failure/);
   });
 
   test("a task stopped on a budget is an error of type budget naming the budget, and validates", async () => {
     const xml = renderJUnitReport([...sampleRun(), sampleResult("zeta", "pricey", "stopped", 2)], sampleMeta());
     const stopped = testCase(xml, "pricey");
-    assert.match(stopped, /<error message="the task's cost budget of \$0\.0100 is spent \(\$0\.0123\): stopped before the next model request" type="budget">/);
+    assert.match(stopped, /<error message="stopped: the task's cost budget of \$0\.0100 is spent \(\$0\.0123\): stopped before the next model request" type="budget">/);
     assert.match(stopped, /\[\[PROPERTY\|status=stopped\]\]/);
     await assertValidJUnit(xml);
   });
@@ -90,7 +90,7 @@ describe("junit report", () => {
   test("skipped test cases appear only when meta lists them", () => {
     assert.doesNotMatch(renderJUnitReport(sampleRun(), sampleMeta()), /<skipped/);
     const xml = renderJUnitReport(sampleRun(), sampleMeta({ skipped }));
-    assert.match(testCase(xml, "slow-one"), /classname="strings"[\s\S]*<skipped\/>[\s\S]*not selected by --tag/);
+    assert.match(testCase(xml, "slow-one"), /classname="strings"[\s\S]*<skipped message="not selected by --tag"\/>[\s\S]*not selected by --tag/);
     assert.match(xml, /<testsuite name="extra" time="0" tests="1" failures="0" errors="0" skipped="1">/);
     assert.match(xml, /<testsuites name="rhema run run-1" tests="11" failures="2" errors="1" skipped="2">/);
   });
@@ -111,7 +111,7 @@ describe("junit report of an interrupted run", () => {
     const xml = renderJUnitReport(sampleRun(), sampleMeta({ unfinished }));
     await assertValidJUnit(xml);
     assert.match(testCase(xml, "task-01b"), /^<testcase classname="arithmetic" name="task-01b" time="0" file="\/repo\/tasks\/arithmetic\/task-01b.yaml">\s*<error message="interrupted: the run stopped while this task ran; the same command continues it from its checkpoint" type="interrupted"\/>/);
-    assert.match(testCase(xml, "never"), /<skipped\/>\s*<system-out><!\[CDATA\[not started: the run was interrupted\n\n\[\[PROPERTY\|status=not_started\]\]\]\]><\/system-out>/);
+    assert.match(testCase(xml, "never"), /<skipped message="not started: the run was interrupted"\/>\s*<system-out><!\[CDATA\[not started: the run was interrupted\n\n\[\[PROPERTY\|status=not_started\]\]\]\]><\/system-out>/);
     assert.match(xml, /<testsuites name="rhema run run-1" tests="11" failures="2" errors="2" skipped="1">/);
     const order = [...xml.matchAll(/<testcase [^>]*name="([^"]+)"/g)].map((m) => m[1]).slice(0, 4);
     assert.deepStrictEqual(order, ["task-00", "task-01b", "task-03", "task-06"], "testcases stay in id order within their suite");

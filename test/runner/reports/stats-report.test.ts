@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { test } from "node:test";
-import { sumTranscriptStats } from "../../../src/core/transcript-types.js";
+import { sumResultStats } from "../../../src/runner/reports/cost-figures.js";
 import { writeReports } from "../../../src/runner/reports/run-reports.js";
 import { buildStatsReport, renderStatsReport, statsJsonSchema, statsReportSchema } from "../../../src/runner/reports/stats-report.js";
 import { repoRoot } from "../../support/paths.js";
@@ -38,8 +38,8 @@ test("TranscriptStats are summed per suite and in total; tasks without a transcr
   const results = sampleRun();
   const report = buildStatsReport(results, sampleMeta());
   const statsOf = (suite?: string) => results.filter((r) => (suite === undefined || r.suite === suite) && r.stats !== null).map((r) => r.stats!);
-  assert.deepStrictEqual(report.total.stats, sumTranscriptStats(statsOf()));
-  assert.deepStrictEqual(report.suites[0]!.stats, sumTranscriptStats(statsOf("arithmetic")));
+  assert.deepStrictEqual(report.total.stats, sumResultStats(statsOf()));
+  assert.deepStrictEqual(report.suites[0]!.stats, sumResultStats(statsOf("arithmetic")));
   assert.equal(report.tasks.find((t) => t.id === "task-03")!.stats, null);
 });
 

@@ -7,7 +7,7 @@ const tableRows = (markdown: string): string[] => markdown.split("\n").filter((l
 
 test("a totals line, then a row per task in suite/id order", () => {
   const summary = renderSummaryReport([...sampleRun()].reverse(), sampleMeta());
-  assert.match(summary, /^### rhema run `run-1`: 6 of 9 tasks passed\n\n✅ 6 passed · ❌ 2 failed · 💥 1 errored — 30m 00s wall · 53\.4s task time · 54 steps · cache hit \d+\.\d% · 10 policy denials\n/);
+  assert.match(summary, /^### rhema run `run-1`: 6 of 9 tasks passed\n\n✅ 6 passed · ❌ 2 failed · 💥 1 errored — 30m 00s wall · 53\.4s task time · 54 steps · \d+ tokens · cache hit \d+\.\d% · 10 policy denials\n/);
   const rows = tableRows(summary);
   assert.equal(rows.length, 9);
   assert.equal(rows[0], "| ✅ | `arithmetic/task-00` | 1.0s | 2 | 72.7% | — | 2 |");
@@ -99,4 +99,49 @@ test("a task stopped on a budget is counted apart and says which budget, not as 
   assert.match(summary, /: 6 of 10 tasks passed\n\n✅ 6 passed · ❌ 2 failed · 💥 1 errored · 🛑 1 stopped on a budget — /);
   assert.ok(tableRows(summary).some((row) => row.startsWith("| 🛑 | `zeta/pricey` |")));
   assert.ok(summary.includes("🛑 **zeta/pricey** — stopped: the task's cost budget of $0.0100 is spent ($0.0123): stopped before the next model request"), summary);
+});
+
+test("an excerpt never cuts a line: a tail over its size drops whole lines from its start", () => {
+  const lines = Array.from({ length: 28 }, (_, i) => `line ${String(i).padStart(2, "0")} ${"x".repeat(190)}`);
+  const excerpt = excerptOf(lines.join("\n"));
+  const shown = excerpt.split("\n");
+  assert.ok(excerpt.length <= 3_000, `${excerpt.length} characters`);
+  assert.ok(shown.length > 1);
+  for (const line of shown) assert.ok(lines.includes(line), `a whole line of the output: ${line.slice(0, 20)}…`);
+  assert.equal(shown.at(-1), lines.at(-1));
+});
+
+test("an excerpt of TAP output leads with the YAML error: block's error, above a tail of stack frames", () => {
+  const tap = [
+    "TAP version 13",
+    "# Subtest: adds",
+    "not ok 1 - adds",
+    "  ---",
+    "  duration_ms: 1.2",
+    "  failureType: 'testCodeFailure'",
+    "  error: |-",
+    "    Expected values to be strictly equal:",
+    "    2 !== 3",
+    "  code: 'ERR_ASSERTION'",
+    "  name: 'AssertionError'",
+    "  stack: |-",
+    ...Array.from({ length: 40 }, (_, i) => `    frame${i} (file:///x.js:${i}:1)`),
+    "  ...",
+    "1..1",
+    "# fail 1",
+  ].join("\n");
+  const excerpt = excerptOf(tap);
+  assert.equal(excerpt.split("\n")[0], "AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:");
+  assert.equal(excerpt.split("\n")[1], "…");
+});
+
+test("a setup failure says its reason whole and is not an agent error; a timeout during checks lists the checks that had failed", () => {
+  const setup = { ...sampleResult("s", "setup", "errored"), checks: [], error: { code: "setup_failed", message: "setup command `npm ci` exited 127:\nsh: 1: npm: command not found" } };
+  const check = { name: "unit", command: "npm test", exitCode: 1, passed: false, durationMs: 5, outputTail: "Error: boom", timedOut: false };
+  const slow = { ...check, name: "slow", exitCode: null, timedOut: true, outputTail: "" };
+  const timedOut = { ...sampleResult("s", "slow", "errored"), checks: [check, slow], error: { code: "timeout", message: "the task's timeout of 10 ms passed while check \"slow\" ran: it was stopped" } };
+  const summary = renderSummaryReport([setup, timedOut], sampleMeta());
+  assert.match(summary, /— setup failed: setup command \\`npm ci\\` exited 127: sh: 1: npm: command not found\n\n```text\nsh: 1: npm: command not found\n```/);
+  assert.doesNotMatch(summary, /setup\*\* — agent error/);
+  assert.match(summary, /— timed out: the task's timeout of 10 ms passed while check "slow" ran: it was stopped\n\n.*— check `unit` failed \(exit 1\)\n\n```text\nError: boom\n```/);
 });

@@ -1,8 +1,18 @@
 /** result.json's shape: parsed and validated both ways, each problem named with the file. */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { TaskResultFileError, checkTaskResult, parseTaskResult } from "../../../src/runner/run-dir/task-result.js";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { TaskResultFileError, checkTaskResult, parseTaskResult, resultJsonSchema } from "../../../src/runner/run-dir/task-result.js";
+import { repoRoot } from "../../support/paths.js";
 import { sampleResult } from "../sample-results.js";
+
+test("the committed schema/result.schema.json equals the one generated from the zod schema, and says unpriced stats are null", async () => {
+  const committed = JSON.parse(await readFile(join(repoRoot, "schema/result.schema.json"), "utf8")) as { properties: { stats: { anyOf: { type?: string; properties: { costUsd: { anyOf: { type: string }[] } } }[] } } };
+  assert.deepStrictEqual(committed, resultJsonSchema());
+  const stats = committed.properties.stats.anyOf.find((s) => s.type === "object")!;
+  assert.deepEqual(stats.properties.costUsd.anyOf.map((s) => s.type), ["number", "null"]);
+});
 
 const PATH = "/runs/r/tasks/s/x/result.json";
 
