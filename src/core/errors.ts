@@ -302,3 +302,9 @@ export function assertNever(x: never): never {
 export function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
+
+/** Throws `err` as a `MachineLimitError` when it (or a cause) is one (see `machineLimitOf`); else returns. */
+export function throwIfMachineLimit(err: unknown): void {
+  const limit = machineLimitOf(err);
+  if (limit) throw limit;
+}

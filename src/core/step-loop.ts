@@ -21,7 +21,7 @@
 import { denialText, type Approval, type Decision } from "./approval.js";
 import type { Boundary } from "./commit-hook.js";
 import { CUT_REPLY_RESULT, pushToolResult, pushUserContent } from "./conversation.js";
-import { BudgetError, CancelledError, CodingAgentError, ProviderError, RhemaError, ToolError, errorMessage, machineLimitOf, type SpentBudget } from "./errors.js";
+import { BudgetError, CancelledError, CodingAgentError, ProviderError, RhemaError, ToolError, errorMessage, throwIfMachineLimit, type SpentBudget } from "./errors.js";
 import type { EventSink } from "./events.js";
 import { toolCallsOf, type ContentBlock, type Message, type ToolCallBlock, type ToolResultBlock } from "./messages.js";
 import { addUsage, ZERO_USAGE, type ModelProvider, type ModelRequest, type RequestPrice, type StopReason, type Usage } from "./provider.js";
@@ -319,12 +319,6 @@ async function prepareCall(ports: StepLoopPorts, call: ToolCallBlock): Promise<P
     throwIfMachineLimit(err);
     return failureText(call, err);
   }
-}
-
-/** A tool's failure for want of file handles, processes or memory fails the turn (the model cannot fix it). */
-function throwIfMachineLimit(err: unknown): void {
-  const limit = machineLimitOf(err);
-  if (limit) throw limit;
 }
 
 /** What the model reads when a tool throws: a ToolError's own words, else what failed. */

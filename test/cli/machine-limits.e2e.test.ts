@@ -72,3 +72,19 @@ for (const limit of [100, 60]) {
     assert.deepEqual(results.filter((r) => r.status !== "passed").map((r) => r.id), []);
   });
 }
+
+test("loading many task files under a small ulimit -n is the machine's limit (exit 3, naming EMFILE), not a bad task file (exit 2), and writes nothing", async (t) => {
+  const root = await tempDir(t);
+  const files: Record<string, string> = { "policy.yaml": OPEN_POLICY };
+  for (let k = 0; k < 8; k++) files[`fixture/src/file-${k}.txt`] = `fixture ${k}\n`;
+  for (let id = 0; id < 80; id++) files[`suite/t${String(id).padStart(2, "0")}.yaml`] = busyTask(id);
+  await writeFiles(root, files);
+  for (const args of [["validate", "suite"], ["run", "suite", "--out", "run", "--sandbox", "off"]]) {
+    const limited = await runLimited(32, args, root);
+    assert.equal(limited.code, 3, `${args[0]}: ${limited.stderr}`);
+    assert.match(limited.stderr, /the machine ran out of a resource \(open .*\.yaml\): too many open files \(EMFILE\)/);
+    assert.doesNotMatch(limited.stderr, /\n\s+at /, "no stack trace");
+  }
+  const normal = await runCli(["validate", "suite"], { cwd: root, env: cliEnv() });
+  assert.equal(normal.code, 0, normal.stderr);
+});

@@ -8,7 +8,7 @@ import { open } from "node:fs/promises";
 import { basename } from "node:path";
 import { closest, distance } from "fastest-levenshtein";
 import type { z } from "zod";
-import { RhemaError, errorMessage } from "../../core/errors.js";
+import { RhemaError, errorMessage, throwIfMachineLimit } from "../../core/errors.js";
 import { splitSchemaIssues, type UnknownKey } from "../../yaml-source/schema-keys.js";
 import { formatLocatedMessage, parseYamlSource, valueAtPath, type SourcePosition, type YamlProblem } from "../../yaml-source/yaml-source.js";
 import { type Policy, compilePolicy } from "./policy-model.js";
@@ -243,6 +243,8 @@ export async function loadPolicyFile(file: string, options: ParsePolicyOptions =
   try {
     text = await readRegularPolicyFile(file);
   } catch (err) {
+    // Out of file handles or memory is the machine's (exit 3, the same command continues), not a bad file.
+    throwIfMachineLimit(err);
     throw new PolicyFileError(file, [{ file, message: `cannot read the policy file: ${errorMessage(err)}` }], { cause: err });
   }
   return parsePolicyText(text, file, options);

@@ -18,7 +18,7 @@
 import { createHash } from "node:crypto";
 import { readRegularFile } from "../../store/input-file.js";
 import { z } from "zod";
-import { RhemaError, errorMessage } from "../../core/errors.js";
+import { RhemaError, errorMessage, throwIfMachineLimit } from "../../core/errors.js";
 import type { ModelPricing } from "../../providers/prices.js";
 import { splitSchemaIssues } from "../../yaml-source/schema-keys.js";
 import { formatLocatedMessage, parseYamlSource, valueAtPath, type SourcePosition } from "../../yaml-source/yaml-source.js";
@@ -114,6 +114,8 @@ export async function loadPricingFile(file: string): Promise<LoadedPricingFile> 
   try {
     bytes = await readRegularFile(file);
   } catch (err) {
+    // Out of file handles or memory is the machine's (exit 3, the same command continues), not a bad file.
+    throwIfMachineLimit(err);
     throw new PricingFileError([{ file, line: 1, column: 1, field: "file", message: `cannot read the pricing file: ${errorMessage(err)}` }], { cause: err });
   }
   const models = parsePricingText(bytes, file);

@@ -33,7 +33,7 @@ import { dirname, extname, isAbsolute, join, relative, resolve, sep } from "node
 import ignore, { type Ignore } from "ignore";
 import picomatch from "picomatch";
 import { glob, isDynamicPattern } from "tinyglobby";
-import { RhemaError, errorMessage } from "../../core/errors.js";
+import { RhemaError, errorMessage, throwIfMachineLimit } from "../../core/errors.js";
 import { decodeUtf8Text } from "../../yaml-source/text-bytes.js";
 import { readRegularFile } from "../../store/input-file.js";
 import { DEFAULT_INPUT_CAPS, TaskFileError, loadTaskSource, readYamlFile, type FixtureScans, type InputCaps, type TaskDefinition, type TaskProblem } from "./task-file.js";
@@ -244,6 +244,8 @@ async function readIgnoreFile(file: string): Promise<string[] | null> {
   try {
     bytes = await readRegularFile(file);
   } catch (err) {
+    // Out of file handles or memory is the machine's (exit 3, the same command continues), not a bad file.
+    throwIfMachineLimit(err);
     throw new TaskFileError([{ file, line: 1, column: 1, field: "file", message: `cannot read: ${errorMessage(err)}` }]);
   }
   const text = decodeUtf8Text(bytes);

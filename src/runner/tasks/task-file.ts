@@ -9,7 +9,7 @@
 import { open, stat } from "node:fs/promises";
 import { basename, dirname, extname, isAbsolute, resolve } from "node:path";
 import { z } from "zod";
-import { RhemaError, errorMessage } from "../../core/errors.js";
+import { RhemaError, errorMessage, throwIfMachineLimit } from "../../core/errors.js";
 import type { TranscriptConfig } from "../../core/transcript-types.js";
 import type { ScriptStep } from "../../providers/script.js";
 import {
@@ -177,6 +177,8 @@ export async function readYamlFile(file: string): Promise<YamlFile> {
   try {
     bytes = await readRegularFile(file);
   } catch (err) {
+    // Out of file handles or memory is the machine's (exit 3, the same command continues), not a bad file.
+    throwIfMachineLimit(err);
     throw new TaskFileError([{ file, line: 1, column: 1, field: "file", message: `cannot read: ${errorMessage(err)}` }]);
   }
   return { file, bytes, yaml: parseYamlSource(bytes) };
