@@ -10,7 +10,7 @@ import * as core from "@actions/core";
 import { actionsCache, folderCache, type RunDirCache } from "./run-cache.js";
 import { runAction, runPostAction, STATE } from "./run-action.js";
 import { installShutdownSignals } from "../runner/execute/shutdown-signals.js";
-import { installStallNet } from "../runner/execute/stall-net.js";
+import { stallNetFor } from "../runner/execute/stall-net.js";
 
 /** The Actions cache, or a folder when RHEMA_ACTION_CACHE_DIR names one (tests, self-hosted runners). */
 function chooseCache(env: NodeJS.ProcessEnv): RunDirCache {
@@ -28,25 +28,19 @@ async function main(): Promise<void> {
     },
   });
   // An event loop that empties before the step ends must never read as success.
-  const stall = new AbortController();
-  let finished = false;
-  installStallNet(process, {
-    finished: () => finished,
-    stall: (reason) => stall.abort(reason),
-    giveUp: (message) => {
-      core.setFailed(`rhema: internal error: ${message}`);
-      process.exit(1);
-    },
+  const net = stallNetFor(process, (message) => {
+    core.setFailed(`rhema: internal error: ${message}`);
+    process.exit(1);
   });
   const cache = chooseCache(process.env);
   try {
     if (core.getState(STATE.isPost) === "true") await runPostAction(cache);
-    else await runAction({ env: process.env, cwd: process.cwd(), pid: process.pid, interrupt: controller.signal, stalled: stall.signal, cache });
+    else await runAction({ env: process.env, cwd: process.cwd(), pid: process.pid, interrupt: controller.signal, stalled: net.stalled, cache });
   } catch (err) {
     core.setFailed(`rhema: ${err instanceof Error ? err.message : String(err)}`);
     if (process.env.RHEMA_DEBUG && err instanceof Error && err.stack) core.debug(err.stack);
   } finally {
-    finished = true;
+    net.finish();
   }
 }
 

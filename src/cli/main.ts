@@ -15,7 +15,7 @@ import { checkPathFlags, type PathCommand } from "./path-flags.js";
 import { DEFAULT_RUN_DIR, runCommand } from "./run-command.js";
 import { SANDBOX_MODES } from "../process/sandbox-mode.js";
 import { installShutdownSignals } from "../runner/execute/shutdown-signals.js";
-import { installStallNet } from "../runner/execute/stall-net.js";
+import { stallNetFor } from "../runner/execute/stall-net.js";
 
 function packageVersion(): string {
   const here = dirname(fileURLToPath(import.meta.url));
@@ -213,24 +213,18 @@ export async function runAsProcess(): Promise<void> {
     force: () => process.exit(EXIT_INTERRUPTED),
   });
   // An event loop that empties before the command ends must never read as success (exit 0).
-  const stall = new AbortController();
-  let finished = false;
-  installStallNet(process, {
-    finished: () => finished,
-    stall: (reason) => stall.abort(reason),
-    giveUp: (message) => {
-      process.stderr.write(`rhema: internal error: ${message}\n`);
-      process.exit(EXIT_TASK_FAILED);
-    },
+  const net = stallNetFor(process, (message) => {
+    process.stderr.write(`rhema: internal error: ${message}\n`);
+    process.exit(EXIT_TASK_FAILED);
   });
   // One redactor for the run: what it writes to files and what it prints go through the same rule.
   const redactor = new SecretRedactor(process.env);
   const redact = (text: string) => redactor.redact(text);
   process.exitCode = await main(hideBin(process.argv), {
-    cwd: process.cwd(), env: process.env, pid: process.pid, interrupt: controller.signal, redactor, stalled: stall.signal,
+    cwd: process.cwd(), env: process.env, pid: process.pid, interrupt: controller.signal, redactor, stalled: net.stalled,
     stdout: redactingStream(quietOnClosedPipe(process.stdout), redact), stderr: redactingStream(quietOnClosedPipe(process.stderr), redact),
   });
-  finished = true;
+  net.finish();
 }
 
 // `node dist/src/cli/main.js` runs the CLI from its modules (the `rhema` executable runs the bundle).

@@ -42,6 +42,17 @@ export function installStallNet(source: ExitSource, handlers: StallHandlers): vo
   });
 }
 
+/**
+ * The net as an edge uses it: `stalled` aborts at the first empty loop, `giveUp` (which must exit
+ * the process) at the second; call `finish()` once the command has returned.
+ */
+export function stallNetFor(source: ExitSource, giveUp: (message: string) => void): { stalled: AbortSignal; finish(): void } {
+  const stall = new AbortController();
+  let finished = false;
+  installStallNet(source, { finished: () => finished, stall: (reason) => stall.abort(reason), giveUp });
+  return { stalled: stall.signal, finish: () => void (finished = true) };
+}
+
 /** `work`'s value, or "stalled" once `stalled` aborts first. */
 export async function untilStalled<T>(work: Promise<T>, stalled: AbortSignal | undefined): Promise<T | "stalled"> {
   if (!stalled) return work;

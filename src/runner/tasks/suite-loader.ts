@@ -33,10 +33,9 @@ import { dirname, extname, isAbsolute, join, relative, resolve, sep } from "node
 import ignore, { type Ignore } from "ignore";
 import picomatch from "picomatch";
 import { glob, isDynamicPattern } from "tinyglobby";
-import { RhemaError, errorMessage, throwIfMachineLimit } from "../../core/errors.js";
+import { RhemaError } from "../../core/errors.js";
 import { decodeUtf8Text } from "../../yaml-source/text-bytes.js";
-import { readRegularFile } from "../../store/input-file.js";
-import { DEFAULT_INPUT_CAPS, TaskFileError, loadTaskSource, readYamlFile, type FixtureScans, type InputCaps, type TaskDefinition, type TaskProblem } from "./task-file.js";
+import { DEFAULT_INPUT_CAPS, TaskFileError, loadTaskSource, readSuiteFile, readYamlFile, type FixtureScans, type InputCaps, type TaskDefinition, type TaskProblem } from "./task-file.js";
 import type { YamlSource } from "../../yaml-source/yaml-source.js";
 import { compareTasks, taskKey, type SkippedTask } from "../run-dir/task-result.js";
 
@@ -240,15 +239,7 @@ function foldersFrom(root: string, dir: string): string[] {
 async function readIgnoreFile(file: string): Promise<string[] | null> {
   const info = await stat(file).catch(() => null);
   if (!info?.isFile()) return null;
-  let bytes: Buffer;
-  try {
-    bytes = await readRegularFile(file);
-  } catch (err) {
-    // Out of file handles or memory is the machine's (exit 3, the same command continues), not a bad file.
-    throwIfMachineLimit(err);
-    throw new TaskFileError([{ file, line: 1, column: 1, field: "file", message: `cannot read: ${errorMessage(err)}` }]);
-  }
-  const text = decodeUtf8Text(bytes);
+  const text = decodeUtf8Text(await readSuiteFile(file));
   if (!text.ok) throw new TaskFileError([{ file, ...text.problem, field: "" }]);
   return text.text.replace(/^\uFEFF/, "").split(/\r?\n/);
 }

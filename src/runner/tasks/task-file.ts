@@ -173,15 +173,22 @@ export interface YamlFile {
 /** Reads and parses the YAML file at `file` (absolute); an unreadable file is a `TaskFileError`. */
 export async function readYamlFile(file: string): Promise<YamlFile> {
   requireAbsolute(file);
-  let bytes: Buffer;
+  const bytes = await readSuiteFile(file);
+  return { file, bytes, yaml: parseYamlSource(bytes) };
+}
+
+/**
+ * The bytes of a file of the suite (a task file, a `.rhemaignore`): only a regular file; one that
+ * cannot be read is a `TaskFileError` naming it, but out of file handles or memory is the
+ * machine's (exit 3, the same command continues), not a bad file.
+ */
+export async function readSuiteFile(file: string): Promise<Buffer> {
   try {
-    bytes = await readRegularFile(file);
+    return await readRegularFile(file);
   } catch (err) {
-    // Out of file handles or memory is the machine's (exit 3, the same command continues), not a bad file.
     throwIfMachineLimit(err);
     throw new TaskFileError([{ file, line: 1, column: 1, field: "file", message: `cannot read: ${errorMessage(err)}` }]);
   }
-  return { file, bytes, yaml: parseYamlSource(bytes) };
 }
 
 /** Each fixture's scan (fixture-copy.ts) by its path, shared by the tasks of one load: a fixture is walked once. */
