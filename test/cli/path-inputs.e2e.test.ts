@@ -40,8 +40,11 @@ async function snapshot(root: string): Promise<Map<string, string>> {
       if (info.isDirectory()) {
         out.set(rel, `dir ${info.ino}`);
         await walk(path);
-      } else if (info.isFile()) out.set(rel, `file ${info.ino} ${createHash("sha256").update(await readFile(path)).digest("hex")}`);
-      else if (info.isSymbolicLink()) out.set(rel, `link ${info.ino} ${await readlink(path)}`);
+      } else if (info.isFile()) {
+        // A temp file another case's run renamed away meanwhile is gone (as an entry of `before` would show).
+        const bytes = await readFile(path).catch(() => null);
+        if (bytes !== null) out.set(rel, `file ${info.ino} ${createHash("sha256").update(bytes).digest("hex")}`);
+      } else if (info.isSymbolicLink()) out.set(rel, `link ${info.ino} ${await readlink(path)}`);
       else out.set(rel, `special ${info.ino} ${info.mode} ${info.rdev}`);
     }
   };
