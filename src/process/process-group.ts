@@ -132,7 +132,9 @@ async function runReleased(held: HeldProcess, run: GroupRun, wrapper: string): P
       await settles(closed, SETTLE_MS);
       throw new CommandStartError(wrapper, exit, opening.text());
     }
-    let straysKilled = report.straysStopped;
+    // After a timeout or cancel the reaper may still see the group's last members dying: they
+    // were killed with the command, not left behind by it.
+    let straysKilled = !killing && report.straysStopped;
     if (!killing && (await groupRunning(pgid))) {
       straysKilled = true;
       killing = killGroup(pgid, STRAY_GRACE_MS);

@@ -69,6 +69,16 @@ test("a timeout kills `sleep 1000 & sleep 1000; wait` entirely", async (t) => {
   await assertGone(pidsIn(text));
 });
 
+test("a timeout says only that it killed the command, even when a member outlives the shell's SIGTERM", async (t) => {
+  // The background subshell ignores SIGTERM, so it is still there when the shell has died and
+  // the reaper looks: killed with the command, it is not a stray the command left behind.
+  const ws = await tempDir(t);
+  const result = await callTool(tool, { command: "(trap '' TERM; sleep 1000) & echo $! $$; sleep 1000", timeoutMs: 500 }, toolContext(ws));
+  const text = textOf(result);
+  assert.match(text, /\[timed out after 500 ms; the command and its child processes were killed\]$/);
+  await assertGone(pidsIn(text));
+});
+
 test("a cancel (AbortController) kills `sleep 1000 & sleep 1000; wait` entirely and throws", async (t) => {
   const ws = await tempDir(t);
   const controller = new AbortController();
