@@ -295,9 +295,9 @@ export class CodingAgent {
       const notes = new Map<string, string>();
       let now: Awaited<ReturnType<typeof takeFingerprint>> | undefined;
       for (const { call, started } of plan.interrupted) {
-        const { host, pgid, startTime } = started ?? {};
+        const { host, pgid, startTime, pidScope } = started ?? {};
         const stopped = host !== undefined && pgid !== undefined && startTime !== undefined && this.config.stopProcesses
-          ? await this.config.stopProcesses({ host, pgid, startTime })
+          ? await this.config.stopProcesses({ host, pgid, startTime, ...(pidScope ? { pidScope } : {}) })
           : false;
         // Compared with the committed fingerprint, whose file names went through the filter too.
         if (started?.fingerprint) now ??= this.filterFingerprint(await takeFingerprint(this.workspace, { signal: ports.signal, budgetMs: Infinity }));

@@ -138,12 +138,13 @@ test("on resume, a started call is stopped, gets the synthetic result naming wha
   const provider = new ScriptedProvider([{ say: "done" }]);
   const session = new CodingAgent(provider, config).session;
   session.messages = openCall("call_0_0", "once");
-  session.calls = { call_0_0: { at: "2026-03-04T05:06:07.000Z", host: "box", pgid: 4242, startTime: 99, fingerprint } };
+  const pidScope = { bootId: "b00t", pidNamespace: "pid:[4026531836]" };
+  session.calls = { call_0_0: { at: "2026-03-04T05:06:07.000Z", host: "box", pgid: 4242, startTime: 99, pidScope, fingerprint } };
   const sink = new MemorySink();
   const resumed = CodingAgent.fromSession(provider, config, session);
   await resumed.retryTurnWithCancel(sink, new RecordingApproval(), new AbortController().signal);
   assert.deepEqual(await lines(workspace), [], "the started call was not executed again");
-  assert.deepEqual(stopped, [{ host: "box", pgid: 4242, startTime: 99 }]);
+  assert.deepEqual(stopped, [{ host: "box", pgid: 4242, startTime: 99, pidScope }]);
   assert.deepEqual(resultsOf(resumed.session.messages), [{
     type: "tool_result", callId: "call_0_0", isError: true,
     content: `${INTERRUPTED_RESULT}; it was still running when the run resumed; stopped; since it started: modified edit.txt, deleted gone.txt, created new.txt`,

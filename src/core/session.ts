@@ -5,6 +5,7 @@
 import { z } from "zod";
 import { SessionFileError } from "./errors.js";
 import { IMAGE_MEDIA_TYPES, type Message } from "./messages.js";
+import type { PidScope } from "./tool.js";
 import type { Section, TranscriptStats } from "./transcript-types.js";
 
 export const SESSION_VERSION = 1;
@@ -42,6 +43,8 @@ export interface StartedCall {
   host?: string;
   pgid?: number;
   startTime?: number;
+  /** Where `pgid` means that group (boot and pid namespace); absent in older checkpoints. */
+  pidScope?: PidScope;
   /**
    * The workspace as it was just before the call began (write and exec calls). The checkpoint
    * store keeps it in a file beside the checkpoint, not in the journal line.
@@ -98,6 +101,7 @@ export const startedCallSchema = z
     host: z.string().optional(),
     pgid: z.number().int().positive().optional(),
     startTime: z.number().nonnegative().optional(),
+    pidScope: z.object({ bootId: z.string().min(1), pidNamespace: z.string().min(1) }).strict().optional(),
     fingerprint: fingerprintSchema.optional(),
   })
   .strict();

@@ -37,6 +37,20 @@ export interface ProcessStart {
   pgid: number;
   /** The group leader's start time as the process table gives it, so a reused pid is not mistaken for it. */
   startTime: number;
+  /**
+   * Where `pgid` means this group: the boot and pid namespace it was spawned in. A host name
+   * alone does not tell (every container of a machine and every `unshare -p` may share it).
+   * Absent where /proc cannot tell, and in checkpoints written before it was recorded.
+   */
+  pidScope?: PidScope;
+}
+
+/** One pid namespace on one boot of one machine: where a pid names one process. */
+export interface PidScope {
+  /** /proc/sys/kernel/random/boot_id. */
+  bootId: string;
+  /** readlink /proc/self/ns/pid, e.g. `pid:[4026531836]`. */
+  pidNamespace: string;
 }
 
 export interface ToolResult {

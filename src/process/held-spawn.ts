@@ -15,6 +15,8 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import type { Duplex } from "node:stream";
+import type { PidScope } from "../core/tool.js";
+import { currentPidScope } from "./pid-scope.js";
 import { type ProcessGroupIdentity, thisHost } from "./process-identity.js";
 import { processStartTime } from "./process-table.js";
 
@@ -105,7 +107,7 @@ export async function spawnHeld(req: HeldSpawnRequest): Promise<HeldProcess> {
   const pgid = child.pid!;
   let released = false;
   return {
-    host: thisHost(), pgid, startTime: (await processStartTime(pgid)) ?? 0, child, exited, closed, report,
+    host: thisHost(), pgid, startTime: (await processStartTime(pgid)) ?? 0, ...pidScopeField(await currentPidScope()), child, exited, closed, report,
     onOutput(listener) {
       for (const chunk of early.splice(0)) listener(chunk);
       forward = listener;
@@ -142,4 +144,9 @@ function controlReport(hold: Duplex): Promise<HoldReport> {
     hold.once("end", done);
     hold.once("close", done);
   });
+}
+
+/** The scope as an optional field: absent where /proc cannot tell. */
+function pidScopeField(scope: PidScope | null): { pidScope?: PidScope } {
+  return scope ? { pidScope: scope } : {};
 }

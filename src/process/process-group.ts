@@ -90,7 +90,7 @@ export async function runProcessGroup(run: GroupRun): Promise<GroupOutcome> {
   let watch: DeathWatch | null = null;
   try {
     if (!sandbox && !reaper?.ok) watch = await watchForDeath(held);
-    await run.onStarted?.({ host: held.host, pgid: held.pgid, startTime: held.startTime });
+    await run.onStarted?.({ host: held.host, pgid: held.pgid, startTime: held.startTime, ...(held.pidScope ? { pidScope: held.pidScope } : {}) });
   } catch (err) {
     await held.discard();
     watch?.dismiss();

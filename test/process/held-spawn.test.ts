@@ -8,6 +8,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { spawnHeld } from "../../src/process/held-spawn.js";
+import { currentPidScope } from "../../src/process/pid-scope.js";
 import { exists } from "../../src/process/process-table.js";
 import { tempDir } from "../support/temp-dir.js";
 
@@ -30,6 +31,7 @@ test("nothing runs before release; the identity is this host, the leader's pid a
   assert.equal(held.pgid, held.child.pid);
   assert.ok(exists(-held.pgid), "the process group does not exist");
   assert.equal(held.startTime, await startTimeFromProc(held.pgid));
+  assert.deepEqual(held.pidScope, await currentPidScope(), "the identity names no pid namespace and boot");
   let out = "";
   held.child.stdout!.on("data", (c: Buffer) => (out += c.toString()));
   held.release();

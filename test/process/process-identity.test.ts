@@ -1,9 +1,10 @@
-/** Reaping on resume: a recorded group is stopped only if it is still the same group, on this host. */
+/** Reaping on resume: a recorded group is stopped only if it is still the same group, on this host, in this pid namespace and boot. */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { hostname } from "node:os";
 import { test } from "node:test";
+import { currentPidScope } from "../../src/process/pid-scope.js";
 import { type ProcessGroupIdentity, stopRecordedGroup } from "../../src/process/process-identity.js";
 import { groupRunning, isRunning, processStartTime } from "../../src/process/process-table.js";
 
@@ -60,7 +61,34 @@ test("a pid now held by another process (another start time) is never signalled"
 
 test("a group recorded on another host is never signalled", async (t) => {
   const g = await group(t, "sleep 30");
-  assert.equal(await stopRecordedGroup({ ...g, host: `not-${hostname()}` }, { graceMs: 100 }), "other-host");
+  assert.equal(await stopRecordedGroup({ ...g, host: `not-${hostname()}` }, { graceMs: 100 }), "elsewhere");
   await sleep(200);
   assert.equal(await isRunning(g.pgid), true, "a group of another host was signalled");
+});
+
+// The pgid a checkpoint recorded in another pid namespace (another container, `unshare -p`) or
+// before a reboot names, here, whatever group holds that number now: never signalled. The group
+// below stands for that unrelated group: its leader is gone (no start time to compare), its
+// member runs on, which is the case a host-name check alone let through.
+for (const [what, differs] of [["pid namespace", { pidNamespace: "pid:[1]" }], ["boot", { bootId: "00000000-0000-0000-0000-000000000000" }]] as const) {
+  test(`a group recorded in another ${what} of this host is never signalled, even where its number names a live group here`, async (t) => {
+    const here = await currentPidScope();
+    if (here === null) return t.skip("no /proc to tell pid namespaces apart");
+    const g = await group(t, "sleep 30 & echo $!");
+    const [member] = await g.pids();
+    assert.equal(await isRunning(g.pgid), false);
+    assert.equal(await stopRecordedGroup({ ...g, pidScope: { ...here, ...differs } }, { graceMs: 100 }), "elsewhere");
+    await sleep(200);
+    assert.equal(await isRunning(member!), true, `a group recorded in another ${what} was signalled`);
+    assert.equal(await stopRecordedGroup({ ...g, pidScope: here }, { graceMs: 500 }), "stopped");
+    assert.equal(await isRunning(member!), false);
+  });
+}
+
+test("where the scope cannot be told here, a group recorded with one is not signalled", async (t) => {
+  const g = await group(t, "sleep 30");
+  const here = await currentPidScope();
+  if (here === null) return t.skip("no /proc");
+  assert.equal(await stopRecordedGroup({ ...g, pidScope: here }, { graceMs: 100, pidScope: null }), "elsewhere");
+  assert.equal(await isRunning(g.pgid), true);
 });

@@ -16,6 +16,7 @@ import { readFile, readlink } from "node:fs/promises";
 import { hostname } from "node:os";
 import { z } from "zod";
 import { errnoCode } from "../../core/errors.js";
+import { samePidScope } from "../../process/pid-scope.js";
 
 /** How often the holder refreshes its lock's heartbeat. */
 export const LOCK_HEARTBEAT_MS = 5_000;
@@ -108,15 +109,7 @@ export function judgeLock(facts: LockFacts): LockVerdict {
  */
 export function pidComparable(owner: RecordedOwner, here: { host: string; pidScope: PidScope | null }): boolean {
   if (owner.host !== here.host) return false;
-  const theirs = "pidScope" in owner ? owner.pidScope ?? null : null;
-  return theirs !== null && here.pidScope !== null && theirs.bootId === here.pidScope.bootId && theirs.pidNamespace === here.pidScope.pidNamespace;
-}
-
-/** This process's pid scope: its boot and pid namespace; null where /proc cannot tell (not Linux). */
-export async function currentPidScope(): Promise<PidScope | null> {
-  const bootId = await readFile("/proc/sys/kernel/random/boot_id", "utf8").then((t) => t.trim(), () => "");
-  const pidNamespace = await readlink("/proc/self/ns/pid").catch(() => "");
-  return bootId !== "" && pidNamespace !== "" ? { bootId, pidNamespace } : null;
+  return samePidScope("pidScope" in owner ? owner.pidScope : null, here.pidScope);
 }
 
 /** This machine's name, as locks record it. */

@@ -11,7 +11,8 @@ import { readFile, readdir, readlink, stat, utimes, writeFile } from "node:fs/pr
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { compiled } from "../../support/paths.js";
-import { currentPidScope, processStartTime } from "../../../src/runner/run-dir/lock-owner.js";
+import { currentPidScope } from "../../../src/process/pid-scope.js";
+import { processStartTime } from "../../../src/runner/run-dir/lock-owner.js";
 import { OutputError } from "../../../src/core/errors.js";
 import { RunLockedError, acquireRunLock as acquireLockFile } from "../../../src/runner/run-dir/run-lock.js";
 import { RunDir } from "../../../src/runner/run-dir/run-dir.js";
