@@ -170,7 +170,12 @@ export class ReportWriter {
   private latest: { results: TaskResult[]; meta: ReportMeta; final: boolean } | null = null;
   private queue: Promise<void> = Promise.resolve();
 
-  constructor(private readonly runDir: string, private readonly copies: Partial<ReportFiles> = {}) {}
+  /** `writeAll`: what writes one set of reports (the real writer; a test may wrap it to count). */
+  constructor(
+    private readonly runDir: string,
+    private readonly copies: Partial<ReportFiles> = {},
+    private readonly writeAll: typeof writeReports = writeReports,
+  ) {}
 
   /** `final`: the run's last write (copies that are written into, not replaced, get only this one). */
   write(results: readonly TaskResult[], meta: ReportMeta, final = false): Promise<void> {
@@ -185,7 +190,7 @@ export class ReportWriter {
     if (job === null) return; // an earlier flush already wrote these results or newer ones
     this.latest = null;
     try {
-      await writeReports(this.runDir, job.results, job.meta, this.copies, { final: job.final });
+      await this.writeAll(this.runDir, job.results, job.meta, this.copies, { final: job.final });
     } catch (err) {
       this.latest ??= job;
       throw err;

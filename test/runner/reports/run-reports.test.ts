@@ -49,15 +49,22 @@ test("copies for --junit/--stats/--summary are 0600 and leave the user's folder 
 
 test("a ReportWriter coalesces overlapping writes and ends with the latest results", async (t) => {
   const runDir = await tempDir(t);
-  const writer = new ReportWriter(runDir);
+  const written: number[] = [];
+  const writer = new ReportWriter(runDir, {}, async (...args) => {
+    written.push(args[1].length);
+    return await writeReports(...args);
+  });
   const all = sampleRun();
   const writes = all.map((_, index) => writer.write(all.slice(0, index + 1), sampleMeta()));
   await Promise.all(writes);
+  // Nine writes asked while none had started: one set of reports, the newest, is written.
+  assert.deepEqual(written, [all.length]);
   const stats = parseStatsReport(await readFile(join(runDir, "stats.json"), "utf8"));
   assert.equal(stats.total.counts.tasks, all.length);
   await writer.write(all.slice(0, 2), sampleMeta({ finishedAt: "2025-01-02T04:00:00.000Z" }));
   const later = parseStatsReport(await readFile(join(runDir, "stats.json"), "utf8"));
   assert.deepStrictEqual([later.total.counts.tasks, later.finishedAt], [2, "2025-01-02T04:00:00.000Z"]);
+  assert.deepEqual(written, [all.length, 2]);
 });
 
 test("a ReportWriter reports a failed write and keeps working", async (t) => {
