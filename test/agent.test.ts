@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { CodingAgent, type CodingAgentConfig } from "../src/agent.js";
 import type { Commit } from "../src/core/commit-hook.js";
 import { INTERRUPTED_RESULT } from "../src/core/conversation.js";
-import { CancelledError, CodingAgentError, ProviderError, SessionFileError } from "../src/core/errors.js";
+import { CancelledError, CodingAgentError, ProviderError, RhemaError, SessionFileError } from "../src/core/errors.js";
 import { nullSink } from "../src/core/events.js";
 import { MemorySink } from "../src/store/memory-sink.js";
 import { textOf, unansweredCalls, type Message, type ToolResultBlock } from "../src/core/messages.js";
@@ -234,6 +234,19 @@ test("a typed abort reason (a runner's timeout) is the error the turn ends with"
   setTimeout(() => controller.abort(new CodingAgentError("timeout", "the task's timeout of 1s passed")), 50);
   await assert.rejects(agent.turnWithCancel("go", nullSink, approval(), controller.signal), (err: unknown) =>
     err instanceof CodingAgentError && err.code === "timeout");
+});
+
+test("a bug thrown while the stream is read (by a sink here, or a provider's stray TypeError) is internal, not a provider outage", async (t) => {
+  const { agent } = await setup(t, [{ say: "hello" }]);
+  const sink = { emit: async (event: { type: string }) => {
+    if (event.type === "text") throw new TypeError("Cannot read properties of undefined (reading 'delta')");
+  } };
+  await assert.rejects(agent.turnWithCancel("go", sink, approval(), new AbortController().signal), (err: unknown) =>
+    err instanceof RhemaError && !(err instanceof ProviderError) && err.code === "internal" && /reading 'delta'/.test(err.message));
+  const strayProvider = { id: "stray:model", async *stream(): AsyncIterable<never> { throw new TypeError("fetch is not a function"); } };
+  const { config } = await setup(t, []);
+  await assert.rejects(new CodingAgent(strayProvider, config).turnWithCancel("go", nullSink, approval(), new AbortController().signal), (err: unknown) =>
+    err instanceof RhemaError && err.code === "internal");
 });
 
 test("retryTurnWithCancel re-sends the failed request byte for byte", async (t) => {

@@ -174,7 +174,10 @@ async function requestStep(ports: StepLoopPorts, step: number) {
   } catch (err) {
     throwIfCancelled(ports.signal, err);
     if (err instanceof RhemaError) throw err;
-    throw new ProviderError(`the model request failed: ${errorMessage(err)}`, { retryable: false, cause: err });
+    throwIfMachineLimit(err);
+    // Providers say their failures as ProviderError. Anything else thrown here — by a provider
+    // or by this loop's own sink — is a bug: `internal`, never an outage that --retry-errored reruns.
+    throw new RhemaError("internal", `the model request failed: ${errorMessage(err)}`, { cause: err });
   }
   throwIfCancelled(ports.signal);
   if (stopReason === undefined) {
