@@ -22,6 +22,7 @@ import { permissiveWarnings } from "../policy/file/permissive-warnings.js";
 import { builtinTools } from "../tools/index.js";
 import type { ExitCode } from "./exit-codes.js";
 import { print, type CliIo } from "./io.js";
+import { withExamples } from "./help-format.js";
 
 export interface PolicyCheckArgs {
   /** A policy file or `preset:NAME`. */
@@ -136,13 +137,14 @@ export async function policyCheckCommand(flags: Omit<PolicyCheckArgs, "cwd">, io
 
 /** The options of `policy check`, for its yargs builder: the one place they are declared. */
 export function policyCheckOptions<T>(y: Argv<T>) {
-  return y
+  return withExamples(y, [
+    ["$0 policy check --policy tasks/policies/ci.yaml --tool shell --input '{\"command\":\"npm test\"}'", "exit 0 if allowed, 1 if denied"],
+    ["$0 policy check --policy preset:read-only --tool write_file --input '{\"path\":\"src/a.ts\",\"content\":\"x\"}' --json", "the decision as one JSON object"],
+  ])
     .option("policy", { type: "string", demandOption: true, describe: "policy file, or preset:read-only|workspace-write|ci" })
     .option("tool", { type: "string", demandOption: true, describe: `built-in tool name: ${BUILTIN_TOOL_NAMES.join(", ")}` })
     .option("input", { type: "string", demandOption: true, describe: "the call's input as JSON, e.g. '{\"command\":\"npm test\"}'" })
     .option("workspace", { type: "string", describe: "workspace folder (default: the current folder)" })
     .option("json", { type: "boolean", default: false, describe: "print one JSON object: {decision, rule, reason}, or {error} for invalid input" })
-    .example("$0 policy check --policy tasks/policies/ci.yaml --tool shell --input '{\"command\":\"npm test\"}'", "exit 0 if allowed, 1 if denied")
-    .example("$0 policy check --policy preset:read-only --tool write_file --input '{\"path\":\"src/a.ts\",\"content\":\"x\"}' --json", "the decision as one JSON object")
     .epilogue("Exit codes: 0 allowed, 1 denied, 2 invalid input (policy, tool name, --input, workspace).");
 }
