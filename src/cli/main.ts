@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 /**
  * The `rhema` command line: parses flags with yargs and hands each command the process's
- * cwd, environment, streams and an interrupt signal. The only place that exits.
+ * cwd, environment, streams and an interrupt signal. The only place that exits. Help is rendered
+ * here and printed through the streams (help-format.ts keeps examples whole); a command that
+ * needs a subcommand and got none prints its own help to stderr, exit 2.
  */
 import { readFileSync, realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -172,9 +174,7 @@ export async function main(argv: string[], io: CliIo): Promise<ExitCode> {
   if (missing) {
     const words = [...missing.words, "--help"];
     const help = await renderHelp(buildParser(words, io, commands, () => Promise.resolve()), words);
-    print(io.stderr, `${help}
-
-rhema: ${missing.message}`);
+    print(io.stderr, `${help}\n\nrhema: ${missing.message}`);
     return EXIT_INVALID_INPUT;
   }
   let code: ExitCode = 0;

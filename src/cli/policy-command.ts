@@ -5,7 +5,8 @@
  * Exit 0 allow, 1 deny (so a script can branch on it), 2 for a bad policy, an unknown tool,
  * bad input JSON or a missing workspace. A path the tool refuses because it is outside the
  * workspace is a deny by the workspace boundary, as in a run. With `--json` every outcome is
- * one JSON object on stdout: `{decision, rule, reason}` or `{error}` (exit 2); warnings stay on
+ * one JSON object on stdout: `{decision, rule, reason}` or `{error}` (exit 2) — main prints the
+ * flag errors yargs finds (a missing `--policy`, an unknown flag) the same way; warnings stay on
  * stderr. `policyCheck` returns its output instead of printing, so tests call it directly;
  * `policyCheckCommand` is main's handler, and `policyCheckOptions` the one list of its flags.
  */

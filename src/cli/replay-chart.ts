@@ -1,6 +1,7 @@
 /**
  * The replay's chart: billed-equivalent input against retained context (the cost/context
- * frontier, one line per strategy across the budgets) beside the hit rate against the budget.
+ * frontier, one line per strategy across the budgets, each point labelled with its budget) beside
+ * the hit rate against the budget; tick labels rounded.
  * Vega-Lite compiled and rendered to SVG headless by Vega (no canvas, no browser), written atomically.
  */
 import type { TopLevelSpec } from "vega-lite";
