@@ -7,7 +7,7 @@
 import { RhemaError, parseUsd } from "../core/errors.js";
 import { SANDBOX_MODES, type SandboxMode } from "../process/sandbox-mode.js";
 import type { RunRequest } from "../runner/execute/run-request.js";
-import { parseLimitMs } from "../runner/tasks/duration.js";
+import { LIMIT_TEXT_RULE, parseLimitText } from "../runner/tasks/duration.js";
 
 /** Every input `action.yml` declares; a test holds the two lists equal and proves each is read. */
 export const ACTION_INPUT_NAMES = [
@@ -122,10 +122,10 @@ function wholeNumber(name: ActionInputName, value: string | undefined): number |
   return Number(value);
 }
 
-/** A limit as `--timeout` takes it: a duration (90s, 10m, 1h) or `none`; checked here to name the input. */
+/** A limit as `--timeout` takes it: a duration (90s, 10m, 1h), a number of seconds, or `none`; checked here to name the input. */
 function limit(name: ActionInputName, value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
-  if (parseLimitMs(value) === null) throw new ActionInputError(name, `Expected a duration like 90s, 10m or 1h, or none, got "${value}"`);
+  if (parseLimitText(value) === null) throw new ActionInputError(name, `Expected ${LIMIT_TEXT_RULE}, got "${value}"`);
   return value;
 }
 

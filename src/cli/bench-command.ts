@@ -3,7 +3,7 @@
  * under compaction strategies and budgets through the prompt-cache simulator, and prints one
  * row per (input, strategy, budget) and a total, as a table or JSON, with an optional chart.
  */
-import { readFile, readdir, stat } from "node:fs/promises";
+import { open, readFile, readdir, rm, stat } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
 import type { Argv } from "yargs";
 import type { CacheRules } from "../cache/prompt-cache-simulator.js";
@@ -17,40 +17,44 @@ import { readRunDirSessions } from "../runner/run-dir/recorded-sessions.js";
 import { RunDir } from "../runner/run-dir/run-dir.js";
 import { EXIT_OK, type ExitCode } from "./exit-codes.js";
 import { print, type CliIo } from "./io.js";
+import { withExamples } from "./help-format.js";
 import { renderReplayChart } from "./replay-chart.js";
 import { loadPricingFile } from "../runner/tasks/pricing-file.js";
 import { readRegularFile } from "../store/input-file.js";
 import { guardOutput } from "../runner/run-dir/output-guard.js";
+import { probeInto, reportDestination } from "../runner/reports/report-destination.js";
 import { canonicalPath, isWithinOrSame } from "../runner/run-dir/canonical-path.js";
 
 /** The options of `bench replay`, declared once. */
 export function benchReplayOptions<T>(y: Argv<T>) {
-  return y
+  return withExamples(y, [
+    ["$0 bench replay bench/corpus/scripted --chain --budget 8000 --budget 16000", "compare the strategies on the corpus as one long session"],
+    ["$0 bench replay .rhema/runs/latest --strategy sections --chart replay.svg", "what last night's run would have cost under other budgets"],
+  ])
     .positional("inputs", { type: "string", array: true, demandOption: true, describe: "corpus .jsonl files or folders, or rhema run directories" })
     .option("strategy", { type: "string", array: true, default: [], describe: "sections | summarize-all | keep-recent | none (repeatable; default all)" })
-    .option("budget", { type: "number", array: true, default: [], describe: "budget in tokens (repeatable; default 32000 64000 128000)" })
-    .option("block", { type: "number", describe: "section size in tokens (default: a tenth of the budget, at most 8000)" })
+    .option("budget", { type: "string", array: true, default: [], describe: "budget in tokens (repeatable; default 32000 64000 128000)" })
+    .option("block", { type: "string", describe: "section size in tokens (default: a tenth of the budget, at most 8000)" })
     .option("cache", { type: "string", default: "anthropic", choices: ["anthropic", "openai"], describe: "the provider whose cache rules apply" })
     .option("model", { type: "string", describe: "price the requests in dollars as this model (its cache minimum applies too)" })
     .option("pricing", { type: "string", describe: "pricing file: prices for --model beyond (or instead of) the bundled table's" })
     .option("chain", { type: "boolean", default: false, describe: "join the inputs, in order, into one long session" })
-    .option("gap", { type: "number", default: 15, describe: "seconds between chained inputs" })
+    .option("gap", { type: "string", default: "15", describe: "seconds between chained inputs" })
     .option("json", { type: "boolean", default: false, describe: "one JSON object instead of the table" })
-    .option("chart", { type: "string", describe: "write an SVG chart of cost against retained context and hit rate against budget" })
-    .example("rhema bench replay bench/corpus/scripted --chain --budget 8000 --budget 16000", "compare the strategies on the corpus as one long session")
-    .example("rhema bench replay .rhema/runs/latest --strategy sections --chart replay.svg", "what last night's run would have cost under other budgets");
+    .option("chart", { type: "string", describe: "write an SVG chart of cost against retained context and hit rate against budget" });
 }
 
+/** The flags as given; numbers stay text until checked here, so an error can quote what was typed. */
 export interface BenchReplayArgs {
   inputs: string[];
   strategy: string[];
-  budget: number[];
-  block?: number;
+  budget: Array<number | string>;
+  block?: number | string | undefined;
   cache: string;
   model?: string | undefined;
   pricing?: string | undefined;
   chain: boolean;
-  gap: number;
+  gap: number | string;
   json: boolean;
   chart?: string;
 }
@@ -61,9 +65,8 @@ export async function benchReplayCommand(args: BenchReplayArgs, io: CliIo): Prom
   const strategies = checkStrategies(args.strategy);
   const budgets = checkBudgets(args.budget);
   const cache = checkCache(args.cache);
-  if (args.block !== undefined && !(Number.isInteger(args.block) && args.block > 0)) {
-    throw new RhemaError("usage", `--block takes a whole number of tokens above 0, got ${JSON.stringify(args.block)}`);
-  }
+  const block = args.block === undefined ? undefined : wholeNumberFlag("--block", args.block, 1, "a whole number of tokens above 0");
+  const gapSeconds = secondsFlag("--gap", args.gap);
   let price: ((usage: Usage) => number | null) | undefined;
   if (args.pricing !== undefined && args.model === undefined) throw new RhemaError("usage", "--pricing prices --model's requests: name the model with --model");
   if (args.model !== undefined) {
@@ -75,11 +78,15 @@ export async function benchReplayCommand(args: BenchReplayArgs, io: CliIo): Prom
       return p.priced ? p.usd : null;
     };
   }
-  const inputs = await loadInputs(args.inputs.map((p) => resolve(io.cwd, p)), args.chain, args.gap * 1000);
-  if (args.chart) await checkChartApart(resolve(io.cwd, args.chart), args.inputs.map((p) => resolve(io.cwd, p)));
+  const inputs = await loadInputs(args.inputs.map((p) => resolve(io.cwd, p)), args.chain, gapSeconds * 1000);
+  if (args.chart) {
+    const chart = resolve(io.cwd, args.chart);
+    await checkChartApart(chart, args.inputs.map((p) => resolve(io.cwd, p)));
+    await guardOutput(chart, "write", () => probeChart(chart, io.pid));
+  }
   const live = !args.json && io.stderr.isTTY === true;
   const result = runSweep(inputs, {
-    strategies, budgets, cache, ...(args.block !== undefined ? { blockTokens: args.block } : {}),
+    strategies, budgets, cache, ...(block !== undefined ? { blockTokens: block } : {}),
     ...(args.model !== undefined ? { model: args.model } : {}), ...(price ? { price } : {}),
     onProgress: (done, total, label) => {
       if (args.json) return;
@@ -108,12 +115,37 @@ function checkStrategies(given: readonly string[]): StrategyName[] {
   return [...new Set(list)] as StrategyName[];
 }
 
-function checkBudgets(given: readonly number[]): number[] {
-  const list = given.length === 0 ? DEFAULT_REPLAY_BUDGETS : given;
-  for (const b of list) {
-    if (!Number.isInteger(b) || b < 1_000) throw new RhemaError("usage", `--budget takes a whole number of tokens from 1000 up, got ${JSON.stringify(b)}`);
-  }
+function checkBudgets(given: ReadonlyArray<number | string>): number[] {
+  const list = given.length === 0 ? DEFAULT_REPLAY_BUDGETS : given.map((b) => wholeNumberFlag("--budget", b, 1_000, "a whole number of tokens from 1000 up"));
   return [...new Set(list)];
+}
+
+/** A whole-number flag's value from `min` up, or exit 2 quoting what was given. */
+function wholeNumberFlag(flag: string, value: number | string, min: number, rule: string): number {
+  const text = String(value).trim();
+  const n = /^\d+$/.test(text) ? Number(text) : NaN;
+  if (!Number.isSafeInteger(n) || n < min) throw new RhemaError("usage", `${flag} takes ${rule}, got ${JSON.stringify(String(value))}`);
+  return n;
+}
+
+/** A number of seconds from 0 up (`15`, `2.5`), or exit 2 quoting what was given. */
+function secondsFlag(flag: string, value: number | string): number {
+  const text = String(value).trim();
+  const n = /^\d+(?:\.\d+)?$/.test(text) ? Number(text) : NaN;
+  if (!Number.isFinite(n)) throw new RhemaError("usage", `${flag} takes a number of seconds from 0 up, got ${JSON.stringify(String(value))}`);
+  return n;
+}
+
+/**
+ * Checks before the replay that the chart can be written where it is asked for, as `run` checks
+ * its report copies: not a folder, its folder there (a missing one is not made: exit 3 naming
+ * the path, before any work), a file creatable beside it. Nothing is left behind.
+ */
+async function probeChart(path: string, pid: number): Promise<void> {
+  if ((await reportDestination(path)) === "into") return probeInto(path);
+  const probe = `${path}.rhema-probe-${pid}`;
+  await (await open(probe, "w")).close();
+  await rm(probe, { force: true });
 }
 
 function checkCache(given: string): CacheRules {
@@ -190,21 +222,27 @@ const COLUMNS: Array<[string, (r: SweepRow) => string]> = [
   ["strategy", (r) => r.strategy],
   ["budget", (r) => `${r.budget / 1000}k`],
   ["requests", (r) => String(r.figures.requests)],
-  ["hit rate", (r) => r.figures.hitRate.toFixed(4)],
-  ["HR*(B)", (r) => r.figures.limit.toFixed(4)],
-  ["gap pts", (r) => r.figures.gapPoints.toFixed(2)],
+  ["hit rate", (r) => fixedNoNegativeZero(r.figures.hitRate, 4)],
+  ["HR*(B)", (r) => fixedNoNegativeZero(r.figures.limit, 4)],
+  ["gap pts", (r) => fixedNoNegativeZero(r.figures.gapPoints, 2)],
   ["flushes (free)", (r) => `${r.figures.flushes} (${r.figures.freeFlushes})`],
   ["merges", (r) => String(r.figures.summaryMerges)],
   ["peak tok", (r) => String(r.figures.peakRequestTokens)],
-  ["retained", (r) => r.figures.retainedContext.toFixed(3)],
+  ["retained", (r) => fixedNoNegativeZero(r.figures.retainedContext, 3)],
   ["worker tok", (r) => String(r.figures.workerTokens)],
   ["billed-eq (worker)", (r) => `${Math.round(r.figures.billedEquivalent)} (${Math.round(r.figures.workerBilledEquivalent)})`],
   ["cost/retained", (r) => String(Math.round(r.figures.costPerRetained))],
   ["re-write waste", (r) => String(Math.round(r.figures.rewriteWaste))],
-  ["min raw tail", (r) => (r.figures.minRawTailShare === null ? "-" : r.figures.minRawTailShare.toFixed(3))],
+  ["min raw tail", (r) => (r.figures.minRawTailShare === null ? "-" : fixedNoNegativeZero(r.figures.minRawTailShare, 3))],
 ];
 
-const COST_COLUMN: [string, (r: SweepRow) => string] = ["cost $", (r) => (r.figures.costUsd === null ? "unpriced" : r.figures.costUsd.toFixed(2))];
+/** `n` to `digits` places, never `-0.00`: a value that rounds to zero prints unsigned. */
+export function fixedNoNegativeZero(n: number, digits: number): string {
+  const text = n.toFixed(digits);
+  return /^-0\.?0*$/.test(text) ? text.slice(1) : text;
+}
+
+const COST_COLUMN: [string, (r: SweepRow) => string] = ["cost $", (r) => (r.figures.costUsd === null ? "unpriced" : fixedNoNegativeZero(r.figures.costUsd, 2))];
 
 export function renderTable(result: SweepResult, cache: CacheRules, model?: string, pricingFile?: string): string {
   const rows = [...result.rows, ...(result.rows.length > result.total.length ? result.total : [])];

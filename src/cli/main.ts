@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 /**
  * The `rhema` command line: parses flags with yargs and hands each command the process's
- * cwd, environment, streams and an interrupt signal. The only place that exits.
+ * cwd, environment, streams and an interrupt signal. The only place that exits. Help is rendered
+ * here and printed through the streams (help-format.ts keeps examples whole); a command that
+ * needs a subcommand and got none prints its own help to stderr, exit 2.
  */
 import { readFileSync, realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -16,6 +18,7 @@ import { DEFAULT_RUN_DIR, runCommand } from "./run-command.js";
 import { SANDBOX_MODES } from "../process/sandbox-mode.js";
 import { installShutdownSignals } from "../runner/execute/shutdown-signals.js";
 import { stallNetFor } from "../runner/execute/stall-net.js";
+import { expandExamples, helpWidth, oneNamePerUnknownArgument, withExamples } from "./help-format.js";
 
 function packageVersion(): string {
   const here = dirname(fileURLToPath(import.meta.url));
@@ -38,7 +41,10 @@ const SANDBOX_OPTION = {
 
 /** The options of `run`, for its yargs builder: the one place they are declared. */
 function runOptions<T>(y: Argv<T>) {
-  return y
+  return withExamples(y, [
+    ["$0 run tasks/", "run every task under tasks/, resuming .rhema/runs/latest"],
+    ["$0 run tasks/ --filter 'arithmetic/*' --junit junit.xml --json", "one suite, a JUnit copy, events as JSON lines"],
+  ])
     .positional("paths", { type: "string", array: true, demandOption: true, default: undefined, describe: "task files, folders or globs" })
     .option("out", { type: "string", default: DEFAULT_RUN_DIR, describe: "run directory; running again on it resumes" })
     .option("concurrency", { type: "string", default: "4", describe: "tasks at once (a whole number from 1 up)" })
@@ -59,37 +65,35 @@ function runOptions<T>(y: Argv<T>) {
     .option("report-skipped", { type: "boolean", default: false, describe: "list filtered-out tasks as skipped in JUnit" })
     .option("json", { type: "boolean", default: false, describe: "write the event stream as JSON lines to stdout" })
     .option("max-steps", { type: "string", describe: "step cap for tasks that set none (a whole number from 1 up; default 40)" })
-    .option("timeout", { type: "string", describe: "timeout for tasks that set none (90s, 10m, 1h; none: no limit)" })
-    .option("stream-idle", { type: "string", describe: "end a model's stream that sends no content for this long, as a retryable provider error (default 5m; none: no limit)" })
+    .option("timeout", { type: "string", describe: "timeout for tasks that set none (90s, 10m, 1h, or a number of seconds as in limits.timeout; none: no limit)" })
+    .option("stream-idle", { type: "string", describe: "end a model's stream that sends no content for this long, as a retryable provider error (90s, 5m or a number of seconds; default 5m; none: no limit)" })
     .option("max-cost", { type: "string", describe: "the run's budget in dollars, across all tasks: once spent, tasks stop (resumably, status stopped) and none starts" })
     .option("max-tokens", { type: "string", describe: "the run's budget in tokens (input + cache + output), across all tasks, likewise" })
     .option("stopped-ok", { type: "boolean", default: false, describe: "a task stopped on a budget does not fail the run (exit 0 if the rest passed)" })
     .option("allow-env", { type: "string", array: true, default: [], describe: "secret-looking variable the shell may see (repeatable)" })
     .option("sandbox", SANDBOX_OPTION)
     .option("pricing", { type: "string", describe: "pricing file (YAML, schema/pricing.schema.json): adds models to the price table or overrides their prices" })
-    .example("$0 run tasks/", "run every task under tasks/, resuming .rhema/runs/latest")
-    .example("$0 run tasks/ --filter 'arithmetic/*' --junit junit.xml --json", "one suite, a JUnit copy, events as JSON lines")
     .epilogue(EXIT_CODES_HELP);
 }
 
 
 /** The options of `validate`. */
 function validateOptions<T>(y: Argv<T>) {
-  return y
+  return withExamples(y, [
+    ["$0 validate tasks/", "check every task file and the policies they use"],
+    ["$0 validate tasks/policies/ci.yaml", "check one policy file"],
+  ])
     .positional("paths", { type: "string", array: true, demandOption: true, default: undefined, describe: "task files, folders or globs; a policy file is checked as a policy" })
     .option("policy", { type: "string", describe: "default policy to check too, for tasks that name none" })
     .option("sandbox", SANDBOX_OPTION)
-    .option("pricing", { type: "string", describe: "pricing file to check too" })
-    .example("$0 validate tasks/", "check every task file and the policies they use")
-    .example("$0 validate tasks/policies/ci.yaml", "check one policy file");
+    .option("pricing", { type: "string", describe: "pricing file to check too" });
 }
 
 /** The options of `report merge`. */
 function reportMergeOptions<T>(y: Argv<T>) {
-  return y
+  return withExamples(y, [["$0 report merge shard-1 shard-2 --out merged", "one junit.xml, stats.json and summary.md for all shards"]])
     .positional("dirs", { type: "string", array: true, demandOption: true, default: undefined, describe: "run directories, one per shard" })
-    .option("out", { type: "string", demandOption: true, describe: "run directory to write the merged reports into" })
-    .example("$0 report merge shard-1 shard-2 --out merged", "one junit.xml, stats.json and summary.md for all shards");
+    .option("out", { type: "string", demandOption: true, describe: "run directory to write the merged reports into" });
 }
 
 /** The commands, as `rhema bogus` lists them: each top-level name with its subcommands. */
@@ -108,6 +112,33 @@ export function unknownCommand(argv: readonly string[]): string | null {
     return `Unknown command "${first} ${second}". The commands are: ${list}`;
   }
   return null;
+}
+
+/**
+ * A command that takes a subcommand given without one (`rhema policy`), or no command at all:
+ * the words whose help is shown (to stderr, exit 2) and the message after it; else null.
+ */
+export function missingSubcommand(argv: readonly string[]): { words: string[]; message: string } | null {
+  if (argv.length === 0) return { words: [], message: `name a command: ${Object.keys(COMMANDS).join(", ")}` };
+  const [first, second] = argv;
+  const subs = first === undefined ? [] : COMMANDS[first] ?? [];
+  if (subs.length === 0 || (second !== undefined && !second.startsWith("-")) || asksForHelpOrVersion(argv)) return null;
+  return { words: [first!], message: `name a ${first} command: ${subs.join(", ")}` };
+}
+
+/** `--help`/`-h` or `--version`/`-v` among the flags (before a `--`). */
+function asksForHelpOrVersion(argv: readonly string[]): boolean {
+  return asksFor(argv, ["--help", "-h", "--version", "-v"]);
+}
+
+function asksFor(argv: readonly string[], flags: readonly string[]): boolean {
+  const end = argv.indexOf("--");
+  return (end < 0 ? argv : argv.slice(0, end)).some((a) => flags.includes(a));
+}
+
+/** `policy check --json`: its usage errors are a JSON `{error}` on stdout too, as its other errors are. */
+function wantsJsonErrors(argv: readonly string[]): boolean {
+  return argv[0] === "policy" && argv[1] === "check" && asksFor(argv, ["--json", "--json=true"]);
 }
 
 /**
@@ -138,20 +169,57 @@ export async function main(argv: string[], io: CliIo): Promise<ExitCode> {
     print(io.stderr, `rhema: ${unknown}\nSee \`rhema --help\`.`);
     return EXIT_INVALID_INPUT;
   }
-  const commands = await loadCommandModules(argv);
+  const missing = missingSubcommand(argv);
+  const commands = await loadCommandModules(missing ? missing.words : argv);
+  if (missing) {
+    const words = [...missing.words, "--help"];
+    const help = await renderHelp(buildParser(words, io, commands, () => Promise.resolve()), words);
+    print(io.stderr, `${help}\n\nrhema: ${missing.message}`);
+    return EXIT_INVALID_INPUT;
+  }
   let code: ExitCode = 0;
   const run = (promise: Promise<ExitCode>) => promise.then((c) => void (code = c));
   // Paths that name nothing (an unset variable) are refused before the command reads or writes.
   const checked = (command: PathCommand, args: Record<string, unknown>, handler: () => Promise<ExitCode>) =>
     run(Promise.resolve().then(() => checkPathFlags(command, args)).then(handler));
-  const parser = yargs(argv)
+  const parser = buildParser(argv, io, commands, checked);
+  if (asksFor(argv, ["--help", "-h"])) {
+    print(io.stdout, await renderHelp(parser, argv));
+    return 0;
+  }
+  try {
+    await parser.parseAsync();
+  } catch (err) {
+    const json = wantsJsonErrors(argv);
+    if (err instanceof UsageError) {
+      if (json) print(io.stdout, JSON.stringify({ error: err.message }));
+      else print(io.stderr, `rhema: ${err.message}\nSee \`rhema --help\`.`);
+      return EXIT_INVALID_INPUT;
+    }
+    if (io.interrupt.aborted) return EXIT_INTERRUPTED;
+    const { code: failCode, message } = describeFailure(err);
+    if (json && failCode === EXIT_INVALID_INPUT) print(io.stdout, JSON.stringify({ error: message.replace(/^rhema: /, "") }));
+    else print(io.stderr, message);
+    if (io.env.RHEMA_DEBUG && err instanceof Error && err.stack) print(io.stderr, err.stack);
+    return failCode;
+  }
+  return code;
+}
+
+type CommandModules = Awaited<ReturnType<typeof loadCommandModules>>;
+/** Runs a command's handler after its path flags are checked (main's `checked`). */
+type Dispatch = (command: PathCommand, args: Record<string, unknown>, handler: () => Promise<ExitCode>) => Promise<void>;
+
+/** The yargs parser of `argv`: every command, its options and examples, and `dispatch` for the handler of the one given. */
+function buildParser(argv: readonly string[], io: CliIo, commands: CommandModules, checked: Dispatch): Argv {
+  const parser = yargs([...argv])
     .scriptName("rhema")
     .version(packageVersion())
     .strict()
     .exitProcess(false)
-    .wrap(Math.min(110, io.stderr.columns ?? 100))
+    .wrap(helpWidth(io.stderr.columns, io.env))
     .fail((msg, err) => {
-      throw err ?? new UsageError(msg);
+      throw err ?? new UsageError(oneNamePerUnknownArgument(msg));
     })
     .command("run <paths..>", "run task suites and write reports", runOptions, (a) => checked("run", a, () => runCommand(a, io)))
     .command("validate <paths..>", "check task files and their policies, running nothing", validateOptions, (a) => checked("validate", a, () => loaded(commands.other).validateCommand(a, io)))
@@ -165,26 +233,22 @@ export async function main(argv: string[], io: CliIo): Promise<ExitCode> {
       .command("replay <inputs..>", "replay recorded sessions under compaction strategies and budgets through the prompt-cache simulator", (c) => loaded(commands.bench).benchReplayOptions(c), (a) => checked("bench replay", a, () => loaded(commands.bench).benchReplayCommand(a, io)))
       .demandCommand(1, "name a bench command: replay"))
     .demandCommand(1, "name a command: run, validate, policy check, report merge, bench replay")
-    .example("$0 run tasks/", "run the suites under tasks/ and write reports")
-    .example("$0 policy check --policy preset:ci --tool shell --input '{\"command\":\"npm test\"}'", "ask a policy about one call")
     .help()
     .alias("h", "help")
     .alias("v", "version");
+  withExamples(parser, [
+    ["$0 run tasks/", "run the suites under tasks/ and write reports"],
+    ["$0 policy check --policy preset:ci --tool shell --input '{\"command\":\"npm test\"}'", "ask a policy about one call"],
+  ]);
   skipHelpPrerender(parser);
-  try {
-    await parser.parseAsync();
-  } catch (err) {
-    if (err instanceof UsageError) {
-      print(io.stderr, `rhema: ${err.message}\nSee \`rhema --help\`.`);
-      return EXIT_INVALID_INPUT;
-    }
-    if (io.interrupt.aborted) return EXIT_INTERRUPTED;
-    const { code: failCode, message } = describeFailure(err);
-    print(io.stderr, message);
-    if (io.env.RHEMA_DEBUG && err instanceof Error && err.stack) print(io.stderr, err.stack);
-    return failCode;
-  }
-  return code;
+  return parser;
+}
+
+/** The help `parser` (given `--help`) renders, captured instead of printed, its examples unwrapped. */
+async function renderHelp(parser: Argv, argv: readonly string[]): Promise<string> {
+  let help = "";
+  await parser.parseAsync([...argv], {}, (_err, _argv, output) => void (help = output));
+  return expandExamples(help, "rhema");
 }
 
 class UsageError extends Error {}

@@ -5,7 +5,8 @@
  * Exit 0 allow, 1 deny (so a script can branch on it), 2 for a bad policy, an unknown tool,
  * bad input JSON or a missing workspace. A path the tool refuses because it is outside the
  * workspace is a deny by the workspace boundary, as in a run. With `--json` every outcome is
- * one JSON object on stdout: `{decision, rule, reason}` or `{error}` (exit 2); warnings stay on
+ * one JSON object on stdout: `{decision, rule, reason}` or `{error}` (exit 2) — main prints the
+ * flag errors yargs finds (a missing `--policy`, an unknown flag) the same way; warnings stay on
  * stderr. `policyCheck` returns its output instead of printing, so tests call it directly;
  * `policyCheckCommand` is main's handler, and `policyCheckOptions` the one list of its flags.
  */
@@ -22,6 +23,7 @@ import { permissiveWarnings } from "../policy/file/permissive-warnings.js";
 import { builtinTools } from "../tools/index.js";
 import type { ExitCode } from "./exit-codes.js";
 import { print, type CliIo } from "./io.js";
+import { withExamples } from "./help-format.js";
 
 export interface PolicyCheckArgs {
   /** A policy file or `preset:NAME`. */
@@ -136,13 +138,14 @@ export async function policyCheckCommand(flags: Omit<PolicyCheckArgs, "cwd">, io
 
 /** The options of `policy check`, for its yargs builder: the one place they are declared. */
 export function policyCheckOptions<T>(y: Argv<T>) {
-  return y
+  return withExamples(y, [
+    ["$0 policy check --policy tasks/policies/ci.yaml --tool shell --input '{\"command\":\"npm test\"}'", "exit 0 if allowed, 1 if denied"],
+    ["$0 policy check --policy preset:read-only --tool write_file --input '{\"path\":\"src/a.ts\",\"content\":\"x\"}' --json", "the decision as one JSON object"],
+  ])
     .option("policy", { type: "string", demandOption: true, describe: "policy file, or preset:read-only|workspace-write|ci" })
     .option("tool", { type: "string", demandOption: true, describe: `built-in tool name: ${BUILTIN_TOOL_NAMES.join(", ")}` })
     .option("input", { type: "string", demandOption: true, describe: "the call's input as JSON, e.g. '{\"command\":\"npm test\"}'" })
     .option("workspace", { type: "string", describe: "workspace folder (default: the current folder)" })
     .option("json", { type: "boolean", default: false, describe: "print one JSON object: {decision, rule, reason}, or {error} for invalid input" })
-    .example("$0 policy check --policy tasks/policies/ci.yaml --tool shell --input '{\"command\":\"npm test\"}'", "exit 0 if allowed, 1 if denied")
-    .example("$0 policy check --policy preset:read-only --tool write_file --input '{\"path\":\"src/a.ts\",\"content\":\"x\"}' --json", "the decision as one JSON object")
     .epilogue("Exit codes: 0 allowed, 1 denied, 2 invalid input (policy, tool name, --input, workspace).");
 }

@@ -1,12 +1,20 @@
 /**
  * The replay's chart: billed-equivalent input against retained context (the cost/context
- * frontier, one line per strategy across the budgets) beside the hit rate against the budget.
+ * frontier, one line per strategy across the budgets, each point labelled with its budget) beside
+ * the hit rate against the budget; tick labels rounded.
  * Vega-Lite compiled and rendered to SVG headless by Vega (no canvas, no browser), written atomically.
  */
 import type { TopLevelSpec } from "vega-lite";
 import writeFileAtomic from "write-file-atomic";
 import { reportDestination, writeInto } from "../runner/reports/report-destination.js";
 import type { SweepRow } from "../transcript/replay-sweep.js";
+
+/**
+ * Tick labels (d3-format): shares to at most three places with trailing zeros dropped (`0.3`,
+ * never `0.30000000000000004` or `1.000000`), token counts whole with thousands separators.
+ */
+const SHARE_FORMAT = ".3~f";
+const TOKENS_FORMAT = ",.0f";
 
 export function replayChartSpec(rows: readonly SweepRow[]): TopLevelSpec {
   const values = rows.map((r) => ({
@@ -26,13 +34,19 @@ export function replayChartSpec(rows: readonly SweepRow[]): TopLevelSpec {
         title: "Cost against retained context (compacting strategies)",
         width: 360, height: 260,
         transform: [{ filter: "datum.strategy !== 'none'" }],
-        mark: { type: "line", point: true },
         encoding: {
-          x: { field: "retained", type: "quantitative", title: "retained context (Σ sent ÷ Σ min(uncompacted, B))", scale: { zero: false } },
-          y: { field: "billed", type: "quantitative", title: "billed-equivalent input tokens", scale: { zero: false } },
-          color, order: { field: "budget", type: "quantitative" },
-          tooltip: [{ field: "strategy" }, { field: "budgetLabel", title: "budget" }],
+          x: { field: "retained", type: "quantitative", title: "retained context (Σ sent ÷ Σ min(uncompacted, B))", scale: { zero: false }, axis: { format: SHARE_FORMAT } },
+          y: { field: "billed", type: "quantitative", title: "billed-equivalent input tokens", scale: { zero: false }, axis: { format: TOKENS_FORMAT } },
+          color,
         },
+        layer: [
+          {
+            mark: { type: "line", point: true },
+            encoding: { order: { field: "budget", type: "quantitative" }, tooltip: [{ field: "strategy" }, { field: "budgetLabel", title: "budget" }] },
+          },
+          // Each point says which budget it is: the line runs across the budgets.
+          { mark: { type: "text", align: "left", dx: 5, dy: -7, fontSize: 10 }, encoding: { text: { field: "budgetLabel" } } },
+        ],
       },
       {
         title: "Cache hit rate against budget",
@@ -40,7 +54,7 @@ export function replayChartSpec(rows: readonly SweepRow[]): TopLevelSpec {
         mark: { type: "line", point: true },
         encoding: {
           x: { field: "budgetLabel", type: "ordinal", title: "budget (tokens)", sort: { field: "budget" } },
-          y: { field: "hitRate", type: "quantitative", title: "cache hit rate", scale: { zero: false } },
+          y: { field: "hitRate", type: "quantitative", title: "cache hit rate", scale: { zero: false }, axis: { format: SHARE_FORMAT } },
           color,
         },
       },

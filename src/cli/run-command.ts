@@ -6,6 +6,7 @@
  * that stops the run reaches main, which maps its code (2 invalid input, 3 the run could not
  * continue: its own output cannot be written).
  */
+import { resolve } from "node:path";
 import { runRequest, type RunRequest, type RunRequestOutcome } from "../runner/execute/run-request.js";
 import { EXIT_INTERRUPTED, EXIT_OK, EXIT_TASK_FAILED, type ExitCode } from "./exit-codes.js";
 import { print, type CliIo } from "./io.js";
@@ -60,7 +61,7 @@ export async function runCommand(args: RunArgs, io: CliIo): Promise<ExitCode> {
   } finally {
     view?.close();
   }
-  if (!args.json) print(io.stdout, finalSummary(outcome, outcome.runDir));
+  if (!args.json) print(io.stdout, finalSummary(outcome, outcome.runDir, reportCopies(args, io.cwd)));
   if (outcome.interrupted) return EXIT_INTERRUPTED;
   return outcome.results.every((r) => r.status === "passed" || (r.status === "stopped" && args.stoppedOk === true)) ? EXIT_OK : EXIT_TASK_FAILED;
 }
@@ -80,8 +81,23 @@ function parseUsdFlag(flag: string, value: number | string): number {
   return n;
 }
 
-/** The closing lines: counts, denials, cost, where the reports are. */
-export function finalSummary(outcome: Pick<RunRequestOutcome, "results" | "interrupted" | "reports">, runDir: string): string {
+/** The report copies the flags asked for (`--junit`, `--stats`, `--summary`), as absolute paths. */
+export interface ReportCopies {
+  junit?: string;
+  stats?: string;
+  summary?: string;
+}
+
+function reportCopies(args: Pick<RunArgs, "junit" | "stats" | "summary">, cwd: string): ReportCopies {
+  return {
+    ...(args.junit ? { junit: resolve(cwd, args.junit) } : {}),
+    ...(args.stats ? { stats: resolve(cwd, args.stats) } : {}),
+    ...(args.summary ? { summary: resolve(cwd, args.summary) } : {}),
+  };
+}
+
+/** The closing lines: counts, denials, cost, where the reports are (the run directory's, then the copies the flags asked for). */
+export function finalSummary(outcome: Pick<RunRequestOutcome, "results" | "interrupted" | "reports">, runDir: string, copies: ReportCopies = {}): string {
   const count = (s: string) => outcome.results.filter((r) => r.status === s).length;
   const denials = outcome.results.reduce((n, r) => n + r.policyDenials.count, 0);
   const lines = [
@@ -94,6 +110,10 @@ export function finalSummary(outcome: Pick<RunRequestOutcome, "results" | "inter
   for (const r of stopped) lines.push(`Stopped: ${r.suite}/${r.id}: ${r.error?.message ?? "a budget was spent"}`);
   if (stopped.length) lines.push("Raise the budget (limits.maxCostUsd / maxTokens, --max-cost, --max-tokens) and run the same command to continue the stopped tasks.");
   if (outcome.interrupted) lines.push(`Interrupted: run the same command again to continue (${runDir}).`);
-  lines.push(`Reports: ${outcome.reports.junit}, ${outcome.reports.stats}, ${outcome.reports.summary}`);
+  const extra = [
+    ...(copies.junit ? [`--junit ${copies.junit}`] : []), ...(copies.stats ? [`--stats ${copies.stats}`] : []),
+    ...(copies.summary ? [`--summary ${copies.summary} (appended)`] : []),
+  ];
+  lines.push(`Reports: ${outcome.reports.junit}, ${outcome.reports.stats}, ${outcome.reports.summary}${extra.length ? `; copies: ${extra.join(", ")}` : ""}`);
   return lines.join("\n");
 }

@@ -71,10 +71,13 @@ test("bad input values are named", () => {
   assert.throws(read({ "max-steps": "2.5" }), { message: 'input "max-steps": Expected a whole number from 1 and up, got "2.5"' });
   assert.throws(read({ "max-cost": "0" }), { message: 'input "max-cost": Expected a number of dollars above 0 (such as 20 or 0.5), got "0"' });
   assert.deepEqual(readActionInputs((n) => (n === "tasks" ? "t" : n === "max-cost" ? "$2.5" : undefined)).request.maxCost, 2.5);
-  assert.throws(read({ timeout: "soon" }), { message: 'input "timeout": Expected a duration like 90s, 10m or 1h, or none, got "soon"' });
-  assert.throws(read({ "stream-idle": "0s" }), { message: 'input "stream-idle": Expected a duration like 90s, 10m or 1h, or none, got "0s"' });
+  assert.throws(read({ timeout: "soon" }), { message: 'input "timeout": Expected a duration like 90s, 10m or 1h, a number of seconds, or none, got "soon"' });
+  assert.throws(read({ "stream-idle": "0s" }), { message: 'input "stream-idle": Expected a duration like 90s, 10m or 1h, a number of seconds, or none, got "0s"' });
   for (const name of ["timeout", "stream-idle"] as const) {
     assert.equal(readActionInputs((n) => (n === "tasks" ? "t" : n === name ? "none" : undefined)).request[name === "timeout" ? "timeout" : "streamIdle"], "none", `${name}: none is no limit`);
+    // A bare number is seconds, as in a task file's limits.
+    assert.equal(readActionInputs((n) => (n === "tasks" ? "t" : n === name ? "2" : undefined)).request[name === "timeout" ? "timeout" : "streamIdle"], "2", `${name}: 2 is 2 seconds`);
+    assert.throws(read({ [name]: "0" }), { message: `input "${name}": Expected a duration like 90s, 10m or 1h, a number of seconds, or none, got "0"` });
   }
   assert.throws(read({ "fail-on": "sometimes" }), { message: 'input "fail-on": Expected one of failure, error, never, got "sometimes"' });
   assert.throws(read({ resume: "yes" }), { message: 'input "resume": Expected true or false, got "yes"' });

@@ -39,7 +39,7 @@ test("bench replay refuses an unknown strategy, a tiny budget and a missing inpu
   assert.match(strategy.stderr, /--strategy takes sections, summarize-all, keep-recent, none; got "magic"/);
   const budget = await runCli(["bench", "replay", two[0]!, "--budget", "10"], { cwd: dir });
   assert.equal(budget.code, 2);
-  assert.match(budget.stderr, /--budget takes a whole number of tokens from 1000 up, got 10/);
+  assert.match(budget.stderr, /--budget takes a whole number of tokens from 1000 up, got "10"/);
   const missing = await runCli(["bench", "replay", join(dir, "nope.jsonl")], { cwd: dir });
   assert.equal(missing.code, 2);
   assert.match(missing.stderr, /nope\.jsonl: cannot read \(ENOENT\)/);

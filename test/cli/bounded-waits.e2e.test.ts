@@ -65,6 +65,8 @@ test("--timeout 1000h (above setTimeout's 2^31-1 ms) does not fire at once; none
     "suite/quick.yaml": shellStepsTask(["sleep 0.3"], { rest }),
     "slow/slow.yaml": shellStepsTask(["sleep 2"], { rest: `limits: { timeout: none }\n${rest}` }),
     "slow-limited/slow.yaml": shellStepsTask(["sleep 2"], { rest: `limits: { timeout: 1s }\n${rest}` }),
+    "slow-bare/slow.yaml": shellStepsTask(["sleep 2"], { rest: `limits: { timeout: 1 }\n${rest}` }),
+    "slow-flag/slow.yaml": shellStepsTask(["sleep 2"], { rest }),
   });
   for (const timeout of ["1000h", "100000h", "none"]) {
     const run = await runCli(["run", "suite", "--out", `run-${timeout}`, "--sandbox", "off", "--timeout", timeout], { cwd: root, env: cliEnv() });
@@ -77,13 +79,26 @@ test("--timeout 1000h (above setTimeout's 2^31-1 ms) does not fire at once; none
   const limited = await runCli(["run", "slow-limited", "--out", "run-limited", "--sandbox", "off"], { cwd: root, env: cliEnv() });
   assert.equal(limited.code, 1);
   assert.deepEqual((await readRunResults(join(root, "run-limited"))).map((r) => [r.status, r.error?.code]), [["errored", "timeout"]]);
+  // A bare number is seconds, on the flag as in a task file: `--timeout 1` is `limits.timeout: 1`.
+  const bareFile = await runCli(["run", "slow-bare", "--out", "run-bare-file", "--sandbox", "off"], { cwd: root, env: cliEnv() });
+  const bareFlag = await runCli(["run", "slow-flag", "--out", "run-bare-flag", "--sandbox", "off", "--timeout", "1"], { cwd: root, env: cliEnv() });
+  const timedOut: string[] = [];
+  for (const [run, dir] of [[bareFile, "run-bare-file"], [bareFlag, "run-bare-flag"]] as const) {
+    assert.equal(run.code, 1, `${dir}: ${run.stdout}\n${run.stderr}`);
+    const [result] = await readRunResults(join(root, dir));
+    assert.deepEqual([result?.status, result?.error?.code], ["errored", "timeout"], dir);
+    timedOut.push(result?.error?.message ?? "");
+  }
+  assert.equal(timedOut[0], timedOut[1], "the same limit, read the same way");
+  const bareLong = await runCli(["run", "suite", "--out", "run-bare-long", "--sandbox", "off", "--timeout", "30", "--stream-idle", "60.5"], { cwd: root, env: cliEnv() });
+  assert.equal(bareLong.code, 0, `--timeout 30 --stream-idle 60.5: ${bareLong.stderr}`);
 
-  for (const bad of ["0s", "soon", ""]) {
+  for (const bad of ["0s", "soon", "", "0", "-1", "2x"]) {
     const refused = await runCli(["run", "suite", "--out", "run-bad", "--timeout", bad], { cwd: root, env: cliEnv() });
     assert.equal(refused.code, 2, bad);
-    assert.match(refused.stderr, new RegExp(`Expected --timeout as a duration like 90s, 10m or 1h, or none, got "${bad}"`));
+    assert.ok(refused.stderr.includes(`Expected --timeout as a duration like 90s, 10m or 1h, a number of seconds, or none, got "${bad}"`), refused.stderr);
   }
   const badIdle = await runCli(["run", "suite", "--out", "run-bad", "--stream-idle", "0ms"], { cwd: root, env: cliEnv() });
   assert.equal(badIdle.code, 2);
-  assert.match(badIdle.stderr, /Expected --stream-idle as a duration like 90s, 10m or 1h, or none, got "0ms"/);
+  assert.match(badIdle.stderr, /Expected --stream-idle as a duration like 90s, 10m or 1h, a number of seconds, or none, got "0ms"/);
 });

@@ -336,6 +336,7 @@ test("rhema validate shows each task's effective sandbox and network, and where 
     "s/by-task.yaml": SMALL_TASK + "sandbox: bwrap\n",
     "s/by-policy.yaml": SMALL_TASK.replace("rules: [] }", "rules: [], sandbox: bwrap, network: allow }") + "sandbox: off\n",
     "s/task-off.yaml": SMALL_TASK + "sandbox: off\n",
+    "s/policy-off.yaml": SMALL_TASK.replace("rules: [] }", "rules: [], sandbox: off, network: deny }"),
   });
   const plain = await runCli(["validate", "s"], { cwd: root });
   assert.equal(plain.code, 0, plain.stderr);
@@ -343,14 +344,26 @@ test("rhema validate shows each task's effective sandbox and network, and where 
     "  s/by-default: sandbox auto (default), network deny (default)",
     "  s/by-policy: sandbox bwrap (policy), network allow (policy)",
     "  s/by-task: sandbox bwrap (task), network deny (default)",
-    "  s/task-off: sandbox off (task), network deny (default)",
+    "  s/policy-off: sandbox off (policy), network allow (no sandbox; the policy's network: deny needs a sandbox)",
+    "  s/task-off: sandbox off (task), network allow (no sandbox)",
   ]);
   const flagged = await runCli(["validate", "s", "--sandbox", "auto"], { cwd: root });
   assert.deepEqual(flagged.stdout.split("\n").filter((l) => l.startsWith("  ")), [
     "  s/by-default: sandbox auto (flag), network deny (default)",
     "  s/by-policy: sandbox bwrap (policy), network allow (policy)",
     "  s/by-task: sandbox bwrap (task), network deny (default)",
+    "  s/policy-off: sandbox auto (flag), network deny (policy)",
     "  s/task-off: sandbox auto (flag), network deny (default)",
+  ]);
+  // Off on the command line: nothing can deny the network, as the run records it.
+  const off = await runCli(["validate", "s", "--sandbox", "off"], { cwd: root });
+  assert.equal(off.code, 0, off.stderr);
+  assert.deepEqual(off.stdout.split("\n").filter((l) => l.startsWith("  ")), [
+    "  s/by-default: sandbox off (flag), network allow (no sandbox)",
+    "  s/by-policy: sandbox bwrap (policy), network allow (policy)",
+    "  s/by-task: sandbox bwrap (task), network deny (default)",
+    "  s/policy-off: sandbox off (flag), network allow (no sandbox; the policy's network: deny needs a sandbox)",
+    "  s/task-off: sandbox off (flag), network allow (no sandbox)",
   ]);
   const bad = await runCli(["validate", "s", "--sandbox", "maybe"], { cwd: root });
   assert.equal(bad.code, 2);

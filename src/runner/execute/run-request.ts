@@ -12,7 +12,7 @@ import type { ModelProvider } from "../../core/provider.js";
 import { RhemaError } from "../../core/errors.js";
 import { createProvider, type ProviderEnv, type ProviderSpec } from "../../providers/provider-factory.js";
 import { processCommandRunner } from "./command-runner.js";
-import { parseLimitMs } from "../tasks/duration.js";
+import { LIMIT_TEXT_RULE, parseLimitText } from "../tasks/duration.js";
 import { SecretRedactor } from "./secret-redactor.js";
 import { loadTasks, parseShard } from "../tasks/suite-loader.js";
 import type { InputCaps } from "../tasks/task-file.js";
@@ -249,8 +249,8 @@ function mayRunCommands(approval: Approval): boolean {
 /** A limit flag (`--timeout`, `--stream-idle`): milliseconds, Infinity for `none`, undefined when not given. */
 function parseLimitFlag(flag: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
-  const ms = parseLimitMs(value);
-  if (ms === null) throw new RhemaError("usage", `Expected ${flag} as a duration like 90s, 10m or 1h, or none, got "${value}"`);
+  const ms = parseLimitText(value);
+  if (ms === null) throw new RhemaError("usage", `Expected ${flag} as ${LIMIT_TEXT_RULE}, got "${value}"`);
   return ms;
 }
 

@@ -37,6 +37,22 @@ export function parseLimitMs(value: string | number): number | null {
   return parseDurationMs(value);
 }
 
+/** A bare number as a flag or input gives it (`2`, `1.5`): seconds, as a number in a task file is. */
+const BARE_SECONDS_PATTERN = /^\d+(?:\.\d+)?$/;
+
+/**
+ * Milliseconds for a limit given as text (`--timeout`, `--stream-idle`, the Action's inputs):
+ * what `limits.timeout` takes in a task file, read the same way — a bare number is seconds
+ * (`--timeout 2` is `limits.timeout: 2`), else a duration or `none` as `parseLimitMs` reads it.
+ */
+export function parseLimitText(text: string): number | null {
+  const trimmed = text.trim();
+  return BARE_SECONDS_PATTERN.test(trimmed) ? parseDurationMs(Number(trimmed)) : parseLimitMs(trimmed);
+}
+
+/** How a limit's text is described when it is not one, after "Expected X as". */
+export const LIMIT_TEXT_RULE = "a duration like 90s, 10m or 1h, a number of seconds, or none";
+
 /**
  * A short human reading of a duration: `850ms`, `12.3s`, `4m 05s`, `2h 03m`.
  * Negative input is shown as zero.

@@ -41,7 +41,16 @@ export function resolveTaskSandbox(askers: SandboxAskers): TaskSandboxSetting {
   };
 }
 
-/** `bwrap (from policy), network deny (default)`: one task's setting as validate prints it. */
+/**
+ * `bwrap (from policy), network deny (default)`: one task's setting as validate prints it. With
+ * the sandbox off nothing can deny the network, so it says allow, as the run records it
+ * (`result.json` `sandbox: {mode: "off", network: "allow"}`), whatever the policy asks.
+ */
 export function describeSandboxSetting(setting: TaskSandboxSetting): string {
-  return `sandbox ${setting.mode} (${setting.modeFrom}), network ${setting.network} (${setting.networkFrom})`;
+  const mode = `sandbox ${setting.mode} (${setting.modeFrom})`;
+  if (setting.mode === "off") {
+    const ignored = setting.network === "deny" && setting.networkFrom === "policy" ? "; the policy's network: deny needs a sandbox" : "";
+    return `${mode}, network allow (no sandbox${ignored})`;
+  }
+  return `${mode}, network ${setting.network} (${setting.networkFrom})`;
 }
