@@ -61,10 +61,11 @@ async function shardedAndWhole(t: Parameters<typeof tempDir>[0]) {
   for (const index of [1, 2, 3]) {
     const dir = join(root, `shard-${index}`);
     const loaded = await loadTasks([suites], { ...selection, shard: { index, count: 3 } });
+    // Shard 2 ran longest, from the run's start to its end: the merged wall time is the longest shard's.
     await writeRun(dir, loaded, {
       runId: `run-1-shard-${index}`,
       startedAt: index === 2 ? T0 : "2025-01-02T03:01:00.000Z",
-      finishedAt: index === 3 ? T1 : "2025-01-02T03:20:00.000Z",
+      finishedAt: index === 2 ? T1 : "2025-01-02T03:20:00.000Z",
     });
     shards.push(dir);
   }
