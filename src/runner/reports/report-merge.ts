@@ -203,7 +203,7 @@ async function checkDistinctInputs(dirs: readonly string[]): Promise<void> {
  * Mixed totals and a shard given twice are errors always; missing shards, and inputs that record
  * none beside sharded ones, unless `allowPartial`.
  */
-export function checkShards(inputs: readonly Pick<ShardRun, "dir" | "shards">[], allowPartial: boolean): ShardCoverage | null {
+function checkShards(inputs: readonly Pick<ShardRun, "dir" | "shards">[], allowPartial: boolean): ShardCoverage | null {
   const sharded = inputs.flatMap((input) => (input.shards.kind === "none" ? [] : [{ dir: input.dir, ...input.shards }]));
   if (sharded.length === 0) return null;
   const describe = (input: (typeof sharded)[number]) =>
