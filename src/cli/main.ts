@@ -93,7 +93,8 @@ function validateOptions<T>(y: Argv<T>) {
 function reportMergeOptions<T>(y: Argv<T>) {
   return withExamples(y, [["$0 report merge shard-1 shard-2 --out merged", "one junit.xml, stats.json and summary.md for all shards"]])
     .positional("dirs", { type: "string", array: true, demandOption: true, default: undefined, describe: "run directories, one per shard" })
-    .option("out", { type: "string", demandOption: true, describe: "run directory to write the merged reports into" });
+    .option("out", { type: "string", demandOption: true, describe: "run directory to write the merged reports into" })
+    .option("allow-partial", { type: "boolean", default: false, describe: "merge although shards are missing; the merged reports name them" });
 }
 
 /** The commands, as `rhema bogus` lists them: each top-level name with its subcommands. */

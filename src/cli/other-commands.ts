@@ -56,11 +56,16 @@ function plural(n: number, one: string, many: string): string {
   return `${n} ${n === 1 ? one : many}`;
 }
 
-export async function reportMergeCommand(args: { dirs: string[]; out: string }, io: CliIo): Promise<ExitCode> {
-  const outcome = await mergeRunReports(args.dirs.map((d) => resolve(io.cwd, d)), resolve(io.cwd, args.out), { cwd: io.cwd, pid: io.pid });
+export async function reportMergeCommand(args: { dirs: string[]; out: string; allowPartial?: boolean }, io: CliIo): Promise<ExitCode> {
+  const outcome = await mergeRunReports(args.dirs.map((d) => resolve(io.cwd, d)), resolve(io.cwd, args.out), {
+    cwd: io.cwd, pid: io.pid, allowPartial: args.allowPartial === true,
+  });
   for (const missing of outcome.missingTranscripts) print(io.stderr, `rhema: transcript not found, not copied: ${missing}`);
+  const missingShards = outcome.meta.shards?.missing ?? [];
+  if (missingShards.length > 0) print(io.stderr, `rhema: partial merge: shard(s) ${missingShards.join(", ")} missing; the merged reports say so`);
   const cost = sumCosts(outcome.results);
-  print(io.stdout, `merged ${outcome.results.length} task result(s) from ${args.dirs.length} run(s)${cost === null ? "" : `, cost ${formatCostTotal(cost)}`}: ` +
+  const shards = outcome.meta.shards ? ` (shards ${outcome.meta.shards.merged.join(", ")} of ${outcome.meta.shards.count})` : "";
+  print(io.stdout, `merged ${outcome.results.length} task result(s) from ${args.dirs.length} run(s)${shards}${cost === null ? "" : `, cost ${formatCostTotal(cost)}`}: ` +
     `${outcome.files.junit}, ${outcome.files.stats}, ${outcome.files.summary}`);
   return EXIT_OK;
 }

@@ -14,7 +14,7 @@ import { createProvider, type ProviderEnv, type ProviderSpec } from "../../provi
 import { processCommandRunner } from "./command-runner.js";
 import { LIMIT_TEXT_RULE, parseLimitText } from "../tasks/duration.js";
 import { SecretRedactor } from "./secret-redactor.js";
-import { loadTasks, parseShard } from "../tasks/suite-loader.js";
+import { formatShard, loadTasks, parseShard } from "../tasks/suite-loader.js";
 import type { InputCaps } from "../tasks/task-file.js";
 import { runSuite, type RunProgress, type SuiteRunOutcome } from "./suite-runner.js";
 import type { TaskDefinition } from "../tasks/task-file.js";
@@ -121,7 +121,15 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
   // file could ask for it, and settleSandboxes probes then).
   if (request.sandbox !== "off") void probeSandbox(sandboxSearchPath(context.env.PATH));
   const loaded = await loadTasks(request.paths, { cwd: context.cwd, filters: request.filter, tags: request.tag, shard, exclude: [resolve(context.cwd, request.out)], ...(request.caps ? { caps: request.caps } : {}) });
-  if (loaded.tasks.length === 0) throw new RhemaError("usage", `no task to run: ${request.paths.join(" ")} selected none${request.filter.length || request.tag.length || shard ? " (after --filter/--tag/--shard)" : ""}`);
+  // Paths, --filter and --tag that select nothing are a mistake; a shard whose share of a
+  // selection is nothing is not (a matrix sized once, a suite or tags shrinking it): it runs no
+  // task and writes empty reports, so the job passes and its reports merge.
+  if (loaded.selectedInAllShards === 0) {
+    throw new RhemaError("usage", `no task to run: ${request.paths.join(" ")} selected none${request.filter.length || request.tag.length ? " (after --filter/--tag)" : ""}`);
+  }
+  if (loaded.tasks.length === 0 && shard !== null) {
+    context.onNote(`shard ${formatShard(shard)} selected none of the ${loaded.selectedInAllShards} selected task(s): no task runs, its reports are empty`);
+  }
   // Each task's model, resolved once (task file, else flags): providers, prices and budgets read it.
   const specs = new Map(loaded.tasks.map((task) => [taskKey(task), providerSpec(task, request)]));
   // Each task's stream idle limit: its own, else the flag's, else the providers' default.
@@ -161,6 +169,7 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
     tasks: loaded.tasks,
     ...(request.reportSkipped ? { skipped: loaded.skipped } : {}),
     runDir,
+    shard: shard === null ? null : formatShard(shard),
     concurrency: request.concurrency,
     restartChanged: request.restartChanged,
     selection: request.restart ? "restart" : request.add ? "add" : "resume",

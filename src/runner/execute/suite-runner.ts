@@ -19,7 +19,7 @@ import type { TaskEvent } from "./runner-events.js";
 import { RunDir, runDirRefusal, type ReportFiles } from "../run-dir/run-dir.js";
 import type { LockTiming } from "../run-dir/lock-owner.js";
 import type { LockGuard } from "../run-dir/run-lock.js";
-import { planManifestTasks, type ManifestTask, type RunManifest, type SelectionMode } from "../run-dir/run-manifest.js";
+import { planManifestTasks, shardChange, type ManifestTask, type RunManifest, type SelectionMode } from "../run-dir/run-manifest.js";
 import { ReportWriter, appendSummary, probeReportCopies, probeSummaryAppend } from "../reports/run-reports.js";
 import { repositoryRelativePaths } from "../reports/report-paths.js";
 import type { TaskDefinition } from "../tasks/task-file.js";
@@ -48,6 +48,8 @@ export interface SuiteRunOptions {
   runDir: string;
   concurrency: number;
   restartChanged: boolean;
+  /** The run's shard, `i/n` (recorded in the manifest; resuming another shard's run is refused); default null, unsharded. */
+  shard?: string | null;
   /** What to do when the run directory holds a run (see `SelectionMode`); default `resume`. */
   selection?: SelectionMode;
   /** Where report paths of task files outside any repository are taken relative to (the CLI's cwd). */
@@ -115,6 +117,8 @@ export async function runSuite(opts: SuiteRunOptions): Promise<SuiteRunOutcome> 
     const selection = opts.selection ?? "resume";
     if (selection === "restart") await runDir.wipeRun();
     const previous = await runDir.readManifest();
+    const changedShard = previous === null ? null : shardChange(opts.runDir, previous, opts.shard ?? null);
+    if (changedShard !== null) throw new RhemaError("usage", changedShard);
     // The tasks' hashes in the scheme of the run directory's hashes (an old one keeps its own).
     const hashScheme = previous?.hashScheme ?? CURRENT_HASH_SCHEME;
     opts = { ...opts, tasks: opts.tasks.map((task) => ({ ...task, contentHash: hashUnder(task, hashScheme) })) };
@@ -144,7 +148,7 @@ async function runQueue(opts: SuiteRunOptions, runDir: RunDir, manifest: RunMani
   const view = () => reportedTasks(manifest.tasks, results, interruptedKeys, selected);
   const meta = (unfinished: UnfinishedTask[]): ReportMeta => ({
     runId: manifest.runId, startedAt: manifest.startedAt, finishedAt: opts.env.now().toISOString(),
-    wallTimeMs: clock.wallTimeMs(), displayFiles, unfinished,
+    wallTimeMs: clock.wallTimeMs(), displayFiles, unfinished, shard: manifest.shard ?? null,
     ...(skipped ? { skipped } : {}),
   });
   // Each write also records the run's wall time in the manifest, so a kill loses at most one write's worth.
@@ -341,6 +345,7 @@ async function updateManifest(
     resumes: previous ? previous.resumes + 1 : 0,
     activeMs: previous?.activeMs ?? 0,
     hashScheme: run.hashScheme,
+    shard: opts.shard ?? null,
     tasks: run.tasks,
   };
   await runDir.writeManifest(manifest);

@@ -1,27 +1,37 @@
 /**
  * `rhema report merge DIRS… --out DIR`: the run directories of a CI matrix's shards become one
  * set of reports. The source of truth is each directory's `tasks/<suite>/<id>/result.json`;
- * each directory's `stats.json` adds its run id, times and skipped tasks (without it they are
- * taken from the results). A task present in two directories is an error. The merged meta is
- * deterministic — earliest start, latest finish, run ids joined — so merging shards 1/3, 2/3,
- * 3/3 gives the reports of the unsharded run (apart from run id and times).
+ * each directory's `stats.json` adds its run id, times, wall time, shard and skipped tasks
+ * (without it they are taken from the results, and the shard from `manifest.json`). A task
+ * present in two directories is an error, and so is one directory given twice (by any path).
+ * The merged meta is deterministic — earliest start, latest finish, the longest input's wall
+ * time (the jobs of a matrix run side by side), run ids joined — so merging shards 1/3, 2/3,
+ * 3/3 gives the reports of the unsharded run (apart from run id, times and the shard record).
+ *
+ * Shards (`checkShards`): inputs that record one (`i/n`, or an earlier merge's shards) must be
+ * all of one `n`, none twice, and together every `i` — else exit 2 naming them; with
+ * `allowPartial` missing shards are allowed and the merged reports name them. Inputs that record
+ * none (unsharded runs, run directories of rhemas before the record) merge unchecked among
+ * themselves, as before; beside sharded inputs they need `allowPartial` (which shard they were
+ * cannot be told).
  *
  * The out directory receives the results and the transcripts they point at, under the same
  * relative paths, so its reports' transcript paths resolve and it can itself be merged again.
  */
 import { readFile, stat } from "node:fs/promises";
-import { isAbsolute, resolve } from "node:path";
+import { isAbsolute, join, resolve } from "node:path";
 import { canonicalPath, isWithinOrSame } from "../run-dir/canonical-path.js";
 import { RhemaError, errnoCode, errorMessage } from "../../core/errors.js";
 import { writePrivateFileAtomic } from "../../store/private-files.js";
 import { writeReports, type ReportFiles } from "./run-reports.js";
 import { repositoryRelativePaths } from "./report-paths.js";
 import { parseStatsReport } from "./stats-report.js";
+import { formatShard, parseShard } from "../tasks/suite-loader.js";
 import { guardOutput } from "../run-dir/output-guard.js";
 import { RunDir } from "../run-dir/run-dir.js";
 import {
   TaskResultFileError, compareTasks, taskKey,
-  type ReportMeta, type SkippedTask, type TaskResult, type UnfinishedTask,
+  type ReportMeta, type ShardCoverage, type SkippedTask, type TaskResult, type UnfinishedTask,
 } from "../run-dir/task-result.js";
 
 export interface MergeOptions {
@@ -31,6 +41,8 @@ export interface MergeOptions {
   cwd?: string;
   /** The pid the out directory's lock records; default this process's. */
   pid?: number;
+  /** Merge although shards are missing (or inputs record no shard); the merged reports name the missing ones. */
+  allowPartial?: boolean;
 }
 
 export interface MergeOutcome {
@@ -42,10 +54,17 @@ export interface MergeOutcome {
   missingTranscripts: string[];
 }
 
+/** Which shards an input holds: one (`--shard i/n`), an earlier merge's, or none recorded. */
+type InputShards =
+  | { kind: "shard"; count: number; indexes: number[] }
+  | { kind: "merged"; count: number; indexes: number[] }
+  | { kind: "none" };
+
 interface ShardRun {
   dir: string;
   results: TaskResult[];
   meta: ReportMeta | null;
+  shards: InputShards;
 }
 
 /** Merges the run directories `dirs` (absolute) into `outDir` (absolute) and writes its reports. */
@@ -53,19 +72,21 @@ export async function mergeRunReports(dirs: readonly string[], outDir: string, o
   checkMergePaths(dirs, outDir);
   const shards: ShardRun[] = [];
   for (const dir of dirs) shards.push(await readShardRun(dir));
+  await checkDistinctInputs(dirs);
+  const coverage = checkShards(shards, options.allowPartial ?? false);
   await checkMergeOut(dirs, outDir);
   // Held while writing: a live run's directory is refused (exit 2), a dead one's lock taken over.
   const lock = await new RunDir(outDir).lock(options.pid ?? process.pid, new Date());
   try {
-    return await writeMerged(shards, outDir, options);
+    return await writeMerged(shards, coverage, outDir, options);
   } finally {
     await lock.release();
   }
 }
 
-async function writeMerged(shards: readonly ShardRun[], outDir: string, options: MergeOptions): Promise<MergeOutcome> {
+async function writeMerged(shards: readonly ShardRun[], coverage: ShardCoverage | null, outDir: string, options: MergeOptions): Promise<MergeOutcome> {
   const results = mergeResults(shards);
-  const merged = mergeMeta(shards, results, options);
+  const merged = { ...mergeMeta(shards, results, options), shard: null, shards: coverage };
   const files = [...results, ...(merged.skipped ?? []), ...(merged.unfinished ?? [])].map((t) => t.file);
   const meta: ReportMeta = { ...merged, displayFiles: await repositoryRelativePaths(files, options.cwd ?? null) };
   const missingTranscripts: string[] = [];
@@ -125,13 +146,93 @@ async function readShardRun(dir: string): Promise<ShardRun> {
   const results = await run.readResults();
   const statsPath = run.reports.stats;
   const text = await run.readReport("stats");
-  if (text === null) return { dir, results, meta: null };
+  if (text === null) {
+    // No reports yet (killed before its first write): the manifest, if any, says its shard.
+    const manifest = await run.readManifest();
+    return { dir, results, meta: null, shards: inputShards(manifest?.shard ?? null, null, join(dir, "manifest.json")) };
+  }
   try {
     const stats = parseStatsReport(text);
-    return { dir, results, meta: { runId: stats.runId, startedAt: stats.startedAt, finishedAt: stats.finishedAt, skipped: stats.skipped, unfinished: stats.unfinished } };
+    return {
+      dir, results,
+      meta: { runId: stats.runId, startedAt: stats.startedAt, finishedAt: stats.finishedAt, wallTimeMs: stats.wallTimeMs, skipped: stats.skipped, unfinished: stats.unfinished },
+      shards: inputShards(stats.shard, stats.shards, statsPath),
+    };
   } catch (err) {
+    if (err instanceof RhemaError) throw err;
     throw new TaskResultFileError(statsPath, `not a rhema stats.json: ${errorMessage(err).slice(0, 500)}`, { cause: err });
   }
+}
+
+/** An input's shards from its record: `shard` (`i/n`) or an earlier merge's `shards`; neither is none. */
+function inputShards(shard: string | null, merged: ShardCoverage | null, file: string): InputShards {
+  try {
+    if (shard !== null) {
+      const { index, count } = parseShard(shard);
+      return { kind: "shard", count, indexes: [index] };
+    }
+    if (merged !== null) {
+      const indexes = merged.merged.map((text) => parseShard(text)).map((s) => {
+        if (s.count !== merged.count) throw new RhemaError("usage", `shard ${formatShard(s)} is not one of ${merged.count}`);
+        return s.index;
+      });
+      return { kind: "merged", count: merged.count, indexes };
+    }
+  } catch (err) {
+    throw new TaskResultFileError(file, `its shard record is not i/n: ${errorMessage(err)}`, { cause: err });
+  }
+  return { kind: "none" };
+}
+
+/** Two inputs that are one directory (the same path twice, a link to another input): exit 2 naming both. */
+async function checkDistinctInputs(dirs: readonly string[]): Promise<void> {
+  const seen = new Map<string, string>();
+  for (const dir of dirs) {
+    const real = await canonicalPath(dir);
+    const first = seen.get(real);
+    if (first !== undefined) {
+      const as = first === dir ? `twice as ${dir}` : `twice: as ${first} and as ${dir}`;
+      throw new RhemaError("usage", `The run directory ${real} is given ${as}: give each shard's directory once`);
+    }
+    seen.set(real, dir);
+  }
+}
+
+/**
+ * The shards the merge holds, checked (see the header): null when no input records a shard.
+ * Mixed totals and a shard given twice are errors always; missing shards, and inputs that record
+ * none beside sharded ones, unless `allowPartial`.
+ */
+function checkShards(inputs: readonly Pick<ShardRun, "dir" | "shards">[], allowPartial: boolean): ShardCoverage | null {
+  const sharded = inputs.flatMap((input) => (input.shards.kind === "none" ? [] : [{ dir: input.dir, ...input.shards }]));
+  if (sharded.length === 0) return null;
+  const describe = (input: (typeof sharded)[number]) =>
+    `${input.dir} (${input.kind === "shard" ? `shard ${input.indexes[0]}/${input.count}` : `merged shards ${input.indexes.map((i) => `${i}/${input.count}`).join(", ") || "none"}`})`;
+  const counts = [...new Set(sharded.map((input) => input.count))].sort((a, b) => a - b);
+  if (counts.length > 1) {
+    throw new RhemaError("usage", `Expected shards of one matrix, got shards of ${counts.join(" and ")}: ${sharded.map(describe).join(", ")}`);
+  }
+  const count = counts[0]!;
+  const owner = new Map<number, (typeof sharded)[number]>();
+  for (const input of sharded) {
+    for (const index of input.indexes) {
+      const first = owner.get(index);
+      if (first !== undefined) throw new RhemaError("usage", `Shard ${index}/${count} is given twice: ${describe(first)} and ${describe(input)}`);
+      owner.set(index, input);
+    }
+  }
+  const unrecorded = inputs.filter((input) => input.shards.kind === "none").map((input) => input.dir);
+  if (unrecorded.length > 0 && !allowPartial) {
+    throw new RhemaError("usage", `These inputs record no shard (unsharded runs, or run by an older rhema): ${unrecorded.join(", ")}; ` +
+      `the others are shards of ${count}: ${sharded.map(describe).join(", ")}. Merge them apart, or pass --allow-partial to merge them unchecked`);
+  }
+  const all = Array.from({ length: count }, (_, k) => k + 1);
+  const missing = all.filter((index) => !owner.has(index));
+  if (missing.length > 0 && !allowPartial) {
+    throw new RhemaError("usage", `Missing shard${missing.length === 1 ? "" : "s"} ${missing.map((i) => `${i}/${count}`).join(", ")}: ` +
+      `the inputs hold ${sharded.map(describe).join(", ")}. Merge every shard's directory, or pass --allow-partial to merge without ${missing.length === 1 ? "it" : "them"}`);
+  }
+  return { count, merged: all.filter((index) => owner.has(index)).map((i) => `${i}/${count}`), missing: missing.map((i) => `${i}/${count}`) };
 }
 
 function mergeResults(shards: readonly ShardRun[]): TaskResult[] {
@@ -172,9 +273,23 @@ function mergeMeta(shards: readonly ShardRun[], results: readonly TaskResult[], 
     runId: options.runId ?? (runIds.length > 0 ? runIds.join("+") : "merged"),
     startedAt: earliest(starts),
     finishedAt: latest(ends),
+    wallTimeMs: Math.max(...shards.map(inputWallTimeMs)),
     skipped: [...skipped.values()].sort(compareTasks),
     ...(unfinished.size > 0 ? { unfinished: [...unfinished.values()].sort(compareTasks) } : {}),
   };
+}
+
+/**
+ * How long an input ran: its stats.json's wall time (resumes summed, gaps between them not);
+ * without one, the span of its results. The merged wall time is the longest input's, as the
+ * shards of a matrix run side by side: not the span from the first start to the last finish,
+ * which counts the time between jobs queued apart.
+ */
+function inputWallTimeMs(shard: ShardRun): number {
+  if (shard.meta?.wallTimeMs !== undefined) return shard.meta.wallTimeMs;
+  if (shard.results.length === 0) return 0;
+  const span = Date.parse(latest(shard.results.map((r) => r.finishedAt))) - Date.parse(earliest(shard.results.map((r) => r.startedAt)));
+  return Number.isFinite(span) ? Math.max(0, span) : 0;
 }
 
 function earliest(times: readonly string[]): string {

@@ -75,7 +75,13 @@ export const statsReportSchema = z.strictObject({
   runId: z.string(),
   startedAt: z.string().describe("ISO time the run started (merged: the earliest shard's)."),
   finishedAt: z.string().describe("ISO time of the last write (merged: the latest shard's)."),
-  wallTimeMs: count,
+  wallTimeMs: count.describe("Time the run was running, summed over its resumes (merged: the longest shard's, as the shards of a matrix run side by side)."),
+  shard: z.string().nullable().default(null).describe("The run's shard, i/n (--shard); null for an unsharded run and for merged reports."),
+  shards: z.strictObject({
+    count: z.number().int().positive().describe("n: how many shards the matrix had."),
+    merged: z.array(z.string()).describe("i/n of each shard merged, by i."),
+    missing: z.array(z.string()).describe("i/n of each shard that was not merged (report merge --allow-partial), by i; empty when complete."),
+  }).nullable().default(null).describe("Merged reports of shards (report merge): which shards they hold; null for a run, and for a merge of unsharded runs."),
   prices: z.array(priceSourceSchema).default([]).describe("The price tables (version, pricing file) the tasks' costs were computed with."),
   total: aggregateSchema,
   suites: z.array(aggregateSchema.extend({ suite: z.string() })),
@@ -118,6 +124,8 @@ export function buildStatsReport(results: readonly TaskResult[], meta: ReportMet
     startedAt: meta.startedAt,
     finishedAt: meta.finishedAt,
     wallTimeMs: Math.round(meta.wallTimeMs ?? (Math.max(0, Date.parse(meta.finishedAt) - Date.parse(meta.startedAt)) || 0)),
+    shard: meta.shard ?? null,
+    shards: meta.shards ? { count: meta.shards.count, merged: [...meta.shards.merged], missing: [...meta.shards.missing] } : null,
     prices: priceSources(ordered),
     total: aggregateResults(ordered, skipped.length, unfinished),
     suites: suiteNames.map((suite) => ({

@@ -34,7 +34,7 @@ const LEAD_CHARS = 1_000;
 export function renderSummaryReport(results: readonly TaskResult[], meta: ReportMeta): string {
   const ordered = [...results].sort(compareTasks);
   const stats = buildStatsReport(ordered, meta);
-  const sections = [totalsSection(stats), taskTable(ordered, meta), costNote(stats.total.cost), failuresSection(ordered), unfinishedNote(meta)];
+  const sections = [totalsSection(stats), shardNote(stats), taskTable(ordered, meta), costNote(stats.total.cost), failuresSection(ordered), unfinishedNote(meta)];
   return sections.filter((section) => section !== "").join("\n\n") + "\n";
 }
 
@@ -60,11 +60,32 @@ function totalsSection(stats: ReturnType<typeof buildStatsReport>): string {
     `${stats.total.policyDenials} policy denials`,
   ];
   return [
-    `### rhema run \`${stats.runId}\`: ${counts.passed} of ${counts.tasks + counts.interrupted + counts.notStarted} tasks passed`,
+    `### rhema run \`${stats.runId}\`${shardLabel(stats)}: ${counts.passed} of ${counts.tasks + counts.interrupted + counts.notStarted} tasks passed`,
     "",
     `${parts.join(" · ")} — ${figures.join(" · ")}`,
     ...sandboxLines(stats.total.sandbox, stats.tasks),
   ].join("\n");
+}
+
+/** After the run id: ` (shard 2/3)` for a shard, ` (3 shards merged)` / ` (2 of 3 shards merged)` for a merge. */
+function shardLabel(stats: StatsReport): string {
+  if (stats.shard !== null) return ` (shard ${stats.shard})`;
+  if (stats.shards === null) return "";
+  const { count, merged } = stats.shards;
+  return merged.length === count ? ` (${count} shard${count === 1 ? "" : "s"} merged)` : ` (${merged.length} of ${count} shards merged)`;
+}
+
+/** A shard that selected nothing says so (its reports are empty on purpose); a partial merge names the missing shards. */
+function shardNote(stats: StatsReport): string {
+  const { counts } = stats.total;
+  if (stats.shard !== null && counts.tasks + counts.interrupted + counts.notStarted === 0) {
+    return `_Shard ${stats.shard} selected no task to run: the selected tasks are all in the other shards. ` +
+      "These reports are empty on purpose, for `rhema report merge`._";
+  }
+  if (stats.shards === null || stats.shards.missing.length === 0) return "";
+  const { missing, count } = stats.shards;
+  return ["> [!WARNING]", `> **Partial merge:** shard${missing.length === 1 ? "" : "s"} ${missing.join(", ")} of ${count} ` +
+    `${missing.length === 1 ? "is" : "are"} missing (merged with --allow-partial): ${missing.length === 1 ? "its" : "their"} tasks are not in these reports.`].join("\n");
 }
 
 /** The sandbox the commands ran in: a warning block when some ran unsandboxed by fallback. */

@@ -3,7 +3,8 @@
  * and the run's whole selection of tasks (by content hash). A resumed run keeps the id and
  * start of the first. A later run may select a subset of the manifest's tasks; a selection
  * with tasks the manifest lacks is refused unless the run is extended (`--add`) or started
- * over (`--restart`) — `planManifestTasks` decides which. The hashes are in the scheme the
+ * over (`--restart`) — `planManifestTasks` decides which; a run of another `--shard` is
+ * refused (`shardChange`). The hashes are in the scheme the
  * manifest names (`hashScheme`). `RunDir` (run-dir.ts) reads and
  * writes the file; this module owns its shape.
  */
@@ -30,6 +31,12 @@ const manifestSchema = z.strictObject({
    * the field is `file-bytes`, and a run directory keeps its scheme for its whole life.
    */
   hashScheme: z.enum(["file-bytes", "content-v2"]).default("file-bytes"),
+  /**
+   * The run's shard as `--shard` gave it, `i/n`; null for an unsharded run. A manifest written
+   * before the field has none (unknown): the next run records its own. Resuming with another
+   * shard is refused (`shardChange`), `--restart` starts the run over as the new one.
+   */
+  shard: z.string().nullable().optional(),
   /** The run's whole selection: every task its reports cover. */
   tasks: z.array(manifestTaskSchema),
 });
@@ -68,4 +75,16 @@ export function planManifestTasks(previous: readonly ManifestTask[] | null, sele
   const merged = new Map(previous.map((task) => [taskKey(task), task]));
   for (const task of selected) merged.set(taskKey(task), task);
   return { kind: "ok", tasks: [...merged.values()].sort(compareTasks) };
+}
+
+/**
+ * Why a run with shard `shard` (`i/n`, null unsharded) may not resume the run `previous`
+ * recorded: the message naming both, or null when it may (the same shard, or a manifest too old
+ * to say). A shard's tasks are another shard's tasks' complement: resuming would mix them.
+ */
+export function shardChange(runDir: string, previous: Pick<RunManifest, "shard">, shard: string | null): string | null {
+  if (previous.shard === undefined || previous.shard === shard) return null;
+  const was = (s: string | null) => (s === null ? "an unsharded run (no --shard)" : `shard ${s} (--shard ${s})`);
+  return `${runDir} holds ${was(previous.shard)}, and this run is ${was(shard)}: run the same shard to resume it, ` +
+    "start the run over with --restart, or pass another --out";
 }

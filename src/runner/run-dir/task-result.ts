@@ -226,6 +226,20 @@ export interface ReportMeta {
   wallTimeMs?: number;
   /** A task file's path as reports show it (relative to the repository root), by absolute path; absent ones are shown as they are. */
   displayFiles?: Readonly<Record<string, string>>;
+  /** The run's shard, `i/n` (`--shard`); null or absent for an unsharded run and for a merge. */
+  shard?: string | null;
+  /** For merged reports (`report merge`): which shards they hold and which are missing; absent otherwise. */
+  shards?: ShardCoverage | null;
+}
+
+/** The shards of an `n`-way split that merged reports hold, and those they lack (`--allow-partial`). */
+export interface ShardCoverage {
+  /** n: how many shards the matrix had. */
+  count: number;
+  /** `i/n` of each shard merged, by i. */
+  merged: string[];
+  /** `i/n` of each shard not merged, by i; empty when the merge is complete. */
+  missing: string[];
 }
 
 /** A result file that cannot be read back; names the file and what is wrong with it. */

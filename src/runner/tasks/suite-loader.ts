@@ -69,21 +69,34 @@ export interface LoadedTasks {
   skipped: SkippedTask[];
   /** Tasks that belong to other shards: their shard runs them, so they are never "skipped". */
   otherShards: TaskDefinition[];
+  /**
+   * How many tasks the paths, `--filter` and `--tag` select across every shard: 0 is a selection
+   * of nothing (a usage error), while `tasks` may be empty for a shard whose share is nothing.
+   */
+  selectedInAllShards: number;
   /** Policy files found among the paths (recognized by their top level), absolute, sorted. */
   policies: string[];
 }
 
 const IGNORED_FOLDERS = ["**/node_modules/**"];
 
-/** Parses `i/n` with 1 ≤ i ≤ n; anything else is a usage error saying what it got. */
+/**
+ * Parses `i/n` with 1 ≤ i ≤ n (whole numbers; blanks around them are allowed, as a matrix
+ * expression may leave them); anything else is a usage error saying what it got.
+ */
 export function parseShard(text: string): Shard {
   const match = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(text);
   const index = match ? Number(match[1]) : NaN;
   const count = match ? Number(match[2]) : NaN;
-  if (!match || count < 1 || index < 1 || index > count) {
+  if (!match || !Number.isSafeInteger(index) || !Number.isSafeInteger(count) || count < 1 || index < 1 || index > count) {
     throw new RhemaError("usage", `Expected --shard as i/n with 1 ≤ i ≤ n (e.g. 2/3), got "${text}"`);
   }
   return { index, count };
+}
+
+/** `i/n`, as the manifest and the reports record a shard (no blanks, no leading zeros). */
+export function formatShard(shard: Shard): string {
+  return `${shard.index}/${shard.count}`;
 }
 
 /** Loads, checks and selects the tasks named by `paths`. Throws `TaskFileError` or a usage error. */
@@ -306,6 +319,7 @@ export function selectTasks(all: readonly TaskDefinition[], selection: TaskSelec
       .map(({ task, reason }) => ({ suite: task.suite, id: task.id, file: task.file, reason }))
       .sort(compareTasks),
     otherShards: [...keptSplit.others, ...skippedSplit.others.map((entry) => entry.task)].sort(compareTasks),
+    selectedInAllShards: kept.length,
   };
 }
 

@@ -61,10 +61,11 @@ async function shardedAndWhole(t: Parameters<typeof tempDir>[0]) {
   for (const index of [1, 2, 3]) {
     const dir = join(root, `shard-${index}`);
     const loaded = await loadTasks([suites], { ...selection, shard: { index, count: 3 } });
+    // Shard 2 ran longest, from the run's start to its end: the merged wall time is the longest shard's.
     await writeRun(dir, loaded, {
       runId: `run-1-shard-${index}`,
       startedAt: index === 2 ? T0 : "2025-01-02T03:01:00.000Z",
-      finishedAt: index === 3 ? T1 : "2025-01-02T03:20:00.000Z",
+      finishedAt: index === 2 ? T1 : "2025-01-02T03:20:00.000Z",
     });
     shards.push(dir);
   }
@@ -162,5 +163,27 @@ describe("report merge", () => {
     await usage(mergeRunReports([join(root, "nope")], join(root, "out")), /Run directory not found/);
     await usage(mergeRunReports(shards, shards[0]!), /is also an input/);
     await usage(mergeRunReports(["relative/dir"], join(root, "out")), /absolute path/);
+  });
+  test("a shard without stats.json is known by its manifest's shard; without either it records none", async (t) => {
+    const root = await tempDir(t);
+    const suites = await makeSuites(root);
+    const dirs: string[] = [];
+    for (const index of [1, 2]) {
+      const dir = join(root, `shard-${index}`);
+      await writeRun(dir, await loadTasks([suites], { cwd: root, shard: { index, count: 2 } }), { runId: `r${index}`, startedAt: T0, finishedAt: T1, shard: `${index}/2` });
+      dirs.push(dir);
+    }
+    // Shard 2 was killed before its first report: only its manifest says which shard it is.
+    await rm(join(dirs[1]!, "stats.json"));
+    await new RunDir(dirs[1]!).writeManifest({ version: 1, runId: "r2", startedAt: T0, resumes: 0, activeMs: 0, hashScheme: "content-v2", shard: "2/2", tasks: [] });
+    const outcome = await mergeRunReports(dirs, join(root, "merged"));
+    assert.deepStrictEqual(outcome.meta.shards, { count: 2, merged: ["1/2", "2/2"], missing: [] });
+    // Without the manifest it records no shard: beside a sharded input that needs --allow-partial.
+    await rm(join(dirs[1]!, "manifest.json"));
+    const err = await mergeRunReports(dirs, join(root, "merged-2")).then(() => null, (e: unknown) => e);
+    assert.ok(err instanceof RhemaError && err.code === "usage", String(err));
+    assert.match(err.message, new RegExp(`record no shard .*: ${dirs[1]}; the others are shards of 2: ${dirs[0]} \\(shard 1/2\\)`));
+    const partial = await mergeRunReports(dirs, join(root, "merged-3"), { allowPartial: true });
+    assert.deepStrictEqual(partial.meta.shards, { count: 2, merged: ["1/2"], missing: ["2/2"] });
   });
 });
