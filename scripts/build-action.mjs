@@ -31,6 +31,23 @@ const bundledGrammar = {
   },
 };
 
+/**
+ * The JUnit builder is required lazily through `createRequire(import.meta.url)`, which esbuild
+ * cannot follow: left as is, the bundle looks for it in a node_modules that GitHub's checkout of
+ * the action does not have. A plain `require()` is bundled (and still runs at the first report).
+ */
+const JUNIT_LOOKUP = 'createRequire(import.meta.url)("junit-report-builder")';
+const bundledJunitBuilder = {
+  name: "bundled-junit-builder",
+  setup(b) {
+    b.onLoad({ filter: /src[\\/]runner[\\/]reports[\\/]junit-report\.ts$/ }, async (args) => {
+      const source = await readFile(args.path, "utf8");
+      if (!source.includes(JUNIT_LOOKUP)) throw new Error(`${args.path}: expected ${JUNIT_LOOKUP} to rewrite for the bundle; update scripts/build-action.mjs`);
+      return { contents: source.replace(JUNIT_LOOKUP, 'require("junit-report-builder")'), loader: "ts" };
+    });
+  },
+};
+
 await rm(outdir, { recursive: true, force: true });
 await mkdir(outdir, { recursive: true });
 await build({
@@ -55,7 +72,7 @@ await build({
       "const __dirname = __rhemaDirname(__filename);",
     ].join(" "),
   },
-  plugins: [bundledGrammar],
+  plugins: [bundledGrammar, bundledJunitBuilder],
   logLevel: "warning",
 });
 await copyFile(require.resolve("tree-sitter-bash/tree-sitter-bash.wasm"), join(outdir, "tree-sitter-bash.wasm"));

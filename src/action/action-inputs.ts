@@ -1,8 +1,9 @@
 /**
  * The action's inputs: read through a getter (`core.getInput` in the action, a map in tests),
- * checked, and turned into the `rhema run` request they map onto one to one, plus the action's
- * own (`fail-on`, `resume`, `comment`, `github-token`); `sandbox` is `--sandbox`. A bad value is
- * a `usage` error naming the input and what it got.
+ * checked, and turned into the `rhema run` request they map onto one to one (`tasks` is the
+ * paths; `stopped-ok` is `--stopped-ok`, which decides the step's result), plus the action's own
+ * (`fail-on`, `resume`, `comment`, `github-token`). A run flag without an input is listed, with
+ * why, in input-names.ts. A bad value is a `usage` error naming the input and what it got.
  */
 import { RhemaError, parseUsd } from "../core/errors.js";
 import { SANDBOX_MODES, type SandboxMode } from "../process/sandbox-mode.js";
@@ -13,6 +14,7 @@ import { LIMIT_TEXT_RULE, parseLimitText } from "../runner/tasks/duration.js";
 export const ACTION_INPUT_NAMES = [
   "tasks", "policy", "provider", "model", "base-url", "concurrency", "filter", "tag", "shard", "out",
   "max-steps", "timeout", "stream-idle", "max-cost", "pricing", "sandbox", "fail-on", "resume", "comment", "github-token",
+  "max-tokens", "stopped-ok", "allow-env", "retry-errored", "report-skipped", "restart-changed",
 ] as const;
 export type ActionInputName = (typeof ACTION_INPUT_NAMES)[number];
 
@@ -32,6 +34,8 @@ export type FailOn = "failure" | "error" | "never";
 export interface ActionInputs {
   request: RunRequest;
   failOn: FailOn;
+  /** `stopped-ok`: a task stopped on a budget does not fail the step (as `--stopped-ok` keeps it from failing the run). */
+  stoppedOk: boolean;
   /** Restore the run directory of an earlier attempt of this workflow run (and save this one's). */
   resume: boolean;
   /** Post or update the pull request's comment. */
@@ -60,10 +64,10 @@ export function readActionInputs(readInput: InputReader): ActionInputs {
     concurrency: wholeNumber("concurrency", text("concurrency")) ?? DEFAULT_CONCURRENCY,
     filter: list(read("filter")),
     tag: list(read("tag")),
-    restartChanged: false,
-    retryErrored: false,
-    reportSkipped: false,
-    allowEnv: [],
+    restartChanged: bool("restart-changed", text("restart-changed") ?? "false"),
+    retryErrored: bool("retry-errored", text("retry-errored") ?? "false"),
+    reportSkipped: bool("report-skipped", text("report-skipped") ?? "false"),
+    allowEnv: list(read("allow-env")),
     ...optional("policy", text("policy")),
     ...optional("provider", text("provider")),
     ...optional("model", text("model")),
@@ -74,11 +78,13 @@ export function readActionInputs(readInput: InputReader): ActionInputs {
     ...optional("streamIdle", limit("stream-idle", text("stream-idle"))),
     ...optional("sandbox", sandboxMode(text("sandbox"))),
     ...optional("maxCost", dollars("max-cost", text("max-cost"))),
+    ...optional("maxTokens", wholeNumber("max-tokens", text("max-tokens"))),
     ...optional("pricing", text("pricing")),
   };
   return {
     request,
     failOn: oneOf("fail-on", text("fail-on") ?? "failure", ["failure", "error", "never"] as const),
+    stoppedOk: bool("stopped-ok", text("stopped-ok") ?? "false"),
     resume: bool("resume", text("resume") ?? "true"),
     comment: bool("comment", text("comment") ?? "false"),
     githubToken: read("github-token"),
@@ -118,7 +124,7 @@ function optional<K extends string, V>(key: K, value: V | undefined): Partial<Re
 
 function wholeNumber(name: ActionInputName, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
-  if (!/^[0-9]+$/.test(value) || Number(value) < 1) throw new ActionInputError(name, `Expected a whole number from 1 and up, got "${value}"`);
+  if (!/^[0-9]+$/.test(value) || Number(value) < 1 || !Number.isSafeInteger(Number(value))) throw new ActionInputError(name, `Expected a whole number from 1 and up, got "${value}"`);
   return Number(value);
 }
 

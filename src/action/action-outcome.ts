@@ -67,9 +67,12 @@ function costOutput(outcome: ActionRunOutcome): string {
   return total.usd === null ? "unpriced" : total.usd.toFixed(6);
 }
 
-/** Why the step fails under `failOn`, or null when it passes. */
-export function stepFailure(failOn: FailOn, outcome: ActionRunOutcome): string | null {
-  const notPassed = outcome.results.filter((r) => r.status !== "passed");
+/**
+ * Why the step fails under `failOn`, or null when it passes. With `stoppedOk` (the `stopped-ok`
+ * input, as `--stopped-ok`) a task stopped on a budget is not a failure.
+ */
+export function stepFailure(failOn: FailOn, outcome: ActionRunOutcome, opts: { stoppedOk: boolean } = { stoppedOk: false }): string | null {
+  const notPassed = outcome.results.filter((r) => r.status !== "passed" && !(r.status === "stopped" && opts.stoppedOk));
   const errored = outcome.results.filter((r) => r.status === "errored");
   switch (failOn) {
     case "never":
@@ -96,6 +99,9 @@ export interface Annotation {
   title?: string;
   /** Relative to the repository (the workspace); absent for a file outside it. */
   file?: string;
+  /** Where in `file` (1-based), when the message is about a place in it. */
+  line?: number;
+  column?: number;
 }
 
 /** The annotations of a run, in task order; `workspace` is the repository's checkout. */

@@ -1,47 +1,9 @@
 /**
- * The action's entry (bundled into action-dist/index.js): the main step, or — when the main
- * step left its state — the post step that saves the run directory. Owns the process: the
- * signals, the cache adapter, the exit code. GitHub cancels a job with SIGINT, then SIGTERM
- * 7.5 s later, then SIGKILL: the first signal starts the shutdown (checkpoints and reports),
- * the second is noted and ignored so it cannot cut that shutdown short
- * (runner/execute/shutdown-signals, shared with the CLI).
+ * The action's entry in the bundle (action-dist/index.js, both `main` and `post` in action.yml):
+ * the post step when the main step left its state, else the main step (action-step.ts).
  */
 import * as core from "@actions/core";
-import { actionsCache, folderCache, type RunDirCache } from "./run-cache.js";
-import { runAction, runPostAction, STATE } from "./run-action.js";
-import { installShutdownSignals } from "../runner/execute/shutdown-signals.js";
-import { stallNetFor } from "../runner/execute/stall-net.js";
+import { runActionStep } from "./action-step.js";
+import { STATE } from "./run-action.js";
 
-/** The Actions cache, or a folder when RHEMA_ACTION_CACHE_DIR names one (tests, self-hosted runners). */
-function chooseCache(env: NodeJS.ProcessEnv): RunDirCache {
-  return env.RHEMA_ACTION_CACHE_DIR ? folderCache(env.RHEMA_ACTION_CACHE_DIR) : actionsCache();
-}
-
-async function main(): Promise<void> {
-  const controller = new AbortController();
-  installShutdownSignals(process, {
-    shutdown: () => controller.abort(),
-    note: (message) => core.info(`rhema: ${message}`),
-    force: () => {
-      core.setFailed("rhema: stopped at once by a third signal; the run directory's checkpoints resume it");
-      process.exit(1);
-    },
-  });
-  // An event loop that empties before the step ends must never read as success.
-  const net = stallNetFor(process, (message) => {
-    core.setFailed(`rhema: internal error: ${message}`);
-    process.exit(1);
-  });
-  const cache = chooseCache(process.env);
-  try {
-    if (core.getState(STATE.isPost) === "true") await runPostAction(cache);
-    else await runAction({ env: process.env, cwd: process.cwd(), pid: process.pid, interrupt: controller.signal, stalled: net.stalled, cache });
-  } catch (err) {
-    core.setFailed(`rhema: ${err instanceof Error ? err.message : String(err)}`);
-    if (process.env.RHEMA_DEBUG && err instanceof Error && err.stack) core.debug(err.stack);
-  } finally {
-    net.finish();
-  }
-}
-
-await main();
+await runActionStep(core.getState(STATE.isPost) === "true" ? "post" : "main");

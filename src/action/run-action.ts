@@ -1,11 +1,14 @@
 /**
  * The action's main step: inputs → restore the run directory of an earlier attempt → the
- * runner (the same `runRequest` as `rhema run`) → outputs, the job summary, annotations, the
- * pull-request comment, and the step's result under `fail-on`. Reads GitHub's environment
- * (handed in) and talks to the runner through @actions/core; the post step saves the cache.
+ * runner (the same `runRequest` as `rhema run`) → outputs, the job summary, annotations, each
+ * task's log lines as a group when it ends, the pull-request comment, and the step's result under
+ * `fail-on`. An error that stops the run (a bad input, task, policy or pricing file) becomes
+ * annotations on the files and a job summary saying what was wrong, naming the inputs. Reads
+ * GitHub's environment (handed in) and talks to the runner through @actions/core; the post step
+ * saves the cache.
  */
 import { readFile } from "node:fs/promises";
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { relative, resolve } from "node:path";
 import * as core from "@actions/core";
 import { runRequest, type RunRequestOutcome } from "../runner/execute/run-request.js";
@@ -13,7 +16,10 @@ import { SecretRedactor } from "../runner/execute/secret-redactor.js";
 import type { RunProgress } from "../runner/execute/suite-runner.js";
 import { taskKey } from "../runner/run-dir/task-result.js";
 import { readActionInputs, type ActionInputs } from "./action-inputs.js";
-import { actionOutputs, runAnnotations, stepFailure, type ActionRunOutcome } from "./action-outcome.js";
+import { actionOutputs, runAnnotations, stepFailure, type ActionRunOutcome, type Annotation } from "./action-outcome.js";
+import { nameInputs } from "./input-names.js";
+import { describeStartFailure } from "./start-failure.js";
+import { TaskLogGroups } from "./task-log.js";
 import { commentBody, commentMarker, upsertPrComment } from "./pr-comment.js";
 import { runCacheKeys, type CacheScope, type RunDirCache } from "./run-cache.js";
 
@@ -36,50 +42,106 @@ export async function runAction(ctx: ActionContext): Promise<void> {
   // One redactor for the run: the files it writes, and every form it replaces masked in the log.
   const redactor = new SecretRedactor(ctx.env);
   for (const form of redactor.forms()) core.setSecret(form);
-  // An input the step was not given at all is undefined; one set to "" (an unset variable) is "".
-  const inputs = readActionInputs((name) => (ctx.env[inputVariable(name)] === undefined ? undefined : core.getInput(name)));
-  if (inputs.githubToken) core.setSecret(inputs.githubToken);
-
   const workspace = ctx.env.GITHUB_WORKSPACE || ctx.cwd;
-  const runDir = resolve(workspace, inputs.request.out);
-  const scope = cacheScope(ctx.env, inputs, relative(workspace, runDir));
-  const keys = runCacheKeys(scope);
-  core.saveState(STATE.runDir, runDir);
-  core.saveState(STATE.cacheKey, keys.key);
-  core.saveState(STATE.resume, String(inputs.resume));
-  const restoredFrom = inputs.resume ? await restoreRunDir(ctx.cache, runDir, keys) : undefined;
-
+  let inputs: ActionInputs | undefined;
+  let outcome: RunRequestOutcome;
   let interruptedTasks = 0;
-  const outcome = await runRequest(inputs.request, {
-    cwd: workspace, env: ctx.env, pid: ctx.pid, interrupt: ctx.interrupt, redactor, ...(ctx.stalled ? { stalled: ctx.stalled } : {}),
-    onNote: (note) => core.info(`rhema: ${note}`),
-    onProgress: (p) => {
-      if (p.type === "task_interrupted") interruptedTasks += 1;
-      logProgress(p);
-    },
-  });
+  let restoredNote: string | null = null;
+  try {
+    inputs = readInputs(ctx.env);
+    if (inputs.githubToken) core.setSecret(inputs.githubToken);
+    const where = runDirAndKeys(ctx.env, workspace, inputs);
+    core.saveState(STATE.runDir, where.runDir);
+    core.saveState(STATE.cacheKey, where.keys.key);
+    core.saveState(STATE.resume, String(inputs.resume));
+    const restoredFrom = inputs.resume ? await restoreRunDir(ctx.cache, where.runDir, where.keys) : undefined;
+
+    const groups = new TaskLogGroups();
+    outcome = await runRequest(inputs.request, {
+      cwd: workspace, env: ctx.env, pid: ctx.pid, interrupt: ctx.interrupt, redactor, ...(ctx.stalled ? { stalled: ctx.stalled } : {}),
+      onNote: (note) => core.info(`rhema: ${nameInputs(note)}`),
+      onProgress: (p) => {
+        if (p.type === "task_interrupted") interruptedTasks += 1;
+        logProgress(p, groups);
+      },
+    });
+    if (restoredFrom) restoredNote = `Resumed from the run directory of an earlier attempt (cache entry \`${restoredFrom}\`).`;
+  } catch (err) {
+    await reportStopped(err, ctx.env, workspace, inputs);
+    return;
+  }
   // The job summary gets summary.md, which says it too; the annotation puts it on the run's page.
-  if (outcome.sandboxWarning !== null) core.warning(`rhema: ${outcome.sandboxWarning}`, { title: "rhema ran without a sandbox" });
+  if (outcome.sandboxWarning !== null) core.warning(`rhema: ${nameInputs(outcome.sandboxWarning)}`, { title: "rhema ran without a sandbox" });
   const result: ActionRunOutcome = { ...outcome, interruptedTasks };
   for (const [name, value] of Object.entries(actionOutputs(result))) core.setOutput(name, value);
-  await appendJobSummary(ctx.env, outcome, [restoredFrom ? `Resumed from the run directory of an earlier attempt (cache entry \`${restoredFrom}\`).` : null]);
-  for (const a of runAnnotations(result, workspace)) {
-    const props = { title: a.title, ...(a.file ? { file: a.file } : {}) };
-    if (a.level === "error") core.error(a.message, props);
-    else if (a.level === "warning") core.warning(a.message, props);
-    else core.notice(a.message, props);
-  }
-  if (inputs.comment) await commentOnPullRequest(ctx.env, inputs, scope, outcome);
-  const failure = stepFailure(inputs.failOn, result);
+  await appendJobSummary(ctx.env, outcome, [restoredNote]);
+  for (const a of runAnnotations(result, workspace)) annotate(a);
+  if (inputs.comment) await commentOnPullRequest(ctx.env, inputs, runDirAndKeys(ctx.env, workspace, inputs).scope, outcome);
+  const failure = stepFailure(inputs.failOn, result, { stoppedOk: inputs.stoppedOk });
   if (failure) core.setFailed(`rhema: ${failure}`);
 }
 
-/** The post step (`post-if: always()`): saves the run directory under this attempt's key. */
-export async function runPostAction(cache: RunDirCache): Promise<void> {
-  if (core.getState(STATE.resume) !== "true") return;
-  const runDir = core.getState(STATE.runDir);
-  const key = core.getState(STATE.cacheKey);
-  if (!runDir || !key || !existsSync(runDir)) {
+/** The inputs as GitHub passes them: one the step was not given at all is undefined, one set to "" (an unset variable) is "". */
+function readInputs(env: ActionContext["env"]): ActionInputs {
+  return readActionInputs((name) => (env[inputVariable(name)] === undefined ? undefined : core.getInput(name)));
+}
+
+/** Where the run directory is and the cache keys it is saved under: from the inputs and GitHub's variables (the main and post steps agree). */
+function runDirAndKeys(env: ActionContext["env"], workspace: string, inputs: ActionInputs): { runDir: string; scope: CacheScope; keys: ReturnType<typeof runCacheKeys> } {
+  const runDir = resolve(workspace, inputs.request.out);
+  const scope = cacheScope(env, inputs, relative(workspace, runDir));
+  return { runDir, scope, keys: runCacheKeys(scope) };
+}
+
+/** One workflow command for an annotation. */
+function annotate(a: Annotation): void {
+  const props = { title: a.title, ...(a.file ? { file: a.file } : {}), ...(a.line !== undefined ? { startLine: a.line } : {}), ...(a.column !== undefined ? { startColumn: a.column } : {}) };
+  if (a.level === "error") core.error(a.message, props);
+  else if (a.level === "warning") core.warning(a.message, props);
+  else core.notice(a.message, props);
+}
+
+/**
+ * An error stopped the run (before it started: a bad input, task, policy or pricing file; or
+ * while it ran): annotations on the files, a job summary saying what was wrong, the step failed.
+ */
+async function reportStopped(err: unknown, env: ActionContext["env"], workspace: string, inputs: ActionInputs | undefined): Promise<void> {
+  const request = inputs?.request;
+  const fileInputs = {
+    ...(request?.policy !== undefined ? { policy: request.policy.startsWith("preset:") ? request.policy : resolve(workspace, request.policy) } : {}),
+    ...(request?.pricing !== undefined ? { pricing: resolve(workspace, request.pricing) } : {}),
+  };
+  const stopped = describeStartFailure(err, workspace, fileInputs, isFile);
+  for (const a of stopped.annotations) annotate(a);
+  if (env.GITHUB_STEP_SUMMARY) {
+    try {
+      await core.summary.addRaw(stopped.summary, true).write();
+    } catch (summaryErr) {
+      core.warning(`rhema: could not write the job summary: ${summaryErr instanceof Error ? summaryErr.message : String(summaryErr)}`);
+    }
+  }
+  core.setFailed(`rhema: ${stopped.failure}`);
+  if (env.RHEMA_DEBUG && err instanceof Error && err.stack) core.debug(err.stack);
+}
+
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The post step (`post-if: always()`): saves the run directory under this attempt's key. The
+ * main step's state names both; without it (`@github/local-action` keeps no state from main to
+ * post) they are derived from the inputs as the main step derived them.
+ */
+export async function runPostAction(cache: RunDirCache, ctx: Pick<ActionContext, "env" | "cwd">): Promise<void> {
+  const saved = postState(ctx);
+  if (saved === null || !saved.resume) return;
+  const { runDir, key } = saved;
+  if (!existsSync(runDir)) {
     core.info("rhema: no run directory to save");
     return;
   }
@@ -88,6 +150,23 @@ export async function runPostAction(cache: RunDirCache): Promise<void> {
     core.info(`rhema: saved ${runDir} to the ${cache.name} as ${key}`);
   } catch (err) {
     core.warning(`rhema: could not save the run directory to the ${cache.name}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+/** The run directory, cache key and resume setting: the main step's state, else the inputs'; null when neither says (the inputs were bad). */
+function postState(ctx: Pick<ActionContext, "env" | "cwd">): { runDir: string; key: string; resume: boolean } | null {
+  const runDir = core.getState(STATE.runDir);
+  const key = core.getState(STATE.cacheKey);
+  if (runDir && key) return { runDir, key, resume: core.getState(STATE.resume) === "true" };
+  // The main step saves its state once the inputs are read: with the isPost mark alone, they were bad.
+  if (core.getState(STATE.isPost) === "true") return null;
+  try {
+    const inputs = readInputs(ctx.env);
+    const where = runDirAndKeys(ctx.env, ctx.env.GITHUB_WORKSPACE || ctx.cwd, inputs);
+    return { runDir: where.runDir, key: where.keys.key, resume: inputs.resume };
+  } catch (err) {
+    core.info(`rhema: no run directory to save (${err instanceof Error ? err.message : String(err)})`);
+    return null;
   }
 }
 
@@ -128,7 +207,8 @@ async function restoreRunDir(cache: RunDirCache, runDir: string, keys: ReturnTyp
   }
 }
 
-function logProgress(p: RunProgress): void {
+/** Live lines at each task's start and end; its own lines as one group when it ends (task-log.ts). */
+function logProgress(p: RunProgress, groups: TaskLogGroups): void {
   switch (p.type) {
     case "run_start":
       core.info(`rhema: ${p.resumed ? "resuming" : "starting"} ${p.tasks} task(s) in ${p.runDir}`);
@@ -136,18 +216,32 @@ function logProgress(p: RunProgress): void {
     case "task_start":
       core.info(`▶ ${taskKey(p.task)}`);
       return;
+    case "task_event":
+      groups.add(taskKey(p.task), p.event);
+      return;
     case "task_end":
-      core.info(`${p.result.status === "passed" ? "✔" : "✖"} ${taskKey(p.task)}: ${p.result.status}${p.kept ? " (kept from an earlier attempt)" : ""}`);
+      printGroup(groups, taskKey(p.task), `${p.result.status === "passed" ? "✔" : "✖"} ${taskKey(p.task)}: ${p.result.status}${p.kept ? " (kept from an earlier attempt)" : ""}`);
       return;
     case "task_interrupted":
-      core.info(`⏸ ${taskKey(p.task)}: interrupted; checkpointed`);
+      printGroup(groups, taskKey(p.task), `⏸ ${taskKey(p.task)}: interrupted; checkpointed`);
       return;
-    case "task_event":
     case "run_end":
       return;
     default:
       return assertNever(p);
   }
+}
+
+/** The task's end line, as the title of the group of its lines when it logged any. */
+function printGroup(groups: TaskLogGroups, key: string, title: string): void {
+  const group = groups.end(key, title);
+  if (group === null) {
+    core.info(title);
+    return;
+  }
+  core.startGroup(group.title);
+  for (const line of group.lines) core.info(line);
+  core.endGroup();
 }
 
 /** Appends the run's summary.md (and any notes) to the job summary; never overwrites it. */

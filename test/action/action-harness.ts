@@ -2,17 +2,35 @@
  * Runs the committed action bundle the way GitHub's runner does: `node action-dist/index.js`
  * on Node 24 with `INPUT_*`, `GITHUB_OUTPUT`, `GITHUB_STEP_SUMMARY`, `GITHUB_STATE`,
  * `GITHUB_WORKSPACE` and friends set, and the post step with the main step's state as
- * `STATE_*`. Node 24 comes from the registry's `node` package, installed once under /tmp.
+ * `STATE_*`. Node 24 comes from the registry's `node` package, installed once under /tmp. The bundle
+ * runs from a copy outside the repository (no node_modules above it), as GitHub checks it out.
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { existsSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { repoRoot } from "../support/paths.js";
 
 export const NODE24_VERSION = "24.21.0";
 const NODE24_PREFIX = process.env.RHEMA_NODE24_PREFIX ?? "/tmp/rhema-node24";
-export const actionEntry = join(repoRoot, "action-dist", "index.js");
+/** The committed bundle; RHEMA_ACTION_DIST names another build of it (a branch before action-dist is rebuilt). */
+export const actionDist = process.env.RHEMA_ACTION_DIST ?? join(repoRoot, "action-dist");
+
+let bundleCopy: string | null = null;
+/**
+ * The bundle's entry in a copy of it outside the repository, as GitHub's checkout of the action
+ * has it: no node_modules anywhere above, so a dependency left out of the bundle fails here too.
+ */
+export function actionEntry(): string {
+  if (bundleCopy === null) {
+    const dir = mkdtempSync(join(tmpdir(), "rhema-action-bundle-"));
+    process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
+    cpSync(actionDist, dir, { recursive: true });
+    bundleCopy = join(dir, "index.js");
+  }
+  return bundleCopy;
+}
 
 /** The Node 24 binary, installed from the registry on first use. */
 export function node24(): string {
@@ -73,7 +91,7 @@ export async function startStep(job: JobFiles, opts: StepOptions): Promise<{ chi
   };
   for (const [name, value] of Object.entries(opts.inputs)) env[`INPUT_${name.replace(/ /g, "_").toUpperCase()}`] = value;
   if (opts.phase === "post") Object.assign(env, stateEnv(await readFile(join(job.runnerDir, "state"), "utf8")));
-  const child = spawn(node24(), [actionEntry], { cwd: job.workspace, env, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(node24(), [actionEntry()], { cwd: job.workspace, env, stdio: ["ignore", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
   child.stdout!.on("data", (d: Buffer) => (stdout += d.toString()));
@@ -112,4 +130,22 @@ function stateEnv(text: string): Record<string, string> {
 /** The workflow commands (`::error title=…::message`) a step printed. */
 export function workflowCommands(stdout: string, command: "error" | "warning" | "notice"): string[] {
   return stdout.split("\n").filter((l) => l.startsWith(`::${command} `) || l.startsWith(`::${command}::`));
+}
+
+/** The groups a step printed (`::group::title` … `::endgroup::`), with the lines inside each. */
+export function taskGroups(stdout: string): { title: string; lines: string[] }[] {
+  const groups: { title: string; lines: string[] }[] = [];
+  let open: { title: string; lines: string[] } | null = null;
+  for (const line of stdout.split("\n")) {
+    if (line.startsWith("::group::")) {
+      if (open) throw new Error(`a group inside the group "${open.title}": ${line}`);
+      open = { title: line.slice("::group::".length), lines: [] };
+    } else if (line === "::endgroup::") {
+      if (!open) throw new Error("::endgroup:: without a group");
+      groups.push(open);
+      open = null;
+    } else if (open) open.lines.push(line);
+  }
+  if (open) throw new Error(`the group "${open.title}" is never closed`);
+  return groups;
 }

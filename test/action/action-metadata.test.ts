@@ -1,7 +1,8 @@
 /**
  * The action's shape: the committed bundle equals a fresh build, `action.yml` passes a real
- * validator (@action-validator/cli), and every input it declares is read by the code and
- * changes what the action does (no dead inputs).
+ * validator (@action-validator/cli), every input it declares is read by the code and changes
+ * what the action does (no dead inputs), and its inputs map one to one onto `rhema run`'s flags
+ * (as the built CLI's help lists them) but for a written list of exclusions.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -10,6 +11,8 @@ import { mkdir, readFile, readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { ACTION_INPUT_NAMES, readActionInputs, type ActionInputName } from "../../src/action/action-inputs.js";
+import { ACTION_ONLY_INPUTS, RUN_FLAGS_WITHOUT_INPUT, inputForFlag, nameInputs } from "../../src/action/input-names.js";
+import { CLI } from "../support/cli.js";
 import { repoRoot } from "../support/paths.js";
 import { tempDir } from "../support/temp-dir.js";
 
@@ -50,6 +53,7 @@ const SAMPLE: Record<ActionInputName, string> = {
   tasks: "tasks/more", policy: "preset:ci", provider: "anthropic", model: "claude-sonnet-4-5", "base-url": "http://127.0.0.1:9",
   concurrency: "2", filter: "a/*", tag: "nightly", shard: "1/4", out: ".rhema/runs/other", "max-steps": "7", timeout: "5m", "stream-idle": "30s", "max-cost": "20", pricing: "pricing.yaml",
   sandbox: "off", "fail-on": "never", resume: "false", comment: "true", "github-token": "ghs_example",
+  "max-tokens": "50000", "stopped-ok": "true", "allow-env": "NPM_TOKEN\nGH_TOKEN", "retry-errored": "true", "report-skipped": "true", "restart-changed": "true",
 };
 
 test("every input action.yml declares is read, and each one changes the action's settings", async () => {
@@ -63,6 +67,53 @@ test("every input action.yml declares is read, and each one changes the action's
     const changed = readActionInputs((n) => (n === name ? SAMPLE[name] : defaults(n)));
     assert.notDeepEqual(changed, base, `input "${name}" changes nothing`);
   }
+});
+
+/** `rhema run`'s flags and their defaults, as the built CLI's `--help` lists them (help and version left out). */
+function runFlags(): Map<string, string | undefined> {
+  const help = spawnSync(process.execPath, [CLI, "run", "--help"], { encoding: "utf8" });
+  assert.equal(help.status, 0, help.stderr);
+  const options = help.stdout.slice(help.stdout.indexOf("\nOptions:\n"), help.stdout.indexOf("\nExamples:"));
+  const flags = new Map<string, string | undefined>();
+  // A flag's entry runs from its name to the next one; yargs wraps the description and puts [default: …] at its end.
+  const entries = options.split(/\n(?=\s+(?:-\w, )?--[a-z])/);
+  for (const entry of entries) {
+    const name = /^\s+(?:-\w, )?--([a-z][a-z0-9-]*)/.exec(entry)?.[1];
+    if (name === undefined || name === "help" || name === "version") continue;
+    flags.set(name, /\[default: (\[\]|[^\]]*)\]/.exec(entry)?.[1]);
+  }
+  return flags;
+}
+
+test("every run flag is an input of the same name (tasks are the paths) but for the written exclusions, and no input is left without its flag", async () => {
+  const meta = parse(await readFile(actionYml, "utf8")) as { inputs: Record<string, { default?: string; description: string }> };
+  const flags = runFlags();
+  assert.ok(flags.size >= 25 && flags.has("max-tokens") && flags.has("sandbox"), `parsed the help: ${[...flags.keys()].join(" ")}`);
+  const missing = [...flags.keys()].filter((flag) => RUN_FLAGS_WITHOUT_INPUT[flag] === undefined && meta.inputs[flag] === undefined);
+  assert.deepEqual(missing, [], "a run flag needs an action input of its name (action.yml, action-inputs.ts), or a line in RUN_FLAGS_WITHOUT_INPUT saying why not");
+  const stale = Object.keys(RUN_FLAGS_WITHOUT_INPUT).filter((flag) => !flags.has(flag) || meta.inputs[flag] !== undefined);
+  assert.deepEqual(stale, [], "an exclusion names a run flag that has no input");
+  const orphans = Object.keys(meta.inputs).filter((name) => !flags.has(name) && !ACTION_ONLY_INPUTS.includes(name as ActionInputName));
+  assert.deepEqual(orphans, [], "an input that is not a run flag belongs in ACTION_ONLY_INPUTS");
+  for (const name of Object.keys(meta.inputs)) {
+    if (!flags.has(name)) continue;
+    assert.equal(inputForFlag(name), name);
+    assert.ok(meta.inputs[name]!.description.includes(`\`--${name}\``), `input "${name}" names its flag \`--${name}\` in its description`);
+    // A flag's default is the input's (yargs prints a boolean's as false, a string's quoted); no default stays none.
+    const flagDefault = flags.get(name)?.replace(/^"(.*)"$/, "$1");
+    if (flagDefault !== undefined && flagDefault !== "[]") assert.equal(meta.inputs[name]!.default, flagDefault, `input "${name}" defaults as --${name} does`);
+    else assert.equal(meta.inputs[name]!.default, undefined, `input "${name}" has no default, as --${name} has none`);
+  }
+});
+
+test("messages written for the CLI name the action's inputs instead of the run flags", () => {
+  assert.equal(nameInputs("Expected --shard as i/n, got \"3/2\""), "Expected the `shard` input as i/n, got \"3/2\"");
+  assert.equal(nameInputs("wait for it, or pass another --out"), "wait for it, or pass another `out` input");
+  assert.equal(nameInputs("2 task(s) name no policy and no --policy was given"), "2 task(s) name no policy and no `policy` input was given");
+  assert.equal(nameInputs("add it to a pricing file (--pricing)"), "add it to a pricing file (the `pricing` input)");
+  assert.equal(nameInputs("run them afresh with --restart-changed, or pass another --out"), "run them afresh with the `restart-changed` input, or pass another `out` input");
+  // Not a run flag with an input: left as written.
+  assert.equal(nameInputs("cp --sparse=always; start over with --restart; --junit x; a--policy"), "cp --sparse=always; start over with --restart; --junit x; a--policy");
 });
 
 test("bad input values are named", () => {
@@ -81,6 +132,9 @@ test("bad input values are named", () => {
   }
   assert.throws(read({ "fail-on": "sometimes" }), { message: 'input "fail-on": Expected one of failure, error, never, got "sometimes"' });
   assert.throws(read({ resume: "yes" }), { message: 'input "resume": Expected true or false, got "yes"' });
+  assert.throws(read({ "stopped-ok": "1" }), { message: 'input "stopped-ok": Expected true or false, got "1"' });
+  assert.throws(read({ "max-tokens": "1e6" }), { message: 'input "max-tokens": Expected a whole number from 1 and up, got "1e6"' });
+  assert.deepEqual(readActionInputs((n) => (n === "tasks" ? "t" : n === "allow-env" ? "NPM_TOKEN, GH_TOKEN\nX" : undefined)).request.allowEnv, ["NPM_TOKEN", "GH_TOKEN", "X"]);
   // An input with a default set to "" (an unset variable) names nothing; left out, it takes its default.
   assert.throws(read({ out: "" }), { message: /^input "out": Expected a path, got ""/ });
   assert.throws(read({ out: "  " }), { message: /^input "out": Expected a path, got "  "/ });

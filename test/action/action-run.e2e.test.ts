@@ -12,7 +12,7 @@ import { repoRoot } from "../support/paths.js";
 import { readJson } from "../support/run-dir.js";
 import { writeFiles } from "../support/suite-files.js";
 import { tempDir } from "../support/temp-dir.js";
-import { prepareJob, runStep, workflowCommands } from "./action-harness.js";
+import { prepareJob, runStep, taskGroups, workflowCommands } from "./action-harness.js";
 
 test("runs the example suite: outputs, summary appended, annotations, exit code per fail-on", async (t) => {
   const job = await prepareJob(await tempDir(t, "rhema-action-"));
@@ -51,6 +51,13 @@ test("runs the example suite: outputs, summary appended, annotations, exit code 
   assert.deepEqual(workflowCommands(first.stdout, "warning"), [
     "::warning title=release/publish,file=tasks/release/publish.yaml::2 tool call(s) denied by policy: write_file (rule 6 (ci.yaml:11): CI configuration and secrets are off limits); shell (rule 5 (ci.yaml:10): no pushes from CI)",
   ]);
+  // Each task's lines are one group, printed when it ends and titled with its outcome; the live lines stay outside.
+  const groups = taskGroups(first.stdout);
+  assert.deepEqual(groups.map((g) => g.title).sort(), ["✔ arithmetic/add-multiply: passed", "✔ arithmetic/fix-add: passed", "✖ arithmetic/wrong-fix: failed", "✖ release/publish: failed"].sort(), first.stdout);
+  const wrongFix = groups.find((g) => g.title.includes("wrong-fix"))!;
+  assert.ok(wrongFix.lines.some((l) => /^\d\d:\d\d:\d\d step 1 /.test(l)), wrongFix.lines.join("\n"));
+  assert.ok(wrongFix.lines.some((l) => /check 1\/1 "unit tests" failed \(exit 1\)/.test(l)), wrongFix.lines.join("\n"));
+  assert.deepEqual(first.stdout.split("\n").filter((l) => l.startsWith("▶ ")).sort(), ["▶ arithmetic/add-multiply", "▶ arithmetic/fix-add", "▶ arithmetic/wrong-fix", "▶ release/publish"]);
   const [notice, ...moreNotices] = workflowCommands(first.stdout, "notice");
   assert.deepEqual(moreNotices, []);
   assert.match(notice!, /^::notice title=rhema::4 task\(s\): 2 passed, 2 failed, 0 errored; cost unpriced; tokens in \d+, cache read \d+, cache write \d+, out \d+; cache hit rate 0\.\d{4}$/);
@@ -94,7 +101,7 @@ test("where bwrap cannot make namespaces (AppArmor): sandbox: bwrap fails the st
   assert.equal(bwrap.code, 1);
   const [error, ...moreErrors] = workflowCommands(bwrap.stdout, "error");
   assert.deepEqual(moreErrors, []);
-  assert.match(error!, /^::error::rhema: the bwrap sandbox was asked for \(--sandbox\) but cannot be made here: bwrap said "bwrap: setting up uid map: Permission denied"/);
+  assert.match(error!, /^::error::rhema: the bwrap sandbox was asked for \(the `sandbox` input\) but cannot be made here: bwrap said "bwrap: setting up uid map: Permission denied"/);
   assert.match(error!, sysctl);
   assert.deepEqual(bwrap.outputs, {});
   assert.equal(existsSync(join(job.workspace, ".rhema")), false, "nothing ran, nothing was written");
@@ -131,9 +138,64 @@ policy: { version: 1, default: allow, rules: [] }
   assert.ok(step.outputs.stopped !== undefined, step.stdout + step.stderr);
   assert.deepEqual([step.outputs.passed, step.outputs.failed, step.outputs.errored, step.outputs.stopped], ["0", "0", "0", "2"]);
   assert.match(workflowCommands(step.stdout, "error").join("\n"), /stopped: the run's cost budget of \$0\.0010 is spent/);
+  // stopped-ok: the same stopped tasks, kept, no longer fail the step; max-tokens stops them likewise.
+  const ok = await runStep(job, { inputs: { ...inputs, "stopped-ok": "true" } });
+  assert.equal(ok.code, 0, ok.stdout + ok.stderr);
+  assert.deepEqual([ok.outputs.passed, ok.outputs.stopped], ["0", "2"]);
+  const tokens = await runStep(job, { inputs: { tasks: "suite", concurrency: "1", "max-tokens": "1", out: ".rhema/tokens", resume: "false" } });
+  assert.equal(tokens.code, 1, tokens.stdout + tokens.stderr);
+  assert.match(workflowCommands(tokens.stdout, "error").join("\n"), /stopped: the run's token budget of 1 is spent/);
   const never = await runStep(job, { inputs: { ...inputs, "max-cost": "5", "fail-on": "never" } });
   assert.equal(never.code, 0, never.stdout);
   assert.deepEqual([never.outputs.passed, never.outputs.stopped], ["2", "0"], "a larger budget continues both");
+});
+
+test("bad task, policy and pricing files: an error annotation on each problem's file, line and column, a job summary saying what was wrong, the inputs named", async (t) => {
+  const job = await prepareJob(await tempDir(t, "rhema-action-"));
+  await writeFiles(job.workspace, {
+    "suite/typo.yaml": "prompt: Say done.\nmodel: { provider: scripted, script: [{ say: done }] }\nlimits: { timout: 3 }\n",
+    "suite/ok.yaml": "prompt: Say done.\nmodel: { provider: scripted, script: [{ say: done }] }\n",
+    "ci/policy.yaml": "version: 1\ndefault: deny\nrules:\n  - allow: { tols: [read_file] }\n",
+    "ci/pricing.yaml": "version: 1\nmodels:\n  - { provider: anthropic, model: m, inputPerMTok: -1, outputPerMTok: 1 }\n",
+  });
+  const summaryFile = join(job.runnerDir, "summary.md");
+  const run = (inputs: Record<string, string>) => runStep(job, { inputs: { resume: "false", ...inputs } });
+
+  const task = await run({ tasks: "suite" });
+  assert.equal(task.code, 1, task.stdout + task.stderr);
+  const [taskError, taskFailure, ...more] = workflowCommands(task.stdout, "error");
+  assert.equal(taskError, "::error title=invalid task file,file=suite/typo.yaml,line=3,col=11::limits.timout: unknown key; did you mean `timeout`? (expected one of: maxSteps, timeout, streamIdle, maxCostUsd, maxTokens)");
+  assert.match(taskFailure!, /^::error::rhema: the run did not start: 1 problem in 1 file \(each annotated on its file; the job summary lists them\):%0Asuite\/typo\.yaml:3:11: limits\.timout: unknown key/);
+  assert.deepEqual(more, []);
+  assert.doesNotMatch(task.stdout + task.stderr, /\n\s+at /);
+  const taskSummary = await readFile(summaryFile, "utf8");
+  assert.match(taskSummary, /^## rhema: the run did not start\n\nNothing ran: fix what is listed here/);
+  assert.match(taskSummary, /^- `suite\/typo\.yaml:3:11` \(task file\): limits\.timout: unknown key; did you mean `timeout`\?/m);
+  assert.equal(existsSync(join(job.workspace, ".rhema")), false, "nothing ran");
+
+  // The policy input's file: the annotation and the summary say it is the input's.
+  const policy = await run({ tasks: "suite/ok.yaml", policy: "ci/policy.yaml" });
+  assert.equal(policy.code, 1, policy.stdout + policy.stderr);
+  const [policyError] = workflowCommands(policy.stdout, "error");
+  assert.equal(policyError, "::error title=invalid policy file (the policy input),file=ci/policy.yaml,line=4,col=14::rules.0.allow: unknown key `tols`; did you mean `tools`?");
+  assert.match(await readFile(summaryFile, "utf8"), /^- `ci\/policy\.yaml:4:14` \(policy file, the `policy` input\): rules\.0\.allow: unknown key `tols`/m);
+
+  const pricing = await run({ tasks: "suite/ok.yaml", pricing: "ci/pricing.yaml" });
+  assert.equal(pricing.code, 1, pricing.stdout + pricing.stderr);
+  const [pricingError] = workflowCommands(pricing.stdout, "error");
+  assert.match(pricingError!, /^::error title=invalid pricing file \(the pricing input\),file=ci\/pricing\.yaml,line=3,col=\d+::models\.0\.inputPerMTok: a price cannot be negative/);
+
+  // A file the input names that does not exist: no file= (GitHub cannot show it); the message names the input and the path.
+  const missing = await run({ tasks: "suite/ok.yaml", policy: "ci/nope.yaml" });
+  assert.equal(missing.code, 1);
+  const [missingError] = workflowCommands(missing.stdout, "error");
+  assert.match(missingError!, /^::error title=invalid policy file \(the policy input\)::ci\/nope\.yaml: cannot read the policy file: ENOENT/);
+
+  // An error of no file names the input, not the flag, in the failure and the summary.
+  const shard = await run({ tasks: "suite", shard: "3/2" });
+  assert.equal(shard.code, 1);
+  assert.deepEqual(workflowCommands(shard.stdout, "error"), ['::error::rhema: Expected the `shard` input as i/n with 1 ≤ i ≤ n (e.g. 2/3), got "3/2"']);
+  assert.match(await readFile(summaryFile, "utf8"), /## rhema: the run did not start\n\nNothing ran[^\n]*\n\n```\nExpected the `shard` input as i\/n/);
 });
 
 test("the pricing input prices a model the bundled table lacks: cost-usd reads its dollars, not unpriced", async (t) => {
