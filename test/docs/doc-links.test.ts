@@ -1,7 +1,8 @@
 /**
  * The docs hold together: every relative link of README.md and docs/*.md opens a file of the
  * repository (resolved from the linking file's folder), and an anchor into a Markdown file names
- * one of its headings.
+ * one of its headings, and every repository file a doc names in code exists (examples of a user's files,
+ * `src/add.js` in a cookbook table, are not the repository's: only its own kinds of file count).
  */
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
@@ -50,4 +51,14 @@ test("in-page anchors name a heading of the same page", () => {
     for (const m of text.matchAll(/\]\(#([^)\s]+)\)/g)) if (!anchors.has(m[1]!)) broken.push(`${file}: #${m[1]}`);
   }
   assert.deepEqual(broken, []);
+});
+
+test("every repository file a doc names in code (`src/….ts`, `test/….ts`, `schema/….json`, `bench/…/`, …) exists", () => {
+  const missing: string[] = [];
+  for (const file of docFiles()) {
+    for (const m of readDoc(file).matchAll(/`((?:src|test|schema|bench|scripts)\/(?:[\w./-]+\.(?:ts|mjs|json|xsd|svg|md|sh)|[\w./-]+\/))`/g)) {
+      if (!existsSync(join(repoRoot, m[1]!))) missing.push(`${file}: ${m[1]}`);
+    }
+  }
+  assert.deepEqual(missing, []);
 });
