@@ -1,5 +1,5 @@
 /**
- * The architecture, enforced on the real import graph (DESIGN §1): imports flow one way by the
+ * The architecture, enforced on the real import graph (docs/design.md §2): imports flow one way by the
  * layer table, there are no cycles, every file sits in a layer, core does no I/O, and below the
  * edges (cli, action) nothing reads the environment, arguments or working folder, prints, exits
  * or installs process handlers. Fixture trees show the checker catches each kind of break.
@@ -20,7 +20,7 @@ async function writeTree(root: string, files: Record<string, string[]>): Promise
   }
 }
 
-test("the source tree keeps the architecture of DESIGN §1", () => {
+test("the source tree keeps the architecture of docs/design.md §2", () => {
   assert.deepEqual(checkArchitecture(join(repoRoot, "src")).map(describeViolation), []);
 });
 

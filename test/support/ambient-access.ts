@@ -1,6 +1,6 @@
 /**
  * Which uses of the ambient `process` and `console` one file makes that belong to the edges
- * (DESIGN §1): reading the environment, arguments or working folder, printing, exiting,
+ * (docs/design.md §3): reading the environment, arguments or working folder, printing, exiting,
  * installing handlers. Found with the type checker, so a use is one however the object was
  * reached — `process.env`, `process["env"]`, `const { env } = process`, `const p = process;
  * p.env`, `globalThis.process.env`, `import process from "node:process"`, `import { env } from

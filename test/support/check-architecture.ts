@@ -1,6 +1,6 @@
 /**
  * rhema's architecture as a checker: `checkArchitecture(srcDir)` reads every `.ts` file under
- * `srcDir` with the TypeScript compiler API and returns each way the tree breaks DESIGN §1 —
+ * `srcDir` with the TypeScript compiler API and returns each way the tree breaks docs/design.md §2 —
  * an import against the layer table (static, type-only, dynamic or `require`), an import cycle,
  * a file in no layer, a file in `core` that imports the file system, processes or sockets, and
  * an edge-only use of `process` or `console` below the edges (cli, action). The real tree's
@@ -34,7 +34,7 @@ const INNER: Record<Exclude<Layer, "index" | "cli" | "action">, readonly Layer[]
 };
 const LIBRARY = Object.keys(INNER) as Layer[];
 
-/** DESIGN §1: who may import whom. The edges import anything but each other; nothing imports them. */
+/** docs/design.md §2: who may import whom. The edges import anything but each other; nothing imports them. */
 export const MAY_IMPORT: Readonly<Record<Layer, readonly Layer[]>> = {
   ...INNER,
   index: LIBRARY,
@@ -129,7 +129,7 @@ function judgeImport(site: ImportSite, from: Importer, known: ReadonlySet<string
 /** One line per violation, for an assertion message a person can act on. */
 export function describeViolation(v: Violation): string {
   switch (v.rule) {
-    case "unknown-layer": return `${v.file} sits in no layer of DESIGN §1`;
+    case "unknown-layer": return `${v.file} sits in no layer of docs/design.md §2`;
     case "layer": return `${v.file}:${v.line} (${v.from}) has a ${v.kind} import of ${v.target} (${v.to}): ${v.from} may not import ${v.to}`;
     case "unresolved-import": return `${v.file}:${v.line} has a ${v.kind} import of "${v.specifier}", which names no file`;
     case "outside-source": return `${v.file}:${v.line} has a ${v.kind} import of "${v.specifier}", outside the source folder`;
