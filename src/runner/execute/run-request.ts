@@ -14,7 +14,7 @@ import { createProvider, type ProviderEnv, type ProviderSpec } from "../../provi
 import { processCommandRunner } from "./command-runner.js";
 import { parseLimitMs } from "../tasks/duration.js";
 import { SecretRedactor } from "./secret-redactor.js";
-import { loadTasks, parseShard } from "../tasks/suite-loader.js";
+import { loadTasks, parseShard, taskStillDefined } from "../tasks/suite-loader.js";
 import type { InputCaps } from "../tasks/task-file.js";
 import { runSuite, type RunProgress, type SuiteRunOutcome } from "./suite-runner.js";
 import type { TaskDefinition } from "../tasks/task-file.js";
@@ -165,6 +165,7 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
     restartChanged: request.restartChanged,
     selection: request.restart ? "restart" : request.add ? "add" : "resume",
     retryErrored: request.retryErrored,
+    stillInSuite: (task) => taskStillDefined(task, [...loaded.tasks, ...loaded.skipped, ...loaded.otherShards]),
     reportCopies: copies,
     ...(summaryAppend ? { summaryAppend } : {}),
     cwd: context.cwd,
