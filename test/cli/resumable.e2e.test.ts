@@ -48,6 +48,7 @@ test("a step-capped task is kept at the same or a smaller cap (said, --retry-err
   assert.equal(capped!.error!.message, "the task used all 2 of its steps without finishing; a larger --max-steps or limits.maxSteps continues it from its checkpoint");
   assert.match(first.stderr, /\[suite\/capped\] agent error step_cap: the task used all 2 of its steps/, "the live line says the task's cap");
   assert.deepEqual(await lines(join(out, "tasks/suite/capped/workspace/tags.txt")), ["c-0", "c-1"]);
+  assert.match(first.stdout, /Raise the step cap \(--max-steps, or limits\.maxSteps for a task that sets its own\) and run the same command to continue the step-capped tasks/);
 
   for (const [cap, retry] of [["2", false], ["2", true], ["1", false]] as const) {
     const kept = await runCli(["run", "suite", "--out", out, "--max-steps", cap, ...(retry ? ["--retry-errored"] : [])], { cwd: root });
@@ -60,6 +61,7 @@ test("a step-capped task is kept at the same or a smaller cap (said, --retry-err
 
   const more = await runCli(["run", "suite", "--out", out, "--max-steps", "9"], { cwd: root });
   assert.equal(more.code, 0, more.stderr + more.stdout);
+  assert.doesNotMatch(more.stdout, /Raise the step cap/);
   assert.match(more.stderr, /rhema: suite\/capped continues from its checkpoint: its step cap is now 9 \(2 steps taken\)/);
   assert.match(more.stderr, /\[suite\/capped\] step 3 shell: echo c-2/, "the step count goes on from the checkpoint's");
   assert.doesNotMatch(more.stderr, /step 1 shell/);
