@@ -109,6 +109,9 @@ export function finalSummary(outcome: Pick<RunRequestOutcome, "results" | "inter
   const stopped = outcome.results.filter((r) => r.status === "stopped");
   for (const r of stopped) lines.push(`Stopped: ${r.suite}/${r.id}: ${r.error?.message ?? "a budget was spent"}`);
   if (stopped.length) lines.push("Raise the budget (limits.maxCostUsd / maxTokens, --max-cost, --max-tokens) and run the same command to continue the stopped tasks.");
+  if (outcome.results.some((r) => r.status === "errored" && r.error?.code === "step_cap")) {
+    lines.push("Raise the step cap (--max-steps, or limits.maxSteps for a task that sets its own) and run the same command to continue the step-capped tasks from their checkpoints.");
+  }
   if (outcome.interrupted) lines.push(`Interrupted: run the same command again to continue (${runDir}).`);
   const extra = [
     ...(copies.junit ? [`--junit ${copies.junit}`] : []), ...(copies.stats ? [`--stats ${copies.stats}`] : []),

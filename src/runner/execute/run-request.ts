@@ -14,7 +14,7 @@ import { createProvider, type ProviderEnv, type ProviderSpec } from "../../provi
 import { processCommandRunner } from "./command-runner.js";
 import { LIMIT_TEXT_RULE, parseLimitText } from "../tasks/duration.js";
 import { SecretRedactor } from "./secret-redactor.js";
-import { formatShard, loadTasks, parseShard } from "../tasks/suite-loader.js";
+import { formatShard, loadTasks, parseShard, taskStillDefined } from "../tasks/suite-loader.js";
 import type { InputCaps } from "../tasks/task-file.js";
 import { runSuite, type RunProgress, type SuiteRunOutcome } from "./suite-runner.js";
 import type { TaskDefinition } from "../tasks/task-file.js";
@@ -174,6 +174,7 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
     restartChanged: request.restartChanged,
     selection: request.restart ? "restart" : request.add ? "add" : "resume",
     retryErrored: request.retryErrored,
+    stillInSuite: (task) => taskStillDefined(task, [...loaded.tasks, ...loaded.skipped, ...loaded.otherShards]),
     reportCopies: copies,
     ...(summaryAppend ? { summaryAppend } : {}),
     cwd: context.cwd,

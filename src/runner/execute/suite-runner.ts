@@ -8,6 +8,12 @@
  * running task checkpoint and stop; `--summary FILE` gets the final summary appended once.
  * Budgets (run-budget.ts): a task stopped on one is continued when that budget was raised, kept
  * (and said) otherwise; once the run's budget is spent no task starts — each is stopped, not started.
+ * The step cap likewise: a task that used all its steps is continued from its checkpoint when its
+ * cap now allows more, kept (and said) otherwise. `--retry-errored` continues outages and
+ * timeouts from their checkpoints and runs a failed setup again in a fresh workspace. A task of
+ * the manifest that the suite no longer defines (its file deleted, or its id renamed) is dropped
+ * from the manifest, said (`removed: suite/id`) and listed in the summary; its folder stays until
+ * `--restart`.
  * The lock is confirmed before each task starts and each report write, and the tasks confirm it
  * before each side effect (run-lock.ts): a runner whose lock another took while it was stalled
  * stops there — no task starts, no report is written — and the `LockLostError` ends the run (exit 3).
@@ -28,6 +34,8 @@ import { notStartedResult, runTask, stalledResult, type TaskRunEnv, type TaskRun
 import { STALLED_MESSAGE, untilStalled } from "./stall-net.js";
 import { RunBudget, budgetRaised, type Budgets } from "./run-budget.js";
 import { isRetryableErrorCode } from "./task-failure.js";
+import { stepCapOf } from "./task-turn.js";
+import { setupRetried } from "../run-dir/task-state.js";
 import {
   compareTasks, taskKey,
   type ReportMeta, type SkippedTask, type TaskResult, type TaskSpend, type UnfinishedTask,
@@ -56,8 +64,17 @@ export interface SuiteRunOptions {
   cwd?: string;
   /** A file the final summary is appended to once, at the run's end or interrupt (`--summary`, `$GITHUB_STEP_SUMMARY`). */
   summaryAppend?: string;
-  /** Continue errored tasks (provider outage, timeout) from their checkpoints instead of keeping their results. */
+  /**
+   * Continue errored tasks (provider outage, timeout) from their checkpoints, and run a failed
+   * setup again in a fresh workspace, instead of keeping their results.
+   */
   retryErrored?: boolean;
+  /**
+   * Whether a task of the run directory's manifest is still in the suite (its file there and
+   * defining it: suite-loader.ts `taskStillDefined`); one that is not is dropped from the
+   * manifest. Absent: every one is.
+   */
+  stillInSuite?(task: ManifestTask): Promise<boolean>;
   reportCopies?: Partial<ReportFiles>;
   signal: AbortSignal;
   /** Aborted by the edge when the event loop emptied with the run unfinished (stall-net.ts): each running task is recorded errored with its reason. */
@@ -69,7 +86,7 @@ export interface SuiteRunOptions {
   /** The run's budgets (`--max-cost`, `--max-tokens`), across every task of the run. */
   budget?: Budgets;
   onProgress(progress: RunProgress): void;
-  /** A line for the user (a task kept stopped on its budget). */
+  /** A line for the user (a task kept stopped on its budget or step cap, a task removed from the suite). */
   onNote?(note: string): void;
 }
 
@@ -92,9 +109,12 @@ export class ChangedTasksError extends RhemaError {
 /** A selection with tasks the run directory's manifest does not hold (a different task set). */
 export class SelectionOutsideRunError extends RhemaError {
   readonly missing: readonly ManifestTask[];
-  constructor(runDir: string, missing: readonly ManifestTask[]) {
+  constructor(runDir: string, missing: readonly ManifestTask[], removed: readonly ManifestTask[] = []) {
     const list = missing.map((t) => `  ${taskKey(t)} (${t.file})`).join("\n");
-    super("task_changed", `${runDir} holds a run without these selected tasks:\n${list}\n` +
+    // A renamed task is a removed one and a new one: say both, so the rename is recognised.
+    const gone = removed.length === 0 ? ""
+      : `and the suite no longer defines these (they leave the run once it goes on):\n${removed.map((t) => `  ${taskKey(t)} (${t.file})`).join("\n")}\n`;
+    super("task_changed", `${runDir} holds a run without these selected tasks:\n${list}\n${gone}` +
       "add them to that run with --add, start the run over with --restart, or pass another --out");
     this.missing = missing;
   }
@@ -122,20 +142,24 @@ export async function runSuite(opts: SuiteRunOptions): Promise<SuiteRunOutcome> 
     // The tasks' hashes in the scheme of the run directory's hashes (an old one keeps its own).
     const hashScheme = previous?.hashScheme ?? CURRENT_HASH_SCHEME;
     opts = { ...opts, tasks: opts.tasks.map((task) => ({ ...task, contentHash: hashUnder(task, hashScheme) })) };
-    const plan = planManifestTasks(previous?.tasks ?? null, opts.tasks.map(manifestEntry), selection);
-    if (plan.kind === "outside") throw new SelectionOutsideRunError(opts.runDir, plan.missing);
+    const removed = await removedTasks(previous?.tasks ?? [], opts);
+    const kept = previous ? previous.tasks.filter((task) => !removed.includes(task)) : null;
+    const plan = planManifestTasks(kept, opts.tasks.map(manifestEntry), selection);
+    if (plan.kind === "outside") throw new SelectionOutsideRunError(opts.runDir, plan.missing, removed);
     await handleChangedTasks(opts, runDir);
     if (opts.retryErrored) await reopenErroredTasks(opts, runDir);
+    await reopenCappedTasks(opts, runDir);
     await reopenStoppedTasks(opts, runDir);
     const manifest = await updateManifest(opts, runDir, previous, { tasks: plan.tasks, hashScheme });
+    for (const task of removed) opts.onNote?.(removedNote(task));
     opts.onProgress({ type: "run_start", runDir: opts.runDir, runId: manifest.runId, tasks: opts.tasks.length, resumed: manifest.resumes > 0 });
-    return await runQueue(opts, runDir, manifest, lock);
+    return await runQueue(opts, runDir, manifest, lock, removed);
   } finally {
     await lock.release();
   }
 }
 
-async function runQueue(opts: SuiteRunOptions, runDir: RunDir, manifest: RunManifest, lock: LockGuard): Promise<SuiteRunOutcome> {
+async function runQueue(opts: SuiteRunOptions, runDir: RunDir, manifest: RunManifest, lock: LockGuard, removed: readonly ManifestTask[]): Promise<SuiteRunOutcome> {
   const writer = new ReportWriter(opts.runDir, opts.reportCopies ?? {});
   const selected = new Set(opts.tasks.map(taskKey));
   const results = new Map<string, TaskResult>(await unselectedResults(runDir, manifest, selected));
@@ -150,6 +174,7 @@ async function runQueue(opts: SuiteRunOptions, runDir: RunDir, manifest: RunMani
     runId: manifest.runId, startedAt: manifest.startedAt, finishedAt: opts.env.now().toISOString(),
     wallTimeMs: clock.wallTimeMs(), displayFiles, unfinished, shard: manifest.shard ?? null,
     ...(skipped ? { skipped } : {}),
+    ...(removed.length > 0 ? { removed: removed.map(({ suite, id, file }) => ({ suite, id, file })) } : {}),
   });
   // Each write also records the run's wall time in the manifest, so a kill loses at most one write's worth.
   const writeAll = async (final = false): Promise<TaskResult[]> => {
@@ -300,15 +325,77 @@ async function handleChangedTasks(opts: SuiteRunOptions, runDir: RunDir): Promis
 /**
  * Drops the results of tasks errored by an outage or a timeout, keeping their checkpoints: the
  * run then continues each from where it stopped (revive, then the request that failed), as
- * after a kill. A task errored by a bug (`internal`), a step cap or a failed setup is kept:
- * running it again would only repeat it.
+ * after a kill. A task whose setup failed (an `npm ci` that met a network blip) runs its setup
+ * again in a fresh workspace: no agent ran, so nothing is lost. A task errored by a bug
+ * (`internal`) is kept: running it again would only repeat it; one that used all its steps is
+ * `reopenCappedTasks`'s.
  */
 async function reopenErroredTasks(opts: SuiteRunOptions, runDir: RunDir): Promise<void> {
   for (const task of opts.tasks) {
     const folder = runDir.task(task);
     const result = await folder.readResult();
-    if (result?.status === "errored" && isRetryableErrorCode(result.error?.code ?? "")) await folder.removeResult();
+    if (result?.status !== "errored") continue;
+    const code = result.error?.code ?? "";
+    if (isRetryableErrorCode(code)) await folder.removeResult();
+    else if (code === "setup_failed") {
+      // The state first: a kill between the two leaves the result, and the next --retry-errored does it again.
+      const state = await folder.readState();
+      if (state) await folder.writeState(setupRetried(state));
+      await folder.removeResult();
+      opts.onNote?.(`${taskKey(task)} retried: its setup failed, so its workspace is made afresh and every setup command runs again`);
+    }
   }
+}
+
+/**
+ * Drops the results of tasks that used all their steps when their step cap (`limits.maxSteps`,
+ * else `--max-steps`, else 40) now allows more than they took, keeping their checkpoints: the
+ * run continues each from its last boundary, no call made twice, its steps counting on. A task
+ * whose cap is as it was, or smaller, stays errored and the user is told what continues it —
+ * with `--retry-errored` too, which would only meet the same cap.
+ */
+async function reopenCappedTasks(opts: SuiteRunOptions, runDir: RunDir): Promise<void> {
+  for (const task of opts.tasks) {
+    const folder = runDir.task(task);
+    // A result that cannot be read stops the run when its task comes up.
+    const result = await folder.readResult().catch(() => null);
+    if (result?.status !== "errored" || result.error?.code !== "step_cap") continue;
+    const reopening = stepCapReopening(task, result.steps, opts.env.defaults, opts.retryErrored ?? false);
+    if (reopening.reopen) await folder.removeResult();
+    opts.onNote?.(reopening.note);
+  }
+}
+
+/**
+ * Whether a task that used all its steps (`taken`) continues under the step cap in force now, and
+ * the line that says so — or says what would continue it (a task that sets `limits.maxSteps` is
+ * not moved by `--max-steps`).
+ */
+export function stepCapReopening(
+  task: Pick<TaskDefinition, "suite" | "id" | "limits">, taken: number, defaults: { maxSteps?: number }, retrying: boolean,
+): { reopen: boolean; note: string } {
+  const cap = stepCapOf(task, defaults);
+  const key = taskKey(task);
+  const steps = `${taken} step${taken === 1 ? "" : "s"}`;
+  if (cap > taken) return { reopen: true, note: `${key} continues from its checkpoint: its step cap is now ${cap} (${steps} taken)` };
+  const what = task.limits.maxSteps !== undefined
+    ? `its limits.maxSteps is ${cap} (--max-steps does not apply to a task that sets its own): raise limits.maxSteps`
+    : `its step cap is ${cap}${defaults.maxSteps === undefined ? " (the default)" : ""}: pass a larger --max-steps`;
+  return { reopen: false, note: `${key} ${retrying ? "not retried" : "stays errored"}: it used all ${steps} it had; ${what} to continue it from its checkpoint` };
+}
+
+/** The manifest's tasks the suite no longer defines (`stillInSuite`): none for a new or restarted run. */
+async function removedTasks(previous: readonly ManifestTask[], opts: SuiteRunOptions): Promise<ManifestTask[]> {
+  const stillInSuite = opts.stillInSuite;
+  if (!stillInSuite || opts.selection === "restart") return [];
+  const removed: ManifestTask[] = [];
+  for (const task of previous) if (!(await stillInSuite(task))) removed.push(task);
+  return removed;
+}
+
+/** The line a task dropped from the run says. */
+function removedNote(task: ManifestTask): string {
+  return `removed: ${taskKey(task)} (its task file ${task.file} no longer defines it; it leaves the run's reports, its folder stays until --restart)`;
 }
 
 /**

@@ -50,7 +50,7 @@ import { RunDir } from "../run-dir/run-dir.js";
 import type { TaskFolder, TaskStateBook } from "../run-dir/task-folder.js";
 import { TASK_RESULT_VERSION, type CheckOutcome, type TaskCost, type TaskResult, type TaskSandboxRecord, type TaskSpend } from "../run-dir/task-result.js";
 import { freshTaskState, type TaskState } from "../run-dir/task-state.js";
-import { DEFAULT_MAX_STEPS, runTaskTurn, stepsTaken } from "./task-turn.js";
+import { runTaskTurn, stepCapOf, stepsTaken } from "./task-turn.js";
 import { prepareWorkspace } from "./task-workspace.js";
 import type { TaskPricing } from "./task-pricing.js";
 import { pricedAsOf, resultStats, taskCost } from "../reports/cost-figures.js";
@@ -152,7 +152,7 @@ export async function runTask(task: TaskDefinition, env: TaskRunEnv): Promise<Ta
       const saved = await checkpoint.load();
       agent = await runTaskTurn({
         task, workspace: folder.workspace, provider, approval: env.approvalFor(task),
-        store, budget: budget.checkFor(task), saved, sink: events, signal, maxSteps: task.limits.maxSteps ?? env.defaults.maxSteps ?? DEFAULT_MAX_STEPS, now: env.now,
+        store, budget: budget.checkFor(task), saved, sink: events, signal, maxSteps: stepCapOf(task, env.defaults), now: env.now,
         shellEnv: env.shellEnv, allowEnv: env.allowEnv, filterToolOutput: (text) => env.redactor.redact(text),
         filterCommitted: (text) => env.redactor.redact(text),
         workerProvider: env.workerProviderFor?.(task) ?? null,

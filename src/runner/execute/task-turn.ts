@@ -1,7 +1,10 @@
 /**
  * A task's agent turn: builds the agent (fresh, or from the task's checkpoint), installs the
  * checkpoint store as its commit hook, and starts, continues or skips the turn according to
- * where the saved conversation stands. Steers the model when its step budget runs low.
+ * where the saved conversation stands. Steers the model when its step budget runs low. A turn
+ * that uses all of the task's steps is a `step_cap` error that says how to continue it: the
+ * checkpoint stays at its last boundary, and a run with a larger cap continues it from there
+ * (suite-runner.ts reopens it).
  */
 import { readFile } from "node:fs/promises";
 import { extname } from "node:path";
@@ -22,6 +25,17 @@ import { modelWorker } from "../../transcript/compaction-worker.js";
 import { stopRecordedGroup } from "../../process/process-identity.js";
 
 export const DEFAULT_MAX_STEPS = 40;
+
+/** The task's step cap: its own `limits.maxSteps`, else the run's `--max-steps`, else `DEFAULT_MAX_STEPS`. */
+export function stepCapOf(task: Pick<TaskDefinition, "limits">, defaults: { maxSteps?: number }): number {
+  return task.limits.maxSteps ?? defaults.maxSteps ?? DEFAULT_MAX_STEPS;
+}
+
+/** The `step_cap` error of a task that used all `maxSteps` of its steps: what continues it. */
+export function stepCapError(maxSteps: number, options?: { cause?: unknown }): CodingAgentError {
+  return new CodingAgentError("step_cap",
+    `the task used all ${maxSteps} of its steps without finishing; a larger --max-steps or limits.maxSteps continues it from its checkpoint`, options);
+}
 /** When this many steps are left, the model is told to wrap up. */
 export const STEPS_LEFT_NUDGE = 2;
 
@@ -78,13 +92,17 @@ export async function runTaskTurn(opts: TaskTurnOptions): Promise<CodingAgent> {
     : new CodingAgent(opts.provider, { ...config, maxTurnSteps: opts.maxSteps });
   const state = conversationState(agent.session.messages);
   if (state.kind === "ended") return agent;
-  if (left <= 0 && state.kind !== "empty") {
-    throw new CodingAgentError("step_cap", `the task used all ${opts.maxSteps} of its steps without finishing`);
-  }
+  if (left <= 0 && state.kind !== "empty") throw stepCapError(opts.maxSteps);
   agent.setCommitHook(opts.store.hook);
   const sink = steeringSink(opts.sink, agent, opts.maxSteps, taken);
-  if (state.kind === "empty") await agent.turnMessageWithCancel(await inputMessage(opts.task), sink, opts.approval, opts.signal);
-  else await agent.retryTurnWithCancel(sink, opts.approval, opts.signal);
+  try {
+    if (state.kind === "empty") await agent.turnMessageWithCancel(await inputMessage(opts.task), sink, opts.approval, opts.signal);
+    else await agent.retryTurnWithCancel(sink, opts.approval, opts.signal);
+  } catch (err) {
+    // The engine's cap is this segment's (the steps left); the user's is the task's.
+    if (err instanceof CodingAgentError && err.code === "step_cap") throw stepCapError(opts.maxSteps, { cause: err });
+    throw err;
+  }
   return agent;
 }
 
@@ -95,12 +113,15 @@ export function stepsTaken(messages: readonly Message[]): number {
 
 /**
  * The sink the turn emits to: step numbers continue the task's count across resumes (the step
- * loop numbers each turn from 1), and the model is steered when its step budget runs low.
+ * loop numbers each turn from 1), a step cap is told as the task's, and the model is steered
+ * when its step budget runs low.
  */
 function steeringSink(inner: EventSink, agent: CodingAgent, maxSteps: number, before: number): EventSink {
   return {
     emit(raw: AgentEvent) {
-      const event = offsetSteps(raw, before);
+      const moved = offsetSteps(raw, before);
+      // The engine's step cap is the segment's; the transcript says the task's, as the result does.
+      const event = moved.type === "turn_error" && moved.code === "step_cap" ? { ...moved, message: stepCapError(maxSteps).message } : moved;
       if (event.type === "step_end" && event.stopReason === "tool_use" && maxSteps - event.step === STEPS_LEFT_NUDGE) {
         agent.steer(`Only ${STEPS_LEFT_NUDGE} steps are left for this task: finish the change now and give your summary.`);
       }

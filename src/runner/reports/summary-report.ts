@@ -2,7 +2,8 @@
  * `summary.md`: the run as a short markdown page fit for `$GITHUB_STEP_SUMMARY` — a totals
  * line and the sandbox (a warning when commands ran unsandboxed), a table with a row per task of the run (status, time, steps, cache hit rate, cost, policy
  * denials; interrupted and not-started tasks too), then the failures: the check that failed
- * with its output's first error line and tail, or the agent's error, and the policy's denials.
+ * with its output's first error line and tail, or the agent's error, and the policy's denials;
+ * last, the tasks this run removed (the suite no longer defines them).
  * A pure function of results + meta; sizes are capped so a large run stays well under GitHub's
  * 1 MiB summary limit.
  */
@@ -34,7 +35,7 @@ const LEAD_CHARS = 1_000;
 export function renderSummaryReport(results: readonly TaskResult[], meta: ReportMeta): string {
   const ordered = [...results].sort(compareTasks);
   const stats = buildStatsReport(ordered, meta);
-  const sections = [totalsSection(stats), shardNote(stats), taskTable(ordered, meta), costNote(stats.total.cost), failuresSection(ordered), unfinishedNote(meta)];
+  const sections = [totalsSection(stats), shardNote(stats), taskTable(ordered, meta), costNote(stats.total.cost), failuresSection(ordered), unfinishedNote(meta), removedNote(meta)];
   return sections.filter((section) => section !== "").join("\n\n") + "\n";
 }
 
@@ -232,6 +233,13 @@ function unfinishedNote(meta: ReportMeta): string {
   return interrupted
     ? `_The run was interrupted: ${unfinished.length} task(s) have no result yet; run the same command again to continue._`
     : `_${unfinished.length} task(s) of this run directory have not run yet: run it without --filter to run them._`;
+}
+
+/** The note of tasks this run dropped because the suite no longer defines them. */
+function removedNote(meta: ReportMeta): string {
+  const removed = [...(meta.removed ?? [])].sort(compareTasks);
+  if (removed.length === 0) return "";
+  return `_Removed from the run (the suite no longer defines them; their folders stay until \`--restart\`): ${removed.map((t) => code(taskKey(t))).join(", ")}._`;
 }
 
 /** `$` escaped: GitHub reads two dollar signs on a line as inline math. */

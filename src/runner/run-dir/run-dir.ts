@@ -14,7 +14,7 @@ import { acquireRunLock, type RunLock } from "./run-lock.js";
 import { MANIFEST_KIND, type RunManifest } from "./run-manifest.js";
 import { readStateFile, writeStateFile } from "./state-file.js";
 import { TASKS_DIR, TaskFolder, type TaskRef } from "./task-folder.js";
-import { compareTasks, type TaskResult } from "./task-result.js";
+import { compareTasks, taskKey, type TaskResult } from "./task-result.js";
 
 /** The run directory's own files. */
 export const RUN_FILES = {
@@ -158,14 +158,18 @@ export class RunDir {
   }
 
   /**
-   * Every task folder's result, sorted by suite then id. A folder without a result (a task not
-   * finished) is passed over; a result whose suite/id disagree with its folder is an error.
-   * A run directory without `tasks/` has no results.
+   * Every task folder's result, sorted by suite then id — of the manifest's tasks, when there is
+   * a manifest (the folder of a task removed from the suite stays until `--restart`, outside the
+   * run). A folder without a result (a task not finished) is passed over; a result whose
+   * suite/id disagree with its folder is an error. A run directory without `tasks/` has no results.
    */
   async readResults(): Promise<TaskResult[]> {
+    const manifest = await this.readManifest();
+    const ofRun = manifest ? new Set(manifest.tasks.map(taskKey)) : null;
     const results: TaskResult[] = [];
     for (const suite of await listFolders(join(this.path, TASKS_DIR))) {
       for (const id of await listFolders(join(this.path, TASKS_DIR, suite))) {
+        if (ofRun !== null && !ofRun.has(taskKey({ suite, id }))) continue;
         const result = await this.task({ suite, id }).readResult();
         if (result !== null) results.push(result);
       }

@@ -219,6 +219,8 @@ export interface ReportMeta {
   skipped?: readonly SkippedTask[];
   /** The run's tasks that have no result (interrupted, never started); each is reported. */
   unfinished?: readonly UnfinishedTask[];
+  /** Tasks this invocation dropped from the run because the suite no longer defines them (their file deleted, their id renamed). */
+  removed?: readonly { suite: string; id: string; file: string }[];
   /**
    * Time the run was actually running, summed over its resumes; without it, the span from
    * `startedAt` to `finishedAt` (which counts the gaps between resumes).

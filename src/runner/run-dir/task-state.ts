@@ -98,3 +98,12 @@ export function checkFinished(state: TaskState, index: number, outcome: CheckOut
   if (started?.status !== "started") return state;
   return { ...state, checks: withRecord(state.checks, index, { status: "done", name: started.name, startedAt: started.startedAt, attempt: started.attempt, outcome }) };
 }
+
+/**
+ * The state of a task whose setup failed, for `--retry-errored`: the workspace is made afresh
+ * and every setup command runs again (a failed `npm ci` may have left half a `node_modules`).
+ * Its start, resumes and time spent stay.
+ */
+export function setupRetried(state: TaskState): TaskState {
+  return { ...state, setupDone: false, workspaceCopied: false, setup: [], checks: [] };
+}

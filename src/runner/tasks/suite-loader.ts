@@ -33,9 +33,9 @@ import { dirname, extname, isAbsolute, join, relative, resolve, sep } from "node
 import ignore, { type Ignore } from "ignore";
 import picomatch from "picomatch";
 import { glob, isDynamicPattern } from "tinyglobby";
-import { RhemaError } from "../../core/errors.js";
+import { RhemaError, errnoCode, throwIfMachineLimit } from "../../core/errors.js";
 import { decodeUtf8Text } from "../../yaml-source/text-bytes.js";
-import { DEFAULT_INPUT_CAPS, TaskFileError, loadTaskSource, readSuiteFile, readYamlFile, type FixtureScans, type InputCaps, type TaskDefinition, type TaskProblem } from "./task-file.js";
+import { DEFAULT_INPUT_CAPS, TaskFileError, loadTaskFile, loadTaskSource, readSuiteFile, readYamlFile, type FixtureScans, type InputCaps, type TaskDefinition, type TaskProblem } from "./task-file.js";
 import type { YamlSource } from "../../yaml-source/yaml-source.js";
 import { compareTasks, taskKey, type SkippedTask } from "../run-dir/task-result.js";
 
@@ -125,6 +125,33 @@ export async function loadTasks(paths: readonly string[], options: LoadTasksOpti
   problems.push(...duplicateIdProblems(tasks));
   if (problems.length > 0) throw new TaskFileError(problems);
   return { ...selectTasks(tasks, options), policies };
+}
+
+/**
+ * Whether the task `suite/id` a run directory's manifest holds, from `file`, is still in the
+ * suite. `found` is every task this run's paths yielded (selected, skipped, other shards): one
+ * of them is that task (yes), or came from its file, which now defines another (no: its id was
+ * renamed). A file outside them is looked at: gone (no), or loaded and defining it (yes) or
+ * another (no). A file that exists but cannot be loaded now (being edited) keeps its task:
+ * only a task the suite surely lost is dropped.
+ */
+export async function taskStillDefined(task: { suite: string; id: string; file: string }, found: readonly { suite: string; id: string; file: string }[]): Promise<boolean> {
+  const key = taskKey(task);
+  if (found.some((t) => taskKey(t) === key)) return true;
+  if (found.some((t) => t.file === task.file)) return false;
+  try {
+    await stat(task.file);
+  } catch (err) {
+    throwIfMachineLimit(err);
+    const code = errnoCode(err);
+    return !(code === "ENOENT" || code === "ENOTDIR");
+  }
+  try {
+    return taskKey(await loadTaskFile(task.file)) === key;
+  } catch (err) {
+    throwIfMachineLimit(err);
+    return true;
+  }
 }
 
 function isInside(folder: string, file: string): boolean {

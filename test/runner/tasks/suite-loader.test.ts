@@ -3,7 +3,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { describe, test } from "node:test";
 import { RhemaError } from "../../../src/core/errors.js";
-import { loadTasks, parseShard, type LoadedTasks } from "../../../src/runner/tasks/suite-loader.js";
+import { loadTasks, parseShard, taskStillDefined, type LoadedTasks } from "../../../src/runner/tasks/suite-loader.js";
 import { TaskFileError } from "../../../src/runner/tasks/task-file.js";
 import { taskKey } from "../../../src/runner/run-dir/task-result.js";
 import { tempDir } from "../../support/temp-dir.js";
@@ -196,4 +196,18 @@ describe("suite loading: selection", () => {
       assert.throws(() => parseShard(bad), (err: unknown) => err instanceof RhemaError && err.code === "usage" && err.message.includes(`got "${bad}"`), bad);
     }
   });
+});
+
+test("taskStillDefined: a task whose file is gone or defines another id is no longer in the suite; one it cannot tell of stays", async (t) => {
+  const root = await tempDir(t);
+  await writeFiles(root, { "s/a.yaml": "prompt: a\n", "s/b.yaml": "id: other\nprompt: b\n", "s/broken.yaml": "prompt: [unclosed\n", "s/c.yaml": "prompt: c\n" });
+  const at = (file: string, id: string) => ({ suite: "s", id, file: join(root, "s", file) });
+  const found = [at("a.yaml", "a")];
+  assert.equal(await taskStillDefined(at("a.yaml", "a"), found), true, "found this run");
+  assert.equal(await taskStillDefined(at("a.yaml", "old-a"), found), false, "its file was loaded and defines another id");
+  assert.equal(await taskStillDefined(at("gone.yaml", "gone"), found), false, "its file is gone");
+  assert.equal(await taskStillDefined({ ...at("gone.yaml", "gone"), file: join(root, "s/a.yaml/x.yaml") }, []), false, "a path through a file");
+  assert.equal(await taskStillDefined(at("c.yaml", "c"), found), true, "outside this run's paths, still defining it");
+  assert.equal(await taskStillDefined(at("b.yaml", "b"), found), false, "outside this run's paths, defining another id now");
+  assert.equal(await taskStillDefined(at("broken.yaml", "broken"), found), true, "cannot be loaded now (being edited): kept");
 });
