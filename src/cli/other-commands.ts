@@ -13,6 +13,7 @@ import { print, type CliIo } from "./io.js";
 import { inputCapsFromEnv } from "./input-caps.js";
 import { loadPricingFile } from "../runner/tasks/pricing-file.js";
 import { formatCostTotal, sumCosts } from "../runner/reports/cost-figures.js";
+import { counted } from "../core/counted.js";
 
 /**
  * Checks task files, every policy they use, and every policy file among the paths (a file whose
@@ -60,7 +61,7 @@ export async function reportMergeCommand(args: { dirs: string[]; out: string }, 
   const outcome = await mergeRunReports(args.dirs.map((d) => resolve(io.cwd, d)), resolve(io.cwd, args.out), { cwd: io.cwd, pid: io.pid });
   for (const missing of outcome.missingTranscripts) print(io.stderr, `rhema: transcript not found, not copied: ${missing}`);
   const cost = sumCosts(outcome.results);
-  print(io.stdout, `merged ${outcome.results.length} task result(s) from ${args.dirs.length} run(s)${cost === null ? "" : `, cost ${formatCostTotal(cost)}`}: ` +
+  print(io.stdout, `merged ${counted(outcome.results.length, "task result")} from ${counted(args.dirs.length, "run")}${cost === null ? "" : `, cost ${formatCostTotal(cost)}`}: ` +
     `${outcome.files.junit}, ${outcome.files.stats}, ${outcome.files.summary}`);
   return EXIT_OK;
 }

@@ -79,7 +79,7 @@ export async function runTaskTurn(opts: TaskTurnOptions): Promise<CodingAgent> {
   const state = conversationState(agent.session.messages);
   if (state.kind === "ended") return agent;
   if (left <= 0 && state.kind !== "empty") {
-    throw new CodingAgentError("step_cap", `the task used all ${opts.maxSteps} of its steps without finishing`);
+    throw new CodingAgentError("step_cap", `the task used ${opts.maxSteps === 1 ? "its 1 step" : `all ${opts.maxSteps} of its steps`} without finishing`);
   }
   agent.setCommitHook(opts.store.hook);
   const sink = steeringSink(opts.sink, agent, opts.maxSteps, taken);
