@@ -206,8 +206,9 @@ model:
     return null;
   });
   if (text === null) return;
-  const live = text.split(/\r?\n/).filter((l) => /s\/priced\s+step \d/.test(l));
+  // The live lines once a request was priced (before that a line has no dollars at all).
+  const live = text.split(/\r?\n/).filter((l) => /s\/priced\s+step \d/.test(l) && l.includes("$"));
   assert.ok(live.length > 0, text);
-  assert.ok(live.every((l) => /\$\d+\.\d+ \(simulated\)/.test(l)), live.join("\n"));
+  assert.ok(live.every((l) => /\$\d+\.\d+ \(simulated\)$/.test(l.trimEnd())), live.join("\n"));
   assert.match(text, /Running 1 task in /);
 });
