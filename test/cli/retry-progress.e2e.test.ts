@@ -9,6 +9,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
+import { createServer, type AddressInfo, type Socket } from "node:net";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { CLI, cliEnv, runCli, startCli } from "../support/cli.js";
@@ -108,6 +109,37 @@ test("a real provider's retries (Anthropic: an idle stream, a 503, then the answ
   assert.match(idle!.message, /the stream sent no content for 500ms/);
   assert.deepEqual([busy?.reason, busy?.status, busy?.delayMs], ["503", 503, 300]);
   assert.match(busy!.message, /anthropic: 503 overloaded_error: try later/);
+});
+
+test("dropped connections are said by what happened: reset, then closed", async (t) => {
+  const root = await tempDir(t);
+  // A server that resets the first connection (RST), closes the second (FIN), and answers the third with a 400.
+  let connections = 0;
+  const server = createServer((socket: Socket) => {
+    const n = ++connections;
+    socket.once("data", () => {
+      if (n === 1) return void socket.resetAndDestroy();
+      if (n === 2) return void socket.destroy();
+      const body = JSON.stringify({ type: "error", error: { type: "invalid_request_error", message: "enough" } });
+      socket.end(`HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  t.after(() => new Promise<void>((r) => server.close(() => r())));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  await writeFiles(root, {
+    "policy.yaml": POLICY,
+    "s/net.yaml": "prompt: Say done.\npolicy: ../policy.yaml\nmodel: { provider: anthropic, name: claude-sonnet-4-5 }\n",
+  });
+  const out = join(root, "run");
+  const run = await runCli(["run", "s", "--out", out], { cwd: root, env: cliEnv({ ANTHROPIC_API_KEY: "sk-test", ANTHROPIC_BASE_URL: url }) });
+  assert.equal(run.code, 1, run.stderr);
+  assert.match(run.stderr, /\[s\/net\] retrying after connection reset \(attempt 2\/4, \d\.\d s\)\n/);
+  assert.match(run.stderr, /\[s\/net\] retrying after connection closed \(attempt 3\/4, \d\.\d s\)\n/);
+  assert.match(run.stderr, /\[s\/net\] errored \(provider\)/);
+  const retries = await retryEvents(out, "s/net");
+  assert.deepEqual(retries.map((e) => [e.attempt, e.reason, e.status]), [[2, "connection reset", null], [3, "connection closed", null]]);
+  assert.match(retries[0]!.message, /ECONNRESET/);
 });
 
 const SLOW = `prompt: Say done slowly.
