@@ -40,6 +40,8 @@ export { AnthropicProvider, type AnthropicProviderOptions } from "./providers/an
 export { OpenAIProvider } from "./providers/openai.js";
 /** Makes a provider from a spec and an environment (API keys), as the CLI does. */
 export { createProvider, type ProviderSpec } from "./providers/provider-factory.js";
+/** The providers' bounded retry: attempts, backoff, and `onRetry`, told of each retry before its wait. */
+export type { RetryOptions, RetryNotice } from "./providers/provider-retry.js";
 /** Policy files: read and validate one (located errors). */
 export { loadPolicyFile, PolicyFileError, type LoadedPolicy, type PolicyIssue } from "./policy/file/policy-file.js";
 /** Loads a policy file or `preset:NAME`. */

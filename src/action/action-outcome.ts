@@ -10,6 +10,7 @@ import { taskKey, type TaskResult, type UnfinishedTask } from "../runner/run-dir
 import { formatCostTotal, sumCosts, sumResultStats } from "../runner/reports/cost-figures.js";
 import { failureHeadline, failureOf } from "../runner/reports/failure-model.js";
 import type { FailOn } from "./action-inputs.js";
+import { counted } from "../core/counted.js";
 
 /** The part of a run's outcome the action reports. */
 export interface ActionRunOutcome {
@@ -79,10 +80,10 @@ export function stepFailure(failOn: FailOn, outcome: ActionRunOutcome, opts: { s
       return null;
     case "error":
       if (outcome.interrupted) return "the run was interrupted before it completed";
-      return errored.length ? `${errored.length} task(s) errored: ${errored.map(taskKey).join(", ")}` : null;
+      return errored.length ? `${counted(errored.length, "task")} errored: ${errored.map(taskKey).join(", ")}` : null;
     case "failure":
       if (outcome.interrupted) return "the run was interrupted before it completed";
-      return notPassed.length ? `${notPassed.length} task(s) did not pass: ${notPassed.map(taskKey).join(", ")}` : null;
+      return notPassed.length ? `${counted(notPassed.length, "task")} did not pass: ${notPassed.map(taskKey).join(", ")}` : null;
     default:
       return assertNever(failOn);
   }
@@ -126,13 +127,13 @@ function failureMessage(result: TaskResult): string {
 function denialMessage(result: TaskResult): string {
   const calls = result.policyDenials.examples.map((d) => `${d.tool} (${d.rule ?? "default"}: ${d.reason})`);
   const more = result.policyDenials.count - calls.length;
-  return `${result.policyDenials.count} tool call(s) denied by policy: ${calls.join("; ")}${more > 0 ? `; and ${more} more` : ""}`;
+  return `${counted(result.policyDenials.count, "tool call")} denied by policy: ${calls.join("; ")}${more > 0 ? `; and ${more} more` : ""}`;
 }
 
 function totalsMessage(outcome: ActionRunOutcome): string {
   const o = actionOutputs(outcome);
-  const parts = [`${outcome.results.length} task(s): ${o.passed} passed, ${o.failed} failed, ${o.errored} errored${o.stopped !== "0" ? `, ${o.stopped} stopped on a budget` : ""}`];
-  if (outcome.interrupted) parts.push(`interrupted with ${o.interrupted} task(s) running (re-run the job to continue)`);
+  const parts = [`${counted(outcome.results.length, "task")}: ${o.passed} passed, ${o.failed} failed, ${o.errored} errored${o.stopped !== "0" ? `, ${o.stopped} stopped on a budget` : ""}`];
+  if (outcome.interrupted) parts.push(`interrupted with ${counted(Number(o.interrupted), "task")} running (re-run the job to continue)`);
   const cost = sumCosts(spending(outcome));
   if (cost !== null) parts.push(`cost ${formatCostTotal(cost)}`);
   parts.push(`tokens in ${o["input-tokens"]}, cache read ${o["cache-read-tokens"]}, cache write ${o["cache-write-tokens"]}, out ${o["output-tokens"]}; cache hit rate ${o["cache-hit-rate"]}`);

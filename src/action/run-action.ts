@@ -22,6 +22,7 @@ import { describeStartFailure } from "./start-failure.js";
 import { TaskLogGroups } from "./task-log.js";
 import { commentBody, commentMarker, upsertPrComment } from "./pr-comment.js";
 import { runCacheKeys, type CacheScope, type RunDirCache } from "./run-cache.js";
+import { counted } from "../core/counted.js";
 
 /** Names of the state the main step leaves for the post step. */
 export const STATE = { isPost: "isPost", runDir: "run_dir", cacheKey: "cache_key", resume: "resume" } as const;
@@ -211,7 +212,7 @@ async function restoreRunDir(cache: RunDirCache, runDir: string, keys: ReturnTyp
 function logProgress(p: RunProgress, groups: TaskLogGroups): void {
   switch (p.type) {
     case "run_start":
-      core.info(`rhema: ${p.resumed ? "resuming" : "starting"} ${p.tasks} task(s) in ${p.runDir}`);
+      core.info(`rhema: ${p.resumed ? "resuming" : "starting"} ${counted(p.tasks, "task")} in ${p.runDir}`);
       return;
     case "task_start":
       core.info(`▶ ${taskKey(p.task)}`);

@@ -13,6 +13,7 @@ import { print, type CliIo } from "./io.js";
 import { inputCapsFromEnv } from "./input-caps.js";
 import { loadPricingFile } from "../runner/tasks/pricing-file.js";
 import { formatCostTotal, sumCosts } from "../runner/reports/cost-figures.js";
+import { counted } from "../core/counted.js";
 
 /**
  * Checks task files, every policy they use, and every policy file among the paths (a file whose
@@ -65,7 +66,7 @@ export async function reportMergeCommand(args: { dirs: string[]; out: string; al
   if (missingShards.length > 0) print(io.stderr, `rhema: partial merge: shard(s) ${missingShards.join(", ")} missing; the merged reports say so`);
   const cost = sumCosts(outcome.results);
   const shards = outcome.meta.shards ? ` (shards ${outcome.meta.shards.merged.join(", ")} of ${outcome.meta.shards.count})` : "";
-  print(io.stdout, `merged ${outcome.results.length} task result(s) from ${args.dirs.length} run(s)${shards}${cost === null ? "" : `, cost ${formatCostTotal(cost)}`}: ` +
+  print(io.stdout, `merged ${counted(outcome.results.length, "task result")} from ${counted(args.dirs.length, "run")}${shards}${cost === null ? "" : `, cost ${formatCostTotal(cost)}`}: ` +
     `${outcome.files.junit}, ${outcome.files.stats}, ${outcome.files.summary}`);
   return EXIT_OK;
 }

@@ -7,6 +7,7 @@ import type { TaskEvent } from "../runner/execute/runner-events.js";
 import type { RunProgress } from "../runner/execute/suite-runner.js";
 import { taskKey } from "../runner/run-dir/task-result.js";
 import { formatTaskCost, formatUsd } from "../runner/reports/cost-figures.js";
+import { counted } from "../core/counted.js";
 
 export interface ProgressView {
   update(progress: RunProgress): void;
@@ -42,15 +43,24 @@ export function describeEvent(event: TaskEvent): string | null {
       return `step ${event.step} ${event.name}: ${clip(summarizeInput(event.input))}`;
     case "approval":
       return event.decision.decision === "deny" ? `denied ${event.name} by ${event.decision.rule ?? "policy"}: ${event.decision.reason ?? ""}` : null;
+    case "retry":
+      return describeRetry(event);
     case "revived":
-      return `resumed: closed ${event.callIds.length} interrupted call(s)`;
+      return `resumed: closed ${counted(event.callIds.length, "interrupted call")}`;
     case "turn_error":
-      return `agent error ${event.code}: ${clip(event.message)}`;
+      // A cancelled turn is said once, by the task's own line: interrupted, or why it ended (a timeout).
+      return event.code === "cancelled" ? null : `agent error ${event.code}: ${clip(event.message)}`;
     case "steer":
       return `nudged: ${clip(event.text)}`;
     default:
       return null;
   }
+}
+
+/** `retrying after 503 (attempt 2/4, 1.0 s)`; the compaction worker's retries say whose they are. */
+export function describeRetry(event: Extract<TaskEvent, { type: "retry" }>): string {
+  const who = event.who === "worker" ? "compaction worker: " : "";
+  return `${who}retrying after ${event.reason} (attempt ${event.attempt}/${event.of}, ${(event.delayMs / 1000).toFixed(1)} s)`;
 }
 
 function checkVerdict(event: Extract<TaskEvent, { type: "check_end" }>): string {
@@ -78,7 +88,7 @@ export function describeEnd(progress: Extract<RunProgress, { type: "task_end" }>
   const denials = r.policyDenials.count ? `, ${r.policyDenials.count} denied` : "";
   const cost = r.cost ? `, ${formatTaskCost(r.cost)}` : "";
   const why = r.status === "errored" || r.status === "stopped" ? ` (${r.error?.code})` : r.status === "failed" ? ` (check "${r.checks.find((c) => !c.passed)?.name}")` : "";
-  return `${r.status}${why}${progress.kept ? " (kept from an earlier run)" : ""} in ${(r.durationMs / 1000).toFixed(1)}s, ${r.steps} ${r.steps === 1 ? "step" : "steps"}${stats}${cost}${denials}`;
+  return `${r.status}${why}${progress.kept ? " (kept from an earlier run)" : ""} in ${(r.durationMs / 1000).toFixed(1)}s, ${counted(r.steps, "step")}${stats}${cost}${denials}`;
 }
 
 class JsonLinesView implements ProgressView {
@@ -98,7 +108,7 @@ class PlainView implements ProgressView {
   update(p: RunProgress): void {
     switch (p.type) {
       case "run_start":
-        this.line(`${p.resumed ? "resuming" : "starting"} run ${p.runId.slice(0, 8)}: ${p.tasks} task(s) in ${p.runDir}`);
+        this.line(`${p.resumed ? "resuming" : "starting"} run ${p.runId.slice(0, 8)}: ${counted(p.tasks, "task")} in ${p.runDir}`);
         break;
       case "task_start":
         this.line(`[${taskKey(p.task)}] started`);
@@ -121,8 +131,11 @@ class PlainView implements ProgressView {
   close(): void {}
 }
 
-/** `costUsd`: dollars of the task's priced requests so far; null once one was unpriced; absent before any was priced. */
-interface LiveTask { key: string; step: number; tool: string; tokens: number; costUsd?: number | null }
+/**
+ * `costUsd`: dollars of the task's priced requests so far; null once one was unpriced; absent before any was priced.
+ * `simulated`: a scripted task's dollars (`priceAs`), shown as such, not money spent.
+ */
+interface LiveTask { key: string; step: number; tool: string; tokens: number; costUsd?: number | null; simulated?: boolean }
 
 class LiveView implements ProgressView {
   private readonly running = new Map<string, LiveTask>();
@@ -134,7 +147,7 @@ class LiveView implements ProgressView {
   update(p: RunProgress): void {
     switch (p.type) {
       case "task_start":
-        this.running.set(taskKey(p.task), { key: taskKey(p.task), step: 0, tool: "", tokens: 0 });
+        this.running.set(taskKey(p.task), { key: taskKey(p.task), step: 0, tool: "", tokens: 0, simulated: p.task.model?.provider === "scripted" });
         break;
       case "task_event":
         this.track(taskKey(p.task), p.event);
@@ -148,7 +161,7 @@ class LiveView implements ProgressView {
         this.print(`… ${taskKey(p.task)}  interrupted; a rerun continues it`);
         break;
       case "run_start":
-        this.print(`${p.resumed ? "Resuming" : "Running"} ${p.tasks} task(s) in ${p.runDir}`);
+        this.print(`${p.resumed ? "Resuming" : "Running"} ${counted(p.tasks, "task")} in ${p.runDir}`);
         break;
       case "run_end":
         break;
@@ -168,6 +181,7 @@ class LiveView implements ProgressView {
     if (event.type === "setup_start") task.tool = `setup ${event.index + 1}/${event.total} ${clip(event.command).slice(0, 40)}`;
     if (event.type === "check_start") task.tool = `check ${event.index + 1}/${event.total} ${clip(event.name).slice(0, 40)}`;
     if (event.type === "check_end" && !event.passed) this.print(`  ${key}  check "${event.name}" ${checkVerdict(event)}`);
+    if (event.type === "retry") this.print(`  ${key}  ${describeRetry(event)}`);
     if (event.type === "request") task.step = event.step;
     if (event.type === "tool_call") task.tool = `${event.name} ${clip(summarizeInput(event.input)).slice(0, 40)}`;
     if (event.type === "usage") {
@@ -217,7 +231,7 @@ class LiveView implements ProgressView {
  */
 export function liveLine(task: LiveTask, width: number): string {
   const step = `step ${task.step}`;
-  const dollars = task.costUsd === undefined ? "" : task.costUsd === null ? "  unpriced" : `  ${formatUsd(task.costUsd)}`;
+  const dollars = task.costUsd === undefined ? "" : task.costUsd === null ? "  unpriced" : `  ${formatUsd(task.costUsd)}${task.simulated ? " (simulated)" : ""}`;
   const tokens = `${(task.tokens / 1000).toFixed(1)}k tok${dollars}`;
   const line = (name: string, tool: string) => `  ${name}  ${step}  ${tool}  ${tokens}`;
   if (line(task.key, task.tool).length <= width) return line(task.key, task.tool);

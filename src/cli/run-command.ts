@@ -15,6 +15,7 @@ import { chooseProgressView } from "./progress-view.js";
 import { inputCapsFromEnv } from "./input-caps.js";
 import { lockTimingFromEnv } from "./lock-timing.js";
 import { formatCostTotal, sumCosts } from "../runner/reports/cost-figures.js";
+import { counted } from "../core/counted.js";
 
 export const DEFAULT_RUN_DIR = ".rhema/runs/latest";
 
@@ -102,7 +103,7 @@ export function finalSummary(outcome: Pick<RunRequestOutcome, "results" | "inter
   const denials = outcome.results.reduce((n, r) => n + r.policyDenials.count, 0);
   const lines = [
     `Tasks: ${outcome.results.length} finished — passed ${count("passed")}, failed ${count("failed")}, errored ${count("errored")}` +
-      (count("stopped") ? `, stopped ${count("stopped")}` : "") + (denials ? `; ${denials} tool call(s) denied by policy` : ""),
+      (count("stopped") ? `, stopped ${count("stopped")}` : "") + (denials ? `; ${counted(denials, "tool call")} denied by policy` : ""),
   ];
   const cost = sumCosts(outcome.results);
   if (cost !== null) lines.push(`Cost: ${formatCostTotal(cost)}`);

@@ -28,6 +28,7 @@ import { addUsage, ZERO_USAGE, type ModelProvider, type ModelRequest, type Reque
 import type { Session, StartedCall, WorkspaceFingerprint } from "./session.js";
 import type { ProcessStart, Tool, ToolContext, ToolPlan } from "./tool.js";
 import type { ToolInputChecks } from "./tool-input/tool-input-check.js";
+import { counted } from "./counted.js";
 
 export interface ModelOutput {
   /** The final assistant message of the turn. */
@@ -89,7 +90,7 @@ export async function runSteps(ports: StepLoopPorts): Promise<ModelOutput> {
     if (step > ports.maxTurnSteps) {
       throw new CodingAgentError(
         "step_cap",
-        `the turn reached its cap of ${ports.maxTurnSteps} steps without finishing; the session is committed at its last boundary and can be resumed`,
+        `the turn reached its cap of ${counted(ports.maxTurnSteps, "step")} without finishing; the session is committed at its last boundary and can be resumed`,
       );
     }
     const { message: streamed, stopReason, usage: stepUsage } = await requestStep(ports, step);

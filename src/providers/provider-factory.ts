@@ -21,7 +21,7 @@ export type ProviderSpec =
 export type ProviderEnv = Readonly<Record<string, string | undefined>>;
 
 export interface CreateProviderOptions {
-  /** Passed to the HTTP providers (attempts, backoff, an injected sleep for tests). */
+  /** Passed to every provider, the scripted one too (attempts, backoff, `onRetry`, an injected sleep for tests). */
   retry?: RetryOptions;
   /** Passed to the HTTP providers: how long one request may take. */
   timeoutMs?: number;
@@ -45,7 +45,7 @@ const ENV_NAMES = {
 export function createProvider(spec: ProviderSpec, env: ProviderEnv, options: CreateProviderOptions = {}): ModelProvider {
   switch (spec.provider) {
     case "scripted":
-      return new ScriptedProvider(spec.script, { name: spec.name, record: false });
+      return new ScriptedProvider(spec.script, { name: spec.name, record: false, ...(options.retry ? { retry: options.retry } : {}) });
     case "anthropic": {
       const { apiKey, baseUrl } = credentials(spec, env);
       return lazyProvider(`anthropic:${spec.name}`, async () => {

@@ -5,8 +5,27 @@
  * connection, a torn stream) with exponential backoff and jitter, honouring `retry-after-ms` /
  * `retry-after`, at most `maxAttempts` attempts — and only while nothing has been yielded to the
  * caller. Once a text delta has streamed, a retry would repeat it, so the error surfaces instead.
+ * Each retry is told to `onRetry` before its wait (a provider cannot print: the runner turns the
+ * notice into a `retry` event and a progress line).
  */
 import { ProviderError } from "../core/errors.js";
+import { StreamIdleError } from "./stream-idle.js";
+
+/** One retry about to happen: what failed, and the wait before the next attempt. */
+export interface RetryNotice {
+  /** The attempt about to be made (2 for the first retry). */
+  attempt: number;
+  /** Attempts in all (`maxAttempts`). */
+  of: number;
+  /** The wait before it, in ms (the server's `retry-after`, else backoff with jitter). */
+  delayMs: number;
+  /** What failed, short: `503`, `connection reset`, `stream idle` (see `retryReason`). */
+  reason: string;
+  /** The HTTP status, when the failure had one. */
+  status: number | null;
+  /** The failure's whole message. */
+  message: string;
+}
 
 export interface RetryOptions {
   /** Attempts in all, the first included (default 4; 1 turns retries off). */
@@ -21,6 +40,8 @@ export interface RetryOptions {
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   /** A number in [0, 1) for jitter (default Math.random). */
   random?: () => number;
+  /** Told of each retry before its wait, and awaited: a throw ends the request with it. */
+  onRetry?: (notice: RetryNotice) => void | Promise<void>;
 }
 
 export const DEFAULT_MAX_ATTEMPTS = 4;
@@ -112,13 +133,47 @@ export async function* streamWithRetry<T>(
       if (signal.aborted) throw abortedError(provider, signal);
       const failure = err instanceof ProviderError ? err : classify(err);
       if (yielded || !failure.retryable || attempt >= maxAttempts) throw failure;
+      const delayMs = backoffMs(attempt, failure, options);
+      await options.onRetry?.({
+        attempt: attempt + 1, of: maxAttempts, delayMs, reason: retryReason(failure), status: failure.status ?? null, message: failure.message,
+      });
       try {
-        await sleep(backoffMs(attempt, failure, options), signal);
+        await sleep(delayMs, signal);
       } catch {
         throw abortedError(provider, signal);
       }
     }
   }
+}
+
+/** Error codes of a dropped connection (the cause chain's `code`), as a retry's reason says them. */
+const CONNECTION_REASONS: Record<string, string> = {
+  ECONNRESET: "connection reset",
+  EPIPE: "connection reset",
+  UND_ERR_SOCKET: "connection closed",
+  ECONNREFUSED: "connection refused",
+  ETIMEDOUT: "connection timed out",
+  UND_ERR_CONNECT_TIMEOUT: "connection timed out",
+  ENOTFOUND: "host not found",
+  EAI_AGAIN: "host not found",
+};
+
+/**
+ * A retryable failure in a few words, for a progress line ("retrying after 503"): the HTTP
+ * status; `stream idle` for the stream idle limit; a dropped connection by its error code
+ * (`connection reset`, `connection refused`…); `request timed out`; `stream failed` for a torn
+ * stream; else `connection failed`.
+ */
+export function retryReason(failure: ProviderError): string {
+  if (failure.status !== undefined) return String(failure.status);
+  if (failure instanceof StreamIdleError) return "stream idle";
+  for (let c: unknown = failure.cause, depth = 0; c instanceof Error && depth < 8; c = c.cause, depth++) {
+    const code = (c as { code?: unknown }).code;
+    if (typeof code === "string" && CONNECTION_REASONS[code]) return CONNECTION_REASONS[code]!;
+    // The SDKs' request timeout (`APIConnectionTimeoutError`: "Request timed out."), a `TimeoutError`.
+    if (/timeout/i.test(c.name) || /^request timed out/i.test(c.message)) return "request timed out";
+  }
+  return failure.code === "provider_stream" ? "stream failed" : "connection failed";
 }
 
 /** The wait before attempt `attempt + 1`: the server's word if it gave one, else backoff. */

@@ -8,12 +8,16 @@
  * conversation gets the same answer at the same point.
  * Usage comes from a prompt-cache simulator fed with the requests it receives, each stamped
  * with the provider's clock (`now`), so pauses between requests let entries expire.
+ * A step's `fail` goes through the shared bounded retry (provider-retry.ts) as an HTTP
+ * provider's failure does: a retryable one is tried again with the same policy and notices, so
+ * retries can be tested offline.
  */
-import { ProviderError } from "../core/errors.js";
+import { ProviderError, errorMessage } from "../core/errors.js";
 import { ZERO_USAGE, type ModelProvider, type ModelRequest, type StreamEvent } from "../core/provider.js";
 import { estimateTextTokens } from "../core/token-estimate.js";
 import { PromptCacheSimulator } from "../cache/prompt-cache-simulator.js";
 import type { ScriptStep } from "./script.js";
+import { streamWithRetry, type RetryOptions } from "./provider-retry.js";
 
 export type { ScriptStep, ScriptedCall } from "./script.js";
 
@@ -28,6 +32,8 @@ export interface ScriptedProviderOptions {
   now?: () => number;
   /** Keep every request in `requests` (default true; a long run may turn it off to save memory). */
   record?: boolean;
+  /** The retry of a retryable `fail` (default: the HTTP providers' policy, 4 attempts; `maxAttempts: 1` turns it off). */
+  retry?: RetryOptions;
 }
 
 export class ScriptedProvider implements ModelProvider {
@@ -39,6 +45,7 @@ export class ScriptedProvider implements ModelProvider {
   private readonly failuresSoFar = new Map<number, number>();
   private readonly record: boolean;
   private readonly now: () => number;
+  private readonly retry: RetryOptions;
 
   constructor(steps: readonly ScriptStep[], options: ScriptedProviderOptions = {}) {
     this.steps = steps;
@@ -46,6 +53,7 @@ export class ScriptedProvider implements ModelProvider {
     this.cache = options.cache ?? new PromptCacheSimulator();
     this.record = options.record ?? true;
     this.now = options.now ?? Date.now;
+    this.retry = options.retry ?? {};
   }
 
   /** The requests received, parsed back. */
@@ -53,7 +61,12 @@ export class ScriptedProvider implements ModelProvider {
     return this.requests.map((r) => JSON.parse(r) as ModelRequest);
   }
 
-  async *stream(req: ModelRequest, signal: AbortSignal): AsyncIterable<StreamEvent> {
+  stream(req: ModelRequest, signal: AbortSignal): AsyncIterable<StreamEvent> {
+    return streamWithRetry("scripted", () => this.attempt(req, signal), unexpectedFailure, signal, this.retry);
+  }
+
+  /** One attempt: recorded, then failed as the step says or played. */
+  private async *attempt(req: ModelRequest, signal: AbortSignal): AsyncIterable<StreamEvent> {
     if (this.record) this.requests.push(JSON.stringify(req));
     const position = (req.compactedSteps ?? 0) + req.messages.filter((m) => m.role === "assistant").length;
     const step = this.steps[position] ?? { say: END_OF_SCRIPT_TEXT };
@@ -92,6 +105,11 @@ export class ScriptedProvider implements ModelProvider {
       status: step.fail.status ?? 500,
     });
   }
+}
+
+/** What an attempt threw that is not a `ProviderError` (a bug): not retried. */
+function unexpectedFailure(err: unknown): ProviderError {
+  return new ProviderError(`scripted: ${errorMessage(err)}`, { retryable: false, cause: err });
 }
 
 /** Splits text into a few chunks, as a streaming model would send it. */

@@ -57,8 +57,15 @@ export class StreamIdleWatch {
   }
 
   private idleError(cause: unknown): ProviderError {
-    return new ProviderError(
-      `${this.provider}: the stream sent no content for ${describeMs(this.idleMs)} (the stream idle limit: --stream-idle, limits.streamIdle); the request was ended`,
+    return new StreamIdleError(this.provider, this.idleMs, cause);
+  }
+}
+
+/** A request ended by the stream idle limit: a retryable `provider_stream` error (its retry's reason: `stream idle`). */
+export class StreamIdleError extends ProviderError {
+  constructor(provider: string, idleMs: number, cause: unknown) {
+    super(
+      `${provider}: the stream sent no content for ${describeMs(idleMs)} (the stream idle limit: --stream-idle, limits.streamIdle); the request was ended`,
       { retryable: true, code: "provider_stream", cause },
     );
   }

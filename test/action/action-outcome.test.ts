@@ -50,7 +50,7 @@ test("a stopped task is the stopped output, neither failed nor errored", () => {
 });
 
 test("fail-on failure counts a stopped task; fail-on error does not", () => {
-  assert.equal(stepFailure("failure", stoppedRun), "1 task(s) did not pass: s/pricey");
+  assert.equal(stepFailure("failure", stoppedRun), "1 task did not pass: s/pricey");
   assert.equal(stepFailure("error", stoppedRun), null);
 });
 
@@ -67,5 +67,5 @@ test("a stopped task is an error annotation naming its budget; the totals say ho
     level: "error", title: "s/pricey", file: "tasks/s/pricey.yaml",
     message: "stopped: the task's cost budget of $0.0100 is spent ($0.0123): stopped before the next model request",
   });
-  assert.match(annotations.at(-1)!.message, /^2 task\(s\): 1 passed, 0 failed, 0 errored, 1 stopped on a budget;/);
+  assert.match(annotations.at(-1)!.message, /^2 tasks: 1 passed, 0 failed, 0 errored, 1 stopped on a budget;/);
 });

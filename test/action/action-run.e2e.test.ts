@@ -46,10 +46,10 @@ test("runs the example suite: outputs, summary appended, annotations, exit code 
   assert.equal(errors[0], '::error title=arithmetic/wrong-fix,file=tasks/arithmetic/wrong-fix.yaml::check "unit tests" failed (exit code 1): AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:');
   assert.deepEqual(errors.slice(1), [
     '::error title=release/publish,file=tasks/release/publish.yaml::check "release pushed" failed (exit code 1)',
-    "::error::rhema: 2 task(s) did not pass: arithmetic/wrong-fix, release/publish",
+    "::error::rhema: 2 tasks did not pass: arithmetic/wrong-fix, release/publish",
   ]);
   assert.deepEqual(workflowCommands(first.stdout, "warning"), [
-    "::warning title=release/publish,file=tasks/release/publish.yaml::2 tool call(s) denied by policy: write_file (rule 6 (ci.yaml:11): CI configuration and secrets are off limits); shell (rule 5 (ci.yaml:10): no pushes from CI)",
+    "::warning title=release/publish,file=tasks/release/publish.yaml::2 tool calls denied by policy: write_file (rule 6 (ci.yaml:11): CI configuration and secrets are off limits); shell (rule 5 (ci.yaml:10): no pushes from CI)",
   ]);
   // Each task's lines are one group, printed when it ends and titled with its outcome; the live lines stay outside.
   const groups = taskGroups(first.stdout);
@@ -74,7 +74,7 @@ test("runs the example suite: outputs, summary appended, annotations, exit code 
   const capped = await runStep(job, { inputs: { tasks: "tasks/arithmetic", filter: "arithmetic/wrong-fix", "max-steps": "1", out: ".rhema/capped", "fail-on": "error", resume: "false" } });
   assert.equal(capped.code, 1, capped.stdout);
   assert.deepEqual([capped.outputs.passed, capped.outputs.errored], ["0", "1"]);
-  assert.deepEqual(workflowCommands(capped.stdout, "error").slice(-1), ["::error::rhema: 1 task(s) errored: arithmetic/wrong-fix"]);
+  assert.deepEqual(workflowCommands(capped.stdout, "error").slice(-1), ["::error::rhema: 1 task errored: arithmetic/wrong-fix"]);
 });
 
 test("a bad input fails the step naming the input, without a stack trace", async (t) => {

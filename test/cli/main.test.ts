@@ -66,7 +66,7 @@ test("validate gets its paths and its --policy", async (t) => {
   });
   const unset = await rhema(["validate", "suite"], dir);
   assert.deepEqual({ code: unset.code, stdout: unset.stdout }, { code: 0, stdout: "valid: 1 task in 1 suite, 1 policy in use\n  suite/a: sandbox auto (default), network deny (default)\n" });
-  assert.match(unset.stderr, /^rhema: 1 task\(s\) name no policy and no --policy was given: they run under the read-only preset/);
+  assert.match(unset.stderr, /^rhema: 1 task names no policy and no --policy was given: it runs under the read-only preset/);
 });
 
 test("policy check --help lists the flags policy-command declares, with their descriptions", async (t) => {

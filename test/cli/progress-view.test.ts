@@ -64,7 +64,10 @@ test("the plain view writes a timestamped line for starts, tool calls, denials, 
     event(ONE, { type: "tool_call", step: 3, callId: "c3", name: "fetch", input: { url: "x".repeat(200) } }),
     event(ONE, { type: "revived", callIds: ["c3", "c4"] }),
     event(ONE, { type: "steer", text: "Only 2 steps\nare left" }),
+    event(ONE, { type: "retry", who: "task", attempt: 2, of: 4, delayMs: 1000, reason: "503", status: 503, message: "anthropic: 503 overloaded" }),
+    event(ONE, { type: "retry", who: "worker", attempt: 3, of: 4, delayMs: 1940, reason: "connection reset", status: null, message: "anthropic: connection error" }),
     event(ONE, { type: "turn_error", code: "provider", message: "boom" }),
+    event(ONE, { type: "turn_error", code: "cancelled", message: "the turn was cancelled" }),
     { type: "task_end", task: ONE, result: passed, kept: false },
     { type: "task_start", task: TWO },
     { type: "task_end", task: TWO, result: failed, kept: false },
@@ -76,20 +79,22 @@ test("the plain view writes a timestamped line for starts, tool calls, denials, 
   for (const u of updates) view.update(u);
   view.close();
   assert.equal(s.err.text(), [
-    "05:06:07 starting run 01234567: 2 task(s) in /runs/r",
+    "05:06:07 starting run 01234567: 2 tasks in /runs/r",
     "05:06:07 [alpha/one] started",
     "05:06:07 [alpha/one] step 1 shell: npm test --watch=false",
     "05:06:07 [alpha/one] step 2 write_file: src/a.ts",
     "05:06:07 [alpha/one] denied write_file by rule 2 (p.yaml:5): no edits to src",
     `05:06:07 [alpha/one] step 3 fetch: {"url":"${"x".repeat(91)}…`,
-    "05:06:07 [alpha/one] resumed: closed 2 interrupted call(s)",
+    "05:06:07 [alpha/one] resumed: closed 2 interrupted calls",
     "05:06:07 [alpha/one] nudged: Only 2 steps are left",
+    "05:06:07 [alpha/one] retrying after 503 (attempt 2/4, 1.0 s)",
+    "05:06:07 [alpha/one] compaction worker: retrying after connection reset (attempt 3/4, 1.9 s)",
     "05:06:07 [alpha/one] agent error provider: boom",
     "05:06:07 [alpha/one] passed in 2.2s, 3 steps, cache 73%",
     "05:06:07 [beta/two] started",
     '05:06:07 [beta/two] failed (check "unit tests") in 3.5s, 4 steps, cache 73%, 2 denied',
     "05:06:07 [beta/two] interrupted; checkpointed, a rerun continues it",
-    "05:06:07 resuming run fedcba98: 1 task(s) in /runs/r",
+    "05:06:07 resuming run fedcba98: 1 task in /runs/r",
     "05:06:07 [beta/two] errored (step_cap) (kept from an earlier run) in 4.7s, 5 steps",
     "",
   ].join("\n"));
@@ -137,7 +142,7 @@ test("the live view redraws its running tasks, clears them before printing an en
   view.update({ type: "task_end", task: TWO, result: failed, kept: false });
   view.close();
   assert.equal(s.err.text(), [
-    "Running 2 task(s) in /r\n",
+    "Running 2 tasks in /r\n",
     "  alpha/one  step 2  shell npm test  1.5k tok\n  beta/two  step 0    0.0k tok\n",
     "\x1b[2A\x1b[0J",
     "\x1b[32m✓\x1b[0m alpha/one  passed in 2.2s, 3 steps, cache 73%\n",
@@ -214,6 +219,8 @@ test("the live line shows the dollars a task has cost so far, or unpriced; the l
   const task = { key: "a/b", step: 3, tool: "shell npm test", tokens: 4200 };
   assert.equal(liveLine({ ...task, costUsd: 0.0123 }, 100), "  a/b  step 3  shell npm test  4.2k tok  $0.0123");
   assert.equal(liveLine({ ...task, costUsd: null }, 100), "  a/b  step 3  shell npm test  4.2k tok  unpriced");
+  assert.equal(liveLine({ ...task, costUsd: 0.0123, simulated: true }, 100), "  a/b  step 3  shell npm test  4.2k tok  $0.0123 (simulated)");
+  assert.equal(liveLine({ ...task, costUsd: null, simulated: true }, 100), "  a/b  step 3  shell npm test  4.2k tok  unpriced");
   assert.ok(liveLine({ ...task, key: "refactoring-suite/rename-calculator-module", costUsd: 0.5 }, 49).endsWith("4.2k tok  $0.5000"));
   const usage = { inputTokens: 100, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 10 };
   const live = streams({ isTTY: true, columns: 100 });

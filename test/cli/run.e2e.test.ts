@@ -36,7 +36,7 @@ test("runs the example suite offline with the expected outcome per task and vali
     "refactor/rename-calc": "passed",
     "release/publish": "failed",
   });
-  assert.match(result.stdout, /Tasks: 5 finished — passed 3, failed 2, errored 0; 2 tool call\(s\) denied by policy/);
+  assert.match(result.stdout, /Tasks: 5 finished — passed 3, failed 2, errored 0; 2 tool calls denied by policy/);
   const xsd = await readFile(junitXsd("junit-10-ext.xsd"), "utf8");
   const xml = await readFile(join(out, "junit.xml"), "utf8");
   const validation = await validateXML({ xml: [{ fileName: "junit.xml", contents: xml }], schema: [{ fileName: "junit-10-ext.xsd", contents: xsd }] });

@@ -138,7 +138,7 @@ ${checks.map((c) => `  - { name: ${q(c.name)}, run: ${q(c.run)} }`).join("\n")}
   assert.deepEqual(results["a-other"]!.sandbox, { mode: "bwrap", network: "allow" });
   const stats = JSON.parse(await readFile(join(run, "stats.json"), "utf8"));
   assert.deepEqual(stats.total.sandbox, { mode: "bwrap", tasks: { bwrap: 2, none: 0, off: 0 } });
-  assert.match(await readFile(join(run, "summary.md"), "utf8"), /\nSandbox: bwrap for 2 task\(s\) \(network per policy\)\.\n/);
+  assert.match(await readFile(join(run, "summary.md"), "utf8"), /\nSandbox: bwrap for 2 tasks \(network per policy\)\.\n/);
   const session = await readFile(join(run, "tasks", "sbx", "b-escape", "session.json"), "utf8");
   assert.match(session, /Sandbox: shell commands run in an OS sandbox \(bubblewrap\).*there is no network/, "the environment report tells the model");
 });
@@ -310,9 +310,9 @@ test("--sandbox auto where bwrap cannot run: the tasks run unsandboxed, said onc
   const result = await runCli(["run", "s", "--out", "run"], { cwd: root, env: cliEnv({ PATH: `${fake}:${process.env.PATH}` }) });
   assert.equal(result.code, 0, result.stdout + result.stderr);
   assert.equal(result.stderr.match(/NO SANDBOX/g)?.length, 1, result.stderr);
-  assert.match(result.stderr, /rhema: warning: NO SANDBOX: bwrap said .*setting up uid map: Permission denied.*The shell commands, setup and checks of 2 task\(s\) \(sandbox: auto\) run UNSANDBOXED.*kernel\.apparmor_restrict_unprivileged_userns=0/);
+  assert.match(result.stderr, /rhema: warning: NO SANDBOX: bwrap said .*setting up uid map: Permission denied.*The shell commands, setup and checks of 2 tasks \(sandbox: auto\) run UNSANDBOXED.*kernel\.apparmor_restrict_unprivileged_userns=0/);
   const summary = await readFile(join(root, "run", "summary.md"), "utf8");
-  assert.match(summary, /> \[!WARNING\]\n> \*\*No sandbox:\*\* the commands of 2 task\(s\) ran unsandboxed/);
+  assert.match(summary, /> \[!WARNING\]\n> \*\*No sandbox:\*\* the commands of 2 tasks ran unsandboxed/);
   const stats = JSON.parse(await readFile(join(root, "run", "stats.json"), "utf8"));
   assert.equal(stats.total.sandbox.mode, "none");
   assert.match(stats.total.sandbox.reason, /setting up uid map: Permission denied/);

@@ -66,7 +66,7 @@ test("shards 1/3, 2/3 and 3/3 merged equal the unsharded run's reports", async (
   const merged = join(root, "merged");
   const merge = await runCli(["report", "merge", ...shards, "--out", merged], { cwd: root });
   assert.equal(merge.code, 0, merge.stderr);
-  assert.match(merge.stdout, /merged 7 task result\(s\) from 3 run\(s\)/);
+  assert.match(merge.stdout, /merged 7 task results from 3 runs/);
   const read = (dir: string, name: string) => readFile(join(dir, name), "utf8");
   // The shard record aside (the merge says which shards it holds; the whole run is unsharded).
   const mergedStats = JSON.parse(await read(merged, "stats.json")) as Record<string, unknown>;

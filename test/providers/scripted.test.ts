@@ -48,10 +48,32 @@ test("ends the conversation politely when the script runs out", async () => {
 });
 
 test("fails a step the given number of times, then plays it", async () => {
-  const provider = new ScriptedProvider([{ say: "ok", fail: { status: 529, retryable: true, times: 1 } }], { cache: false });
+  const provider = new ScriptedProvider([{ say: "ok", fail: { status: 529, retryable: true, times: 1 } }], { cache: false, retry: { maxAttempts: 1 } });
   await assert.rejects(collect(provider, request(0)), (err: unknown) => err instanceof ProviderError && err.status === 529 && err.retryable);
   const events = await collect(provider, request(0));
   assert.deepEqual(events[0], { type: "text", delta: "ok" });
+});
+
+test("retries a retryable failure as the HTTP providers do: the same bounded retry, told to onRetry, each attempt a request", async () => {
+  const notices: unknown[] = [];
+  const waits: number[] = [];
+  const provider = new ScriptedProvider([{ say: "ok", fail: { status: 503, retryable: true, times: 2 } }], {
+    cache: false, retry: { sleep: async (ms) => void waits.push(ms), random: () => 0, onRetry: (n) => void notices.push(n) },
+  });
+  const events = await collect(provider, request(0));
+  assert.deepEqual(events[0], { type: "text", delta: "ok" });
+  assert.deepEqual(notices.map((n) => (n as { attempt: number }).attempt), [2, 3]);
+  assert.deepEqual(waits, [500, 1000]);
+  assert.equal(provider.requests.length, 3);
+});
+
+test("a failure that is not retryable, or one past the bound, surfaces", async () => {
+  const fatal = new ScriptedProvider([{ say: "ok", fail: { status: 400 } }], { cache: false, retry: { sleep: async () => {} } });
+  await assert.rejects(collect(fatal, request(0)), (err: unknown) => err instanceof ProviderError && err.status === 400 && !err.retryable);
+  assert.equal(fatal.requests.length, 1);
+  const down = new ScriptedProvider([{ say: "ok", fail: { status: 529, retryable: true } }], { cache: false, retry: { sleep: async () => {} } });
+  await assert.rejects(collect(down, request(0)), (err: unknown) => err instanceof ProviderError && err.status === 529);
+  assert.equal(down.requests.length, 4);
 });
 
 test("stops streaming when aborted", async () => {

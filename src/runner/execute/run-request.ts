@@ -30,10 +30,12 @@ import { probeSandbox } from "../../process/sandbox-probe.js";
 import { probeReaper } from "../../process/subreaper.js";
 import { chooseSandbox, needsProbe, type SandboxMode, type SandboxUse } from "../../process/sandbox-mode.js";
 import type { TaskSandboxSetting } from "../tasks/task-sandbox.js";
-import type { TaskSandboxRun } from "./task-executor.js";
+import type { RetryListener, TaskSandboxRun } from "./task-executor.js";
+import type { RetryNotice } from "../../providers/provider-retry.js";
 import { unenforceableCostBudget } from "./run-budget.js";
 import type { LockTiming } from "../run-dir/lock-owner.js";
 import { checkRunPaths } from "./run-paths.js";
+import { counted } from "../../core/counted.js";
 
 /** What to run; the fields are `rhema run`'s flags (the action's inputs map onto them). */
 export interface RunRequest {
@@ -134,8 +136,9 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
   const specs = new Map(loaded.tasks.map((task) => [taskKey(task), providerSpec(task, request)]));
   // Each task's stream idle limit: its own, else the flag's, else the providers' default.
   const idleOf = (task: TaskDefinition) => task.limits.streamIdleMs ?? streamIdleMs;
-  const providers = createProviders(loaded.tasks, specs, context.env, idleOf);
-  const workers = createWorkerProviders(loaded.tasks, context.env, idleOf);
+  const retries = new RetryRelay();
+  const providers = createProviders(loaded.tasks, specs, context.env, idleOf, retries);
+  const workers = createWorkerProviders(loaded.tasks, context.env, idleOf, retries);
   const pricingFile = request.pricing === undefined ? null : await loadPricingFile(resolve(context.cwd, request.pricing));
   const pricings = await priceTasks(loaded.tasks, specs, pricingFile?.models ?? [], context.env);
   checkCostBudgets(loaded.tasks, specs, pricings, request.maxCost);
@@ -195,6 +198,7 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
       approvalFor: (task) => approvals.approvals.get(taskKey(task))!,
       defaults: { ...(request.maxSteps !== undefined ? { maxSteps: request.maxSteps } : {}), ...(timeoutMs !== undefined ? { timeoutMs } : {}) },
       sandboxFor: (task) => sandbox.runs.get(taskKey(task))!,
+      listenRetries: (task, listener) => retries.listen(taskKey(task), listener),
     },
     onProgress: context.onProgress,
     onNote: context.onNote,
@@ -226,7 +230,7 @@ async function settleSandboxes(
     runs.set(key, { use, network: setting.network });
   }
   const warning = unsandboxed === null ? null
-    : `warning: NO SANDBOX: ${unsandboxed.reason}. The shell commands, setup and checks of ${count} task(s) (sandbox: auto) ` +
+    : `warning: NO SANDBOX: ${unsandboxed.reason}. The shell commands, setup and checks of ${counted(count, "task")} (sandbox: auto) ` +
       `run UNSANDBOXED, with this machine's files and network. To sandbox them: ${unsandboxed.fix}. ` +
       "With --sandbox bwrap this is an error instead; --sandbox off says it is meant.";
   return { runs, warning };
@@ -264,19 +268,48 @@ function parseLimitFlag(flag: string, value: string | undefined): number | undef
   return ms;
 }
 
+/**
+ * The providers' retries, told to the task that runs them: providers are made up front, before
+ * any task listens, so each is given a notice hook that finds its task's listener (if any) here.
+ */
+class RetryRelay {
+  private readonly listeners = new Map<string, RetryListener>();
+
+  /** The `onRetry` for the provider of task `key` (`who`: its model or its compaction worker). */
+  hook(key: string, who: "task" | "worker"): (notice: RetryNotice) => void | Promise<void> {
+    return (notice) => this.listeners.get(key)?.(who, notice);
+  }
+
+  listen(key: string, listener: RetryListener): () => void {
+    this.listeners.set(key, listener);
+    return () => {
+      if (this.listeners.get(key) === listener) this.listeners.delete(key);
+    };
+  }
+}
+
 /** One provider per task, made before anything runs, so a missing key is exit 2 up front. */
 function createProviders(
   tasks: readonly TaskDefinition[], specs: ReadonlyMap<string, ProviderSpec>, env: ProviderEnv, idleOf: (task: TaskDefinition) => number | undefined,
+  retries: RetryRelay,
 ): Map<string, ModelProvider> {
-  return new Map(tasks.map((task) => [taskKey(task), createProvider(specs.get(taskKey(task))!, env, idleOption(idleOf(task)))]));
+  return new Map(tasks.map((task) => [taskKey(task), createProvider(specs.get(taskKey(task))!, env, {
+    ...idleOption(idleOf(task)), retry: { onRetry: retries.hook(taskKey(task), "task") },
+  })]));
 }
 
 /** The compaction workers tasks name (`transcript.worker`), made up front like the task models. */
-function createWorkerProviders(tasks: readonly TaskDefinition[], env: ProviderEnv, idleOf: (task: TaskDefinition) => number | undefined): Map<string, ModelProvider> {
+function createWorkerProviders(
+  tasks: readonly TaskDefinition[], env: ProviderEnv, idleOf: (task: TaskDefinition) => number | undefined, retries: RetryRelay,
+): Map<string, ModelProvider> {
   const workers = new Map<string, ModelProvider>();
   for (const task of tasks) {
     const worker = task.transcript?.worker;
-    if (worker) workers.set(taskKey(task), createProvider({ provider: worker.provider, name: worker.name }, env, idleOption(idleOf(task))));
+    if (worker) {
+      workers.set(taskKey(task), createProvider({ provider: worker.provider, name: worker.name }, env, {
+        ...idleOption(idleOf(task)), retry: { onRetry: retries.hook(taskKey(task), "worker") },
+      }));
+    }
   }
   return workers;
 }

@@ -43,6 +43,7 @@ import {
 
 export type RunProgress =
   | { type: "run_start"; runDir: string; runId: string; tasks: number; resumed: boolean }
+  /** A task begins (or continues) running; none for a task whose result an earlier run left (only its `task_end`, `kept`). */
   | { type: "task_start"; task: TaskDefinition }
   | { type: "task_event"; task: TaskDefinition; event: TaskEvent }
   | { type: "task_end"; task: TaskDefinition; result: TaskResult; kept: boolean }
@@ -205,6 +206,14 @@ async function runQueue(opts: SuiteRunOptions, runDir: RunDir, manifest: RunMani
       return;
     }
     await lock.confirm();
+    // A task finished in an earlier run is kept as it is: no `task_start`, only its end, said kept.
+    const kept = await runDir.task(task).readResult();
+    if (kept) {
+      results.set(taskKey(task), kept);
+      opts.onProgress({ type: "task_end", task, result: kept, kept: true });
+      await writeAll();
+      return;
+    }
     const stopped = await notStarted(task);
     if (stopped) {
       results.set(taskKey(task), stopped);

@@ -36,6 +36,7 @@ import { startLongTimer } from "../../core/long-timer.js";
 import { BudgetError, CodingAgentError, assertNever, describeSpentBudget, type RhemaError, type SpentBudget } from "../../core/errors.js";
 import { textOf, toolCallsOf, type Message } from "../../core/messages.js";
 import type { ModelProvider } from "../../core/provider.js";
+import type { RetryNotice } from "../../providers/provider-retry.js";
 import type { TranscriptStats } from "../../core/transcript-types.js";
 import type { SandboxPlacement } from "../../process/sandbox.js";
 import type { SandboxUse } from "../../process/sandbox-mode.js";
@@ -83,11 +84,20 @@ export interface TaskRunEnv {
   allowEnv: readonly string[];
   /** Each agent event of the task, and the runner's own (setup commands, checks: runner-events.ts). */
   onEvent(task: TaskDefinition, event: TaskEvent): void;
+  /**
+   * Where the task's providers tell their retries while it runs (run-request.ts wires each
+   * provider's `onRetry` here): the task listens, and its listener writes a `retry` event; returns
+   * the way to stop listening. Absent: retries go untold.
+   */
+  listenRetries?(task: TaskDefinition, listener: RetryListener): () => void;
   /** What the task's commands run in, settled before any task started; absent: unsandboxed (`off`). */
   sandboxFor?(task: TaskDefinition): TaskSandboxRun;
   /** The run directory's lock, confirmed before each side effect; absent: not checked (a caller holding none). */
   lock?: LockGuard;
 }
+
+/** Told of one retry of the task's model (`task`) or its compaction worker (`worker`); awaited before the retry's wait. */
+export type RetryListener = (who: "task" | "worker", notice: RetryNotice) => void | Promise<void>;
 
 /** A task's sandbox for this run: what its commands run in, and the network of its shell tool and checks. */
 export interface TaskSandboxRun {
@@ -132,6 +142,7 @@ export async function runTask(task: TaskDefinition, env: TaskRunEnv): Promise<Ta
   const provider = env.providerFor(task);
   const log = await folder.openEventLog(env.redactor, (e) => env.onEvent(task, e), env.now);
   const events = env.lock ? lockedSink(log, env.lock) : log;
+  const unlistenRetries = env.listenRetries?.(task, (who, notice) => events.emit({ type: "retry", who, ...notice })) ?? (() => {});
   const sandbox = await taskPlacements(env.sandboxFor?.(task) ?? { use: { mode: "off" }, network: "allow" }, env.runDir, env.shellEnv);
   const budget = env.budget ?? new RunBudget({});
   // Each boundary's stats feed the run's spend as the request lands, before the next one asks.
@@ -198,6 +209,7 @@ export async function runTask(task: TaskDefinition, env: TaskRunEnv): Promise<Ta
     await folder.writeResult(result);
     return { kind: "finished", result, kept: false };
   } finally {
+    unlistenRetries();
     timeout.clear();
     await log.close();
   }

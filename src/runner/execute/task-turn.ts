@@ -34,7 +34,7 @@ export function stepCapOf(task: Pick<TaskDefinition, "limits">, defaults: { maxS
 /** The `step_cap` error of a task that used all `maxSteps` of its steps: what continues it. */
 export function stepCapError(maxSteps: number, options?: { cause?: unknown }): CodingAgentError {
   return new CodingAgentError("step_cap",
-    `the task used all ${maxSteps} of its steps without finishing; a larger --max-steps or limits.maxSteps continues it from its checkpoint`, options);
+    `the task used ${maxSteps === 1 ? "its 1 step" : `all ${maxSteps} of its steps`} without finishing; a larger --max-steps or limits.maxSteps continues it from its checkpoint`, options);
 }
 /** When this many steps are left, the model is told to wrap up. */
 export const STEPS_LEFT_NUDGE = 2;

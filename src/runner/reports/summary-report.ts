@@ -15,6 +15,7 @@ import { findErrorLine } from "./first-error-line.js";
 import { assertNever } from "../../core/errors.js";
 import { failureLabel, failureOf } from "./failure-model.js";
 import { compareTasks, taskKey, type CheckOutcome, type PolicyDenial, type ReportMeta, type TaskResult, type TaskStatus } from "../run-dir/task-result.js";
+import { counted } from "../../core/counted.js";
 
 const STATUS_EMOJI: Record<TaskStatus | "skipped" | "interrupted" | "notStarted", string> = {
   passed: "✅",
@@ -53,15 +54,15 @@ function totalsSection(stats: ReturnType<typeof buildStatsReport>): string {
   const figures = [
     `${formatDurationMs(stats.wallTimeMs)} wall`,
     `${formatDurationMs(stats.total.durationMs)} task time`,
-    `${stats.total.steps} steps`,
+    counted(stats.total.steps, "step"),
     ...tokenFigure(stats.total.stats),
     `cache hit ${percent(stats.total.stats?.cacheHitRate)}`,
     ...costFigure(stats.total.cost),
     ...compactionFigures(stats.total.stats),
-    `${stats.total.policyDenials} policy denials`,
+    counted(stats.total.policyDenials, "policy denial"),
   ];
   return [
-    `### rhema run \`${stats.runId}\`${shardLabel(stats)}: ${counts.passed} of ${counts.tasks + counts.interrupted + counts.notStarted} tasks passed`,
+    `### rhema run \`${stats.runId}\`${shardLabel(stats)}: ${counts.passed} of ${counted(counts.tasks + counts.interrupted + counts.notStarted, "task")} passed`,
     "",
     `${parts.join(" · ")} — ${figures.join(" · ")}`,
     ...sandboxLines(stats.total.sandbox, stats.tasks),
@@ -95,18 +96,18 @@ function sandboxLines(sandbox: StatsAggregate["sandbox"], tasks: StatsReport["ta
   const { bwrap, none, off } = sandbox.tasks;
   if (sandbox.mode === "none") {
     // The reason quotes bwrap and is escaped; the fix is rhema's own text, written with inline code.
-    return ["", "> [!WARNING]", `> **No sandbox:** the commands of ${none} task(s) ran unsandboxed (\`sandbox: auto\`, bwrap unusable): ` +
+    return ["", "> [!WARNING]", `> **No sandbox:** the commands of ${counted(none, "task")} ran unsandboxed (\`sandbox: auto\`, bwrap unusable): ` +
       `${escapeMarkdown(sandbox.reason ?? "bwrap could not run")}.` + (sandbox.fix ? ` To sandbox them: ${sandbox.fix}.` : "")];
   }
   const networks = [...new Set(tasks.flatMap((t) => (t.sandbox?.mode === "bwrap" ? [t.sandbox.network] : [])))];
   const network = networks.length === 1 ? `network ${networks[0]} for shell and checks` : "network per policy";
-  const parts = [bwrap > 0 ? `bwrap for ${bwrap} task(s) (${network})` : null, off > 0 ? `off for ${off} task(s) (as asked)` : null];
+  const parts = [bwrap > 0 ? `bwrap for ${counted(bwrap, "task")} (${network})` : null, off > 0 ? `off for ${counted(off, "task")} (as asked)` : null];
   return ["", `Sandbox: ${parts.filter((p) => p !== null).join("; ")}.`];
 }
 
 /** Every token sent and written (the worker's included), when the run has stats: `12345 tokens`. */
 function tokenFigure(total: StatsAggregate["stats"]): string[] {
-  return total === null ? [] : [`${spentTokens(countedStats(total))} tokens`];
+  return total === null ? [] : [counted(spentTokens(countedStats(total)), "token")];
 }
 
 /** The run's cost, when its results have one: `cost $0.0123`, `cost unpriced`. */
@@ -117,8 +118,8 @@ function costFigure(total: CostTotal | null): string[] {
 /** Said only when the run compacted: flushes (free ones apart), merges, the peak request. */
 function compactionFigures(t: { flushes: number; freeFlushes: number; summaryMerges: number; peakRequestTokens: number } | null | undefined): string[] {
   if (!t || t.flushes === 0) return [];
-  const merges = t.summaryMerges > 0 ? `, ${t.summaryMerges} merge${t.summaryMerges === 1 ? "" : "s"}` : "";
-  return [`${t.flushes} compaction flush${t.flushes === 1 ? "" : "es"} (${t.freeFlushes} free${merges}), peak request ${t.peakRequestTokens} tokens`];
+  const merges = t.summaryMerges > 0 ? `, ${counted(t.summaryMerges, "merge")}` : "";
+  return [`${counted(t.flushes, "compaction flush", "compaction flushes")} (${t.freeFlushes} free${merges}), peak request ${counted(t.peakRequestTokens, "token")}`];
 }
 
 function taskTable(results: readonly TaskResult[], meta: ReportMeta): string {
@@ -210,7 +211,7 @@ function denialLines(denials: TaskResult["policyDenials"]): string[] {
   const more = denials.count - denials.examples.length;
   return [
     "",
-    `Policy denied ${denials.count} tool call${denials.count === 1 ? "" : "s"}:`,
+    `Policy denied ${counted(denials.count, "tool call")}:`,
     ...denials.examples.map(line),
     ...(more > 0 ? [`- …and ${more} more (see the transcript)`] : []),
   ];
@@ -231,8 +232,8 @@ function unfinishedNote(meta: ReportMeta): string {
   if (unfinished.length === 0) return "";
   const interrupted = unfinished.some((task) => task.state !== "not_selected");
   return interrupted
-    ? `_The run was interrupted: ${unfinished.length} task(s) have no result yet; run the same command again to continue._`
-    : `_${unfinished.length} task(s) of this run directory have not run yet: run it without --filter to run them._`;
+    ? `_The run was interrupted: ${counted(unfinished.length, "task")} ${unfinished.length === 1 ? "has" : "have"} no result yet; run the same command again to continue._`
+    : `_${counted(unfinished.length, "task")} of this run directory ${unfinished.length === 1 ? "has" : "have"} not run yet: run it without --filter to run ${unfinished.length === 1 ? "it" : "them"}._`;
 }
 
 /** The note of tasks this run dropped because the suite no longer defines them. */

@@ -74,7 +74,7 @@ export async function resolveTaskApprovals(
     }));
   }
   if (defaulted > 0) {
-    notes.push(`${defaulted} task(s) name no policy and no --policy was given: they run under the read-only preset (no edits; only read-only commands such as ls, cat, git status)`);
+    notes.push(`${defaulted === 1 ? "1 task names" : `${defaulted} tasks name`} no policy and no --policy was given: ${defaulted === 1 ? "it runs" : "they run"} under the read-only preset (no edits; only read-only commands such as ls, cat, git status)`);
   }
   return { approvals, notes, policies: inUse.size, sandbox };
 }

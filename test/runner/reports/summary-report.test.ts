@@ -62,7 +62,7 @@ test("an interrupted run lists every task: finished ones, the interrupted and th
     "| ⏳ | `s/queued` | — | — | — | — | — |",
     "| ⏸️ | `s/running` | — | — | — | — | — |",
   ]);
-  assert.match(summary, /_The run was interrupted: 2 task\(s\) have no result yet; run the same command again to continue\._/);
+  assert.match(summary, /_The run was interrupted: 2 tasks have no result yet; run the same command again to continue\._/);
   assert.doesNotMatch(summary, /No tasks ran/);
 });
 
