@@ -97,6 +97,32 @@ const COMMANDS: Readonly<Record<string, readonly string[]>> = {
   run: [], validate: [], policy: ["check"], report: ["merge"], bench: ["replay"],
 };
 
+/** Every command's full name (`policy check`) and its yargs command string: docs/cli.md is checked against these. */
+export const COMMAND_LINES = {
+  run: "run <paths..>",
+  validate: "validate <paths..>",
+  "policy check": "check",
+  "report merge": "merge <dirs..>",
+  "bench replay": "replay <inputs..>",
+} as const;
+
+export type CommandName = keyof typeof COMMAND_LINES;
+
+/** A command's options builder, as yargs calls it. */
+export type OptionsBuilder = (y: Argv) => Argv<unknown>;
+
+/**
+ * Each command's options builder, the modules loaded: the one place each command's options are
+ * declared, for a test (docs/cli.md lists every option of every command, and no other).
+ */
+export async function commandOptionBuilders(): Promise<Readonly<Record<CommandName, OptionsBuilder>>> {
+  const [policy, bench] = await Promise.all([import("./policy-command.js"), import("./bench-command.js")]);
+  return {
+    run: runOptions, validate: validateOptions, "policy check": policy.policyCheckOptions,
+    "report merge": reportMergeOptions, "bench replay": bench.benchReplayOptions,
+  };
+}
+
 /** "Unknown command" for a first word (or a subcommand) that names none, else null. */
 export function unknownCommand(argv: readonly string[]): string | null {
   const list = Object.entries(COMMANDS).map(([name, subs]) => (subs.length ? subs.map((sub) => `${name} ${sub}`).join(", ") : name)).join(", ");
@@ -153,16 +179,16 @@ export async function main(argv: string[], io: CliIo): Promise<ExitCode> {
     .fail((msg, err) => {
       throw err ?? new UsageError(msg);
     })
-    .command("run <paths..>", "run task suites and write reports", runOptions, (a) => checked("run", a, () => runCommand(a, io)))
-    .command("validate <paths..>", "check task files and their policies, running nothing", validateOptions, (a) => checked("validate", a, () => loaded(commands.other).validateCommand(a, io)))
+    .command(COMMAND_LINES.run, "run task suites and write reports", runOptions, (a) => checked("run", a, () => runCommand(a, io)))
+    .command(COMMAND_LINES.validate, "check task files and their policies, running nothing", validateOptions, (a) => checked("validate", a, () => loaded(commands.other).validateCommand(a, io)))
     .command("policy", "policy files", (y) => y
-      .command("check", "decide one tool call under a policy", (c) => loaded(commands.policy).policyCheckOptions(c), (a) => checked("policy check", a, () => loaded(commands.policy).policyCheckCommand(a, io)))
+      .command(COMMAND_LINES["policy check"], "decide one tool call under a policy", (c) => loaded(commands.policy).policyCheckOptions(c), (a) => checked("policy check", a, () => loaded(commands.policy).policyCheckCommand(a, io)))
       .demandCommand(1, "name a policy command: check"))
     .command("report", "reports", (y) => y
-      .command("merge <dirs..>", "merge the reports of several run directories (CI shards)", reportMergeOptions, (a) => checked("report merge", a, () => loaded(commands.other).reportMergeCommand(a, io)))
+      .command(COMMAND_LINES["report merge"], "merge the reports of several run directories (CI shards)", reportMergeOptions, (a) => checked("report merge", a, () => loaded(commands.other).reportMergeCommand(a, io)))
       .demandCommand(1, "name a report command: merge"))
     .command("bench", "benchmarks", (y) => y
-      .command("replay <inputs..>", "replay recorded sessions under compaction strategies and budgets through the prompt-cache simulator", (c) => loaded(commands.bench).benchReplayOptions(c), (a) => checked("bench replay", a, () => loaded(commands.bench).benchReplayCommand(a, io)))
+      .command(COMMAND_LINES["bench replay"], "replay recorded sessions under compaction strategies and budgets through the prompt-cache simulator", (c) => loaded(commands.bench).benchReplayOptions(c), (a) => checked("bench replay", a, () => loaded(commands.bench).benchReplayCommand(a, io)))
       .demandCommand(1, "name a bench command: replay"))
     .demandCommand(1, "name a command: run, validate, policy check, report merge, bench replay")
     .example("$0 run tasks/", "run the suites under tasks/ and write reports")
