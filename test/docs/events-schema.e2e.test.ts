@@ -4,7 +4,8 @@
  * suite of failures (setup, provider, denial, priced usage, compaction flushes) and an
  * interrupted run — every stdout line validates. And the schema's line and event types are
  * exactly the tags of `RunProgress` and `TaskEvent` (the maps below do not compile when a tag is
- * added to or removed from those unions).
+ * added to or removed from those unions). The same runs' junit.xml files hold exactly the
+ * testcase figures and testsuite properties docs/reports.md lists.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -19,6 +20,7 @@ import { repoRoot } from "../support/paths.js";
 import { OPEN_POLICY, writeFiles } from "../support/suite-files.js";
 import { tempDir } from "../support/temp-dir.js";
 import { waitFor } from "../support/wait.js";
+import { docTables, readDoc, unquote } from "../support/doc-tables.js";
 
 /** Every `--json` line type: a tag added to RunProgress (or one removed) fails to compile here. */
 const LINE_TYPES: { [K in RunProgress["type"]]: true } = {
@@ -130,6 +132,35 @@ test("every line `rhema run --json` prints validates against schema/events.schem
   checkLines(interrupted.stdout, seen);
 
   assert.deepEqual([...seen.lines].sort(), Object.keys(LINE_TYPES).sort(), "every line type was printed and checked");
+  await checkJUnitProperties(["example", "failures", "interrupted"].map((name) => join(dir, name, "junit.xml")));
   const expected = ["turn_start", "request", "text", "tool_call", "approval", "tool_result", "usage", "flush", "step_end", "turn_end", "turn_error", "setup_start", "setup_end", "check_start", "check_end"];
   assert.deepEqual(expected.filter((type) => !seen.events.has(type)), [], `event types printed: ${[...seen.events].join(", ")}`);
 });
+
+/**
+ * The property names of these junit.xml files (testcase `[[PROPERTY|…]]` lines, testsuite
+ * `<property>`s) against docs/reports.md's two tables, both ways: `<stat>` there stands for each
+ * transcript stat, `task.<id>.<figure>` for each testcase figure.
+ */
+async function checkJUnitProperties(files: string[]): Promise<void> {
+  const figures = new Set<string>();
+  const properties = new Set<string>();
+  for (const file of files) {
+    const xml = await readFile(file, "utf8");
+    for (const m of xml.matchAll(/\[\[PROPERTY\|([^=\]]+)=/g)) figures.add(m[1]!);
+    for (const m of xml.matchAll(/<property name="([^"]+)"/g)) properties.add(m[1]!.replace(/^task\.[^.]+\./, "task.<id>."));
+  }
+  const tables = docTables(readDoc("reports.md"));
+  const rows = (heading: string) => tables.find((t) => t.heading === heading)!.rows.map((row) => unquote(row[0]!));
+  const stats = rows("Transcript stats");
+  const expand = (name: string, prefix: string): string[] =>
+    name === `${prefix}<stat>` ? stats.map((s) => prefix + s) : name === "task.<id>.<figure>" ? [...figures].map((f) => `task.<id>.${f}`) : [name];
+  const documentedFigures = rows("Testcase figures").flatMap((name) => expand(name, ""));
+  const documentedProperties = rows("Testsuite properties").flatMap((name) => expand(name, "suite."));
+  const diff = (seen: Set<string>, documented: string[]) => ({
+    undocumented: [...seen].filter((n) => !documented.includes(n)).sort(),
+    neverWritten: documented.filter((n) => !seen.has(n)).sort(),
+  });
+  assert.deepEqual(diff(figures, documentedFigures), { undocumented: [], neverWritten: [] }, "testcase figures");
+  assert.deepEqual(diff(properties, documentedProperties), { undocumented: [], neverWritten: [] }, "testsuite properties");
+}
