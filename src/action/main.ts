@@ -11,6 +11,7 @@ import { actionsCache, folderCache, type RunDirCache } from "./run-cache.js";
 import { runAction, runPostAction, STATE } from "./run-action.js";
 import { installShutdownSignals } from "../runner/execute/shutdown-signals.js";
 import { stallNetFor } from "../runner/execute/stall-net.js";
+import { routeSdkWarnings } from "../providers/sdk-warnings.js";
 
 /** The Actions cache, or a folder when RHEMA_ACTION_CACHE_DIR names one (tests, self-hosted runners). */
 function chooseCache(env: NodeJS.ProcessEnv): RunDirCache {
@@ -32,6 +33,8 @@ async function main(): Promise<void> {
     core.setFailed(`rhema: internal error: ${message}`);
     process.exit(1);
   });
+  // The SDKs' bare console.warn (a deprecated model, on every request): one ::warning per message.
+  routeSdkWarnings(console, (message) => core.warning(`rhema: ${message}`));
   const cache = chooseCache(process.env);
   try {
     if (core.getState(STATE.isPost) === "true") await runPostAction(cache);

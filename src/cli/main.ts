@@ -16,6 +16,7 @@ import { DEFAULT_RUN_DIR, runCommand } from "./run-command.js";
 import { SANDBOX_MODES } from "../process/sandbox-mode.js";
 import { installShutdownSignals } from "../runner/execute/shutdown-signals.js";
 import { stallNetFor } from "../runner/execute/stall-net.js";
+import { routeSdkWarnings } from "../providers/sdk-warnings.js";
 
 function packageVersion(): string {
   const here = dirname(fileURLToPath(import.meta.url));
@@ -246,10 +247,14 @@ export async function runAsProcess(): Promise<void> {
   // One redactor for the run: what it writes to files and what it prints go through the same rule.
   const redactor = new SecretRedactor(process.env);
   const redact = (text: string) => redactor.redact(text);
+  const stderr = redactingStream(quietOnClosedPipe(process.stderr), redact);
+  // The SDKs' bare console.warn (a deprecated model, on every request): one rhema warning per message.
+  const restoreWarn = routeSdkWarnings(console, (message) => print(stderr, `rhema: warning: ${message}`));
   process.exitCode = await main(hideBin(process.argv), {
     cwd: process.cwd(), env: process.env, pid: process.pid, interrupt: controller.signal, redactor, stalled: net.stalled,
-    stdout: redactingStream(quietOnClosedPipe(process.stdout), redact), stderr: redactingStream(quietOnClosedPipe(process.stderr), redact),
+    stdout: redactingStream(quietOnClosedPipe(process.stdout), redact), stderr,
   });
+  restoreWarn();
   net.finish();
 }
 
