@@ -10,6 +10,8 @@ import yargs from "yargs";
 import { COMMAND_LINES, commandOptionBuilders, type CommandName } from "../../src/cli/main.js";
 import { EXIT_CANNOT_CONTINUE, EXIT_INTERRUPTED, EXIT_INVALID_INPUT, EXIT_OK, EXIT_TASK_FAILED } from "../../src/cli/exit-codes.js";
 import { docTables, readDoc, unquote, type DocTable } from "../support/doc-tables.js";
+import { runCli } from "../support/cli.js";
+import { repoRoot } from "../support/paths.js";
 
 /** One option as the docs' table row shows it. */
 interface OptionRow {
@@ -117,4 +119,19 @@ test("docs/cli.md lists every exit code and no other", () => {
   assert.ok(table, "an Exit codes table");
   const codes = table.rows.map((row) => Number(row[0]));
   assert.deepEqual(codes, [EXIT_OK, EXIT_TASK_FAILED, EXIT_INVALID_INPUT, EXIT_CANNOT_CONTINUE, EXIT_INTERRUPTED]);
+});
+
+test("the built CLI's commands, as its help lists them, are the commands docs/cli.md is checked against", async () => {
+  const commandsIn = async (args: string[]) => {
+    const help = await runCli([...args, "--help"], { cwd: repoRoot });
+    assert.equal(help.code, 0, help.stderr);
+    const section = help.stdout.split("\n\n").find((block) => block.startsWith("Commands:")) ?? "";
+    return [...section.matchAll(/^\s+rhema ((?:\w+ )*\w+)/gm)].map((m) => m[1]!);
+  };
+  const names = Object.keys(COMMAND_LINES);
+  const top = await commandsIn([]);
+  assert.deepEqual(top, [...new Set(names.map((name) => name.split(" ")[0]!))]);
+  for (const parent of top.filter((word) => !names.includes(word))) {
+    assert.deepEqual(await commandsIn([parent]), names.filter((name) => name.startsWith(`${parent} `)), `rhema ${parent} --help`);
+  }
 });
