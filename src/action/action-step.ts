@@ -12,6 +12,7 @@ import { actionsCache, folderCache, type RunDirCache } from "./run-cache.js";
 import { runAction, runPostAction } from "./run-action.js";
 import { installShutdownSignals } from "../runner/execute/shutdown-signals.js";
 import { stallNetFor } from "../runner/execute/stall-net.js";
+import { routeSdkWarnings } from "../providers/sdk-warnings.js";
 
 export type ActionPhase = "main" | "post";
 
@@ -36,6 +37,8 @@ export async function runActionStep(phase: ActionPhase): Promise<void> {
     core.setFailed(`rhema: internal error: ${message}`);
     process.exit(1);
   });
+  // The SDKs' bare console.warn (a deprecated model, on every request): one ::warning per message.
+  routeSdkWarnings(console, (message) => core.warning(`rhema: ${message}`));
   const cache = chooseCache(process.env);
   try {
     if (phase === "post") await runPostAction(cache, { env: process.env, cwd: process.cwd() });

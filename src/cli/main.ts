@@ -19,6 +19,7 @@ import { SANDBOX_MODES } from "../process/sandbox-mode.js";
 import { installShutdownSignals } from "../runner/execute/shutdown-signals.js";
 import { stallNetFor } from "../runner/execute/stall-net.js";
 import { expandExamples, helpWidth, oneNamePerUnknownArgument, withExamples } from "./help-format.js";
+import { routeSdkWarnings } from "../providers/sdk-warnings.js";
 
 function packageVersion(): string {
   const here = dirname(fileURLToPath(import.meta.url));
@@ -101,6 +102,32 @@ function reportMergeOptions<T>(y: Argv<T>) {
 const COMMANDS: Readonly<Record<string, readonly string[]>> = {
   run: [], validate: [], policy: ["check"], report: ["merge"], bench: ["replay"],
 };
+
+/** Every command's full name (`policy check`) and its yargs command string: docs/cli.md is checked against these. */
+export const COMMAND_LINES = {
+  run: "run <paths..>",
+  validate: "validate <paths..>",
+  "policy check": "check",
+  "report merge": "merge <dirs..>",
+  "bench replay": "replay <inputs..>",
+} as const;
+
+export type CommandName = keyof typeof COMMAND_LINES;
+
+/** A command's options builder, as yargs calls it. */
+export type OptionsBuilder = (y: Argv) => Argv<unknown>;
+
+/**
+ * Each command's options builder, the modules loaded: the one place each command's options are
+ * declared, for a test (docs/cli.md lists every option of every command, and no other).
+ */
+export async function commandOptionBuilders(): Promise<Readonly<Record<CommandName, OptionsBuilder>>> {
+  const [policy, bench] = await Promise.all([import("./policy-command.js"), import("./bench-command.js")]);
+  return {
+    run: runOptions, validate: validateOptions, "policy check": policy.policyCheckOptions,
+    "report merge": reportMergeOptions, "bench replay": bench.benchReplayOptions,
+  };
+}
 
 /** "Unknown command" for a first word (or a subcommand) that names none, else null. */
 export function unknownCommand(argv: readonly string[]): string | null {
@@ -222,16 +249,16 @@ function buildParser(argv: readonly string[], io: CliIo, commands: CommandModule
     .fail((msg, err) => {
       throw err ?? new UsageError(oneNamePerUnknownArgument(msg));
     })
-    .command("run <paths..>", "run task suites and write reports", runOptions, (a) => checked("run", a, () => runCommand(a, io)))
-    .command("validate <paths..>", "check task files and their policies, running nothing", validateOptions, (a) => checked("validate", a, () => loaded(commands.other).validateCommand(a, io)))
+    .command(COMMAND_LINES.run, "run task suites and write reports", runOptions, (a) => checked("run", a, () => runCommand(a, io)))
+    .command(COMMAND_LINES.validate, "check task files and their policies, running nothing", validateOptions, (a) => checked("validate", a, () => loaded(commands.other).validateCommand(a, io)))
     .command("policy", "policy files", (y) => y
-      .command("check", "decide one tool call under a policy", (c) => loaded(commands.policy).policyCheckOptions(c), (a) => checked("policy check", a, () => loaded(commands.policy).policyCheckCommand(a, io)))
+      .command(COMMAND_LINES["policy check"], "decide one tool call under a policy", (c) => loaded(commands.policy).policyCheckOptions(c), (a) => checked("policy check", a, () => loaded(commands.policy).policyCheckCommand(a, io)))
       .demandCommand(1, "name a policy command: check"))
     .command("report", "reports", (y) => y
-      .command("merge <dirs..>", "merge the reports of several run directories (CI shards)", reportMergeOptions, (a) => checked("report merge", a, () => loaded(commands.other).reportMergeCommand(a, io)))
+      .command(COMMAND_LINES["report merge"], "merge the reports of several run directories (CI shards)", reportMergeOptions, (a) => checked("report merge", a, () => loaded(commands.other).reportMergeCommand(a, io)))
       .demandCommand(1, "name a report command: merge"))
     .command("bench", "benchmarks", (y) => y
-      .command("replay <inputs..>", "replay recorded sessions under compaction strategies and budgets through the prompt-cache simulator", (c) => loaded(commands.bench).benchReplayOptions(c), (a) => checked("bench replay", a, () => loaded(commands.bench).benchReplayCommand(a, io)))
+      .command(COMMAND_LINES["bench replay"], "replay recorded sessions under compaction strategies and budgets through the prompt-cache simulator", (c) => loaded(commands.bench).benchReplayOptions(c), (a) => checked("bench replay", a, () => loaded(commands.bench).benchReplayCommand(a, io)))
       .demandCommand(1, "name a bench command: replay"))
     .demandCommand(1, "name a command: run, validate, policy check, report merge, bench replay")
     .help()
@@ -285,10 +312,14 @@ export async function runAsProcess(): Promise<void> {
   // One redactor for the run: what it writes to files and what it prints go through the same rule.
   const redactor = new SecretRedactor(process.env);
   const redact = (text: string) => redactor.redact(text);
+  const stderr = redactingStream(quietOnClosedPipe(process.stderr), redact);
+  // The SDKs' bare console.warn (a deprecated model, on every request): one rhema warning per message.
+  const restoreWarn = routeSdkWarnings(console, (message) => print(stderr, `rhema: warning: ${message}`));
   process.exitCode = await main(hideBin(process.argv), {
     cwd: process.cwd(), env: process.env, pid: process.pid, interrupt: controller.signal, redactor, stalled: net.stalled,
-    stdout: redactingStream(quietOnClosedPipe(process.stdout), redact), stderr: redactingStream(quietOnClosedPipe(process.stderr), redact),
+    stdout: redactingStream(quietOnClosedPipe(process.stdout), redact), stderr,
   });
+  restoreWarn();
   net.finish();
 }
 

@@ -80,7 +80,7 @@ export type StreamEvent =
  * ends the stream with an error promptly. A provider keeps no conversation state of its own.
  */
 export interface ModelProvider {
-  /** `"anthropic:claude-sonnet-4-5"`, `"scripted:fix-add"`. */
+  /** `"anthropic:claude-sonnet-4-6"`, `"scripted:fix-add"`. */
   readonly id: string;
   stream(req: ModelRequest, signal: AbortSignal): AsyncIterable<StreamEvent>;
 }

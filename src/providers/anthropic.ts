@@ -55,7 +55,7 @@ interface WireMessage {
 }
 
 export interface AnthropicProviderOptions {
-  /** The model name, e.g. `"claude-sonnet-4-5"`; the provider id is `anthropic:<model>`. */
+  /** The model name, e.g. `"claude-sonnet-4-6"`; the provider id is `anthropic:<model>`. */
   model: string;
   apiKey: string;
   /** The API's origin, without `/v1` (default https://api.anthropic.com). */

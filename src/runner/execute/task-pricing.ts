@@ -73,7 +73,7 @@ function isOpenAiHost(baseUrl: string): boolean {
   }
 }
 
-/** How a priced model reads in reports: `anthropic/claude-sonnet-4-5`, `claude-sonnet-4-5 (simulated)`. */
+/** How a priced model reads in reports: `anthropic/claude-sonnet-4-6`, `claude-sonnet-4-6 (simulated)`. */
 export function pricedModelLabel(model: PricedModel | null): string {
   if (model === null) return "unpriced";
   return model.simulated ? `${pricedModelName(model)} (simulated)` : pricedModelName(model);

@@ -14,7 +14,7 @@ export { formatUsd };
 
 /** What a task was priced as (task-pricing.ts's decision, as labels). */
 export interface PricedAs {
-  /** `anthropic/claude-sonnet-4-5`; null: unpriced. */
+  /** `anthropic/claude-sonnet-4-6`; null: unpriced. */
   task: string | null;
   worker: string | null;
   simulated: boolean;
@@ -27,7 +27,7 @@ interface PricedModelLike {
   simulated: boolean;
 }
 
-/** A priced model's name: `anthropic/claude-sonnet-4-5`, or the model alone when found at any provider. */
+/** A priced model's name: `anthropic/claude-sonnet-4-6`, or the model alone when found at any provider. */
 export function pricedModelName(model: PricedModelLike): string {
   return model.provider === null ? model.model : `${model.provider}/${model.model}`;
 }

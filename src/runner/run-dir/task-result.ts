@@ -84,7 +84,7 @@ export const taskCostSchema = z.strictObject({
   /** Of `usd`, the compaction worker's dollars. */
   workerUsd: z.number().nonnegative(),
   unpricedRequests: count,
-  /** The model the task's requests were priced as (`anthropic/claude-sonnet-4-5`); null: unpriced. */
+  /** The model the task's requests were priced as (`anthropic/claude-sonnet-4-6`); null: unpriced. */
   pricedAs: z.string().nullable(),
   /** The model the worker's requests were priced as; null: unpriced. */
   workerPricedAs: z.string().nullable(),
@@ -102,7 +102,7 @@ export const taskResultSchema = z.strictObject({
   /** sha256 of the task file the result was produced from. */
   contentHash: z.string(),
   tags: z.array(z.string()),
-  /** The provider id that ran the task, e.g. `anthropic:claude-sonnet-4-5`. */
+  /** The provider id that ran the task, e.g. `anthropic:claude-sonnet-4-6`. */
   provider: z.string(),
   /** `stopped`: a budget was spent (resumable with a larger one); never a failure of the agent. */
   status: z.enum(["passed", "failed", "errored", "stopped"]),

@@ -8,7 +8,7 @@
  *   models:
  *     - { provider: openai, model: llama3.1:8b, inputPerMTok: 0, outputPerMTok: 0 }   # a free local model
  *     - provider: anthropic
- *       model: claude-sonnet-4-5
+ *       model: claude-sonnet-4-6
  *       inputPerMTok: 3
  *       outputPerMTok: 15
  *       cacheReadPerMTok: 0.3        # default: the input price

@@ -81,12 +81,12 @@ const scriptedModelSchema = z.strictObject({
     .min(1, { error: "script is empty: give at least one step" })
     .describe("What the model says, one assistant message per step."),
   priceAs: nonEmptyText("priceAs").optional()
-    .describe("Price the script's requests as this model (e.g. claude-sonnet-4-5), so offline runs show realistic, simulated cost figures; absent, the task is unpriced."),
+    .describe("Price the script's requests as this model (e.g. claude-sonnet-4-6), so offline runs show realistic, simulated cost figures; absent, the task is unpriced."),
 });
 
 const remoteModelSchema = z.strictObject({
   provider: z.enum(["anthropic", "openai"]),
-  name: nonEmptyText("the model name").describe("The provider's model name, e.g. claude-sonnet-4-5."),
+  name: nonEmptyText("the model name").describe("The provider's model name, e.g. claude-sonnet-4-6."),
   baseUrl: z.url({ protocol: /^https?$/, error: "expected baseUrl as an http(s) URL" }).optional()
     .describe("A compatible server's base URL (Ollama, vLLM, llama.cpp, LM Studio)."),
 });

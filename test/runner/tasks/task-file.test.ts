@@ -35,7 +35,7 @@ describe("task files: valid examples", () => {
       images: [join(fixtures, "suites/arithmetic/shots/failing.png")],
       workspace: { from: join(fixtures, "workspaces/add"), setup: ["npm ci"] },
       policy: { kind: "file", path: join(fixtures, "suites/policies/ci.yaml") },
-      model: { provider: "anthropic", name: "claude-sonnet-4-5" },
+      model: { provider: "anthropic", name: "claude-sonnet-4-6" },
       limits: { maxSteps: 40, timeoutMs: 600_000 },
       transcript: { blockTokens: 8000, budgetTokens: 100000 },
       checks: [{ name: "unit tests", run: "npm test" }],
