@@ -6,52 +6,14 @@
  * interleave. Pure: the edge prints what `end` returns.
  */
 import type { TaskEvent } from "../runner/execute/runner-events.js";
+import { describeEvent } from "../runner/reports/event-lines.js";
 
-const MAX_DETAIL = 160;
+/** Lines in a collapsed group can say more than a live line. */
+const DETAIL_CHARS = 160;
 
-/** One line for an event worth a log line (as `rhema run`'s plain progress says it), or null. */
+/** One line for an event worth a log line, worded as `rhema run`'s plain progress words it, or null. */
 export function taskLogLine(event: TaskEvent): string | null {
-  switch (event.type) {
-    case "setup_start":
-      return `setup ${event.index + 1}/${event.total}: ${clip(event.command)}${event.rerun ? " (interrupted by a kill; it may have partly run: running it again)" : ""}`;
-    case "setup_end":
-      return event.exitCode === 0 ? null : `setup ${event.index + 1}/${event.total} ${event.timedOut ? "timed out" : `exited ${event.exitCode ?? "on a signal"}`}`;
-    case "check_start":
-      return `check ${event.index + 1}/${event.total} "${event.name}"${event.rerun ? " (interrupted by a kill: running it again)" : ""}`;
-    case "check_end":
-      return `check ${event.index + 1}/${event.total} "${event.name}" ${checkVerdict(event)}`;
-    case "tool_call":
-      return `step ${event.step} ${event.name}: ${clip(summarizeInput(event.input))}`;
-    case "approval":
-      return event.decision.decision === "deny" ? `denied ${event.name} by ${event.decision.rule ?? "policy"}: ${event.decision.reason ?? ""}` : null;
-    case "revived":
-      return `resumed: closed ${event.callIds.length} interrupted call(s)`;
-    case "turn_error":
-      return `agent error ${event.code}: ${clip(event.message)}`;
-    case "steer":
-      return `nudged: ${clip(event.text)}`;
-    default:
-      return null;
-  }
-}
-
-function checkVerdict(event: Extract<TaskEvent, { type: "check_end" }>): string {
-  if (event.notRun !== undefined) return event.notRun;
-  const verdict = event.passed ? "passed" : event.timedOut ? "timed out" : event.exitCode === null ? "was killed" : `failed (exit ${event.exitCode})`;
-  return event.kept ? `${verdict} (kept from an earlier run)` : `${verdict} in ${(event.durationMs / 1000).toFixed(1)}s`;
-}
-
-function summarizeInput(input: unknown): string {
-  if (input && typeof input === "object") {
-    const o = input as Record<string, unknown>;
-    for (const key of ["command", "path", "pattern"]) if (typeof o[key] === "string") return o[key] as string;
-  }
-  return JSON.stringify(input ?? {});
-}
-
-function clip(text: string): string {
-  const line = text.replace(/\s+/g, " ").trim();
-  return line.length > MAX_DETAIL ? `${line.slice(0, MAX_DETAIL - 1)}…` : line;
+  return describeEvent(event, DETAIL_CHARS);
 }
 
 /** A group to print: its title and lines. */

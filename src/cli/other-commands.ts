@@ -63,7 +63,7 @@ export async function reportMergeCommand(args: { dirs: string[]; out: string; al
   });
   for (const missing of outcome.missingTranscripts) print(io.stderr, `rhema: transcript not found, not copied: ${missing}`);
   const missingShards = outcome.meta.shards?.missing ?? [];
-  if (missingShards.length > 0) print(io.stderr, `rhema: partial merge: shard(s) ${missingShards.join(", ")} missing; the merged reports say so`);
+  if (missingShards.length > 0) print(io.stderr, `rhema: partial merge: ${missingShards.length === 1 ? "shard" : "shards"} ${missingShards.join(", ")} missing; the merged reports say so`);
   const cost = sumCosts(outcome.results);
   const shards = outcome.meta.shards ? ` (shards ${outcome.meta.shards.merged.join(", ")} of ${outcome.meta.shards.count})` : "";
   print(io.stdout, `merged ${counted(outcome.results.length, "task result")} from ${counted(args.dirs.length, "run")}${shards}${cost === null ? "" : `, cost ${formatCostTotal(cost)}`}: ` +

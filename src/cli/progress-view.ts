@@ -8,6 +8,7 @@ import type { RunProgress } from "../runner/execute/suite-runner.js";
 import { taskKey } from "../runner/run-dir/task-result.js";
 import { formatTaskCost, formatUsd } from "../runner/reports/cost-figures.js";
 import { counted } from "../core/counted.js";
+import { checkVerdict, clipLine as clip, describeEvent, describeRetry, summarizeInput } from "../runner/reports/event-lines.js";
 
 export interface ProgressView {
   update(progress: RunProgress): void;
@@ -26,61 +27,6 @@ export function chooseProgressView(opts: { json: boolean; ci: boolean; color: bo
   return new PlainView(opts.streams.err, opts.now ?? (() => new Date()));
 }
 
-const MAX_DETAIL = 100;
-
-/** A one-line account of an agent or runner event worth a log line, or null. */
-export function describeEvent(event: TaskEvent): string | null {
-  switch (event.type) {
-    case "setup_start":
-      return `setup ${event.index + 1}/${event.total}: ${clip(event.command)}${event.rerun ? " (interrupted by a kill; it may have partly run: running it again)" : ""}`;
-    case "setup_end":
-      return event.exitCode === 0 ? null : `setup ${event.index + 1}/${event.total} ${event.timedOut ? "timed out" : `exited ${event.exitCode ?? "on a signal"}`}`;
-    case "check_start":
-      return `check ${event.index + 1}/${event.total} "${event.name}"${event.rerun ? " (interrupted by a kill: running it again)" : ""}`;
-    case "check_end":
-      return `check ${event.index + 1}/${event.total} "${event.name}" ${checkVerdict(event)}`;
-    case "tool_call":
-      return `step ${event.step} ${event.name}: ${clip(summarizeInput(event.input))}`;
-    case "approval":
-      return event.decision.decision === "deny" ? `denied ${event.name} by ${event.decision.rule ?? "policy"}: ${event.decision.reason ?? ""}` : null;
-    case "retry":
-      return describeRetry(event);
-    case "revived":
-      return `resumed: closed ${counted(event.callIds.length, "interrupted call")}`;
-    case "turn_error":
-      // A cancelled turn is said once, by the task's own line: interrupted, or why it ended (a timeout).
-      return event.code === "cancelled" ? null : `agent error ${event.code}: ${clip(event.message)}`;
-    case "steer":
-      return `nudged: ${clip(event.text)}`;
-    default:
-      return null;
-  }
-}
-
-/** `retrying after 503 (attempt 2/4, 1.0 s)`; the compaction worker's retries say whose they are. */
-export function describeRetry(event: Extract<TaskEvent, { type: "retry" }>): string {
-  const who = event.who === "worker" ? "compaction worker: " : "";
-  return `${who}retrying after ${event.reason} (attempt ${event.attempt}/${event.of}, ${(event.delayMs / 1000).toFixed(1)} s)`;
-}
-
-function checkVerdict(event: Extract<TaskEvent, { type: "check_end" }>): string {
-  if (event.notRun !== undefined) return event.notRun;
-  const verdict = event.passed ? "passed" : event.timedOut ? "timed out" : event.exitCode === null ? "was killed" : `failed (exit ${event.exitCode})`;
-  return event.kept ? `${verdict} (kept from an earlier run)` : `${verdict} in ${(event.durationMs / 1000).toFixed(1)}s`;
-}
-
-function summarizeInput(input: unknown): string {
-  if (input && typeof input === "object") {
-    const o = input as Record<string, unknown>;
-    for (const key of ["command", "path", "pattern"]) if (typeof o[key] === "string") return o[key] as string;
-  }
-  return JSON.stringify(input ?? {});
-}
-
-function clip(text: string): string {
-  const line = text.replace(/\s+/g, " ").trim();
-  return line.length > MAX_DETAIL ? `${line.slice(0, MAX_DETAIL - 1)}…` : line;
-}
 
 export function describeEnd(progress: Extract<RunProgress, { type: "task_end" }>): string {
   const r = progress.result;

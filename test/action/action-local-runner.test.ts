@@ -93,7 +93,7 @@ test("the source entries under @github/local-action: outputs, the job summary, a
   assert.ok((await readFile(summaryFile, "utf8")).includes(await readFile(join(runDir, "summary.md"), "utf8")), "the job summary holds the run's summary.md");
   const errors = workflowCommands(first.stdout, "error");
   assert.match(errors[0]!, /^::error title=arithmetic\/wrong-fix,file=tasks\/arithmetic\/wrong-fix\.yaml::check "unit tests" failed \(exit code 1\)/);
-  assert.deepEqual(errors.slice(1), ["::error::rhema: 1 task(s) did not pass: arithmetic/wrong-fix"]);
+  assert.deepEqual(errors.slice(1), ["::error::rhema: 1 task did not pass: arithmetic/wrong-fix"]);
   assert.deepEqual(taskGroups(first.stdout).map((g) => g.title).sort(), ["✔ arithmetic/fix-add: passed", "✖ arithmetic/wrong-fix: failed"]);
   assert.ok(first.stdout.includes("Running Post Step"));
   const saved = async () => (await readdir(cacheDir)).filter((n) => n.endsWith(".cache")).map((n) => n.replace(/-[0-9a-f]{64}\.cache$/, "")).sort();

@@ -57,8 +57,8 @@ test("fail-on failure counts a stopped task; fail-on error does not", () => {
 test("stopped-ok: a stopped task does not fail the step under fail-on failure; a failed one still does", () => {
   assert.equal(stepFailure("failure", stoppedRun, { stoppedOk: true }), null);
   const withFailure: ActionRunOutcome = { ...stoppedRun, results: [...stoppedRun.results, sampleResult("s", "bad", "failed")] };
-  assert.equal(stepFailure("failure", withFailure, { stoppedOk: true }), "1 task(s) did not pass: s/bad");
-  assert.equal(stepFailure("failure", withFailure), "2 task(s) did not pass: s/pricey, s/bad");
+  assert.equal(stepFailure("failure", withFailure, { stoppedOk: true }), "1 task did not pass: s/bad");
+  assert.equal(stepFailure("failure", withFailure), "2 tasks did not pass: s/pricey, s/bad");
 });
 
 test("a stopped task is an error annotation naming its budget; the totals say how many stopped", () => {

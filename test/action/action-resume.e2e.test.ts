@@ -110,7 +110,7 @@ test("SIGINT then SIGTERM 1 s later: the shutdown is not cut short; the re-run r
   assert.match(main.stdout, /SIGTERM during shutdown: still writing checkpoints and reports/);
   assert.match(main.stdout, /::error::rhema: the run was interrupted before it completed/);
   assert.deepEqual([main.outputs.passed, main.outputs.interrupted], ["1", "1"]);
-  assert.match(await readFile(join(runDirOf(job), "summary.md"), "utf8"), /1 of 1 tasks passed|a-fast/);
+  assert.match(await readFile(join(runDirOf(job), "summary.md"), "utf8"), /1 of 1 task passed|a-fast/);
   assert.equal(post.code, 0, post.stdout);
   assert.deepEqual(await readdir(join(root, "cache")), ["rhema-nightly-suite-all-.rhema_runs_latest-4242-1"]);
   await reRun(join(root, "attempt2"), env, await taskFile(job, "a-fast", "result.json"));

@@ -60,7 +60,7 @@ test("runs the example suite: outputs, summary appended, annotations, exit code 
   assert.deepEqual(first.stdout.split("\n").filter((l) => l.startsWith("▶ ")).sort(), ["▶ arithmetic/add-multiply", "▶ arithmetic/fix-add", "▶ arithmetic/wrong-fix", "▶ release/publish"]);
   const [notice, ...moreNotices] = workflowCommands(first.stdout, "notice");
   assert.deepEqual(moreNotices, []);
-  assert.match(notice!, /^::notice title=rhema::4 task\(s\): 2 passed, 2 failed, 0 errored; cost unpriced; tokens in \d+, cache read \d+, cache write \d+, out \d+; cache hit rate 0\.\d{4}$/);
+  assert.match(notice!, /^::notice title=rhema::4 tasks: 2 passed, 2 failed, 0 errored; cost unpriced; tokens in \d+, cache read \d+, cache write \d+, out \d+; cache hit rate 0\.\d{4}$/);
 
   // Same run directory: every task is kept, so these only decide the exit code.
   const onError = await runStep(job, { inputs: { ...inputs, "fail-on": "error" } });
@@ -111,7 +111,7 @@ test("where bwrap cannot make namespaces (AppArmor): sandbox: bwrap fails the st
   const [warning] = workflowCommands(auto.stdout, "warning");
   assert.match(warning!, /^::warning title=rhema ran without a sandbox::rhema: warning: NO SANDBOX: .*setting up uid map: Permission denied/);
   const summary = await readFile(join(job.runnerDir, "summary.md"), "utf8");
-  assert.match(summary, /> \*\*No sandbox:\*\* the commands of 1 task\(s\) ran unsandboxed \(`sandbox: auto`, bwrap unusable\): .*setting up uid map: Permission denied/);
+  assert.match(summary, /> \*\*No sandbox:\*\* the commands of 1 task ran unsandboxed \(`sandbox: auto`, bwrap unusable\): .*setting up uid map: Permission denied/);
   assert.match(summary, sysctl);
   const stats = await readJson<{ total: { sandbox: { mode: string } } }>(auto.outputs.stats!);
   assert.equal(stats.total.sandbox.mode, "none");

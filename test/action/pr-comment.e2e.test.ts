@@ -78,7 +78,7 @@ test("comments once per pull request and shard, and updates that comment on a re
   assert.deepEqual(github.comments.map((c) => c.id), [1, 100, 101]);
   const mine = github.comments[1]!.body;
   assert.ok(mine.startsWith("<!-- rhema-action: nightly / suite / shard all -->\n"), mine);
-  assert.match(mine, /1 of 1 tasks passed/);
+  assert.match(mine, /1 of 1 task passed/);
   assert.match(mine, /\[Job summary and reports\]\(https:\/\/github\.example\/octo\/repo\/actions\/runs\/4242\/attempts\/2\)/);
   assert.ok(github.comments[2]!.body.startsWith("<!-- rhema-action: nightly / suite / shard 1/1 -->\n"));
   assert.ok(github.seen.every((s) => s.endsWith("token ghs_testtoken123")), github.seen.join("\n"));

@@ -5,6 +5,8 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { CancelledError } from "../../src/core/errors.js";
+import type { ProcessStart } from "../../src/core/tool.js";
+import { currentPidScope } from "../../src/process/pid-scope.js";
 import { groupRunning, isRunning } from "../../src/process/process-table.js";
 import { probeReaper } from "../../src/process/subreaper.js";
 import { DEFAULT_PATH, SHELL_HEAD_BYTES, SHELL_TAIL_BYTES, shellTool } from "../../src/tools/shell.js";
@@ -160,8 +162,8 @@ test("a signal aborted before the call starts nothing", async (t) => {
 
 test("ctx.onStarted sees the call's process group before the command runs; then the command runs in it", async (t) => {
   const ws = await tempDir(t);
-  const seen: Array<{ host: string; pgid: number; startTime: number; ranYet: boolean; groupExists: boolean; procStart: number }> = [];
-  const onStarted = async (info: { host: string; pgid: number; startTime: number }): Promise<void> => {
+  const seen: Array<ProcessStart & { ranYet: boolean; groupExists: boolean; procStart: number }> = [];
+  const onStarted = async (info: ProcessStart): Promise<void> => {
     await new Promise((r) => setTimeout(r, 200));
     const stat = await readFile(`/proc/${info.pgid}/stat`, "utf8");
     let groupExists = true;
@@ -176,7 +178,8 @@ test("ctx.onStarted sees the call's process group before the command runs; then 
   const [shellPid, pgid] = textOf(result).split("\n").map((l) => Number(l.trim()));
   assert.equal(seen.length, 1);
   const s = seen[0]!;
-  assert.deepEqual(s, { host: hostname(), pgid: s.pgid, startTime: s.procStart, ranYet: false, groupExists: true, procStart: s.procStart });
+  const pidScope = await currentPidScope();
+  assert.deepEqual(s, { host: hostname(), pgid: s.pgid, startTime: s.procStart, ...(pidScope ? { pidScope } : {}), ranYet: false, groupExists: true, procStart: s.procStart });
   // The group's leader is the shell itself, or the reaper that runs it (subreaper.ts) when perl is there.
   assert.equal(pgid, s.pgid);
   assert.ok(shellPid === s.pgid || (await probeReaper()).ok, `the shell (${shellPid}) leads the group (${s.pgid}) unless the reaper does`);

@@ -130,7 +130,7 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
     throw new RhemaError("usage", `no task to run: ${request.paths.join(" ")} selected none${request.filter.length || request.tag.length ? " (after --filter/--tag)" : ""}`);
   }
   if (loaded.tasks.length === 0 && shard !== null) {
-    context.onNote(`shard ${formatShard(shard)} selected none of the ${loaded.selectedInAllShards} selected task(s): no task runs, its reports are empty`);
+    context.onNote(`shard ${formatShard(shard)} selected nothing (the ${counted(loaded.selectedInAllShards, "selected task")} ${loaded.selectedInAllShards === 1 ? "falls" : "fall"} in other shards): no task runs, its reports are empty`);
   }
   // Each task's model, resolved once (task file, else flags): providers, prices and budgets read it.
   const specs = new Map(loaded.tasks.map((task) => [taskKey(task), providerSpec(task, request)]));
