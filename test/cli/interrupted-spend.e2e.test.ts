@@ -100,6 +100,23 @@ test("SIGINT after some steps: every report carries the interrupted tasks' time,
   assert.ok(Number(outputs["cache-write-tokens"]) > 0 && Number(outputs["output-tokens"]) > 0, JSON.stringify(outputs));
   assert.ok(Number(outputs["cost-usd"]) > 0, outputs["cost-usd"]);
 
+  // A later run that leaves `plain` alone (another --filter) still reports what it spent.
+  const other = await runCli(["run", "suite", "--out", out, "--filter", "suite/priced", "--timeout", "1s"], { cwd: root });
+  assert.ok((await readRunResults(out)).some((r) => r.id === "priced"), other.stderr);
+  const later = parseStatsReport(await readFile(join(out, "stats.json"), "utf8"));
+  const left = later.unfinished.find((u) => u.id === "plain");
+  assert.equal(left?.state, "not_selected");
+  assert.equal(left?.spent?.steps, 3, JSON.stringify(left));
+  assert.ok(left!.spent!.durationMs > 0 && left!.spent!.stats!.outputTokens > 0);
+  assert.ok(later.total.steps >= 6, `total steps ${later.total.steps}`);
+  assert.match(await readFile(join(out, "summary.md"), "utf8"), /\| ⏸️ \| `suite\/plain` \| [^|—]+ \| 3 \| [^|]+ \| unpriced \|/);
+  const laterJunit = await readFile(join(out, "junit.xml"), "utf8");
+  await assertValidJUnit(laterJunit);
+  const leftCase = /name="plain"[\s\S]*?<\/testcase>/.exec(laterJunit)![0];
+  assert.ok(Number(/time="([\d.]+)"/.exec(leftCase)?.[1]) > 0, leftCase);
+  assert.match(leftCase, /<skipped message="not finished: an earlier run was interrupted while this task ran, and no run has selected it since/);
+  assert.match(leftCase, /\[\[PROPERTY\|steps=3\]\]/);
+
   // The same command continues them; the finished results' unpriced stats say null, never 0.
   const resumed = await runCli(["run", "suite", "--out", out, "--timeout", "1s"], { cwd: root });
   const plain = (await readRunResults(out)).find((r) => r.id === "plain");

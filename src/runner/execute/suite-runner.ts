@@ -164,13 +164,15 @@ async function runQueue(opts: SuiteRunOptions, runDir: RunDir, manifest: RunMani
   const writer = new ReportWriter(opts.runDir, opts.reportCopies ?? {});
   const selected = new Set(opts.tasks.map(taskKey));
   const results = new Map<string, TaskResult>(await unselectedResults(runDir, manifest, selected));
+  /** What tasks without a result spent before an earlier run was interrupted (this run's interrupts replace them). */
+  const earlierSpent = await interruptedSpends(runDir, manifest, results);
   /** Tasks interrupted while they ran, with what each spent so far. */
   const interruptedKeys = new Map<string, TaskSpend>();
   const clock = runClock(opts, runDir, manifest);
   const skipped = opts.skipped?.filter((task) => !manifest.tasks.some((m) => taskKey(m) === taskKey(task)));
   const displayFiles = await repositoryRelativePaths([...manifest.tasks, ...(skipped ?? [])].map((t) => t.file), opts.cwd ?? null);
   let interrupted = false;
-  const view = () => reportedTasks(manifest.tasks, results, interruptedKeys, selected);
+  const view = () => reportedTasks(manifest.tasks, results, interruptedKeys, selected, earlierSpent);
   const meta = (unfinished: UnfinishedTask[]): ReportMeta => ({
     runId: manifest.runId, startedAt: manifest.startedAt, finishedAt: opts.env.now().toISOString(),
     wallTimeMs: clock.wallTimeMs(), displayFiles, unfinished, shard: manifest.shard ?? null,
@@ -277,17 +279,29 @@ async function recordStalled(task: TaskDefinition, reason: unknown, runDir: RunD
  */
 export function reportedTasks(
   tasks: readonly ManifestTask[], results: ReadonlyMap<string, TaskResult>, interruptedKeys: ReadonlyMap<string, TaskSpend>,
-  selected: ReadonlySet<string>,
+  selected: ReadonlySet<string>, earlierSpent: ReadonlyMap<string, TaskSpend> = new Map(),
 ): { all: TaskResult[]; unfinished: UnfinishedTask[] } {
   const unfinished: UnfinishedTask[] = [];
   for (const task of tasks) {
     const key = taskKey(task);
     if (results.has(key)) continue;
-    const spent = interruptedKeys.get(key);
-    const state = spent ? "interrupted" : selected.has(key) ? "not_started" : "not_selected";
+    const now = interruptedKeys.get(key);
+    const spent = now ?? earlierSpent.get(key);
+    const state = now ? "interrupted" : selected.has(key) ? "not_started" : "not_selected";
     unfinished.push({ suite: task.suite, id: task.id, file: task.file, state, ...(spent ? { spent } : {}) });
   }
   return { all: [...results.values()].sort(compareTasks), unfinished: unfinished.sort(compareTasks) };
+}
+
+/** What each manifest task without a result had spent when a run was last interrupted while it ran (its task state's record). */
+async function interruptedSpends(runDir: RunDir, manifest: RunManifest, results: ReadonlyMap<string, TaskResult>): Promise<Map<string, TaskSpend>> {
+  const found = new Map<string, TaskSpend>();
+  for (const task of manifest.tasks) {
+    if (results.has(taskKey(task))) continue;
+    const spent = (await runDir.task(task).readState())?.interruptedSpent ?? null;
+    if (spent !== null) found.set(taskKey(task), spent);
+  }
+  return found;
 }
 
 /** Results already on disk for the manifest's tasks that this run did not select. */

@@ -136,6 +136,8 @@ export async function runTask(task: TaskDefinition, env: TaskRunEnv): Promise<Ta
       stats: agent?.transcriptStats() ?? saved?.transcript?.stats ?? null,
       activeMs: book.current.activeMs,
     });
+    // Kept for the reports of later runs that leave this task alone.
+    await book.update((s) => ({ ...s, interruptedSpent: spent }));
     return { kind: "interrupted", spent };
   };
   const signal = AbortSignal.any([env.signal, ...(timeout.signal ? [timeout.signal] : []), ...(env.lock ? [env.lock.lost] : [])]);

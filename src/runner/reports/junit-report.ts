@@ -228,20 +228,32 @@ function addSkippedCase(node: TestCase, task: SkippedTask, file: string): void {
 }
 
 /** Shown for a task without a result; the next run of the same command continues or starts it. */
-export const UNFINISHED_TEXT: Record<UnfinishedTask["state"], string> = {
+const UNFINISHED_TEXT: Record<UnfinishedTask["state"], string> = {
   interrupted: "interrupted: the run stopped while this task ran; the same command continues it from its checkpoint",
   not_started: "not started: the run was interrupted",
   not_selected: "not run yet: not selected by the runs of this run directory so far",
 };
 
+/** The same for a task an earlier run interrupted (it spent something) and this one did not continue. */
+const EARLIER_INTERRUPTED_TEXT: Record<Exclude<UnfinishedTask["state"], "interrupted">, string> = {
+  not_started: "not finished: an earlier run was interrupted while this task ran, and this run was interrupted before it continued it",
+  not_selected: "not finished: an earlier run was interrupted while this task ran, and no run has selected it since; selecting it continues it from its checkpoint",
+};
+
+/** Why a task has no result, in a line. */
+export function unfinishedText(task: Pick<UnfinishedTask, "state" | "spent">): string {
+  return task.state !== "interrupted" && task.spent ? EARLIER_INTERRUPTED_TEXT[task.state] : UNFINISHED_TEXT[task.state];
+}
+
 /** A task without a result: its `time` and figures are what it spent so far (its checkpoint's), never a 0 that hides them. */
 function addUnfinishedCase(node: TestCase, task: UnfinishedTask, file: string): void {
   const spent = task.spent ?? null;
   node.className(task.suite).name(task.id).time(seconds(spent?.durationMs ?? 0)).file(file);
-  if (task.state === "interrupted") node.error(UNFINISHED_TEXT.interrupted, "interrupted");
-  else extendTestCase(node).skipped(UNFINISHED_TEXT[task.state]);
+  const why = unfinishedText(task);
+  if (task.state === "interrupted") node.error(why, "interrupted");
+  else extendTestCase(node).skipped(why);
   const figures: [string, string][] = [["status", task.state], ...(spent ? [["steps", String(spent.steps)] as [string, string], ...spendFigures(spent)] : [])];
-  node.standardOutput(`${UNFINISHED_TEXT[task.state]}\n\n${propertyLines(figures)}`);
+  node.standardOutput(`${why}\n\n${propertyLines(figures)}`);
 }
 
 /** Seconds with millisecond precision, never in exponent form (the schema's time pattern). */

@@ -133,9 +133,10 @@ function taskTable(results: readonly TaskResult[], meta: ReportMeta): string {
     String(r.policyDenials.count),
   ] }));
   for (const task of meta.unfinished ?? []) {
-    const emoji = task.state === "interrupted" ? STATUS_EMOJI.interrupted : STATUS_EMOJI.notStarted;
-    // What it spent so far, read from its checkpoint: an interrupted task's time and tokens were spent.
+    // What it spent so far, read from its checkpoint: an interrupted task's time and tokens were
+    // spent (this run's interrupt, or an earlier run's for a task this run left alone).
     const spent = task.spent ?? null;
+    const emoji = task.state === "interrupted" || spent !== null ? STATUS_EMOJI.interrupted : STATUS_EMOJI.notStarted;
     const figures = spent === null
       ? ["—", "—", "—", "—"]
       : [formatDurationMs(spent.durationMs), String(spent.steps), percent(spent.stats?.cacheHitRate), dollars(formatTaskCost(spent.cost ?? undefined))];

@@ -11,7 +11,7 @@
  * command or check records.
  */
 import { z } from "zod";
-import { checkOutcomeSchema, type CheckOutcome } from "./task-result.js";
+import { checkOutcomeSchema, taskSpendSchema, type CheckOutcome } from "./task-result.js";
 import type { StateFileKind } from "./state-file.js";
 
 const isoTime = z.string();
@@ -50,6 +50,12 @@ const taskStateSchema = z.strictObject({
   setup: z.array(setupRecordSchema).default([]),
   /** Checks by position, as far as they got; a finished one keeps its outcome. */
   checks: z.array(checkRecordSchema).default([]),
+  /**
+   * What the task had spent when a run was last interrupted while it ran (SIGINT/SIGTERM): a
+   * later run that leaves the task alone (another `--filter`) still reports it. null: never
+   * interrupted that way (a SIGKILLed run records none).
+   */
+  interruptedSpent: taskSpendSchema.nullable().default(null),
 });
 export type TaskState = z.infer<typeof taskStateSchema>;
 export type SetupRecord = z.infer<typeof setupRecordSchema>;
@@ -64,7 +70,7 @@ export const TASK_STATE_KIND: StateFileKind<TaskState> = {
 
 /** The state of a task that has not started anything yet. */
 export function freshTaskState(contentHash: string, startedAt: string): TaskState {
-  return { version: 1, contentHash, setupDone: false, resumed: 0, startedAt, activeMs: 0, workspaceCopied: false, setup: [], checks: [] };
+  return { version: 1, contentHash, setupDone: false, resumed: 0, startedAt, activeMs: 0, workspaceCopied: false, setup: [], checks: [], interruptedSpent: null };
 }
 
 /** `records` with `record` at `index` (a record at the end, or one replacing its earlier attempt). */
