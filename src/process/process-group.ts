@@ -10,26 +10,34 @@
  *                escapees stay its descendants; it stops them when bash exits and when rhema dies
  *   neither      (no perl) the death watch (death-watch.ts) and a snapshot of the tree: best effort
  *
+ * Unsandboxed, each command also carries a mark in its environment (`RHEMA_COMMAND_MARK`), which
+ * what it starts inherits. When there is no reaper, or the reaper itself was killed (a command can
+ * SIGKILL its parent), processes still carrying the mark after the command ended are killed: a
+ * setsid escapee reparented to init is found that way (one that clears its environment is not).
+ *
  * The command is spawned held (held-spawn.ts): `onStarted` sees its group before anything runs.
  * A wrapper (bwrap, the reaper) that exits before the command started is a `sandbox_failed`
  * error carrying its own message, never a silent exit. Resolves only once bash has exited and its
  * output pipes are closed (or abandoned after a bounded wait).
  */
 import type { ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { startLongTimer } from "../core/long-timer.js";
 import { RhemaError } from "../core/errors.js";
 import { HeadTailBuffer } from "./capped-output.js";
 import { type DeathWatch, watchForDeath } from "./death-watch.js";
-import { KILL_GRACE_MS, SETTLE_MS, killGroup } from "./group-kill.js";
+import { KILL_GRACE_MS, SETTLE_MS, killGroup, signalAll } from "./group-kill.js";
 import { type HeldProcess, spawnHeld } from "./held-spawn.js";
 import type { ProcessGroupIdentity } from "./process-identity.js";
-import { groupRunning } from "./process-table.js";
+import { groupRunning, pidsWithEnvironmentEntry } from "./process-table.js";
 import { type SandboxPlacement, bwrapArgv } from "./sandbox.js";
 import { probeReaper, reaperArgv } from "./subreaper.js";
 
 export { KILL_GRACE_MS } from "./group-kill.js";
 /** For processes left behind by a command that finished on its own. */
 const STRAY_GRACE_MS = 500;
+/** The variable an unsandboxed command's processes carry, to be found after it ends (see the module comment). */
+export const COMMAND_MARK_VARIABLE = "RHEMA_COMMAND_MARK";
 /** How much of a wrapper's own output a start failure quotes. */
 const WRAPPER_MESSAGE_BYTES = 2_000;
 
@@ -73,6 +81,8 @@ export async function runProcessGroup(run: GroupRun): Promise<GroupOutcome> {
   const bash = ["bash", "-c", run.command];
   const sandbox = run.sandbox;
   const reaper = sandbox ? null : await probeReaper();
+  const mark = sandbox ? null : `${COMMAND_MARK_VARIABLE}=${randomBytes(12).toString("hex")}`;
+  const env = mark === null ? run.env : { ...run.env, [COMMAND_MARK_VARIABLE]: mark.slice(COMMAND_MARK_VARIABLE.length + 1) };
   const held = sandbox
     // bwrap starts with an empty environment (it is PID 1 inside, and its environ is readable
     // there); the command's comes through --setenv. The holder waits inside the sandbox.
@@ -82,10 +92,10 @@ export async function runProcessGroup(run: GroupRun): Promise<GroupOutcome> {
     })
     : reaper?.ok
       ? await spawnHeld({
-        argv: bash, cwd: run.cwd, env: run.env,
+        argv: bash, cwd: run.cwd, env,
         wrap: (holder) => reaperArgv(reaper.reaper, holder, { parentPid: process.pid, graceMs: STRAY_GRACE_MS }),
       })
-      : await spawnHeld({ argv: bash, cwd: run.cwd, env: run.env });
+      : await spawnHeld({ argv: bash, cwd: run.cwd, env });
   const wrapper = sandbox ? "the sandbox (bwrap)" : reaper?.ok ? "the process reaper (perl)" : "the command's shell (/bin/sh)";
   let watch: DeathWatch | null = null;
   try {
@@ -97,13 +107,19 @@ export async function runProcessGroup(run: GroupRun): Promise<GroupOutcome> {
     throw err;
   }
   try {
-    return await runReleased(held, run, wrapper);
+    return await runReleased(held, run, wrapper, mark === null ? null : { entry: mark, reaped: reaper?.ok === true });
   } finally {
     watch?.dismiss();
   }
 }
 
-async function runReleased(held: HeldProcess, run: GroupRun, wrapper: string): Promise<GroupOutcome> {
+/** An unsandboxed command's environment mark, and whether a reaper ran it. */
+interface CommandMark {
+  entry: string;
+  reaped: boolean;
+}
+
+async function runReleased(held: HeldProcess, run: GroupRun, wrapper: string, mark: CommandMark | null): Promise<GroupOutcome> {
   const { child, pgid, exited, closed } = held;
   // The first bytes are kept apart: before the holder runs, only the wrapper speaks.
   const opening = new HeadTailBuffer(WRAPPER_MESSAGE_BYTES, 0);
@@ -140,6 +156,15 @@ async function runReleased(held: HeldProcess, run: GroupRun, wrapper: string): P
       killing = killGroup(pgid, STRAY_GRACE_MS);
     }
     if (killing) await killing;
+    // Without a reaper, or with the reaper killed (it re-raises the command's own signal too, so a
+    // signal is when to look), what carries the mark has escaped the group and the tree.
+    if (mark !== null && (!mark.reaped || exit.signal !== null)) {
+      const marked = await pidsWithEnvironmentEntry(mark.entry);
+      if (marked.length > 0) {
+        straysKilled ||= killed === null;
+        signalAll(marked, "SIGKILL");
+      }
+    }
     if (!(await settles(closed, SETTLE_MS))) abandonPipes(child);
     return { exitCode: exit.code, exitSignal: exit.signal, killed, straysKilled };
   } finally {

@@ -77,6 +77,24 @@ export async function descendantPids(pid: number): Promise<number[]> {
   return found;
 }
 
+/**
+ * The processes (other than this one) whose environment holds `entry` (`NAME=value`) exactly:
+ * what a command started, found wherever it went — reparented to init, in a session of its own —
+ * unless it cleared its environment. Only processes whose environ this user may read are seen;
+ * [] without /proc.
+ */
+export async function pidsWithEnvironmentEntry(entry: string): Promise<number[]> {
+  const names = (await readdir("/proc").catch(() => [] as string[])).filter((n) => /^\d+$/.test(n) && Number(n) !== process.pid);
+  const needle = Buffer.from(`\0${entry}\0`);
+  const found = await Promise.all(names.map(async (name) => {
+    const environ = await readFile(`/proc/${name}/environ`).catch(() => null);
+    if (environ === null || environ.length === 0) return null;
+    // Each entry ends with a NUL; a leading one makes the first entry match like the rest.
+    return Buffer.concat([Buffer.from([0]), environ]).includes(needle) ? Number(name) : null;
+  }));
+  return found.filter((pid): pid is number => pid !== null);
+}
+
 async function allProcStats(): Promise<ProcStat[]> {
   const names = await readdir("/proc").catch(() => [] as string[]);
   const stats = await Promise.all(names.filter((n) => /^\d+$/.test(n)).map((n) => procStat(n)));

@@ -7,9 +7,11 @@
  * PR_SET_CHILD_SUBREAPER)`): orphans below it are reparented to it instead of init, so every
  * process a command starts stays its descendant. Node has no `prctl`; perl's `syscall` reaches it,
  * and perl-base is Essential on Debian and Ubuntu. The attribute survives `execve` but not `fork`,
- * so it belongs to a small persistent process: this perl script leads the command's process group
- * (held-spawn.ts's wrapper), sets the attribute and a parent-death signal, forks the held command
- * and waits for it. When the command exits, what is left of its tree gets SIGTERM, then SIGKILL
+ * so it belongs to a small persistent process: this perl script leads the process group rhema
+ * records (held-spawn.ts's wrapper), sets the attribute and a parent-death signal, forks the held
+ * command into a process group of its own — so a command that kills its own group (`kill -9 0`)
+ * cannot take the reaper with it — and waits for it. rhema's group kill (group-kill.ts) reaches
+ * the command all the same: it signals the leader's whole tree, not only its group. When the command exits, what is left of its tree gets SIGTERM, then SIGKILL
  * after a grace period, and is reaped until the reaper has no child left (it says "s" on the
  * control pipe when there was any); then it exits as the command did (the same code, or the same
  * signal raised on itself). When rhema dies, however it dies, the kernel sends it SIGTERM and it
@@ -72,7 +74,7 @@ syscall($nr, ${PR_SET_PDEATHSIG}, ${SIGTERM_NUMBER}, 0, 0, 0);
 $orphaned->();
 my $pid = fork;
 if (!defined $pid) { print STDERR "rhema-reaper: cannot fork: $!\\n"; exit 126 }
-if ($pid == 0) { $SIG{$_} = "DEFAULT" for qw(TERM INT HUP QUIT); exec { $cmd[0] } @cmd; print STDERR "rhema-reaper: $cmd[0]: $!\\n"; exit 127 }
+if ($pid == 0) { $SIG{$_} = "DEFAULT" for qw(TERM INT HUP QUIT); setpgrp(0, 0); exec { $cmd[0] } @cmd; print STDERR "rhema-reaper: $cmd[0]: $!\\n"; exit 127 }
 my $status;
 for (;;) { my $w = waitpid(-1, 0); if ($w == $pid) { $status = $?; last } if ($w < 0) { $status = 255 << 8; last } }
 my $w; 1 while ($w = waitpid(-1, 1)) > 0;
