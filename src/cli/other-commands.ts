@@ -23,7 +23,14 @@ export async function validateCommand(args: { paths: string[]; policy?: string; 
   const pricing = args.pricing === undefined ? null : await loadPricingFile(resolve(io.cwd, args.pricing));
   const loaded = await loadTasks(args.paths, { cwd: io.cwd, caps: inputCapsFromEnv(io.env) });
   const approvals = await resolveTaskApprovals(loaded.tasks, { policyFlag: args.policy, cwd: io.cwd, sandboxFlag: args.sandbox });
-  for (const note of loaded.tasks.length > 0 ? approvals.notes : []) print(io.stderr, `rhema: ${note}`);
+  // A policy file both in use and among the paths would be warned about twice: each line once.
+  const said = new Set<string>();
+  const warn = (line: string): void => {
+    if (said.has(line)) return;
+    said.add(line);
+    print(io.stderr, line);
+  };
+  for (const note of loaded.tasks.length > 0 ? approvals.notes : []) warn(`rhema: ${note}`);
   // Every policy file's problems together, not one file per run.
   const policies = await Promise.all(loaded.policies.map((file) => loadPolicyFile(file).catch((err: unknown) => {
     if (err instanceof PolicyFileError) return err;
@@ -33,8 +40,8 @@ export async function validateCommand(args: { paths: string[]; policy?: string; 
   if (problems.length > 0) throw new PolicyFileError(problems[0]!.file, problems);
   for (const policy of policies) {
     if (policy instanceof PolicyFileError) continue;
-    for (const w of policy.warnings) print(io.stderr, `rhema: ${formatPolicyIssue(w)}`);
-    for (const w of permissiveWarnings(policy.policy)) print(io.stderr, `rhema: warning: ${w}`);
+    for (const w of policy.warnings) warn(`rhema: ${formatPolicyIssue(w)}`);
+    for (const w of permissiveWarnings(policy.policy)) warn(`rhema: warning: ${w}`);
   }
   const pricingNote = pricing ? `, a pricing file of ${plural(pricing.models.length, "model", "models")}` : "";
   if (loaded.tasks.length === 0) {

@@ -176,3 +176,18 @@ test("bench replay's chart: ticks rounded, each point labelled with its budget; 
     for (const label of budgets) assert.equal(texts.filter((s) => s === label).length, 1 + 3, `${name}: labels ${label}: ${texts.join("|")}`);
   }
 });
+
+test("validate says each policy warning once, for a policy both in use and among the paths", async (t) => {
+  const dir = await tempDir(t);
+  await writeFiles(dir, {
+    "suite/policy.yaml": "version: 1\ndefault: allow\nrules: []\n",
+    "suite/a.yaml": "prompt: hi\npolicy: policy.yaml\nmodel: { provider: scripted, script: [{ say: ok }] }\n",
+    "suite/b.yaml": "prompt: ho\npolicy: policy.yaml\nmodel: { provider: scripted, script: [{ say: ok }] }\n",
+  });
+  const r = await runCli(["validate", "suite"], { cwd: dir });
+  assert.equal(r.code, 0, r.stderr);
+  const lines = r.stderr.split("\n").filter((line) => line !== "");
+  assert.ok(lines.length >= 2, r.stderr);
+  assert.deepEqual(lines, [...new Set(lines)], "a warning said twice");
+  assert.match(r.stderr, /deny list/);
+});
