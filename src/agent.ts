@@ -285,7 +285,7 @@ export class CodingAgent {
   }
 
   /**
-   * Closes the round a history enters the turn with (DESIGN §2, revive): started calls get the
+   * Closes the round a history enters the turn with (docs/design.md §6, nothing runs twice): started calls get the
    * synthetic result — after their process groups still alive are stopped, naming the files
    * changed since they began — and calls that never started are approved and run now.
    */
@@ -361,7 +361,7 @@ export class CodingAgent {
     }
   }
 
-  /** Applies `filterCommitted` to what changed since the last boundary (DESIGN §2, commit hook). */
+  /** Applies `filterCommitted` to what changed since the last boundary (docs/design.md §1, the CommitHook port). */
   private filterCommittedText(): void {
     const filter = this.config.filterCommitted;
     if (!filter) return;

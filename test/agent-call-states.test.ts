@@ -1,5 +1,5 @@
 /**
- * Tool-call states (DESIGN §2): intent → started → result, what a resume does with each, and a
+ * Tool-call states (docs/design.md §6): intent → started → result, what a resume does with each, and a
  * reply cut at the output limit, against real tools on real temp folders.
  */
 import { test } from "node:test";

@@ -1,5 +1,5 @@
 /**
- * CodingAgent: every behaviour DESIGN §2 fixes for the seed, against the scripted provider
+ * CodingAgent: every behaviour the engine promises (docs/design.md §1 and §6), against the scripted provider
  * (the shared fake, which records the exact requests it receives) on real temp folders.
  */
 import { test } from "node:test";

@@ -1,5 +1,5 @@
 /**
- * Exit codes (DESIGN §5) and how an error reaches the user: every error code maps to one exit
+ * Exit codes (docs/design.md §5) and how an error reaches the user: every error code maps to one exit
  * code (an exhaustive switch: a new code must be placed here), and a typed error prints its
  * message (which names file:line:column, or the path and operation), never a stack trace.
  */

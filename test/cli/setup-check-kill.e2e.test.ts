@@ -1,5 +1,5 @@
 /**
- * Setup and checks resume exactly (DESIGN §7): the CLI runs a task whose two setup commands and
+ * Setup and checks resume exactly (docs/design.md §6): the CLI runs a task whose two setup commands and
  * one check each append a line to a file outside the workspace when they finish, and is
  * SIGKILLed inside each of them in turn; after the resume every command's line appears once —
  * a finished command never runs again, the interrupted one runs again (and the output says it

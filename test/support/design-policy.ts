@@ -1,4 +1,4 @@
-/** The policy file of DESIGN §6, word for word: the example several policy tests decide against. */
+/** The example policy file of the project's first design (its §6), word for word: the example several policy tests decide against. */
 export const DESIGN_POLICY_YAML = `version: 1
 default: deny
 rules:

@@ -1,5 +1,5 @@
 /**
- * The policy file's schema (DESIGN §6), in zod: `version`, `default`, ordered `rules`, each an
+ * The policy file's schema (docs/design.md §4, docs/policy.md), in zod: `version`, `default`, ordered `rules`, each an
  * `allow` or a `deny` with matchers `tools`, `paths`, `shell` and an optional `reason`, and the
  * sandbox the policy asks for (`sandbox`, `network`). Unknown keys are errors. The published JSON Schema (schema/policy.schema.json) is generated from it.
  */

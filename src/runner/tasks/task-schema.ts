@@ -1,5 +1,5 @@
 /**
- * The task file's schema (DESIGN §5), as written on disk: one zod schema, strict at every
+ * The task file's schema (docs/design.md §4, docs/tasks.md), as written on disk: one zod schema, strict at every
  * level (an unknown key is an error, so a typo never silently drops a setting), and the JSON
  * Schema published as `schema/task.schema.json` generated from it. Resolving defaults and
  * paths is task-file.ts's job; this module only says what a file may contain.

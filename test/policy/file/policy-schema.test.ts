@@ -27,7 +27,7 @@ test("the JSON Schema closes every object and states the refinements zod cannot 
   assert.equal(rule.properties.allow.anyOf.length, 3);
 });
 
-test("the zod schema accepts DESIGN §6's example as written", () => {
+test("the zod schema accepts the first design's policy example as written", () => {
   const example = {
     version: 1, default: "deny",
     rules: [

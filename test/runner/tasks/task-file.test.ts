@@ -22,7 +22,7 @@ async function sha256Of(file: string): Promise<string> {
 }
 
 describe("task files: valid examples", () => {
-  test("the DESIGN §5 example resolves to the whole expected definition", async () => {
+  test("the first design's task example resolves to the whole expected definition", async () => {
     const file = join(fixtures, "suites/arithmetic/fix-add.yaml");
     const expected: TaskDefinition = {
       id: "fix-add",
