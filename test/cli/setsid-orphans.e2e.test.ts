@@ -84,37 +84,28 @@ for (const killedIn of WHERE) {
   });
 }
 
-// Worse, a command may SIGKILL the reaper itself (its parent): the orphan then belongs to init, out
-// of every tree, and is found by the mark its environment inherited (process-group.ts).
-for (const where of WHERE) {
-  test(`--sandbox off: a ${where} command that leaves a setsid orphan and SIGKILLs the reaper leaves nothing alive`, async (t) => {
-    const root = await tempDir(t);
-    const mark = `rhema-setsid-${randomBytes(5).toString("hex")}`;
-    t.after(async () => killAll(await liveRunProcesses({ mark })));
-    const commands = { setup: "true", shell: "true", check: "true" };
-    commands[where] = orphaning(root, mark, where, "; sleep 0.3; kill -9 $PPID; sleep 0.2");
-    await writeFiles(root, { "suite/orphans.yaml": task(commands) });
-    const ran = await runCli(["run", "suite", "--out", join(root, "run"), "--sandbox", "off"], { cwd: root, env: cliEnv() });
-    assert.ok(ran.code === 0 || ran.code === 1, `exit ${ran.code}: ${ran.stderr}`);
-    assert.equal((await readFile(begun(root, where), "utf8")).trim(), where, `the ${where} command ran`);
-    assert.deepEqual(await survivorsAfter({ mark }, GONE_WITHIN_MS), [], "a setsid orphan outlived the run");
-  });
-}
-
-// A command may kill its own process group — `kill -9 0`, `trap 'kill -KILL 0' EXIT` — after leaving
-// a setsid orphan behind: the reaper must not die with it (it leads a group of its own), so the
-// orphan is still swept when the command ends.
-for (const where of WHERE) {
-  test(`--sandbox off: a ${where} command that leaves a setsid orphan and SIGKILLs its own process group leaves nothing alive`, async (t) => {
-    const root = await tempDir(t);
-    const mark = `rhema-setsid-${randomBytes(5).toString("hex")}`;
-    t.after(async () => killAll(await liveRunProcesses({ mark })));
-    const commands = { setup: "true", shell: "true", check: "true" };
-    commands[where] = orphaning(root, mark, where, "; sleep 0.3; kill -9 0");
-    await writeFiles(root, { "suite/orphans.yaml": task(commands) });
-    const ran = await runCli(["run", "suite", "--out", join(root, "run"), "--sandbox", "off"], { cwd: root, env: cliEnv() });
-    assert.ok(ran.code === 0 || ran.code === 1, `exit ${ran.code}: ${ran.stderr}`);
-    assert.equal((await readFile(begun(root, where), "utf8")).trim(), where, `the ${where} command ran`);
-    assert.deepEqual(await survivorsAfter({ mark }, GONE_WITHIN_MS), [], "a setsid orphan outlived the run");
-  });
+// A command may kill what would sweep its orphans after leaving one behind:
+// - its own process group (`kill -9 0`, `trap 'kill -KILL 0' EXIT`): the reaper leads a group of
+//   its own, so it survives and sweeps the orphan when the command ends;
+// - the reaper itself (its parent): the orphan then belongs to init, out of every tree, and is
+//   found by the mark its environment inherited (process-group.ts).
+const SELF_KILLS = [
+  ["its own process group", "kill -9 0"],
+  ["the reaper", "kill -9 $PPID; sleep 0.2"],
+] as const;
+for (const [victim, kill] of SELF_KILLS) {
+  for (const where of WHERE) {
+    test(`--sandbox off: a ${where} command that leaves a setsid orphan and SIGKILLs ${victim} leaves nothing alive`, async (t) => {
+      const root = await tempDir(t);
+      const mark = `rhema-setsid-${randomBytes(5).toString("hex")}`;
+      t.after(async () => killAll(await liveRunProcesses({ mark })));
+      const commands = { setup: "true", shell: "true", check: "true" };
+      commands[where] = orphaning(root, mark, where, `; sleep 0.3; ${kill}`);
+      await writeFiles(root, { "suite/orphans.yaml": task(commands) });
+      const ran = await runCli(["run", "suite", "--out", join(root, "run"), "--sandbox", "off"], { cwd: root, env: cliEnv() });
+      assert.ok(ran.code === 0 || ran.code === 1, `exit ${ran.code}: ${ran.stderr}`);
+      assert.equal((await readFile(begun(root, where), "utf8")).trim(), where, `the ${where} command ran`);
+      assert.deepEqual(await survivorsAfter({ mark }, GONE_WITHIN_MS), [], "a setsid orphan outlived the run");
+    });
+  }
 }
