@@ -43,15 +43,15 @@ export async function validateCommand(args: { paths: string[]; policy?: string; 
     for (const w of policy.warnings) warn(`rhema: ${formatPolicyIssue(w)}`);
     for (const w of permissiveWarnings(policy.policy)) warn(`rhema: warning: ${w}`);
   }
-  const pricingNote = pricing ? `, a pricing file of ${plural(pricing.models.length, "model", "models")}` : "";
+  const pricingNote = pricing ? `, a pricing file of ${counted(pricing.models.length, "model", "models")}` : "";
   if (loaded.tasks.length === 0) {
-    print(io.stdout, `valid: ${plural(loaded.policies.length, "policy file", "policy files")}${pricingNote}`);
+    print(io.stdout, `valid: ${counted(loaded.policies.length, "policy file", "policy files")}${pricingNote}`);
     return EXIT_OK;
   }
   const suites = new Set(loaded.tasks.map((t) => t.suite));
-  const policyFiles = loaded.policies.length > 0 ? ` and ${plural(loaded.policies.length, "policy file", "policy files")}` : "";
-  print(io.stdout, `valid: ${plural(loaded.tasks.length, "task", "tasks")} in ${plural(suites.size, "suite", "suites")}, ` +
-    `${plural(approvals.policies, "policy", "policies")} in use${policyFiles}${pricingNote}`);
+  const policyFiles = loaded.policies.length > 0 ? ` and ${counted(loaded.policies.length, "policy file", "policy files")}` : "";
+  print(io.stdout, `valid: ${counted(loaded.tasks.length, "task", "tasks")} in ${counted(suites.size, "suite", "suites")}, ` +
+    `${counted(approvals.policies, "policy", "policies")} in use${policyFiles}${pricingNote}`);
   // Each task's effective sandbox and where it came from (nothing is probed: validate runs nothing).
   for (const task of [...loaded.tasks].sort(compareTasks)) {
     const setting = approvals.sandbox.get(taskKey(task));
@@ -60,9 +60,6 @@ export async function validateCommand(args: { paths: string[]; policy?: string; 
   return EXIT_OK;
 }
 
-function plural(n: number, one: string, many: string): string {
-  return `${n} ${n === 1 ? one : many}`;
-}
 
 export async function reportMergeCommand(args: { dirs: string[]; out: string; allowPartial?: boolean }, io: CliIo): Promise<ExitCode> {
   const outcome = await mergeRunReports(args.dirs.map((d) => resolve(io.cwd, d)), resolve(io.cwd, args.out), {

@@ -81,8 +81,8 @@ export async function runProcessGroup(run: GroupRun): Promise<GroupOutcome> {
   const bash = ["bash", "-c", run.command];
   const sandbox = run.sandbox;
   const reaper = sandbox ? null : await probeReaper();
-  const mark = sandbox ? null : `${COMMAND_MARK_VARIABLE}=${randomBytes(12).toString("hex")}`;
-  const env = mark === null ? run.env : { ...run.env, [COMMAND_MARK_VARIABLE]: mark.slice(COMMAND_MARK_VARIABLE.length + 1) };
+  const markValue = sandbox ? null : randomBytes(12).toString("hex");
+  const env = markValue === null ? run.env : { ...run.env, [COMMAND_MARK_VARIABLE]: markValue };
   const held = sandbox
     // bwrap starts with an empty environment (it is PID 1 inside, and its environ is readable
     // there); the command's comes through --setenv. The holder waits inside the sandbox.
@@ -107,7 +107,7 @@ export async function runProcessGroup(run: GroupRun): Promise<GroupOutcome> {
     throw err;
   }
   try {
-    return await runReleased(held, run, wrapper, mark === null ? null : { entry: mark, reaped: reaper?.ok === true });
+    return await runReleased(held, run, wrapper, markValue === null ? null : { entry: `${COMMAND_MARK_VARIABLE}=${markValue}`, reaped: reaper?.ok === true });
   } finally {
     watch?.dismiss();
   }

@@ -23,9 +23,7 @@
  * (bwrap, a PID namespace of its own) needs neither.
  */
 import { execFile } from "node:child_process";
-import { constants } from "node:fs";
-import { access } from "node:fs/promises";
-import { join } from "node:path";
+import { findOnPath } from "./sandbox-probe.js";
 
 /** Where perl is looked for (the command's PATH is not trusted for the reaper). */
 export const REAPER_SEARCH_PATH = "/usr/bin:/bin:/usr/local/bin";
@@ -126,14 +124,7 @@ export function probeReaper(opts: { path?: string } = {}): Promise<ReaperProbe> 
 async function runProbe(searchPath: string): Promise<ReaperProbe> {
   const prctl = process.platform === "linux" ? PRCTL_SYSCALL[process.arch] : undefined;
   if (prctl === undefined) return { ok: false, reason: `no child subreaper on ${process.platform}/${process.arch}` };
-  let perl: string | null = null;
-  for (const dir of searchPath.split(":")) {
-    const candidate = join(dir, "perl");
-    if (dir.startsWith("/") && (await access(candidate, constants.X_OK).then(() => true, () => false))) {
-      perl = candidate;
-      break;
-    }
-  }
+  const perl = await findOnPath("perl", searchPath);
   if (perl === null) return { ok: false, reason: `perl is not installed (not found on ${searchPath})` };
   const accepted = await new Promise<boolean>((resolveRun) => {
     execFile(perl, ["-e", `exit(syscall(${prctl}, ${PR_SET_CHILD_SUBREAPER}, 1, 0, 0, 0) == 0 ? 0 : 1)`], { env: {}, timeout: PROBE_TIMEOUT_MS }, (err) => resolveRun(err === null));

@@ -13,7 +13,6 @@
  * does not say (an older rhema's, a system without /proc) is judged by its heartbeat alone.
  */
 import { readFile, readlink } from "node:fs/promises";
-import { hostname } from "node:os";
 import { z } from "zod";
 import { errnoCode } from "../../core/errors.js";
 import { samePidScope } from "../../process/pid-scope.js";
@@ -112,10 +111,6 @@ export function pidComparable(owner: RecordedOwner, here: { host: string; pidSco
   return samePidScope("pidScope" in owner ? owner.pidScope : null, here.pidScope);
 }
 
-/** This machine's name, as locks record it. */
-export function thisHost(): string {
-  return hostname();
-}
 
 /**
  * Whether `pid` runs here, and its start time from /proc (null where there is none, or where

@@ -32,9 +32,10 @@ import { link, open, readFile, rename, rm, stat, utimes } from "node:fs/promises
 import { dirname } from "node:path";
 import { RhemaError, errnoCode } from "../../core/errors.js";
 import { currentPidScope } from "../../process/pid-scope.js";
+import { thisHost } from "../../process/process-identity.js";
 import { ensurePrivateDir, writePrivateJson } from "../../store/private-files.js";
 import {
-  DEFAULT_LOCK_TIMING, judgeLock, pidComparable, probeProcess, processStartTime, readOwnerRecord, thisHost,
+  DEFAULT_LOCK_TIMING, judgeLock, pidComparable, probeProcess, processStartTime, readOwnerRecord,
   type LockOwner, type LockTiming, type ProcessProbe, type RecordedOwner,
 } from "./lock-owner.js";
 import { asOutputError, guardOutput } from "./output-guard.js";
