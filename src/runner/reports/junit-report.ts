@@ -232,10 +232,12 @@ const UNFINISHED_TEXT: Record<UnfinishedTask["state"], string> = {
   interrupted: "interrupted: the run stopped while this task ran; the same command continues it from its checkpoint",
   not_started: "not started: the run was interrupted",
   not_selected: "not run yet: not selected by the runs of this run directory so far",
+  gate_decided: "skipped (gate decided): its task's gate was decided by its other trials before it started (--stop-early)",
 };
 
 /** The same for a task an earlier run interrupted (it spent something) and this one did not continue. */
 const EARLIER_INTERRUPTED_TEXT: Record<Exclude<UnfinishedTask["state"], "interrupted">, string> = {
+  gate_decided: UNFINISHED_TEXT.gate_decided,
   not_started: "not finished: an earlier run was interrupted while this task ran, and this run was interrupted before it continued it",
   not_selected: "not finished: an earlier run was interrupted while this task ran, and no run has selected it since; selecting it continues it from its checkpoint",
 };

@@ -96,7 +96,7 @@ export const statsReportSchema = z.strictObject({
     suite: z.string(),
     id: z.string(),
     file: z.string(),
-    state: z.enum(["interrupted", "not_started", "not_selected"]),
+    state: z.enum(["interrupted", "not_started", "not_selected", "gate_decided"]),
     spent: taskSpendSchema.nullable().default(null).describe("What the task spent before the run stopped (from its checkpoint); null when nothing."),
   })).default([]).describe("The run's tasks without a result: the next run of the same command continues or starts them."),
 }).meta({

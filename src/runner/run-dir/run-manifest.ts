@@ -11,11 +11,26 @@
 import { z } from "zod";
 import type { StateFileKind } from "./state-file.js";
 import { compareTasks, taskKey } from "./task-result.js";
+import { trialGateSchema } from "../trials/trial-gate.js";
 
-const manifestTaskSchema = z.strictObject({ suite: z.string(), id: z.string(), file: z.string(), contentHash: z.string() });
+const manifestTaskSchema = z.strictObject({
+  suite: z.string(), id: z.string(), file: z.string(), contentHash: z.string(),
+  /** How many trials (repeats) of the task the run plans; absent (layout 1): one. */
+  trials: z.number().int().positive().optional(),
+  /** What makes the task pass over its trials; absent: every counted trial (trial-gate.ts). */
+  gate: trialGateSchema.optional(),
+});
 
 const manifestSchema = z.strictObject({
   version: z.literal(1),
+  /**
+   * How the run directory lays out its tasks: 2, one folder per trial
+   * (`tasks/<suite>/<id>/<variant|default>/<n>/`); absent, layout 1 (`tasks/<suite>/<id>/`,
+   * made before trials: reports, merge and replay read it; a run does not resume it).
+   */
+  layout: z.literal(2).optional(),
+  /** The run's variants (the matrix's cells, by id); empty or absent: none. */
+  variants: z.array(z.string()).optional(),
   runId: z.string(),
   startedAt: z.string(),
   /** How many times this run directory was resumed. */

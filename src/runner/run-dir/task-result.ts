@@ -7,6 +7,7 @@ import { z } from "zod";
 import { RhemaError } from "../../core/errors.js";
 import { transcriptStatsSchema } from "../../core/session.js";
 import { parseJsonText } from "./state-file.js";
+import type { TrialGate } from "../trials/trial-gate.js";
 
 export const TASK_RESULT_VERSION = 1;
 
@@ -132,6 +133,14 @@ export const taskResultSchema = z.strictObject({
   resumed: count,
   /** The sandbox its commands ran in (absent in results of older rhemas). */
   sandbox: taskSandboxSchema.optional(),
+  /**
+   * Which trial of its task this is (issue 21): its repeat from 1 and its variant (null: none).
+   * Absent in results of run directories made before trials (layout 1): the task's one trial.
+   */
+  trial: z.strictObject({
+    repeat: z.number().int().positive(),
+    variant: z.string().nullable(),
+  }).optional(),
 }).superRefine((result, ctx) => {
   if ((result.status === "errored" || result.status === "stopped") !== (result.error !== undefined)) {
     ctx.addIssue({ code: "custom", path: ["error"], message: "error is present exactly when status is errored or stopped" });
@@ -190,17 +199,21 @@ export interface SkippedTask {
 }
 
 /**
- * A task of the run (its manifest) without a result, as the reports show it:
+ * A trial of the run (its manifest) without a result, as the reports show it:
  *   interrupted   it was running when the run was interrupted (or killed); the next run continues it
  *   not_started   the run was interrupted before it started
  *   not_selected  this run's selection (a --filter, fewer paths) left it out, and no earlier run finished it
+ *   gate_decided  its task's gate was decided before it started (`--stop-early`): it never runs,
+ *                 on resume neither, and is left out of the task's figures
  * Interrupted is a report state, never a result: no result.json is written for it.
  */
 export interface UnfinishedTask {
   suite: string;
   id: string;
   file: string;
-  state: "interrupted" | "not_started" | "not_selected";
+  /** The trial's repeat from 1 and its variant; absent: the task's one trial (layout 1). */
+  trial?: { repeat: number; variant: string | null };
+  state: "interrupted" | "not_started" | "not_selected" | "gate_decided";
   /** What it spent before the run stopped (its checkpoint's figures); absent or null when it spent nothing. */
   spent?: TaskSpend | null;
 }
@@ -232,6 +245,23 @@ export interface ReportMeta {
   shard?: string | null;
   /** For merged reports (`report merge`): which shards they hold and which are missing; absent otherwise. */
   shards?: ShardCoverage | null;
+  /** Each task's planned trials and gate (the manifest's); a task absent here has one trial and the default gate. */
+  trialPlans?: readonly TaskTrialPlan[];
+  /** The k's of pass@k and pass^k the reports show (`--pass-at 1,3`); absent or empty: none. */
+  passAt?: readonly number[];
+  /** What a JUnit testcase is (`--junit-cases`): a task (its trials as properties and flaky/rerun entries) or each trial; default task. */
+  junitCases?: JunitCases;
+}
+
+/** The JUnit testcase granularity (`--junit-cases`). */
+export type JunitCases = "task" | "trial";
+
+/** A task's trials as planned: how many, and the gate that makes the task pass (trial-gate.ts). */
+export interface TaskTrialPlan {
+  suite: string;
+  id: string;
+  trials: number;
+  gate: TrialGate;
 }
 
 /** The shards of an `n`-way split that merged reports hold, and those they lack (`--allow-partial`). */

@@ -7,7 +7,9 @@
  *   content-v2   sha256 of the parsed task, keys sorted, without `limits` (maxSteps, timeout and
  *                the budgets: raising one continues a stopped task instead of refusing it) and
  *                without `model.priceAs` (it only changes what the requests are priced as, never
- *                what the model is sent); comments and formatting do not count either
+ *                what the model is sent), `repeats` and `pass` (how many trials run and what
+ *                makes them pass: a larger N on resume adds trials); comments and formatting do
+ *                not count either
  *
  * A run directory keeps the scheme it was made with, so an old one is compared as it was written.
  */
@@ -26,7 +28,7 @@ export function fileBytesHash(bytes: Uint8Array): string {
 
 /** The `content-v2` hash of a parsed (schema-checked) task file. */
 export function contentHash(content: TaskFileContent): string {
-  const { limits: _limits, model, ...rest } = content;
+  const { limits: _limits, repeats: _repeats, pass: _pass, model, ...rest } = content;
   const hashed: Record<string, unknown> = { ...rest };
   if (model !== undefined) {
     const { priceAs: _priceAs, ...kept } = model as Record<string, unknown>;

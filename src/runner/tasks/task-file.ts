@@ -115,6 +115,12 @@ export interface TaskDefinition {
   tags: string[];
   /** The sandbox mode the task file asks for; absent when it says nothing. */
   sandbox?: "auto" | "bwrap" | "off";
+  /** `repeats:`: how many trials the task file asks for; absent: the run's `--repeats`, else 1. */
+  repeats?: number;
+  /** `pass.rate`: the share of counted trials that must pass; absent: the run's `--min-pass-rate`, else every trial. */
+  passRate?: number;
+  /** `seed:` as text (a number's decimal form): seeds the scripted alternatives' draw per trial. */
+  seed?: string;
 }
 
 /** The image formats a model takes, by the extension that names them. */
@@ -287,6 +293,9 @@ function resolveTask(
   if (content.limits?.maxTokens !== undefined) task.limits.maxTokens = content.limits.maxTokens;
   if (content.transcript !== undefined) task.transcript = { ...content.transcript };
   if (content.sandbox !== undefined) task.sandbox = content.sandbox;
+  if (content.repeats !== undefined) task.repeats = content.repeats;
+  if (content.pass !== undefined) task.passRate = content.pass.rate;
+  if (content.seed !== undefined) task.seed = String(content.seed);
   return task;
 }
 

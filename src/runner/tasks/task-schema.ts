@@ -162,6 +162,14 @@ export const taskFileSchema = z.strictObject({
   transcript: transcriptSchema.optional(),
   checks: checksSchema.optional().describe("Commands run in the workspace after the turn; all must pass."),
   tags: z.array(tagSchema, { error: "expected tags as a list of words" }).optional(),
+  repeats: positiveInt("repeats").max(1000, { error: "repeats is at most 1000" }).optional()
+    .describe("How many trials of the task run (default: --repeats, else 1); each has its own workspace, checkpoint and result. Not in the content hash: raising it on resume adds trials."),
+  pass: z.strictObject({
+    rate: z.number({ error: "expected pass.rate as a number from 0 to 1" }).gt(0, { error: "pass.rate must be above 0" }).max(1, { error: "pass.rate is at most 1" })
+      .describe("The share of counted trials that must pass (judged on the rate, or with --gate lower on its Wilson 95 % lower bound)."),
+  }).optional().describe("What makes a repeated task pass; absent: --min-pass-rate, else every counted trial must pass. Not in the content hash."),
+  seed: z.union([z.string(), z.number().int()], { error: "expected seed as a string or a whole number" }).optional()
+    .describe("Seeds the scripted model's choice among `scripts` alternatives, per trial (in the content hash)."),
   sandbox: z.enum(["auto", "bwrap", "off"], { error: "expected sandbox as auto, bwrap or off" }).optional()
     .describe("The OS sandbox this task asks for; the strictest of --sandbox, the policy's `sandbox:` and this wins (off < auto < bwrap), so `off` here cannot switch off what the run or the policy asked for."),
 }).meta({

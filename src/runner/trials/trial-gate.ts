@@ -3,6 +3,7 @@
  * the outcome is already decided before every trial has run (the early stop). The default gate is
  * "every counted trial passed", which for one trial is what a task's pass has always meant.
  */
+import { z } from "zod";
 import { wilsonInterval } from "./trial-figures.js";
 
 /**
@@ -14,6 +15,12 @@ export type TrialGate =
   | { kind: "rate"; min: number; judgedOn: "rate" | "lower" };
 
 export const EVERY_TRIAL: TrialGate = { kind: "every" };
+
+/** A gate as files record it (the run manifest). */
+export const trialGateSchema: z.ZodType<TrialGate> = z.discriminatedUnion("kind", [
+  z.strictObject({ kind: z.literal("every") }),
+  z.strictObject({ kind: z.literal("rate"), min: z.number().gt(0).max(1), judgedOn: z.enum(["rate", "lower"]) }),
+]);
 
 /** Whether `passes` of `trials` counted trials pass the gate; no counted trial never passes. */
 export function gatePasses(gate: TrialGate, passes: number, trials: number): boolean {
