@@ -14,7 +14,6 @@ import * as core from "@actions/core";
 import { runRequest, type RunRequestOutcome } from "../runner/execute/run-request.js";
 import { SecretRedactor } from "../runner/execute/secret-redactor.js";
 import type { RunProgress } from "../runner/execute/suite-runner.js";
-import { taskKey } from "../runner/run-dir/task-result.js";
 import { readActionInputs, type ActionInputs } from "./action-inputs.js";
 import { actionOutputs, runAnnotations, stepFailure, type ActionRunOutcome, type Annotation } from "./action-outcome.js";
 import { nameInputs } from "./input-names.js";
@@ -212,19 +211,22 @@ async function restoreRunDir(cache: RunDirCache, runDir: string, keys: ReturnTyp
 function logProgress(p: RunProgress, groups: TaskLogGroups): void {
   switch (p.type) {
     case "run_start":
-      core.info(`rhema: ${p.resumed ? "resuming" : "starting"} ${counted(p.tasks, "task")} in ${p.runDir}`);
+      core.info(`rhema: ${p.resumed ? "resuming" : "starting"} ${counted(p.tasks, "task")}${p.trials !== p.tasks ? ` (${counted(p.trials, "trial")})` : ""} in ${p.runDir}`);
       return;
     case "task_start":
-      core.info(`▶ ${taskKey(p.task)}`);
+      core.info(`▶ ${p.trial.label}`);
       return;
     case "task_event":
-      groups.add(taskKey(p.task), p.event);
+      groups.add(p.trial.label, p.event);
       return;
     case "task_end":
-      printGroup(groups, taskKey(p.task), `${p.result.status === "passed" ? "✔" : "✖"} ${taskKey(p.task)}: ${p.result.status}${p.kept ? " (kept from an earlier attempt)" : ""}`);
+      printGroup(groups, p.trial.label, `${p.result.status === "passed" ? "✔" : "✖"} ${p.trial.label}: ${p.result.status}${p.kept ? " (kept from an earlier attempt)" : ""}`);
       return;
     case "task_interrupted":
-      printGroup(groups, taskKey(p.task), `⏸ ${taskKey(p.task)}: interrupted; checkpointed`);
+      printGroup(groups, p.trial.label, `⏸ ${p.trial.label}: interrupted; checkpointed`);
+      return;
+    case "trial_skipped":
+      core.info(`⏭ ${p.trial.label}: skipped (gate decided)`);
       return;
     case "run_end":
       return;

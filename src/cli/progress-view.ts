@@ -37,10 +37,15 @@ export function describeEnd(progress: Extract<RunProgress, { type: "task_end" }>
   return `${r.status}${why}${progress.kept ? " (kept from an earlier run)" : ""} in ${(r.durationMs / 1000).toFixed(1)}s, ${counted(r.steps, "step")}${stats}${cost}${denials}`;
 }
 
+/** `5 tasks`, or `5 tasks (25 trials)` when some repeat. */
+function tasksAndTrials(p: Extract<RunProgress, { type: "run_start" }>): string {
+  return `${counted(p.tasks, "task")}${p.trials !== p.tasks ? ` (${counted(p.trials, "trial")})` : ""}`;
+}
+
 class JsonLinesView implements ProgressView {
   constructor(private readonly out: NodeJS.WritableStream) {}
   update(p: RunProgress): void {
-    const line = "task" in p ? { ...p, task: taskKey(p.task) } : p;
+    const line = "trial" in p ? { ...p, task: taskKey(p.task), trial: p.trial.label, repeat: p.trial.key.repeat } : p;
     this.out.write(JSON.stringify(line) + "\n");
   }
   close(): void {}
@@ -54,21 +59,24 @@ class PlainView implements ProgressView {
   update(p: RunProgress): void {
     switch (p.type) {
       case "run_start":
-        this.line(`${p.resumed ? "resuming" : "starting"} run ${p.runId.slice(0, 8)}: ${counted(p.tasks, "task")} in ${p.runDir}`);
+        this.line(`${p.resumed ? "resuming" : "starting"} run ${p.runId.slice(0, 8)}: ${tasksAndTrials(p)} in ${p.runDir}`);
         break;
       case "task_start":
-        this.line(`[${taskKey(p.task)}] started`);
+        this.line(`[${p.trial.label}] started`);
         break;
       case "task_event": {
         const text = describeEvent(p.event);
-        if (text) this.line(`[${taskKey(p.task)}] ${text}`);
+        if (text) this.line(`[${p.trial.label}] ${text}`);
         break;
       }
       case "task_end":
-        this.line(`[${taskKey(p.task)}] ${describeEnd(p)}`);
+        this.line(`[${p.trial.label}] ${describeEnd(p)}`);
         break;
       case "task_interrupted":
-        this.line(`[${taskKey(p.task)}] interrupted; checkpointed, a rerun continues it`);
+        this.line(`[${p.trial.label}] interrupted; checkpointed, a rerun continues it`);
+        break;
+      case "trial_skipped":
+        this.line(`[${p.trial.label}] skipped (gate decided): its task's gate was decided by its other trials`);
         break;
       case "run_end":
         break;
@@ -93,21 +101,24 @@ class LiveView implements ProgressView {
   update(p: RunProgress): void {
     switch (p.type) {
       case "task_start":
-        this.running.set(taskKey(p.task), { key: taskKey(p.task), step: 0, tool: "", tokens: 0, simulated: p.task.model?.provider === "scripted" });
+        this.running.set(p.trial.label, { key: p.trial.label, step: 0, tool: "", tokens: 0, simulated: p.task.model?.provider === "scripted" });
         break;
       case "task_event":
-        this.track(taskKey(p.task), p.event);
+        this.track(p.trial.label, p.event);
         break;
       case "task_end":
-        this.running.delete(taskKey(p.task));
-        this.print(`${this.mark(p.result.status)} ${taskKey(p.task)}  ${describeEnd(p)}`);
+        this.running.delete(p.trial.label);
+        this.print(`${this.mark(p.result.status)} ${p.trial.label}  ${describeEnd(p)}`);
         break;
       case "task_interrupted":
-        this.running.delete(taskKey(p.task));
-        this.print(`… ${taskKey(p.task)}  interrupted; a rerun continues it`);
+        this.running.delete(p.trial.label);
+        this.print(`… ${p.trial.label}  interrupted; a rerun continues it`);
+        break;
+      case "trial_skipped":
+        this.print(`- ${p.trial.label}  skipped (gate decided)`);
         break;
       case "run_start":
-        this.print(`${p.resumed ? "Resuming" : "Running"} ${counted(p.tasks, "task")} in ${p.runDir}`);
+        this.print(`${p.resumed ? "Resuming" : "Running"} ${tasksAndTrials(p)} in ${p.runDir}`);
         break;
       case "run_end":
         break;

@@ -57,7 +57,7 @@ const taskFile = (job: JobFiles, id: string, file: string) => readFile(join(runD
 /** Starts attempt 1 and stops it with `stop` once b-slow has done a few steps; then runs its post step. */
 async function cancelledAttempt(job: JobFiles, env: Record<string, string>, stop: (pid: number) => Promise<void>) {
   const step = await startStep(job, { inputs: INPUTS, env });
-  const tags = join(runDirOf(job), "tasks/suite/b-slow/workspace/tags.txt");
+  const tags = join(runDirOf(job), "tasks/suite/b-slow/default/1/workspace/tags.txt");
   let exited = false;
   void step.finished.then(() => (exited = true));
   for (;;) {

@@ -37,7 +37,7 @@ ${opts.limits ? `limits: ${opts.limits}\n` : ""}checks:
 
 interface UsageEvent { type: "usage"; usage: { inputTokens: number; cacheReadTokens: number; cacheWriteTokens: number; outputTokens: number }; costUsd?: number | null }
 async function usageEvents(out: string, suite: string, id: string): Promise<UsageEvent[]> {
-  const text = await readFile(join(out, "tasks", suite, id, "events.jsonl"), "utf8");
+  const text = await readFile(join(out, "tasks", suite, id, "default", "1", "events.jsonl"), "utf8");
   return text.split("\n").filter(Boolean).map((l) => JSON.parse(l) as { type: string }).filter((e): e is UsageEvent => e.type === "usage");
 }
 const lines = async (path: string) => (await readFile(path, "utf8")).split("\n").filter(Boolean);
@@ -58,7 +58,7 @@ test("a task's cost budget stops it mid-turn; a larger one continues it from the
   assert.equal(stopped!.error!.code, "budget");
   assert.equal(stopped!.stats!.requests, 3, "stopped before the 4th request");
   assert.deepEqual(stopped!.checks, [], "no check ran");
-  assert.deepEqual(await lines(join(out, "tasks/suite/priced/workspace/tags.txt")), ["p-0", "p-1", "p-2"]);
+  assert.deepEqual(await lines(join(out, "tasks/suite/priced/default/1/workspace/tags.txt")), ["p-0", "p-1", "p-2"]);
   assert.match(first.stdout, /passed 0, failed 0, errored 0, stopped 1/);
   assert.match(first.stderr, /\[suite\/priced\] stopped \(budget\) in /);
   assert.match(first.stdout, /Stopped: suite\/priced: the task's cost budget of \$0\.0060 is spent \(\$0\.00\d+\)/);
@@ -81,7 +81,7 @@ test("a task's cost budget stops it mid-turn; a larger one continues it from the
   const [finished] = await readRunResults(out);
   assert.equal(finished!.status, "passed");
   assert.equal(finished!.resumed, 1);
-  assert.deepEqual(await lines(join(out, "tasks/suite/priced/workspace/tags.txt")), ["p-0", "p-1", "p-2", "p-3"], "no call ran twice");
+  assert.deepEqual(await lines(join(out, "tasks/suite/priced/default/1/workspace/tags.txt")), ["p-0", "p-1", "p-2", "p-3"], "no call ran twice");
   const usage = await usageEvents(out, "suite", "priced");
   assert.equal(usage.length, 5, "five requests over both runs: the stopped one made once");
   const costOfAll = usage.reduce((n, e) => n + e.costUsd!, 0);
@@ -180,7 +180,7 @@ test("a run directory made before content hashes (file-bytes scheme) resumes as 
       await writeFile(path, JSON.stringify({ ...(await readJson(path)), contentHash: await bytesHash(id) }));
     }
   }
-  await rm(join(out, "tasks/suite/b/result.json")); // b continues: its turn had ended, so only its check runs again
+  await rm(join(out, "tasks/suite/b/default/1/result.json")); // b continues: its turn had ended, so only its check runs again
   const resumed = await runCli(["run", "suite", "--out", out], { cwd: root });
   assert.equal(resumed.code, 0, resumed.stderr);
   assert.match(resumed.stderr, /\[suite\/a\] passed .*kept from an earlier run/);

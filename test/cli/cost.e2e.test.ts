@@ -138,10 +138,10 @@ test("a resumed task's cost sums both runs; report merge sums the shards' costs"
   await writeFiles(root, { "policy.yaml": OPEN_POLICY, "suite/slow.yaml": scripted("claude-sonnet-4-5", 6, 0.3), "suite/quick.yaml": scripted("claude-sonnet-4-5", 1) });
   const out = join(root, "run");
   const first = startCli(["run", "suite", "--out", out, "--filter", "suite/slow"], { cwd: root });
-  await waitFor(async () => (await readFile(join(out, "tasks/suite/slow/workspace/tags.txt"), "utf8").catch(() => "")).includes("t-2"), 20_000, 50);
+  await waitFor(async () => (await readFile(join(out, "tasks/suite/slow/default/1/workspace/tags.txt"), "utf8").catch(() => "")).includes("t-2"), 20_000, 50);
   first.child.kill("SIGTERM");
   assert.equal((await first.done).code, 130);
-  const before = await usageCosts(join(out, "tasks/suite/slow/events.jsonl"));
+  const before = await usageCosts(join(out, "tasks/suite/slow/default/1/events.jsonl"));
   assert.ok(before.length >= 2 && before.length < 7, `the first run made some of the requests: ${before.length}`);
 
   const resumed = await runCli(["run", "suite", "--out", out, "--filter", "suite/slow"], { cwd: root });

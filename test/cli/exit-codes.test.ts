@@ -25,9 +25,9 @@ test("output rhema cannot write is exit 3, naming the path, the operation and wh
     code: EXIT_CANNOT_CONTINUE,
     message: "rhema: cannot write /x/junit.xml: no space left on device (ENOSPC); free some space, then run the same command to continue",
   });
-  assert.deepEqual(describeFailure(new OutputError("/runs/r/tasks/s/a/events.jsonl", "append to", "EACCES")), {
+  assert.deepEqual(describeFailure(new OutputError("/runs/r/tasks/s/a/default/1/events.jsonl", "append to", "EACCES")), {
     code: 3,
-    message: "rhema: cannot append to /runs/r/tasks/s/a/events.jsonl: permission denied (EACCES); fix the permissions, or choose another --out or report path, then run the same command to continue",
+    message: "rhema: cannot append to /runs/r/tasks/s/a/default/1/events.jsonl: permission denied (EACCES); fix the permissions, or choose another --out or report path, then run the same command to continue",
   });
   assert.deepEqual(describeFailure(new OutputError("/x", "write", "EWHATEVER")), { code: 3, message: "rhema: cannot write /x: EWHATEVER (EWHATEVER); run the same command to continue" });
 });

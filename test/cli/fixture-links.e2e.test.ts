@@ -59,7 +59,7 @@ test("a workspace.from that is a link is copied as the folder it names: the task
   assert.equal(result.code, 0, result.stderr);
   assert.equal(await readFile(join(root, "fixture/a.txt"), "utf8"), "original\n");
   assert.equal(await readFile(join(root, "fixture/b.txt"), "utf8"), "original\n");
-  const workspace = join(root, "out/tasks/s/t/workspace");
+  const workspace = join(root, "out/tasks/s/t/default/1/workspace");
   assert.ok((await lstat(workspace)).isDirectory(), "the workspace is a folder of its own, not a link");
   assert.equal(await readFile(join(workspace, "a.txt"), "utf8"), "changed by the task\n");
   assert.equal(await readFile(join(workspace, "b.txt"), "utf8"), "original\nappended\n");
@@ -114,7 +114,7 @@ test("links leading out of a fixture — absolute, climbing, to /proc and /dev, 
   await symlink("sub/deeper/up/b.txt", join(fixture, "via-link"));
   const result = await run(root);
   assert.equal(result.code, 0, result.stderr);
-  const workspace = join(root, "out/tasks/s/t/workspace");
+  const workspace = join(root, "out/tasks/s/t/default/1/workspace");
   assert.equal(await readlink(join(workspace, "alias")), "a.txt");
   assert.equal(await readFile(join(workspace, "alias"), "utf8"), "changed by the task\n", "the link leads to the copy's file");
   assert.equal(await readFile(join(workspace, "via-link"), "utf8"), "original\nappended\n");
@@ -160,11 +160,11 @@ test("a sparse file stays sparse in the task's copy: a 2 GiB file holding 4 KiB 
   const started = Date.now();
   const result = await run(root);
   assert.equal(result.code, 0, result.stderr);
-  const copy = await stat(join(root, "out/tasks/s/t/workspace/sparse.bin"));
+  const copy = await stat(join(root, "out/tasks/s/t/default/1/workspace/sparse.bin"));
   assert.equal(copy.size, source.size);
   assert.ok(copy.blocks <= source.blocks + 16, `the copy keeps its holes: ${copy.blocks} blocks (source ${source.blocks})`);
   const bytes = Buffer.alloc(4096);
-  const read = await open(join(root, "out/tasks/s/t/workspace/sparse.bin"), "r");
+  const read = await open(join(root, "out/tasks/s/t/default/1/workspace/sparse.bin"), "r");
   await read.read(bytes, 0, 4096, 1024 * 1024);
   await read.close();
   assert.ok(bytes.equals(Buffer.alloc(4096, 7)), "the data block is copied");

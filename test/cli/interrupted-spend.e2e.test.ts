@@ -130,7 +130,7 @@ test("an interrupted run of only unpriced tasks: the Action's cost-usd is unpric
   await writeFiles(root, { "policy.yaml": OPEN_POLICY, "suite/plain.yaml": blockingTask(null) });
   const out = join(root, "run");
   const run = startCli(["run", "suite", "--out", out], { cwd: root });
-  await waitFor(async () => (await readFile(join(out, "tasks/suite/plain/workspace/tags.txt"), "utf8").catch(() => "")).includes("t-2"));
+  await waitFor(async () => (await readFile(join(out, "tasks/suite/plain/default/1/workspace/tags.txt"), "utf8").catch(() => "")).includes("t-2"));
   run.child.kill("SIGINT");
   assert.equal((await run.done).code, 130);
   const stats = parseStatsReport(await readFile(join(out, "stats.json"), "utf8"));

@@ -2,6 +2,7 @@
  * How a run shows its progress: timestamped lines for CI logs, JSON lines for --json, and a
  * live view that redraws on a terminal. Each view writes to a real stream whose text we collect.
  */
+import { trialsOf, type Trial } from "../../src/runner/trials/trial.js";
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { PassThrough } from "node:stream";
@@ -30,7 +31,8 @@ function streams(errTty: { isTTY?: boolean; columns?: number } = {}) {
   return { out, err, streams: { out: out.stream, err: err.stream } satisfies ViewStreams };
 }
 
-const event = (task: typeof ONE, e: AgentEvent): RunProgress => ({ type: "task_event", task, event: e });
+const trialOf = (task: typeof ONE): Trial => trialsOf(task, 1)[0]!;
+const event = (task: typeof ONE, e: AgentEvent): RunProgress => ({ type: "task_event", task, trial: trialOf(task), event: e });
 const passed = sampleResult("alpha", "one", "passed", 1); // 2.2s, 3 steps, cache 73%
 const failed = sampleResult("beta", "two", "failed", 2); // 3.5s, 4 steps, cache 73%, 2 denied
 const errored = sampleResult("beta", "two", "errored", 3); // 4.7s, 5 steps, no stats
@@ -39,11 +41,11 @@ test("chooses JSON lines for --json, the live view on a terminal outside CI, pla
   const probe = (opts: { json: boolean; ci: boolean; tty: boolean }) => {
     const s = streams(opts.tty ? { isTTY: true } : {});
     const view = chooseProgressView({ json: opts.json, ci: opts.ci, color: false, streams: s.streams, now: NOW });
-    view.update({ type: "task_start", task: ONE });
+    view.update({ type: "task_start", task: ONE, trial: trialOf(ONE) });
     view.close();
     return { out: s.out.text(), err: s.err.text() };
   };
-  assert.deepEqual(probe({ json: true, ci: false, tty: true }), { out: '{"type":"task_start","task":"alpha/one"}\n', err: "" });
+  assert.deepEqual(probe({ json: true, ci: false, tty: true }), { out: '{"type":"task_start","task":"alpha/one","trial":"alpha/one","repeat":1}\n', err: "" });
   assert.deepEqual(probe({ json: false, ci: true, tty: true }), { out: "", err: "05:06:07 [alpha/one] started\n" });
   assert.deepEqual(probe({ json: false, ci: false, tty: false }), { out: "", err: "05:06:07 [alpha/one] started\n" });
   assert.deepEqual(probe({ json: false, ci: false, tty: true }), { out: "", err: "" }, "the live view draws only when a task has news");
@@ -53,8 +55,8 @@ test("the plain view writes a timestamped line for starts, tool calls, denials, 
   const s = streams();
   const view = chooseProgressView({ json: false, ci: true, color: true, streams: s.streams, now: NOW });
   const updates: RunProgress[] = [
-    { type: "run_start", runDir: "/runs/r", runId: "0123456789abcdef", tasks: 2, resumed: false },
-    { type: "task_start", task: ONE },
+    { type: "run_start", runDir: "/runs/r", runId: "0123456789abcdef", tasks: 2, trials: 2, resumed: false },
+    { type: "task_start", task: ONE, trial: trialOf(ONE) },
     event(ONE, { type: "request", step: 1, messages: 1 }),
     event(ONE, { type: "text", step: 1, delta: "thinking" }),
     event(ONE, { type: "tool_call", step: 1, callId: "c1", name: "shell", input: { command: "npm   test\n  --watch=false" } }),
@@ -68,12 +70,12 @@ test("the plain view writes a timestamped line for starts, tool calls, denials, 
     event(ONE, { type: "retry", who: "worker", attempt: 3, of: 4, delayMs: 1940, reason: "connection reset", status: null, message: "anthropic: connection error" }),
     event(ONE, { type: "turn_error", code: "provider", message: "boom" }),
     event(ONE, { type: "turn_error", code: "cancelled", message: "the turn was cancelled" }),
-    { type: "task_end", task: ONE, result: passed, kept: false },
-    { type: "task_start", task: TWO },
-    { type: "task_end", task: TWO, result: failed, kept: false },
-    { type: "task_interrupted", task: TWO },
-    { type: "run_start", runDir: "/runs/r", runId: "fedcba9876543210", tasks: 1, resumed: true },
-    { type: "task_end", task: TWO, result: errored, kept: true },
+    { type: "task_end", task: ONE, trial: trialOf(ONE), result: passed, kept: false },
+    { type: "task_start", task: TWO, trial: trialOf(TWO) },
+    { type: "task_end", task: TWO, trial: trialOf(TWO), result: failed, kept: false },
+    { type: "task_interrupted", task: TWO, trial: trialOf(TWO) },
+    { type: "run_start", runDir: "/runs/r", runId: "fedcba9876543210", tasks: 1, trials: 1, resumed: true },
+    { type: "task_end", task: TWO, trial: trialOf(TWO), result: errored, kept: true },
     { type: "run_end", results: [passed], interrupted: false, reports: { junit: "j", stats: "s", summary: "m" } },
   ];
   for (const u of updates) view.update(u);
@@ -107,21 +109,21 @@ test("the JSON view writes one object per line, with the task as suite/id", () =
   const view = chooseProgressView({ json: true, ci: true, color: false, streams: s.streams });
   const toolCall: AgentEvent = { type: "tool_call", step: 1, callId: "c1", name: "shell", input: { command: "ls" } };
   const reports = { junit: "/r/junit.xml", stats: "/r/stats.json", summary: "/r/summary.md" };
-  view.update({ type: "run_start", runDir: "/r", runId: "id", tasks: 1, resumed: false });
-  view.update({ type: "task_start", task: ONE });
+  view.update({ type: "run_start", runDir: "/r", runId: "id", tasks: 1, trials: 1, resumed: false });
+  view.update({ type: "task_start", task: ONE, trial: trialOf(ONE) });
   view.update(event(ONE, toolCall));
   view.update(event(ONE, { type: "text", step: 1, delta: "hi" }));
-  view.update({ type: "task_end", task: ONE, result: passed, kept: false });
-  view.update({ type: "task_interrupted", task: TWO });
+  view.update({ type: "task_end", task: ONE, trial: trialOf(ONE), result: passed, kept: false });
+  view.update({ type: "task_interrupted", task: TWO, trial: trialOf(TWO) });
   view.update({ type: "run_end", results: [passed], interrupted: true, reports });
   view.close();
   assert.deepEqual(s.out.text().split("\n").filter(Boolean).map((l) => JSON.parse(l)), [
-    { type: "run_start", runDir: "/r", runId: "id", tasks: 1, resumed: false },
-    { type: "task_start", task: "alpha/one" },
-    { type: "task_event", task: "alpha/one", event: toolCall },
-    { type: "task_event", task: "alpha/one", event: { type: "text", step: 1, delta: "hi" } },
-    { type: "task_end", task: "alpha/one", result: passed, kept: false },
-    { type: "task_interrupted", task: "beta/two" },
+    { type: "run_start", runDir: "/r", runId: "id", tasks: 1, trials: 1, resumed: false },
+    { type: "task_start", task: "alpha/one", trial: "alpha/one", repeat: 1 },
+    { type: "task_event", task: "alpha/one", trial: "alpha/one", repeat: 1, event: toolCall },
+    { type: "task_event", task: "alpha/one", trial: "alpha/one", repeat: 1, event: { type: "text", step: 1, delta: "hi" } },
+    { type: "task_end", task: "alpha/one", trial: "alpha/one", repeat: 1, result: passed, kept: false },
+    { type: "task_interrupted", task: "beta/two", trial: "beta/two", repeat: 1 },
     { type: "run_end", results: [passed], interrupted: true, reports },
   ]);
   assert.equal(s.err.text(), "");
@@ -130,16 +132,16 @@ test("the JSON view writes one object per line, with the task as suite/id", () =
 test("the live view redraws its running tasks, clears them before printing an end, and colours the marks", async () => {
   const s = streams({ isTTY: true, columns: 100 });
   const view = chooseProgressView({ json: false, ci: false, color: true, streams: s.streams });
-  view.update({ type: "run_start", runDir: "/r", runId: "id", tasks: 2, resumed: false });
-  view.update({ type: "task_start", task: ONE });
+  view.update({ type: "run_start", runDir: "/r", runId: "id", tasks: 2, trials: 2, resumed: false });
+  view.update({ type: "task_start", task: ONE, trial: trialOf(ONE) });
   view.update(event(ONE, { type: "request", step: 2, messages: 3 }));
   view.update(event(ONE, { type: "tool_call", step: 2, callId: "c1", name: "shell", input: { command: "npm test" } }));
   view.update(event(ONE, { type: "usage", step: 2, usage: { inputTokens: 1000, cacheReadTokens: 400, cacheWriteTokens: 50, outputTokens: 50 } }));
-  view.update({ type: "task_start", task: TWO });
+  view.update({ type: "task_start", task: TWO, trial: trialOf(TWO) });
   await sleep(150);
-  view.update({ type: "task_end", task: ONE, result: passed, kept: false });
+  view.update({ type: "task_end", task: ONE, trial: trialOf(ONE), result: passed, kept: false });
   await sleep(150);
-  view.update({ type: "task_end", task: TWO, result: failed, kept: false });
+  view.update({ type: "task_end", task: TWO, trial: trialOf(TWO), result: failed, kept: false });
   view.close();
   assert.equal(s.err.text(), [
     "Running 2 tasks in /r\n",
@@ -155,10 +157,10 @@ test("the live view redraws its running tasks, clears them before printing an en
 test("the live view without colour writes no colour codes, and close clears what it drew", async () => {
   const s = streams({ isTTY: true, columns: 0 });
   const view = chooseProgressView({ json: false, ci: false, color: false, streams: s.streams });
-  view.update({ type: "task_start", task: TWO });
-  view.update({ type: "task_end", task: ONE, result: passed, kept: false });
-  view.update({ type: "task_end", task: TWO, result: errored, kept: true });
-  view.update({ type: "task_start", task: ONE });
+  view.update({ type: "task_start", task: TWO, trial: trialOf(TWO) });
+  view.update({ type: "task_end", task: ONE, trial: trialOf(ONE), result: passed, kept: false });
+  view.update({ type: "task_end", task: TWO, trial: trialOf(TWO), result: errored, kept: true });
+  view.update({ type: "task_start", task: ONE, trial: trialOf(ONE) });
   view.update(event(ONE, { type: "tool_call", step: 1, callId: "c1", name: "grep", input: { pattern: "p".repeat(200) } }));
   await sleep(150);
   view.close();
@@ -199,7 +201,7 @@ test("setup and check events: a plain line each (an interrupted one rerun said s
   assert.deepEqual(json.out.text().trim().split("\n").map((l) => JSON.parse(l).event.type), ["setup_start", "setup_end", "check_end", "check_start", "check_end", "check_end"]);
   const live = streams({ isTTY: true, columns: 100 });
   const liveView = chooseProgressView({ json: false, ci: false, color: false, streams: live.streams, now: NOW });
-  liveView.update({ type: "task_start", task: ONE });
+  liveView.update({ type: "task_start", task: ONE, trial: trialOf(ONE) });
   liveView.update(updates[3]!);
   await sleep(150);
   assert.match(live.err.text(), /alpha\/one {2}step 0 {2}check 2\/3 unit/);
@@ -225,7 +227,7 @@ test("the live line shows the dollars a task has cost so far, or unpriced; the l
   const usage = { inputTokens: 100, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 10 };
   const live = streams({ isTTY: true, columns: 100 });
   const view = chooseProgressView({ json: false, ci: false, color: false, streams: live.streams, now: NOW });
-  view.update({ type: "task_start", task: ONE });
+  view.update({ type: "task_start", task: ONE, trial: trialOf(ONE) });
   view.update(event(ONE, { type: "usage", step: 1, usage, costUsd: 0.01 }));
   view.update(event(ONE, { type: "usage", step: 2, usage, costUsd: 0.0025 }));
   await sleep(150);

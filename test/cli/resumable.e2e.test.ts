@@ -47,7 +47,7 @@ test("a step-capped task is kept at the same or a smaller cap (said, --retry-err
   assert.deepEqual([capped!.status, capped!.error!.code, capped!.steps], ["errored", "step_cap", 2]);
   assert.equal(capped!.error!.message, "the task used all 2 of its steps without finishing; a larger --max-steps or limits.maxSteps continues it from its checkpoint");
   assert.match(first.stderr, /\[suite\/capped\] agent error step_cap: the task used all 2 of its steps/, "the live line says the task's cap");
-  assert.deepEqual(await lines(join(out, "tasks/suite/capped/workspace/tags.txt")), ["c-0", "c-1"]);
+  assert.deepEqual(await lines(join(out, "tasks/suite/capped/default/1/workspace/tags.txt")), ["c-0", "c-1"]);
   assert.match(first.stdout, /Raise the step cap \(--max-steps, or limits\.maxSteps for a task that sets its own\) and run the same command to continue the step-capped tasks/);
 
   for (const [cap, retry] of [["2", false], ["2", true], ["1", false]] as const) {
@@ -68,7 +68,7 @@ test("a step-capped task is kept at the same or a smaller cap (said, --retry-err
   const [finished] = await readRunResults(out);
   assert.deepEqual([finished!.status, finished!.steps, finished!.resumed], ["passed", 5, 1]);
   assert.equal(finished!.startedAt, capped!.startedAt, "the same task, continued");
-  assert.deepEqual(await lines(join(out, "tasks/suite/capped/workspace/tags.txt")), ["c-0", "c-1", "c-2", "c-3"], "no call ran twice");
+  assert.deepEqual(await lines(join(out, "tasks/suite/capped/default/1/workspace/tags.txt")), ["c-0", "c-1", "c-2", "c-3"], "no call ran twice");
   assert.equal(await requests(out, "suite/capped"), 5, "five requests over both runs: none repeated");
   assert.equal(finished!.stats!.requests, 5, "stats carried over the checkpoint");
 });
@@ -95,14 +95,14 @@ test("a task's own limits.maxSteps is not moved by --max-steps (said); raising i
   assert.equal(done.code, 0, done.stderr);
   const [finished] = await readRunResults(out);
   assert.deepEqual([finished!.status, finished!.steps, finished!.resumed], ["passed", 4, 2]);
-  assert.deepEqual(await lines(join(out, "tasks/suite/own/workspace/tags.txt")), ["o-0", "o-1", "o-2"]);
+  assert.deepEqual(await lines(join(out, "tasks/suite/own/default/1/workspace/tags.txt")), ["o-0", "o-1", "o-2"]);
 });
 
 test("a step-capped task SIGKILLed mid-continuation continues again with no shell call made twice", async (t) => {
   const root = await tempDir(t);
   await writeFiles(root, { "policy.yaml": OPEN_POLICY, "suite/killed.yaml": taggedSteps("k", 5, { sleep: 2 }) });
   const out = join(root, "run");
-  const tags = join(out, "tasks/suite/killed/workspace/tags.txt");
+  const tags = join(out, "tasks/suite/killed/default/1/workspace/tags.txt");
   assert.equal((await runCli(["run", "suite", "--out", out, "--max-steps", "2"], { cwd: root })).code, 1);
   assert.deepEqual(await lines(tags), ["k-0", "k-1"]);
   // Continued with a larger cap, and killed inside step 4's call (its tag written, its sleep running).
@@ -110,7 +110,7 @@ test("a step-capped task SIGKILLed mid-continuation continues again with no shel
   await waitFor(async () => (await lines(tags).catch((): string[] => [])).includes("k-3"), 60_000);
   continued.child.kill("SIGKILL");
   await continued.done;
-  assert.equal(await exists(join(out, "tasks/suite/killed/result.json")), false, "killed: no result");
+  assert.equal(await exists(join(out, "tasks/suite/killed/default/1/result.json")), false, "killed: no result");
   const resumed = await runCli(["run", "suite", "--out", out, "--max-steps", "20"], { cwd: root });
   assert.equal(resumed.code, 0, resumed.stderr + resumed.stdout);
   assert.match(resumed.stderr, /\[suite\/killed\] step 5 shell: echo k-4/);

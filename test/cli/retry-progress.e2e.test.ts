@@ -68,7 +68,7 @@ test("a scripted retryable failure is retried like a provider's: retry events in
   assert.deepEqual(await retryEvents(out, "s/fatal"), []);
   assert.doesNotMatch(run.stderr, /\[s\/fatal\] retrying/);
 
-  const results = JSON.parse(await readFile(join(out, "tasks/s/flaky/result.json"), "utf8")) as { status: string };
+  const results = JSON.parse(await readFile(join(out, "tasks/s/flaky/default/1/result.json"), "utf8")) as { status: string };
   assert.equal(results.status, "passed");
 });
 

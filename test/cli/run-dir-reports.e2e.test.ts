@@ -75,7 +75,7 @@ checks:
   await writeFiles(root, { "policy.yaml": OPEN_POLICY, "suite/a-slow.yaml": slowCheck, "suite/b-later.yaml": taggingTask("later", 1) });
   const out = join(root, "run");
   const run = startCli(["run", "suite", "--out", out, "--concurrency", "1"], { cwd: root });
-  await waitFor(() => exists(join(out, "tasks/suite/a-slow/workspace/checking")));
+  await waitFor(() => exists(join(out, "tasks/suite/a-slow/default/1/workspace/checking")));
   run.child.kill("SIGINT");
   const stopped = await run.done;
   assert.equal(stopped.code, 130, stopped.stderr);
@@ -123,20 +123,20 @@ test("after a SIGKILL and a resume, step numbers continue in the events and dura
   await writeFiles(root, { "policy.yaml": OPEN_POLICY, "suite/slow.yaml": taggingTask("slow", 8, { sleep: 0.25 }) });
   const out = join(root, "run");
   const run = startCli(["run", "suite", "--out", out], { cwd: root });
-  const tags = join(out, "tasks/suite/slow/workspace/tags.txt");
+  const tags = join(out, "tasks/suite/slow/default/1/workspace/tags.txt");
   await waitFor(async () => (await readFile(tags, "utf8").catch(() => "")).includes("slow-4"));
   const killedAt = Date.now();
   run.child.kill("SIGKILL");
   await run.done;
-  const startedAt = Date.parse(JSON.parse(await readFile(join(out, "tasks/suite/slow/task-state.json"), "utf8")).startedAt);
-  const state = JSON.parse(await readFile(join(out, "tasks/suite/slow/task-state.json"), "utf8")) as { activeMs: number };
+  const startedAt = Date.parse(JSON.parse(await readFile(join(out, "tasks/suite/slow/default/1/task-state.json"), "utf8")).startedAt);
+  const state = JSON.parse(await readFile(join(out, "tasks/suite/slow/default/1/task-state.json"), "utf8")) as { activeMs: number };
   // Four steps of ≥ 250 ms each had committed before the kill.
   assert.ok(state.activeMs >= 1_000 && state.activeMs <= killedAt - startedAt + 50, `activeMs ${state.activeMs} recorded before the kill`);
   const resumed = await runCli(["run", "suite", "--out", out], { cwd: root });
   assert.equal(resumed.code, 0, resumed.stderr);
   const [result] = await readRunResults(out);
   assert.ok(result!.durationMs >= state.activeMs, `durationMs ${result!.durationMs} counts the killed run's ${state.activeMs} ms`);
-  const events = (await readFile(join(out, "tasks/suite/slow/events.jsonl"), "utf8")).trim().split("\n").map((l) => JSON.parse(l) as { type: string; step?: number; steps?: number });
+  const events = (await readFile(join(out, "tasks/suite/slow/default/1/events.jsonl"), "utf8")).trim().split("\n").map((l) => JSON.parse(l) as { type: string; step?: number; steps?: number });
   const requestSteps = events.filter((e) => e.type === "request").map((e) => e.step!);
   const resumedAt = requestSteps.findIndex((step, i) => i > 0 && step <= requestSteps[i - 1]!);
   assert.ok(resumedAt === -1 || requestSteps[resumedAt] === requestSteps[resumedAt - 1], `steps ${requestSteps.join(",")} continue (a re-sent request keeps its number)`);

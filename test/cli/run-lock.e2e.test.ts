@@ -72,7 +72,7 @@ async function lines(log: string): Promise<string[]> {
 
 /** Every side effect of the task run in the run directory `out`, in the order of each file: setup and check, then the shell call's. */
 async function sideEffects(log: string, out: string): Promise<string[]> {
-  return [...(await lines(log)), ...(await lines(join(out, "tasks/suite/job/workspace", TOOL_LOG)))];
+  return [...(await lines(log)), ...(await lines(join(out, "tasks/suite/job/default/1/workspace", TOOL_LOG)))];
 }
 const ONCE_EACH = ["setup", "check", "tool"];
 
@@ -146,7 +146,7 @@ test("a rhema stopped (SIGSTOP) past the stale limit loses its run to a second o
   const env = cliEnv({ RHEMA_LOCK_STALE_MS: String(STALE_MS) });
   const stalled = startCli(args, { cwd: root, env, detached: true });
   t.after(() => killGroup(stalled.child));
-  const events = join(out, "tasks/suite/job/events.jsonl");
+  const events = join(out, "tasks/suite/job/default/1/events.jsonl");
   await waitFor(async () => (await readFile(events, "utf8").catch(() => "")).includes('"type":"request"'), 30_000);
   stalled.child.kill("SIGSTOP");
   t.after(() => stalled.child.kill("SIGCONT"));
@@ -170,7 +170,7 @@ test("a rhema stopped (SIGSTOP) past the stale limit loses its run to a second o
   const finished = await next.done;
   assert.equal(finished.code, 0, finished.stderr);
   assert.deepEqual(await sideEffects(log, out), ONCE_EACH);
-  const result = JSON.parse(await readFile(join(out, "tasks/suite/job/result.json"), "utf8"));
+  const result = JSON.parse(await readFile(join(out, "tasks/suite/job/default/1/result.json"), "utf8"));
   assert.equal(result.status, "passed", "the new owner's result stands");
   t.diagnostic(`exit 3 came ${tookMs} ms after SIGCONT (heartbeat ${STALE_MS / 6} ms)`);
 });
@@ -191,7 +191,7 @@ test("a command the stopped rhema had running when a rhema in another pid namesp
   t.after(() => killGroup(stalled.child));
   t.after(async () => killAll(await survivorsAfter({ mark }, 0)));
   t.after(() => Promise.all([writeFile(goTool, ""), writeFile(goCheck, "")]).catch(() => {}));
-  await logged(join(out, "tasks/suite/job/workspace", TOOL_LOG), "tool");
+  await logged(join(out, "tasks/suite/job/default/1/workspace", TOOL_LOG), "tool");
   stalled.child.kill("SIGSTOP");
   t.after(() => stalled.child.kill("SIGCONT"));
   await waitFor(async () => (await heartbeatAgeMs(join(out, "rhema.lock"))) > STALE_MS + 300, 30_000);

@@ -81,7 +81,7 @@ test("a task file changed since its run started is exit 2, unless --restart-chan
   assert.deepEqual(await snapshotTree(out), before, "nothing in the run directory changed");
   const restarted = await runCli(["run", "suite", "--out", out, "--restart-changed"], { cwd: root });
   assert.equal(restarted.code, 0, restarted.stderr);
-  const tags = await readFile(join(out, "tasks/suite/a/workspace/tags.txt"), "utf8");
+  const tags = await readFile(join(out, "tasks/suite/a/default/1/workspace/tags.txt"), "utf8");
   assert.equal(tags, "a-0\na-1\n");
 });
 
@@ -113,16 +113,16 @@ test("SIGTERM checkpoints, writes the reports, exits 130; the same command conti
   });
   const out = join(root, "run");
   const run = startCli(["run", "suite", "--out", out, "--concurrency", "2"], { cwd: root });
-  await waitFor(async () => (await readFile(join(out, "tasks/suite/slow/workspace/tags.txt"), "utf8").catch(() => "")).includes("slow-2"));
+  await waitFor(async () => (await readFile(join(out, "tasks/suite/slow/default/1/workspace/tags.txt"), "utf8").catch(() => "")).includes("slow-2"));
   run.child.kill("SIGTERM");
   const stopped = await run.done;
   assert.equal(stopped.code, 130, stopped.stderr);
   assert.match(stopped.stdout, /Interrupted: run the same command again to continue/);
   assert.deepEqual(Object.keys(await statusOf(out)), ["suite/quick"], "the reports cover what finished");
-  await loadSession(join(out, "tasks/suite/slow/session.json"));
+  await loadSession(join(out, "tasks/suite/slow/default/1/session.json"));
   const resumed = await runCli(["run", "suite", "--out", out], { cwd: root });
   assert.equal(resumed.code, 0, resumed.stderr);
-  const tags = (await readFile(join(out, "tasks/suite/slow/workspace/tags.txt"), "utf8")).trim().split("\n");
+  const tags = (await readFile(join(out, "tasks/suite/slow/default/1/workspace/tags.txt"), "utf8")).trim().split("\n");
   assert.equal(new Set(tags).size, tags.length, "no call ran twice");
   assert.ok(tags.includes("slow-7"));
   const slow = (await readRunResults(out)).find((r) => r.id === "slow")!;
@@ -134,10 +134,10 @@ test("a corrupt checkpoint is exit 2 naming the file, and records no result for 
   await writeFiles(root, { "policy.yaml": OPEN_POLICY, "suite/slow.yaml": taggingTask("slow", 6, { sleep: 0.3 }), "suite/quick.yaml": taggingTask("quick", 1) });
   const out = join(root, "run");
   const run = startCli(["run", "suite", "--out", out, "--concurrency", "2"], { cwd: root });
-  await waitFor(async () => (await readFile(join(out, "tasks/suite/slow/workspace/tags.txt"), "utf8").catch(() => "")).includes("slow-1"));
+  await waitFor(async () => (await readFile(join(out, "tasks/suite/slow/default/1/workspace/tags.txt"), "utf8").catch(() => "")).includes("slow-1"));
   run.child.kill("SIGTERM");
   assert.equal((await run.done).code, 130);
-  const session = join(out, "tasks/suite/slow/session.json");
+  const session = join(out, "tasks/suite/slow/default/1/session.json");
   const text = await readFile(session, "utf8");
   await writeFile(session, text.slice(0, text.length / 2));
   const again = await runCli(["run", "suite", "--out", out], { cwd: root });
@@ -153,7 +153,7 @@ test("a task's timeout counts the time an interrupted run already spent on it", 
   await writeFiles(root, { "policy.yaml": OPEN_POLICY, "suite/slow.yaml": taggingTask("slow", 30, { sleep: 0.4, extra: "limits: { timeout: 4s, maxSteps: 50 }\n" }) });
   const out = join(root, "run");
   const run = startCli(["run", "suite", "--out", out], { cwd: root });
-  await waitFor(async () => (await readFile(join(out, "tasks/suite/slow/workspace/tags.txt"), "utf8").catch(() => "")).includes("slow-4"));
+  await waitFor(async () => (await readFile(join(out, "tasks/suite/slow/default/1/workspace/tags.txt"), "utf8").catch(() => "")).includes("slow-4"));
   run.child.kill("SIGTERM");
   assert.equal((await run.done).code, 130);
   const resumed = await runCli(["run", "suite", "--out", out], { cwd: root });

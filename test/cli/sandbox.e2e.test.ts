@@ -52,7 +52,7 @@ test("sandboxed shell calls, setup and checks: writes outside the workspace, rhe
   const tcp = `echo > /dev/tcp/127.0.0.1/${server.port}`;
   const tag = randomBytes(6).toString("hex");
   const hostTmp = `/tmp/rhema-sbx-${tag}.txt`;
-  const otherSession = join(run, "tasks", "sbx", "a-other", "session.json");
+  const otherSession = join(run, "tasks", "sbx", "a-other", "default", "1", "session.json");
   const escape = [
     attempt("workspace", "echo in > inside.txt", "writes.txt"),
     attempt("tmp", `echo x > ${hostTmp}`, "writes.txt"),
@@ -106,8 +106,8 @@ ${checks.map((c) => `  - { name: ${q(c.name)}, run: ${q(c.run)} }`).join("\n")}
   const result = await runCli(["run", "sbx", "--out", run, "--concurrency", "1", "--sandbox", "bwrap"], {
     cwd: root, env: cliEnv({ HOME: home, ANTHROPIC_API_KEY: SECRET, RHEMA_TEST_TOKEN: SECRET }),
   });
-  assert.equal(result.code, 0, result.stdout + result.stderr + await readFile(join(run, "tasks", "sbx", "b-escape", "events.jsonl"), "utf8"));
-  const ws = join(run, "tasks", "sbx", "b-escape", "workspace");
+  assert.equal(result.code, 0, result.stdout + result.stderr + await readFile(join(run, "tasks", "sbx", "b-escape", "default", "1", "events.jsonl"), "utf8"));
+  const ws = join(run, "tasks", "sbx", "b-escape", "default", "1", "workspace");
   const read = (name: string) => readFile(join(ws, name), "utf8");
 
   assert.equal(await read("writes.txt"), "workspace ok\ntmp ok\nhome ok\nroot blocked\n", "/tmp and $HOME are private: writes land there, not on the host");
@@ -129,7 +129,7 @@ ${checks.map((c) => `  - { name: ${q(c.name)}, run: ${q(c.run)} }`).join("\n")}
   assert.equal(await read("setup.txt"), "setup-net ok\nsetup-root blocked\n", "setup has the network, and the same walls");
   assert.equal(existsSync(join(root, "setup-escape.txt")), false);
   assert.equal(existsSync(join(root, "check-escape.txt")), false);
-  assert.equal(await readFile(join(run, "tasks", "sbx", "a-other", "workspace", "net.txt"), "utf8"), "net ok\n", "network: allow opens it to the shell");
+  assert.equal(await readFile(join(run, "tasks", "sbx", "a-other", "default", "1", "workspace", "net.txt"), "utf8"), "net ok\n", "network: allow opens it to the shell");
   assert.equal(server.connections(), 2, "the setup command and the task with network: allow connected; nothing else did");
 
   const results = Object.fromEntries((await readRunResults(run)).map((r) => [r.id, r]));
@@ -139,7 +139,7 @@ ${checks.map((c) => `  - { name: ${q(c.name)}, run: ${q(c.run)} }`).join("\n")}
   const stats = JSON.parse(await readFile(join(run, "stats.json"), "utf8"));
   assert.deepEqual(stats.total.sandbox, { mode: "bwrap", tasks: { bwrap: 2, none: 0, off: 0 } });
   assert.match(await readFile(join(run, "summary.md"), "utf8"), /\nSandbox: bwrap for 2 tasks \(network per policy\)\.\n/);
-  const session = await readFile(join(run, "tasks", "sbx", "b-escape", "session.json"), "utf8");
+  const session = await readFile(join(run, "tasks", "sbx", "b-escape", "default", "1", "session.json"), "utf8");
   assert.match(session, /Sandbox: shell commands run in an OS sandbox \(bubblewrap\).*there is no network/, "the environment report tells the model");
 });
 
@@ -197,7 +197,7 @@ checks:
     cwd: root, env: cliEnv({ HOME: `/nonexistent-${tag}`, XDG_RUNTIME_DIR: xdg, GOOGLE_APPLICATION_CREDENTIALS: credentials }),
   });
   assert.equal(result.code, 0, result.stdout + result.stderr);
-  const ws = join(run, "tasks", "s", "t", "workspace");
+  const ws = join(run, "tasks", "s", "t", "default", "1", "workspace");
   const read = (name: string) => readFile(join(ws, name), "utf8");
   assert.equal(await read("caps.txt"), "0000000000000000\n");
   assert.equal(await read("uid.txt"), "65534\n", "nobody inside");
@@ -233,7 +233,7 @@ model:
   const dropping = await wrappedBwrap(await tempDir(t), true, false);
   const result = await runCli(["run", "s", "--out", run, "--sandbox", "bwrap"], { cwd: root, env: cliEnv({ PATH: `${dropping}:${process.env.PATH}` }) });
   assert.equal(result.code, 0, result.stdout + result.stderr);
-  const ws = join(run, "tasks", "s", "t", "workspace");
+  const ws = join(run, "tasks", "s", "t", "default", "1", "workspace");
   assert.deepEqual(await Promise.all(["caps.txt", "uid.txt", "escapes.txt"].map((f) => readFile(join(ws, f), "utf8"))),
     ["0000000000000000\n", "0\n", "umount-run blocked\nremount blocked\n"]);
   assert.equal((await readRunResults(run))[0]!.sandbox?.mode, "bwrap");

@@ -58,8 +58,8 @@ checks:
     cwd: root, env: cliEnv({ DEPLOY_TOKEN: SECRET, DB_PASS: "hu7", BUILD_ID: "zq4" }),
   });
   assert.equal(result.code, 0, result.stderr);
-  const events = await readFile(join(out, "tasks/suite/leak/events.jsonl"), "utf8");
-  const check = (await readJson<{ checks: Array<{ outputTail: string }> }>(join(out, "tasks/suite/leak/result.json"))).checks[0]!.outputTail;
+  const events = await readFile(join(out, "tasks/suite/leak/default/1/events.jsonl"), "utf8");
+  const check = (await readJson<{ checks: Array<{ outputTail: string }> }>(join(out, "tasks/suite/leak/default/1/result.json"))).checks[0]!.outputTail;
   const toolOutput = events.split("\n").filter((line) => line.includes('"type":"tool_result"')).join("\n");
   for (const [name, text] of [["events.jsonl", toolOutput], ["result.json", check]] as const) {
     assert.ok(text.length > 0, `${name} holds the printed file`);

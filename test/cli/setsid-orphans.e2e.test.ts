@@ -51,7 +51,7 @@ const orphaning = (root: string, mark: string, where: Where, then = ""): string 
 
 /** Where `orphaning` notes that the command ran. */
 const begun = (root: string, where: Where): string =>
-  join(where === "shell" ? join(root, "run", "tasks", "suite", "orphans", "workspace") : root, `begun-${where}`);
+  join(where === "shell" ? join(root, "run", "tasks", "suite", "orphans", "default", "1", "workspace") : root, `begun-${where}`);
 
 test("--sandbox off: setsid orphans of a shell call, a setup command and a check are gone when the run ends", async (t) => {
   const root = await tempDir(t);

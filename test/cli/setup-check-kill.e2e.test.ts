@@ -64,7 +64,7 @@ for (const target of COMMANDS) {
       // already gone
     }
     await first.done;
-    const state = JSON.parse(await readFile(join(out, "tasks/suite/job/task-state.json"), "utf8"));
+    const state = JSON.parse(await readFile(join(out, "tasks/suite/job/default/1/task-state.json"), "utf8"));
     assert.ok(state, "the task state parses after the kill");
 
     const resumed = await runCli(args, { cwd: root });

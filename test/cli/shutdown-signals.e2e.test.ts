@@ -45,7 +45,7 @@ test("SIGINT then SIGTERM 1 s later: the shutdown finishes its checkpoint and re
   // Unsandboxed: in the sandbox a stopped command dies with its PID namespace at once, trap or
   // no trap, and the shutdown would end before the second signal could arrive.
   const run = startCli(["run", "suite", "--out", out, "--concurrency", "1", "--sandbox", "off"], { cwd: root });
-  await waitFor(() => exists(join(out, "tasks/suite/b-slow/workspace/tags.txt")));
+  await waitFor(() => exists(join(out, "tasks/suite/b-slow/default/1/workspace/tags.txt")));
   const stoppedAt = Date.now();
   run.child.kill("SIGINT");
   await new Promise((r) => setTimeout(r, 1000));
@@ -65,7 +65,7 @@ test("SIGINT then SIGTERM 1 s later: the shutdown finishes its checkpoint and re
   const junit = await readFile(join(out, "junit.xml"), "utf8");
   assert.match(junit, /<testsuites[^>]* tests="3" failures="0" errors="1" skipped="1"/);
   assert.match(junit, /name="b-slow"[^>]*>\s*<error message="interrupted: [^"]*" type="interrupted"\/>/);
-  await loadSession(join(out, "tasks/suite/b-slow/session.json"));
+  await loadSession(join(out, "tasks/suite/b-slow/default/1/session.json"));
 });
 
 test("a third signal stops at once with the interrupted exit code", async (t) => {
@@ -73,7 +73,7 @@ test("a third signal stops at once with the interrupted exit code", async (t) =>
   await writeFiles(root, { "policy.yaml": TRAP_POLICY, "suite/b-slow.yaml": STUBBORN });
   const out = join(root, "run");
   const run = startCli(["run", "suite", "--out", out, "--sandbox", "off"], { cwd: root });
-  await waitFor(() => exists(join(out, "tasks/suite/b-slow/workspace/tags.txt")));
+  await waitFor(() => exists(join(out, "tasks/suite/b-slow/default/1/workspace/tags.txt")));
   const stoppedAt = Date.now();
   for (const signal of ["SIGINT", "SIGTERM", "SIGINT"] as const) {
     run.child.kill(signal);

@@ -24,7 +24,7 @@ import { docTables, readDoc, unquote } from "../support/doc-tables.js";
 
 /** Every `--json` line type: a tag added to RunProgress (or one removed) fails to compile here. */
 const LINE_TYPES: { [K in RunProgress["type"]]: true } = {
-  run_start: true, task_start: true, task_event: true, task_end: true, task_interrupted: true, run_end: true,
+  run_start: true, task_start: true, task_event: true, task_end: true, task_interrupted: true, trial_skipped: true, run_end: true,
 };
 
 /** Every task event type, the agent's and the runner's, likewise. */
@@ -125,7 +125,7 @@ test("every line `rhema run --json` prints validates against schema/events.schem
   await writeFiles(dir, { "policy.yaml": OPEN_POLICY, "slow/block.yaml": blockingTask });
   const out = join(dir, "interrupted");
   const run = startCli(["run", "slow", "--json", "--out", out], { cwd: dir });
-  await waitFor(async () => (await readFile(join(out, "tasks/slow/block/workspace/tags.txt"), "utf8").catch(() => "")).includes("t-1"));
+  await waitFor(async () => (await readFile(join(out, "tasks/slow/block/default/1/workspace/tags.txt"), "utf8").catch(() => "")).includes("t-1"));
   run.child.kill("SIGINT");
   const interrupted = await run.done;
   assert.equal(interrupted.code, 130, interrupted.stderr);

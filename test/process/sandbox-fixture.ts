@@ -29,13 +29,13 @@ export async function hostDir(t: TestContext | { after(fn: () => unknown): void 
 export async function runDirWithTwoTasks(root: string): Promise<{ run: string; workspaceA: string; sessionA: string; sessionB: string }> {
   const run = join(root, "run");
   for (const id of ["a", "b"]) {
-    await mkdir(join(run, "tasks", "suite", id, "workspace"), { recursive: true });
-    await writeFile(join(run, "tasks", "suite", id, "session.json"), `{"secret":"session of ${id}"}\n`);
+    await mkdir(join(run, "tasks", "suite", id, "default", "1", "workspace"), { recursive: true });
+    await writeFile(join(run, "tasks", "suite", id, "default", "1", "session.json"), `{"secret":"session of ${id}"}\n`);
   }
   await writeFile(join(run, "manifest.json"), "{}\n");
   return {
-    run, workspaceA: join(run, "tasks", "suite", "a", "workspace"),
-    sessionA: join(run, "tasks", "suite", "a", "session.json"), sessionB: join(run, "tasks", "suite", "b", "session.json"),
+    run, workspaceA: join(run, "tasks", "suite", "a", "default", "1", "workspace"),
+    sessionA: join(run, "tasks", "suite", "a", "default", "1", "session.json"), sessionB: join(run, "tasks", "suite", "b", "default", "1", "session.json"),
   };
 }
 

@@ -35,16 +35,16 @@ const USERNS = { kind: "userns", uid: 65534, gid: 65534 } as const;
 test("bwrapArgv: no capabilities (user namespace, nobody inside), read-only root, private /tmp and HOME, socket places and hidden folders covered, then the workspace and read-only binds, then the namespaces and env", () => {
   const host = fakeHost(["/run/", "/var/run/ -> /run/", "/home/ci/", "/runs/r/", "/etc/resolv.conf"]);
   const argv = bwrapArgv({
-    workspace: "/runs/r/tasks/s/a/workspace", network: false, hiddenPaths: ["/runs/r"], readOnlyBinds: ["/runs/r/tasks/s/a/answer.txt"], isolation: USERNS,
-    env: { PATH: "/usr/bin:/bin", HOME: "/home/ci", TMPDIR: "/var/folders/x" }, cwd: "/runs/r/tasks/s/a/workspace/sub",
+    workspace: "/runs/r/tasks/s/a/default/1/workspace", network: false, hiddenPaths: ["/runs/r"], readOnlyBinds: ["/runs/r/tasks/s/a/answer.txt"], isolation: USERNS,
+    env: { PATH: "/usr/bin:/bin", HOME: "/home/ci", TMPDIR: "/var/folders/x" }, cwd: "/runs/r/tasks/s/a/default/1/workspace/sub",
   }, ["bash", "-c", "echo hi"], host);
   assert.deepEqual(argv, [
     "bwrap", "--unshare-user", "--disable-userns", "--uid", "65534", "--gid", "65534",
     "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
     "--tmpfs", "/run", "--tmpfs", "/home/ci", "--tmpfs", "/runs/r",
-    "--bind", "/runs/r/tasks/s/a/workspace", "/runs/r/tasks/s/a/workspace",
+    "--bind", "/runs/r/tasks/s/a/default/1/workspace", "/runs/r/tasks/s/a/default/1/workspace",
     "--ro-bind-try", "/runs/r/tasks/s/a/answer.txt", "/runs/r/tasks/s/a/answer.txt",
-    "--chdir", "/runs/r/tasks/s/a/workspace/sub",
+    "--chdir", "/runs/r/tasks/s/a/default/1/workspace/sub",
     "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--unshare-net", "--die-with-parent", "--new-session", "--clearenv",
     "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", "/home/ci", "--setenv", "TMPDIR", "/tmp",
     "--", "bash", "-c", "echo hi",

@@ -10,7 +10,9 @@ import type { SpentBudget } from "../../core/errors.js";
 import { formatUsd } from "../../core/errors.js";
 import { spentTokens, totalCostUsd, type TranscriptStats } from "../../core/transcript-types.js";
 import type { RunDir } from "../run-dir/run-dir.js";
-import { taskKey, type ResultBudget } from "../run-dir/task-result.js";
+import type { ResultBudget } from "../run-dir/task-result.js";
+import type { TrialKey } from "../trials/trial-key.js";
+import { trialId } from "../trials/trial.js";
 import type { PricedModel } from "./task-pricing.js";
 import { countedStats } from "../reports/cost-figures.js";
 
@@ -59,9 +61,9 @@ export class RunBudget {
 
   constructor(readonly limits: Budgets) {}
 
-  /** A task's stats as they stand now (they include its earlier runs: the latest replaces what was known). */
-  record(task: { suite: string; id: string }, stats: TranscriptStats | null): void {
-    this.spends.set(taskKey(task), spendOf(stats));
+  /** A trial's stats as they stand now (they include its earlier runs: the latest replaces what was known). */
+  record(trial: TrialKey, stats: TranscriptStats | null): void {
+    this.spends.set(trialId(trial), spendOf(stats));
   }
 
   total(): Spend {
@@ -80,28 +82,28 @@ export class RunBudget {
     return spentBudget("run", this.limits, this.total());
   }
 
-  /** The engine's budget check for one task: its own limits first, then the run's (recording its stats on the way). */
-  checkFor(task: { suite: string; id: string; limits: Budgets }): (who: "task" | "worker", stats: TranscriptStats | null) => SpentBudget | null {
+  /** The engine's budget check for one trial: its task's limits (each trial has them whole) first, then the run's (recording its stats on the way). */
+  checkFor(trial: TrialKey, limits: Budgets): (who: "task" | "worker", stats: TranscriptStats | null) => SpentBudget | null {
     return (_who, stats) => {
-      this.record(task, stats);
-      return spentBudget("task", task.limits, spendOf(stats)) ?? this.spent();
+      this.record(trial, stats);
+      return spentBudget("task", limits, spendOf(stats)) ?? this.spent();
     };
   }
 
-  /** Seeds the spend of every task of the run from its result, else its checkpoint (a run budget spans them all). */
-  async seed(runDir: RunDir, tasks: readonly { suite: string; id: string }[]): Promise<void> {
-    for (const task of tasks) {
-      const folder = runDir.task(task);
+  /** Seeds the spend of every trial of the run from its result, else its checkpoint (a run budget spans them all). */
+  async seed(runDir: RunDir, trials: readonly TrialKey[]): Promise<void> {
+    for (const trial of trials) {
+      const folder = runDir.trial(trial);
       // A result that cannot be read stops the run when its task comes up; its spend is unknown until then.
       const result = await folder.readResult().catch(() => null);
       if (result) {
-        this.record(task, result.stats && countedStats(result.stats));
+        this.record(trial, result.stats && countedStats(result.stats));
         continue;
       }
       if ((await folder.readState()) === null) continue;
       const checkpoint = folder.openCheckpoint();
       try {
-        this.record(task, (await checkpoint.load())?.transcript?.stats ?? null);
+        this.record(trial, (await checkpoint.load())?.transcript?.stats ?? null);
       } finally {
         await checkpoint.close();
       }

@@ -36,6 +36,7 @@ import { unenforceableCostBudget } from "./run-budget.js";
 import type { LockTiming } from "../run-dir/lock-owner.js";
 import { checkRunPaths } from "./run-paths.js";
 import { counted } from "../../core/counted.js";
+import { trialId, type Trial } from "../trials/trial.js";
 
 /** What to run; the fields are `rhema run`'s flags (the action's inputs map onto them). */
 export interface RunRequest {
@@ -137,7 +138,9 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
   // Each task's stream idle limit: its own, else the flag's, else the providers' default.
   const idleOf = (task: TaskDefinition) => task.limits.streamIdleMs ?? streamIdleMs;
   const retries = new RetryRelay();
-  const providers = createProviders(loaded.tasks, specs, context.env, idleOf, retries);
+  // Each task's provider is made now (a missing key is exit 2 up front), and each trial gets its
+  // own (a scripted one keeps its cache simulator and failure counts per trial).
+  const providers = trialProviders(loaded.tasks, specs, context.env, idleOf, retries);
   const workers = createWorkerProviders(loaded.tasks, context.env, idleOf, retries);
   const pricingFile = request.pricing === undefined ? null : await loadPricingFile(resolve(context.cwd, request.pricing));
   const pricings = await priceTasks(loaded.tasks, specs, pricingFile?.models ?? [], context.env);
@@ -191,14 +194,14 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
       runCommand: processCommandRunner({ baseEnv: context.env, allowEnv: request.allowEnv }),
       shellEnv: context.env,
       allowEnv: request.allowEnv,
-      providerFor: (task) => providers.get(taskKey(task))!,
-      workerProviderFor: (task) => workers.get(taskKey(task)) ?? null,
-      pricingFor: (task) => pricings.get(taskKey(task))!,
+      providerFor: (trial) => providers(trial),
+      workerProviderFor: (trial) => workers.get(taskKey(trial.task)) ?? null,
+      pricingFor: (trial) => pricings.get(taskKey(trial.task))!,
       ...(pricingFile ? { pricingFile: { path: pricingFile.file, sha256: pricingFile.sha256 } } : {}),
-      approvalFor: (task) => approvals.approvals.get(taskKey(task))!,
+      approvalFor: (trial) => approvals.approvals.get(taskKey(trial.task))!,
       defaults: { ...(request.maxSteps !== undefined ? { maxSteps: request.maxSteps } : {}), ...(timeoutMs !== undefined ? { timeoutMs } : {}) },
-      sandboxFor: (task) => sandbox.runs.get(taskKey(task))!,
-      listenRetries: (task, listener) => retries.listen(taskKey(task), listener),
+      sandboxFor: (trial) => sandbox.runs.get(taskKey(trial.task))!,
+      listenRetries: (trial, listener) => retries.listen(trialId(trial.key), listener),
     },
     onProgress: context.onProgress,
     onNote: context.onNote,
@@ -280,6 +283,13 @@ class RetryRelay {
     return (notice) => this.listeners.get(key)?.(who, notice);
   }
 
+  /** The `onRetry` of a provider its task's trials share: told to each of them that listens. */
+  hookTask(taskKeyText: string, who: "task" | "worker"): (notice: RetryNotice) => Promise<void> {
+    return async (notice) => {
+      for (const [key, listener] of this.listeners) if (key.startsWith(`${taskKeyText}/`)) await listener(who, notice);
+    };
+  }
+
   listen(key: string, listener: RetryListener): () => void {
     this.listeners.set(key, listener);
     return () => {
@@ -288,14 +298,25 @@ class RetryRelay {
   }
 }
 
-/** One provider per task, made before anything runs, so a missing key is exit 2 up front. */
-function createProviders(
+/**
+ * Each trial's provider, made when the trial asks for it and kept for it; every task's is made
+ * once up front too, so a missing key is exit 2 before anything runs.
+ */
+function trialProviders(
   tasks: readonly TaskDefinition[], specs: ReadonlyMap<string, ProviderSpec>, env: ProviderEnv, idleOf: (task: TaskDefinition) => number | undefined,
   retries: RetryRelay,
-): Map<string, ModelProvider> {
-  return new Map(tasks.map((task) => [taskKey(task), createProvider(specs.get(taskKey(task))!, env, {
-    ...idleOption(idleOf(task)), retry: { onRetry: retries.hook(taskKey(task), "task") },
-  })]));
+): (trial: Trial) => ModelProvider {
+  const make = (task: TaskDefinition, hookKey: string) => createProvider(specs.get(taskKey(task))!, env, {
+    ...idleOption(idleOf(task)), retry: { onRetry: retries.hook(hookKey, "task") },
+  });
+  for (const task of tasks) make(task, taskKey(task));
+  const made = new Map<string, ModelProvider>();
+  return (trial) => {
+    const id = trialId(trial.key);
+    let provider = made.get(id);
+    if (provider === undefined) made.set(id, provider = make(trial.task, id));
+    return provider;
+  };
 }
 
 /** The compaction workers tasks name (`transcript.worker`), made up front like the task models. */
@@ -306,8 +327,9 @@ function createWorkerProviders(
   for (const task of tasks) {
     const worker = task.transcript?.worker;
     if (worker) {
+      // One per task (a remote model keeps no state per conversation); its retries are told to whichever trial of the task listens.
       workers.set(taskKey(task), createProvider({ provider: worker.provider, name: worker.name }, env, {
-        ...idleOption(idleOf(task)), retry: { onRetry: retries.hook(taskKey(task), "worker") },
+        ...idleOption(idleOf(task)), retry: { onRetry: retries.hookTask(taskKey(task), "worker") },
       }));
     }
   }

@@ -30,24 +30,33 @@ import { ReportWriter, appendSummary, probeReportCopies, probeSummaryAppend } fr
 import { repositoryRelativePaths } from "../reports/report-paths.js";
 import type { TaskDefinition } from "../tasks/task-file.js";
 import { CURRENT_HASH_SCHEME, hashUnder } from "../tasks/content-hash.js";
-import { notStartedResult, runTask, stalledResult, type TaskRunEnv, type TaskRunOutcome } from "./task-executor.js";
+import { runTask, type TaskRunEnv, type TaskRunOutcome } from "./task-executor.js";
+import { notStartedResult, stalledResult } from "./task-outcome.js";
+import { repeatsOf, trialId, trialsOf, type Trial } from "../trials/trial.js";
+import { EVERY_TRIAL, gateDecision, type TrialGate } from "../trials/trial-gate.js";
+import { trialLabel, type TrialKey } from "../trials/trial-key.js";
+import { compareResults, trialKeyOf } from "../run-dir/run-dir.js";
 import { STALLED_MESSAGE, untilStalled } from "./stall-net.js";
 import { RunBudget, budgetRaised, type Budgets } from "./run-budget.js";
 import { isRetryableErrorCode } from "./task-failure.js";
 import { stepCapOf } from "./task-turn.js";
 import { setupRetried } from "../run-dir/task-state.js";
 import {
-  compareTasks, taskKey,
-  type ReportMeta, type SkippedTask, type TaskResult, type TaskSpend, type UnfinishedTask,
+  taskKey,
+  type JunitCases, type ReportMeta, type SkippedTask, type TaskResult, type TaskSpend, type TaskTrialPlan, type UnfinishedTask,
 } from "../run-dir/task-result.js";
 
+/** Each `task_*` progress names its trial (`trial.label`: `suite/id`, `suite/id#3` among repeats) and its task. */
 export type RunProgress =
-  | { type: "run_start"; runDir: string; runId: string; tasks: number; resumed: boolean }
-  /** A task begins (or continues) running; none for a task whose result an earlier run left (only its `task_end`, `kept`). */
-  | { type: "task_start"; task: TaskDefinition }
-  | { type: "task_event"; task: TaskDefinition; event: TaskEvent }
-  | { type: "task_end"; task: TaskDefinition; result: TaskResult; kept: boolean }
-  | { type: "task_interrupted"; task: TaskDefinition }
+  /** `tasks`: the selected tasks; `trials`: their trials (as many as tasks without repeats). */
+  | { type: "run_start"; runDir: string; runId: string; tasks: number; trials: number; resumed: boolean }
+  /** A trial begins (or continues) running; none for a trial whose result an earlier run left (only its `task_end`, `kept`). */
+  | { type: "task_start"; task: TaskDefinition; trial: Trial }
+  | { type: "task_event"; task: TaskDefinition; trial: Trial; event: TaskEvent }
+  | { type: "task_end"; task: TaskDefinition; trial: Trial; result: TaskResult; kept: boolean }
+  | { type: "task_interrupted"; task: TaskDefinition; trial: Trial }
+  /** A trial the early stop left unstarted (`--stop-early`): its task's gate was decided without it. */
+  | { type: "trial_skipped"; task: TaskDefinition; trial: Trial; reason: "gate_decided" }
   | { type: "run_end"; results: TaskResult[]; interrupted: boolean; reports: ReportFiles; unfinished?: UnfinishedTask[] };
 
 export interface SuiteRunOptions {
@@ -86,18 +95,38 @@ export interface SuiteRunOptions {
   env: Omit<TaskRunEnv, "runDir" | "signal" | "onEvent" | "budget" | "lock">;
   /** The run's budgets (`--max-cost`, `--max-tokens`), across every task of the run. */
   budget?: Budgets;
+  /** `--repeats`: the trials of each task that sets no `repeats:`; default 1. */
+  repeats?: number;
+  /** `--min-pass-rate` for tasks that set no `pass.rate`, and `--gate`: what the rate gates judge (the rate, or its Wilson lower bound). */
+  gate?: { minPassRate?: number; judgedOn?: "rate" | "lower" };
+  /** `--stop-early`: once a task's gate is decided, its unstarted trials are skipped (`gate_decided`), now and on resume. */
+  stopEarly?: boolean;
+  /** The k's of pass@k and pass^k the reports show (`--pass-at`). */
+  passAt?: readonly number[];
+  /** The JUnit testcase granularity (`--junit-cases`); default task. */
+  junitCases?: JunitCases;
   onProgress(progress: RunProgress): void;
   /** A line for the user (a task kept stopped on its budget or step cap, a task removed from the suite). */
   onNote?(note: string): void;
 }
 
 export interface SuiteRunOutcome {
-  /** The selected tasks' results (kept or new), by suite then id; the exit code is theirs. */
+  /** The selected tasks' trials' results (kept or new), in trial order (suite, id, variant, repeat). */
   results: TaskResult[];
+  /** Each selected task's planned trials and gate: what judges its results. */
+  plans: TaskTrialPlan[];
   interrupted: boolean;
   reports: ReportFiles;
-  /** The run's tasks without a result (the reports list them too). */
+  /** The run's trials without a result (the reports list them too). */
   unfinished: UnfinishedTask[];
+}
+
+/** A run directory made before trials (layout 1): reports, merge and replay read it; a run does not resume it. */
+export class LayoutOneRunError extends RhemaError {
+  constructor(runDir: string) {
+    super("usage", `${runDir} holds a run made before trials (run-directory layout 1), which this rhema reads (report merge, bench replay) but does not resume: ` +
+      "start it over with --restart, or pass another --out");
+  }
 }
 
 export class ChangedTasksError extends RhemaError {
@@ -138,6 +167,7 @@ export async function runSuite(opts: SuiteRunOptions): Promise<SuiteRunOutcome> 
     const selection = opts.selection ?? "resume";
     if (selection === "restart") await runDir.wipeRun();
     const previous = await runDir.readManifest();
+    if (previous !== null && previous.layout !== 2) throw new LayoutOneRunError(opts.runDir);
     const changedShard = previous === null ? null : shardChange(opts.runDir, previous, opts.shard ?? null);
     if (changedShard !== null) throw new RhemaError("usage", changedShard);
     // The tasks' hashes in the scheme of the run directory's hashes (an old one keeps its own).
@@ -145,15 +175,17 @@ export async function runSuite(opts: SuiteRunOptions): Promise<SuiteRunOutcome> 
     opts = { ...opts, tasks: opts.tasks.map((task) => ({ ...task, contentHash: hashUnder(task, hashScheme) })) };
     const removed = await removedTasks(previous?.tasks ?? [], opts);
     const kept = previous ? previous.tasks.filter((task) => !removed.includes(task)) : null;
-    const plan = planManifestTasks(kept, opts.tasks.map(manifestEntry), selection);
+    const plan = planManifestTasks(kept, opts.tasks.map((task) => manifestEntry(task, opts)), selection);
     if (plan.kind === "outside") throw new SelectionOutsideRunError(opts.runDir, plan.missing, removed);
+    if (kept !== null) checkFewerTrials(opts, kept);
     await handleChangedTasks(opts, runDir);
     if (opts.retryErrored) await reopenErroredTasks(opts, runDir);
     await reopenCappedTasks(opts, runDir);
     await reopenStoppedTasks(opts, runDir);
     const manifest = await updateManifest(opts, runDir, previous, { tasks: plan.tasks, hashScheme });
     for (const task of removed) opts.onNote?.(removedNote(task));
-    opts.onProgress({ type: "run_start", runDir: opts.runDir, runId: manifest.runId, tasks: opts.tasks.length, resumed: manifest.resumes > 0 });
+    const trials = opts.tasks.reduce((n, task) => n + trialCountOf(task, opts), 0);
+    opts.onProgress({ type: "run_start", runDir: opts.runDir, runId: manifest.runId, tasks: opts.tasks.length, trials, resumed: manifest.resumes > 0 });
     return await runQueue(opts, runDir, manifest, lock, removed);
   } finally {
     await lock.release();
@@ -162,22 +194,37 @@ export async function runSuite(opts: SuiteRunOptions): Promise<SuiteRunOutcome> 
 
 async function runQueue(opts: SuiteRunOptions, runDir: RunDir, manifest: RunManifest, lock: LockGuard, removed: readonly ManifestTask[]): Promise<SuiteRunOutcome> {
   const writer = new ReportWriter(opts.runDir, opts.reportCopies ?? {});
-  const selected = new Set(opts.tasks.map(taskKey));
-  const results = new Map<string, TaskResult>(await unselectedResults(runDir, manifest, selected));
-  /** What tasks without a result spent before an earlier run was interrupted (this run's interrupts replace them). */
+  const selectedTasks = new Set(opts.tasks.map(taskKey));
+  const trials = opts.tasks.flatMap((task) => trialsOf(task, trialCountOf(task, opts)));
+  const selected = new Set(trials.map((t) => trialId(t.key)));
+  const plans = manifest.tasks.map(trialPlanOf);
+  const planOf = new Map(plans.map((p) => [taskKey(p), p]));
+  const results = new Map<string, TaskResult>(await unselectedResults(runDir, manifest, selectedTasks));
+  /** Results an earlier run left for the selected trials: kept as they are when their turn comes (read first, so the early stop sees them all). */
+  const earlier = new Map<string, TaskResult>();
+  for (const trial of trials) {
+    const found = await runDir.trial(trial.key).readResult().catch(() => null);
+    if (found) earlier.set(trialId(trial.key), found);
+  }
+  /** What trials without a result spent before an earlier run was interrupted (this run's interrupts replace them). */
   const earlierSpent = await interruptedSpends(runDir, manifest, results);
-  /** Tasks interrupted while they ran, with what each spent so far. */
+  /** Trials interrupted while they ran, with what each spent so far. */
   const interruptedKeys = new Map<string, TaskSpend>();
+  /** Trials the early stop left unstarted. */
+  const gateDecided = new Set<string>();
   const clock = runClock(opts, runDir, manifest);
   const skipped = opts.skipped?.filter((task) => !manifest.tasks.some((m) => taskKey(m) === taskKey(task)));
   const displayFiles = await repositoryRelativePaths([...manifest.tasks, ...(skipped ?? [])].map((t) => t.file), opts.cwd ?? null);
   let interrupted = false;
-  const view = () => reportedTasks(manifest.tasks, results, interruptedKeys, selected, earlierSpent);
+  const view = () => reportedTrials(manifest, results, { interrupted: interruptedKeys, gateDecided, selected, earlierSpent });
   const meta = (unfinished: UnfinishedTask[]): ReportMeta => ({
     runId: manifest.runId, startedAt: manifest.startedAt, finishedAt: opts.env.now().toISOString(),
     wallTimeMs: clock.wallTimeMs(), displayFiles, unfinished, shard: manifest.shard ?? null,
     ...(skipped ? { skipped } : {}),
     ...(removed.length > 0 ? { removed: removed.map(({ suite, id, file }) => ({ suite, id, file })) } : {}),
+    trialPlans: plans,
+    ...(opts.passAt && opts.passAt.length > 0 ? { passAt: opts.passAt } : {}),
+    ...(opts.junitCases ? { junitCases: opts.junitCases } : {}),
   });
   // Each write also records the run's wall time in the manifest, so a kill loses at most one write's worth.
   const writeAll = async (final = false): Promise<TaskResult[]> => {
@@ -188,66 +235,74 @@ async function runQueue(opts: SuiteRunOptions, runDir: RunDir, manifest: RunMani
     return all;
   };
   const budget = new RunBudget(opts.budget ?? {});
-  if (opts.budget?.maxCostUsd !== undefined || opts.budget?.maxTokens !== undefined) await budget.seed(runDir, manifest.tasks);
+  if (opts.budget?.maxCostUsd !== undefined || opts.budget?.maxTokens !== undefined) await budget.seed(runDir, manifestTrials(manifest));
   const env: TaskRunEnv = {
     ...opts.env, runDir: opts.runDir, signal: opts.signal, budget, lock,
-    onEvent: (task, event) => opts.onProgress({ type: "task_event", task, event }),
+    onEvent: (trial, event) => opts.onProgress({ type: "task_event", task: trial.task, trial, event }),
   };
-  /** A task the run's spent budget keeps from starting (one that began in an earlier run goes on, to stop at its first request). */
-  const notStarted = async (task: TaskDefinition): Promise<TaskResult | null> => {
+  /** A trial the run's spent budget keeps from starting (one that began in an earlier run goes on, to stop at its first request). */
+  const notStarted = async (trial: Trial): Promise<TaskResult | null> => {
     const spent = budget.spent();
-    const folder = runDir.task(task);
-    if (spent === null || (await folder.readResult()) !== null || (await folder.readState()) !== null) return null;
-    const result = notStartedResult(task, spent, env);
+    const folder = runDir.trial(trial.key);
+    if (spent === null || (await folder.readState()) !== null) return null;
+    const result = notStartedResult({ trial, folder, provider: env.providerFor(trial).id, at: env.now() }, spent);
     await folder.writeResult(result);
     return result;
   };
-  const runOne = async (task: TaskDefinition): Promise<void> => {
+  /** With `--stop-early`, whether the trial's task's gate is decided by its counted results so far. */
+  const decidedWithout = async (trial: Trial): Promise<boolean> => {
+    if (!opts.stopEarly) return false;
+    if ((await runDir.trial(trial.key).readState()) !== null) return false;
+    const plan = planOf.get(taskKey(trial.task))!;
+    const counted = [...results.values()].filter((r) => r.suite === plan.suite && r.id === plan.id);
+    const passes = counted.filter((r) => r.status === "passed").length;
+    return gateDecision(plan.gate, { passes, counted: counted.length, planned: plan.trials }).decided;
+  };
+  const finish = async (trial: Trial, result: TaskResult, kept: boolean): Promise<void> => {
+    results.set(trialId(trial.key), result);
+    opts.onProgress({ type: "task_end", task: trial.task, trial, result, kept });
+    await writeAll();
+  };
+  const runOne = async (trial: Trial): Promise<void> => {
     if (opts.signal.aborted) {
       interrupted = true;
       return;
     }
     await lock.confirm();
-    // A task finished in an earlier run is kept as it is: no `task_start`, only its end, said kept.
-    const kept = await runDir.task(task).readResult();
-    if (kept) {
-      results.set(taskKey(task), kept);
-      opts.onProgress({ type: "task_end", task, result: kept, kept: true });
+    // A trial finished in an earlier run is kept as it is: no `task_start`, only its end, said kept.
+    const kept = earlier.get(trialId(trial.key)) ?? await runDir.trial(trial.key).readResult();
+    if (kept) return finish(trial, kept, true);
+    if (await decidedWithout(trial)) {
+      gateDecided.add(trialId(trial.key));
+      opts.onProgress({ type: "trial_skipped", task: trial.task, trial, reason: "gate_decided" });
       await writeAll();
       return;
     }
-    const stopped = await notStarted(task);
-    if (stopped) {
-      results.set(taskKey(task), stopped);
-      opts.onProgress({ type: "task_end", task, result: stopped, kept: false });
-      await writeAll();
-      return;
-    }
-    opts.onProgress({ type: "task_start", task });
-    // Only the tasks running when the loop emptied are stuck; one started after runs as any does.
-    const ran = await untilStalled(runTask(task, env), opts.stalled?.aborted ? undefined : opts.stalled);
-    // The task waits for what can never come: recorded errored (`internal`), so the run ends with its reports.
-    const outcome = ran === "stalled" ? await recordStalled(task, opts.stalled?.reason, runDir, env) : ran;
+    const stopped = await notStarted(trial);
+    if (stopped) return finish(trial, stopped, false);
+    opts.onProgress({ type: "task_start", task: trial.task, trial });
+    // Only the trials running when the loop emptied are stuck; one started after runs as any does.
+    const ran = await untilStalled(runTask(trial, env), opts.stalled?.aborted ? undefined : opts.stalled);
+    // The trial waits for what can never come: recorded errored (`internal`), so the run ends with its reports.
+    const outcome = ran === "stalled" ? await recordStalled(trial, opts.stalled?.reason, runDir, env) : ran;
     if (outcome.kind === "interrupted") {
       interrupted = true;
-      interruptedKeys.set(taskKey(task), outcome.spent);
-      opts.onProgress({ type: "task_interrupted", task });
+      interruptedKeys.set(trialId(trial.key), outcome.spent);
+      opts.onProgress({ type: "task_interrupted", task: trial.task, trial });
       return;
     }
-    results.set(taskKey(task), outcome.result);
-    opts.onProgress({ type: "task_end", task, result: outcome.result, kept: outcome.kept });
-    await writeAll();
+    await finish(trial, outcome.result, outcome.kept);
   };
-  // A task that throws (rather than finishing errored: a corrupt result.json, a full disk)
-  // stops the run: no further task starts, and the error is rethrown once the running ones
+  // A trial that throws (rather than finishing errored: a corrupt result.json, a full disk)
+  // stops the run: no further trial starts, and the error is rethrown once the running ones
   // are done, so the caller releases the lock and reports it instead of crashing.
   const thrown: unknown[] = [];
   const queue = new PQueue({ concurrency: opts.concurrency });
-  for (const task of opts.tasks) {
+  for (const trial of trials) {
     void queue.add(async () => {
       if (thrown.length > 0) return;
       try {
-        await runOne(task);
+        await runOne(trial);
       } catch (err) {
         thrown.push(err);
       }
@@ -259,58 +314,83 @@ async function runQueue(opts: SuiteRunOptions, runDir: RunDir, manifest: RunMani
   const { unfinished } = view();
   const all = await writeAll(true);
   if (opts.summaryAppend !== undefined) await appendSummary(opts.summaryAppend, (await runDir.readReport("summary")) ?? "");
-  const outcome = { results: all.filter((r) => selected.has(taskKey(r))), interrupted, reports: runDir.reports, unfinished };
-  opts.onProgress({ type: "run_end", ...outcome });
+  const outcome = {
+    results: all.filter((r) => selected.has(trialId(trialKeyOf(r)))), plans: plans.filter((p) => selectedTasks.has(taskKey(p))),
+    interrupted, reports: runDir.reports, unfinished,
+  };
+  opts.onProgress({ type: "run_end", results: outcome.results, interrupted, reports: outcome.reports, unfinished });
   return outcome;
 }
 
-async function recordStalled(task: TaskDefinition, reason: unknown, runDir: RunDir, env: TaskRunEnv): Promise<TaskRunOutcome> {
+async function recordStalled(trial: Trial, reason: unknown, runDir: RunDir, env: TaskRunEnv): Promise<TaskRunOutcome> {
   const error = reason instanceof RhemaError ? reason : new RhemaError("internal", STALLED_MESSAGE);
-  const result = stalledResult(task, error, env);
-  await runDir.task(task).writeResult(result);
+  const folder = runDir.trial(trial.key);
+  const result = stalledResult({ trial, folder, provider: env.providerFor(trial).id, at: env.now() }, error, env.redactor);
+  await folder.writeResult(result);
   return { kind: "finished", result, kept: false };
 }
 
-/**
- * What the reports cover: every manifest task's result, and each task without one as
- * interrupted (it was running; with what it spent so far), not started (selected, the run stopped
- * first) or not selected.
- * Mid-run, a running task shows as not started: what a kill at that moment would leave.
- */
-export function reportedTasks(
-  tasks: readonly ManifestTask[], results: ReadonlyMap<string, TaskResult>, interruptedKeys: ReadonlyMap<string, TaskSpend>,
-  selected: ReadonlySet<string>, earlierSpent: ReadonlyMap<string, TaskSpend> = new Map(),
-): { all: TaskResult[]; unfinished: UnfinishedTask[] } {
-  const unfinished: UnfinishedTask[] = [];
-  for (const task of tasks) {
-    const key = taskKey(task);
-    if (results.has(key)) continue;
-    const now = interruptedKeys.get(key);
-    const spent = now ?? earlierSpent.get(key);
-    const state = now ? "interrupted" : selected.has(key) ? "not_started" : "not_selected";
-    unfinished.push({ suite: task.suite, id: task.id, file: task.file, state, ...(spent ? { spent } : {}) });
-  }
-  return { all: [...results.values()].sort(compareTasks), unfinished: unfinished.sort(compareTasks) };
+/** How many trials of `task` this run plans: its `repeats:`, else `--repeats`, else 1. */
+function trialCountOf(task: TaskDefinition, opts: Pick<SuiteRunOptions, "repeats">): number {
+  return repeatsOf(task, opts.repeats);
 }
 
-/** What each manifest task without a result had spent when a run was last interrupted while it ran (its task state's record). */
+/** The gate of `task`: its `pass.rate`, else `--min-pass-rate`, judged as `--gate` says; else every trial. */
+export function gateOf(task: Pick<TaskDefinition, "passRate">, gate: SuiteRunOptions["gate"] = {}): TrialGate {
+  const min = task.passRate ?? gate.minPassRate;
+  return min === undefined ? EVERY_TRIAL : { kind: "rate", min, judgedOn: gate.judgedOn ?? "rate" };
+}
+
+function trialPlanOf(task: ManifestTask): TaskTrialPlan {
+  return { suite: task.suite, id: task.id, trials: task.trials ?? 1, gate: task.gate ?? EVERY_TRIAL };
+}
+
+/** Every trial the manifest plans (no variants yet: each task's repeats). */
+function manifestTrials(manifest: Pick<RunManifest, "tasks">): TrialKey[] {
+  return manifest.tasks.flatMap((task) => Array.from({ length: task.trials ?? 1 }, (_, i) => ({ suite: task.suite, id: task.id, variant: null, repeat: i + 1 })));
+}
+
+/**
+ * What the reports cover: every planned trial's result, and each trial without one as
+ * interrupted (it was running; with what it spent so far), skipped by the early stop, not started
+ * (selected, the run stopped first) or not selected.
+ * Mid-run, a running trial shows as not started: what a kill at that moment would leave.
+ */
+export function reportedTrials(
+  manifest: Pick<RunManifest, "tasks">, results: ReadonlyMap<string, TaskResult>,
+  marks: { interrupted: ReadonlyMap<string, TaskSpend>; gateDecided?: ReadonlySet<string>; selected: ReadonlySet<string>; earlierSpent?: ReadonlyMap<string, TaskSpend> },
+): { all: TaskResult[]; unfinished: UnfinishedTask[] } {
+  const unfinished: UnfinishedTask[] = [];
+  const fileOf = new Map(manifest.tasks.map((t) => [taskKey(t), t.file]));
+  for (const key of manifestTrials(manifest)) {
+    const id = trialId(key);
+    if (results.has(id)) continue;
+    const now = marks.interrupted.get(id);
+    const spent = now ?? marks.earlierSpent?.get(id);
+    const state = now ? "interrupted" : marks.gateDecided?.has(id) ? "gate_decided" : marks.selected.has(id) ? "not_started" : "not_selected";
+    unfinished.push({ suite: key.suite, id: key.id, file: fileOf.get(taskKey(key))!, trial: { repeat: key.repeat, variant: key.variant }, state, ...(spent ? { spent } : {}) });
+  }
+  return { all: [...results.values()].sort(compareResults), unfinished: unfinished.sort(compareResults) };
+}
+
+/** What each planned trial without a result had spent when a run was last interrupted while it ran (its task state's record). */
 async function interruptedSpends(runDir: RunDir, manifest: RunManifest, results: ReadonlyMap<string, TaskResult>): Promise<Map<string, TaskSpend>> {
   const found = new Map<string, TaskSpend>();
-  for (const task of manifest.tasks) {
-    if (results.has(taskKey(task))) continue;
-    const spent = (await runDir.task(task).readState())?.interruptedSpent ?? null;
-    if (spent !== null) found.set(taskKey(task), spent);
+  for (const key of manifestTrials(manifest)) {
+    if (results.has(trialId(key))) continue;
+    const spent = (await runDir.trial(key).readState())?.interruptedSpent ?? null;
+    if (spent !== null) found.set(trialId(key), spent);
   }
   return found;
 }
 
-/** Results already on disk for the manifest's tasks that this run did not select. */
-async function unselectedResults(runDir: RunDir, manifest: RunManifest, selected: ReadonlySet<string>): Promise<[string, TaskResult][]> {
+/** Results already on disk for the trials of the manifest's tasks that this run did not select. */
+async function unselectedResults(runDir: RunDir, manifest: RunManifest, selectedTasks: ReadonlySet<string>): Promise<[string, TaskResult][]> {
   const found: [string, TaskResult][] = [];
-  for (const task of manifest.tasks) {
-    if (selected.has(taskKey(task))) continue;
-    const result = await runDir.task(task).readResult();
-    if (result !== null) found.push([taskKey(task), result]);
+  for (const key of manifestTrials(manifest)) {
+    if (selectedTasks.has(taskKey(key))) continue;
+    const result = await runDir.trial(key).readResult();
+    if (result !== null) found.push([trialId(key), result]);
   }
   return found;
 }
@@ -329,33 +409,56 @@ function runClock(opts: SuiteRunOptions, runDir: RunDir, manifest: RunManifest) 
   };
 }
 
-function manifestEntry(task: TaskDefinition): ManifestTask {
-  return { suite: task.suite, id: task.id, file: task.file, contentHash: task.contentHash };
-}
-
-/** Tasks whose file changed since their folder was made: an error, or wiped with --restart-changed. */
-async function handleChangedTasks(opts: SuiteRunOptions, runDir: RunDir): Promise<void> {
-  const changed: TaskDefinition[] = [];
-  for (const task of opts.tasks) {
-    const hash = await recordedHash(runDir, task);
-    if (hash !== null && hash !== task.contentHash) changed.push(task);
-  }
-  if (changed.length === 0) return;
-  if (!opts.restartChanged) throw new ChangedTasksError(changed);
-  for (const task of changed) await runDir.task(task).remove();
+function manifestEntry(task: TaskDefinition, opts: Pick<SuiteRunOptions, "repeats" | "gate">): ManifestTask {
+  return { suite: task.suite, id: task.id, file: task.file, contentHash: task.contentHash, trials: trialCountOf(task, opts), gate: gateOf(task, opts.gate) };
 }
 
 /**
- * Drops the results of tasks errored by an outage or a timeout, keeping their checkpoints: the
+ * A selected task asking for fewer trials than the run directory planned for it is refused
+ * (exit 2): its extra trials' results would silently leave the figures. More trials add trials.
+ */
+function checkFewerTrials(opts: SuiteRunOptions, previous: readonly ManifestTask[]): void {
+  const before = new Map(previous.map((t) => [taskKey(t), t.trials ?? 1]));
+  const fewer = opts.tasks.filter((task) => trialCountOf(task, opts) < (before.get(taskKey(task)) ?? 0));
+  if (fewer.length === 0) return;
+  const list = fewer.map((t) => `  ${taskKey(t)}: ${before.get(taskKey(t))} planned, ${trialCountOf(t, opts)} asked (${t.file})`).join("\n");
+  throw new RhemaError("usage", `${opts.runDir} planned more trials of these tasks than this run asks for:\n${list}\n` +
+    "ask for as many (repeats: or --repeats), start the run over with --restart, or pass another --out");
+}
+
+/** The selected trials, and (for a task whose planned trials shrank… which is refused) no others: each task's planned trials. */
+function selectedTrialKeys(opts: SuiteRunOptions): TrialKey[] {
+  return opts.tasks.flatMap((task) => trialsOf(task, trialCountOf(task, opts)).map((t) => t.key));
+}
+
+/** Tasks whose file changed since one of their trial folders was made: an error, or every trial wiped with --restart-changed. */
+async function handleChangedTasks(opts: SuiteRunOptions, runDir: RunDir): Promise<void> {
+  const changed: TaskDefinition[] = [];
+  for (const task of opts.tasks) {
+    for (const trial of trialsOf(task, trialCountOf(task, opts))) {
+      const hash = await recordedHash(runDir, trial.key);
+      if (hash !== null && hash !== task.contentHash) {
+        changed.push(task);
+        break;
+      }
+    }
+  }
+  if (changed.length === 0) return;
+  if (!opts.restartChanged) throw new ChangedTasksError(changed);
+  for (const task of changed) await runDir.removeTask(task);
+}
+
+/**
+ * Drops the results of trials errored by an outage or a timeout, keeping their checkpoints: the
  * run then continues each from where it stopped (revive, then the request that failed), as
- * after a kill. A task whose setup failed (an `npm ci` that met a network blip) runs its setup
- * again in a fresh workspace: no agent ran, so nothing is lost. A task errored by a bug
+ * after a kill. A trial whose setup failed (an `npm ci` that met a network blip) runs its setup
+ * again in a fresh workspace: no agent ran, so nothing is lost. A trial errored by a bug
  * (`internal`) is kept: running it again would only repeat it; one that used all its steps is
  * `reopenCappedTasks`'s.
  */
 async function reopenErroredTasks(opts: SuiteRunOptions, runDir: RunDir): Promise<void> {
-  for (const task of opts.tasks) {
-    const folder = runDir.task(task);
+  for (const key of selectedTrialKeys(opts)) {
+    const folder = runDir.trial(key);
     const result = await folder.readResult();
     if (result?.status !== "errored") continue;
     const code = result.error?.code ?? "";
@@ -365,46 +468,53 @@ async function reopenErroredTasks(opts: SuiteRunOptions, runDir: RunDir): Promis
       const state = await folder.readState();
       if (state) await folder.writeState(setupRetried(state));
       await folder.removeResult();
-      opts.onNote?.(`${taskKey(task)} retried: its setup failed, so its workspace is made afresh and every setup command runs again`);
+      opts.onNote?.(`${labelOf(key, opts)} retried: its setup failed, so its workspace is made afresh and every setup command runs again`);
     }
   }
 }
 
+/** A trial's label in this run (its task's repeats decide whether `#n` shows). */
+function labelOf(key: TrialKey, opts: SuiteRunOptions): string {
+  const task = opts.tasks.find((t) => t.suite === key.suite && t.id === key.id);
+  return trialLabel(key, { repeats: task ? trialCountOf(task, opts) : 1, variants: false });
+}
+
 /**
- * Drops the results of tasks that used all their steps when their step cap (`limits.maxSteps`,
+ * Drops the results of trials that used all their steps when their step cap (`limits.maxSteps`,
  * else `--max-steps`, else 40) now allows more than they took, keeping their checkpoints: the
- * run continues each from its last boundary, no call made twice, its steps counting on. A task
+ * run continues each from its last boundary, no call made twice, its steps counting on. A trial
  * whose cap is as it was, or smaller, stays errored and the user is told what continues it —
  * with `--retry-errored` too, which would only meet the same cap.
  */
 async function reopenCappedTasks(opts: SuiteRunOptions, runDir: RunDir): Promise<void> {
   for (const task of opts.tasks) {
-    const folder = runDir.task(task);
-    // A result that cannot be read stops the run when its task comes up.
-    const result = await folder.readResult().catch(() => null);
-    if (result?.status !== "errored" || result.error?.code !== "step_cap") continue;
-    const reopening = stepCapReopening(task, result.steps, opts.env.defaults, opts.retryErrored ?? false);
-    if (reopening.reopen) await folder.removeResult();
-    opts.onNote?.(reopening.note);
+    for (const trial of trialsOf(task, trialCountOf(task, opts))) {
+      const folder = runDir.trial(trial.key);
+      // A result that cannot be read stops the run when its trial comes up.
+      const result = await folder.readResult().catch(() => null);
+      if (result?.status !== "errored" || result.error?.code !== "step_cap") continue;
+      const reopening = stepCapReopening(task, result.steps, opts.env.defaults, opts.retryErrored ?? false, trial.label);
+      if (reopening.reopen) await folder.removeResult();
+      opts.onNote?.(reopening.note);
+    }
   }
 }
 
 /**
- * Whether a task that used all its steps (`taken`) continues under the step cap in force now, and
+ * Whether a trial that used all its steps (`taken`) continues under the step cap in force now, and
  * the line that says so — or says what would continue it (a task that sets `limits.maxSteps` is
  * not moved by `--max-steps`).
  */
 export function stepCapReopening(
-  task: Pick<TaskDefinition, "suite" | "id" | "limits">, taken: number, defaults: { maxSteps?: number }, retrying: boolean,
+  task: Pick<TaskDefinition, "suite" | "id" | "limits">, taken: number, defaults: { maxSteps?: number }, retrying: boolean, label = taskKey(task),
 ): { reopen: boolean; note: string } {
   const cap = stepCapOf(task, defaults);
-  const key = taskKey(task);
   const steps = `${taken} step${taken === 1 ? "" : "s"}`;
-  if (cap > taken) return { reopen: true, note: `${key} continues from its checkpoint: its step cap is now ${cap} (${steps} taken)` };
+  if (cap > taken) return { reopen: true, note: `${label} continues from its checkpoint: its step cap is now ${cap} (${steps} taken)` };
   const what = task.limits.maxSteps !== undefined
     ? `its limits.maxSteps is ${cap} (--max-steps does not apply to a task that sets its own): raise limits.maxSteps`
     : `its step cap is ${cap}${defaults.maxSteps === undefined ? " (the default)" : ""}: pass a larger --max-steps`;
-  return { reopen: false, note: `${key} ${retrying ? "not retried" : "stays errored"}: it used all ${steps} it had; ${what} to continue it from its checkpoint` };
+  return { reopen: false, note: `${label} ${retrying ? "not retried" : "stays errored"}: it used all ${steps} it had; ${what} to continue it from its checkpoint` };
 }
 
 /** The manifest's tasks the suite no longer defines (`stillInSuite`): none for a new or restarted run. */
@@ -422,24 +532,26 @@ function removedNote(task: ManifestTask): string {
 }
 
 /**
- * Drops the results of tasks stopped on a budget that was raised since (or removed), keeping
+ * Drops the results of trials stopped on a budget that was raised since (or removed), keeping
  * their checkpoints: the run continues each where it stopped, the stopped request not repeated.
- * A task whose budget is as it was stays stopped, and the user is told.
+ * A trial whose budget is as it was stays stopped, and the user is told.
  */
 async function reopenStoppedTasks(opts: SuiteRunOptions, runDir: RunDir): Promise<void> {
   for (const task of opts.tasks) {
-    const folder = runDir.task(task);
-    // A result that cannot be read stops the run when its task comes up, as without budgets.
-    const result = await folder.readResult().catch(() => null);
-    if (result?.status !== "stopped" || !result.budget) continue;
-    if (budgetRaised(result.budget, { task: task.limits, run: opts.budget ?? {} })) await folder.removeResult();
-    else opts.onNote?.(`${taskKey(task)} stays stopped: ${result.error?.message ?? "its budget is spent"}; raise that budget to continue it`);
+    for (const trial of trialsOf(task, trialCountOf(task, opts))) {
+      const folder = runDir.trial(trial.key);
+      // A result that cannot be read stops the run when its trial comes up, as without budgets.
+      const result = await folder.readResult().catch(() => null);
+      if (result?.status !== "stopped" || !result.budget) continue;
+      if (budgetRaised(result.budget, { task: task.limits, run: opts.budget ?? {} })) await folder.removeResult();
+      else opts.onNote?.(`${trial.label} stays stopped: ${result.error?.message ?? "its budget is spent"}; raise that budget to continue it`);
+    }
   }
 }
 
-/** The content hash the task's folder was made for: its state's, else its result's; null for a new task. */
-async function recordedHash(runDir: RunDir, task: TaskDefinition): Promise<string | null> {
-  const folder = runDir.task(task);
+/** The content hash the trial's folder was made for: its state's, else its result's; null for a new trial. */
+async function recordedHash(runDir: RunDir, key: TrialKey): Promise<string | null> {
+  const folder = runDir.trial(key);
   const state = await folder.readState();
   if (state) return state.contentHash;
   return (await folder.readResult())?.contentHash ?? null;
@@ -450,12 +562,14 @@ async function updateManifest(
 ): Promise<RunManifest> {
   const manifest: RunManifest = {
     version: 1,
+    layout: 2,
     runId: previous?.runId ?? randomUUID(),
     startedAt: previous?.startedAt ?? opts.env.now().toISOString(),
     resumes: previous ? previous.resumes + 1 : 0,
     activeMs: previous?.activeMs ?? 0,
     hashScheme: run.hashScheme,
     shard: opts.shard ?? null,
+    variants: [],
     tasks: run.tasks,
   };
   await runDir.writeManifest(manifest);

@@ -30,11 +30,11 @@
  */
 import { realpath } from "node:fs/promises";
 import type { CodingAgent } from "../../agent.js";
-import { readDenial, type Approval } from "../../core/approval.js";
+import type { Approval } from "../../core/approval.js";
 import type { Commit } from "../../core/commit-hook.js";
 import { startLongTimer } from "../../core/long-timer.js";
-import { BudgetError, CodingAgentError, assertNever, describeSpentBudget, type RhemaError, type SpentBudget } from "../../core/errors.js";
-import { textOf, toolCallsOf, type Message } from "../../core/messages.js";
+import { CodingAgentError, assertNever, type RhemaError } from "../../core/errors.js";
+import type { Message } from "../../core/messages.js";
 import type { ModelProvider } from "../../core/provider.js";
 import type { RetryNotice } from "../../providers/provider-retry.js";
 import type { TranscriptStats } from "../../core/transcript-types.js";
@@ -48,8 +48,10 @@ import { runChecks, type DeadlineHit } from "./task-checks.js";
 import { classifyTaskFailure } from "./task-failure.js";
 import type { TaskDefinition } from "../tasks/task-file.js";
 import { RunDir } from "../run-dir/run-dir.js";
-import type { TaskFolder, TaskStateBook } from "../run-dir/task-folder.js";
-import { TASK_RESULT_VERSION, type CheckOutcome, type TaskCost, type TaskResult, type TaskSandboxRecord, type TaskSpend } from "../run-dir/task-result.js";
+import type { TaskCheckpoint, TaskFolder, TaskStateBook } from "../run-dir/task-folder.js";
+import type { Trial } from "../trials/trial.js";
+import { finalAnswerOf, trialResult } from "./task-outcome.js";
+import { type CheckOutcome, type TaskCost, type TaskResult, type TaskSandboxRecord, type TaskSpend } from "../run-dir/task-result.js";
 import { freshTaskState, type TaskState } from "../run-dir/task-state.js";
 import { runTaskTurn, stepCapOf, stepsTaken } from "./task-turn.js";
 import { prepareWorkspace } from "./task-workspace.js";
@@ -67,12 +69,12 @@ export interface TaskRunEnv {
   now: () => Date;
   redactor: SecretRedactor;
   runCommand: CommandRunner;
-  providerFor(task: TaskDefinition): ModelProvider;
+  providerFor(trial: Trial): ModelProvider;
   /** The model that writes compaction summaries when the task names one (`transcript.worker`). */
-  workerProviderFor?(task: TaskDefinition): ModelProvider | null;
-  approvalFor(task: TaskDefinition): Approval;
-  /** What the task's requests are priced as (task-pricing.ts); absent: no cost is counted. */
-  pricingFor?(task: TaskDefinition): TaskPricing;
+  workerProviderFor?(trial: Trial): ModelProvider | null;
+  approvalFor(trial: Trial): Approval;
+  /** What the trial's requests are priced as (task-pricing.ts); absent: no cost is counted. */
+  pricingFor?(trial: Trial): TaskPricing;
   /** The pricing file the run's prices came from, recorded in each result's cost; absent: the bundled table alone. */
   pricingFile?: { path: string; sha256: string };
   /** The run's defaults for tasks that set none; `timeoutMs` Infinity is none (`--timeout none`). */
@@ -83,15 +85,15 @@ export interface TaskRunEnv {
   shellEnv: Readonly<Record<string, string | undefined>>;
   allowEnv: readonly string[];
   /** Each agent event of the task, and the runner's own (setup commands, checks: runner-events.ts). */
-  onEvent(task: TaskDefinition, event: TaskEvent): void;
+  onEvent(trial: Trial, event: TaskEvent): void;
   /**
    * Where the task's providers tell their retries while it runs (run-request.ts wires each
    * provider's `onRetry` here): the task listens, and its listener writes a `retry` event; returns
    * the way to stop listening. Absent: retries go untold.
    */
-  listenRetries?(task: TaskDefinition, listener: RetryListener): () => void;
-  /** What the task's commands run in, settled before any task started; absent: unsandboxed (`off`). */
-  sandboxFor?(task: TaskDefinition): TaskSandboxRun;
+  listenRetries?(trial: Trial, listener: RetryListener): () => void;
+  /** What the trial's commands run in, settled before any task started; absent: unsandboxed (`off`). */
+  sandboxFor?(trial: Trial): TaskSandboxRun;
   /** The run directory's lock, confirmed before each side effect; absent: not checked (a caller holding none). */
   lock?: LockGuard;
 }
@@ -111,110 +113,162 @@ export type TaskRunOutcome =
   /** `spent`: what the task spent so far (its checkpoint's figures), for the reports. */
   | { kind: "interrupted"; spent: TaskSpend };
 
-const DENIAL_EXAMPLES = 5;
-
-export async function runTask(task: TaskDefinition, env: TaskRunEnv): Promise<TaskRunOutcome> {
+/**
+ * Runs one trial in its folder, in named phases: open (its state, checkpoint, log, timeout,
+ * sandbox), prepare workspace → turn, checks, outcome (task-outcome.ts builds the result).
+ */
+export async function runTask(trial: Trial, env: TaskRunEnv): Promise<TaskRunOutcome> {
   await env.lock?.confirm();
   if (env.lock) env = lockedEnv(env, env.lock);
-  const folder = new RunDir(env.runDir).task(task);
+  const folder = new RunDir(env.runDir).trial(trial.key);
   const existing = await folder.readResult();
   if (existing) return { kind: "finished", result: existing, kept: true };
+  const run = await openTrialRun(trial, folder, env);
+  try {
+    const turn = await turnPhase(run);
+    if (turn.kind === "interrupted") return await run.interrupted();
+    const checked = turn.failure === null ? await checkPhase(run, turn.agent!) : { kind: "finished" as const, checks: [], failure: turn.failure };
+    if (checked.kind === "interrupted" || env.signal.aborted) return await run.interrupted(turn.agent);
+    return await outcomePhase(run, turn.agent, checked);
+  } finally {
+    await run.close();
+  }
+}
+
+/** A trial's run under way: what its phases share. */
+interface TrialRun {
+  trial: Trial;
+  folder: TaskFolder;
+  env: TaskRunEnv;
+  book: TaskStateBook;
+  checkpoint: TaskCheckpoint;
+  timeout: TaskTimeout;
+  /** The run's interrupt, the task's timeout and the lock's loss: what stops the trial's work. */
+  signal: AbortSignal;
+  provider: ModelProvider;
+  events: { emit(event: TaskEvent): void | Promise<void> };
+  sandbox: { placement: SandboxPlacement | null; record: TaskSandboxRecord };
+  store: { readonly hook: (commit: Commit) => Promise<void> };
+  budget: RunBudget;
+  /** The trial's active time so far: earlier runs' plus this one's. */
+  activeMs(): number;
+  /** Interrupted: the time recorded, and what was spent so far read back for the reports. */
+  interrupted(agent?: CodingAgent | null): Promise<TaskRunOutcome>;
+  close(): Promise<void>;
+}
+
+async function openTrialRun(trial: Trial, folder: TaskFolder, env: TaskRunEnv): Promise<TrialRun> {
+  const { task } = trial;
   await folder.removeStaleTemps();
-  const started = Date.now();
+  const clock = () => env.now().getTime();
+  const started = clock();
   const book = folder.stateBook(await startState(task, folder, env.now()));
+  const sinceStart = () => clock() - started;
   // Active time recorded at each boundary: a SIGKILL loses at most the time since the last one.
-  const checkpoint = folder.openCheckpoint({}, () => folder.recordState({ ...book.current, activeMs: book.current.activeMs + (Date.now() - started) }));
+  const checkpoint = folder.openCheckpoint({}, () => folder.recordState({ ...book.current, activeMs: book.current.activeMs + sinceStart() }));
   // The task's timeout covers setup, turn and checks, less what earlier runs already spent.
   const timeout = taskTimeout(task, env, book.current.activeMs);
-  // Interrupted: the time recorded, and what was spent so far read back for the reports.
-  const interrupted = async (agent: CodingAgent | null = null): Promise<TaskRunOutcome> => {
-    throwIfLost(env.lock);
-    await book.update((s) => ({ ...s, activeMs: s.activeMs + (Date.now() - started) }));
-    const saved = agent ? null : await checkpoint.load();
-    const spent = spendSoFar(task, env, {
-      messages: agent?.session.messages ?? saved?.messages ?? [],
-      stats: agent?.transcriptStats() ?? saved?.transcript?.stats ?? null,
-      activeMs: book.current.activeMs,
-    });
-    // Kept for the reports of later runs that leave this task alone.
-    await book.update((s) => ({ ...s, interruptedSpent: spent }));
-    return { kind: "interrupted", spent };
-  };
   const signal = AbortSignal.any([env.signal, ...(timeout.signal ? [timeout.signal] : []), ...(env.lock ? [env.lock.lost] : [])]);
-  const provider = env.providerFor(task);
-  const log = await folder.openEventLog(env.redactor, (e) => env.onEvent(task, e), env.now);
+  const provider = env.providerFor(trial);
+  const log = await folder.openEventLog(env.redactor, (e) => env.onEvent(trial, e), env.now);
   const events = env.lock ? lockedSink(log, env.lock) : log;
-  const unlistenRetries = env.listenRetries?.(task, (who, notice) => events.emit({ type: "retry", who, ...notice })) ?? (() => {});
-  const sandbox = await taskPlacements(env.sandboxFor?.(task) ?? { use: { mode: "off" }, network: "allow" }, env.runDir, env.shellEnv);
+  const unlistenRetries = env.listenRetries?.(trial, (who, notice) => events.emit({ type: "retry", who, ...notice })) ?? (() => {});
+  const sandbox = await taskPlacements(env.sandboxFor?.(trial) ?? { use: { mode: "off" }, network: "allow" }, env.runDir, env.shellEnv);
   const budget = env.budget ?? new RunBudget({});
   // Each boundary's stats feed the run's spend as the request lands, before the next one asks.
   const commitHook = async (commit: Commit) => {
     await checkpoint.hook(commit);
-    budget.record(task, commit.stats);
+    budget.record(trial.key, commit.stats);
   };
-  const store = { hook: env.lock ? lockedCommitHook(commitHook, env.lock) : commitHook };
-  try {
-    let agent: CodingAgent | null = null;
-    let failure: RhemaError | null = null;
-    let cut = false;
-    try {
-      await prepareWorkspace(task, folder, book, {
-        runCommand: env.runCommand, signal, now: env.now, onEvent: (e) => events.emit(e),
-        ...(sandbox.placement ? { sandbox: { ...sandbox.placement, network: true } } : {}),
-      });
-      const saved = await checkpoint.load();
-      agent = await runTaskTurn({
-        task, workspace: folder.workspace, provider, approval: env.approvalFor(task),
-        store, budget: budget.checkFor(task), saved, sink: events, signal, maxSteps: stepCapOf(task, env.defaults), now: env.now,
-        shellEnv: env.shellEnv, allowEnv: env.allowEnv, filterToolOutput: (text) => env.redactor.redact(text),
-        filterCommitted: (text) => env.redactor.redact(text),
-        workerProvider: env.workerProviderFor?.(task) ?? null,
-        ...(env.pricingFor ? { price: env.pricingFor(task).pricer } : {}),
-        ...(sandbox.placement ? { sandbox: sandbox.placement } : {}),
-      });
-      // The conversation moved on since checks last ran (a retried turn): their records were of another workspace.
-      if (agent.session.messages.length !== (saved?.messages.length ?? 0) && book.current.checks.length > 0) {
-        await book.update((s) => ({ ...s, checks: [] }));
-      }
-    } catch (err) {
+  const run: TrialRun = {
+    trial, folder, env, book, checkpoint, timeout, signal, provider, events, sandbox, budget,
+    store: { hook: env.lock ? lockedCommitHook(commitHook, env.lock) : commitHook },
+    activeMs: () => book.current.activeMs + sinceStart(),
+    async interrupted(agent = null) {
       throwIfLost(env.lock);
-      // Interrupted: said once the checkpoint is closed, so what it holds is read back whole.
-      cut = env.signal.aborted;
-      if (!cut) failure = failureOf(err, signal);
-    } finally {
-      await checkpoint.close();
-    }
-    if (cut) return await interrupted();
-    let checks: CheckOutcome[] = [];
-    if (!failure && agent) {
-      try {
-        const checked = await checkTurn({ task, folder, book, env, timeout, events, messages: agent.session.messages, sandbox: sandbox.placement });
-        if (checked.kind === "interrupted") return await interrupted(agent);
-        ({ checks, failure } = checked);
-      } catch (err) {
-        // A check whose sandbox did not start, a bug: the task's outcome, like a failed setup.
-        if (env.signal.aborted) return await interrupted(agent);
-        failure = failureOf(err, signal);
-      }
-    }
-    if (env.signal.aborted) return await interrupted(agent);
-    await env.lock?.confirm();
-    // A failed turn leaves no agent: its conversation and stats are in the checkpoint.
-    const saved = agent ? null : await checkpoint.load();
-    const messages = agent?.session.messages ?? saved?.messages ?? [];
-    const stats = agent?.transcriptStats() ?? saved?.transcript?.stats ?? null;
-    const cost = costOf(task, env, stats);
-    const result = buildResult({
-      task, folder, state: book.current, env, messages, checks, failure, stats: stats && resultStats(stats, cost), cost, provider: provider.id,
-      elapsedMs: book.current.activeMs + (Date.now() - started), sandbox: sandbox.record,
+      await book.update((s) => ({ ...s, activeMs: s.activeMs + sinceStart() }));
+      const saved = agent ? null : await checkpoint.load();
+      const spent = spendSoFar(trial, env, {
+        messages: agent?.session.messages ?? saved?.messages ?? [],
+        stats: agent?.transcriptStats() ?? saved?.transcript?.stats ?? null,
+        activeMs: book.current.activeMs,
+      });
+      // Kept for the reports of later runs that leave this trial alone.
+      await book.update((s) => ({ ...s, interruptedSpent: spent }));
+      return { kind: "interrupted", spent };
+    },
+    async close() {
+      unlistenRetries();
+      timeout.clear();
+      await log.close();
+    },
+  };
+  return run;
+}
+
+/** The workspace prepared (copy, setup) and the turn run; the checkpoint closed either way. */
+async function turnPhase(run: TrialRun): Promise<{ kind: "interrupted" } | { kind: "ended"; agent: CodingAgent | null; failure: RhemaError | null }> {
+  const { trial, folder, env, book, checkpoint, signal, sandbox } = run;
+  let agent: CodingAgent | null = null;
+  let failure: RhemaError | null = null;
+  try {
+    await prepareWorkspace(trial.task, folder, book, {
+      runCommand: env.runCommand, signal, now: env.now, onEvent: (e) => run.events.emit(e),
+      ...(sandbox.placement ? { sandbox: { ...sandbox.placement, network: true } } : {}),
     });
-    await folder.writeResult(result);
-    return { kind: "finished", result, kept: false };
+    const saved = await checkpoint.load();
+    agent = await runTaskTurn({
+      task: trial.task, workspace: folder.workspace, provider: run.provider, approval: env.approvalFor(trial),
+      store: run.store, budget: run.budget.checkFor(trial.key, trial.task.limits), saved, sink: run.events, signal,
+      maxSteps: stepCapOf(trial.task, env.defaults), now: env.now,
+      shellEnv: env.shellEnv, allowEnv: env.allowEnv, filterToolOutput: (text) => env.redactor.redact(text),
+      filterCommitted: (text) => env.redactor.redact(text),
+      workerProvider: env.workerProviderFor?.(trial) ?? null,
+      ...(env.pricingFor ? { price: env.pricingFor(trial).pricer } : {}),
+      ...(sandbox.placement ? { sandbox: sandbox.placement } : {}),
+    });
+    // The conversation moved on since checks last ran (a retried turn): their records were of another workspace.
+    if (agent.session.messages.length !== (saved?.messages.length ?? 0) && book.current.checks.length > 0) {
+      await book.update((s) => ({ ...s, checks: [] }));
+    }
+  } catch (err) {
+    throwIfLost(env.lock);
+    // Interrupted: said once the checkpoint is closed, so what it holds is read back whole.
+    if (!env.signal.aborted) failure = failureOf(err, signal);
   } finally {
-    unlistenRetries();
-    timeout.clear();
-    await log.close();
+    await checkpoint.close();
   }
+  return env.signal.aborted ? { kind: "interrupted" } : { kind: "ended", agent, failure };
+}
+
+/** The checks of a turn that ended; a check whose sandbox did not start, or a bug, is the trial's failure. */
+async function checkPhase(run: TrialRun, agent: CodingAgent): Promise<CheckPhaseOutcome> {
+  try {
+    return await checkTurn({
+      task: run.trial.task, folder: run.folder, book: run.book, env: run.env, timeout: run.timeout, events: run.events,
+      messages: agent.session.messages, sandbox: run.sandbox.placement,
+    });
+  } catch (err) {
+    if (run.env.signal.aborted) return { kind: "interrupted" };
+    return { kind: "finished", checks: [], failure: failureOf(err, run.signal) };
+  }
+}
+
+/** The trial's result, built and written. A failed turn leaves no agent: its conversation and stats are in the checkpoint. */
+async function outcomePhase(run: TrialRun, agent: CodingAgent | null, checked: Extract<CheckPhaseOutcome, { kind: "finished" }>): Promise<TaskRunOutcome> {
+  const { trial, env, folder, book } = run;
+  await env.lock?.confirm();
+  const saved = agent ? null : await run.checkpoint.load();
+  const messages = agent?.session.messages ?? saved?.messages ?? [];
+  const stats = agent?.transcriptStats() ?? saved?.transcript?.stats ?? null;
+  const cost = costOf(trial, env, stats);
+  const result = trialResult({
+    trial, folder, state: book.current, messages, checks: checked.checks, failure: checked.failure,
+    stats: stats && resultStats(stats, cost), cost, provider: run.provider.id,
+    elapsedMs: run.activeMs(), sandbox: run.sandbox.record, finishedAt: env.now(), redactor: env.redactor,
+  });
+  await folder.writeResult(result);
+  return { kind: "finished", result, kept: false };
 }
 
 /** `env` with its requests and commands behind the lock (lock-boundaries.ts). */
@@ -224,8 +278,8 @@ function lockedEnv(env: TaskRunEnv, lock: LockGuard): TaskRunEnv {
   return {
     ...env,
     runCommand: lockedCommandRunner(env.runCommand, lock),
-    providerFor: (task) => lockedProvider(env.providerFor(task), lock),
-    ...(worker ? { workerProviderFor: (task: TaskDefinition) => locked(worker(task)) } : {}),
+    providerFor: (trial) => lockedProvider(env.providerFor(trial), lock),
+    ...(worker ? { workerProviderFor: (trial: Trial) => locked(worker(trial)) } : {}),
   };
 }
 
@@ -240,15 +294,15 @@ function failureOf(err: unknown, signal: AbortSignal): RhemaError {
   return classified.error;
 }
 
-/** What the task's stats cost, priced as the run priced it; undefined when no cost is counted. */
-function costOf(task: TaskDefinition, env: TaskRunEnv, stats: TranscriptStats | null): TaskCost | undefined {
-  const pricing = env.pricingFor?.(task);
+/** What the trial's stats cost, priced as the run priced it; undefined when no cost is counted. */
+function costOf(trial: Trial, env: TaskRunEnv, stats: TranscriptStats | null): TaskCost | undefined {
+  const pricing = env.pricingFor?.(trial);
   return pricing ? taskCost(stats, pricedAsOf(pricing), { ...PRICE_TABLE, pricingFile: env.pricingFile ?? null }) : undefined;
 }
 
-/** An interrupted task's figures so far: time over every run, steps, stats and cost (unpriced: null, never 0). */
-function spendSoFar(task: TaskDefinition, env: TaskRunEnv, so: { messages: readonly Message[]; stats: TranscriptStats | null; activeMs: number }): TaskSpend {
-  const cost = costOf(task, env, so.stats);
+/** An interrupted trial's figures so far: time over every run, steps, stats and cost (unpriced: null, never 0). */
+function spendSoFar(trial: Trial, env: TaskRunEnv, so: { messages: readonly Message[]; stats: TranscriptStats | null; activeMs: number }): TaskSpend {
+  const cost = costOf(trial, env, so.stats);
   return {
     durationMs: Math.round(so.activeMs),
     steps: stepsTaken(so.messages),
@@ -275,7 +329,9 @@ interface CheckPhase {
  * (task-checks.ts) under the run's interrupt and the task's timeout. A timeout that caught them
  * is the task's failure.
  */
-async function checkTurn(p: CheckPhase): Promise<{ kind: "interrupted" } | { kind: "finished"; checks: CheckOutcome[]; failure: RhemaError | null }> {
+type CheckPhaseOutcome = { kind: "interrupted" } | { kind: "finished"; checks: CheckOutcome[]; failure: RhemaError | null };
+
+async function checkTurn(p: CheckPhase): Promise<CheckPhaseOutcome> {
   await p.env.lock?.confirm();
   const finalAnswerPath = await p.folder.writeFinalAnswer(p.env.redactor.redact(finalAnswerOf(p.messages)));
   // Inside the sandbox the run directory is hidden: the final-answer file is bound back, read-only.
@@ -295,12 +351,6 @@ async function startState(task: TaskDefinition, folder: TaskFolder, now: Date): 
     : freshTaskState(task.contentHash, now.toISOString());
   await folder.writeState(state);
   return state;
-}
-
-/** The text of the conversation's last assistant message: what checks read as the final answer. */
-function finalAnswerOf(messages: readonly Message[]): string {
-  const lastAssistant = [...messages].reverse().find((m) => m.role === "assistant");
-  return lastAssistant ? textOf(lastAssistant) : "";
 }
 
 /** The task's timeout, less what earlier interrupted runs already spent on it. */
@@ -326,48 +376,6 @@ function taskTimeout(task: TaskDefinition, env: TaskRunEnv, usedMs: number): Tas
   return { signal: controller.signal, during, clear: () => timer.clear() };
 }
 
-interface ResultParts {
-  task: TaskDefinition;
-  folder: TaskFolder;
-  state: TaskState;
-  env: TaskRunEnv;
-  messages: Message[];
-  checks: CheckOutcome[];
-  failure: RhemaError | null;
-  stats: TaskResult["stats"];
-  cost: TaskResult["cost"];
-  provider: string;
-  elapsedMs: number;
-  sandbox: TaskSandboxRecord;
-}
-
-function buildResult(p: ResultParts): TaskResult {
-  const { task, env, messages } = p;
-  const stoppedOn = p.failure instanceof BudgetError ? p.failure.budget : null;
-  const status = stoppedOn ? "stopped" : p.failure ? "errored" : p.checks.every((c) => c.passed) ? "passed" : "failed";
-  const denials = policyDenials(messages);
-  return env.redactor.redactValue<TaskResult>({
-    version: TASK_RESULT_VERSION,
-    suite: task.suite, id: task.id, file: task.file, contentHash: task.contentHash, tags: task.tags,
-    provider: p.provider,
-    status,
-    startedAt: p.state.startedAt,
-    finishedAt: env.now().toISOString(),
-    durationMs: Math.round(p.elapsedMs),
-    steps: stepsTaken(messages),
-    stats: p.stats,
-    ...(p.cost ? { cost: p.cost } : {}),
-    checks: p.checks,
-    ...(p.failure ? { error: { code: p.failure.code, message: p.failure.message } } : {}),
-    ...(stoppedOn ? { budget: stoppedOn } : {}),
-    finalAnswer: finalAnswerOf(messages),
-    transcriptPath: p.folder.relativePath("events"),
-    policyDenials: { count: denials.length, examples: denials.slice(0, DENIAL_EXAMPLES) },
-    resumed: p.state.resumed,
-    sandbox: p.sandbox,
-  });
-}
-
 /**
  * The task's placement in the bubblewrap sandbox — the form the probe found to hold, the run
  * directory (by its real path) hidden, the home folder, runtime folder and credential files rhema's
@@ -391,47 +399,4 @@ async function taskPlacements(
     default:
       return assertNever(use);
   }
-}
-
-/**
- * The result of a task the run did not start because its budget was spent: stopped, nothing
- * run, nothing spent — a run with a larger budget starts it.
- */
-export function notStartedResult(task: TaskDefinition, spent: SpentBudget, env: Pick<TaskRunEnv, "runDir" | "now" | "providerFor">): TaskResult {
-  const at = env.now().toISOString();
-  return {
-    version: TASK_RESULT_VERSION,
-    suite: task.suite, id: task.id, file: task.file, contentHash: task.contentHash, tags: task.tags,
-    provider: env.providerFor(task).id, status: "stopped", startedAt: at, finishedAt: at, durationMs: 0, steps: 0, stats: null, checks: [],
-    error: { code: "budget", message: `not started: the run's budget was spent — ${describeSpentBudget(spent)}` },
-    budget: spent, finalAnswer: "", transcriptPath: new RunDir(env.runDir).task(task).relativePath("events"),
-    policyDenials: { count: 0, examples: [] }, resumed: 0,
-  };
-}
-
-/** A task that stopped making progress (stall-net.ts): errored with `error`, nothing more known of it here. */
-export function stalledResult(task: TaskDefinition, error: RhemaError, env: Pick<TaskRunEnv, "runDir" | "now" | "providerFor" | "redactor">): TaskResult {
-  const at = env.now().toISOString();
-  return env.redactor.redactValue<TaskResult>({
-    version: TASK_RESULT_VERSION,
-    suite: task.suite, id: task.id, file: task.file, contentHash: task.contentHash, tags: task.tags,
-    provider: env.providerFor(task).id, status: "errored", startedAt: at, finishedAt: at, durationMs: 0, steps: 0, stats: null, checks: [],
-    error: { code: error.code, message: error.message },
-    finalAnswer: "", transcriptPath: new RunDir(env.runDir).task(task).relativePath("events"),
-    policyDenials: { count: 0, examples: [] }, resumed: 0,
-  });
-}
-
-/** Denials, read off the session (so they survive resumes): results that begin "denied by". */
-export function policyDenials(messages: readonly Message[]): TaskResult["policyDenials"]["examples"] {
-  const toolOf = new Map(messages.flatMap(toolCallsOf).map((c) => [c.id, c.name]));
-  const out: TaskResult["policyDenials"]["examples"] = [];
-  for (const m of messages) {
-    for (const b of m.content) {
-      if (b.type !== "tool_result" || typeof b.content !== "string" || !b.isError) continue;
-      const denial = readDenial(b.content);
-      if (denial) out.push({ tool: toolOf.get(b.callId) ?? "?", rule: /^default\b/.test(denial.rule) ? null : denial.rule, reason: denial.reason });
-    }
-  }
-  return out;
 }

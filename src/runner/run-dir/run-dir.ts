@@ -14,7 +14,9 @@ import { acquireRunLock, type RunLock } from "./run-lock.js";
 import { MANIFEST_KIND, type RunManifest } from "./run-manifest.js";
 import { readStateFile, writeStateFile } from "./state-file.js";
 import { TASKS_DIR, TaskFolder, type TaskRef } from "./task-folder.js";
-import { compareTasks, taskKey, type TaskResult } from "./task-result.js";
+import { taskKey, type TaskResult } from "./task-result.js";
+import { NO_VARIANT_FOLDER, compareTrials, type TrialKey } from "../trials/trial-key.js";
+import { TASK_NAME_PATTERN } from "../tasks/task-schema.js";
 
 /** The run directory's own files. */
 export const RUN_FILES = {
@@ -79,8 +81,25 @@ export class RunDir {
   /** `path` is absolute. */
   constructor(readonly path: string) {}
 
+  /** A trial's folder (layout 2). */
+  trial(key: TrialKey): TaskFolder {
+    return new TaskFolder(this.path, key);
+  }
+
+  /** A task's one folder in a run directory made before trials (layout 1): read by reports, merge and replay. */
   task(ref: TaskRef): TaskFolder {
     return new TaskFolder(this.path, ref);
+  }
+
+  /** The folder a result belongs in: its trial's, or (a result without a trial) its layout-1 task folder. */
+  folderOf(result: Pick<TaskResult, "suite" | "id" | "trial">): TaskFolder {
+    return result.trial === undefined ? this.task(result) : this.trial({ suite: result.suite, id: result.id, ...result.trial });
+  }
+
+  /** Removes every trial folder of a task (`tasks/<suite>/<id>/`): it starts afresh. */
+  async removeTask(ref: TaskRef): Promise<void> {
+    const dir = this.task(ref).dir;
+    await guardOutput(dir, "remove", () => rm(dir, { recursive: true, force: true }));
   }
 
   get manifestPath(): string {
@@ -158,23 +177,56 @@ export class RunDir {
   }
 
   /**
-   * Every task folder's result, sorted by suite then id — of the manifest's tasks, when there is
-   * a manifest (the folder of a task removed from the suite stays until `--restart`, outside the
-   * run). A folder without a result (a task not finished) is passed over; a result whose
-   * suite/id disagree with its folder is an error. A run directory without `tasks/` has no results.
+   * Every trial folder's result, sorted by suite, id, variant and repeat — of the manifest's tasks
+   * and planned trials, when there is a manifest (the folder of a task removed from the suite
+   * stays until `--restart`, outside the run). Both layouts are read: a manifest says which; a
+   * merge's folder without one is told per task (a layout-1 folder holds its files itself). A
+   * folder without a result (a trial not finished) is passed over; a result whose suite, id or
+   * trial disagree with its folder is an error. A run directory without `tasks/` has no results.
    */
   async readResults(): Promise<TaskResult[]> {
     const manifest = await this.readManifest();
-    const ofRun = manifest ? new Set(manifest.tasks.map(taskKey)) : null;
+    const planned = manifest ? new Map(manifest.tasks.map((t) => [taskKey(t), t.trials ?? 1])) : null;
     const results: TaskResult[] = [];
     for (const suite of await listFolders(join(this.path, TASKS_DIR))) {
       for (const id of await listFolders(join(this.path, TASKS_DIR, suite))) {
-        if (ofRun !== null && !ofRun.has(taskKey({ suite, id }))) continue;
-        const result = await this.task({ suite, id }).readResult();
-        if (result !== null) results.push(result);
+        const trials = planned === null ? Infinity : planned.get(taskKey({ suite, id }));
+        if (trials === undefined) continue;
+        const layout = manifest ? manifest.layout ?? 1 : await this.layoutOfTaskFolder({ suite, id });
+        if (layout === 1) {
+          const result = await this.task({ suite, id }).readResult();
+          if (result !== null) results.push(result);
+          continue;
+        }
+        for (const key of await this.trialFolders({ suite, id }, trials)) {
+          const result = await this.trial(key).readResult();
+          if (result !== null) results.push(result);
+        }
       }
     }
-    return results.sort(compareTasks);
+    return results.sort(compareResults);
+  }
+
+  /** A task folder of a run directory without a manifest (a merge's): layout 1 when it holds a task's files itself. */
+  private async layoutOfTaskFolder(ref: TaskRef): Promise<1 | 2> {
+    const folder = this.task(ref);
+    const own = await Promise.all([folder.path("result"), folder.path("state")].map((path) => stat(path).then(() => true, () => false)));
+    return own.some(Boolean) ? 1 : 2;
+  }
+
+  /** The trial folders under a task's folder (layout 2), repeats up to `maxRepeat`. */
+  private async trialFolders(ref: TaskRef, maxRepeat: number): Promise<TrialKey[]> {
+    const keys: TrialKey[] = [];
+    const taskDir = this.task(ref).dir;
+    for (const variantFolder of await listFolders(taskDir)) {
+      if (!TASK_NAME_PATTERN.test(variantFolder)) continue;
+      const variant = variantFolder === NO_VARIANT_FOLDER ? null : variantFolder;
+      for (const n of await listFolders(join(taskDir, variantFolder))) {
+        const repeat = /^[1-9][0-9]{0,8}$/.test(n) ? Number(n) : null;
+        if (repeat !== null && repeat <= maxRepeat) keys.push({ ...ref, variant, repeat });
+      }
+    }
+    return keys;
   }
 
   /** A report's text as written here, or null when there is none. */
@@ -200,6 +252,16 @@ export class RunDir {
 /** The results of the run directory at `runDir` (see `RunDir.readResults`). */
 export function readRunResults(runDir: string): Promise<TaskResult[]> {
   return new RunDir(runDir).readResults();
+}
+
+/** Results in the one order of trials (trial-key.ts); a layout-1 result is its task's trial 1. */
+export function compareResults(a: Pick<TaskResult, "suite" | "id" | "trial">, b: Pick<TaskResult, "suite" | "id" | "trial">): number {
+  return compareTrials(trialKeyOf(a), trialKeyOf(b));
+}
+
+/** A result's trial key (a layout-1 result: its task's one trial). */
+export function trialKeyOf(result: Pick<TaskResult, "suite" | "id" | "trial">): TrialKey {
+  return { suite: result.suite, id: result.id, variant: result.trial?.variant ?? null, repeat: result.trial?.repeat ?? 1 };
 }
 
 async function listFolders(dir: string): Promise<string[]> {

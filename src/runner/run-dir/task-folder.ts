@@ -1,6 +1,8 @@
 /**
- * One task's folder in a run directory, `tasks/<suite>/<id>/`: the only code that joins its
- * paths or reads and writes its files —
+ * One trial's folder in a run directory, `tasks/<suite>/<id>/<variant|default>/<n>/` (layout 2;
+ * a run directory made before trials, layout 1, has one folder per task, `tasks/<suite>/<id>/`,
+ * which reports, merge and replay still read): the only code that joins its paths or reads and
+ * writes its files —
  *
  *   workspace/              the task's copy of `workspace.from`, where the agent works
  *   session.json            the checkpoint (with its journal, the journal's counter and the
@@ -34,6 +36,7 @@ import { asOutputError, guardOutput, machineReadError } from "./output-guard.js"
 import { readStateFile, writeStateFile } from "./state-file.js";
 import { TaskResultFileError, checkTaskResult, parseTaskResult, taskKey, type TaskResult } from "./task-result.js";
 import { TASK_STATE_KIND, type TaskState } from "./task-state.js";
+import { NO_VARIANT_FOLDER, trialFolderSegments, type TrialKey } from "../trials/trial-key.js";
 
 /** The folder of a run directory that holds one folder per suite, one per task in it. */
 export const TASKS_DIR = "tasks";
@@ -58,16 +61,25 @@ export interface TaskRef {
   id: string;
 }
 
+/** What a folder is of: a trial (layout 2), or a task's one trial in a run directory made before trials (layout 1). */
+export type FolderRef = TrialKey | TaskRef;
+
 export class TaskFolder {
   readonly suite: string;
   readonly id: string;
-  /** Absolute: `<runDir>/tasks/<suite>/<id>`. */
+  /** The trial the folder holds; null for a layout-1 task folder. */
+  readonly trial: TrialKey | null;
+  /** Absolute: `<runDir>/tasks/<suite>/<id>/<variant|default>/<n>` (layout 1: `<runDir>/tasks/<suite>/<id>`). */
   readonly dir: string;
+  /** The folder's path segments under the run directory. */
+  private readonly segments: string[];
 
-  constructor(private readonly runDir: string, task: TaskRef) {
-    this.suite = plainName(task.suite);
-    this.id = plainName(task.id);
-    this.dir = join(runDir, TASKS_DIR, this.suite, this.id);
+  constructor(private readonly runDir: string, ref: FolderRef) {
+    this.suite = plainName(ref.suite);
+    this.id = plainName(ref.id);
+    this.trial = "repeat" in ref ? ref : null;
+    this.segments = this.trial === null ? [TASKS_DIR, this.suite, this.id] : [TASKS_DIR, ...trialFolderSegments(this.trial).map(plainName)];
+    this.dir = join(runDir, ...this.segments);
   }
 
   /** The agent's workspace. */
@@ -81,7 +93,7 @@ export class TaskFolder {
 
   /** The file's path relative to the run directory, `/`-separated, as results record it. */
   relativePath(role: TaskFileRole): string {
-    return [TASKS_DIR, this.suite, this.id, TASK_FILES[role]].join("/");
+    return [...this.segments, TASK_FILES[role]].join("/");
   }
 
   /** The finished result, or null when the task has none yet; a bad file is an error naming it. */
@@ -95,18 +107,26 @@ export class TaskFolder {
       throw machineReadError(err, path) ?? new TaskResultFileError(path, `cannot read: ${errorMessage(err)}`, { cause: err });
     }
     const result = parseTaskResult(text, path);
-    if (result.suite !== this.suite || result.id !== this.id) {
-      throw new TaskResultFileError(path, `holds ${taskKey(result)}, not ${this.suite}/${this.id}`);
-    }
+    if (!this.holds(result)) throw new TaskResultFileError(path, `holds ${resultName(result)}, not ${this.name}`);
     return result;
+  }
+
+  /** What the folder holds, as errors name it: `suite/id`, with the trial's variant and repeat. */
+  get name(): string {
+    return this.trial === null ? `${this.suite}/${this.id}` : `${this.suite}/${this.id} trial ${trialFolderSegments(this.trial).slice(2).join("/")}`;
+  }
+
+  /** Whether `result` is of this folder's task and trial (a layout-1 folder holds results without a trial). */
+  private holds(result: TaskResult): boolean {
+    if (result.suite !== this.suite || result.id !== this.id) return false;
+    if (this.trial === null) return result.trial === undefined;
+    return result.trial !== undefined && result.trial.repeat === this.trial.repeat && result.trial.variant === this.trial.variant;
   }
 
   /** Validates `result` and writes it (atomic, 0600); returns the file's path. */
   async writeResult(result: TaskResult): Promise<string> {
     const path = this.path("result");
-    if (result.suite !== this.suite || result.id !== this.id) {
-      throw new RhemaError("internal", `a result of ${taskKey(result)} cannot go into the folder of ${this.suite}/${this.id}`);
-    }
+    if (!this.holds(result)) throw new RhemaError("internal", `a result of ${resultName(result)} cannot go into the folder of ${this.name}`);
     const checked = checkTaskResult(result, path);
     await guardOutput(path, "write", () => writePrivateJson(path, checked));
     return path;
@@ -267,6 +287,11 @@ export class TaskCheckpoint {
     if (path.startsWith(this.store.sessionPath)) return this.store.sessionPath;
     return path;
   }
+}
+
+/** A result's task and trial, as errors name it. */
+function resultName(result: TaskResult): string {
+  return result.trial === undefined ? taskKey(result) : `${taskKey(result)} trial ${result.trial.variant ?? NO_VARIANT_FOLDER}/${result.trial.repeat}`;
 }
 
 /** A suite or id as one path segment: it becomes a folder name, so it may not climb or nest. */

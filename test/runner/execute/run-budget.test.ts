@@ -29,16 +29,16 @@ test("a stopped task continues when the budget it stopped on was raised above it
 
 test("the run's spend sums each task's latest stats: a task's newer stats replace its older ones", () => {
   const budget = new RunBudget({ maxCostUsd: 1 });
-  const a = { suite: "s", id: "a", limits: {} };
+  const a = { suite: "s", id: "a", variant: null, repeat: 1 };
   budget.record(a, stats(0.25, 100));
-  budget.record({ suite: "s", id: "b" }, stats(0.5, 50));
+  budget.record({ suite: "s", id: "b", variant: null, repeat: 1 }, stats(0.5, 50));
   budget.record(a, stats(0.4, 150)); // a resumed task's stats carry its earlier runs
   assert.deepEqual(budget.total(), { costUsd: 0.9, tokens: 200 });
   assert.equal(budget.spent(), null);
-  const check = budget.checkFor({ ...a, limits: { maxTokens: 1000 } });
+  const check = budget.checkFor(a, { maxTokens: 1000 });
   assert.deepEqual(check("task", stats(0.5, 160)), { scope: "run", measure: "cost", limit: 1, spent: 1 });
   assert.deepEqual(check("worker", stats(0.5, 1000)), { scope: "task", measure: "tokens", limit: 1000, spent: 1000 }, "the task's own budget first");
-  budget.record({ suite: "s", id: "c" }, stats(0, 10, true));
+  budget.record({ suite: "s", id: "c", variant: null, repeat: 1 }, stats(0, 10, true));
   assert.equal(budget.total().costUsd, 1, "an unpriced task adds no dollars");
 });
 

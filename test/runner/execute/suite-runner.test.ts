@@ -27,7 +27,8 @@ const AT = "2026-03-04T05:06:07.000Z";
 const SHELL_ENV = { PATH: process.env.PATH, HOME: process.env.HOME };
 const lockPath = (runDir: string) => new RunDir(runDir).lockPath;
 const readManifest = (runDir: string) => new RunDir(runDir).readManifest();
-const folderOf = (runDir: string, task: TaskDefinition) => new RunDir(runDir).task(task);
+/** The folder of a task's first trial. */
+const folderOf = (runDir: string, task: TaskDefinition) => new RunDir(runDir).trial({ suite: task.suite, id: task.id, variant: null, repeat: 1 });
 
 /** A scripted task that runs `sleep SECONDS` in its shell, then passes its check. */
 const sleepingTask = (seconds: number) => `prompt: Wait a little.
@@ -54,7 +55,7 @@ function options(runDir: string, tasks: readonly TaskDefinition[], extra: Partia
       now: () => new Date(AT),
       redactor: new SecretRedactor({}),
       runCommand: processCommandRunner({ baseEnv: SHELL_ENV }),
-      providerFor: (task) => new ScriptedProvider(task.model?.provider === "scripted" ? task.model.script : [], { record: false }),
+      providerFor: ({ task }) => new ScriptedProvider(task.model?.provider === "scripted" ? task.model.script : [], { record: false }),
       approvalFor: () => allowAll,
       defaults: {},
       shellEnv: SHELL_ENV,
@@ -81,8 +82,9 @@ test("returns the results sorted by suite and id, whatever order the tasks finis
   assert.deepEqual(outcome.results.map((r) => [taskKey(r), r.status]), [["alpha/mid", "passed"], ["alpha/slow", "passed"], ["beta/quick", "passed"]]);
   assert.equal(outcome.interrupted, false);
   assert.deepEqual(await readRunResults(opts.runDir), outcome.results);
-  assert.deepEqual(opts.progress[0], { type: "run_start", runDir: opts.runDir, runId: (await readManifest(opts.runDir))!.runId, tasks: 3, resumed: false });
-  assert.deepEqual(opts.progress.at(-1), { type: "run_end", ...outcome });
+  assert.deepEqual(opts.progress[0], { type: "run_start", runDir: opts.runDir, runId: (await readManifest(opts.runDir))!.runId, tasks: 3, trials: 3, resumed: false });
+  const { plans: _plans, ...told } = outcome;
+  assert.deepEqual(opts.progress.at(-1), { type: "run_end", ...told });
 });
 
 test("writes the three reports into the run directory", async (t) => {
@@ -216,7 +218,7 @@ test("retryErrored continues a task a provider outage errored, and keeps one a b
   const runDir = join(root, "run");
   // One provider per task across both runs, so the outage is over when the retry comes.
   const providers = new Map<string, ScriptedProvider>();
-  const providerFor = (task: TaskDefinition) => {
+  const providerFor = ({ task }: { task: TaskDefinition }) => {
     const made = providers.get(taskKey(task)) ?? new ScriptedProvider(task.model?.provider === "scripted" ? task.model.script : [], { record: false });
     providers.set(taskKey(task), made);
     return made;
@@ -273,7 +275,7 @@ test("a subset of the run's tasks runs alone, and the reports keep every task of
   const subset = options(runDir, [tasks[0]!]);
   const outcome = await runSuite(subset);
   assert.deepEqual(subset.progress.flatMap((p) => (p.type === "task_start" ? [taskKey(p.task)] : [])), ["alpha/one"]);
-  assert.deepEqual(outcome.unfinished, [{ suite: "alpha", id: "two", file: tasks[1]!.file, state: "not_selected" }]);
+  assert.deepEqual(outcome.unfinished, [{ suite: "alpha", id: "two", file: tasks[1]!.file, trial: { repeat: 1, variant: null }, state: "not_selected" }]);
   const junit = await readFile(join(runDir, "junit.xml"), "utf8");
   assert.match(junit, /<testsuites[^>]* tests="2" failures="0" errors="0" skipped="1"/);
   assert.match(junit, /name="two"[^>]*>\s*<skipped message="not run yet: not selected by the runs of this run directory so far"\/>\s*<system-out><!\[CDATA\[not run yet: not selected/);

@@ -14,8 +14,10 @@ import { loadPolicy } from "../../../src/policy/file/load-policy.js";
 import { PolicyApproval } from "../../../src/policy/decide/policy-approval.js";
 import { ScriptedProvider } from "../../../src/providers/scripted.js";
 import { processCommandRunner } from "../../../src/runner/execute/command-runner.js";
+import { policyDenials } from "../../../src/runner/execute/task-outcome.js";
+import { trialsOf, type Trial } from "../../../src/runner/trials/trial.js";
 import { SecretRedactor } from "../../../src/runner/execute/secret-redactor.js";
-import { policyDenials, runTask, type TaskRunEnv } from "../../../src/runner/execute/task-executor.js";
+import { runTask, type TaskRunEnv } from "../../../src/runner/execute/task-executor.js";
 import { loadTaskFile, type TaskDefinition } from "../../../src/runner/tasks/task-file.js";
 import { RunDir } from "../../../src/runner/run-dir/run-dir.js";
 import type { TaskResult } from "../../../src/runner/run-dir/task-result.js";
@@ -56,6 +58,9 @@ test("policyDenials passes over results that are not denials", () => {
   assert.deepEqual(policyDenials([result("gone", "denied by default")]), [{ tool: "?", rule: null, reason: "" }], "a result without its call");
 });
 
+/** A task's one trial. */
+const onlyTrial = (task: TaskDefinition): Trial => trialsOf(task, 1)[0]!;
+
 // ── runTask ───────────────────────────────────────────────────────────────────────────────
 
 /** A suite folder with one scripted task; the task's model script comes from its YAML. */
@@ -64,7 +69,7 @@ async function scriptedTask(t: { after(fn: () => unknown): void }, body: string,
   await writeFiles(root, { "suite/task.yaml": `prompt: Tag the file.\n${body}`, ...files });
   const task = await loadTaskFile(join(root, "suite", "task.yaml"));
   const runDir = join(root, "run");
-  return { root, task, runDir, folder: new RunDir(runDir).task(task) };
+  return { root, task, runDir, folder: new RunDir(runDir).trial(onlyTrial(task).key) };
 }
 
 function runEnv(runDir: string, opts: { signal?: AbortSignal; approval?: Approval; onEvent?: (e: AgentEvent) => void; secrets?: Record<string, string> } = {}): TaskRunEnv {
@@ -74,7 +79,7 @@ function runEnv(runDir: string, opts: { signal?: AbortSignal; approval?: Approva
     now: () => new Date(AT),
     redactor: new SecretRedactor(opts.secrets ?? {}),
     runCommand: processCommandRunner({ baseEnv: SHELL_ENV }),
-    providerFor: (task: TaskDefinition) => new ScriptedProvider(task.model?.provider === "scripted" ? task.model.script : [], { record: false }),
+    providerFor: ({ task }: Trial) => new ScriptedProvider(task.model?.provider === "scripted" ? task.model.script : [], { record: false }),
     approvalFor: () => opts.approval ?? allowAll,
     defaults: {},
     shellEnv: SHELL_ENV,
@@ -100,7 +105,7 @@ tags: [smoke]
 
 test("runs a task to a passing result, written to result.json", async (t) => {
   const { task, runDir, folder } = await scriptedTask(t, TAGGING);
-  const outcome = await runTask(task, runEnv(runDir));
+  const outcome = await runTask(onlyTrial(task), runEnv(runDir));
   assert.equal(outcome.kind, "finished");
   if (outcome.kind !== "finished") return;
   assert.equal(outcome.kept, false);
@@ -108,8 +113,8 @@ test("runs a task to a passing result, written to result.json", async (t) => {
     version: 1, suite: "suite", id: "task", file: task.file, contentHash: task.contentHash, tags: ["smoke"],
     provider: "scripted:script", status: "passed", startedAt: AT, finishedAt: AT, durationMs: 0, steps: 2, stats: null,
     checks: [{ name: "tagged", command: "grep -qx one tags.txt && echo found", exitCode: 0, passed: true, durationMs: 0, outputTail: "found\n", timedOut: false }],
-    finalAnswer: "done, one tag written", transcriptPath: "tasks/suite/task/events.jsonl",
-    policyDenials: { count: 0, examples: [] }, resumed: 0, sandbox: { mode: "off", network: "allow" },
+    finalAnswer: "done, one tag written", transcriptPath: "tasks/suite/task/default/1/events.jsonl",
+    policyDenials: { count: 0, examples: [] }, resumed: 0, sandbox: { mode: "off", network: "allow" }, trial: { repeat: 1, variant: null },
   });
   assert.ok(outcome.result.stats && outcome.result.stats.requests === 2, "the transcript stats count the requests");
   assert.deepEqual(await folder.readResult(), outcome.result);
@@ -118,9 +123,9 @@ test("runs a task to a passing result, written to result.json", async (t) => {
 
 test("a task already finished is kept as it is, nothing run again", async (t) => {
   const { task, runDir, folder } = await scriptedTask(t, TAGGING);
-  const first = await runTask(task, runEnv(runDir));
+  const first = await runTask(onlyTrial(task), runEnv(runDir));
   const events: AgentEvent[] = [];
-  const second = await runTask(task, runEnv(runDir, { onEvent: (e) => events.push(e) }));
+  const second = await runTask(onlyTrial(task), runEnv(runDir, { onEvent: (e) => events.push(e) }));
   assert.deepEqual(second, { kind: "finished", result: first.kind === "finished" ? first.result : null, kept: true });
   assert.deepEqual(events, []);
   assert.equal(await readFile(join(folder.workspace, "tags.txt"), "utf8"), "one\n");
@@ -149,14 +154,14 @@ checks:
     if (e.type === "tool_call" && JSON.stringify(e.input).includes("sleep 30")) void abortOnceWritten();
   };
   const started = Date.now();
-  const cut = await runTask(task, runEnv(runDir, { signal: controller.signal, onEvent }));
+  const cut = await runTask(onlyTrial(task), runEnv(runDir, { signal: controller.signal, onEvent }));
   assert.equal(cut.kind, "interrupted");
   assert.ok(cut.kind === "interrupted" && cut.spent.steps > 0 && cut.spent.stats!.requests === cut.spent.steps, "what it spent so far comes back");
   assert.ok(Date.now() - started < 5_000, "the running command was stopped");
   assert.equal(await exists(folder.path("result")), false);
   assert.equal((await folder.readState())?.setupDone, true);
 
-  const resumed = await runTask(task, runEnv(runDir));
+  const resumed = await runTask(onlyTrial(task), runEnv(runDir));
   assert.equal(resumed.kind, "finished");
   if (resumed.kind !== "finished") return;
   assert.deepEqual(
@@ -174,7 +179,7 @@ test("a provider failure is an errored result with code provider, and no checks 
 checks:
   - { name: never, run: "touch checked.txt" }
 `);
-  const outcome = await runTask(task, runEnv(runDir));
+  const outcome = await runTask(onlyTrial(task), runEnv(runDir));
   assert.equal(outcome.kind, "finished");
   if (outcome.kind !== "finished") return;
   const { status, error, checks, steps, finalAnswer } = outcome.result;
@@ -191,7 +196,7 @@ model:
   script:
     - say: never asked
 `);
-  const outcome = await runTask(task, runEnv(runDir));
+  const outcome = await runTask(onlyTrial(task), runEnv(runDir));
   assert.equal(outcome.kind === "finished" && outcome.result.status, "errored");
   assert.deepEqual(outcome.kind === "finished" && outcome.result.error, { code: "setup_failed", message: "setup command `echo no network; exit 2` exited 2:\nno network\n" });
 });
@@ -206,7 +211,7 @@ model:
     - say: never asked
 `);
   const started = Date.now();
-  const outcome = await runTask(task, runEnv(runDir));
+  const outcome = await runTask(onlyTrial(task), runEnv(runDir));
   assert.ok(Date.now() - started < 5_000, "the setup command was stopped");
   assert.deepEqual(outcome.kind === "finished" && outcome.result.error, { code: "timeout", message: "the task's timeout of 200 ms passed" });
 });
@@ -231,7 +236,7 @@ rules:
 `,
   });
   const approval = new PolicyApproval((await loadPolicy(join(task.file, "..", "policy.yaml"))).policy);
-  const outcome = await runTask(task, runEnv(runDir, { approval, secrets: { DEPLOY_TOKEN: "tok-0123456789" } }));
+  const outcome = await runTask(onlyTrial(task), runEnv(runDir, { approval, secrets: { DEPLOY_TOKEN: "tok-0123456789" } }));
   assert.equal(outcome.kind, "finished");
   if (outcome.kind !== "finished") return;
   const r = outcome.result;
@@ -251,7 +256,7 @@ rules:
 test("an unknown throw inside a task (an approval with a bug) is an errored result with code internal, not provider", async (t) => {
   const { task, runDir, folder } = await scriptedTask(t, TAGGING);
   const buggy: Approval = { decide: () => { throw new TypeError("Cannot read properties of undefined (reading 'rules')"); } };
-  const outcome = await runTask(task, runEnv(runDir, { approval: buggy }));
+  const outcome = await runTask(onlyTrial(task), runEnv(runDir, { approval: buggy }));
   assert.equal(outcome.kind, "finished");
   if (outcome.kind !== "finished") return;
   const { status, error, checks } = outcome.result;
@@ -262,12 +267,12 @@ test("an unknown throw inside a task (an approval with a bug) is an errored resu
 test("a checkpoint the file system refuses stops the task with an OutputError naming the file, no result; fixed, the next run continues it", async (t) => {
   const { task, runDir, folder } = await scriptedTask(t, TAGGING);
   await mkdir(folder.path("journal"), { recursive: true }); // a folder where the journal must go
-  await assert.rejects(runTask(task, runEnv(runDir)), (err: unknown) =>
+  await assert.rejects(runTask(onlyTrial(task), runEnv(runDir)), (err: unknown) =>
     err instanceof OutputError && err.code === "output_failed" && err.errno === "EISDIR" && err.path === folder.path("journal") &&
     err.message.startsWith(`cannot write ${folder.path("journal")}: is a folder (EISDIR); `));
   assert.equal(await folder.readResult(), null, "no result: the task is not over");
   await rm(folder.path("journal"), { recursive: true });
-  const resumed = await runTask(task, runEnv(runDir));
+  const resumed = await runTask(onlyTrial(task), runEnv(runDir));
   assert.equal(resumed.kind === "finished" && resumed.result.status, "passed");
   assert.equal(resumed.kind === "finished" && resumed.result.resumed, 1);
 });
@@ -284,7 +289,7 @@ checks:
   - { name: later, run: "true" }
 `);
   const events: AgentEvent[] = [];
-  const outcome = await runTask(task, runEnv(runDir, { onEvent: (e) => events.push(e) }));
+  const outcome = await runTask(onlyTrial(task), runEnv(runDir, { onEvent: (e) => events.push(e) }));
   assert.equal(outcome.kind, "finished");
   const result = outcome.kind === "finished" ? outcome.result : null;
   assert.equal(result?.status, "errored");
@@ -302,7 +307,7 @@ test("checks read the agent's final answer from RHEMA_FINAL_ANSWER, and their ev
 checks:
   - { name: answer, run: 'grep -qx "The answer is 42." "$RHEMA_FINAL_ANSWER"' }
 `);
-  const outcome = await runTask(task, runEnv(runDir));
+  const outcome = await runTask(onlyTrial(task), runEnv(runDir));
   assert.equal(outcome.kind === "finished" && outcome.result.status, "passed");
   const logged = (await readFile(folder.path("events"), "utf8")).trim().split("\n").map((l) => JSON.parse(l).type);
   assert.deepEqual(logged.filter((type) => type.startsWith("check_")), ["check_start", "check_end"]);
@@ -311,7 +316,7 @@ checks:
 test("a kill while task-state.json was being written (a temp file beside it) loses no finished setup: it is not run again, and the temp is removed", async (t) => {
   const { task, runDir, folder, root } = await scriptedTask(t, `workspace:
   setup:
-    - echo ran >> ../../../../../setup-runs.txt
+    - echo ran >> ../../../../../../../setup-runs.txt
 model:
   provider: scripted
   script:
@@ -319,13 +324,13 @@ model:
 `);
   const controller = new AbortController();
   // A first run that sets up, then is interrupted at the turn's first event.
-  const first = await runTask(task, runEnv(runDir, { signal: controller.signal, onEvent: (e) => { if (e.type === "turn_start") controller.abort(); } }));
+  const first = await runTask(onlyTrial(task), runEnv(runDir, { signal: controller.signal, onEvent: (e) => { if (e.type === "turn_start") controller.abort(); } }));
   assert.equal(first.kind, "interrupted");
   const state = await folder.readState();
   assert.equal(state?.setupDone, true);
   // As a SIGKILL inside write-file-atomic leaves it: the old file whole, a torn temp beside it.
   await writeFile(`${folder.path("state")}.2841983345`, '{"version": 1, "setupDone": fal');
-  const second = await runTask(task, runEnv(runDir));
+  const second = await runTask(onlyTrial(task), runEnv(runDir));
   assert.equal(second.kind === "finished" && second.result.status, "passed");
   assert.equal(await readFile(join(root, "setup-runs.txt"), "utf8"), "ran\n", "the setup ran once");
   assert.deepEqual((await readdir(folder.dir)).filter((e) => /\.\d+$/.test(e)), []);

@@ -32,7 +32,7 @@ test("a timeout that fired is the outcome, whatever the cancel it caused looked 
 });
 
 test("output rhema cannot write stops the run, even wrapped by the agent as a failed commit", () => {
-  const full = new OutputError("/runs/r/tasks/s/a/session.json", "write", "ENOSPC");
+  const full = new OutputError("/runs/r/tasks/s/a/default/1/session.json", "write", "ENOSPC");
   const wrapped = new CodingAgentError("commit_failed", `the commit hook failed at the result boundary: ${full.message}`, { cause: full });
   assert.deepEqual(classifyTaskFailure(wrapped), { kind: "stop", error: full });
   assert.deepEqual(classifyTaskFailure(full, new CodingAgentError("timeout", "passed")), { kind: "stop", error: full }, "a full disk outranks a timeout");

@@ -48,7 +48,7 @@ test("a report reads back as written, or null when there is none", async (t) => 
 test("a relative path resolves inside the run directory, or not at all", () => {
   const run = new RunDir("/runs/r");
   assert.deepEqual(
-    ["tasks/s/x/events.jsonl", "tasks/../tasks/s/x/events.jsonl", "..foo/events.jsonl", "", ".", "../other/events.jsonl", "tasks/../../etc/passwd", "/etc/passwd"].map((p) => run.resolveInside(p)),
-    ["/runs/r/tasks/s/x/events.jsonl", "/runs/r/tasks/s/x/events.jsonl", "/runs/r/..foo/events.jsonl", null, null, null, null, null],
+    ["tasks/s/x/default/1/events.jsonl", "tasks/../tasks/s/x/default/1/events.jsonl", "..foo/events.jsonl", "", ".", "../other/events.jsonl", "tasks/../../etc/passwd", "/etc/passwd"].map((p) => run.resolveInside(p)),
+    ["/runs/r/tasks/s/x/default/1/events.jsonl", "/runs/r/tasks/s/x/default/1/events.jsonl", "/runs/r/..foo/events.jsonl", null, null, null, null, null],
   );
 });

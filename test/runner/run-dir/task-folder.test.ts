@@ -18,17 +18,25 @@ import { sampleResult } from "../sample-results.js";
 
 const modeOf = async (path: string) => (await stat(path)).mode & 0o777;
 
-test("lays out tasks/<suite>/<id>/ with its workspace and files, relative paths /-separated", () => {
-  const folder = new TaskFolder("/runs/r", { suite: "arith", id: "fix-add" });
-  assert.deepEqual(
-    { dir: folder.dir, workspace: folder.workspace, files: (["session", "journal", "state", "events", "result"] as const).map((f) => folder.path(f)), transcript: folder.relativePath("events") },
-    {
-      dir: "/runs/r/tasks/arith/fix-add",
-      workspace: "/runs/r/tasks/arith/fix-add/workspace",
-      files: ["session.json", "session.journal.jsonl", "task-state.json", "events.jsonl", "result.json"].map((f) => `/runs/r/tasks/arith/fix-add/${f}`),
-      transcript: "tasks/arith/fix-add/events.jsonl",
-    },
-  );
+test("lays out a trial in tasks/<suite>/<id>/<variant|default>/<n>/ with its workspace and files, relative paths /-separated", () => {
+  const layout = (folder: TaskFolder) => ({
+    dir: folder.dir, workspace: folder.workspace, files: (["session", "journal", "state", "events", "result"] as const).map((f) => folder.path(f)), transcript: folder.relativePath("events"),
+  });
+  const files = ["session.json", "session.journal.jsonl", "task-state.json", "events.jsonl", "result.json"];
+  assert.deepEqual(layout(new TaskFolder("/runs/r", { suite: "arith", id: "fix-add", variant: null, repeat: 3 })), {
+    dir: "/runs/r/tasks/arith/fix-add/default/3",
+    workspace: "/runs/r/tasks/arith/fix-add/default/3/workspace",
+    files: files.map((f) => `/runs/r/tasks/arith/fix-add/default/3/${f}`),
+    transcript: "tasks/arith/fix-add/default/3/events.jsonl",
+  });
+  assert.equal(new TaskFolder("/runs/r", { suite: "arith", id: "fix-add", variant: "model=sonnet", repeat: 1 }).dir, "/runs/r/tasks/arith/fix-add/model=sonnet/1");
+  // A run directory made before trials (layout 1): one folder per task, read by reports, merge and replay.
+  assert.deepEqual(layout(new TaskFolder("/runs/r", { suite: "arith", id: "fix-add" })), {
+    dir: "/runs/r/tasks/arith/fix-add",
+    workspace: "/runs/r/tasks/arith/fix-add/workspace",
+    files: files.map((f) => `/runs/r/tasks/arith/fix-add/${f}`),
+    transcript: "tasks/arith/fix-add/events.jsonl",
+  });
 });
 
 for (const name of ["", ".", "..", "a/b", "..\\up"]) {
@@ -40,11 +48,11 @@ for (const name of ["", ".", "..", "a/b", "..\\up"]) {
 
 test("a written result reads back whole, 0600 in 0700 folders; no result yet is null", async (t) => {
   const runDir = await tempDir(t);
-  const folder = new TaskFolder(runDir, { suite: "arithmetic", id: "fix-add" });
+  const folder = new TaskFolder(runDir, { suite: "arithmetic", id: "fix-add", variant: null, repeat: 1 });
   assert.equal(await folder.readResult(), null);
-  const result = sampleResult("arithmetic", "fix-add", "failed", 2);
+  const result = { ...sampleResult("arithmetic", "fix-add", "failed", 2), trial: { repeat: 1, variant: null } };
   const path = await folder.writeResult(result);
-  assert.equal(path, join(runDir, "tasks/arithmetic/fix-add/result.json"));
+  assert.equal(path, join(runDir, "tasks/arithmetic/fix-add/default/1/result.json"));
   assert.deepStrictEqual(await folder.readResult(), result);
   assert.equal(await modeOf(path), 0o600);
   assert.equal(await modeOf(folder.dir), 0o700);

@@ -14,7 +14,7 @@ test("the committed schema/result.schema.json equals the one generated from the 
   assert.deepEqual(stats.properties.costUsd.anyOf.map((s) => s.type), ["number", "null"]);
 });
 
-const PATH = "/runs/r/tasks/s/x/result.json";
+const PATH = "/runs/r/tasks/s/x/default/1/result.json";
 
 function resultErrorOf(fn: () => unknown): TaskResultFileError {
   try {

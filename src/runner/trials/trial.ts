@@ -1,0 +1,35 @@
+/**
+ * A trial as the runner runs it (issue 21): one task, one variant (none yet: the matrix brings
+ * them), one repeat — its key (trial-key.ts), the label people read, and the task it runs. Every
+ * trial is a unit of its own: its own folder, workspace, checkpoint, budget share and result.
+ */
+import type { TaskDefinition } from "../tasks/task-file.js";
+import { trialFolderSegments, trialLabel, type TrialKey } from "./trial-key.js";
+
+export interface Trial {
+  task: TaskDefinition;
+  key: TrialKey;
+  /** `suite/id` for a task's one trial, `suite/id#3` among repeats (trialLabel). */
+  label: string;
+}
+
+/** The number of trials a task runs: its own `repeats:`, else the run's `--repeats`, else 1. */
+export function repeatsOf(task: Pick<TaskDefinition, "repeats">, runRepeats: number | undefined): number {
+  return task.repeats ?? runRepeats ?? 1;
+}
+
+/** The trials of `task`, repeats 1..`repeats` with no variant, in report order. */
+export function trialsOf(task: TaskDefinition, repeats: number): Trial[] {
+  if (!Number.isSafeInteger(repeats) || repeats < 1) throw new RangeError(`trialsOf: ${task.suite}/${task.id} has ${repeats} repeats; expected a whole number from 1`);
+  const trials: Trial[] = [];
+  for (let repeat = 1; repeat <= repeats; repeat++) {
+    const key: TrialKey = { suite: task.suite, id: task.id, variant: null, repeat };
+    trials.push({ task, key, label: trialLabel(key, { repeats, variants: false }) });
+  }
+  return trials;
+}
+
+/** A trial's key as one string, for maps: `suite/id/<variant|default>/<n>` (its folder under `tasks/`). */
+export function trialId(key: TrialKey): string {
+  return trialFolderSegments(key).join("/");
+}
