@@ -93,7 +93,7 @@ async function writeMerged(shards: readonly ShardRun[], coverage: ShardCoverage 
   const out = new RunDir(outDir);
   for (const shard of shards) {
     for (const result of shard.results) {
-      await out.task(result).writeResult(result);
+      await out.folderOf(result).writeResult(result);
       const missing = await copyTranscript(new RunDir(shard.dir), out, result.transcriptPath);
       if (missing !== null) missingTranscripts.push(missing);
     }

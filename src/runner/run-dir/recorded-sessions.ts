@@ -10,6 +10,9 @@ import type { Session } from "../../core/session.js";
 import type { ToolSpec } from "../../core/tool.js";
 import { sessionFromLog, type ReplaySession } from "../../transcript/replay-session.js";
 import { RunDir } from "./run-dir.js";
+import type { TaskFolder } from "./task-folder.js";
+import { taskKey } from "./task-result.js";
+import { trialLabel } from "../trials/trial-key.js";
 
 export interface RecordedSession {
   suite: string;
@@ -44,13 +47,24 @@ export async function readRunDirSessions(path: string): Promise<RecordedSession[
   if (!manifest) throw new RhemaError("invalid_input", `${path}: not a run directory (no manifest.json)`);
   const out: RecordedSession[] = [];
   for (const ref of manifest.tasks) {
-    const task = runDir.task(ref);
-    const session = await task.openCheckpoint().load();
-    if (!session || session.messages.length === 0) continue;
-    const times = await task.readRequestTimes();
-    const prefix = requestPrefix(session, task.workspace);
-    const replay = sessionFromLog(`${ref.suite}/${ref.id}`, prefix.system, session.messages, times);
-    out.push({ suite: ref.suite, id: ref.id, session: { ...replay, tools: prefix.tools } });
+    const trials = manifest.layout === 2 ? manifestTrialFolders(runDir, ref) : [{ folder: runDir.task(ref), name: taskKey(ref) }];
+    for (const { folder, name } of trials) {
+      const session = await folder.openCheckpoint().load();
+      if (!session || session.messages.length === 0) continue;
+      const times = await folder.readRequestTimes();
+      const prefix = requestPrefix(session, folder.workspace);
+      const replay = sessionFromLog(name, prefix.system, session.messages, times);
+      out.push({ suite: ref.suite, id: ref.id, session: { ...replay, tools: prefix.tools } });
+    }
   }
   return out;
+}
+
+/** A layout-2 task's trial folders, each named by its trial's label (`suite/id`, `suite/id#3`). */
+function manifestTrialFolders(runDir: RunDir, ref: { suite: string; id: string; trials?: number }): { folder: TaskFolder; name: string }[] {
+  const repeats = ref.trials ?? 1;
+  return Array.from({ length: repeats }, (_, i) => {
+    const key = { suite: ref.suite, id: ref.id, variant: null, repeat: i + 1 };
+    return { folder: runDir.trial(key), name: trialLabel(key, { repeats, variants: false }) };
+  });
 }
