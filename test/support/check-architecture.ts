@@ -129,9 +129,10 @@ export function checkArchitecture(srcDir: string, options: ArchitectureOptions =
 }
 
 /**
- * The room rules over the file graph: each file of a layer with rooms sits in one, each import
- * between two rooms of a layer is one the table allows, and the rooms' own graph has no loop.
- * Known imports are left out of all three; a known import the graph lacks is stale.
+ * The room rules over the whole file graph (each import site is judged against the table by
+ * `judgeRoomImport`): each file of a layer with rooms sits in one, and the rooms' own graph has
+ * no loop, known wrong-way imports left out. A known import that is no wrong-way import of the
+ * graph is stale.
  */
 function roomViolations(graph: ReadonlyMap<string, ReadonlySet<string>>, rooms: RoomTable, known: readonly KnownImport[]): Violation[] {
   const violations: Violation[] = [];
@@ -171,7 +172,7 @@ interface Importer { path: string; file: string; layer: Layer | null }
 const RUNS_OTHER_CODE: ReadonlySet<string> = new Set(["cli/code-cache.ts"]);
 
 /** What one import site breaks, if anything, and the source file it reaches, if one. */
-function judgeImport(site: ImportSite, from: Importer, known: ReadonlySet<string>, rel: (path: string) => string): { violation?: Violation; target?: string } {
+function judgeImport(site: ImportSite, from: Importer, inTree: ReadonlySet<string>, rel: (path: string) => string): { violation?: Violation; target?: string } {
   const { kind, line, specifier } = site;
   const { file, layer } = from;
   if (specifier === null) {
@@ -182,7 +183,7 @@ function judgeImport(site: ImportSite, from: Importer, known: ReadonlySet<string
   }
   const resolved = resolveRelative(specifier, kind, from.path, OPTIONS);
   if (resolved === null) return { violation: { rule: "unresolved-import", file, line, kind, specifier } };
-  if (!known.has(resolved)) return { violation: { rule: "outside-source", file, line, kind, specifier } };
+  if (!inTree.has(resolved)) return { violation: { rule: "outside-source", file, line, kind, specifier } };
   const target = rel(resolved);
   const to = layerOf(target);
   if (layer === null || to === null || mayImport(layer, to)) return { target };
