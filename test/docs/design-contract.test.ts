@@ -1,7 +1,8 @@
 /**
  * docs/design.md is the contract, so the parts of it the code can say are checked against the
- * code: its layer table is the architecture checker's (who may import whom), and its exit-code
- * table places every error code of src/core/errors.ts under the exit code the CLI gives it.
+ * code: its layer table is the architecture checker's (who may import whom), so are its room
+ * tables (the sub-folders of runner/ and policy/), and its exit-code table places every error
+ * code of src/core/errors.ts under the exit code the CLI gives it.
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -11,6 +12,8 @@ import { type ErrorCode } from "../../src/core/errors.js";
 import { exitCodeFor } from "../../src/cli/exit-codes.js";
 import { MAY_IMPORT, type Layer } from "../support/check-architecture.js";
 import { readDoc, tableRows } from "../support/doc-blocks.js";
+import { docTables } from "../support/doc-tables.js";
+import { ROOMS } from "../support/rooms.js";
 import { repoRoot } from "../support/paths.js";
 
 const design = readDoc("docs/design.md");
@@ -40,6 +43,23 @@ test("the layer table of docs/design.md is the one test/architecture.test.ts enf
   const enforced = new Map(Object.entries(MAY_IMPORT).map(([layer, may]) => [layer, [...may].sort()]));
   assert.deepEqual(Object.fromEntries(documented), Object.fromEntries(enforced));
   assert.equal((Object.keys(MAY_IMPORT) as Layer[]).length, documented.size);
+});
+
+test("the room tables of docs/design.md are the ones test/architecture.test.ts enforces", () => {
+  const documented: Record<string, Record<string, string[]>> = {};
+  for (const table of docTables(design)) {
+    const layer = /^room of `([a-z-]+)\/`$/.exec(table.header[0] ?? "")?.[1];
+    if (layer === undefined) continue;
+    const rooms = table.rows.map(([roomCell = ""]) => spans(roomCell)[0]!.replace(/\/$/, ""));
+    documented[layer] = Object.fromEntries(table.rows.map(([, , importsCell = ""], i) => {
+      const room = rooms[i]!;
+      const imports = importsCell === "every room" ? rooms.filter((r) => r !== room) : spans(importsCell).map((r) => r.replace(/\/$/, ""));
+      return [room, imports.sort()];
+    }));
+  }
+  const enforced = Object.fromEntries(Object.entries(ROOMS).map(([layer, rooms]) =>
+    [layer, Object.fromEntries(Object.entries(rooms).map(([room, may]) => [room, [...may].sort()]))]));
+  assert.deepEqual(documented, enforced);
 });
 
 test("the exit-code table of docs/design.md places every error code where the CLI does", () => {

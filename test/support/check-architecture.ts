@@ -3,8 +3,10 @@
  * `srcDir` with the TypeScript compiler API and returns each way the tree breaks docs/design.md §2 —
  * an import against the layer table (static, type-only, dynamic or `require`), an import cycle,
  * a file in no layer, a file in `core` that imports the file system, processes or sockets, and
- * an edge-only use of `process` or `console` below the edges (cli, action). The real tree's
- * test and the fixture trees that prove each rule fails both go through it.
+ * an edge-only use of `process` or `console` below the edges (cli, action) — and inside the
+ * layers that have rooms (`runner/`, `policy/`: rooms.ts), a file in no room, an import against
+ * the room table and rooms that import each other round a loop. The real tree's test and the
+ * fixture trees that prove each rule fails both go through it.
  */
 import { readdirSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -12,6 +14,7 @@ import { dirname, join, relative, sep } from "node:path";
 import ts from "typescript";
 import { ambientUses } from "./ambient-access.js";
 import { type ImportKind, type ImportSite, importSites, isRelative, resolveRelative } from "./import-graph.js";
+import { ROOMS, type RoomTable, mayImportRoom, roomOf } from "./rooms.js";
 
 export type Layer =
   | "core" | "cache" | "store" | "process" | "prompt" | "yaml-source" | "policy" | "tools" | "transcript" | "providers"
@@ -54,7 +57,28 @@ export type Violation =
   | { rule: "computed-import"; file: string; line: number; kind: ImportKind }
   | { rule: "core-io"; file: string; line: number; kind: ImportKind; specifier: string }
   | { rule: "cycle"; files: string[] }
-  | { rule: "ambient"; file: string; line: number; object: "process" | "console"; member: string };
+  | { rule: "ambient"; file: string; line: number; object: "process" | "console"; member: string }
+  | { rule: "unknown-room"; file: string; layer: string }
+  | { rule: "room"; file: string; line: number; kind: ImportKind; target: string; layer: string; from: string; to: string }
+  | { rule: "room-cycle"; layer: string; rooms: string[] }
+  | { rule: "stale-known-import"; file: string; target: string };
+
+/** An import the room table forbids that the tree is known to make today: `file` imports `target`. */
+export interface KnownImport {
+  file: string;
+  target: string;
+}
+
+export interface ArchitectureOptions {
+  /** The rooms of the layers that have them; rooms.ts's `ROOMS` unless a fixture brings its own. */
+  rooms?: RoomTable;
+  /**
+   * Wrong-way room imports tolerated until they are moved: each is left out of the room rules
+   * (and of the rooms' cycles); one that is no wrong-way import of the tree (gone, or allowed)
+   * is itself a violation, so the list stays exact.
+   */
+  knownRoomImports?: readonly KnownImport[];
+}
 
 /** The layer a source file (relative to the source folder) sits in, or `null`. */
 export function layerOf(rel: string): Layer | null {
@@ -69,9 +93,11 @@ export function mayImport(from: Layer, to: Layer): boolean {
 }
 
 /** Every violation in the tree under `srcDir`, sorted by file and line; `[]` for a sound tree. */
-export function checkArchitecture(srcDir: string): Violation[] {
+export function checkArchitecture(srcDir: string, options: ArchitectureOptions = {}): Violation[] {
+  const rooms = options.rooms ?? ROOMS;
+  const known = options.knownRoomImports ?? [];
   const files = sourceFiles(srcDir);
-  const known = new Set(files);
+  const inTree = new Set(files);
   const program = sourceProgram(files);
   const checker = program.getTypeChecker();
   const rel = (path: string): string => relative(srcDir, path).split(sep).join("/");
@@ -86,16 +112,54 @@ export function checkArchitecture(srcDir: string): Violation[] {
     const targets = new Set<string>();
     graph.set(file, targets);
     for (const site of importSites(source)) {
-      const judged = judgeImport(site, { path, file, layer }, known, rel);
+      const judged = judgeImport(site, { path, file, layer }, inTree, rel);
       if (judged.violation) violations.push(judged.violation);
-      if (judged.target !== undefined) targets.add(judged.target);
+      if (judged.target === undefined) continue;
+      targets.add(judged.target);
+      const wrongWay = judgeRoomImport(site, file, judged.target, rooms, known);
+      if (wrongWay) violations.push(wrongWay);
     }
     if (layer === null || !EDGES.has(layer)) {
       for (const use of ambientUses(source, checker)) violations.push({ rule: "ambient", file, ...use });
     }
   }
   for (const cycle of importCycles(graph)) violations.push({ rule: "cycle", files: cycle });
+  violations.push(...roomViolations(graph, rooms, known));
   return violations.sort(byPlace);
+}
+
+/**
+ * The room rules over the whole file graph (each import site is judged against the table by
+ * `judgeRoomImport`): each file of a layer with rooms sits in one, and the rooms' own graph has
+ * no loop, known wrong-way imports left out. A known import that is no wrong-way import of the
+ * graph is stale.
+ */
+function roomViolations(graph: ReadonlyMap<string, ReadonlySet<string>>, rooms: RoomTable, known: readonly KnownImport[]): Violation[] {
+  const violations: Violation[] = [];
+  const roomGraph = new Map<string, Set<string>>();
+  for (const [file, targets] of graph) {
+    const room = roomOf(rooms, file);
+    if (room === undefined) continue;
+    const layer = file.slice(0, file.indexOf("/"));
+    if (room === null) {
+      violations.push({ rule: "unknown-room", file, layer });
+      continue;
+    }
+    for (const target of targets) {
+      const between = roomsOf(file, target, rooms);
+      if (between === null || (isKnown(known, file, target) && isWrongWay(file, target, rooms))) continue;
+      const edges = roomGraph.get(`${layer}/${room}`) ?? new Set<string>();
+      roomGraph.set(`${layer}/${room}`, edges.add(`${layer}/${between.to}`));
+    }
+  }
+  for (const cycle of importCycles(roomGraph)) {
+    const layer = cycle[0]!.slice(0, cycle[0]!.indexOf("/"));
+    violations.push({ rule: "room-cycle", layer, rooms: cycle.map((r) => r.slice(layer.length + 1)) });
+  }
+  for (const k of known) {
+    if (!isWrongWay(k.file, k.target, rooms) || !graph.get(k.file)?.has(k.target)) violations.push({ rule: "stale-known-import", file: k.file, target: k.target });
+  }
+  return violations;
 }
 
 interface Importer { path: string; file: string; layer: Layer | null }
@@ -108,7 +172,7 @@ interface Importer { path: string; file: string; layer: Layer | null }
 const RUNS_OTHER_CODE: ReadonlySet<string> = new Set(["cli/code-cache.ts"]);
 
 /** What one import site breaks, if anything, and the source file it reaches, if one. */
-function judgeImport(site: ImportSite, from: Importer, known: ReadonlySet<string>, rel: (path: string) => string): { violation?: Violation; target?: string } {
+function judgeImport(site: ImportSite, from: Importer, inTree: ReadonlySet<string>, rel: (path: string) => string): { violation?: Violation; target?: string } {
   const { kind, line, specifier } = site;
   const { file, layer } = from;
   if (specifier === null) {
@@ -119,11 +183,35 @@ function judgeImport(site: ImportSite, from: Importer, known: ReadonlySet<string
   }
   const resolved = resolveRelative(specifier, kind, from.path, OPTIONS);
   if (resolved === null) return { violation: { rule: "unresolved-import", file, line, kind, specifier } };
-  if (!known.has(resolved)) return { violation: { rule: "outside-source", file, line, kind, specifier } };
+  if (!inTree.has(resolved)) return { violation: { rule: "outside-source", file, line, kind, specifier } };
   const target = rel(resolved);
   const to = layerOf(target);
   if (layer === null || to === null || mayImport(layer, to)) return { target };
   return { target, violation: { rule: "layer", file, line, kind, target, from: layer, to } };
+}
+
+const isKnown = (known: readonly KnownImport[], file: string, target: string): boolean =>
+  known.some((k) => k.file === file && k.target === target);
+
+/** The rooms of an import between two rooms of one layer, or null when it is not one. */
+function roomsOf(file: string, target: string, rooms: RoomTable): { layer: string; from: string; to: string } | null {
+  const layer = file.slice(0, file.indexOf("/"));
+  const from = roomOf(rooms, file);
+  const to = roomOf(rooms, target);
+  if (!from || !to || from === to || !target.startsWith(`${layer}/`)) return null;
+  return { layer, from, to };
+}
+
+function isWrongWay(file: string, target: string, rooms: RoomTable): boolean {
+  const between = roomsOf(file, target, rooms);
+  return between !== null && !mayImportRoom(rooms, between.layer, between.from, between.to);
+}
+
+/** A room violation for an import between two rooms of one layer that the table does not allow, unless it is known. */
+function judgeRoomImport(site: ImportSite, file: string, target: string, rooms: RoomTable, known: readonly KnownImport[]): Violation | undefined {
+  const between = roomsOf(file, target, rooms);
+  if (between === null || !isWrongWay(file, target, rooms) || isKnown(known, file, target)) return undefined;
+  return { rule: "room", file, line: site.line, kind: site.kind, target, ...between };
 }
 
 /** One line per violation, for an assertion message a person can act on. */
@@ -137,6 +225,10 @@ export function describeViolation(v: Violation): string {
     case "core-io": return `${v.file}:${v.line} (core) imports "${v.specifier}": core does no file, process or network I/O`;
     case "cycle": return `import cycle: ${[...v.files, v.files[0]].join(" → ")}`;
     case "ambient": return `${v.file}:${v.line} uses ${v.object}.${v.member}, which only the edges (cli, action) may`;
+    case "unknown-room": return `${v.file} sits in no room of ${v.layer}/ (docs/design.md §2, "Rooms")`;
+    case "room": return `${v.file}:${v.line} (${v.layer}/${v.from}) has a ${v.kind} import of ${v.target} (${v.layer}/${v.to}): ${v.layer}/${v.from} may not import ${v.layer}/${v.to}`;
+    case "room-cycle": return `room cycle in ${v.layer}/: ${[...v.rooms, v.rooms[0]].join(" → ")}`;
+    case "stale-known-import": return `${v.file} → ${v.target} is no wrong-way import of the tree (any more): remove it from the known wrong-way imports`;
   }
 }
 
@@ -248,7 +340,8 @@ function cyclePath(graph: ReadonlyMap<string, ReadonlySet<string>>, component: R
 }
 
 function byPlace(a: Violation, b: Violation): number {
-  const place = (v: Violation): [string, number] => v.rule === "cycle" ? [v.files[0]!, 0] : [v.file, "line" in v ? v.line : 0];
+  const place = (v: Violation): [string, number] =>
+    v.rule === "cycle" ? [v.files[0]!, 0] : v.rule === "room-cycle" ? [`${v.layer}/${v.rooms[0]}`, 0] : [v.file, "line" in v ? v.line : 0];
   const [fa, la] = place(a);
   const [fb, lb] = place(b);
   return fa < fb ? -1 : fa > fb ? 1 : la - lb || a.rule.localeCompare(b.rule);

@@ -46,7 +46,7 @@
  */
 import type { ApprovalRequest } from "../../core/approval.js";
 import { decideShellCall } from "./decide-shell.js";
-import { firstMatchingGlob } from "../file/path-glob.js";
+import { firstMatchingGlob } from "../match/path-glob.js";
 import {
   type PolicyDecision, SHELL_ANALYSIS, WORKSPACE_BOUNDARY, isOutsideWorkspace, listPaths, pathRuleMatches,
 } from "./policy-decision.js";

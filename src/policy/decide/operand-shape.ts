@@ -5,7 +5,7 @@
  * loop variable, xargs input) could be any path; a plain environment variable (`"$FILE"`) is the
  * run's own setting and is not judged as a path.
  */
-import { couldHoldMatch, expandBraces, globsOverlap } from "../file/glob-overlap.js";
+import { couldHoldMatch, expandBraces, globsOverlap } from "../match/glob-overlap.js";
 import type { CwdSet } from "../shell/shell-cwd.js";
 import {
   type PathOutcome, type ShellFacts, globFolder, globKey, hasWildcard, locatedText, loopChoices, pathOutcomes,

@@ -12,7 +12,7 @@ import { SHELL_ANALYSIS } from "./policy-decision.js";
 import type { Policy } from "../file/policy-model.js";
 import { analyzeShell } from "../shell/shell-analysis.js";
 import { type ShellFacts, type TreeInterest, resolveShellPaths } from "../shell/shell-paths.js";
-import { compileGlobs } from "../file/path-glob.js";
+import { compileGlobs } from "../match/path-glob.js";
 import { folderCouldHold } from "./operand-shape.js";
 
 /** One denied call, as the runner reports it. */

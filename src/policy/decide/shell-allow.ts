@@ -9,7 +9,7 @@ import type { PolicyRule } from "../file/policy-model.js";
 import { type PolicyDecision, SHELL_ANALYSIS, WORKSPACE_BOUNDARY, ruleCoversTool } from "./policy-decision.js";
 import type { ShellFileAccess, SimpleCommand } from "../shell/shell-model.js";
 import { type PathOutcome, globFolder, pathOutcomes } from "../shell/shell-paths.js";
-import { patternAllows, patternNamesRedirect } from "../shell/shell-pattern.js";
+import { patternAllows, patternNamesRedirect } from "../match/shell-pattern.js";
 import type { ShellWord } from "../shell/grammar/shell-words.js";
 import { type Grant, type ShellContext, type Verdict, denyWith, shown, words } from "./shell-context.js";
 

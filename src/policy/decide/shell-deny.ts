@@ -6,13 +6,13 @@
  * operand of a file command as any path, a folder read whole by what it holds (on disk) or
  * could hold (by text).
  */
-import { firstMatchingGlob } from "../file/path-glob.js";
+import { firstMatchingGlob } from "../match/path-glob.js";
 import type { PolicyRule } from "../file/policy-model.js";
 import { filesArePrecise } from "../shell/commands/file-command-table.js";
 import { readGit } from "../shell/commands/git-command.js";
 import type { ShellFileAccess, SimpleCommand } from "../shell/shell-model.js";
 import { argumentPathTexts, pathOutcomes, treeKey } from "../shell/shell-paths.js";
-import { patternDenies } from "../shell/shell-pattern.js";
+import { patternDenies } from "../match/shell-pattern.js";
 import { type ShellWord, literalWord } from "../shell/grammar/shell-words.js";
 import { folderCouldHold, operandShape, shapeMatch } from "./operand-shape.js";
 import type { PolicyDecision } from "./policy-decision.js";

@@ -3,9 +3,9 @@
  * each labelled with where it was written (`rule 4 (policy.yaml:12)`), so every decision can
  * name its rule.
  */
-import { compileGlobs } from "./path-glob.js";
+import { compileGlobs } from "../match/path-glob.js";
 import type { PolicyFileContent, RuleMatchers } from "./policy-schema.js";
-import { type ShellPattern, compileShellPattern } from "../shell/shell-pattern.js";
+import { type ShellPattern, compileShellPattern } from "../match/shell-pattern.js";
 
 export type RuleEffect = "allow" | "deny";
 

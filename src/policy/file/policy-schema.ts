@@ -4,8 +4,8 @@
  * sandbox the policy asks for (`sandbox`, `network`). Unknown keys are errors. The published JSON Schema (schema/policy.schema.json) is generated from it.
  */
 import { z } from "zod";
-import { globProblem } from "./path-glob.js";
-import { ShellPatternError, compileShellPattern } from "../shell/shell-pattern.js";
+import { globProblem } from "../match/path-glob.js";
+import { ShellPatternError, compileShellPattern } from "../match/shell-pattern.js";
 
 const toolName = z.string().min(1, "a tool name cannot be empty");
 

@@ -15,10 +15,11 @@ import { arithmeticTextProblem } from "./commands/shell-arithmetic.js";
 import { UNKNOWN_CWD, WORKSPACE_ROOT, type CwdSet, unionCwds } from "./shell-cwd.js";
 import type { ShellAnalysis } from "./shell-model.js";
 import { ALWAYS_TAINTED } from "./commands/shell-programs.js";
-import { scanWords, walkScript } from "./grammar/shell-walk.js";
+import { scanWords, walkScript } from "./shell-walk.js";
 import { COMMAND_OUTPUT } from "./grammar/shell-words.js";
 
-export type { ShellAnalysis, ShellAssignment, ShellConstruct, ShellFileAccess, SimpleCommand } from "./shell-model.js";
+export type { ShellAnalysis, ShellConstruct, ShellFileAccess, SimpleCommand } from "./shell-model.js";
+export type { ShellAssignment } from "./grammar/shell-words.js";
 
 /** Parses and analyses one command line. Synchronous: the parser must already be loaded. */
 export function analyzeShell(source: string, parser: BashParser): ShellAnalysis {

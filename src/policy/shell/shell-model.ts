@@ -4,14 +4,7 @@
  * and what it cannot judge. Types only.
  */
 import type { CwdSet } from "./shell-cwd.js";
-import type { ShellWord } from "./grammar/shell-words.js";
-
-export interface ShellAssignment {
-  name: string;
-  value: ShellWord;
-  /** As written, e.g. `NODE_ENV=test`. */
-  raw: string;
-}
+import type { ShellAssignment, ShellWord } from "./grammar/shell-words.js";
 
 export interface SimpleCommand {
   /** The command as written in the source. */

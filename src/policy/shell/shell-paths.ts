@@ -10,13 +10,13 @@
 import { realpath } from "node:fs/promises";
 import { glob } from "tinyglobby";
 import { isAbsolute, relative, resolve, sep } from "node:path";
-import { expandBraces } from "../file/glob-overlap.js";
+import { expandBraces } from "../match/glob-overlap.js";
 import { type CwdSet, cwdKey } from "./shell-cwd.js";
 import type { ShellAnalysis, ShellFileAccess } from "./shell-model.js";
-import { type Realpath, type TreeFacts, type TreeInterest, memoizedRealpath, walkPath, walkTree } from "./grammar/shell-trees.js";
+import { type Realpath, type TreeFacts, type TreeInterest, memoizedRealpath, walkPath, walkTree } from "./shell-trees.js";
 import type { ShellWord } from "./grammar/shell-words.js";
 
-export type { TreeFacts, TreeInterest } from "./grammar/shell-trees.js";
+export type { TreeFacts, TreeInterest } from "./shell-trees.js";
 
 export type PathOutcome =
   | { kind: "inside"; path: string }

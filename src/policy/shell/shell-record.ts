@@ -12,10 +12,10 @@ import { commandFiles, isFileCommand } from "./commands/file-command-table.js";
 import { gitProgramName, readGit } from "./commands/git-command.js";
 import { builtinEffects } from "./commands/shell-builtins.js";
 import { type CwdFlow, type CwdSet, UNKNOWN_CWD, anyExit, enterDirectory, sameCwds, stays, unionCwds } from "./shell-cwd.js";
-import type { ShellAssignment, SimpleCommand } from "./shell-model.js";
+import type { SimpleCommand } from "./shell-model.js";
 import { INERT_COMMANDS } from "./commands/shell-programs.js";
 import { isWrapper, unwrapCommand, commandName } from "./commands/shell-wrappers.js";
-import type { ShellWord } from "./grammar/shell-words.js";
+import type { ShellAssignment, ShellWord } from "./grammar/shell-words.js";
 
 const MAX_SCRIPT_DEPTH = 4;
 

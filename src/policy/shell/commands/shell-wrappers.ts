@@ -11,8 +11,7 @@
  * option or the inner command should be, makes the command unjudgeable (a blocker).
  */
 import { type ParsedOptions, hasOption, optionValues, parseOptions } from "./command-options.js";
-import type { ShellAssignment } from "../shell-model.js";
-import { type ShellWord, literalWord, runtimeWord } from "../grammar/shell-words.js";
+import { type ShellAssignment, type ShellWord, literalWord, runtimeWord } from "../grammar/shell-words.js";
 import { SHELLS, findExecCommands } from "./shell-programs.js";
 import { readParallel, readScript, readSg, readSu, readWatch } from "./string-wrappers.js";
 import { SPEC_WRAPPERS, type WrapperSpec } from "./wrapper-specs.js";

@@ -2,8 +2,7 @@
  * One step through a wrapper, as the wrapper readers (shell-wrappers.ts, string-wrappers.ts)
  * report it: the words that run next, or a script handed over, or why it cannot be seen through.
  */
-import type { ShellAssignment } from "../shell-model.js";
-import type { ShellWord } from "../grammar/shell-words.js";
+import type { ShellAssignment, ShellWord } from "../grammar/shell-words.js";
 
 /** One step through a wrapper. `next: null` means the wrapper itself is what runs. */
 export interface WrapperStep {

@@ -29,6 +29,14 @@ export interface ShellWord {
   vars: readonly string[];
 }
 
+/** A `NAME=value` word in effect for a command: a prefix (`A=1 cmd`) or given to `env`. */
+export interface ShellAssignment {
+  name: string;
+  value: ShellWord;
+  /** As written, e.g. `NODE_ENV=test`. */
+  raw: string;
+}
+
 /** The variable name a run-time word (xargs input) carries: data the analysis cannot see. */
 export const RUNTIME_VALUE = "<run time>";
 

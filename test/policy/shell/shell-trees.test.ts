@@ -7,8 +7,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdir, realpath, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { walkTree } from "../../../../src/policy/shell/grammar/shell-trees.js";
-import { tempDir } from "../../../support/temp-dir.js";
+import { walkTree } from "../../../src/policy/shell/shell-trees.js";
+import { tempDir } from "../../support/temp-dir.js";
 
 async function fixture(t: Parameters<typeof tempDir>[0]): Promise<{ ws: string; outside: string }> {
   const root = await tempDir(t, "rhema-trees-");

@@ -6,15 +6,14 @@
  * model becomes a blocker, which denies: it never drops a command.
  */
 import type { Node } from "web-tree-sitter";
-import { type AnalysisState, mark, taint, widenSince } from "../analysis-state.js";
-import { findSyntaxError, repairs } from "./grammar-repairs.js";
-import { bodyAsDoubleQuoted } from "./heredoc-body.js";
-import { joinContinuedLines } from "./line-continuations.js";
-import { arithmeticIn, expansionEffects } from "../commands/shell-arithmetic.js";
-import { type CwdFlow, type CwdSet, UNKNOWN_CWD, anyExit, sameCwds, stays, unionCwds } from "../shell-cwd.js";
-import type { ShellAssignment } from "../shell-model.js";
-import { recordCommand } from "../shell-record.js";
-import { type ShellWord, literalWord, readAssignmentWord, readWord } from "./shell-words.js";
+import { type AnalysisState, mark, taint, widenSince } from "./analysis-state.js";
+import { findSyntaxError, repairs } from "./grammar/grammar-repairs.js";
+import { bodyAsDoubleQuoted } from "./grammar/heredoc-body.js";
+import { joinContinuedLines } from "./grammar/line-continuations.js";
+import { arithmeticIn, expansionEffects } from "./commands/shell-arithmetic.js";
+import { type CwdFlow, type CwdSet, UNKNOWN_CWD, anyExit, sameCwds, stays, unionCwds } from "./shell-cwd.js";
+import { recordCommand } from "./shell-record.js";
+import { type ShellAssignment, type ShellWord, literalWord, readAssignmentWord, readWord } from "./grammar/shell-words.js";
 
 const MAX_NESTING = 200;
 

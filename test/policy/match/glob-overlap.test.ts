@@ -6,7 +6,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import picomatch from "picomatch";
-import { couldHoldMatch, expandBraces, globsOverlap } from "../../../src/policy/file/glob-overlap.js";
+import { couldHoldMatch, expandBraces, globsOverlap } from "../../../src/policy/match/glob-overlap.js";
 
 test("a glob operand meets the deny glob it could expand to", () => {
   for (const operand of [".e*", ".en?", ".[e]nv", "?env", "{.x,.env}", "*", "**/*", "*/*", ".e{n,x}v", "[.]env", "src/.e*", "**"]) {

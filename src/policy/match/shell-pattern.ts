@@ -15,8 +15,7 @@
  * proven" to an allow pattern: it matches an allow only where the pattern says any word (`*`,
  * the final `*`, `**`) or spells the same dynamic text (`$(git rev-parse *)`).
  */
-import type { ShellWord } from "./grammar/shell-words.js";
-import type { ShellAssignment } from "./shell-model.js";
+import type { ShellAssignment, ShellWord } from "../shell/grammar/shell-words.js";
 
 export interface PatternWord {
   /** As written in the pattern. */

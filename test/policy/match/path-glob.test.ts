@@ -1,7 +1,7 @@
 /** Path globs: what a policy may not use, and how workspace paths match. */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { compileGlobs, firstMatchingGlob, globProblem } from "../../../src/policy/file/path-glob.js";
+import { compileGlobs, firstMatchingGlob, globProblem } from "../../../src/policy/match/path-glob.js";
 
 test("globs that cannot work are refused with a reason", () => {
   assert.equal(globProblem("src/**"), null);

@@ -6,9 +6,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
   ShellPatternError, compileShellPattern, patternAllows, patternDenies, patternNamesRedirect, patternNamesSubstitution,
-} from "../../../src/policy/shell/shell-pattern.js";
-import { type ShellWord, literalWord } from "../../../src/policy/shell/grammar/shell-words.js";
-import type { ShellAssignment } from "../../../src/policy/shell/shell-model.js";
+} from "../../../src/policy/match/shell-pattern.js";
+import { type ShellAssignment, type ShellWord, literalWord } from "../../../src/policy/shell/grammar/shell-words.js";
 
 const WS = "/work/ws";
 const lit = (text: string): ShellWord => literalWord(text);
