@@ -218,8 +218,8 @@ test("each violation reads as one line naming the file, line and rule", () => {
 
 /** A tree in which every room of runner/ and policy/ imports only what the real room table allows. */
 const CLEAN_ROOMS: Record<string, string[]> = {
-  "src/runner/trials/key.ts": ["export const key = (id: string): string => id;"],
-  "src/runner/tasks/task.ts": ['import { key } from "../trials/key.js";', "export const task = key(\"t\");"],
+  "src/runner/tasks/task.ts": ["export const task = \"t\";"],
+  "src/runner/trials/key.ts": ['import { task } from "../tasks/task.js";', "export const key = (id: string): string => id + task;"],
   "src/runner/run-dir/folder.ts": ['import { task } from "../tasks/task.js";', 'import type { key } from "../trials/key.js";', "export const folder = (k: typeof key) => k(task);"],
   "src/runner/reports/report.ts": ['import { folder } from "../run-dir/folder.js";', "export const report = folder;"],
   "src/runner/execute/suite.ts": ['import { report } from "../reports/report.js";', 'import { task } from "../tasks/task.js";', 'export const suite = () => [report, task, import("../../policy/index.js")];'],
@@ -240,9 +240,9 @@ test("a tree whose rooms import one way gives no violations", async (t) => {
 
 /** Rooms that import the wrong way, round loops, files in no room, and a known list with a real entry and two stale ones. */
 const BROKEN_ROOMS: Record<string, string[]> = {
-  "src/runner/trials/key.ts": ["export const key = (id: string): string => id;"],
+  "src/runner/trials/key.ts": ["export type Key = string;"],
   "src/runner/trials/gate.ts": ['import type { Task } from "../tasks/task.js";', "export const gate = (t: Task): boolean => t.id !== \"\";"],
-  "src/runner/tasks/task.ts": ['import { key } from "../trials/key.js";', "export interface Task { id: string }", "export const task: Task = { id: key(\"t\") };"],
+  "src/runner/tasks/task.ts": ['import type { Key } from "../trials/key.js";', "export interface Task { id: Key }", "export const task: Task = { id: \"t\" };"],
   "src/runner/run-dir/state.ts": ["export const state = 1;"],
   "src/runner/run-dir/folder.ts": ['export const later = () => import("../execute/suite.js");'],
   "src/runner/reports/lines.ts": ['import type { Event } from "../execute/events.js";', "export const line = (e: Event): string => e.kind;"],
@@ -276,7 +276,7 @@ const EXPECTED_ROOMS: Violation[] = [
   { rule: "room", file: "runner/run-dir/folder.ts", line: 1, kind: "dynamic", target: "runner/execute/suite.ts", layer: "runner", from: "run-dir", to: "execute" },
   { rule: "room-cycle", layer: "runner", rooms: ["tasks", "trials"] },
   { rule: "stale-known-import", file: "runner/tasks/task.ts", target: "runner/run-dir/state.ts" },
-  { rule: "room", file: "runner/trials/gate.ts", line: 1, kind: "type", target: "runner/tasks/task.ts", layer: "runner", from: "trials", to: "tasks" },
+  { rule: "room", file: "runner/tasks/task.ts", line: 1, kind: "type", target: "runner/trials/key.ts", layer: "runner", from: "tasks", to: "trials" },
 ];
 
 test("a tree with broken rooms: each wrong-way import, each room loop, each file in no room and each stale known import is reported", async (t) => {

@@ -12,10 +12,10 @@ export type RoomTable = Readonly<Record<string, Readonly<Record<string, readonly
 
 export const ROOMS: RoomTable = {
   runner: {
-    /** Trial keys, the trial figures and the gate: pure arithmetic. */
-    trials: [],
     /** Task files: schema, loading, the task's policy and sandbox. */
-    tasks: ["trials"],
+    tasks: [],
+    /** A trial of a task, trial keys, the trial figures and the gate. */
+    trials: ["tasks"],
     /** The run directory's files: manifest, lock, task folders, states, results. */
     "run-dir": ["trials", "tasks"],
     /** junit.xml, stats.json, summary.md and `report merge`, from the run directory's results. */
