@@ -16,6 +16,12 @@ test("the draw of a trial is pinned: the same (seed, key) gives the same number 
   assert.equal(scriptDraw("42", trial(3, { variant: "fast" })), scriptDraw("42", trial(3, { variant: "fast" })));
 });
 
+test("the flaky example of docs/tasks.md (seed 3, arithmetic/flaky-fix) draws alternatives 1, 1, 2, 2, 1 for its five trials", () => {
+  const model = { scripts: alternatives(undefined, undefined) };
+  const picks = [1, 2, 3, 4, 5].map((repeat) => chooseScriptIndex(model, "3", { suite: "arithmetic", id: "flaky-fix", variant: null, repeat }));
+  assert.deepEqual(picks, [0, 0, 1, 1, 0]);
+});
+
 test("every part of the key and the seed enters the draw", () => {
   const base = scriptDraw("7", trial(2));
   const changed: Record<string, number> = {
