@@ -198,7 +198,7 @@ export const taskFileSchema = z.strictObject({
     rate: z.number({ error: "expected pass.rate as a number from 0 to 1" }).gt(0, { error: "pass.rate must be above 0" }).max(1, { error: "pass.rate is at most 1" })
       .describe("The share of counted trials that must pass (judged on the rate, or with --gate lower on its Wilson 95 % lower bound)."),
   }).optional().describe("What makes a repeated task pass; absent: --min-pass-rate, else every counted trial must pass. Not in the content hash."),
-  seed: z.union([z.string(), z.number().int()], { error: "expected seed as a string or a whole number" }).optional()
+  seed: z.union([z.string(), z.number().int({ error: "a number seed is a whole number up to 9007199254740991 (2^53 − 1): quote a longer one (seed: \"…\")" })], { error: "expected seed as a string or a whole number" }).optional()
     .describe("Seeds the scripted model's draw among its `scripts` alternatives: each trial's is a hash of the seed and the trial's key, so a resumed trial replays its alternative and the repeats draw independently (default \"\"; a number counts as its decimal text; in the content hash)."),
   sandbox: z.enum(["auto", "bwrap", "off"], { error: "expected sandbox as auto, bwrap or off" }).optional()
     .describe("The OS sandbox this task asks for; the strictest of --sandbox, the policy's `sandbox:` and this wins (off < auto < bwrap), so `off` here cannot switch off what the run or the policy asked for."),

@@ -211,6 +211,7 @@ const malformed: MalformedCase[] = [
   { name: "weight as a word", source: "prompt: x\nmodel:\n  provider: scripted\n  scripts:\n    - { script: [{ say: a }], weight: lots }\n", at: [5, 39], field: "model.scripts.0.weight", message: /number above 0/ },
   { name: "pick without scripts", source: "prompt: x\nmodel:\n  provider: scripted\n  script: [{ say: a }]\n  pick: repeat\n", at: [5, 9], field: "model.pick", message: /pick chooses among scripts/ },
   { name: "unknown pick", source: "prompt: x\nmodel:\n  provider: scripted\n  pick: random\n  scripts:\n    - script: [{ say: a }]\n", at: [4, 9], field: "model.pick", message: /draw or repeat/ },
+  { name: "a seed too long for a number", source: "prompt: x\nseed: 12345678901234567890\n", at: [2, 7], field: "seed", message: /up to 9007199254740991 .*quote a longer one/ },
   { name: "fractional seed", source: "prompt: x\nseed: 1.5\n", at: [2, 7], field: "seed", message: /string or a whole number/ },
   { name: "check without a command", source: "prompt: x\nchecks:\n  - name: t\n", at: [3, 5], field: "checks.0.run", message: /required/ },
   { name: "duplicate check names", source: "prompt: x\nchecks:\n  - { name: t, run: a }\n  - { name: t, run: b }\n", at: [4, 13], field: "checks.1.name", message: /duplicate check name/ },
