@@ -23,3 +23,23 @@ export interface ScriptStep {
   fail?: { status?: number; message?: string; retryable?: boolean; times?: number };
   chunkDelayMs?: number;
 }
+
+/** One alternative of `scripts`: a script and its weight in the seeded draw (default 1). */
+export interface ScriptAlternative {
+  script: ScriptStep[];
+  /** Above 0; the draw picks the alternative with probability weight ÷ the weights' sum. */
+  weight?: number;
+}
+
+/**
+ * How a trial's alternative is chosen: `draw` (default), a seeded draw weighted by `weight`;
+ * `repeat`, alternative (repeat − 1) mod count, so repeat 1 plays the first (weights ignored).
+ */
+export type ScriptPick = "draw" | "repeat";
+
+/** The scripted model as a task file writes it: `script`, or `scripts` with `pick` (they exclude each other). */
+export interface ScriptedModelScripts {
+  script?: readonly ScriptStep[];
+  scripts?: readonly ScriptAlternative[];
+  pick?: ScriptPick;
+}

@@ -11,7 +11,8 @@ import { basename, dirname, extname, isAbsolute, resolve } from "node:path";
 import { z } from "zod";
 import { RhemaError, errorMessage, throwIfMachineLimit } from "../../core/errors.js";
 import type { TranscriptConfig } from "../../core/transcript-types.js";
-import type { ScriptStep } from "../../providers/script.js";
+import type { ScriptAlternative, ScriptPick, ScriptStep } from "../../providers/script.js";
+import { chooseScript } from "../../providers/script-choice.js";
 import {
   formatLocatedMessage,
   parseYamlSource,
@@ -64,8 +65,21 @@ export class TaskFileError extends RhemaError {
 }
 
 export type TaskModel =
-  | { provider: "scripted"; script: ScriptStep[]; priceAs?: string }
+  | ScriptedTaskModel
   | { provider: "anthropic" | "openai"; name: string; baseUrl?: string };
+
+/**
+ * A scripted model. With `scripts`, each trial plays the alternative `chooseScript(model, task.seed
+ * ?? "", trial)` picks (providers/script-choice.ts), and `script` holds the one of the task's first
+ * trial (repeat 1, no variant): what a runner that plays each task once plays.
+ */
+export interface ScriptedTaskModel {
+  provider: "scripted";
+  script: ScriptStep[];
+  scripts?: ScriptAlternative[];
+  pick?: ScriptPick;
+  priceAs?: string;
+}
 
 /** A policy file, or an inline policy kept raw for the policy module, with where it stands. */
 export type TaskPolicy =
@@ -277,7 +291,7 @@ function resolveTask(
       setup: content.workspace?.setup ?? [],
     },
     policy: resolvePolicy(content.policy, base.file, locate),
-    model: (content.model as TaskModel | undefined) ?? null,
+    model: resolveModel(content.model, content.seed, base),
     limits: {},
     checks: (content.checks ?? []).map((check) => {
       const resolved: TaskCheck = { name: check.name, run: check.run };
@@ -297,6 +311,14 @@ function resolveTask(
   if (content.pass !== undefined) task.passRate = content.pass.rate;
   if (content.seed !== undefined) task.seed = String(content.seed);
   return task;
+}
+
+function resolveModel(model: TaskFileContent["model"], seed: TaskFileContent["seed"], trial: { suite: string; id: string }): TaskModel | null {
+  if (model === undefined) return null;
+  if (model.provider !== "scripted") return model;
+  const { script: _script, ...rest } = model;
+  const first = chooseScript(model, seed === undefined ? "" : String(seed), { suite: trial.suite, id: trial.id, variant: null, repeat: 1 });
+  return { ...rest, script: [...first] };
 }
 
 function resolvePolicy(policy: TaskFileContent["policy"], file: string, locate: Locate): TaskPolicy | null {

@@ -73,15 +73,45 @@ export const scriptStepSchema = z.strictObject({
   if (step.say === undefined && step.call === undefined && step.calls === undefined && step.fail === undefined) {
     ctx.addIssue({ code: "custom", path: [], message: "a step needs at least one of say, call, calls, fail" });
   }
+}).meta({ id: "scriptStep" }); // one definition in the JSON Schema, referred to by `script` and each of `scripts`
+
+const scriptSchema = (what: string) => z.array(scriptStepSchema, { error: `expected ${what} as a list of steps` })
+  .min(1, { error: `${what} is empty: give at least one step` });
+
+/** One alternative of `scripts`: a script and its weight in the draw. Mirrors `ScriptAlternative` in src/providers/script.ts. */
+const scriptAlternativeSchema = z.strictObject({
+  script: scriptSchema("an alternative's script").describe("What the model says in the trials that draw this alternative."),
+  weight: z.number({ error: "expected weight as a number above 0" })
+    .positive({ error: "weight must be above 0" })
+    .max(1e9, { error: "weight is at most 1e9" }).optional()
+    .describe("The alternative's share of the draw: weight ÷ the sum of weights (default 1)."),
 });
 
-const scriptedModelSchema = z.strictObject({
+/**
+ * The scripted model: one `script`, or `scripts` alternatives (each trial plays one, chosen by
+ * `pick`: src/providers/script-choice.ts). Exactly one of `script` and `scripts`; `pick` only with `scripts`.
+ */
+export const scriptedModelSchema = z.strictObject({
   provider: z.literal("scripted"),
-  script: z.array(scriptStepSchema, { error: "expected script as a list of steps" })
-    .min(1, { error: "script is empty: give at least one step" })
-    .describe("What the model says, one assistant message per step."),
+  script: scriptSchema("script").optional()
+    .describe("What the model says, one assistant message per step. Excludes `scripts`."),
+  scripts: z.array(scriptAlternativeSchema, { error: "expected scripts as a list of {script, weight}" })
+    .min(1, { error: "scripts is empty: give at least one alternative {script: [steps]}" }).optional()
+    .describe("Alternative scripts: each trial plays one, chosen by `pick` (repeats of the task can then pass and fail). Excludes `script`."),
+  pick: z.enum(["draw", "repeat"], { error: "expected pick as draw or repeat" }).optional()
+    .describe("How a trial's alternative is chosen: `draw` (default), a draw weighted by `weight` from a hash of the task's `seed` and the trial's key; `repeat`, alternative (repeat − 1) mod count."),
   priceAs: nonEmptyText("priceAs").optional()
     .describe("Price the script's requests as this model (e.g. claude-sonnet-4-6), so offline runs show realistic, simulated cost figures; absent, the task is unpriced."),
+}).superRefine((model, ctx) => {
+  if (model.script !== undefined && model.scripts !== undefined) {
+    ctx.addIssue({ code: "custom", path: ["scripts"], message: "script and scripts exclude each other: use one" });
+  }
+  if (model.script === undefined && model.scripts === undefined) {
+    ctx.addIssue({ code: "custom", path: ["script"], message: "required: a scripted model needs script (a list of steps) or scripts (alternatives)" });
+  }
+  if (model.pick !== undefined && model.scripts === undefined) {
+    ctx.addIssue({ code: "custom", path: ["pick"], message: "pick chooses among scripts: add scripts, or drop pick" });
+  }
 });
 
 const remoteModelSchema = z.strictObject({
@@ -168,8 +198,8 @@ export const taskFileSchema = z.strictObject({
     rate: z.number({ error: "expected pass.rate as a number from 0 to 1" }).gt(0, { error: "pass.rate must be above 0" }).max(1, { error: "pass.rate is at most 1" })
       .describe("The share of counted trials that must pass (judged on the rate, or with --gate lower on its Wilson 95 % lower bound)."),
   }).optional().describe("What makes a repeated task pass; absent: --min-pass-rate, else every counted trial must pass. Not in the content hash."),
-  seed: z.union([z.string(), z.number().int()], { error: "expected seed as a string or a whole number" }).optional()
-    .describe("Seeds the scripted model's choice among `scripts` alternatives, per trial (in the content hash)."),
+  seed: z.union([z.string(), z.number().int({ error: "a number seed is a whole number up to 9007199254740991 (2^53 − 1): quote a longer one (seed: \"…\")" })], { error: "expected seed as a string or a whole number" }).optional()
+    .describe("Seeds the scripted model's draw among its `scripts` alternatives: each trial's is a hash of the seed and the trial's key, so a resumed trial replays its alternative and the repeats draw independently (default \"\"; a number counts as its decimal text; in the content hash)."),
   sandbox: z.enum(["auto", "bwrap", "off"], { error: "expected sandbox as auto, bwrap or off" }).optional()
     .describe("The OS sandbox this task asks for; the strictest of --sandbox, the policy's `sandbox:` and this wins (off < auto < bwrap), so `off` here cannot switch off what the run or the policy asked for."),
 }).meta({
@@ -186,6 +216,10 @@ export type TaskFileContent = z.infer<typeof taskFileSchema>;
 export function taskJsonSchema(): Record<string, unknown> {
   return z.toJSONSchema(taskFileSchema, {
     override: (ctx) => {
+      if (ctx.zodSchema === scriptedModelSchema) {
+        ctx.jsonSchema.oneOf = [{ required: ["script"] }, { required: ["scripts"] }];
+        ctx.jsonSchema.dependentRequired = { pick: ["scripts"] };
+      }
       if (ctx.zodSchema === scriptStepSchema) {
         ctx.jsonSchema.anyOf = ["say", "call", "calls", "fail"].map((key) => ({ required: [key] }));
         ctx.jsonSchema.not = { required: ["call", "calls"] };

@@ -50,6 +50,19 @@ test("anything the model or the checks see changes the content hash", () => {
   ]) assert.notEqual(hashes(edited).content, base, edited);
 });
 
+test("the seed and the scripts alternatives (their weights and pick) are in the content hash", () => {
+  const ALTERNATIVES = BASE.replace("  script:\n    - say: done\n", "  scripts:\n    - script: [{ say: done }]\n      weight: 3\n    - script: [{ say: other }]\n");
+  const base = hashes(`${ALTERNATIVES}seed: 1\n`).content;
+  assert.notEqual(hashes(BASE).content, hashes(`${BASE}seed: 1\n`).content);
+  for (const edited of [
+    `${ALTERNATIVES}seed: 2\n`,
+    ALTERNATIVES,
+    `${ALTERNATIVES.replace("weight: 3", "weight: 4")}seed: 1\n`,
+    `${ALTERNATIVES.replace("say: other", "say: another")}seed: 1\n`,
+    `${ALTERNATIVES.replace("  scripts:", "  pick: repeat\n  scripts:")}seed: 1\n`,
+  ]) assert.notEqual(hashes(edited).content, base, edited);
+});
+
 test("a run directory's scheme picks the hash it compares; a task without a file-bytes hash has one hash", () => {
   assert.equal(hashUnder({ contentHash: "c", fileBytesHash: "b" }, "file-bytes"), "b");
   assert.equal(hashUnder({ contentHash: "c", fileBytesHash: "b" }, "content-v2"), "c");

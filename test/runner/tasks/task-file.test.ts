@@ -7,6 +7,7 @@ import { TaskFileError, loadTaskFile, parseTaskSource, type TaskDefinition } fro
 import { parse as parseYaml } from "yaml";
 import { contentHash } from "../../../src/runner/tasks/content-hash.js";
 import { taskFileSchema } from "../../../src/runner/tasks/task-schema.js";
+import { chooseScript } from "../../../src/providers/script-choice.js";
 import { repoRoot } from "../../support/paths.js";
 import { tempDir } from "../../support/temp-dir.js";
 
@@ -133,6 +134,22 @@ describe("task files: valid examples", () => {
     assert.match(err.problems[0]!.message, /or none/);
   });
 
+  test("scripts alternatives are kept with their pick; script is the first trial's, as chooseScript picks it", () => {
+    const source = (pick: string) => `prompt: p\nseed: 7\nmodel:\n  provider: scripted\n${pick}  scripts:\n    - { script: [{ say: a }], weight: 2 }\n    - script: [{ say: b }]\n`;
+    const byRepeat = parseTaskSource(source("  pick: repeat\n"), "/s/suite/t.yaml");
+    assert.deepStrictEqual(byRepeat.model, {
+      provider: "scripted",
+      pick: "repeat",
+      scripts: [{ script: [{ say: "a" }], weight: 2 }, { script: [{ say: "b" }] }],
+      script: [{ say: "a" }],
+    });
+    assert.equal(byRepeat.seed, "7");
+    const drawn = parseTaskSource(source(""), "/s/suite/t.yaml");
+    assert.ok(drawn.model?.provider === "scripted");
+    assert.deepStrictEqual(drawn.model.script, chooseScript(drawn.model, "7", { suite: "suite", id: "t", variant: null, repeat: 1 }));
+    assert.deepStrictEqual(chooseScript(drawn.model, drawn.seed!, { suite: "suite", id: "t", variant: null, repeat: 1 }), drawn.model.script);
+  });
+
   test("every problem in a file is reported, in file order", () => {
     const err = asTaskFileError(thrownBy(() => parseTaskSource("limits: { maxSteps: 0 }\nbogus: 1\n", "/s/t.yaml")));
     assert.deepStrictEqual(err.problems.map((p) => `${p.line}:${p.column} ${p.field}`), ["1:1 prompt", "1:21 limits.maxSteps", "2:1 bogus"]);
@@ -182,6 +199,20 @@ const malformed: MalformedCase[] = [
   { name: "empty step", source: "prompt: x\nmodel:\n  provider: scripted\n  script:\n    - {}\n", at: [5, 7], field: "model.script.0", message: /at least one of say, call, calls, fail/ },
   { name: "input without call", source: "prompt: x\nmodel:\n  provider: scripted\n  script:\n    - say: hi\n      input: {}\n", at: [6, 14], field: "model.script.0.input", message: /belongs to a call/ },
   { name: "calls entry without a tool", source: "prompt: x\nmodel:\n  provider: scripted\n  script:\n    - calls: [{ input: {} }]\n", at: [5, 15], field: "model.script.0.calls.0.call", message: /required/ },
+  { name: "script and scripts together", source: "prompt: x\nmodel:\n  provider: scripted\n  script: [{ say: a }]\n  scripts:\n    - script: [{ say: b }]\n", at: [6, 5], field: "model.scripts", message: /script and scripts exclude each other/ },
+  { name: "empty scripts", source: "prompt: x\nmodel:\n  provider: scripted\n  scripts: []\n", at: [4, 12], field: "model.scripts", message: /scripts is empty/ },
+  { name: "scripts as a mapping", source: "prompt: x\nmodel:\n  provider: scripted\n  scripts: { script: [] }\n", at: [4, 12], field: "model.scripts", message: /list of \{script, weight\}/ },
+  { name: "an alternative with an empty script", source: "prompt: x\nmodel:\n  provider: scripted\n  scripts:\n    - script: [{ say: a }]\n    - script: []\n", at: [6, 15], field: "model.scripts.1.script", message: /alternative's script is empty/ },
+  { name: "an alternative without a script", source: "prompt: x\nmodel:\n  provider: scripted\n  scripts:\n    - weight: 2\n", at: [5, 7], field: "model.scripts.0.script", message: /required/ },
+  { name: "an alternative's misspelt key", source: "prompt: x\nmodel:\n  provider: scripted\n  scripts:\n    - scrpt: [{ say: a }]\n", at: [5, 7], field: "model.scripts.0.scrpt", message: /did you mean `script`/ },
+  { name: "an empty step in an alternative", source: "prompt: x\nmodel:\n  provider: scripted\n  scripts:\n    - script:\n        - {}\n", at: [6, 11], field: "model.scripts.0.script.0", message: /at least one of say, call, calls, fail/ },
+  { name: "zero weight", source: "prompt: x\nmodel:\n  provider: scripted\n  scripts:\n    - script: [{ say: a }]\n      weight: 0\n", at: [6, 15], field: "model.scripts.0.weight", message: /above 0/ },
+  { name: "negative weight", source: "prompt: x\nmodel:\n  provider: scripted\n  scripts:\n    - { script: [{ say: a }], weight: -1 }\n", at: [5, 39], field: "model.scripts.0.weight", message: /above 0/ },
+  { name: "weight as a word", source: "prompt: x\nmodel:\n  provider: scripted\n  scripts:\n    - { script: [{ say: a }], weight: lots }\n", at: [5, 39], field: "model.scripts.0.weight", message: /number above 0/ },
+  { name: "pick without scripts", source: "prompt: x\nmodel:\n  provider: scripted\n  script: [{ say: a }]\n  pick: repeat\n", at: [5, 9], field: "model.pick", message: /pick chooses among scripts/ },
+  { name: "unknown pick", source: "prompt: x\nmodel:\n  provider: scripted\n  pick: random\n  scripts:\n    - script: [{ say: a }]\n", at: [4, 9], field: "model.pick", message: /draw or repeat/ },
+  { name: "a seed too long for a number", source: "prompt: x\nseed: 12345678901234567890\n", at: [2, 7], field: "seed", message: /up to 9007199254740991 .*quote a longer one/ },
+  { name: "fractional seed", source: "prompt: x\nseed: 1.5\n", at: [2, 7], field: "seed", message: /string or a whole number/ },
   { name: "check without a command", source: "prompt: x\nchecks:\n  - name: t\n", at: [3, 5], field: "checks.0.run", message: /required/ },
   { name: "duplicate check names", source: "prompt: x\nchecks:\n  - { name: t, run: a }\n  - { name: t, run: b }\n", at: [4, 13], field: "checks.1.name", message: /duplicate check name/ },
   { name: "bad check timeout", source: "prompt: x\nchecks:\n  - { name: t, run: a, timeout: soon }\n", at: [3, 33], field: "checks.0.timeout", message: /duration/ },

@@ -16,6 +16,12 @@ test("the JSON Schema states the script step rules zod keeps in a refinement", (
   assert.ok(schema.includes('"dependentRequired":{"input":["call"]}'));
 });
 
+test("the JSON Schema states the scripted model's rules: script or scripts, pick only with scripts", () => {
+  const schema = JSON.stringify(taskJsonSchema());
+  assert.ok(schema.includes('"oneOf":[{"required":["script"]},{"required":["scripts"]}]'));
+  assert.ok(schema.includes('"dependentRequired":{"pick":["scripts"]}'));
+});
+
 test("script steps: say, call with input, calls, fail are accepted; call with calls is not", () => {
   assert.ok(scriptStepSchema.safeParse({ say: "hi" }).success);
   assert.ok(scriptStepSchema.safeParse({ call: "shell", input: { command: "ls" } }).success);
