@@ -74,6 +74,12 @@ function runOptions<T>(y: Argv<T>) {
     .option("allow-env", { type: "string", array: true, default: [], describe: "secret-looking variable the shell may see (repeatable)" })
     .option("sandbox", SANDBOX_OPTION)
     .option("pricing", { type: "string", describe: "pricing file (YAML, schema/pricing.schema.json): adds models to the price table or overrides their prices" })
+    .option("repeats", { type: "string", describe: "trials of each task that sets no repeats: (a whole number from 1 up; default 1); each has its own workspace, checkpoint and result" })
+    .option("min-pass-rate", { type: "string", describe: "share of a task's counted trials that must pass, for tasks that set no pass.rate (above 0 to 1; default: every trial)" })
+    .option("gate", { type: "string", choices: ["rate", "lower"], describe: "what a pass rate is judged on: the rate (default), or the lower bound of its Wilson 95% interval" })
+    .option("stop-early", { type: "boolean", default: false, describe: "stop a task's trials once its gate's outcome cannot change; the unstarted ones are skipped (gate decided)" })
+    .option("pass-at", { type: "string", describe: "the k's of pass@k and pass^k the reports show, e.g. 1,3" })
+    .option("junit-cases", { type: "string", choices: ["task", "trial"], describe: "a JUnit testcase per task (default: its trials as properties and flaky/rerun entries) or per trial" })
     .epilogue(EXIT_CODES_HELP);
 }
 

@@ -16,10 +16,17 @@ import { inputCapsFromEnv } from "./input-caps.js";
 import { lockTimingFromEnv } from "./lock-timing.js";
 import { formatCostTotal, sumCosts } from "../runner/reports/cost-figures.js";
 import { counted } from "../core/counted.js";
+import { parseKList } from "../runner/trials/trial-figures.js";
 
 export const DEFAULT_RUN_DIR = ".rhema/runs/latest";
 
-export interface RunArgs extends Omit<RunRequest, "concurrency" | "maxSteps" | "pricing" | "maxCost" | "maxTokens"> {
+export interface RunArgs extends Omit<RunRequest, "concurrency" | "maxSteps" | "pricing" | "maxCost" | "maxTokens" | "repeats" | "minPassRate" | "gate" | "passAt" | "junitCases"> {
+  /** The trial flags as given: checked by `parseTrialFlags`. */
+  repeats?: number | string | undefined;
+  minPassRate?: number | string | undefined;
+  gate?: string | undefined;
+  passAt?: string | undefined;
+  junitCases?: string | undefined;
   /** Tasks at once: the flag's text, checked by `parseCountFlag` (a positive integer). */
   concurrency: number | string;
   /** Step cap for tasks that set none: the flag's text, checked like `concurrency`. */
@@ -44,10 +51,11 @@ export async function runCommand(args: RunArgs, io: CliIo): Promise<ExitCode> {
     const maxSteps = args.maxSteps === undefined ? undefined : parseCountFlag("--max-steps", args.maxSteps);
     const maxCost = args.maxCost === undefined ? undefined : parseUsdFlag("--max-cost", args.maxCost);
     const maxTokens = args.maxTokens === undefined ? undefined : parseCountFlag("--max-tokens", args.maxTokens);
-    const { maxSteps: _given, maxCost: _cost, maxTokens: _tokens, stoppedOk: _ok, pricing, ...rest } = args;
+    const trials = parseTrialFlags(args);
+    const { maxSteps: _given, maxCost: _cost, maxTokens: _tokens, stoppedOk: _ok, pricing, repeats: _r, minPassRate: _m, gate: _g, passAt: _p, junitCases: _j, ...rest } = args;
     const lockTiming = lockTimingFromEnv(io.env);
     const request: RunRequest = {
-      ...rest, concurrency, caps: inputCapsFromEnv(io.env), ...(lockTiming ? { lockTiming } : {}),
+      ...rest, ...trials, concurrency, caps: inputCapsFromEnv(io.env), ...(lockTiming ? { lockTiming } : {}),
       ...(maxSteps !== undefined ? { maxSteps } : {}), ...(maxCost !== undefined ? { maxCost } : {}), ...(maxTokens !== undefined ? { maxTokens } : {}),
       ...(pricing !== undefined ? { pricing } : {}),
     };
@@ -74,6 +82,31 @@ export function parseCountFlag(flag: string, value: number | string): number {
   if (!Number.isSafeInteger(n) || n < 1) throw new RhemaError("usage", `Expected ${flag} to be a whole number from 1 and up, got "${String(value)}"`);
   return n;
 }
+
+/** The trial flags (`--repeats`, `--min-pass-rate`, `--gate`, `--pass-at`, `--junit-cases`) checked: exit 2 naming the flag. */
+export function parseTrialFlags(args: Pick<RunArgs, "repeats" | "minPassRate" | "gate" | "passAt" | "junitCases">): Pick<RunRequest, "repeats" | "minPassRate" | "gate" | "passAt" | "junitCases"> {
+  const repeats = args.repeats === undefined ? undefined : parseCountFlag("--repeats", args.repeats);
+  if (repeats !== undefined && repeats > MAX_REPEATS) throw new RhemaError("usage", `Expected --repeats to be at most ${MAX_REPEATS}, got ${repeats}`);
+  const rateText = args.minPassRate === undefined ? undefined : String(args.minPassRate).trim();
+  const minPassRate = rateText === undefined ? undefined : /^(0|1)?(\.\d+)?$|^1$/.test(rateText) && rateText !== "" ? Number(rateText) : NaN;
+  if (minPassRate !== undefined && !(minPassRate > 0 && minPassRate <= 1)) {
+    throw new RhemaError("usage", `Expected --min-pass-rate to be a number above 0 and at most 1 (such as 0.8), got "${String(args.minPassRate)}"`);
+  }
+  if (args.gate !== undefined && args.gate !== "rate" && args.gate !== "lower") throw new RhemaError("usage", `Expected --gate to be rate or lower, got "${args.gate}"`);
+  if (args.junitCases !== undefined && args.junitCases !== "task" && args.junitCases !== "trial") {
+    throw new RhemaError("usage", `Expected --junit-cases to be task or trial, got "${args.junitCases}"`);
+  }
+  const passAt = args.passAt === undefined ? undefined : parseKList(args.passAt);
+  if (passAt !== undefined && !Array.isArray(passAt)) throw new RhemaError("usage", `Expected --pass-at as k's such as 1,3: ${passAt.error}`);
+  return {
+    ...(repeats !== undefined ? { repeats } : {}), ...(minPassRate !== undefined ? { minPassRate } : {}),
+    ...(args.gate !== undefined ? { gate: args.gate } : {}), ...(passAt !== undefined ? { passAt } : {}),
+    ...(args.junitCases !== undefined ? { junitCases: args.junitCases } : {}),
+  };
+}
+
+/** The most trials a task may have (as a task file's `repeats:`). */
+const MAX_REPEATS = 1000;
 
 /** A dollar flag's value as a number above 0, or exit 2 naming the flag and what was given. */
 function parseUsdFlag(flag: string, value: number | string): number {

@@ -36,7 +36,9 @@ import { unenforceableCostBudget } from "./run-budget.js";
 import type { LockTiming } from "../run-dir/lock-owner.js";
 import { checkRunPaths } from "./run-paths.js";
 import { counted } from "../../core/counted.js";
+import type { JunitCases } from "../run-dir/task-result.js";
 import { trialId, type Trial } from "../trials/trial.js";
+import { chooseScript } from "../../providers/script-choice.js";
 
 /** What to run; the fields are `rhema run`'s flags (the action's inputs map onto them). */
 export interface RunRequest {
@@ -77,6 +79,18 @@ export interface RunRequest {
   pricing?: string;
   /** `--sandbox`: the least sandbox the run asks for (a policy or task may ask for more); default auto. */
   sandbox?: SandboxMode;
+  /** `--repeats`: trials of each task that sets no `repeats:`; default 1. */
+  repeats?: number;
+  /** `--min-pass-rate`: the share of counted trials that must pass, for tasks that set no `pass.rate`. */
+  minPassRate?: number;
+  /** `--gate`: a pass rate judged on the rate itself (default) or its Wilson lower bound. */
+  gate?: "rate" | "lower";
+  /** `--stop-early`: skip a task's unstarted trials once its gate is decided. */
+  stopEarly?: boolean;
+  /** `--pass-at`: the k's of pass@k and pass^k the reports show. */
+  passAt?: number[];
+  /** `--junit-cases`: a JUnit testcase per task (default) or per trial. */
+  junitCases?: JunitCases;
   /** The run directory lock's stale limit and heartbeat (the CLI shortens them for tests: `RHEMA_LOCK_STALE_MS`); default 30 s and 5 s. */
   lockTiming?: LockTiming;
 }
@@ -206,6 +220,11 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
     onProgress: context.onProgress,
     onNote: context.onNote,
     budget: { ...(request.maxCost !== undefined ? { maxCostUsd: request.maxCost } : {}), ...(request.maxTokens !== undefined ? { maxTokens: request.maxTokens } : {}) },
+    ...(request.repeats !== undefined ? { repeats: request.repeats } : {}),
+    gate: { ...(request.minPassRate !== undefined ? { minPassRate: request.minPassRate } : {}), ...(request.gate !== undefined ? { judgedOn: request.gate } : {}) },
+    ...(request.stopEarly ? { stopEarly: true } : {}),
+    ...(request.passAt !== undefined ? { passAt: request.passAt } : {}),
+    ...(request.junitCases !== undefined ? { junitCases: request.junitCases } : {}),
   });
   return { ...outcome, runDir, selected: loaded.tasks.length, sandboxWarning: sandbox.warning };
 }
@@ -306,7 +325,7 @@ function trialProviders(
   tasks: readonly TaskDefinition[], specs: ReadonlyMap<string, ProviderSpec>, env: ProviderEnv, idleOf: (task: TaskDefinition) => number | undefined,
   retries: RetryRelay,
 ): (trial: Trial) => ModelProvider {
-  const make = (task: TaskDefinition, hookKey: string) => createProvider(specs.get(taskKey(task))!, env, {
+  const make = (task: TaskDefinition, hookKey: string, trial?: Trial) => createProvider(trialSpec(specs.get(taskKey(task))!, task, trial), env, {
     ...idleOption(idleOf(task)), retry: { onRetry: retries.hook(hookKey, "task") },
   });
   for (const task of tasks) make(task, taskKey(task));
@@ -314,7 +333,7 @@ function trialProviders(
   return (trial) => {
     const id = trialId(trial.key);
     let provider = made.get(id);
-    if (provider === undefined) made.set(id, provider = make(trial.task, id));
+    if (provider === undefined) made.set(id, provider = make(trial.task, id, trial));
     return provider;
   };
 }
@@ -334,6 +353,12 @@ function createWorkerProviders(
     }
   }
   return workers;
+}
+
+/** A trial's model: a scripted task with `scripts` plays the alternative its seed and trial key draw (script-choice.ts). */
+function trialSpec(spec: ProviderSpec, task: TaskDefinition, trial: Trial | undefined): ProviderSpec {
+  if (spec.provider !== "scripted" || trial === undefined || task.model?.provider !== "scripted") return spec;
+  return { ...spec, script: chooseScript(task.model, task.seed ?? "", trial.key) };
 }
 
 function idleOption(streamIdleMs: number | undefined): { streamIdleMs?: number } {
