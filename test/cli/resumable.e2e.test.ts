@@ -34,7 +34,7 @@ function taggedSteps(tag: string, steps: number, opts: { sleep?: number; limits?
 
 /** The model requests of a task's transcript, over every run of it. */
 async function requests(out: string, key: string): Promise<number> {
-  return (await lines(join(out, "tasks", key, "events.jsonl"))).filter((l) => l.includes('"type":"request"')).length;
+  return (await lines(join(out, "tasks", key, "default", "1", "events.jsonl"))).filter((l) => l.includes('"type":"request"')).length;
 }
 
 test("a step-capped task is kept at the same or a smaller cap (said, --retry-errored too) and continues from its checkpoint at a larger one", async (t) => {

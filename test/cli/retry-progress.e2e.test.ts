@@ -37,7 +37,7 @@ checks:
 interface RetryEvent { type: "retry"; who: string; attempt: number; of: number; delayMs: number; reason: string; status: number | null; message: string }
 
 async function retryEvents(out: string, key: string): Promise<RetryEvent[]> {
-  const text = await readFile(join(out, "tasks", key, "events.jsonl"), "utf8");
+  const text = await readFile(join(out, "tasks", key, "default", "1", "events.jsonl"), "utf8");
   return text.trim().split("\n").map((l) => JSON.parse(l) as { type: string }).filter((e): e is RetryEvent => e.type === "retry");
 }
 
