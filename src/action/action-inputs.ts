@@ -9,12 +9,16 @@ import { RhemaError, parseUsd } from "../core/errors.js";
 import { SANDBOX_MODES, type SandboxMode } from "../process/sandbox-mode.js";
 import type { RunRequest } from "../runner/execute/run-request.js";
 import { LIMIT_TEXT_RULE, parseLimitText } from "../runner/tasks/duration.js";
+import { MAX_REPEATS } from "../runner/tasks/task-schema.js";
+import { parsePassRate } from "../runner/trials/trial-gate.js";
+import { parseKList } from "../runner/trials/trial-figures.js";
 
 /** Every input `action.yml` declares; a test holds the two lists equal and proves each is read. */
 export const ACTION_INPUT_NAMES = [
   "tasks", "policy", "provider", "model", "base-url", "concurrency", "filter", "tag", "shard", "out",
   "max-steps", "timeout", "stream-idle", "max-cost", "pricing", "sandbox", "fail-on", "resume", "comment", "github-token",
   "max-tokens", "stopped-ok", "allow-env", "retry-errored", "report-skipped", "restart-changed",
+  "repeats", "min-pass-rate", "gate", "stop-early", "pass-at", "junit-cases",
 ] as const;
 export type ActionInputName = (typeof ACTION_INPUT_NAMES)[number];
 
@@ -80,6 +84,12 @@ export function readActionInputs(readInput: InputReader): ActionInputs {
     ...optional("maxCost", dollars("max-cost", text("max-cost"))),
     ...optional("maxTokens", wholeNumber("max-tokens", text("max-tokens"))),
     ...optional("pricing", text("pricing")),
+    ...optional("repeats", repeats(text("repeats"))),
+    ...optional("minPassRate", passRate(text("min-pass-rate"))),
+    ...optional("gate", text("gate") === undefined ? undefined : oneOf("gate", text("gate")!, ["rate", "lower"] as const)),
+    ...(bool("stop-early", text("stop-early") ?? "false") ? { stopEarly: true } : {}),
+    ...optional("passAt", passAt(text("pass-at"))),
+    ...optional("junitCases", text("junit-cases") === undefined ? undefined : oneOf("junit-cases", text("junit-cases")!, ["task", "trial"] as const)),
   };
   return {
     request,
@@ -126,6 +136,29 @@ function wholeNumber(name: ActionInputName, value: string | undefined): number |
   if (value === undefined) return undefined;
   if (!/^[0-9]+$/.test(value) || Number(value) < 1 || !Number.isSafeInteger(Number(value))) throw new ActionInputError(name, `Expected a whole number from 1 and up, got "${value}"`);
   return Number(value);
+}
+
+/** `repeats`: a whole number from 1 up to the most a task may have. */
+function repeats(value: string | undefined): number | undefined {
+  const n = wholeNumber("repeats", value);
+  if (n !== undefined && n > MAX_REPEATS) throw new ActionInputError("repeats", `Expected at most ${MAX_REPEATS}, got ${n}`);
+  return n;
+}
+
+/** `min-pass-rate`: a number above 0 and at most 1. */
+function passRate(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const rate = parsePassRate(value);
+  if (rate === null) throw new ActionInputError("min-pass-rate", `Expected a number above 0 and at most 1 (such as 0.8), got "${value}"`);
+  return rate;
+}
+
+/** `pass-at`: k's such as `1,3`. */
+function passAt(value: string | undefined): number[] | undefined {
+  if (value === undefined) return undefined;
+  const ks = parseKList(value);
+  if (!Array.isArray(ks)) throw new ActionInputError("pass-at", `Expected k's such as 1,3: ${ks.error}`);
+  return ks;
 }
 
 /** A limit as `--timeout` takes it: a duration (90s, 10m, 1h), a number of seconds, or `none`; checked here to name the input. */

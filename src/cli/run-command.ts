@@ -17,6 +17,8 @@ import { lockTimingFromEnv } from "./lock-timing.js";
 import { formatCostTotal, sumCosts } from "../runner/reports/cost-figures.js";
 import { counted } from "../core/counted.js";
 import { parseKList } from "../runner/trials/trial-figures.js";
+import { parsePassRate } from "../runner/trials/trial-gate.js";
+import { MAX_REPEATS } from "../runner/tasks/task-schema.js";
 
 export const DEFAULT_RUN_DIR = ".rhema/runs/latest";
 
@@ -87,11 +89,8 @@ export function parseCountFlag(flag: string, value: number | string): number {
 export function parseTrialFlags(args: Pick<RunArgs, "repeats" | "minPassRate" | "gate" | "passAt" | "junitCases">): Pick<RunRequest, "repeats" | "minPassRate" | "gate" | "passAt" | "junitCases"> {
   const repeats = args.repeats === undefined ? undefined : parseCountFlag("--repeats", args.repeats);
   if (repeats !== undefined && repeats > MAX_REPEATS) throw new RhemaError("usage", `Expected --repeats to be at most ${MAX_REPEATS}, got ${repeats}`);
-  const rateText = args.minPassRate === undefined ? undefined : String(args.minPassRate).trim();
-  const minPassRate = rateText === undefined ? undefined : /^(0|1)?(\.\d+)?$|^1$/.test(rateText) && rateText !== "" ? Number(rateText) : NaN;
-  if (minPassRate !== undefined && !(minPassRate > 0 && minPassRate <= 1)) {
-    throw new RhemaError("usage", `Expected --min-pass-rate to be a number above 0 and at most 1 (such as 0.8), got "${String(args.minPassRate)}"`);
-  }
+  const minPassRate = args.minPassRate === undefined ? undefined : parsePassRate(String(args.minPassRate));
+  if (minPassRate === null) throw new RhemaError("usage", `Expected --min-pass-rate to be a number above 0 and at most 1 (such as 0.8), got "${String(args.minPassRate)}"`);
   if (args.gate !== undefined && args.gate !== "rate" && args.gate !== "lower") throw new RhemaError("usage", `Expected --gate to be rate or lower, got "${args.gate}"`);
   if (args.junitCases !== undefined && args.junitCases !== "task" && args.junitCases !== "trial") {
     throw new RhemaError("usage", `Expected --junit-cases to be task or trial, got "${args.junitCases}"`);
@@ -104,9 +103,6 @@ export function parseTrialFlags(args: Pick<RunArgs, "repeats" | "minPassRate" | 
     ...(args.junitCases !== undefined ? { junitCases: args.junitCases } : {}),
   };
 }
-
-/** The most trials a task may have (as a task file's `repeats:`). */
-const MAX_REPEATS = 1000;
 
 /** A dollar flag's value as a number above 0, or exit 2 naming the flag and what was given. */
 function parseUsdFlag(flag: string, value: number | string): number {

@@ -121,6 +121,15 @@ test("every line `rhema run --json` prints validates against schema/events.schem
   assert.equal(failures.code, 1, failures.stderr);
   checkLines(failures.stdout, seen);
 
+  // Repeats with the early stop: trial labels, and trial_skipped for the trials the gate decided without.
+  await writeFiles(dir, {
+    "repeat/flaky.yaml": "prompt: x\nrepeats: 3\nmodel:\n  provider: scripted\n  pick: repeat\n  scripts:\n    - script: [{ say: bad }]\n    - script: [{ say: good }]\n" +
+      "checks:\n  - { name: good, run: 'grep -qx good \"$RHEMA_FINAL_ANSWER\"' }\n",
+  });
+  const repeated = await runCli(["run", "repeat", "--json", "--concurrency", "1", "--stop-early", "--out", join(dir, "repeated")], { cwd: dir });
+  assert.equal(repeated.code, 1, repeated.stderr);
+  checkLines(repeated.stdout, seen);
+
   // Interrupted: task_interrupted, and run_end with the unfinished task.
   await writeFiles(dir, { "policy.yaml": OPEN_POLICY, "slow/block.yaml": blockingTask });
   const out = join(dir, "interrupted");
@@ -132,7 +141,7 @@ test("every line `rhema run --json` prints validates against schema/events.schem
   checkLines(interrupted.stdout, seen);
 
   assert.deepEqual([...seen.lines].sort(), Object.keys(LINE_TYPES).sort(), "every line type was printed and checked");
-  await checkJUnitProperties(["example", "failures", "interrupted"].map((name) => join(dir, name, "junit.xml")));
+  await checkJUnitProperties(["example", "failures", "repeated", "interrupted"].map((name) => join(dir, name, "junit.xml")));
   const expected = ["turn_start", "request", "text", "tool_call", "approval", "tool_result", "usage", "flush", "step_end", "turn_end", "turn_error", "setup_start", "setup_end", "check_start", "check_end"];
   assert.deepEqual(expected.filter((type) => !seen.events.has(type)), [], `event types printed: ${[...seen.events].join(", ")}`);
 });

@@ -10,6 +10,9 @@
 import { z } from "zod";
 import { DURATION_PATTERN, NO_LIMIT, parseDurationMs } from "./duration.js";
 
+/** The most trials a task may have (`repeats:`, `--repeats`). */
+export const MAX_REPEATS = 1000;
+
 /** Task ids and suite names become folder names in the run directory. */
 export const TASK_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 const TASK_NAME_RULE = "letters, digits, '.', '_' and '-', starting with a letter or digit";
@@ -192,7 +195,7 @@ export const taskFileSchema = z.strictObject({
   transcript: transcriptSchema.optional(),
   checks: checksSchema.optional().describe("Commands run in the workspace after the turn; all must pass."),
   tags: z.array(tagSchema, { error: "expected tags as a list of words" }).optional(),
-  repeats: positiveInt("repeats").max(1000, { error: "repeats is at most 1000" }).optional()
+  repeats: positiveInt("repeats").max(MAX_REPEATS, { error: `repeats is at most ${MAX_REPEATS}` }).optional()
     .describe("How many trials of the task run (default: --repeats, else 1); each has its own workspace, checkpoint and result. Not in the content hash: raising it on resume adds trials."),
   pass: z.strictObject({
     rate: z.number({ error: "expected pass.rate as a number from 0 to 1" }).gt(0, { error: "pass.rate must be above 0" }).max(1, { error: "pass.rate is at most 1" })

@@ -22,6 +22,14 @@ export const trialGateSchema: z.ZodType<TrialGate> = z.discriminatedUnion("kind"
   z.strictObject({ kind: z.literal("rate"), min: z.number().gt(0).max(1), judgedOn: z.enum(["rate", "lower"]) }),
 ]);
 
+/** A pass rate as a flag or input gives it (`0.8`, `.8`, `1`): a number above 0 and at most 1, or null. */
+export function parsePassRate(text: string): number | null {
+  const trimmed = text.trim();
+  if (!/^(?:0?\.\d+|1(?:\.0*)?|0)$/.test(trimmed)) return null;
+  const rate = Number(trimmed);
+  return rate > 0 && rate <= 1 ? rate : null;
+}
+
 /** Whether `passes` of `trials` counted trials pass the gate; no counted trial never passes. */
 export function gatePasses(gate: TrialGate, passes: number, trials: number): boolean {
   if (trials === 0) return false;
