@@ -32,7 +32,7 @@ import type { TaskDefinition } from "../tasks/task-file.js";
 import { CURRENT_HASH_SCHEME, hashUnder } from "../tasks/content-hash.js";
 import { notStartedResult, runTask, stalledResult, type TaskRunEnv, type TaskRunOutcome } from "./task-executor.js";
 import { STALLED_MESSAGE, untilStalled } from "./stall-net.js";
-import { RunBudget, budgetRaised, type Budgets } from "./run-budget.js";
+import { RunBudget, budgetRaised, type Budgets } from "../pricing/run-budget.js";
 import { isRetryableErrorCode } from "./task-failure.js";
 import { stepCapOf } from "./task-turn.js";
 import { setupRetried } from "../run-dir/task-state.js";

@@ -12,6 +12,7 @@ import { z } from "zod";
 import { RhemaError, errorMessage, throwIfMachineLimit } from "../../core/errors.js";
 import type { TranscriptConfig } from "../../core/transcript-types.js";
 import type { ScriptStep } from "../../providers/script.js";
+import type { NamedProviderName, ScriptedProviderName } from "../../providers/provider-registry.js";
 import {
   formatLocatedMessage,
   parseYamlSource,
@@ -64,8 +65,8 @@ export class TaskFileError extends RhemaError {
 }
 
 export type TaskModel =
-  | { provider: "scripted"; script: ScriptStep[]; priceAs?: string }
-  | { provider: "anthropic" | "openai"; name: string; baseUrl?: string };
+  | { provider: ScriptedProviderName; script: ScriptStep[]; priceAs?: string }
+  | { provider: NamedProviderName; name: string; baseUrl?: string };
 
 /** A policy file, or an inline policy kept raw for the policy module, with where it stands. */
 export type TaskPolicy =

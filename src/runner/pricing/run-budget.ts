@@ -12,7 +12,7 @@ import { spentTokens, totalCostUsd, type TranscriptStats } from "../../core/tran
 import type { RunDir } from "../run-dir/run-dir.js";
 import { taskKey, type ResultBudget } from "../run-dir/task-result.js";
 import type { PricedModel } from "./task-pricing.js";
-import { countedStats } from "../reports/cost-figures.js";
+import { countedStats } from "./cost-figures.js";
 
 /** A set of budgets; an absent one is no limit. */
 export interface Budgets {
