@@ -47,6 +47,7 @@ const MODEL_OPTION = { type: "string", describe: "model name for tasks that name
 const BASE_URL_OPTION = { type: "string", describe: "endpoint for --provider/--model (a compatible server or proxy); else ANTHROPIC_BASE_URL/OPENAI_BASE_URL" } as const;
 const PRICING_OPTION = { type: "string", describe: "pricing file (YAML, schema/pricing.schema.json): adds models to the price table or overrides their prices" } as const;
 const MAX_COST_OPTION = { type: "string", describe: "the run's budget in dollars, across all tasks: once spent, tasks stop (resumably, status stopped) and none starts" } as const;
+const TIMEOUT_OPTION = { type: "string", describe: "timeout for tasks that set none (90s, 10m, 1h, or a number of seconds as in limits.timeout; none: no limit)" } as const;
 const STREAM_IDLE_OPTION = { type: "string", describe: "end a model's stream that sends no content for this long, as a retryable provider error (90s, 5m or a number of seconds; default 5m; none: no limit)" } as const;
 
 /** The options of `run`, for its yargs builder: the one place they are declared. */
@@ -75,7 +76,7 @@ function runOptions<T>(y: Argv<T>) {
     .option("report-skipped", { type: "boolean", default: false, describe: "list filtered-out tasks as skipped in JUnit" })
     .option("json", { type: "boolean", default: false, describe: "write the event stream as JSON lines to stdout" })
     .option("max-steps", { type: "string", describe: "step cap for tasks that set none (a whole number from 1 up; default 40); a larger one continues tasks that used all their steps" })
-    .option("timeout", { type: "string", describe: "timeout for tasks that set none (90s, 10m, 1h, or a number of seconds as in limits.timeout; none: no limit)" })
+    .option("timeout", TIMEOUT_OPTION)
     .option("stream-idle", STREAM_IDLE_OPTION)
     .option("max-cost", MAX_COST_OPTION)
     .option("max-tokens", { type: "string", describe: "the run's budget in tokens (input + cache + output), across all tasks, likewise" })
@@ -101,6 +102,7 @@ function validateOptions<T>(y: Argv<T>) {
     .option("sandbox", SANDBOX_OPTION)
     .option("pricing", PRICING_OPTION)
     .option("max-cost", MAX_COST_OPTION)
+    .option("timeout", TIMEOUT_OPTION)
     .option("stream-idle", STREAM_IDLE_OPTION)
     .option("allow-env", { type: "string", array: true, default: [], describe: "secret-looking variable the shell may see (repeatable), as on run" })
     .option("repeats", { type: "string", describe: "trials for tasks that set no repeats: (for the gate warning)" })

@@ -4,7 +4,7 @@ import { PolicyFileError, formatPolicyIssue, loadPolicyFile } from "../policy/fi
 import { permissiveWarnings } from "../policy/file/permissive-warnings.js";
 import { mergeRunReports } from "../runner/reports/report-merge.js";
 import { loadTasks } from "../runner/tasks/suite-loader.js";
-import { planSuite } from "../runner/plan/plan-suite.js";
+import { parseLimitFlag, planSuite } from "../runner/plan/plan-suite.js";
 import type { TaskDefinition } from "../runner/tasks/task-file.js";
 import { EVERY_TRIAL, fewestPassing, fewestTrialsToPass, type TrialGate } from "../runner/trials/trial-gate.js";
 import { RhemaError } from "../core/errors.js";
@@ -28,6 +28,7 @@ export interface ValidateArgs {
   sandbox?: SandboxMode | undefined;
   pricing?: string | undefined;
   maxCost?: number | string | undefined;
+  timeout?: string | undefined;
   streamIdle?: string | undefined;
   allowEnv?: string[] | undefined;
   repeats?: number | string | undefined;
@@ -43,6 +44,7 @@ export interface ValidateArgs {
  */
 export async function validateCommand(args: ValidateArgs, io: CliIo): Promise<ExitCode> {
   const maxCost = args.maxCost === undefined ? undefined : parseUsdFlag("--max-cost", args.maxCost);
+  parseLimitFlag("--timeout", args.timeout);
   const gateFlags = parseGateFlags(args);
   const loaded = await loadTasks(args.paths, { cwd: io.cwd, caps: inputCapsFromEnv(io.env) });
   const plan = await planSuite(loaded.tasks, {
