@@ -73,3 +73,23 @@ for (const c of cases) {
     assert.doesNotMatch(validate.stderr + run.stderr, /\n\s+at /, "no stack trace");
   });
 }
+
+test("validate warns of a gate no outcome of the task's trials can pass, and of no other", async (t) => {
+  const root = await tempDir(t);
+  await writeFiles(root, {
+    "policy.yaml": OPEN_POLICY,
+    "s/five.yaml": task(`${SCRIPTED}repeats: 5\npass: { rate: 0.8 }\n`),
+    "s/sixteen.yaml": task(`${SCRIPTED}repeats: 16\npass: { rate: 0.8 }\n`),
+    "s/flagged.yaml": task(SCRIPTED),
+  });
+  const lower = await runCli(["validate", "s", "--gate", "lower"], { cwd: root, env });
+  assert.equal(lower.code, 0, lower.stderr);
+  assert.match(lower.stderr, /warning: s\/five: rate 0\.8 judged on the lower bound of its 95 % interval: 5 of 5 cannot pass it; it takes 16 of 16/);
+  assert.doesNotMatch(lower.stderr, /s\/sixteen:|s\/flagged:/);
+  // The flags stand in for what a task file leaves out: 3 repeats at --min-pass-rate 0.5 judged on the lower bound.
+  const flagged = await runCli(["validate", "s", "--gate", "lower", "--repeats", "3", "--min-pass-rate", "0.5"], { cwd: root, env });
+  assert.match(flagged.stderr, /warning: s\/flagged: rate 0\.5 judged on the lower bound of its 95 % interval: 3 of 3 cannot pass it; it takes 4 of 4/);
+  const rate = await runCli(["validate", "s"], { cwd: root, env });
+  assert.equal(rate.code, 0, rate.stderr);
+  assert.doesNotMatch(rate.stderr, /cannot pass/);
+});
