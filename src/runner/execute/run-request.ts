@@ -11,6 +11,7 @@ import { resolve } from "node:path";
 import { RhemaError } from "../../core/errors.js";
 import type { ProviderEnv } from "../../providers/provider-factory.js";
 import { SecretRedactor } from "./secret-redactor.js";
+import { processCommandRunner } from "./command-runner.js";
 import { formatShard, loadTasks, parseShard, taskStillDefined } from "../tasks/suite-loader.js";
 import type { InputCaps } from "../tasks/task-file.js";
 import { runSuite, type RunProgress, type SuiteRunOutcome } from "./suite-runner.js";
@@ -173,7 +174,7 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
       now: () => new Date(),
       redactor,
       // Decided once by the planner (the same for every task today): the scrubbed environment and its runner.
-      runCommand: commands.runCommand,
+      runCommand: processCommandRunner({ baseEnv: commands.env, allowEnv: commands.allowEnv }),
       shellEnv: commands.env,
       allowEnv: commands.allowEnv,
       providerFor: (task) => planOf(task).providerFor(onlyTrial(task)),

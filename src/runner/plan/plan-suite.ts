@@ -14,7 +14,6 @@ import type { RetryNotice } from "../../providers/provider-retry.js";
 import { PolicyApproval } from "../../policy/decide/policy-approval.js";
 import { scrubEnvironment } from "../../process/secret-env.js";
 import type { SandboxMode } from "../../process/sandbox-mode.js";
-import { processCommandRunner } from "../execute/command-runner.js";
 import { loadPricingFile, type LoadedPricingFile } from "../pricing/pricing-file.js";
 import { loadPriceTable, priceTable, type ModelPricing } from "../pricing/prices.js";
 import { unenforceableCostBudget } from "../pricing/run-budget.js";
@@ -175,7 +174,7 @@ function idleOption(streamIdleMs: number | undefined): { streamIdleMs?: number }
 /** The environment commands see, scrubbed once: lower layers receive the result, not the list to apply. */
 function commandEnvironment(env: ProviderEnv, allowEnv: readonly string[]): CommandEnvironment {
   const scrubbed = scrubEnvironment(env, allowEnv).env;
-  return { env: scrubbed, allowEnv, runCommand: processCommandRunner({ baseEnv: scrubbed, allowEnv }) };
+  return { env: scrubbed, allowEnv };
 }
 
 /** A fresh approval per trial from the task's policy (its first trial gets the one resolved). */

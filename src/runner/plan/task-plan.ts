@@ -10,20 +10,21 @@ import type { ModelProvider } from "../../core/provider.js";
 import type { ProviderCapabilities } from "../../providers/provider-registry.js";
 import type { ProviderSpec } from "../../providers/provider-factory.js";
 import type { ScriptStep } from "../../providers/script.js";
-import type { CommandRunner } from "../execute/command-runner.js";
 import type { TaskPricing } from "../pricing/task-pricing.js";
 import type { TaskDefinition } from "../tasks/task-file.js";
 import type { TaskSandboxSetting } from "../tasks/task-sandbox.js";
 import type { TrialKey } from "../trials/trial-key.js";
 
-/** What a task's commands (setup, the shell tool, checks) run with: decided once, from `--allow-env` and the environment. */
+/**
+ * What a task's commands (setup, the shell tool, checks) run with: decided once, from `--allow-env`
+ * and the environment. The run makes its command runner from `env` (execute/ imports plan/, not
+ * the other way).
+ */
 export interface CommandEnvironment {
   /** The environment with secret-looking variables removed, except the allowed names. */
   env: Readonly<Record<string, string>>;
   /** The names let through (kept so a layer that scrubs again keeps them: scrubbing is idempotent). */
   allowEnv: readonly string[];
-  /** Runs setup and check commands in `env`. */
-  runCommand: CommandRunner;
 }
 
 export interface TaskPlan {
