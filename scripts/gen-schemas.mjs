@@ -11,7 +11,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const { taskJsonSchema } = await import(join(root, "dist/src/runner/tasks/task-schema.js"));
 const { statsJsonSchema } = await import(join(root, "dist/src/runner/reports/stats-report.js"));
 const { policyJsonSchema } = await import(join(root, "dist/src/policy/file/policy-schema.js"));
-const { pricingJsonSchema } = await import(join(root, "dist/src/runner/tasks/pricing-file.js"));
+const { pricingJsonSchema } = await import(join(root, "dist/src/runner/pricing/pricing-file.js"));
 const { resultJsonSchema } = await import(join(root, "dist/src/runner/run-dir/task-result.js"));
 
 const schemas = [

@@ -143,7 +143,7 @@ export class CodingAgent {
     this.session = session ?? newSession((config.newId ?? randomUUID)(), now());
     this.environment = this.session.environment ?? this.renderEnvironment(new Date(this.session.createdAt));
     this.mirror = config.transcript === false ? null : new TranscriptMirror({ ...(config.transcript ?? {}), ...(config.price ? { price: config.price } : {}) });
-    this.worker = config.compactionWorker ?? (provider.id.startsWith("scripted:") ? eliderWorker : modelWorker(provider));
+    this.worker = config.compactionWorker ?? (provider.answersFromScript === true ? eliderWorker : modelWorker(provider));
     this.system(); // a template that cannot render fails construction, not the first turn
     if (session?.transcript && this.mirror) {
       this.mirror.adopt(session.transcript.sections);

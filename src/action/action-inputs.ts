@@ -7,6 +7,7 @@
  */
 import { RhemaError, parseUsd } from "../core/errors.js";
 import { SANDBOX_MODES, type SandboxMode } from "../process/sandbox-mode.js";
+import { NAMED_PROVIDERS } from "../providers/provider-registry.js";
 import type { RunRequest } from "../runner/execute/run-request.js";
 import { LIMIT_TEXT_RULE, parseLimitText } from "../runner/tasks/duration.js";
 import { MAX_REPEATS } from "../runner/tasks/task-schema.js";
@@ -73,7 +74,7 @@ export function readActionInputs(readInput: InputReader): ActionInputs {
     reportSkipped: bool("report-skipped", text("report-skipped") ?? "false"),
     allowEnv: list(read("allow-env")),
     ...optional("policy", text("policy")),
-    ...optional("provider", text("provider")),
+    ...optional("provider", providerName(text("provider"))),
     ...optional("model", text("model")),
     ...optional("baseUrl", text("base-url")),
     ...optional("shard", text("shard")),
@@ -111,6 +112,11 @@ function pathWithDefault(name: ActionInputName, value: string | undefined, fallb
   const path = value.trim();
   if (path === "") throw new ActionInputError(name, `Expected a path, got ${JSON.stringify(value)} (is the variable it was set from unset?); leave the input out for its default ${fallback}`);
   return path;
+}
+
+/** `provider`, as `--provider` takes it: a named provider of the registry. */
+function providerName(value: string | undefined): string | undefined {
+  return value === undefined ? undefined : oneOf("provider", value, NAMED_PROVIDERS);
 }
 
 /** `sandbox`, as `--sandbox` takes it; empty: rhema's default (auto). */

@@ -7,7 +7,7 @@
 import { relative, sep } from "node:path";
 import type { ReportFiles } from "../runner/run-dir/run-dir.js";
 import { taskKey, type TaskResult, type UnfinishedTask } from "../runner/run-dir/task-result.js";
-import { formatCostTotal, sumCosts, sumResultStats } from "../runner/reports/cost-figures.js";
+import { formatCostTotal, sumCosts, sumResultStats } from "../runner/pricing/cost-figures.js";
 import { failureHeadline, failureOf } from "../runner/reports/failure-model.js";
 import type { FailOn } from "./action-inputs.js";
 import { counted } from "../core/counted.js";

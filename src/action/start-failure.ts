@@ -8,7 +8,7 @@
 import { isAbsolute, relative, resolve, sep } from "node:path";
 import { RhemaError } from "../core/errors.js";
 import { PolicyFileError } from "../policy/file/policy-file.js";
-import { PricingFileError } from "../runner/tasks/pricing-file.js";
+import { PricingFileError } from "../runner/pricing/pricing-file.js";
 import { TaskFileError } from "../runner/tasks/task-file.js";
 import type { Annotation } from "./action-outcome.js";
 import { nameInputs } from "./input-names.js";

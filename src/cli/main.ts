@@ -20,6 +20,7 @@ import { installShutdownSignals } from "../runner/execute/shutdown-signals.js";
 import { stallNetFor } from "../runner/execute/stall-net.js";
 import { expandExamples, helpWidth, oneNamePerUnknownArgument, withExamples } from "./help-format.js";
 import { routeSdkWarnings } from "../providers/sdk-warnings.js";
+import { NAMED_PROVIDERS } from "../providers/provider-registry.js";
 
 function packageVersion(): string {
   const here = dirname(fileURLToPath(import.meta.url));
@@ -40,6 +41,15 @@ const SANDBOX_OPTION = {
     "bwrap (required: exit 3 without it), off. The strictest of this, the policy's and the task's `sandbox:` wins",
 } as const;
 
+/** The run flags the planner reads: declared once, on `run` and on `validate` (which plans the same way). */
+const PROVIDER_OPTION = { type: "string", choices: NAMED_PROVIDERS, describe: "model provider for tasks that name none" } as const;
+const MODEL_OPTION = { type: "string", describe: "model name for tasks that name none" } as const;
+const BASE_URL_OPTION = { type: "string", describe: "endpoint for --provider/--model (a compatible server or proxy); else ANTHROPIC_BASE_URL/OPENAI_BASE_URL" } as const;
+const PRICING_OPTION = { type: "string", describe: "pricing file (YAML, schema/pricing.schema.json): adds models to the price table or overrides their prices" } as const;
+const MAX_COST_OPTION = { type: "string", describe: "the run's budget in dollars, across all tasks: once spent, tasks stop (resumably, status stopped) and none starts" } as const;
+const TIMEOUT_OPTION = { type: "string", describe: "timeout for tasks that set none (90s, 10m, 1h, or a number of seconds as in limits.timeout; none: no limit)" } as const;
+const STREAM_IDLE_OPTION = { type: "string", describe: "end a model's stream that sends no content for this long, as a retryable provider error (90s, 5m or a number of seconds; default 5m; none: no limit)" } as const;
+
 /** The options of `run`, for its yargs builder: the one place they are declared. */
 function runOptions<T>(y: Argv<T>) {
   return withExamples(y, [
@@ -50,11 +60,11 @@ function runOptions<T>(y: Argv<T>) {
     .option("out", { type: "string", default: DEFAULT_RUN_DIR, describe: "run directory; running again on it resumes" })
     .option("concurrency", { type: "string", default: "4", describe: "tasks at once (a whole number from 1 up)" })
     .option("policy", { type: "string", describe: "policy file (or preset:read-only|workspace-write|ci) for tasks that name none" })
-    .option("provider", { type: "string", choices: ["anthropic", "openai"], describe: "model provider for tasks that name none" })
-    .option("model", { type: "string", describe: "model name for tasks that name none" })
+    .option("provider", PROVIDER_OPTION)
+    .option("model", MODEL_OPTION)
     .option("filter", { type: "string", array: true, default: [], describe: "glob on suite/id (repeatable)" })
     .option("tag", { type: "string", array: true, default: [], describe: "run tasks with this tag (repeatable)" })
-    .option("base-url", { type: "string", describe: "endpoint for --provider/--model (a compatible server or proxy); else ANTHROPIC_BASE_URL/OPENAI_BASE_URL" })
+    .option("base-url", BASE_URL_OPTION)
     .option("shard", { type: "string", describe: "i/n: this job's share of the tasks" })
     .option("junit", { type: "string", describe: "also write the JUnit report here" })
     .option("stats", { type: "string", describe: "also write stats.json here" })
@@ -66,14 +76,14 @@ function runOptions<T>(y: Argv<T>) {
     .option("report-skipped", { type: "boolean", default: false, describe: "list filtered-out tasks as skipped in JUnit" })
     .option("json", { type: "boolean", default: false, describe: "write the event stream as JSON lines to stdout" })
     .option("max-steps", { type: "string", describe: "step cap for tasks that set none (a whole number from 1 up; default 40); a larger one continues tasks that used all their steps" })
-    .option("timeout", { type: "string", describe: "timeout for tasks that set none (90s, 10m, 1h, or a number of seconds as in limits.timeout; none: no limit)" })
-    .option("stream-idle", { type: "string", describe: "end a model's stream that sends no content for this long, as a retryable provider error (90s, 5m or a number of seconds; default 5m; none: no limit)" })
-    .option("max-cost", { type: "string", describe: "the run's budget in dollars, across all tasks: once spent, tasks stop (resumably, status stopped) and none starts" })
+    .option("timeout", TIMEOUT_OPTION)
+    .option("stream-idle", STREAM_IDLE_OPTION)
+    .option("max-cost", MAX_COST_OPTION)
     .option("max-tokens", { type: "string", describe: "the run's budget in tokens (input + cache + output), across all tasks, likewise" })
     .option("stopped-ok", { type: "boolean", default: false, describe: "a task stopped on a budget does not fail the run (exit 0 if the rest passed)" })
     .option("allow-env", { type: "string", array: true, default: [], describe: "secret-looking variable the shell may see (repeatable)" })
     .option("sandbox", SANDBOX_OPTION)
-    .option("pricing", { type: "string", describe: "pricing file (YAML, schema/pricing.schema.json): adds models to the price table or overrides their prices" })
+    .option("pricing", PRICING_OPTION)
     .option("repeats", { type: "string", describe: "trials of each task that sets no repeats: (a whole number from 1 up; default 1); each has its own workspace, checkpoint and result" })
     .option("min-pass-rate", { type: "string", describe: "share of a task's counted trials that must pass, for tasks that set no pass.rate (above 0 to 1; default: every trial)" })
     .option("gate", { type: "string", choices: ["rate", "lower"], describe: "what a pass rate is judged on: the rate (default), or the lower bound of its Wilson 95% interval" })
@@ -92,8 +102,19 @@ function validateOptions<T>(y: Argv<T>) {
   ])
     .positional("paths", { type: "string", array: true, demandOption: true, default: undefined, describe: "task files, folders or globs; a policy file is checked as a policy" })
     .option("policy", { type: "string", describe: "default policy to check too, for tasks that name none" })
+    .option("provider", PROVIDER_OPTION)
+    .option("model", MODEL_OPTION)
+    .option("base-url", BASE_URL_OPTION)
     .option("sandbox", SANDBOX_OPTION)
-    .option("pricing", { type: "string", describe: "pricing file to check too" });
+    .option("pricing", PRICING_OPTION)
+    .option("max-cost", MAX_COST_OPTION)
+    .option("timeout", TIMEOUT_OPTION)
+    .option("stream-idle", STREAM_IDLE_OPTION)
+    .option("allow-env", { type: "string", array: true, default: [], describe: "secret-looking variable the shell may see (repeatable), as on run" })
+    .option("repeats", { type: "string", describe: "trials for tasks that set no repeats: (for the gate warning)" })
+    .option("min-pass-rate", { type: "string", describe: "pass rate for tasks that set no pass.rate (for the gate warning)" })
+    .option("gate", { type: "string", choices: ["rate", "lower"], describe: "judge a pass rate on the rate (default) or on its 95 % interval's lower bound (for the gate warning)" })
+    .epilogue(EXIT_CODES_HELP);
 }
 
 /** The options of `report merge`. */

@@ -4,25 +4,55 @@ import { PolicyFileError, formatPolicyIssue, loadPolicyFile } from "../policy/fi
 import { permissiveWarnings } from "../policy/file/permissive-warnings.js";
 import { mergeRunReports } from "../runner/reports/report-merge.js";
 import { loadTasks } from "../runner/tasks/suite-loader.js";
-import { resolveTaskApprovals } from "../runner/tasks/task-policy.js";
+import { parseLimitFlag, planSuite } from "../runner/plan/plan-suite.js";
+import type { TaskDefinition } from "../runner/tasks/task-file.js";
+import { EVERY_TRIAL, fewestPassing, fewestTrialsToPass, type TrialGate } from "../runner/trials/trial-gate.js";
+import { RhemaError } from "../core/errors.js";
+import { parseCountFlag, parseUsdFlag } from "./run-command.js";
 import { describeSandboxSetting } from "../runner/tasks/task-sandbox.js";
 import { compareTasks, taskKey } from "../runner/run-dir/task-result.js";
 import type { SandboxMode } from "../process/sandbox-mode.js";
 import { EXIT_OK, type ExitCode } from "./exit-codes.js";
 import { print, type CliIo } from "./io.js";
 import { inputCapsFromEnv } from "./input-caps.js";
-import { loadPricingFile } from "../runner/tasks/pricing-file.js";
-import { formatCostTotal, sumCosts } from "../runner/reports/cost-figures.js";
+import { formatCostTotal, sumCosts } from "../runner/pricing/cost-figures.js";
 import { counted } from "../core/counted.js";
+
+/** `rhema validate`'s arguments: the paths and the run flags the planner reads (as `rhema run` takes them). */
+export interface ValidateArgs {
+  paths: string[];
+  policy?: string | undefined;
+  provider?: string | undefined;
+  model?: string | undefined;
+  baseUrl?: string | undefined;
+  sandbox?: SandboxMode | undefined;
+  pricing?: string | undefined;
+  maxCost?: number | string | undefined;
+  timeout?: string | undefined;
+  streamIdle?: string | undefined;
+  allowEnv?: string[] | undefined;
+  repeats?: number | string | undefined;
+  minPassRate?: number | string | undefined;
+  gate?: string | undefined;
+}
 
 /**
  * Checks task files, every policy they use, and every policy file among the paths (a file whose
- * top level is a policy is validated as one); runs nothing. Problems throw (exit 2).
+ * top level is a policy is validated as one), and plans the tasks as `rhema run` would with the
+ * same flags (runner/plan/): a suite validate passes is one run accepts. Runs nothing. Problems
+ * throw (exit 2). Warns of a task whose gate no outcome of its trials can pass.
  */
-export async function validateCommand(args: { paths: string[]; policy?: string; sandbox?: SandboxMode; pricing?: string | undefined }, io: CliIo): Promise<ExitCode> {
-  const pricing = args.pricing === undefined ? null : await loadPricingFile(resolve(io.cwd, args.pricing));
+export async function validateCommand(args: ValidateArgs, io: CliIo): Promise<ExitCode> {
+  const maxCost = args.maxCost === undefined ? undefined : parseUsdFlag("--max-cost", args.maxCost);
+  parseLimitFlag("--timeout", args.timeout);
+  const gateFlags = parseGateFlags(args);
   const loaded = await loadTasks(args.paths, { cwd: io.cwd, caps: inputCapsFromEnv(io.env) });
-  const approvals = await resolveTaskApprovals(loaded.tasks, { policyFlag: args.policy, cwd: io.cwd, sandboxFlag: args.sandbox });
+  const plan = await planSuite(loaded.tasks, {
+    ...definedOnly({ provider: args.provider, model: args.model, baseUrl: args.baseUrl, policy: args.policy, pricing: args.pricing, sandbox: args.sandbox, streamIdle: args.streamIdle }),
+    ...(maxCost !== undefined ? { maxCost } : {}),
+    allowEnv: args.allowEnv ?? [],
+  }, { cwd: io.cwd, env: io.env });
+  const pricing = plan.pricingFile;
   // A policy file both in use and among the paths would be warned about twice: each line once.
   const said = new Set<string>();
   const warn = (line: string): void => {
@@ -30,7 +60,11 @@ export async function validateCommand(args: { paths: string[]; policy?: string; 
     said.add(line);
     print(io.stderr, line);
   };
-  for (const note of loaded.tasks.length > 0 ? approvals.notes : []) warn(`rhema: ${note}`);
+  for (const note of loaded.tasks.length > 0 ? plan.notes : []) warn(`rhema: ${note}`);
+  for (const task of loaded.tasks) {
+    const warning = unpassableGateWarning(task, gateFlags);
+    if (warning !== null) warn(`rhema: warning: ${warning}`);
+  }
   // Every policy file's problems together, not one file per run.
   const policies = await Promise.all(loaded.policies.map((file) => loadPolicyFile(file).catch((err: unknown) => {
     if (err instanceof PolicyFileError) return err;
@@ -51,15 +85,50 @@ export async function validateCommand(args: { paths: string[]; policy?: string; 
   const suites = new Set(loaded.tasks.map((t) => t.suite));
   const policyFiles = loaded.policies.length > 0 ? ` and ${counted(loaded.policies.length, "policy file", "policy files")}` : "";
   print(io.stdout, `valid: ${counted(loaded.tasks.length, "task", "tasks")} in ${counted(suites.size, "suite", "suites")}, ` +
-    `${counted(approvals.policies, "policy", "policies")} in use${policyFiles}${pricingNote}`);
+    `${counted(plan.policies, "policy", "policies")} in use${policyFiles}${pricingNote}`);
   // Each task's effective sandbox and where it came from (nothing is probed: validate runs nothing).
   for (const task of [...loaded.tasks].sort(compareTasks)) {
-    const setting = approvals.sandbox.get(taskKey(task));
+    const setting = plan.plans.get(taskKey(task))?.sandbox;
     if (setting) print(io.stdout, `  ${taskKey(task)}: ${describeSandboxSetting(setting)}`);
   }
   return EXIT_OK;
 }
 
+/** The gate flags as `rhema run` takes them: `--repeats N`, `--min-pass-rate R`, `--gate rate|lower`. */
+interface GateFlags {
+  repeats: number | undefined;
+  minPassRate: number | undefined;
+  judgedOn: "rate" | "lower";
+}
+
+function parseGateFlags(args: ValidateArgs): GateFlags {
+  const repeats = args.repeats === undefined ? undefined : parseCountFlag("--repeats", args.repeats);
+  let minPassRate: number | undefined;
+  if (args.minPassRate !== undefined) {
+    const text = String(args.minPassRate).trim();
+    minPassRate = /^(0(\.\d+)?|1(\.0+)?|\.\d+)$/.test(text) ? Number(text) : NaN;
+    if (!(minPassRate > 0 && minPassRate <= 1)) throw new RhemaError("usage", `Expected --min-pass-rate to be a share above 0 and at most 1 (such as 0.8), got "${String(args.minPassRate)}"`);
+  }
+  const gate = args.gate ?? "rate";
+  if (gate !== "rate" && gate !== "lower") throw new RhemaError("usage", `Expected --gate to be rate or lower, got "${gate}"`);
+  return { repeats, minPassRate, judgedOn: gate };
+}
+
+/**
+ * "suite/id: rate 0.8 judged on the lower bound: 5 of 5 cannot pass it; it takes 16 of 16" when
+ * no outcome of the task's trials passes its gate (its `pass.rate`, else `--min-pass-rate`; its
+ * `repeats`, else `--repeats`, else 1); null when some outcome can.
+ */
+export function unpassableGateWarning(task: TaskDefinition, flags: GateFlags): string | null {
+  const rate = task.passRate ?? flags.minPassRate;
+  const gate: TrialGate = rate === undefined ? EVERY_TRIAL : { kind: "rate", min: rate, judgedOn: flags.judgedOn };
+  const trials = task.repeats ?? flags.repeats ?? 1;
+  if (fewestPassing(gate, trials) !== null) return null;
+  const needed = fewestTrialsToPass(gate);
+  const judged = gate.kind === "rate" ? `rate ${gate.min} judged on ${gate.judgedOn === "lower" ? "the lower bound of its 95 % interval" : "the rate"}` : "every trial";
+  return `${taskKey(task)}: ${judged}: ${trials} of ${trials} cannot pass it; ` +
+    (needed === null ? "no number of trials can" : `it takes ${needed} of ${needed} (raise repeats:, or lower pass.rate)`);
+}
 
 export async function reportMergeCommand(args: { dirs: string[]; out: string; allowPartial?: boolean }, io: CliIo): Promise<ExitCode> {
   const outcome = await mergeRunReports(args.dirs.map((d) => resolve(io.cwd, d)), resolve(io.cwd, args.out), {
@@ -73,4 +142,9 @@ export async function reportMergeCommand(args: { dirs: string[]; out: string; al
   print(io.stdout, `merged ${counted(outcome.results.length, "task result")} from ${counted(args.dirs.length, "run")}${shards}${cost === null ? "" : `, cost ${formatCostTotal(cost)}`}: ` +
     `${outcome.files.junit}, ${outcome.files.stats}, ${outcome.files.summary}`);
   return EXIT_OK;
+}
+
+/** `obj` without its undefined fields (the planner's flags are optional, not undefined). */
+function definedOnly<T extends Record<string, unknown>>(obj: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(obj).filter(([, v]) => v !== undefined)) as { [K in keyof T]?: Exclude<T[K], undefined> };
 }

@@ -6,8 +6,9 @@
 import type { TaskEvent } from "../runner/execute/runner-events.js";
 import type { RunProgress } from "../runner/execute/suite-runner.js";
 import { taskKey } from "../runner/run-dir/task-result.js";
-import { formatTaskCost, formatUsd } from "../runner/reports/cost-figures.js";
+import { formatTaskCost, formatUsd } from "../runner/pricing/cost-figures.js";
 import { counted } from "../core/counted.js";
+import { isScriptedProvider } from "../providers/provider-registry.js";
 import { checkVerdict, clipLine as clip, describeEvent, describeRetry, summarizeInput } from "../runner/reports/event-lines.js";
 
 export interface ProgressView {
@@ -101,7 +102,7 @@ class LiveView implements ProgressView {
   update(p: RunProgress): void {
     switch (p.type) {
       case "task_start":
-        this.running.set(p.trial.label, { key: p.trial.label, step: 0, tool: "", tokens: 0, simulated: p.task.model?.provider === "scripted" });
+        this.running.set(p.trial.label, { key: p.trial.label, step: 0, tool: "", tokens: 0, simulated: p.task.model ? isScriptedProvider(p.task.model.provider) : false });
         break;
       case "task_event":
         this.track(p.trial.label, p.event);

@@ -14,7 +14,7 @@ import { RhemaError, parseUsd } from "../core/errors.js";
 import { chooseProgressView } from "./progress-view.js";
 import { inputCapsFromEnv } from "./input-caps.js";
 import { lockTimingFromEnv } from "./lock-timing.js";
-import { formatCostTotal, sumCosts } from "../runner/reports/cost-figures.js";
+import { formatCostTotal, sumCosts } from "../runner/pricing/cost-figures.js";
 import { counted } from "../core/counted.js";
 import { parseKList } from "../runner/trials/trial-figures.js";
 import { parsePassRate } from "../runner/trials/trial-gate.js";
@@ -105,7 +105,7 @@ export function parseTrialFlags(args: Pick<RunArgs, "repeats" | "minPassRate" | 
 }
 
 /** A dollar flag's value as a number above 0, or exit 2 naming the flag and what was given. */
-function parseUsdFlag(flag: string, value: number | string): number {
+export function parseUsdFlag(flag: string, value: number | string): number {
   const n = parseUsd(String(value));
   if (n === null) throw new RhemaError("usage", `Expected ${flag} to be a number of dollars above 0 (such as 20 or 0.5), got "${String(value)}"`);
   return n;

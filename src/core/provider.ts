@@ -82,5 +82,10 @@ export type StreamEvent =
 export interface ModelProvider {
   /** `"anthropic:claude-sonnet-4-6"`, `"scripted:fix-add"`. */
   readonly id: string;
+  /**
+   * true: the provider answers from a script in the task file and no model reads the requests
+   * (its registry entry's `scripted` capability; the agent then compacts with the elider).
+   */
+  readonly answersFromScript?: boolean;
   stream(req: ModelRequest, signal: AbortSignal): AsyncIterable<StreamEvent>;
 }

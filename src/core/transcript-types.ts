@@ -57,9 +57,15 @@ export interface TranscriptStats {
   limitHitRate: number;
 }
 
+/**
+ * The providers that run a named model. Core may not import the provider registry: a test
+ * (test/providers/provider-registry.test.ts) checks this type equals the registry's `NamedProviderName`.
+ */
+export type ModelProviderName = "anthropic" | "openai";
+
 /** The model that summarizes flushed sections; unset: the task's own model (the elider when scripted). */
 export interface TranscriptWorkerConfig {
-  provider: "anthropic" | "openai";
+  provider: ModelProviderName;
   name: string;
 }
 

@@ -1,7 +1,7 @@
 /**
  * Builds a `ModelProvider` from a task's `model:` spec. The one place in providers that reads
- * environment values — and only from the `env` record the CLI hands in, never `process.env`:
- * `ANTHROPIC_API_KEY` / `ANTHROPIC_BASE_URL`, `OPENAI_API_KEY` / `OPENAI_BASE_URL`.
+ * environment values — and only from the `env` record the CLI hands in, never `process.env`: the
+ * key and base-URL variables each provider's registry entry names (provider-registry.ts).
  *
  * A key is required unless a base URL is given: a compatible local server (Ollama, vLLM,
  * llama.cpp, LM Studio, a proxy) may need none, and gets `NO_KEY_PLACEHOLDER` (the SDKs refuse
@@ -11,11 +11,14 @@ import { RhemaError } from "../core/errors.js";
 import type { ModelProvider, ModelRequest, StreamEvent } from "../core/provider.js";
 import type { RetryOptions } from "./provider-retry.js";
 import type { ScriptStep } from "./script.js";
-import { ScriptedProvider } from "./scripted.js";
+import {
+  PROVIDER_NAMES, isProviderName, loadNamedProvider, nameList, providerEntry, scriptedProvider,
+  type NamedProviderName, type ScriptedProviderName,
+} from "./provider-registry.js";
 
 export type ProviderSpec =
-  | { provider: "scripted"; script: readonly ScriptStep[]; name?: string }
-  | { provider: "anthropic" | "openai"; name: string; baseUrl?: string };
+  | { provider: ScriptedProviderName; script: readonly ScriptStep[]; name?: string }
+  | { provider: NamedProviderName; name: string; baseUrl?: string };
 
 /** Environment values as the CLI read them; absent and empty both mean unset. */
 export type ProviderEnv = Readonly<Record<string, string | undefined>>;
@@ -32,10 +35,10 @@ export interface CreateProviderOptions {
 /** Sent as the API key to a server at a custom base URL when no key is set. */
 export const NO_KEY_PLACEHOLDER = "no-key";
 
-const ENV_NAMES = {
-  anthropic: { key: "ANTHROPIC_API_KEY", baseUrl: "ANTHROPIC_BASE_URL" },
-  openai: { key: "OPENAI_API_KEY", baseUrl: "OPENAI_BASE_URL" },
-} as const;
+/** Whether `spec` answers from a script (by its provider's capability, not its name). */
+export function isScriptedSpec(spec: ProviderSpec): spec is Extract<ProviderSpec, { script: readonly ScriptStep[] }> {
+  return isProviderName(spec.provider) && providerEntry(spec.provider).capabilities.scripted;
+}
 
 /**
  * The provider `spec` names. Throws `RhemaError` `provider_unavailable` when a key is missing
@@ -43,42 +46,36 @@ const ENV_NAMES = {
  * unknown provider.
  */
 export function createProvider(spec: ProviderSpec, env: ProviderEnv, options: CreateProviderOptions = {}): ModelProvider {
-  switch (spec.provider) {
-    case "scripted":
-      return new ScriptedProvider(spec.script, { name: spec.name, record: false, ...(options.retry ? { retry: options.retry } : {}) });
-    case "anthropic": {
-      const { apiKey, baseUrl } = credentials(spec, env);
-      return lazyProvider(`anthropic:${spec.name}`, async () => {
-        const { AnthropicProvider } = await import("./anthropic.js");
-        return new AnthropicProvider({ model: spec.name, apiKey, baseUrl, retry: options.retry, timeoutMs: options.timeoutMs, streamIdleMs: options.streamIdleMs });
-      });
-    }
-    case "openai": {
-      const { apiKey, baseUrl } = credentials(spec, env);
-      return lazyProvider(`openai:${spec.name}`, async () => {
-        const { OpenAIProvider } = await import("./openai.js");
-        return new OpenAIProvider({ model: spec.name, apiKey, baseUrl, retry: options.retry, timeoutMs: options.timeoutMs, streamIdleMs: options.streamIdleMs });
-      });
-    }
-    default: {
-      const unknown: never = spec;
-      const name = String((unknown as { provider?: unknown }).provider);
-      throw new RhemaError("invalid_config", `unknown model provider "${name}"; expected one of: anthropic, openai, scripted`);
-    }
+  if (!isProviderName(spec.provider)) {
+    const name = String((spec as { provider?: unknown }).provider);
+    throw new RhemaError("invalid_config", `unknown model provider "${name}"; expected one of: ${[...PROVIDER_NAMES].sort().join(", ")}`);
   }
+  if (isScriptedSpec(spec)) return scriptedProvider(spec.script, spec.name, options);
+  const named = spec as Extract<ProviderSpec, { baseUrl?: string }>;
+  const { apiKey, baseUrl } = credentials(named, env);
+  return lazyProvider(`${named.provider}:${named.name}`, () => loadNamedProvider(named.provider, {
+    model: named.name, apiKey, baseUrl, retry: options.retry, timeoutMs: options.timeoutMs, streamIdleMs: options.streamIdleMs,
+  }));
 }
 
-function credentials(spec: { provider: "anthropic" | "openai"; name: string; baseUrl?: string }, env: ProviderEnv): { apiKey: string; baseUrl: string | undefined } {
+/** The base URL the environment gives provider `name` (its `*_BASE_URL`), when set. */
+export function envBaseUrl(name: NamedProviderName, env: ProviderEnv): string | undefined {
+  const keys = providerEntry(name).envKeys;
+  return keys === null ? undefined : nonEmpty(env[keys.baseUrl]);
+}
+
+function credentials(spec: { provider: NamedProviderName; name: string; baseUrl?: string }, env: ProviderEnv): { apiKey: string; baseUrl: string | undefined } {
   if (typeof spec.name !== "string" || spec.name.trim() === "") {
     throw new RhemaError("invalid_config", `the ${spec.provider} provider needs a model name (model.name), got none`);
   }
-  const names = ENV_NAMES[spec.provider];
+  const names = providerEntry(spec.provider).envKeys;
+  if (names === null) throw new RhemaError("invalid_config", `the ${spec.provider} provider reads no key; expected one of ${nameList(PROVIDER_NAMES)}`);
   const baseUrl = nonEmpty(spec.baseUrl) ?? nonEmpty(env[names.baseUrl]);
-  const apiKey = nonEmpty(env[names.key]);
+  const apiKey = nonEmpty(env[names.apiKey]);
   if (apiKey === undefined && baseUrl === undefined) {
     throw new RhemaError(
       "provider_unavailable",
-      `the ${spec.provider} provider needs an API key: set ${names.key} in the environment ` +
+      `the ${spec.provider} provider needs an API key: set ${names.apiKey} in the environment ` +
         `(or a base URL, ${names.baseUrl} or model.baseUrl, for a compatible server that needs none)`,
     );
   }

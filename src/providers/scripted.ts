@@ -38,6 +38,8 @@ export interface ScriptedProviderOptions {
 
 export class ScriptedProvider implements ModelProvider {
   readonly id: string;
+  /** The registry's `scripted` capability (provider-registry.ts), carried by the provider itself. */
+  readonly answersFromScript = true;
   /** Every request received, serialized exactly: retry tests compare these bytes. */
   readonly requests: string[] = [];
   private readonly steps: readonly ScriptStep[];

@@ -9,7 +9,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { actionOutputs, runAnnotations, stepFailure, type ActionRunOutcome } from "../../src/action/action-outcome.js";
-import { PRICE_TABLE } from "../../src/providers/prices.js";
+import { PRICE_TABLE } from "../../src/runner/pricing/prices.js";
 import type { TaskCost, TaskResult } from "../../src/runner/run-dir/task-result.js";
 import { sampleResult } from "../runner/sample-results.js";
 import { repoRoot } from "../support/paths.js";

@@ -8,7 +8,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { RhemaError } from "../../src/core/errors.js";
 import { PolicyFileError } from "../../src/policy/file/policy-file.js";
-import { PricingFileError } from "../../src/runner/tasks/pricing-file.js";
+import { PricingFileError } from "../../src/runner/pricing/pricing-file.js";
 import { TaskFileError } from "../../src/runner/tasks/task-file.js";
 import { describeStartFailure } from "../../src/action/start-failure.js";
 

@@ -9,7 +9,7 @@ import { test } from "node:test";
 import { parse } from "yaml";
 import { taskFileSchema } from "../../src/runner/tasks/task-schema.js";
 import { parsePolicyText } from "../../src/policy/file/policy-file.js";
-import { parsePricingText } from "../../src/runner/tasks/pricing-file.js";
+import { parsePricingText } from "../../src/runner/pricing/pricing-file.js";
 import { errorMessage } from "../../src/core/errors.js";
 import { type FencedBlock, docFiles, fencedBlocks, readDoc } from "../support/doc-blocks.js";
 

@@ -15,6 +15,8 @@ import type { CommandRunner } from "./command-runner.js";
 export function lockedProvider(inner: ModelProvider, lock: LockGuard): ModelProvider {
   return {
     id: inner.id,
+    // Its capabilities too: the agent compacts a scripted run with the elider.
+    ...(inner.answersFromScript === true ? { answersFromScript: true } : {}),
     async *stream(req, signal) {
       await lock.confirm();
       yield* inner.stream(req, AbortSignal.any([signal, lock.lost]));

@@ -1,44 +1,35 @@
 /**
- * One run as its edges ask for it (`rhema run` and the GitHub Action): load and check
- * everything first (tasks, models, policies: any problem is a `usage` error before a task
- * starts), then settle each task's sandbox (bwrap probed once: a required sandbox that cannot be
+ * One run as its edges ask for it (`rhema run` and the GitHub Action): load, then plan each task
+ * once (runner/plan/: models, pricing, policies — any problem is a `usage` error before a task
+ * starts; `rhema validate` plans the same way), then settle each task's sandbox (bwrap probed once: a required sandbox that cannot be
  * made is exit 3 before a task starts; an `auto` one that cannot is a loud warning), then run the
  * suite in the run directory, resuming what an earlier run left. The one
  * implementation of a run behind both edges; they differ only in how they read the request and
  * render the outcome.
  */
 import { resolve } from "node:path";
-import type { ModelProvider } from "../../core/provider.js";
 import { RhemaError } from "../../core/errors.js";
-import { createProvider, type ProviderEnv, type ProviderSpec } from "../../providers/provider-factory.js";
-import { processCommandRunner } from "./command-runner.js";
-import { LIMIT_TEXT_RULE, parseLimitText } from "../tasks/duration.js";
+import type { ProviderEnv } from "../../providers/provider-factory.js";
 import { SecretRedactor } from "./secret-redactor.js";
+import { processCommandRunner } from "./command-runner.js";
 import { formatShard, loadTasks, parseShard, taskStillDefined } from "../tasks/suite-loader.js";
 import type { InputCaps } from "../tasks/task-file.js";
 import { runSuite, type RunProgress, type SuiteRunOutcome } from "./suite-runner.js";
 import type { TaskDefinition } from "../tasks/task-file.js";
-import { resolveTaskApprovals } from "../tasks/task-policy.js";
-import type { Approval } from "../../core/approval.js";
-import { PolicyApproval } from "../../policy/decide/policy-approval.js";
 import { preloadBashParser } from "../../policy/shell/grammar/bash-parser.js";
 import { taskKey } from "../run-dir/task-result.js";
-import { loadPriceTable, priceTable, type ModelPricing } from "../../providers/prices.js";
-import { loadPricingFile } from "../tasks/pricing-file.js";
-import { taskPricing, type TaskPricing } from "./task-pricing.js";
 import { probeSandbox } from "../../process/sandbox-probe.js";
 import { probeReaper } from "../../process/subreaper.js";
 import { chooseSandbox, needsProbe, type SandboxMode, type SandboxUse } from "../../process/sandbox-mode.js";
 import type { TaskSandboxSetting } from "../tasks/task-sandbox.js";
-import type { RetryListener, TaskSandboxRun } from "./task-executor.js";
-import type { RetryNotice } from "../../providers/provider-retry.js";
-import { unenforceableCostBudget } from "./run-budget.js";
+import type { TaskSandboxRun } from "./task-executor.js";
 import type { LockTiming } from "../run-dir/lock-owner.js";
 import { checkRunPaths } from "./run-paths.js";
 import { counted } from "../../core/counted.js";
+import { parseLimitFlag, planSuite } from "../plan/plan-suite.js";
+import type { TaskPlan } from "../plan/task-plan.js";
+import { trialId } from "../trials/trial.js";
 import type { JunitCases } from "../run-dir/task-result.js";
-import { trialId, type Trial } from "../trials/trial.js";
-import { chooseScript } from "../../providers/script-choice.js";
 
 /** What to run; the fields are `rhema run`'s flags (the action's inputs map onto them). */
 export interface RunRequest {
@@ -132,8 +123,7 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
   if (request.add && request.restart) throw new RhemaError("usage", "Expected at most one of --add and --restart, got both");
   const shard = request.shard !== undefined ? parseShard(request.shard) : null;
   const timeoutMs = parseLimitFlag("--timeout", request.timeout);
-  const streamIdleMs = parseLimitFlag("--stream-idle", request.streamIdle);
-  // The sandbox probe (two bwrap processes, probeSandbox keeps its answer) starts now, to run
+    // The sandbox probe (two bwrap processes, probeSandbox keeps its answer) starts now, to run
   // while the task files load, unless the flag turns the sandbox off (then only a policy or task
   // file could ask for it, and settleSandboxes probes then).
   if (request.sandbox !== "off") void probeSandbox(sandboxSearchPath(context.env.PATH));
@@ -147,30 +137,22 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
   if (loaded.tasks.length === 0 && shard !== null) {
     context.onNote(`shard ${formatShard(shard)} selected nothing (the ${counted(loaded.selectedInAllShards, "selected task")} ${loaded.selectedInAllShards === 1 ? "falls" : "fall"} in other shards): no task runs, its reports are empty`);
   }
-  // Each task's model, resolved once (task file, else flags): providers, prices and budgets read it.
-  const specs = new Map(loaded.tasks.map((task) => [taskKey(task), providerSpec(task, request)]));
-  // Each task's stream idle limit: its own, else the flag's, else the providers' default.
-  const idleOf = (task: TaskDefinition) => task.limits.streamIdleMs ?? streamIdleMs;
-  const retries = new RetryRelay();
-  // Each task's provider is made now (a missing key is exit 2 up front), and each trial gets its
-  // own (a scripted one keeps its cache simulator and failure counts per trial).
-  const providers = trialProviders(loaded.tasks, specs, context.env, idleOf, retries);
-  const workers = createWorkerProviders(loaded.tasks, context.env, idleOf, retries);
-  const pricingFile = request.pricing === undefined ? null : await loadPricingFile(resolve(context.cwd, request.pricing));
-  const pricings = await priceTasks(loaded.tasks, specs, pricingFile?.models ?? [], context.env);
-  checkCostBudgets(loaded.tasks, specs, pricings, request.maxCost);
-  for (const note of unpricedNotes(loaded.tasks, specs, pricings)) context.onNote(note);
-  const approvals = await resolveTaskApprovals(loaded.tasks, { policyFlag: request.policy, cwd: context.cwd, sandboxFlag: request.sandbox });
-  for (const note of approvals.notes) context.onNote(note);
+  // Each task resolved once into its plan (model, worker, pricing, approval, sandbox, commands' environment):
+  // every problem found here is exit 2, before anything runs.
+  const plan = await planSuite(loaded.tasks, { ...request, ...(request.pricing !== undefined ? { pricing: request.pricing } : {}) }, context);
+  for (const note of plan.notes) context.onNote(note);
   // The first shell decision needs the bash grammar (~100 ms to compile): start it now, beside
   // the sandbox probe, the workspace copies and the first model request, when some task's
   // policy may run commands.
-  if ([...approvals.approvals.values()].some(mayRunCommands)) preloadBashParser();
-  const sandbox = await settleSandboxes(approvals.sandbox, context.env.PATH);
+  if (plan.mayRunCommands) preloadBashParser();
+  const sandbox = await settleSandboxes(new Map([...plan.plans].map(([key, p]) => [key, p.sandbox])), context.env.PATH);
   if (sandbox.warning !== null) context.onNote(sandbox.warning);
   const reaperNote = await unsandboxedReaperNote(sandbox.runs.values());
   if (reaperNote !== null) context.onNote(reaperNote);
 
+  // The one map the run's services are read from: a task's key to its plan.
+  const planOf = (task: TaskDefinition): TaskPlan => plan.plans.get(taskKey(task))!;
+  const commands = plan.commands;
   const runDir = resolve(context.cwd, request.out);
   const copies = reportCopies(request, context.cwd);
   const summaryAppend = request.summary ? resolve(context.cwd, request.summary) : undefined;
@@ -182,7 +164,7 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
     ]),
     inputs: [
       ...(request.policy !== undefined && !request.policy.startsWith("preset:") ? [resolve(context.cwd, request.policy)] : []),
-      ...(pricingFile ? [pricingFile.file] : []),
+      ...(plan.pricingFile ? [plan.pricingFile.file] : []),
     ],
   });
   const outcome = await runSuite({
@@ -205,17 +187,18 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
     env: {
       now: () => new Date(),
       redactor,
-      runCommand: processCommandRunner({ baseEnv: context.env, allowEnv: request.allowEnv }),
-      shellEnv: context.env,
-      allowEnv: request.allowEnv,
-      providerFor: (trial) => providers(trial),
-      workerProviderFor: (trial) => workers.get(taskKey(trial.task)) ?? null,
-      pricingFor: (trial) => pricings.get(taskKey(trial.task))!,
-      ...(pricingFile ? { pricingFile: { path: pricingFile.file, sha256: pricingFile.sha256 } } : {}),
-      approvalFor: (trial) => approvals.approvals.get(taskKey(trial.task))!,
+      // Decided once by the planner (the same for every task today): the scrubbed environment and its runner.
+      runCommand: processCommandRunner({ baseEnv: commands.env, allowEnv: commands.allowEnv }),
+      shellEnv: commands.env,
+      allowEnv: commands.allowEnv,
+      providerFor: (trial) => planOf(trial.task).providerFor(trial.key),
+      workerProviderFor: (trial) => planOf(trial.task).worker,
+      pricingFor: (trial) => planOf(trial.task).pricing,
+      ...(plan.pricingFile ? { pricingFile: { path: plan.pricingFile.file, sha256: plan.pricingFile.sha256 } } : {}),
+      approvalFor: (trial) => planOf(trial.task).approvalFor(trial.key),
       defaults: { ...(request.maxSteps !== undefined ? { maxSteps: request.maxSteps } : {}), ...(timeoutMs !== undefined ? { timeoutMs } : {}) },
       sandboxFor: (trial) => sandbox.runs.get(taskKey(trial.task))!,
-      listenRetries: (trial, listener) => retries.listen(trialId(trial.key), listener),
+      listenRetries: (trial, listener) => plan.listenRetries(trialId(trial.key), listener),
     },
     onProgress: context.onProgress,
     onNote: context.onNote,
@@ -273,176 +256,6 @@ async function unsandboxedReaperNote(runs: Iterable<TaskSandboxRun>): Promise<st
 /** Where bwrap is looked up: rhema's PATH, else the system default. */
 function sandboxSearchPath(path: string | undefined): { path?: string } {
   return path ? { path } : {};
-}
-
-/** Whether an approval's policy may allow a shell command: default allow, or an allow rule that can match one. */
-function mayRunCommands(approval: Approval): boolean {
-  if (!(approval instanceof PolicyApproval)) return false;
-  const { policy } = approval;
-  return policy.default === "allow" || policy.rules.some((r) => r.effect === "allow" && (r.shell !== null || r.tools === null || r.tools.includes("shell")));
-}
-
-/** A limit flag (`--timeout`, `--stream-idle`): milliseconds, Infinity for `none`, undefined when not given. */
-function parseLimitFlag(flag: string, value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const ms = parseLimitText(value);
-  if (ms === null) throw new RhemaError("usage", `Expected ${flag} as ${LIMIT_TEXT_RULE}, got "${value}"`);
-  return ms;
-}
-
-/**
- * The providers' retries, told to the task that runs them: providers are made up front, before
- * any task listens, so each is given a notice hook that finds its task's listener (if any) here.
- */
-class RetryRelay {
-  private readonly listeners = new Map<string, RetryListener>();
-
-  /** The `onRetry` for the provider of task `key` (`who`: its model or its compaction worker). */
-  hook(key: string, who: "task" | "worker"): (notice: RetryNotice) => void | Promise<void> {
-    return (notice) => this.listeners.get(key)?.(who, notice);
-  }
-
-  /** The `onRetry` of a provider its task's trials share: told to each of them that listens. */
-  hookTask(taskKeyText: string, who: "task" | "worker"): (notice: RetryNotice) => Promise<void> {
-    return async (notice) => {
-      for (const [key, listener] of this.listeners) if (key.startsWith(`${taskKeyText}/`)) await listener(who, notice);
-    };
-  }
-
-  listen(key: string, listener: RetryListener): () => void {
-    this.listeners.set(key, listener);
-    return () => {
-      if (this.listeners.get(key) === listener) this.listeners.delete(key);
-    };
-  }
-}
-
-/**
- * Each trial's provider, made when the trial asks for it and kept for it; every task's is made
- * once up front too, so a missing key is exit 2 before anything runs.
- */
-function trialProviders(
-  tasks: readonly TaskDefinition[], specs: ReadonlyMap<string, ProviderSpec>, env: ProviderEnv, idleOf: (task: TaskDefinition) => number | undefined,
-  retries: RetryRelay,
-): (trial: Trial) => ModelProvider {
-  const make = (task: TaskDefinition, hookKey: string, trial?: Trial) => createProvider(trialSpec(specs.get(taskKey(task))!, task, trial), env, {
-    ...idleOption(idleOf(task)), retry: { onRetry: retries.hook(hookKey, "task") },
-  });
-  for (const task of tasks) make(task, taskKey(task));
-  const made = new Map<string, ModelProvider>();
-  return (trial) => {
-    const id = trialId(trial.key);
-    let provider = made.get(id);
-    if (provider === undefined) made.set(id, provider = make(trial.task, id, trial));
-    return provider;
-  };
-}
-
-/** The compaction workers tasks name (`transcript.worker`), made up front like the task models. */
-function createWorkerProviders(
-  tasks: readonly TaskDefinition[], env: ProviderEnv, idleOf: (task: TaskDefinition) => number | undefined, retries: RetryRelay,
-): Map<string, ModelProvider> {
-  const workers = new Map<string, ModelProvider>();
-  for (const task of tasks) {
-    const worker = task.transcript?.worker;
-    if (worker) {
-      // One per task (a remote model keeps no state per conversation); its retries are told to whichever trial of the task listens.
-      workers.set(taskKey(task), createProvider({ provider: worker.provider, name: worker.name }, env, {
-        ...idleOption(idleOf(task)), retry: { onRetry: retries.hookTask(taskKey(task), "worker") },
-      }));
-    }
-  }
-  return workers;
-}
-
-/** A trial's model: a scripted task with `scripts` plays the alternative its seed and trial key draw (script-choice.ts). */
-function trialSpec(spec: ProviderSpec, task: TaskDefinition, trial: Trial | undefined): ProviderSpec {
-  if (spec.provider !== "scripted" || trial === undefined || task.model?.provider !== "scripted") return spec;
-  return { ...spec, script: chooseScript(task.model, task.seed ?? "", trial.key) };
-}
-
-function idleOption(streamIdleMs: number | undefined): { streamIdleMs?: number } {
-  return streamIdleMs === undefined ? {} : { streamIdleMs };
-}
-
-/**
- * What each task's requests are priced as, decided up front (a cost budget needs to know). The
- * bundled table is loaded only when some task names a model to price: a suite of scripted
- * tasks without `priceAs` starts without it.
- */
-async function priceTasks(
-  tasks: readonly TaskDefinition[], specs: ReadonlyMap<string, ProviderSpec>, models: readonly ModelPricing[], env: ProviderEnv,
-): Promise<Map<string, TaskPricing>> {
-  const namesModel = (task: TaskDefinition) =>
-    specs.get(taskKey(task))!.provider !== "scripted" || priceAsOf(task) !== undefined || task.transcript?.worker !== undefined;
-  const table = tasks.some(namesModel) ? await loadPriceTable(models) : priceTable(models, null);
-  const openaiBaseUrl = env.OPENAI_BASE_URL || undefined;
-  const pricings = new Map<string, TaskPricing>();
-  for (const task of tasks) {
-    const priceAs = priceAsOf(task);
-    pricings.set(taskKey(task), taskPricing({
-      spec: specs.get(taskKey(task))!,
-      ...(priceAs !== undefined ? { priceAs } : {}),
-      ...(task.transcript?.worker ? { worker: task.transcript.worker } : {}),
-      ...(openaiBaseUrl !== undefined ? { openaiBaseUrl } : {}),
-    }, table));
-  }
-  return pricings;
-}
-
-/**
- * "unpriced: model M has no known price; …", once per model a task or its worker names that has
- * no price. A scripted task without `priceAs` is unpriced too, but unremarked: it names no model.
- */
-function unpricedNotes(tasks: readonly TaskDefinition[], specs: ReadonlyMap<string, ProviderSpec>, pricings: ReadonlyMap<string, TaskPricing>): string[] {
-  const models = new Set<string>();
-  for (const task of tasks) {
-    const pricing = pricings.get(taskKey(task))!;
-    const spec = specs.get(taskKey(task))!;
-    const priceAs = priceAsOf(task);
-    if (pricing.task === null && spec.provider !== "scripted") models.add(`${spec.provider}/${spec.name}`);
-    if (pricing.task === null && priceAs !== undefined) models.add(priceAs);
-    const worker = task.transcript?.worker;
-    if (worker && pricing.worker === null) models.add(`${worker.provider}/${worker.name}`);
-  }
-  return [...models].sort().map((m) => `unpriced: model ${m} has no known price; add it to a pricing file (--pricing)`);
-}
-
-/** A cost budget on a task whose requests have no price cannot be kept: exit 2 before any task starts. */
-function checkCostBudgets(
-  tasks: readonly TaskDefinition[], specs: ReadonlyMap<string, ProviderSpec>, pricings: ReadonlyMap<string, TaskPricing>, runMaxCost: number | undefined,
-): void {
-  for (const task of tasks) {
-    const spec = specs.get(taskKey(task))!;
-    const worker = task.transcript?.worker;
-    const priceAs = priceAsOf(task);
-    const problem = unenforceableCostBudget({
-      file: task.file, key: taskKey(task), model: spec.provider === "scripted" ? priceAs ?? "scripted" : `${spec.provider}/${spec.name}`,
-      scriptedWithoutPriceAs: spec.provider === "scripted" && priceAs === undefined,
-      pricing: pricings.get(taskKey(task))!,
-      ...(task.limits.maxCostUsd !== undefined ? { maxCostUsd: task.limits.maxCostUsd } : {}),
-      ...(worker ? { worker: `${worker.provider}/${worker.name}` } : {}),
-    }, runMaxCost);
-    if (problem) throw new RhemaError("usage", problem);
-  }
-}
-
-/** A scripted task's `model.priceAs`, the model its requests are priced as. */
-function priceAsOf(task: TaskDefinition): string | undefined {
-  return task.model?.provider === "scripted" ? task.model.priceAs : undefined;
-}
-
-function providerSpec(task: TaskDefinition, request: RunRequest): ProviderSpec {
-  if (task.model?.provider === "scripted") return { provider: "scripted", script: task.model.script, name: taskKey(task) };
-  if (task.model) return { provider: task.model.provider, name: task.model.name, ...(task.model.baseUrl ? { baseUrl: task.model.baseUrl } : {}) };
-  if (request.provider === undefined) {
-    throw new RhemaError("usage", `${task.file}: the task names no model: add \`model:\` to it, or pass --provider and --model`);
-  }
-  if (request.provider !== "anthropic" && request.provider !== "openai") {
-    throw new RhemaError("usage", `Expected --provider to be anthropic or openai (scripted models are given in the task file), got "${request.provider}"`);
-  }
-  if (!request.model) throw new RhemaError("usage", `--provider ${request.provider} needs --model NAME`);
-  return { provider: request.provider, name: request.model, ...(request.baseUrl ? { baseUrl: request.baseUrl } : {}) };
 }
 
 function reportCopies(request: RunRequest, cwd: string) {

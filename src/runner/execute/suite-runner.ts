@@ -37,7 +37,7 @@ import { EVERY_TRIAL, gateDecision, type TrialGate } from "../trials/trial-gate.
 import { trialLabel, type TrialKey } from "../trials/trial-key.js";
 import { compareResults, trialKeyOf } from "../run-dir/run-dir.js";
 import { STALLED_MESSAGE, untilStalled } from "./stall-net.js";
-import { RunBudget, budgetRaised, type Budgets } from "./run-budget.js";
+import { RunBudget, budgetRaised, type Budgets } from "../pricing/run-budget.js";
 import { isRetryableErrorCode } from "./task-failure.js";
 import { stepCapOf } from "./task-turn.js";
 import { setupRetried } from "../run-dir/task-state.js";

@@ -55,10 +55,10 @@ import { type CheckOutcome, type TaskCost, type TaskResult, type TaskSandboxReco
 import { freshTaskState, type TaskState } from "../run-dir/task-state.js";
 import { runTaskTurn, stepCapOf, stepsTaken } from "./task-turn.js";
 import { prepareWorkspace } from "./task-workspace.js";
-import type { TaskPricing } from "./task-pricing.js";
-import { pricedAsOf, resultStats, taskCost } from "../reports/cost-figures.js";
-import { PRICE_TABLE } from "../../providers/prices.js";
-import { RunBudget } from "./run-budget.js";
+import type { TaskPricing } from "../pricing/task-pricing.js";
+import { pricedAsOf, resultStats, taskCost } from "../pricing/cost-figures.js";
+import { PRICE_TABLE } from "../pricing/prices.js";
+import { RunBudget } from "../pricing/run-budget.js";
 import type { LockGuard } from "../run-dir/run-lock.js";
 import { lockedCommandRunner, lockedCommitHook, lockedProvider, lockedSink, throwIfLost } from "./lock-boundaries.js";
 

@@ -18,7 +18,7 @@
 import { createRequire } from "node:module";
 import type { Builder, TestCase, TestSuite } from "junit-report-builder";
 import { aggregateResults } from "./stats-report.js";
-import type { CostTotal } from "./cost-figures.js";
+import type { CostTotal } from "../pricing/cost-figures.js";
 import { checkVerdict, failureHeadline, failureOf, failureType, type TaskFailureModel } from "./failure-model.js";
 import { extendTestCase } from "./junit-test-case.js";
 import { compareTasks, type CheckOutcome, type ReportMeta, type ResultStats, type SkippedTask, type TaskCost, type TaskResult, type UnfinishedTask } from "../run-dir/task-result.js";

@@ -5,7 +5,7 @@
  * results + meta, so merged shards and an unsharded run give the same file.
  */
 import { z } from "zod";
-import { priceSources, sumCosts, sumResultStats } from "./cost-figures.js";
+import { priceSources, sumCosts, sumResultStats } from "../pricing/cost-figures.js";
 import {
   compareTasks, priceSourceSchema, resultStatsSchema, spentBudgetSchema, taskCostSchema, taskSandboxSchema, taskSpendSchema,
   type ReportMeta, type TaskResult, type TaskSpend, type UnfinishedTask,

@@ -10,7 +10,7 @@
 import { formatDurationMs } from "../tasks/duration.js";
 import { buildStatsReport, type StatsAggregate, type StatsReport } from "./stats-report.js";
 import { spentTokens } from "../../core/transcript-types.js";
-import { countedStats, formatCostTotal, formatTaskCost, type CostTotal } from "./cost-figures.js";
+import { countedStats, formatCostTotal, formatTaskCost, type CostTotal } from "../pricing/cost-figures.js";
 import { findErrorLine } from "./first-error-line.js";
 import { assertNever } from "../../core/errors.js";
 import { failureLabel, failureOf } from "./failure-model.js";

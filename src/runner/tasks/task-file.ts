@@ -13,6 +13,7 @@ import { RhemaError, errorMessage, throwIfMachineLimit } from "../../core/errors
 import type { TranscriptConfig } from "../../core/transcript-types.js";
 import type { ScriptAlternative, ScriptPick, ScriptStep } from "../../providers/script.js";
 import { chooseScript } from "../../providers/script-choice.js";
+import type { NamedProviderName, ScriptedProviderName } from "../../providers/provider-registry.js";
 import {
   formatLocatedMessage,
   parseYamlSource,
@@ -66,7 +67,7 @@ export class TaskFileError extends RhemaError {
 
 export type TaskModel =
   | ScriptedTaskModel
-  | { provider: "anthropic" | "openai"; name: string; baseUrl?: string };
+  | { provider: NamedProviderName; name: string; baseUrl?: string };
 
 /**
  * A scripted model. With `scripts`, each trial plays the alternative `chooseScript(model, task.seed
@@ -74,7 +75,7 @@ export type TaskModel =
  * trial (repeat 1, no variant): what a runner that plays each task once plays.
  */
 export interface ScriptedTaskModel {
-  provider: "scripted";
+  provider: ScriptedProviderName;
   script: ScriptStep[];
   scripts?: ScriptAlternative[];
   pick?: ScriptPick;

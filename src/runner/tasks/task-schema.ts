@@ -8,6 +8,7 @@
  *   # yaml-language-server: $schema=../../schema/task.schema.json
  */
 import { z } from "zod";
+import { NAMED_PROVIDERS, PROVIDER_NAMES, SCRIPTED_PROVIDERS, nameList } from "../../providers/provider-registry.js";
 import { DURATION_PATTERN, NO_LIMIT, parseDurationMs } from "./duration.js";
 
 /** The most trials a task may have (`repeats:`, `--repeats`). */
@@ -95,7 +96,7 @@ const scriptAlternativeSchema = z.strictObject({
  * `pick`: src/providers/script-choice.ts). Exactly one of `script` and `scripts`; `pick` only with `scripts`.
  */
 export const scriptedModelSchema = z.strictObject({
-  provider: z.literal("scripted"),
+  provider: z.enum(SCRIPTED_PROVIDERS),
   script: scriptSchema("script").optional()
     .describe("What the model says, one assistant message per step. Excludes `scripts`."),
   scripts: z.array(scriptAlternativeSchema, { error: "expected scripts as a list of {script, weight}" })
@@ -118,14 +119,14 @@ export const scriptedModelSchema = z.strictObject({
 });
 
 const remoteModelSchema = z.strictObject({
-  provider: z.enum(["anthropic", "openai"]),
+  provider: z.enum(NAMED_PROVIDERS),
   name: nonEmptyText("the model name").describe("The provider's model name, e.g. claude-sonnet-4-6."),
   baseUrl: z.url({ protocol: /^https?$/, error: "expected baseUrl as an http(s) URL" }).optional()
     .describe("A compatible server's base URL (Ollama, vLLM, llama.cpp, LM Studio)."),
 });
 
 const modelSchema = z.discriminatedUnion("provider", [scriptedModelSchema, remoteModelSchema], {
-  error: "expected provider: scripted, anthropic or openai",
+  error: `expected provider: ${nameList(PROVIDER_NAMES)}`,
 }).describe("The model; absent, the CLI's --provider/--model decide.");
 
 const workspaceSchema = z.strictObject({
@@ -156,7 +157,7 @@ const transcriptSchema = z.strictObject({
   blockTokens: positiveInt("blockTokens").optional().describe("Target size of one section, in estimated tokens (default: a tenth of the budget, at most 8000)."),
   budgetTokens: positiveInt("budgetTokens").optional().describe("Requests are kept under this many estimated tokens by compacting old sections (default 100000)."),
   worker: z.strictObject({
-    provider: z.enum(["anthropic", "openai"]),
+    provider: z.enum(NAMED_PROVIDERS),
     name: nonEmptyText("the worker model's name"),
   }).optional().describe("A cheaper model to write the compaction summaries; default the task's own model (the elider for scripted tasks)."),
 });

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { test } from "node:test";
-import { sumResultStats } from "../../../src/runner/reports/cost-figures.js";
+import { sumResultStats } from "../../../src/runner/pricing/cost-figures.js";
 import { writeReports } from "../../../src/runner/reports/run-reports.js";
 import { buildStatsReport, renderStatsReport, statsJsonSchema, statsReportSchema } from "../../../src/runner/reports/stats-report.js";
 import { repoRoot } from "../../support/paths.js";

@@ -7,8 +7,8 @@ import { test } from "node:test";
 import { readFile, writeFile } from "node:fs/promises";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
-import { PricingFileError, loadPricingFile, parsePricingText, pricingJsonSchema } from "../../../src/runner/tasks/pricing-file.js";
-import { loadPriceTable } from "../../../src/providers/prices.js";
+import { PricingFileError, loadPricingFile, parsePricingText, pricingJsonSchema } from "../../../src/runner/pricing/pricing-file.js";
+import { loadPriceTable } from "../../../src/runner/pricing/prices.js";
 import { repoRoot } from "../../support/paths.js";
 import { tempDir } from "../../support/temp-dir.js";
 

@@ -6,7 +6,7 @@
  * $0.
  */
 import type { calcPrice } from "@pydantic/genai-prices";
-import type { RequestPrice, Usage } from "../core/provider.js";
+import type { RequestPrice, Usage } from "../../core/provider.js";
 
 /** The bundled table's pricing function. */
 type BundledPrices = typeof calcPrice;

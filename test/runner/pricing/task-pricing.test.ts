@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { loadPriceTable } from "../../../src/providers/prices.js";
-import { pricedModelLabel, taskPricing } from "../../../src/runner/execute/task-pricing.js";
+import { loadPriceTable } from "../../../src/runner/pricing/prices.js";
+import { pricedModelLabel, taskPricing } from "../../../src/runner/pricing/task-pricing.js";
 
 const usage = { inputTokens: 1_000, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 1_000 };
 const SCRIPT = [{ say: "hi" }];
@@ -22,7 +22,7 @@ test("a scripted task is unpriced unless it names a model to price it as, and th
 test("a model on an OpenAI-compatible server is unpriced unless the pricing file names it", async () => {
   const local = { provider: "openai" as const, name: "gpt-4o-mini", baseUrl: "http://127.0.0.1:11434/v1" };
   assert.equal(taskPricing({ spec: local }, await loadPriceTable()).task, null);
-  assert.equal(taskPricing({ spec: { provider: "openai", name: "gpt-4o-mini" }, openaiBaseUrl: "http://localhost:8000/v1" }, await loadPriceTable()).task, null);
+  assert.equal(taskPricing({ spec: { provider: "openai", name: "gpt-4o-mini" }, envBaseUrl: "http://localhost:8000/v1" }, await loadPriceTable()).task, null);
   const free = await loadPriceTable([{ provider: "openai", model: "gpt-4o-mini", inputPerMTok: 0, outputPerMTok: 0 }]);
   const named = taskPricing({ spec: local }, free);
   assert.equal(pricedModelLabel(named.task), "openai/gpt-4o-mini");

@@ -5,7 +5,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { emptyTranscriptStats, type TranscriptStats } from "../../../src/core/transcript-types.js";
-import { RunBudget, budgetRaised, spentBudget, unenforceableCostBudget } from "../../../src/runner/execute/run-budget.js";
+import { RunBudget, budgetRaised, spentBudget, unenforceableCostBudget } from "../../../src/runner/pricing/run-budget.js";
 
 const stats = (costUsd: number, tokens: number, unpriced = false): TranscriptStats => ({
   ...emptyTranscriptStats(8000), requests: 1, costUsd, inputTokens: tokens, unpricedRequests: unpriced ? 1 : 0,

@@ -3,13 +3,15 @@
  * pricing file's entries first), the compaction worker's model for the worker's requests, a
  * scripted task's `priceAs` model (a simulated price), or nothing — unpriced, never $0. A model
  * an OpenAI-compatible server serves (a base URL other than OpenAI's) is unpriced unless the
- * pricing file names it: the name may be a local model's that happens to match a priced one.
+ * pricing file names it: the name may be a local model's that happens to match a priced one. Which
+ * providers those are, and the id the price table knows each by, the provider registry says.
  */
 import type { RequestPricer } from "../../core/provider.js";
 import type { TranscriptWorkerConfig } from "../../core/transcript-types.js";
-import type { ProviderSpec } from "../../providers/provider-factory.js";
-import type { PriceTable } from "../../providers/prices.js";
-import { pricedModelName } from "../reports/cost-figures.js";
+import { isScriptedSpec, type ProviderSpec } from "../../providers/provider-factory.js";
+import { providerEntry } from "../../providers/provider-registry.js";
+import type { PriceTable } from "./prices.js";
+import { pricedModelName } from "./cost-figures.js";
 
 /** One model as priced: `provider` null when the table finds the model at any provider (`priceAs`). */
 export interface PricedModel {
@@ -34,11 +36,9 @@ export interface TaskPricingInput {
   priceAs?: string;
   /** `transcript.worker`, when the task names one. */
   worker?: TranscriptWorkerConfig;
-  /** OPENAI_BASE_URL from the environment, when set (the spec's own baseUrl wins). */
-  openaiBaseUrl?: string;
+  /** The base URL the environment gives the spec's provider (its registry entry's `*_BASE_URL`), when set; the spec's own baseUrl wins. */
+  envBaseUrl?: string;
 }
-
-const OPENAI_HOSTS = new Set(["api.openai.com"]);
 
 export function taskPricing(input: TaskPricingInput, table: PriceTable): TaskPricing {
   const task = pricedModel(input, table);
@@ -52,12 +52,13 @@ export function taskPricing(input: TaskPricingInput, table: PriceTable): TaskPri
 
 function pricedModel(input: TaskPricingInput, table: PriceTable): PricedModel | null {
   const spec = input.spec;
-  if (spec.provider === "scripted") {
+  if (isScriptedSpec(spec)) {
     return input.priceAs === undefined ? null : knownOrNull({ provider: null, model: input.priceAs, simulated: true }, table);
   }
-  const model: PricedModel = { provider: spec.provider, model: spec.name, simulated: false };
-  const baseUrl = spec.baseUrl ?? (spec.provider === "openai" ? input.openaiBaseUrl : undefined);
-  if (spec.provider === "openai" && baseUrl !== undefined && !isOpenAiHost(baseUrl) && !table.overrides(model.provider, model.model)) return null;
+  const entry = providerEntry(spec.provider);
+  const model: PricedModel = { provider: entry.pricingId, model: spec.name, simulated: false };
+  const baseUrl = spec.baseUrl ?? input.envBaseUrl;
+  if (entry.ownHosts !== null && baseUrl !== undefined && !isOwnHost(baseUrl, entry.ownHosts) && !table.overrides(model.provider, model.model)) return null;
   return knownOrNull(model, table);
 }
 
@@ -65,9 +66,10 @@ function knownOrNull(model: PricedModel, table: PriceTable): PricedModel | null 
   return table.knows(model.provider, model.model) ? model : null;
 }
 
-function isOpenAiHost(baseUrl: string): boolean {
+/** Whether `baseUrl` is one of the provider's own hosts (else a compatible server whose model names are its own). */
+function isOwnHost(baseUrl: string, hosts: readonly string[]): boolean {
   try {
-    return OPENAI_HOSTS.has(new URL(baseUrl).hostname);
+    return hosts.includes(new URL(baseUrl).hostname);
   } catch {
     return false;
   }

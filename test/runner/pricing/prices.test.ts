@@ -2,8 +2,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { PRICE_TABLE, genaiUsage, loadPriceTable, priceByPricing, priceTable, type ModelPricing } from "../../src/providers/prices.js";
-import { repoRoot } from "../support/paths.js";
+import { PRICE_TABLE, genaiUsage, loadPriceTable, priceByPricing, priceTable, type ModelPricing } from "../../../src/runner/pricing/prices.js";
+import { repoRoot } from "../../support/paths.js";
 
 const usage = (u: Partial<{ inputTokens: number; cacheReadTokens: number; cacheWriteTokens: number; cacheWrite1hTokens: number; outputTokens: number }>) =>
   ({ inputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 0, ...u });

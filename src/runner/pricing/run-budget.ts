@@ -14,7 +14,7 @@ import type { ResultBudget } from "../run-dir/task-result.js";
 import type { TrialKey } from "../trials/trial-key.js";
 import { trialId } from "../trials/trial.js";
 import type { PricedModel } from "./task-pricing.js";
-import { countedStats } from "../reports/cost-figures.js";
+import { countedStats } from "./cost-figures.js";
 
 /** A set of budgets; an absent one is no limit. */
 export interface Budgets {

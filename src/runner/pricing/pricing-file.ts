@@ -19,7 +19,8 @@ import { createHash } from "node:crypto";
 import { readRegularFile } from "../../store/input-file.js";
 import { z } from "zod";
 import { RhemaError, errorMessage, throwIfMachineLimit } from "../../core/errors.js";
-import type { ModelPricing } from "../../providers/prices.js";
+import type { ModelPricing } from "./prices.js";
+import { NAMED_PROVIDERS, nameList } from "../../providers/provider-registry.js";
 import { splitSchemaIssues } from "../../yaml-source/schema-keys.js";
 import { formatLocatedMessage, parseYamlSource, valueAtPath, type SourcePosition } from "../../yaml-source/yaml-source.js";
 
@@ -29,7 +30,7 @@ const dollarsPerMTok = z.number({ error: "expected a price in dollars per millio
   .nonnegative("a price cannot be negative (0 makes the model free)");
 
 const modelPricingSchema = z.strictObject({
-  provider: z.enum(["anthropic", "openai"], { error: "expected anthropic or openai (an OpenAI-compatible server is openai)" })
+  provider: z.enum(NAMED_PROVIDERS, { error: `expected ${nameList(NAMED_PROVIDERS)} (an OpenAI-compatible server is openai)` })
     .describe("The provider the model is run at, as a task's model.provider names it."),
   model: z.string().min(1, "a model name cannot be empty").describe("The model's name, as a task's model.name (or a scripted task's priceAs) names it."),
   inputPerMTok: dollarsPerMTok.describe("Dollars per million uncached input tokens."),

@@ -5,8 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { PRICE_TABLE } from "../../../src/providers/prices.js";
-import { formatCostTotal, formatTaskCost, formatUsd, pricedAsOf, sumCosts, taskCost } from "../../../src/runner/reports/cost-figures.js";
+import { PRICE_TABLE } from "../../../src/runner/pricing/prices.js";
+import { formatCostTotal, formatTaskCost, formatUsd, pricedAsOf, sumCosts, taskCost } from "../../../src/runner/pricing/cost-figures.js";
 import { renderJUnitReport } from "../../../src/runner/reports/junit-report.js";
 import { buildStatsReport } from "../../../src/runner/reports/stats-report.js";
 import { renderSummaryReport } from "../../../src/runner/reports/summary-report.js";

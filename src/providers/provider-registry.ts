@@ -1,0 +1,142 @@
+/**
+ * The provider registry: every model provider rhema knows, once — its name, how it is made, the
+ * environment variables it reads, what it can do, and the id the price table knows it by. The
+ * task and pricing schemas, the CLI's `--provider` choices, the Action's input checks, the
+ * planner and the pricing read it; nothing else writes a provider's name out. A new provider is
+ * one entry here (and its module).
+ *
+ * Core may not import this layer: core's `ModelProviderName` (transcript-types.ts) is checked
+ * against `NamedProviderName` by a test.
+ */
+import type { ModelProvider } from "../core/provider.js";
+import type { RetryOptions } from "./provider-retry.js";
+import type { ScriptStep } from "./script.js";
+import { ScriptedProvider } from "./scripted.js";
+
+/** What a provider can do; the planner, pricing and the agent read these instead of its name. */
+export interface ProviderCapabilities {
+  /** Answers from the task file's `script:` and names no model (no key, no request leaves the machine). */
+  readonly scripted: boolean;
+  /** Answers from recorded responses (a cassette) instead of a model. */
+  readonly replays: boolean;
+  /** Can be asked for output in a JSON schema. */
+  readonly structuredOutput: boolean;
+  /** Needs a model name (`model.name`, `--model`). */
+  readonly needsModelName: boolean;
+}
+
+/** The environment variables a provider reads (from the env record the edge hands in). */
+export interface ProviderEnvKeys {
+  readonly apiKey: string;
+  readonly baseUrl: string;
+}
+
+/** Options every factory takes. */
+export interface ProviderOptions {
+  retry?: RetryOptions;
+  timeoutMs?: number;
+  streamIdleMs?: number;
+}
+
+interface EntryShape {
+  readonly envKeys: ProviderEnvKeys | null;
+  readonly capabilities: ProviderCapabilities;
+  /** The provider id the price table knows this provider's models by; null: its requests are priced only as `priceAs` names (any provider). */
+  readonly pricingId: string | null;
+  /**
+   * Hosts whose model names are this provider's own: at another base URL (a compatible server)
+   * a model is unpriced unless the pricing file names it. null: any base URL keeps the price (a proxy).
+   */
+  readonly ownHosts: readonly string[] | null;
+}
+
+const ENTRIES = {
+  scripted: {
+    envKeys: null,
+    capabilities: { scripted: true, replays: false, structuredOutput: false, needsModelName: false },
+    pricingId: null,
+    ownHosts: null,
+  },
+  anthropic: {
+    envKeys: { apiKey: "ANTHROPIC_API_KEY", baseUrl: "ANTHROPIC_BASE_URL" },
+    capabilities: { scripted: false, replays: false, structuredOutput: true, needsModelName: true },
+    pricingId: "anthropic",
+    ownHosts: null,
+  },
+  openai: {
+    envKeys: { apiKey: "OPENAI_API_KEY", baseUrl: "OPENAI_BASE_URL" },
+    capabilities: { scripted: false, replays: false, structuredOutput: true, needsModelName: true },
+    pricingId: "openai",
+    ownHosts: ["api.openai.com"],
+  },
+} as const satisfies Record<string, EntryShape>;
+
+type Entries = typeof ENTRIES;
+/** Every provider's name. */
+export type ProviderName = keyof Entries;
+/** The providers that answer from a script in the task file. */
+export type ScriptedProviderName = { [K in ProviderName]: Entries[K]["capabilities"]["scripted"] extends true ? K : never }[ProviderName];
+/** The providers that run a named model (a key or a base URL, a model name). */
+export type NamedProviderName = Exclude<ProviderName, ScriptedProviderName>;
+
+/** A provider's entry. */
+export interface ProviderEntry extends EntryShape {
+  readonly name: ProviderName;
+}
+
+/** Every provider's name, in the registry's order. */
+export const PROVIDER_NAMES = Object.keys(ENTRIES) as [ProviderName, ...ProviderName[]];
+/** The providers whose models are named (`--provider`'s choices, a worker's, a pricing file's). */
+export const NAMED_PROVIDERS = PROVIDER_NAMES.filter((n) => !ENTRIES[n].capabilities.scripted) as [NamedProviderName, ...NamedProviderName[]];
+/** The providers that answer from the task file's script. */
+export const SCRIPTED_PROVIDERS = PROVIDER_NAMES.filter((n) => ENTRIES[n].capabilities.scripted) as [ScriptedProviderName, ...ScriptedProviderName[]];
+
+/** Whether `name` is a provider the registry knows. */
+export function isProviderName(name: string): name is ProviderName {
+  return Object.hasOwn(ENTRIES, name);
+}
+
+/** Whether `name` names a provider that runs a named model. */
+export function isNamedProvider(name: string): name is NamedProviderName {
+  return isProviderName(name) && !ENTRIES[name].capabilities.scripted;
+}
+
+/** Whether `name` is a provider that answers from the task file's script (the `scripted` capability). */
+export function isScriptedProvider(name: string): name is ScriptedProviderName {
+  return isProviderName(name) && ENTRIES[name].capabilities.scripted;
+}
+
+/** The entry of provider `name`. */
+export function providerEntry(name: ProviderName): ProviderEntry {
+  return { name, ...ENTRIES[name] };
+}
+
+/** `anthropic, openai or scripted` (a list of names for messages). */
+export function nameList(names: readonly string[], last = "or"): string {
+  return names.length <= 1 ? names.join("") : `${names.slice(0, -1).join(", ")} ${last} ${names.at(-1)}`;
+}
+
+/** A scripted provider from `script` (the registry's one factory for scripted entries). */
+export function scriptedProvider(script: readonly ScriptStep[], name: string | undefined, options: ProviderOptions = {}): ModelProvider {
+  return new ScriptedProvider(script, { name, record: false, ...(options.retry ? { retry: options.retry } : {}) });
+}
+
+/** The module and class of each named provider, loaded at its first request (the SDKs are slow to import). */
+export async function loadNamedProvider(
+  name: NamedProviderName, config: { model: string; apiKey: string; baseUrl: string | undefined } & ProviderOptions,
+): Promise<ModelProvider> {
+  switch (name) {
+    case "anthropic": {
+      const { AnthropicProvider } = await import("./anthropic.js");
+      return new AnthropicProvider(config);
+    }
+    case "openai": {
+      const { OpenAIProvider } = await import("./openai.js");
+      return new OpenAIProvider(config);
+    }
+    default: {
+      const unknown: never = name;
+      throw new Error(`no factory for provider ${String(unknown)}`);
+    }
+  }
+}

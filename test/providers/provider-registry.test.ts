@@ -1,0 +1,51 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import type { ModelProviderName } from "../../src/core/transcript-types.js";
+import { createProvider, type ProviderSpec } from "../../src/providers/provider-factory.js";
+import {
+  NAMED_PROVIDERS, PROVIDER_NAMES, SCRIPTED_PROVIDERS, isNamedProvider, isScriptedProvider, providerEntry, type NamedProviderName,
+} from "../../src/providers/provider-registry.js";
+import { taskFileSchema } from "../../src/runner/tasks/task-schema.js";
+import { pricingFileSchema } from "../../src/runner/pricing/pricing-file.js";
+
+// Core may not import the registry, so it keeps its own list of the named providers: the two must
+// be one type (this file does not compile when they differ).
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const coreAgrees: Same<ModelProviderName, NamedProviderName> = true;
+
+test("core's ModelProviderName is the registry's NamedProviderName", () => {
+  assert.equal(coreAgrees, true);
+});
+
+test("each provider is named or scripted, never both; named ones read a key and a base URL and need a model name", () => {
+  assert.deepEqual([...PROVIDER_NAMES].sort(), [...NAMED_PROVIDERS, ...SCRIPTED_PROVIDERS].sort());
+  for (const name of PROVIDER_NAMES) {
+    const entry = providerEntry(name);
+    assert.equal(isScriptedProvider(name), entry.capabilities.scripted, name);
+    assert.equal(isNamedProvider(name), !entry.capabilities.scripted, name);
+    assert.equal(entry.envKeys !== null, !entry.capabilities.scripted, `${name}: env keys`);
+    assert.equal(entry.capabilities.needsModelName, !entry.capabilities.scripted, `${name}: model name`);
+  }
+  assert.equal(isNamedProvider("nope"), false);
+  assert.equal(isScriptedProvider("nope"), false);
+});
+
+test("the provider each entry makes carries its scripted capability (the agent reads it, not the id)", () => {
+  for (const name of PROVIDER_NAMES) {
+    const spec = (isScriptedProvider(name)
+      ? { provider: name, script: [{ say: "hi" }], name: "s/t" }
+      : { provider: name, name: "m" }) as ProviderSpec;
+    const keys = providerEntry(name).envKeys;
+    const env = keys ? { [keys.apiKey]: "k" } : {};
+    assert.equal(createProvider(spec, env).answersFromScript === true, providerEntry(name).capabilities.scripted, name);
+  }
+});
+
+test("the task and pricing schemas take exactly the registry's providers", () => {
+  for (const name of PROVIDER_NAMES) {
+    const model = isScriptedProvider(name) ? { provider: name, script: [{ say: "done" }] } : { provider: name, name: "m" };
+    assert.equal(taskFileSchema.safeParse({ prompt: "p", model }).success, true, name);
+    assert.equal(pricingFileSchema.safeParse({ version: 1, models: [{ provider: name, model: "m", inputPerMTok: 1, outputPerMTok: 1 }] }).success, isNamedProvider(name), name);
+  }
+  assert.equal(taskFileSchema.safeParse({ prompt: "p", model: { provider: "nope", name: "m" } }).success, false);
+});
