@@ -18,10 +18,14 @@ export const ROOMS: RoomTable = {
     trials: ["tasks"],
     /** The run directory's files: manifest, lock, task folders, states, results. */
     "run-dir": ["trials", "tasks"],
+    /** Prices: the price table, the pricing file, what a task is priced as, cost figures, budgets. */
+    pricing: ["trials", "tasks", "run-dir"],
     /** junit.xml, stats.json, summary.md and `report merge`, from the run directory's results. */
-    reports: ["trials", "tasks", "run-dir"],
-    /** Running a suite: the request, each task's workspace, turn and checks, the budget. */
-    execute: ["trials", "tasks", "run-dir", "reports"],
+    reports: ["trials", "tasks", "run-dir", "pricing"],
+    /** The planner: each selected task resolved once into its plan (provider, worker, pricing, approval, sandbox, environment). */
+    plan: ["trials", "tasks", "run-dir", "pricing"],
+    /** Running a suite: the request, each trial's workspace, turn and checks. */
+    execute: ["trials", "tasks", "run-dir", "pricing", "reports", "plan"],
   },
   policy: {
     /** The bash grammar: the parser, its repairs, words as the policy sees them. */
