@@ -190,6 +190,7 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
       // Decided once by the planner (the same for every task today): the scrubbed environment and its runner.
       runCommand: processCommandRunner({ baseEnv: commands.env, allowEnv: commands.allowEnv }),
       shellEnv: commands.env,
+      hostEnv: context.env,
       allowEnv: commands.allowEnv,
       providerFor: (trial) => planOf(trial.task).providerFor(trial.key),
       workerProviderFor: (trial) => planOf(trial.task).worker,

@@ -83,6 +83,8 @@ export interface TaskRunEnv {
   budget?: RunBudget;
   /** The environment tool commands start from (the CLI's), and names let through despite looking secret. */
   shellEnv: Readonly<Record<string, string | undefined>>;
+  /** The environment rhema itself was started with, unscrubbed: the sandbox hides the home folder, runtime folder and credential files it names. */
+  hostEnv?: Readonly<Record<string, string | undefined>>;
   allowEnv: readonly string[];
   /** Each agent event of the task, and the runner's own (setup commands, checks: runner-events.ts). */
   onEvent(trial: Trial, event: TaskEvent): void;
@@ -173,7 +175,7 @@ async function openTrialRun(trial: Trial, folder: TaskFolder, env: TaskRunEnv): 
   const log = await folder.openEventLog(env.redactor, (e) => env.onEvent(trial, e), env.now);
   const events = env.lock ? lockedSink(log, env.lock) : log;
   const unlistenRetries = env.listenRetries?.(trial, (who, notice) => events.emit({ type: "retry", who, ...notice })) ?? (() => {});
-  const sandbox = await taskPlacements(env.sandboxFor?.(trial) ?? { use: { mode: "off" }, network: "allow" }, env.runDir, env.shellEnv);
+  const sandbox = await taskPlacements(env.sandboxFor?.(trial) ?? { use: { mode: "off" }, network: "allow" }, env.runDir, env.hostEnv ?? env.shellEnv);
   const budget = env.budget ?? new RunBudget({});
   // Each boundary's stats feed the run's spend as the request lands, before the next one asks.
   const commitHook = async (commit: Commit) => {
