@@ -14,6 +14,8 @@ import { inputCapsFromEnv } from "./input-caps.js";
 import { loadPricingFile } from "../runner/tasks/pricing-file.js";
 import { formatCostTotal, sumCosts } from "../runner/reports/cost-figures.js";
 import { counted } from "../core/counted.js";
+import { RhemaError } from "../core/errors.js";
+import { parseKList } from "../runner/trials/trial-figures.js";
 
 /**
  * Checks task files, every policy they use, and every policy file among the paths (a file whose
@@ -61,9 +63,15 @@ export async function validateCommand(args: { paths: string[]; policy?: string; 
 }
 
 
-export async function reportMergeCommand(args: { dirs: string[]; out: string; allowPartial?: boolean }, io: CliIo): Promise<ExitCode> {
+export async function reportMergeCommand(
+  args: { dirs: string[]; out: string; allowPartial?: boolean; passAt?: string; junitCases?: string },
+  io: CliIo,
+): Promise<ExitCode> {
+  const passAt = args.passAt === undefined ? [] : parseKList(args.passAt);
+  if (!Array.isArray(passAt)) throw new RhemaError("usage", `--pass-at: ${passAt.error}`);
   const outcome = await mergeRunReports(args.dirs.map((d) => resolve(io.cwd, d)), resolve(io.cwd, args.out), {
     cwd: io.cwd, pid: io.pid, allowPartial: args.allowPartial === true,
+    passAt, junitCases: args.junitCases === "trial" ? "trial" : "task",
   });
   for (const missing of outcome.missingTranscripts) print(io.stderr, `rhema: transcript not found, not copied: ${missing}`);
   const missingShards = outcome.meta.shards?.missing ?? [];
