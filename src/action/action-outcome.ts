@@ -1,6 +1,7 @@
 /**
  * What a finished run becomes on GitHub, decided in pure functions: the step's outputs (report
- * paths, outcome counts, tokens, cache hit rate, cost), whether the step fails under `fail-on`, and
+ * paths, outcome counts, tokens, cache hit rate, cost, and over trials: counted trials, flaky
+ * tasks, the pass rate — task-trials.ts), whether the step fails under `fail-on`, and
  * the annotations (an error per failed or errored task on its task file, a warning per task
  * with policy denials, a notice with the totals).
  */
@@ -9,6 +10,7 @@ import type { ReportFiles } from "../runner/run-dir/run-dir.js";
 import { taskKey, type TaskResult, type UnfinishedTask } from "../runner/run-dir/task-result.js";
 import { formatCostTotal, sumCosts, sumResultStats } from "../runner/reports/cost-figures.js";
 import { failureHeadline, failureOf } from "../runner/reports/failure-model.js";
+import { runTrialOutputs } from "../runner/reports/task-trials.js";
 import type { FailOn } from "./action-inputs.js";
 import { counted } from "../core/counted.js";
 
@@ -27,12 +29,14 @@ export interface ActionRunOutcome {
 
 export type ActionOutputName =
   | "junit" | "stats" | "summary" | "run-dir" | "passed" | "failed" | "errored" | "stopped" | "interrupted"
-  | "cache-hit-rate" | "input-tokens" | "cache-read-tokens" | "cache-write-tokens" | "output-tokens" | "cost-usd";
+  | "cache-hit-rate" | "input-tokens" | "cache-read-tokens" | "cache-write-tokens" | "output-tokens" | "cost-usd"
+  | "trials" | "flaky" | "pass-rate";
 
 /** The step's outputs, as the strings `core.setOutput` writes. */
 export function actionOutputs(outcome: ActionRunOutcome): Record<ActionOutputName, string> {
   const count = (status: string) => String(outcome.results.filter((r) => r.status === status).length);
   const stats = sumResultStats(spending(outcome).flatMap((s) => (s.stats ? [s.stats] : [])));
+  const trials = runTrialOutputs(outcome.results, { runId: "", startedAt: "", finishedAt: "", unfinished: outcome.unfinished ?? [] });
   return {
     junit: outcome.reports.junit,
     stats: outcome.reports.stats,
@@ -49,6 +53,9 @@ export function actionOutputs(outcome: ActionRunOutcome): Record<ActionOutputNam
     "cache-write-tokens": String(stats?.cacheWriteTokens ?? 0),
     "output-tokens": String(stats?.outputTokens ?? 0),
     "cost-usd": costOutput(outcome),
+    trials: String(trials.trials),
+    flaky: String(trials.flaky),
+    "pass-rate": trials.passRate === null ? "0" : trials.passRate.toFixed(4),
   };
 }
 
