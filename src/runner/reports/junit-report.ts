@@ -6,6 +6,9 @@
  * tasks without a result are listed too: one interrupted while it ran is an `error` of type
  * `interrupted`, one never started is `skipped` ("not started: the run was interrupted").
  * A testcase's `file` is the task file relative to its repository (meta.displayFiles).
+ * A task with several trials is one testcase over them in the Surefire rerun format
+ * (junit-trials.ts), or with `junitCases: "trial"` one testcase per trial named `id#3`; a run
+ * whose tasks have one trial each gives the same XML as before trials.
  *
  * That schema allows `properties` on a testsuite but not on a testcase, so the stats live on the
  * suite: `suite.<stat>` for the suite's totals and `task.<id>.<stat>` for each task; and, for

@@ -3,7 +3,10 @@
  * line and the sandbox (a warning when commands ran unsandboxed), a table with a row per task of the run (status, time, steps, cache hit rate, cost, policy
  * denials; interrupted and not-started tasks too), then the failures: the check that failed
  * with its output's first error line and tail, or the agent's error, and the policy's denials;
- * last, the tasks this run removed (the suite no longer defines them).
+ * last, the tasks this run removed (the suite no longer defines them). With repeated tasks the
+ * heading counts tasks by their gate, the table has a row per trial (`suite/id#3`) and a Trials
+ * table gives each task's pass rate with its interval, pass@k, pass^k, a flaky marker and the
+ * cost per pass (task-trials.ts); a run whose tasks have one trial each reads as before.
  * A pure function of results + meta; sizes are capped so a large run stays well under GitHub's
  * 1 MiB summary limit.
  */
