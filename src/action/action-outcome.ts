@@ -1,14 +1,16 @@
 /**
  * What a finished run becomes on GitHub, decided in pure functions: the step's outputs (report
- * paths, outcome counts, tokens, cache hit rate, cost), whether the step fails under `fail-on`, and
+ * paths, outcome counts, tokens, cache hit rate, cost, and over trials: counted trials, flaky
+ * tasks, the pass rate — task-trials.ts), whether the step fails under `fail-on`, and
  * the annotations (an error per failed or errored task on its task file, a warning per task
  * with policy denials, a notice with the totals).
  */
 import { relative, sep } from "node:path";
 import type { ReportFiles } from "../runner/run-dir/run-dir.js";
-import { taskKey, type TaskResult, type UnfinishedTask } from "../runner/run-dir/task-result.js";
+import { taskKey, type TaskResult, type TaskTrialPlan, type UnfinishedTask } from "../runner/run-dir/task-result.js";
 import { formatCostTotal, sumCosts, sumResultStats } from "../runner/pricing/cost-figures.js";
 import { failureHeadline, failureOf } from "../runner/reports/failure-model.js";
+import { runTrialOutputs, selectedTaskVerdicts } from "../runner/reports/task-trials.js";
 import type { FailOn } from "./action-inputs.js";
 import { counted } from "../core/counted.js";
 
@@ -21,18 +23,24 @@ export interface ActionRunOutcome {
   interruptedTasks: number;
   reports: ReportFiles;
   runDir: string;
-  /** The run's tasks without a result; what the interrupted ones spent counts in the token and cost outputs. */
+  /** The run's trials without a result; what the interrupted ones spent counts in the token and cost outputs. */
   unfinished?: readonly UnfinishedTask[];
+  /** The selected tasks' planned trials and gates: the counts go by each task's gate. */
+  plans?: readonly TaskTrialPlan[];
 }
 
 export type ActionOutputName =
   | "junit" | "stats" | "summary" | "run-dir" | "passed" | "failed" | "errored" | "stopped" | "interrupted"
-  | "cache-hit-rate" | "input-tokens" | "cache-read-tokens" | "cache-write-tokens" | "output-tokens" | "cost-usd";
+  | "cache-hit-rate" | "input-tokens" | "cache-read-tokens" | "cache-write-tokens" | "output-tokens" | "cost-usd"
+  | "trials" | "flaky" | "pass-rate";
 
 /** The step's outputs, as the strings `core.setOutput` writes. */
 export function actionOutputs(outcome: ActionRunOutcome): Record<ActionOutputName, string> {
-  const count = (status: string) => String(outcome.results.filter((r) => r.status === status).length);
+  // passed/failed/errored/stopped count tasks by their gate (a task of one trial: its status).
+  const tasks = selectedTaskVerdicts(outcome);
+  const count = (status: string) => String(tasks.filter((t) => t.status === status).length);
   const stats = sumResultStats(spending(outcome).flatMap((s) => (s.stats ? [s.stats] : [])));
+  const trials = runTrialOutputs(outcome.results, { unfinished: outcome.unfinished ?? [], ...(outcome.plans ? { trialPlans: outcome.plans } : {}) });
   return {
     junit: outcome.reports.junit,
     stats: outcome.reports.stats,
@@ -49,6 +57,9 @@ export function actionOutputs(outcome: ActionRunOutcome): Record<ActionOutputNam
     "cache-write-tokens": String(stats?.cacheWriteTokens ?? 0),
     "output-tokens": String(stats?.outputTokens ?? 0),
     "cost-usd": costOutput(outcome),
+    trials: String(trials.trials),
+    flaky: String(trials.flaky),
+    "pass-rate": trials.passRate === null ? "0" : trials.passRate.toFixed(4),
   };
 }
 
@@ -73,8 +84,9 @@ function costOutput(outcome: ActionRunOutcome): string {
  * input, as `--stopped-ok`) a task stopped on a budget is not a failure.
  */
 export function stepFailure(failOn: FailOn, outcome: ActionRunOutcome, opts: { stoppedOk: boolean } = { stoppedOk: false }): string | null {
-  const notPassed = outcome.results.filter((r) => r.status !== "passed" && !(r.status === "stopped" && opts.stoppedOk));
-  const errored = outcome.results.filter((r) => r.status === "errored");
+  const tasks = selectedTaskVerdicts(outcome);
+  const notPassed = tasks.filter((t) => t.status !== "passed" && !(t.status === "stopped" && opts.stoppedOk));
+  const errored = tasks.filter((t) => t.status === "errored");
   switch (failOn) {
     case "never":
       return null;

@@ -122,7 +122,9 @@ function reportMergeOptions<T>(y: Argv<T>) {
   return withExamples(y, [["$0 report merge shard-1 shard-2 --out merged", "one junit.xml, stats.json and summary.md for all shards"]])
     .positional("dirs", { type: "string", array: true, demandOption: true, default: undefined, describe: "run directories, one per shard" })
     .option("out", { type: "string", demandOption: true, describe: "run directory to write the merged reports into" })
-    .option("allow-partial", { type: "boolean", default: false, describe: "merge although shards are missing; the merged reports name them" });
+    .option("allow-partial", { type: "boolean", default: false, describe: "merge although shards are missing; the merged reports name them" })
+    .option("pass-at", { type: "string", describe: "the k's of pass@k and pass^k the merged reports show, e.g. 1,3" })
+    .option("junit-cases", { type: "string", choices: ["task", "trial"], default: "task", describe: "a JUnit testcase per task (its trials as properties and flaky/rerun entries) or per trial" });
 }
 
 /** The commands, as `rhema bogus` lists them: each top-level name with its subcommands. */

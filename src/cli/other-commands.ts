@@ -17,6 +17,7 @@ import { print, type CliIo } from "./io.js";
 import { inputCapsFromEnv } from "./input-caps.js";
 import { formatCostTotal, sumCosts } from "../runner/pricing/cost-figures.js";
 import { counted } from "../core/counted.js";
+import { parseKList } from "../runner/trials/trial-figures.js";
 
 /** `rhema validate`'s arguments: the paths and the run flags the planner reads (as `rhema run` takes them). */
 export interface ValidateArgs {
@@ -130,9 +131,15 @@ export function unpassableGateWarning(task: TaskDefinition, flags: GateFlags): s
     (needed === null ? "no number of trials can" : `it takes ${needed} of ${needed} (raise repeats:, or lower pass.rate)`);
 }
 
-export async function reportMergeCommand(args: { dirs: string[]; out: string; allowPartial?: boolean }, io: CliIo): Promise<ExitCode> {
+export async function reportMergeCommand(
+  args: { dirs: string[]; out: string; allowPartial?: boolean; passAt?: string; junitCases?: string },
+  io: CliIo,
+): Promise<ExitCode> {
+  const passAt = args.passAt === undefined ? [] : parseKList(args.passAt);
+  if (!Array.isArray(passAt)) throw new RhemaError("usage", `--pass-at: ${passAt.error}`);
   const outcome = await mergeRunReports(args.dirs.map((d) => resolve(io.cwd, d)), resolve(io.cwd, args.out), {
     cwd: io.cwd, pid: io.pid, allowPartial: args.allowPartial === true,
+    passAt, junitCases: args.junitCases === "trial" ? "trial" : "task",
   });
   for (const missing of outcome.missingTranscripts) print(io.stderr, `rhema: transcript not found, not copied: ${missing}`);
   const missingShards = outcome.meta.shards?.missing ?? [];

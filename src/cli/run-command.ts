@@ -17,6 +17,7 @@ import { lockTimingFromEnv } from "./lock-timing.js";
 import { formatCostTotal, sumCosts } from "../runner/pricing/cost-figures.js";
 import { counted } from "../core/counted.js";
 import { parseKList } from "../runner/trials/trial-figures.js";
+import { selectedTaskVerdicts } from "../runner/reports/task-trials.js";
 import { parsePassRate } from "../runner/trials/trial-gate.js";
 import { MAX_REPEATS } from "../runner/tasks/task-schema.js";
 
@@ -74,7 +75,9 @@ export async function runCommand(args: RunArgs, io: CliIo): Promise<ExitCode> {
   }
   if (!args.json) print(io.stdout, finalSummary(outcome, outcome.runDir, reportCopies(args, io.cwd)));
   if (outcome.interrupted) return EXIT_INTERRUPTED;
-  return outcome.results.every((r) => r.status === "passed" || (r.status === "stopped" && args.stoppedOk === true)) ? EXIT_OK : EXIT_TASK_FAILED;
+  // A task passes by its gate (one trial: that trial's status).
+  const verdicts = selectedTaskVerdicts(outcome);
+  return verdicts.every((t) => t.status === "passed" || (t.status === "stopped" && args.stoppedOk === true)) ? EXIT_OK : EXIT_TASK_FAILED;
 }
 
 /** A count flag's value as a whole number from 1 up, or exit 2 naming the flag and what was given. */
@@ -127,12 +130,18 @@ function reportCopies(args: Pick<RunArgs, "junit" | "stats" | "summary">, cwd: s
 }
 
 /** The closing lines: counts, denials, cost, where the reports are (the run directory's, then the copies the flags asked for). */
-export function finalSummary(outcome: Pick<RunRequestOutcome, "results" | "interrupted" | "reports">, runDir: string, copies: ReportCopies = {}): string {
-  const count = (s: string) => outcome.results.filter((r) => r.status === s).length;
+export function finalSummary(outcome: Pick<RunRequestOutcome, "results" | "interrupted" | "reports"> & Partial<Pick<RunRequestOutcome, "plans" | "unfinished">>, runDir: string, copies: ReportCopies = {}): string {
+  // Tasks are counted by their gate; with repeats, the trials and flaky tasks are said too.
+  const tasks = selectedTaskVerdicts(outcome).filter((t) => t.status !== "unfinished");
+  const count = (s: string) => tasks.filter((t) => t.status === s).length;
   const denials = outcome.results.reduce((n, r) => n + r.policyDenials.count, 0);
+  const trials = tasks.reduce((n, t) => n + t.results.length, 0);
+  const flaky = tasks.filter((t) => t.figures.flaky).length;
   const lines = [
-    `Tasks: ${outcome.results.length} finished — passed ${count("passed")}, failed ${count("failed")}, errored ${count("errored")}` +
-      (count("stopped") ? `, stopped ${count("stopped")}` : "") + (denials ? `; ${counted(denials, "tool call")} denied by policy` : ""),
+    `Tasks: ${tasks.length} finished — passed ${count("passed")}, failed ${count("failed")}, errored ${count("errored")}` +
+      (count("stopped") ? `, stopped ${count("stopped")}` : "") +
+      (trials !== tasks.length ? ` (${counted(trials, "trial")}${flaky ? `, ${counted(flaky, "flaky task")}` : ""})` : "") +
+      (denials ? `; ${counted(denials, "tool call")} denied by policy` : ""),
   ];
   const cost = sumCosts(outcome.results);
   if (cost !== null) lines.push(`Cost: ${formatCostTotal(cost)}`);

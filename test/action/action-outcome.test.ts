@@ -69,3 +69,19 @@ test("a stopped task is an error annotation naming its budget; the totals say ho
   });
   assert.match(annotations.at(-1)!.message, /^2 tasks: 1 passed, 0 failed, 0 errored, 1 stopped on a budget;/);
 });
+
+test("trials, flaky and pass-rate: counted trials, tasks that both passed and failed, passed ÷ counted over the run", () => {
+  const trial = (id: string, repeat: number, status: TaskResult["status"]): TaskResult => ({ ...sampleResult("s", id, status, repeat), trial: { repeat, variant: null } });
+  const run: ActionRunOutcome = {
+    ...outcome([]),
+    results: [trial("flaky", 1, "passed"), trial("flaky", 2, "failed"), trial("flaky", 3, "passed"), trial("steady", 1, "passed"), trial("broken", 1, "errored")],
+    // Left out of n: an interrupted trial and one the early stop skipped.
+    unfinished: [
+      { suite: "s", id: "steady", file: "/x", trial: { repeat: 2, variant: null }, state: "interrupted" },
+      { suite: "s", id: "broken", file: "/x", trial: { repeat: 2, variant: null }, state: "gate_decided" },
+    ],
+  };
+  const o = actionOutputs(run);
+  assert.deepEqual([o.trials, o.flaky, o["pass-rate"]], ["5", "1", "0.6000"]);
+  assert.deepEqual([actionOutputs(outcome([])).trials, actionOutputs(outcome([]))["pass-rate"]], ["0", "0"]);
+});

@@ -28,6 +28,7 @@ test("runs the example suite: outputs, summary appended, annotations, exit code 
   assert.deepEqual(rest, {
     junit: join(runDir, "junit.xml"), stats: join(runDir, "stats.json"), summary: join(runDir, "summary.md"), "run-dir": runDir,
     passed: "2", failed: "2", errored: "0", stopped: "0", interrupted: "0",
+    trials: "4", flaky: "0", "pass-rate": "0.5000",
   });
   const stats = await readJson<{ total: { stats: { cacheHitRate: number; cacheReadTokens: number; cacheWriteTokens: number; outputTokens: number; inputTokens: number } } }>(join(runDir, "stats.json"));
   assert.deepEqual(

@@ -52,6 +52,8 @@ test("stats.json: every field of the top level, the aggregates and the task rows
   const aggregate = [...new Set([...keys(stats.properties!.total!), ...keys(stats.properties!.suites!.items!)])];
   sameSet(column("stats.json: aggregate"), aggregate, "stats.json total / suites[]");
   sameSet(column("stats.json: tasks"), keys(stats.properties!.tasks!.items!), "stats.json tasks[]");
+  sameSet(column("stats.json: taskTrials"), keys(stats.properties!.taskTrials!.items!), "stats.json taskTrials[]");
+  sameSet(column("stats.json: trials"), keys(stats.properties!.total!.properties!.trials!), "stats.json total.trials");
 });
 
 test("the --json tables list exactly the schema's line and event types, each with its fields", () => {

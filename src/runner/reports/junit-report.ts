@@ -6,6 +6,9 @@
  * tasks without a result are listed too: one interrupted while it ran is an `error` of type
  * `interrupted`, one never started is `skipped` ("not started: the run was interrupted").
  * A testcase's `file` is the task file relative to its repository (meta.displayFiles).
+ * A task with several trials is one testcase over them in the Surefire rerun format
+ * (junit-trials.ts), or with `junitCases: "trial"` one testcase per trial named `id#3`; a run
+ * whose tasks have one trial each gives the same XML as before trials.
  *
  * That schema allows `properties` on a testsuite but not on a testcase, so the stats live on the
  * suite: `suite.<stat>` for the suite's totals and `task.<id>.<stat>` for each task; and, for
@@ -19,9 +22,13 @@ import { createRequire } from "node:module";
 import type { Builder, TestCase, TestSuite } from "junit-report-builder";
 import { aggregateResults } from "./stats-report.js";
 import type { CostTotal } from "../pricing/cost-figures.js";
-import { checkVerdict, failureHeadline, failureOf, failureType, type TaskFailureModel } from "./failure-model.js";
+import { failureHeadline, failureOf, failureType } from "./failure-model.js";
 import { extendTestCase } from "./junit-test-case.js";
-import { compareTasks, type CheckOutcome, type ReportMeta, type ResultStats, type SkippedTask, type TaskCost, type TaskResult, type UnfinishedTask } from "../run-dir/task-result.js";
+import { cdataSafe, checkDetails, errorDetails, propertyLines, seconds, statValue, systemOut, unfinishedText } from "./junit-text.js";
+import { addTrialsCase, trialsFigures } from "./junit-trials.js";
+import { groupTaskTrials, trialKeyOf, trialLabelOf, type TaskTrials } from "./task-trials.js";
+import { compareTrials } from "../trials/trial-key.js";
+import { compareTasks, type JunitCases, type ReportMeta, type ResultStats, type SkippedTask, type TaskCost, type TaskResult, type UnfinishedTask } from "../run-dir/task-result.js";
 
 let rootBuilder: Builder | null = null;
 
@@ -38,31 +45,46 @@ function builderModule(): Builder {
   return rootBuilder;
 }
 
-const TAIL_CHARS = 8_000;
-
-/** The JUnit XML of a run; results in any order, written by suite then id. */
+/** The JUnit XML of a run; results in any order, written by suite then id (then trial). */
 export function renderJUnitReport(results: readonly TaskResult[], meta: ReportMeta): string {
   const builder = builderModule().newBuilder().name(`rhema run ${meta.runId}`);
-  const ordered = [...results].sort(compareTasks);
+  const ordered = [...results].sort(compareResults);
   const skipped = [...(meta.skipped ?? [])].sort(compareTasks);
-  const unfinished = [...(meta.unfinished ?? [])].sort(compareTasks);
+  const unfinished = [...(meta.unfinished ?? [])].sort(compareResults);
+  const tasks = groupTaskTrials(ordered, meta);
   const suites = [...new Set([...ordered, ...skipped, ...unfinished].map((entry) => entry.suite))].sort();
   const fileOf = (file: string) => meta.displayFiles?.[file] ?? file;
+  const cases = meta.junitCases ?? "task";
   for (const suite of suites) {
     const inSuite = <T extends { suite: string }>(list: readonly T[]) => list.filter((entry) => entry.suite === suite);
-    addSuite(builder.testSuite(), suite, { results: inSuite(ordered), skipped: inSuite(skipped), unfinished: inSuite(unfinished) }, fileOf);
+    addSuite(builder.testSuite(), suite, { results: inSuite(ordered), skipped: inSuite(skipped), unfinished: inSuite(unfinished), tasks: inSuite(tasks), cases }, fileOf);
   }
   return builder.build() + "\n";
+}
+
+/** By task, then by trial (compareTrials): the order of testcases and properties. */
+function compareResults(a: Parameters<typeof trialKeyOf>[0], b: Parameters<typeof trialKeyOf>[0]): number {
+  return compareTrials(trialKeyOf(a), trialKeyOf(b));
 }
 
 interface SuiteEntries {
   results: readonly TaskResult[];
   skipped: readonly SkippedTask[];
   unfinished: readonly UnfinishedTask[];
+  /** The suite's tasks over their trials (task-trials.ts). */
+  tasks: readonly TaskTrials[];
+  cases: JunitCases;
+}
+
+/** A testcase to add, placed by id then repeat. */
+interface CaseEntry {
+  id: string;
+  repeat: number;
+  add: (c: TestCase) => void;
 }
 
 function addSuite(node: TestSuite, suite: string, entries: SuiteEntries, fileOf: (file: string) => string): void {
-  const { results, skipped, unfinished } = entries;
+  const { results, skipped, unfinished, tasks } = entries;
   const totals = aggregateResults(results, skipped.length, unfinished);
   node.name(suite).time(seconds(totals.durationMs));
   const firstStart = results.map((r) => r.startedAt).sort()[0];
@@ -71,15 +93,31 @@ function addSuite(node: TestSuite, suite: string, entries: SuiteEntries, fileOf:
   node.property("suite.policyDenials", String(totals.policyDenials));
   node.property("suite.resumed", String(totals.resumed));
   addStatsProperties(node, "suite", totals.stats, suiteCostFigures(totals.cost));
-  for (const result of results) addTaskProperties(node, result);
+  for (const task of tasks) {
+    if (task.planned > 1) for (const [name, value] of trialsFigures(task)) node.property(`task.${task.id}.${name}`, value);
+    else for (const result of task.results) addTaskProperties(node, result);
+  }
   // Test cases after properties: the builder writes properties first in any case.
-  // One order for every kind of testcase: by id, as the suite's tasks are.
-  const cases = [
-    ...results.map((result) => ({ id: result.id, add: (c: TestCase) => addTestCase(c, result, fileOf(result.file)) })),
-    ...unfinished.map((task) => ({ id: task.id, add: (c: TestCase) => addUnfinishedCase(c, task, fileOf(task.file)) })),
-    ...skipped.map((task) => ({ id: task.id, add: (c: TestCase) => addSkippedCase(c, task, fileOf(task.file)) })),
-  ].sort((a, b) => compareTasks({ suite, id: a.id }, { suite, id: b.id }));
+  // One order for every kind of testcase: by id, as the suite's tasks are, then by trial.
+  const cases: CaseEntry[] = [
+    ...tasks.flatMap((task) => taskCases(task, entries.cases, fileOf(task.file))),
+    ...skipped.map((task) => ({ id: task.id, repeat: 0, add: (c: TestCase) => addSkippedCase(c, task, fileOf(task.file)) })),
+  ].sort((a, b) => compareTasks({ suite, id: a.id }, { suite, id: b.id }) || a.repeat - b.repeat);
   for (const entry of cases) entry.add(node.testCase());
+}
+
+/**
+ * A task's testcases: a one-trial task's result or unfinished entry as before trials; a repeated
+ * task's one testcase over its trials (junit-trials.ts), or with `--junit-cases trial` one per
+ * trial, named `id#3`.
+ */
+function taskCases(task: TaskTrials, cases: JunitCases, file: string): CaseEntry[] {
+  if (task.planned > 1 && cases === "task") return [{ id: task.id, repeat: 0, add: (c) => addTrialsCase(c, task, file) }];
+  const name = (entry: Parameters<typeof trialKeyOf>[0]) => (task.planned > 1 ? trialLabelOf(entry, task).slice(task.suite.length + 1) : task.id);
+  return [
+    ...task.results.map((result) => ({ id: task.id, repeat: trialKeyOf(result).repeat, add: (c: TestCase) => addTestCase(c, result, file, name(result)) })),
+    ...task.unfinished.map((entry) => ({ id: task.id, repeat: trialKeyOf(entry).repeat, add: (c: TestCase) => addUnfinishedCase(c, entry, file, name(entry)) })),
+  ];
 }
 
 /** A task's figures as `task.<id>.*` properties of its suite: the same as its testcase's. */
@@ -132,8 +170,8 @@ function suiteCostFigures(total: CostTotal | null): CostFigures {
   };
 }
 
-function addTestCase(node: TestCase, result: TaskResult, file: string): void {
-  node.className(result.suite).name(result.id).time(seconds(result.durationMs)).file(file);
+function addTestCase(node: TestCase, result: TaskResult, file: string, name = result.id): void {
+  node.className(result.suite).name(name).time(seconds(result.durationMs)).file(file);
   switch (result.status) {
     case "passed":
       break;
@@ -178,16 +216,7 @@ function sandboxFigures(result: TaskResult): [string, string][] {
   return result.sandbox ? [["sandbox", result.sandbox.mode], ["network", result.sandbox.network]] : [];
 }
 
-/** `[[PROPERTY|name=value]]`, one a line: testcase properties in system-out. */
-function propertyLines(figures: readonly [string, string][]): string {
-  return figures.map(([name, value]) => `[[PROPERTY|${name}=${value.replace(/[\r\n]+/g, " ").replaceAll("]]", "] ]")}]]`).join("\n");
-}
 
-/** A stat as a property value; a null (a dollar figure with no price) reads `unpriced`, never 0. */
-function statValue(name: string, value: number | null): string {
-  if (value === null) return "unpriced";
-  return name === "cacheHitRate" ? value.toFixed(4) : String(value);
-}
 
 function addFailure(node: TestCase, result: TaskResult): void {
   const failure = failureOf(result);
@@ -195,62 +224,18 @@ function addFailure(node: TestCase, result: TaskResult): void {
   node.failure(failureHeadline(failure), "check").stacktrace(cdataSafe(checkDetails(failure.kind === "checks" ? failure.failed : []).join("\n\n")));
 }
 
-/** An errored or stopped task's error body: its whole message, then the checks that had failed before it (a timeout during checks). */
-function errorDetails(result: TaskResult, failure: TaskFailureModel): string {
-  const message = result.error?.message ?? failureHeadline(failure);
-  return [message, ...(failure.kind === "timeout" ? checkDetails(failure.failed) : [])].join("\n\n");
-}
 
-function checkDetails(failed: readonly CheckOutcome[]): string[] {
-  return failed.map((check) => [
-    `check: ${check.name}`,
-    `command: ${check.command}`,
-    `result: ${checkVerdict(check)}`,
-    ...(check.notRun !== undefined ? [] : ["output (tail):", tail(check.outputTail)]),
-  ].join("\n"));
-}
 
-function systemOut(result: TaskResult): string {
-  const lines = result.finalAnswer === "" ? [] : [result.finalAnswer, ""];
-  lines.push(`transcript: ${result.transcriptPath}`);
-  if (result.policyDenials.count > 0) {
-    lines.push(`policy denials: ${result.policyDenials.count}`);
-    for (const denial of result.policyDenials.examples) {
-      lines.push(`  ${denial.tool} denied by ${denial.rule ?? "default"}: ${denial.reason}`);
-    }
-  }
-  return lines.join("\n");
-}
 
 function addSkippedCase(node: TestCase, task: SkippedTask, file: string): void {
   const why = `not selected by --${task.reason}`;
   extendTestCase(node.className(task.suite).name(task.id).file(file)).skipped(why).node.standardOutput(`skipped: ${why}`);
 }
 
-/** Shown for a task without a result; the next run of the same command continues or starts it. */
-const UNFINISHED_TEXT: Record<UnfinishedTask["state"], string> = {
-  interrupted: "interrupted: the run stopped while this task ran; the same command continues it from its checkpoint",
-  not_started: "not started: the run was interrupted",
-  not_selected: "not run yet: not selected by the runs of this run directory so far",
-  gate_decided: "skipped (gate decided): its task's gate was decided by its other trials before it started (--stop-early)",
-};
-
-/** The same for a task an earlier run interrupted (it spent something) and this one did not continue. */
-const EARLIER_INTERRUPTED_TEXT: Record<Exclude<UnfinishedTask["state"], "interrupted">, string> = {
-  gate_decided: UNFINISHED_TEXT.gate_decided,
-  not_started: "not finished: an earlier run was interrupted while this task ran, and this run was interrupted before it continued it",
-  not_selected: "not finished: an earlier run was interrupted while this task ran, and no run has selected it since; selecting it continues it from its checkpoint",
-};
-
-/** Why a task has no result, in a line. */
-export function unfinishedText(task: Pick<UnfinishedTask, "state" | "spent">): string {
-  return task.state !== "interrupted" && task.spent ? EARLIER_INTERRUPTED_TEXT[task.state] : UNFINISHED_TEXT[task.state];
-}
-
 /** A task without a result: its `time` and figures are what it spent so far (its checkpoint's), never a 0 that hides them. */
-function addUnfinishedCase(node: TestCase, task: UnfinishedTask, file: string): void {
+function addUnfinishedCase(node: TestCase, task: UnfinishedTask, file: string, name = task.id): void {
   const spent = task.spent ?? null;
-  node.className(task.suite).name(task.id).time(seconds(spent?.durationMs ?? 0)).file(file);
+  node.className(task.suite).name(name).time(seconds(spent?.durationMs ?? 0)).file(file);
   const why = unfinishedText(task);
   if (task.state === "interrupted") node.error(why, "interrupted");
   else extendTestCase(node).skipped(why);
@@ -258,16 +243,5 @@ function addUnfinishedCase(node: TestCase, task: UnfinishedTask, file: string): 
   node.standardOutput(`${why}\n\n${propertyLines(figures)}`);
 }
 
-/** Seconds with millisecond precision, never in exponent form (the schema's time pattern). */
-function seconds(ms: number): number {
-  return Number((Math.max(0, ms) / 1_000).toFixed(3));
-}
 
-function tail(text: string): string {
-  return text.length <= TAIL_CHARS ? text : `…${text.slice(-TAIL_CHARS)}`;
-}
 
-/** The builder escapes only the first `]]>` of a CDATA section; break up every one. */
-function cdataSafe(text: string): string {
-  return text.replaceAll("]]>", "]] >");
-}

@@ -2,8 +2,11 @@
  * `rhema report merge DIRS… --out DIR`: the run directories of a CI matrix's shards become one
  * set of reports. The source of truth is each directory's `tasks/<suite>/<id>/result.json`;
  * each directory's `stats.json` adds its run id, times, wall time, shard and skipped tasks
- * (without it they are taken from the results, and the shard from `manifest.json`). A task
- * present in two directories is an error, and so is one directory given twice (by any path).
+ * (without it they are taken from the results, and the shard from `manifest.json`); each
+ * directory's `manifest.json` gives its tasks' planned trials and gates. A task present in two
+ * directories (any of its trials, with a result or not) is an error, and so is one directory
+ * given twice (by any path). `--pass-at` and `--junit-cases` shape the merged reports as they
+ * shape a run's.
  * The merged meta is deterministic — earliest start, latest finish, the longest input's wall
  * time (the jobs of a matrix run side by side), run ids joined — so merging shards 1/3, 2/3,
  * 3/3 gives the reports of the unsharded run (apart from run id, times and the shard record).
@@ -31,8 +34,11 @@ import { guardOutput } from "../run-dir/output-guard.js";
 import { RunDir } from "../run-dir/run-dir.js";
 import {
   TaskResultFileError, compareTasks, taskKey,
-  type ReportMeta, type ShardCoverage, type SkippedTask, type TaskResult, type UnfinishedTask,
+  type JunitCases, type ReportMeta, type ShardCoverage, type SkippedTask, type TaskResult, type TaskTrialPlan, type UnfinishedTask,
 } from "../run-dir/task-result.js";
+import { trialKeyOf } from "./task-trials.js";
+import { compareTrials, trialLabel } from "../trials/trial-key.js";
+import { EVERY_TRIAL } from "../trials/trial-gate.js";
 
 export interface MergeOptions {
   /** The merged run's id; default: the shards' run ids, sorted, joined by `+`. */
@@ -43,6 +49,10 @@ export interface MergeOptions {
   pid?: number;
   /** Merge although shards are missing (or inputs record no shard); the merged reports name the missing ones. */
   allowPartial?: boolean;
+  /** The k's of pass@k and pass^k the merged reports show (`--pass-at`); default none. */
+  passAt?: readonly number[];
+  /** The JUnit testcase granularity of the merged junit.xml (`--junit-cases`); default task. */
+  junitCases?: JunitCases;
 }
 
 export interface MergeOutcome {
@@ -65,6 +75,8 @@ interface ShardRun {
   results: TaskResult[];
   meta: ReportMeta | null;
   shards: InputShards;
+  /** Its manifest's tasks' planned trials and gates; empty without a manifest. */
+  trialPlans: TaskTrialPlan[];
 }
 
 /** Merges the run directories `dirs` (absolute) into `outDir` (absolute) and writes its reports. */
@@ -146,10 +158,12 @@ async function readShardRun(dir: string): Promise<ShardRun> {
   const results = await run.readResults();
   const statsPath = run.reports.stats;
   const text = await run.readReport("stats");
+  const manifest = await run.readManifest();
+  // A task the manifest gives no trial count (layout 1) has one trial and the every-trial gate.
+  const trialPlans = (manifest?.tasks ?? []).map((t) => ({ suite: t.suite, id: t.id, trials: t.trials ?? 1, gate: t.gate ?? EVERY_TRIAL }));
   if (text === null) {
     // No reports yet (killed before its first write): the manifest, if any, says its shard.
-    const manifest = await run.readManifest();
-    return { dir, results, meta: null, shards: inputShards(manifest?.shard ?? null, null, join(dir, "manifest.json")) };
+    return { dir, results, meta: null, shards: inputShards(manifest?.shard ?? null, null, join(dir, "manifest.json")), trialPlans };
   }
   try {
     const stats = parseStatsReport(text);
@@ -157,6 +171,7 @@ async function readShardRun(dir: string): Promise<ShardRun> {
       dir, results,
       meta: { runId: stats.runId, startedAt: stats.startedAt, finishedAt: stats.finishedAt, wallTimeMs: stats.wallTimeMs, skipped: stats.skipped, unfinished: stats.unfinished },
       shards: inputShards(stats.shard, stats.shards, statsPath),
+      trialPlans,
     };
   } catch (err) {
     if (err instanceof RhemaError) throw err;
@@ -235,21 +250,39 @@ function checkShards(inputs: readonly Pick<ShardRun, "dir" | "shards">[], allowP
   return { count, merged: all.filter((index) => owner.has(index)).map((i) => `${i}/${count}`), missing: missing.map((i) => `${i}/${count}`) };
 }
 
+/**
+ * Every shard's results; a task whose trials are in two inputs is refused (shards hold every
+ * trial of a task: its figures and its gate need all of them in one place), whether its results
+ * or its unfinished trials are there.
+ */
 function mergeResults(shards: readonly ShardRun[]): TaskResult[] {
   const owner = new Map<string, string>();
   const results: TaskResult[] = [];
   for (const shard of shards) {
-    for (const result of shard.results) {
-      const key = taskKey(result);
+    const tasks = [...shard.results, ...(shard.meta?.unfinished ?? [])];
+    for (const key of new Set(tasks.map(taskKey))) {
       const first = owner.get(key);
       if (first !== undefined) {
         throw new RhemaError("result_invalid", `Task ${key} is in two run directories: ${first} and ${shard.dir} (were the shards run with distinct --shard i/n?)`);
       }
       owner.set(key, shard.dir);
-      results.push(result);
+    }
+    results.push(...shard.results);
+  }
+  return results.sort((a, b) => compareTrials(trialKeyOf(a), trialKeyOf(b)));
+}
+
+/** Each task's planned trials and gate, from the manifest of the input that holds it (else the first that lists it). */
+function mergeTrialPlans(shards: readonly ShardRun[]): TaskTrialPlan[] {
+  const plans = new Map<string, TaskTrialPlan>();
+  const holds = (shard: ShardRun, key: string) => [...shard.results, ...(shard.meta?.unfinished ?? [])].some((t) => taskKey(t) === key);
+  for (const shard of shards) {
+    for (const plan of shard.trialPlans) {
+      const key = taskKey(plan);
+      if (!plans.has(key) || holds(shard, key)) plans.set(key, plan);
     }
   }
-  return results.sort(compareTasks);
+  return [...plans.values()].sort(compareTasks);
 }
 
 function mergeMeta(shards: readonly ShardRun[], results: readonly TaskResult[], options: MergeOptions): ReportMeta {
@@ -264,10 +297,11 @@ function mergeMeta(shards: readonly ShardRun[], results: readonly TaskResult[], 
   for (const task of shards.flatMap((s) => s.meta?.skipped ?? [])) {
     if (!ran.has(taskKey(task))) skipped.set(taskKey(task), task);
   }
-  // A shard's task without a result (interrupted, not started) stays listed unless another shard finished it.
+  // A shard's trial without a result (interrupted, not started, gate decided) stays listed (its task is in no other shard).
   const unfinished = new Map<string, UnfinishedTask>();
   for (const task of shards.flatMap((s) => s.meta?.unfinished ?? [])) {
-    if (!ran.has(taskKey(task))) unfinished.set(taskKey(task), task);
+    const key = trialLabel(trialKeyOf(task), { repeats: 2, variants: true });
+    unfinished.set(key, task);
   }
   return {
     runId: options.runId ?? (runIds.length > 0 ? runIds.join("+") : "merged"),
@@ -275,7 +309,10 @@ function mergeMeta(shards: readonly ShardRun[], results: readonly TaskResult[], 
     finishedAt: latest(ends),
     wallTimeMs: Math.max(...shards.map(inputWallTimeMs)),
     skipped: [...skipped.values()].sort(compareTasks),
-    ...(unfinished.size > 0 ? { unfinished: [...unfinished.values()].sort(compareTasks) } : {}),
+    ...(unfinished.size > 0 ? { unfinished: [...unfinished.values()].sort((a, b) => compareTrials(trialKeyOf(a), trialKeyOf(b))) } : {}),
+    trialPlans: mergeTrialPlans(shards),
+    ...(options.passAt !== undefined && options.passAt.length > 0 ? { passAt: [...options.passAt] } : {}),
+    ...(options.junitCases !== undefined ? { junitCases: options.junitCases } : {}),
   };
 }
 

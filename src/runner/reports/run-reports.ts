@@ -19,7 +19,9 @@ import { buildStatsReport, renderStatsReport } from "./stats-report.js";
 import { renderSummaryReport } from "./summary-report.js";
 import { guardOutput } from "../run-dir/output-guard.js";
 import { RunDir, type ReportFiles } from "../run-dir/run-dir.js";
-import { compareTasks, taskKey, type ReportMeta, type TaskResult } from "../run-dir/task-result.js";
+import { taskKey, type ReportMeta, type TaskResult } from "../run-dir/task-result.js";
+import { trialKeyOf } from "./task-trials.js";
+import { compareTrials } from "../trials/trial-key.js";
 
 export type { ReportFiles } from "../run-dir/run-dir.js";
 
@@ -31,13 +33,15 @@ export interface RenderedReports {
   summary: string;
 }
 
-/** The three reports' text. Throws if two results share a suite/id. */
+/** The three reports' text. Throws if two results are of one trial (suite/id, variant, repeat). */
 export function renderReports(results: readonly TaskResult[], meta: ReportMeta): RenderedReports {
-  const ordered = [...results].sort(compareTasks);
+  const byTrial = (a: TaskResult, b: TaskResult) => compareTrials(trialKeyOf(a), trialKeyOf(b));
+  const ordered = [...results].sort(byTrial);
   ordered.forEach((result, index) => {
     const previous = ordered[index - 1];
-    if (previous !== undefined && compareTasks(previous, result) === 0) {
-      throw new RhemaError("result_invalid", `two results for ${taskKey(result)}: ${previous.file} and ${result.file}`);
+    if (previous !== undefined && byTrial(previous, result) === 0) {
+      const trial = result.trial === undefined ? "" : ` trial ${result.trial.repeat}${result.trial.variant === null ? "" : ` of variant ${result.trial.variant}`}`;
+      throw new RhemaError("result_invalid", `two results for ${taskKey(result)}${trial}: ${previous.file} and ${result.file}`);
     }
   });
   return {

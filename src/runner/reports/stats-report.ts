@@ -1,11 +1,15 @@
 /**
  * `stats.json`: the machine-readable account of a run — counts, durations, steps, policy
- * denials, the sandbox, TranscriptStats and cost per task, per suite and in total, and the price tables used. Its JSON Schema is published
+ * denials, the sandbox, TranscriptStats and cost per trial, per suite and in total, and the price
+ * tables used; and per task, suite and in total the trials' figures (stats-trials.ts). Its JSON Schema is published
  * as `schema/stats.schema.json`, generated from `statsReportSchema`. Built by a pure function of
  * results + meta, so merged shards and an unsharded run give the same file.
  */
 import { z } from "zod";
 import { priceSources, sumCosts, sumResultStats } from "../pricing/cost-figures.js";
+import { trialAggregate, trialAggregateSchema, taskTrialsEntry, taskTrialsEntrySchema } from "./stats-trials.js";
+import { groupTaskTrials, trialKeyOf } from "./task-trials.js";
+import { compareTrials } from "../trials/trial-key.js";
 import {
   compareTasks, priceSourceSchema, resultStatsSchema, spentBudgetSchema, taskCostSchema, taskSandboxSchema, taskSpendSchema,
   type ReportMeta, type TaskResult, type TaskSpend, type UnfinishedTask,
@@ -49,7 +53,10 @@ const aggregateSchema = z.strictObject({
     unpricedTasks: count.describe("Of them, tasks whose model has no known price."),
     simulatedTasks: count.describe("Of them, scripted tasks priced as a real model (priceAs): simulated figures."),
   }).nullable().default(null).describe("What the tasks cost; null when no result has a cost."),
+  trials: trialAggregateSchema.optional(),
 });
+
+const trialSchema = z.strictObject({ repeat: z.number().int().positive(), variant: z.string().nullable() });
 
 const taskEntrySchema = z.strictObject({
   suite: z.string(),
@@ -68,6 +75,7 @@ const taskEntrySchema = z.strictObject({
   budget: spentBudgetSchema.nullable().default(null).describe("The budget a stopped task stopped on: scope, measure, limit and what was spent."),
   failedChecks: z.array(z.string()).describe("Names of the checks that failed."),
   sandbox: taskSandboxSchema.nullable().default(null).describe("What the task's commands ran in; null for results of older rhemas."),
+  trial: trialSchema.optional().describe("Which trial of its task this entry is: repeat from 1 and variant (null: none); absent for results made before trials."),
 });
 
 export const statsReportSchema = z.strictObject({
@@ -85,7 +93,8 @@ export const statsReportSchema = z.strictObject({
   prices: z.array(priceSourceSchema).default([]).describe("The price tables (version, pricing file) the tasks' costs were computed with."),
   total: aggregateSchema,
   suites: z.array(aggregateSchema.extend({ suite: z.string() })),
-  tasks: z.array(taskEntrySchema),
+  tasks: z.array(taskEntrySchema).describe("One entry per trial with a result (a task's only trial, or each of its repeats), by suite, id and trial."),
+  taskTrials: z.array(taskTrialsEntrySchema).default([]).describe("One entry per task: its trials' figures and its gate's verdict."),
   skipped: z.array(z.strictObject({
     suite: z.string(),
     id: z.string(),
@@ -96,7 +105,8 @@ export const statsReportSchema = z.strictObject({
     suite: z.string(),
     id: z.string(),
     file: z.string(),
-    state: z.enum(["interrupted", "not_started", "not_selected", "gate_decided"]),
+    trial: trialSchema.optional().describe("Which trial of its task; absent: the task's one trial (run directories made before trials)."),
+    state: z.enum(["interrupted", "not_started", "not_selected", "gate_decided"]).describe("gate_decided: skipped by the early stop (left out of the figures)."),
     spent: taskSpendSchema.nullable().default(null).describe("What the task spent before the run stopped (from its checkpoint); null when nothing."),
   })).default([]).describe("The run's tasks without a result: the next run of the same command continues or starts them."),
 }).meta({
@@ -114,9 +124,11 @@ export function statsJsonSchema(): Record<string, unknown> {
 
 /** The stats of a run; results in any order, reported by suite then id. */
 export function buildStatsReport(results: readonly TaskResult[], meta: ReportMeta): StatsReport {
-  const ordered = [...results].sort(compareTasks);
+  const byTrial = (a: Parameters<typeof trialKeyOf>[0], b: Parameters<typeof trialKeyOf>[0]) => compareTrials(trialKeyOf(a), trialKeyOf(b));
+  const ordered = [...results].sort(byTrial);
   const skipped = [...(meta.skipped ?? [])].sort(compareTasks);
-  const unfinished = [...(meta.unfinished ?? [])].sort(compareTasks);
+  const unfinished = [...(meta.unfinished ?? [])].sort(byTrial);
+  const tasks = groupTaskTrials(ordered, meta);
   const suiteNames = [...new Set([...ordered, ...skipped, ...unfinished].map((entry) => entry.suite))].sort();
   return {
     version: STATS_REPORT_VERSION,
@@ -127,7 +139,7 @@ export function buildStatsReport(results: readonly TaskResult[], meta: ReportMet
     shard: meta.shard ?? null,
     shards: meta.shards ? { count: meta.shards.count, merged: [...meta.shards.merged], missing: [...meta.shards.missing] } : null,
     prices: priceSources(ordered),
-    total: aggregateResults(ordered, skipped.length, unfinished),
+    total: { ...aggregateResults(ordered, skipped.length, unfinished), trials: trialAggregate(tasks) },
     suites: suiteNames.map((suite) => ({
       suite,
       ...aggregateResults(
@@ -135,10 +147,12 @@ export function buildStatsReport(results: readonly TaskResult[], meta: ReportMet
         skipped.filter((s) => s.suite === suite).length,
         unfinished.filter((u) => u.suite === suite),
       ),
+      trials: trialAggregate(tasks.filter((t) => t.suite === suite)),
     })),
     tasks: ordered.map(taskEntry),
+    taskTrials: tasks.map(taskTrialsEntry),
     skipped: skipped.map(({ suite, id, file, reason }) => ({ suite, id, file, reason })),
-    unfinished: unfinished.map(({ suite, id, file, state, spent }) => ({ suite, id, file, state, spent: spent ?? null })),
+    unfinished: unfinished.map(({ suite, id, file, trial, state, spent }) => ({ suite, id, file, ...(trial ? { trial } : {}), state, spent: spent ?? null })),
   };
 }
 
@@ -210,6 +224,7 @@ function taskEntry(result: TaskResult): StatsReport["tasks"][number] {
     budget: result.budget ?? null,
     failedChecks: result.checks.filter((check) => !check.passed).map((check) => check.name),
     sandbox: result.sandbox ?? null,
+    ...(result.trial ? { trial: { repeat: result.trial.repeat, variant: result.trial.variant } } : {}),
   };
 }
 

@@ -3,7 +3,10 @@
  * line and the sandbox (a warning when commands ran unsandboxed), a table with a row per task of the run (status, time, steps, cache hit rate, cost, policy
  * denials; interrupted and not-started tasks too), then the failures: the check that failed
  * with its output's first error line and tail, or the agent's error, and the policy's denials;
- * last, the tasks this run removed (the suite no longer defines them).
+ * last, the tasks this run removed (the suite no longer defines them). With repeated tasks the
+ * heading counts tasks by their gate, the table has a row per trial (`suite/id#3`) and a Trials
+ * table gives each task's pass rate with its interval, pass@k, pass^k, a flaky marker and the
+ * cost per pass (task-trials.ts); a run whose tasks have one trial each reads as before.
  * A pure function of results + meta; sizes are capped so a large run stays well under GitHub's
  * 1 MiB summary limit.
  */
@@ -16,6 +19,8 @@ import { assertNever } from "../../core/errors.js";
 import { failureLabel, failureOf } from "./failure-model.js";
 import { compareTasks, taskKey, type CheckOutcome, type PolicyDenial, type ReportMeta, type TaskResult, type TaskStatus } from "../run-dir/task-result.js";
 import { counted } from "../../core/counted.js";
+import { formatAtK, formatCostPerPass, formatGate, groupTaskTrials, hasRepeatedTasks, trialKeyOf, trialLabelOf, type TaskTrials } from "./task-trials.js";
+import { compareTrials } from "../trials/trial-key.js";
 
 const STATUS_EMOJI: Record<TaskStatus | "skipped" | "interrupted" | "notStarted", string> = {
   passed: "✅",
@@ -34,13 +39,19 @@ const LEAD_CHARS = 1_000;
 
 /** The markdown summary of a run; results in any order, listed by suite then id. */
 export function renderSummaryReport(results: readonly TaskResult[], meta: ReportMeta): string {
-  const ordered = [...results].sort(compareTasks);
+  const ordered = [...results].sort((a, b) => compareTrials(trialKeyOf(a), trialKeyOf(b)));
   const stats = buildStatsReport(ordered, meta);
-  const sections = [totalsSection(stats), shardNote(stats), taskTable(ordered, meta), costNote(stats.total.cost), failuresSection(ordered), unfinishedNote(meta), removedNote(meta)];
+  const tasks = groupTaskTrials(ordered, meta);
+  const repeated = hasRepeatedTasks(tasks);
+  const labelOf = labeller(tasks);
+  const sections = [
+    totalsSection(stats, repeated), shardNote(stats), taskTable(ordered, meta, labelOf), costNote(stats.total.cost),
+    repeated ? trialsSection(tasks, meta.passAt ?? []) : "", failuresSection(ordered, labelOf), unfinishedNote(meta), removedNote(meta),
+  ];
   return sections.filter((section) => section !== "").join("\n\n") + "\n";
 }
 
-function totalsSection(stats: ReturnType<typeof buildStatsReport>): string {
+function totalsSection(stats: ReturnType<typeof buildStatsReport>, repeated: boolean): string {
   const { counts } = stats.total;
   const parts = [
     `${STATUS_EMOJI.passed} ${counts.passed} passed`,
@@ -62,11 +73,20 @@ function totalsSection(stats: ReturnType<typeof buildStatsReport>): string {
     counted(stats.total.policyDenials, "policy denial"),
   ];
   return [
-    `### rhema run \`${stats.runId}\`${shardLabel(stats)}: ${counts.passed} of ${counted(counts.tasks + counts.interrupted + counts.notStarted, "task")} passed`,
+    repeated ? repeatedHeading(stats) : `### rhema run \`${stats.runId}\`${shardLabel(stats)}: ${counts.passed} of ${counted(counts.tasks + counts.interrupted + counts.notStarted, "task")} passed`,
     "",
-    `${parts.join(" · ")} — ${figures.join(" · ")}`,
+    `${repeated ? "Trials: " : ""}${parts.join(" · ")} — ${figures.join(" · ")}`,
     ...sandboxLines(stats.total.sandbox, stats.tasks),
   ].join("\n");
+}
+
+/** With repeated tasks: tasks passed by their gate, then trials passed of those counted. */
+function repeatedHeading(stats: StatsReport): string {
+  const trials = stats.total.trials;
+  const tasks = stats.taskTrials.length;
+  const passedTasks = trials?.tasks.passed ?? 0;
+  const trialPart = trials ? ` (${trials.passes} of ${counted(trials.counted, "trial")} passed)` : "";
+  return `### rhema run \`${stats.runId}\`${shardLabel(stats)}: ${passedTasks} of ${counted(tasks, "task")} passed${trialPart}`;
 }
 
 /** After the run id: ` (shard 2/3)` for a shard, ` (3 shards merged)` / ` (2 of 3 shards merged)` for a merge. */
@@ -122,10 +142,18 @@ function compactionFigures(t: { flushes: number; freeFlushes: number; summaryMer
   return [`${counted(t.flushes, "compaction flush", "compaction flushes")} (${t.freeFlushes} free${merges}), peak request ${counted(t.peakRequestTokens, "token")}`];
 }
 
-function taskTable(results: readonly TaskResult[], meta: ReportMeta): string {
-  const rows = results.map((r) => ({ suite: r.suite, id: r.id, cells: [
+/** A trial's label (`suite/id`, `suite/id#3` for one of several), by its task's planned trials. */
+type LabelOf = (entry: Parameters<typeof trialKeyOf>[0]) => string;
+
+function labeller(tasks: readonly TaskTrials[]): LabelOf {
+  const planned = new Map(tasks.map((t) => [taskKey(t), t.planned]));
+  return (entry) => trialLabelOf(entry, { planned: planned.get(taskKey(entry)) ?? 1 });
+}
+
+function taskTable(results: readonly TaskResult[], meta: ReportMeta, labelOf: LabelOf): string {
+  const rows = results.map((r) => ({ suite: r.suite, id: r.id, repeat: trialKeyOf(r).repeat, cells: [
     STATUS_EMOJI[r.status],
-    code(taskKey(r)),
+    code(labelOf(r)),
     formatDurationMs(r.durationMs),
     String(r.steps),
     percent(r.stats?.cacheHitRate),
@@ -136,35 +164,36 @@ function taskTable(results: readonly TaskResult[], meta: ReportMeta): string {
     // What it spent so far, read from its checkpoint: an interrupted task's time and tokens were
     // spent (this run's interrupt, or an earlier run's for a task this run left alone).
     const spent = task.spent ?? null;
-    const emoji = task.state === "interrupted" || spent !== null ? STATUS_EMOJI.interrupted : STATUS_EMOJI.notStarted;
+    const emoji = task.state === "gate_decided" ? STATUS_EMOJI.skipped
+      : task.state === "interrupted" || spent !== null ? STATUS_EMOJI.interrupted : STATUS_EMOJI.notStarted;
     const figures = spent === null
       ? ["—", "—", "—", "—"]
       : [formatDurationMs(spent.durationMs), String(spent.steps), percent(spent.stats?.cacheHitRate), dollars(formatTaskCost(spent.cost ?? undefined))];
-    rows.push({ suite: task.suite, id: task.id, cells: [emoji, code(taskKey(task)), ...figures, "—"] });
+    rows.push({ suite: task.suite, id: task.id, repeat: trialKeyOf(task).repeat, cells: [emoji, code(labelOf(task)), ...figures, "—"] });
   }
   for (const task of meta.skipped ?? []) {
-    rows.push({ suite: task.suite, id: task.id, cells: [STATUS_EMOJI.skipped, code(taskKey(task)), "—", "—", "—", "—", "—"] });
+    rows.push({ suite: task.suite, id: task.id, repeat: 0, cells: [STATUS_EMOJI.skipped, code(taskKey(task)), "—", "—", "—", "—", "—"] });
   }
   if (rows.length === 0) return "_No tasks ran._";
   return [
     "| | Task | Time | Steps | Cache hit | Cost | Denials |",
     "|:-:|:--|--:|--:|--:|--:|--:|",
-    ...rows.sort(compareTasks).map((row) => `| ${row.cells.map(tableCell).join(" | ")} |`),
+    ...rows.sort((a, b) => compareTasks(a, b) || a.repeat - b.repeat).map((row) => `| ${row.cells.map(tableCell).join(" | ")} |`),
   ].join("\n");
 }
 
-function failuresSection(results: readonly TaskResult[]): string {
+function failuresSection(results: readonly TaskResult[], labelOf: LabelOf): string {
   const failures = results.filter((r) => r.status !== "passed");
   if (failures.length === 0) return "";
-  const shown = failures.slice(0, MAX_DETAILED_FAILURES).map(failureEntry);
+  const shown = failures.slice(0, MAX_DETAILED_FAILURES).map((r) => failureEntry(r, labelOf(r)));
   const more = failures.length - shown.length;
   if (more > 0) shown.push(`…and ${more} more: see junit.xml and stats.json.`);
   return ["#### Failures", "", shown.join("\n\n")].join("\n");
 }
 
 /** A task's failure (failure-model.ts): the label and full reason, the checks that failed with their output's excerpt. */
-function failureEntry(result: TaskResult): string {
-  const title = `${STATUS_EMOJI[result.status]} **${escapeMarkdown(taskKey(result))}**`;
+function failureEntry(result: TaskResult, label: string): string {
+  const title = `${STATUS_EMOJI[result.status]} **${escapeMarkdown(label)}**`;
   const denials = denialLines(result.policyDenials);
   const failure = failureOf(result);
   if (failure === null) return "";
@@ -218,6 +247,45 @@ function denialLines(denials: TaskResult["policyDenials"]): string[] {
   ];
 }
 
+/**
+ * With repeated tasks: a row per task over its counted trials — its verdict by its gate, passes of
+ * counted trials (gate-decided and pending ones apart), the pass rate with its Wilson 95 %
+ * interval, pass@k and pass^k for the asked k's (`n<k` when k exceeds the counted trials), a flaky
+ * marker and the cost per pass (`no pass` when nothing passed).
+ */
+function trialsSection(tasks: readonly TaskTrials[], ks: readonly number[]): string {
+  const header = ["", "Task", "Passed", "Pass rate (95% CI)", ...ks.flatMap((k) => [`pass@${k}`, `pass^${k}`]), "Flaky", "Cost per pass", "Gate"];
+  const rows = tasks.map((task) => {
+    const f = task.figures;
+    const skipped = task.unfinished.filter((u) => u.state === "gate_decided").length;
+    const pending = task.unfinished.length - skipped;
+    const extra = [skipped > 0 ? `${skipped} skipped (gate decided)` : "", pending > 0 ? `${pending} pending` : ""].filter((x) => x !== "");
+    const rate = f.passRate === null ? "—"
+      : `${percent(f.passRate.rate)} (${percent(f.passRate.interval.lower)}–${percent(f.passRate.interval.upper)})`;
+    return [
+      task.status === "unfinished" ? STATUS_EMOJI.notStarted : STATUS_EMOJI[task.status],
+      code(taskKey(task)),
+      `${f.passes}/${f.trials}${extra.length > 0 ? ` (+${extra.join(", ")})` : ""}`,
+      rate,
+      ...f.passAt.flatMap((at, i) => [formatAtK(at), formatAtK(f.passPower[i]!)]),
+      f.flaky ? "⚠️ flaky" : "",
+      dollars(formatCostPerPass(f.costPerPass)),
+      formatGate(task.gate),
+    ];
+  });
+  return [
+    "#### Trials",
+    "",
+    `| ${header.join(" | ")} |`,
+    `|${header.map((_, i) => (i === 0 ? ":-:" : i === 1 ? ":--" : "--:")).join("|")}|`,
+    ...rows.map((cells) => `| ${cells.map(tableCell).join(" | ")} |`),
+    "",
+    "_Errored and stopped trials count as not passed; interrupted, unstarted and gate-decided ones are left out. " +
+      "pass@k: the chance that at least one of k trials passes; pass^k: that all k pass (unbiased estimates; `n<k`: fewer trials than k). " +
+      "Flaky: both passed and failed._",
+  ].join("\n");
+}
+
 /** Under the table: what "simulated" and "unpriced" mean, when a cost reads so. */
 function costNote(total: CostTotal | null): string {
   if (total === null) return "";
@@ -229,7 +297,7 @@ function costNote(total: CostTotal | null): string {
 
 /** The note under the table when tasks have no result: the same command continues them. */
 function unfinishedNote(meta: ReportMeta): string {
-  const unfinished = meta.unfinished ?? [];
+  const unfinished = (meta.unfinished ?? []).filter((task) => task.state !== "gate_decided");
   if (unfinished.length === 0) return "";
   const interrupted = unfinished.some((task) => task.state !== "not_selected");
   return interrupted

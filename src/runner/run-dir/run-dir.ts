@@ -254,14 +254,21 @@ export function readRunResults(runDir: string): Promise<TaskResult[]> {
   return new RunDir(runDir).readResults();
 }
 
-/** Results in the one order of trials (trial-key.ts); a layout-1 result is its task's trial 1. */
-export function compareResults(a: Pick<TaskResult, "suite" | "id" | "trial">, b: Pick<TaskResult, "suite" | "id" | "trial">): number {
+/** What names a trial in the run's records: a result or an unfinished trial (no `trial`: a layout-1 task's one trial). */
+export interface TrialEntry {
+  suite: string;
+  id: string;
+  trial?: { repeat: number; variant: string | null } | undefined;
+}
+
+/** Results (or unfinished trials) in the one order of trials (trial-key.ts). */
+export function compareResults(a: TrialEntry, b: TrialEntry): number {
   return compareTrials(trialKeyOf(a), trialKeyOf(b));
 }
 
-/** A result's trial key (a layout-1 result: its task's one trial). */
-export function trialKeyOf(result: Pick<TaskResult, "suite" | "id" | "trial">): TrialKey {
-  return { suite: result.suite, id: result.id, variant: result.trial?.variant ?? null, repeat: result.trial?.repeat ?? 1 };
+/** An entry's trial key (one without a trial: its task's one trial). */
+export function trialKeyOf(entry: TrialEntry): TrialKey {
+  return { suite: entry.suite, id: entry.id, variant: entry.trial?.variant ?? null, repeat: entry.trial?.repeat ?? 1 };
 }
 
 async function listFolders(dir: string): Promise<string[]> {
