@@ -198,7 +198,7 @@ test("started calls are journaled without their fingerprint, which sits in its o
   session.messages.push({ role: "assistant", content: [{ type: "tool_call", id: "c1", name: "shell", input: { command: "make" } }] });
   await commitAll(store, session, "intent");
   const fingerprint = { files: { "src/a.js": [10, 1234.5] as [number, number] }, capped: false };
-  session.calls = { c1: { at: "2026-01-01T00:00:00.000Z", host: "box", pgid: 77, startTime: 5, fingerprint } };
+  session.calls = { c1: { state: "started", at: "2026-01-01T00:00:00.000Z", host: "box", pgid: 77, startTime: 5, fingerprint } };
   await commitAll(store, session, "started");
   await store.close();
   const journal = await readFile(join(dir, JOURNAL_FILE), "utf8");
@@ -210,8 +210,8 @@ test("started calls are journaled without their fingerprint, which sits in its o
   const again = new CheckpointStore(dir);
   const loaded = (await again.load())!;
   loaded.messages.push({ role: "user", content: [{ type: "tool_result", callId: "c1", content: "ok" }] });
-  delete loaded.calls;
+  loaded.calls = { c1: { state: "completed", at: "2026-01-01T00:00:01.000Z" } };
   await commitAll(again, loaded, "result");
   await again.close();
-  assert.equal((await new CheckpointStore(dir).load())!.calls, undefined, "an answered call leaves no record");
+  assert.deepEqual((await new CheckpointStore(dir).load())!.calls, loaded.calls, "an answered call is completed");
 });
