@@ -30,11 +30,13 @@
  */
 import { realpath } from "node:fs/promises";
 import type { CodingAgent } from "../../agent.js";
-import { readDenial, type Approval } from "../../core/approval.js";
+import type { Approval } from "../../core/approval.js";
 import type { Commit } from "../../core/commit-hook.js";
 import { startLongTimer } from "../../core/long-timer.js";
 import { BudgetError, CodingAgentError, assertNever, describeSpentBudget, type RhemaError, type SpentBudget } from "../../core/errors.js";
-import { textOf, toolCallsOf, type Message } from "../../core/messages.js";
+import { textOf, type Message } from "../../core/messages.js";
+import type { Session } from "../../core/session.js";
+import { policyDenials } from "./policy-denials.js";
 import type { ModelProvider } from "../../core/provider.js";
 import type { RetryNotice } from "../../providers/provider-retry.js";
 import type { TranscriptStats } from "../../core/transcript-types.js";
@@ -205,7 +207,7 @@ export async function runTask(task: TaskDefinition, env: TaskRunEnv): Promise<Ta
     const stats = agent?.transcriptStats() ?? saved?.transcript?.stats ?? null;
     const cost = costOf(task, env, stats);
     const result = buildResult({
-      task, folder, state: book.current, env, messages, checks, failure, stats: stats && resultStats(stats, cost), cost, provider: provider.id,
+      task, folder, state: book.current, env, messages, calls: (agent?.session ?? saved)?.calls, checks, failure, stats: stats && resultStats(stats, cost), cost, provider: provider.id,
       elapsedMs: book.current.activeMs + (Date.now() - started), sandbox: sandbox.record,
     });
     await folder.writeResult(result);
@@ -332,6 +334,8 @@ interface ResultParts {
   state: TaskState;
   env: TaskRunEnv;
   messages: Message[];
+  /** The calls' states, whose denials the result reports. */
+  calls: Session["calls"];
   checks: CheckOutcome[];
   failure: RhemaError | null;
   stats: TaskResult["stats"];
@@ -345,7 +349,7 @@ function buildResult(p: ResultParts): TaskResult {
   const { task, env, messages } = p;
   const stoppedOn = p.failure instanceof BudgetError ? p.failure.budget : null;
   const status = stoppedOn ? "stopped" : p.failure ? "errored" : p.checks.every((c) => c.passed) ? "passed" : "failed";
-  const denials = policyDenials(messages);
+  const denials = policyDenials({ messages, calls: p.calls });
   return env.redactor.redactValue<TaskResult>({
     version: TASK_RESULT_VERSION,
     suite: task.suite, id: task.id, file: task.file, contentHash: task.contentHash, tags: task.tags,
@@ -420,18 +424,4 @@ export function stalledResult(task: TaskDefinition, error: RhemaError, env: Pick
     finalAnswer: "", transcriptPath: new RunDir(env.runDir).task(task).relativePath("events"),
     policyDenials: { count: 0, examples: [] }, resumed: 0,
   });
-}
-
-/** Denials, read off the session (so they survive resumes): results that begin "denied by". */
-export function policyDenials(messages: readonly Message[]): TaskResult["policyDenials"]["examples"] {
-  const toolOf = new Map(messages.flatMap(toolCallsOf).map((c) => [c.id, c.name]));
-  const out: TaskResult["policyDenials"]["examples"] = [];
-  for (const m of messages) {
-    for (const b of m.content) {
-      if (b.type !== "tool_result" || typeof b.content !== "string" || !b.isError) continue;
-      const denial = readDenial(b.content);
-      if (denial) out.push({ tool: toolOf.get(b.callId) ?? "?", rule: /^default\b/.test(denial.rule) ? null : denial.rule, reason: denial.reason });
-    }
-  }
-  return out;
 }
