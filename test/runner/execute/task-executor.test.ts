@@ -218,7 +218,7 @@ rules:
 });
 
 test("a denial keeps the rule its approval named, one beginning with \"default\" included; only a decision by the default is rule null", async (t) => {
-  const { task, runDir } = await scriptedTask(t, `model:
+  const { task, runDir, folder } = await scriptedTask(t, `model:
   provider: scripted
   script:
     - calls:
@@ -230,10 +230,10 @@ test("a denial keeps the rule its approval named, one beginning with \"default\"
   const decisions: Decision[] = [
     { decision: "deny", rule: "default-deny-rm", reason: "no rm: not here" },
     { decision: "deny", rule: "default (team policy)", byDefault: true, reason: "nothing allows curl" },
-    { decision: "deny", rule: "default", reason: "a rule that is only called default" },
+    { decision: "deny", rule: "default", reason: "a rule that is only called default, saw tok-0123456789" },
   ];
   const approval: Approval = { async decide() { return decisions.shift()!; } };
-  const outcome = await runTask(task, runEnv(runDir, { approval }));
+  const outcome = await runTask(task, runEnv(runDir, { approval, secrets: { DEPLOY_TOKEN: "tok-0123456789" } }));
   assert.equal(outcome.kind, "finished");
   if (outcome.kind !== "finished") return;
   assert.deepEqual(outcome.result.policyDenials, {
@@ -241,9 +241,14 @@ test("a denial keeps the rule its approval named, one beginning with \"default\"
     examples: [
       { tool: "shell", rule: "default-deny-rm", reason: "no rm: not here" },
       { tool: "shell", rule: null, reason: "nothing allows curl" },
-      { tool: "shell", rule: "default", reason: "a rule that is only called default" },
+      { tool: "shell", rule: "default", reason: "a rule that is only called default, saw [redacted:DEPLOY_TOKEN]" },
     ],
   });
+  for (const name of ["session", "journal"] as const) {
+    const text = await readFile(folder.path(name), "utf8").catch(() => "");
+    assert.ok(!text.includes("tok-0123456789"), `the checkpoint's ${name} keeps no secret in a denial`);
+  }
+  assert.match(await readFile(folder.path("session"), "utf8") + await readFile(folder.path("journal"), "utf8").catch(() => ""), /saw \[redacted:DEPLOY_TOKEN\]/);
 });
 
 test("an unknown throw inside a task (an approval with a bug) is an errored result with code internal, not provider", async (t) => {
