@@ -9,11 +9,12 @@ import { randomUUID } from "node:crypto";
 import type { Approval } from "./core/approval.js";
 import type { Boundary, CommitHook } from "./core/commit-hook.js";
 import { conversationState, interruptedText, planRevive, pushUserContent, reviveUnansweredCalls, workspaceChanges } from "./core/conversation.js";
+import { recordAnswer, withCallStates } from "./core/call-states.js";
 import { CodingAgentError, RhemaError, errorMessage, type SpentBudget } from "./core/errors.js";
 import type { EventSink } from "./core/events.js";
 import { IMAGE_MEDIA_TYPES, rewriteMessageText, type ContentBlock, type Message } from "./core/messages.js";
 import type { ModelProvider, ModelRequest, RequestPricer } from "./core/provider.js";
-import { newSession, type Session, type WorkspaceFingerprint } from "./core/session.js";
+import { newSession, type CallRecord, type Session, type WorkspaceFingerprint } from "./core/session.js";
 import { loadSession, saveSession } from "./store/session-file.js";
 import { DEFAULT_MAX_TURN_STEPS, runSteps, runUnstartedCalls, type ModelOutput, type StepLoopPorts } from "./core/step-loop.js";
 import type { ProcessStart, Tool, ToolSpec } from "./core/tool.js";
@@ -129,6 +130,8 @@ export class CodingAgent {
   private filteredMessages = 0;
   /** Fingerprints whose file names went through `filterCommitted` already. */
   private readonly filteredFingerprints = new WeakSet<WorkspaceFingerprint>();
+  /** Call records whose text went through `filterCommitted` already. */
+  private readonly filteredRecords = new WeakSet<CallRecord>();
 
   constructor(provider: ModelProvider, config: CodingAgentConfig, session?: Session) {
     this.provider = provider;
@@ -140,7 +143,8 @@ export class CodingAgent {
     const given = new Set((config.tools ?? []).map((t) => t.spec));
     this.inputChecks = compileInputChecks([...this.tools.values()].map((t) => t.spec), { metaCheck: (spec) => given.has(spec) });
     const now = config.now ?? (() => new Date());
-    this.session = session ?? newSession((config.newId ?? randomUUID)(), now());
+    // A session built by hand may lack call states: read off its messages (rhema's own have them all).
+    this.session = session ? withCallStates(session) : newSession((config.newId ?? randomUUID)(), now());
     this.environment = this.session.environment ?? this.renderEnvironment(new Date(this.session.createdAt));
     this.mirror = config.transcript === false ? null : new TranscriptMirror({ ...(config.transcript ?? {}), ...(config.price ? { price: config.price } : {}) });
     this.worker = config.compactionWorker ?? (provider.answersFromScript === true ? eliderWorker : modelWorker(provider));
@@ -290,7 +294,7 @@ export class CodingAgent {
    * changed since they began — and calls that never started are approved and run now.
    */
   private async revive(ports: StepLoopPorts): Promise<void> {
-    const plan = planRevive(this.session.messages, this.session.calls);
+    const plan = planRevive(this.session.messages, this.session);
     if (plan.interrupted.length > 0) {
       const notes = new Map<string, string>();
       let now: Awaited<ReturnType<typeof takeFingerprint>> | undefined;
@@ -306,7 +310,8 @@ export class CodingAgent {
       }
       const revived = reviveUnansweredCalls(this.session.messages, notes);
       this.filteredMessages = 0; // results went in after calls anywhere in the history
-      delete this.session.calls;
+      const at = ports.now();
+      for (const call of revived) recordAnswer(this.session, { type: "tool_result", callId: call.id, content: notes.get(call.id)!, isError: true }, at);
       await ports.sink.emit({ type: "revived", callIds: revived.map((c) => c.id) });
       await this.commit("result");
     }
@@ -369,9 +374,27 @@ export class CodingAgent {
     for (let i = Math.max(0, this.filteredMessages - 1); i < messages.length; i++) messages[i] = rewriteMessageText(messages[i]!, filter);
     this.filteredMessages = messages.length;
     if (this.session.environment !== undefined) this.session.environment = filter(this.session.environment);
-    for (const record of Object.values(this.session.calls ?? {})) {
-      if (record.fingerprint) record.fingerprint = this.filterFingerprint(record.fingerprint);
+    const calls = this.session.calls ?? {};
+    for (const [id, record] of Object.entries(calls)) {
+      if (this.filteredRecords.has(record)) continue;
+      const next = this.filterCallRecord(record, filter);
+      this.filteredRecords.add(next);
+      if (next !== record) calls[id] = next;
     }
+  }
+
+  /** A call record with the text it carries through `filter`: a started call's file names, a denial's rule and reason. */
+  private filterCallRecord(record: CallRecord, filter: (text: string) => string): CallRecord {
+    if (record.state === "started" && record.fingerprint) {
+      const fingerprint = this.filterFingerprint(record.fingerprint);
+      return fingerprint === record.fingerprint ? record : { ...record, fingerprint };
+    }
+    if (record.state === "error" && record.denial) {
+      const { rule, reason } = record.denial;
+      const denial = { rule: rule === null ? null : filter(rule), reason: filter(reason) };
+      return denial.rule === rule && denial.reason === reason ? record : { ...record, denial };
+    }
+    return record;
   }
 
   /** `fingerprint` with its file names through `filterCommitted` (once per fingerprint). */

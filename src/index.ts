@@ -19,7 +19,7 @@ export * from "./core/tool.js";
 /** Transcript sections and stats. */
 export * from "./core/transcript-types.js";
 /** The persisted conversation and its version. */
-export { type Session, SESSION_VERSION } from "./core/session.js";
+export { type Session, type CallRecord, type CallState, SESSION_VERSION } from "./core/session.js";
 /** Session files: load (validated) and save (0600, atomic). */
 export { loadSession, saveSession } from "./store/session-file.js";
 /** An EventSink that keeps the events in memory. */

@@ -13,6 +13,7 @@ import { CUT_REPLY_RESULT, INTERRUPTED_RESULT } from "../src/core/conversation.j
 import { nullSink } from "../src/core/events.js";
 import type { Message, ToolResultBlock } from "../src/core/messages.js";
 import type { ModelProvider, ModelRequest, StreamEvent } from "../src/core/provider.js";
+import type { Session } from "../src/core/session.js";
 import type { ProcessStart, Tool } from "../src/core/tool.js";
 import { MemorySink } from "../src/store/memory-sink.js";
 import { ScriptedProvider, type ScriptStep } from "../src/providers/scripted.js";
@@ -34,12 +35,12 @@ const openCall = (id: string, tag: string): Message[] => [
   { role: "assistant", content: [{ type: "tool_call", id, name: "append_line", input: { tag } }] },
 ];
 
-test("commits started after the approval and before the call runs, and drops the record at its result", async (t) => {
+test("records each call's state at its boundary: pending with the intent, started after the approval and before the call runs, completed with its result", async (t) => {
   const workspace = await tempDir(t);
   const steps: ScriptStep[] = [{ call: "append_line", input: { tag: "a" } }, { say: "done" }];
   const agent = new CodingAgent(new ScriptedProvider(steps), configFor(workspace));
   const approval = new RecordingApproval();
-  const seen: Array<{ boundary: string; calls: unknown; lines: string[]; approvals: number }> = [];
+  const seen: Array<{ boundary: string; calls: Session["calls"]; lines: string[]; approvals: number }> = [];
   agent.setCommitHook(async (c: Commit) => {
     seen.push({ boundary: c.boundary, calls: structuredClone(c.session.calls), lines: await lines(workspace), approvals: approval.requests.length });
   });
@@ -48,10 +49,9 @@ test("commits started after the approval and before the call runs, and drops the
   assert.deepEqual(seen.map((s) => s.boundary), ["input", "intent", "started", "result", "intent"]);
   assert.equal(started.approvals, 1, "approved before started");
   assert.deepEqual(started.lines, [], "nothing ran before started");
-  const record = (started.calls as Record<string, { at: string; fingerprint?: { files: object; capped: boolean } }>)["call_0_0"]!;
-  assert.equal(record.at, "2026-03-04T05:06:07.000Z");
-  assert.deepEqual(record.fingerprint, { files: {}, capped: false }, "a write call carries the workspace fingerprint from before it");
-  assert.equal(seen.find((s) => s.boundary === "result")!.calls, undefined, "an answered call has no started record");
+  assert.deepEqual(seen.map((s) => s.calls?.["call_0_0"]?.state), [undefined, "pending", "started", "completed", "completed"]);
+  assert.deepEqual(started.calls!["call_0_0"], { state: "started", at: "2026-03-04T05:06:07.000Z", fingerprint: { files: {}, capped: false } }, "a write call carries the workspace fingerprint from before it");
+  assert.deepEqual(seen.find((s) => s.boundary === "result")!.calls, { call_0_0: { state: "completed", at: "2026-03-04T05:06:07.000Z" } });
   assert.deepEqual(await lines(workspace), ["a"]);
 });
 
@@ -78,7 +78,7 @@ test("a tool that reports its own start commits started inside onStarted, with i
   await agent.turn("go", nullSink, new RecordingApproval());
   assert.deepEqual(order, [
     "spawned",
-    `started ${JSON.stringify({ call_0_0: { at: "2026-03-04T05:06:07.000Z", host: "box", pgid: 4242, startTime: 99 } })}`,
+    `started ${JSON.stringify({ call_0_0: { state: "started", at: "2026-03-04T05:06:07.000Z", host: "box", pgid: 4242, startTime: 99 } })}`,
     "released",
   ]);
 });
@@ -139,7 +139,7 @@ test("on resume, a started call is stopped, gets the synthetic result naming wha
   const session = new CodingAgent(provider, config).session;
   session.messages = openCall("call_0_0", "once");
   const pidScope = { bootId: "b00t", pidNamespace: "pid:[4026531836]" };
-  session.calls = { call_0_0: { at: "2026-03-04T05:06:07.000Z", host: "box", pgid: 4242, startTime: 99, pidScope, fingerprint } };
+  session.calls = { call_0_0: { state: "started", at: "2026-03-04T05:06:07.000Z", host: "box", pgid: 4242, startTime: 99, pidScope, fingerprint } };
   const sink = new MemorySink();
   const resumed = CodingAgent.fromSession(provider, config, session);
   await resumed.retryTurnWithCancel(sink, new RecordingApproval(), new AbortController().signal);
@@ -149,7 +149,7 @@ test("on resume, a started call is stopped, gets the synthetic result naming wha
     type: "tool_result", callId: "call_0_0", isError: true,
     content: `${INTERRUPTED_RESULT}; it was still running when the run resumed; stopped; since it started: modified edit.txt, deleted gone.txt, created new.txt`,
   }]);
-  assert.equal(resumed.session.calls, undefined);
+  assert.deepEqual(resumed.session.calls, { call_0_0: { state: "error", at: "2026-03-04T05:06:07.000Z" } }, "the revived call is answered, an error");
   assert.ok(sink.events.some((e) => e.type === "revived" && e.callIds[0] === "call_0_0"));
 });
 

@@ -7,7 +7,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
-import { mkdir, readFile } from "node:fs/promises";
+import { mkdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { CodingAgent } from "../src/agent.js";
 import { allowAll } from "../src/core/approval.js";
@@ -21,7 +21,7 @@ import { loadSession } from "../src/store/session-file.js";
 import { ScriptedProvider } from "../src/providers/scripted.js";
 import { compiled } from "./support/paths.js";
 import { tempDir } from "./support/temp-dir.js";
-import { KILL_SCRIPT } from "./support/kill-script.js";
+import { KILL_INPUT, KILL_SCRIPT } from "./support/kill-script.js";
 import { LINES_FILE, appendLineTool } from "./support/test-tools.js";
 
 interface KillPoint { name: string; mark: string; detail?: string; occurrence?: number }
@@ -175,4 +175,68 @@ test("a journal cut in its middle is an error naming the journal and the missing
 
 async function tagLines(workspace: string): Promise<string[]> {
   return (await readFile(join(workspace, LINES_FILE), "utf8").catch(() => "")).split("\n").filter(Boolean);
+}
+
+const stateOf = (session: { messages: Message[]; calls?: Record<string, { state: string }> }, tag: string) => {
+  const call = session.messages.flatMap(toolCallsOf).find((c) => (c.input as { tag: string }).tag === tag);
+  return call ? session.calls?.[call.id]?.state : undefined;
+};
+
+test("a kill between a call's started record and its result: the checkpoint file says started, and the resume closes the call without running it", async (t) => {
+  const root = await tempDir(t);
+  const workspace = join(root, "ws");
+  const checkpoints = join(root, "checkpoint");
+  await mkdir(workspace);
+  assert.ok((await runAndKill(workspace, checkpoints, { name: "", mark: "tool-start", detail: "d" })).killed);
+  const saved = (await new CheckpointStore(checkpoints).load())!;
+  assert.deepEqual(["a", "b", "c", "d"].map((tag) => stateOf(saved, tag)), ["completed", "completed", "completed", "started"]);
+  const { agent, reloaded } = await resume(workspace, checkpoints);
+  // The kill lands as d begins: its line may or may not be written, but it is never run again.
+  assert.deepEqual((await tagLines(workspace)).filter((tag) => tag !== "d"), ["a", "b", "c"]);
+  assert.ok((await tagLines(workspace)).filter((tag) => tag === "d").length <= 1, "d did not run again");
+  assert.ok(resultTexts(agent.session.messages)[3]!.startsWith(INTERRUPTED_RESULT));
+  assert.deepEqual(["a", "b", "c", "d"].map((tag) => stateOf(reloaded, tag)), ["completed", "completed", "completed", "error"]);
+});
+
+test("a kill after the intent: the checkpoint file says pending, and the resume runs the calls once", async (t) => {
+  const root = await tempDir(t);
+  const workspace = join(root, "ws");
+  const checkpoints = join(root, "checkpoint");
+  await mkdir(workspace);
+  assert.ok((await runAndKill(workspace, checkpoints, { name: "", mark: "after-intent", occurrence: 2 })).killed);
+  const saved = (await new CheckpointStore(checkpoints).load())!;
+  assert.deepEqual(["a", "b", "c"].map((tag) => stateOf(saved, tag)), ["completed", "pending", "pending"]);
+  const { reloaded } = await resume(workspace, checkpoints);
+  assert.deepEqual(await tagLines(workspace), uninterrupted);
+  assert.deepEqual(["a", "b", "c", "d"].map((tag) => stateOf(reloaded, tag)), ["completed", "completed", "completed", "completed"]);
+});
+
+/** The requests of the kill script's turn run without a kill, in `workspace` (emptied afterwards). */
+async function uninterruptedRequests(workspace: string, checkpoints: string): Promise<string[]> {
+  const store = new CheckpointStore(checkpoints);
+  const provider = new ScriptedProvider(KILL_SCRIPT);
+  const agent = new CodingAgent(provider, { workspace, builtinTools: false, tools: [appendLineTool()] });
+  agent.setCommitHook(store.hook);
+  await agent.turn(KILL_INPUT, nullSink, allowAll);
+  await store.close();
+  await rm(join(workspace, LINES_FILE));
+  return provider.requests;
+}
+
+for (const point of [
+  { name: "after a result", mark: "after-result", occurrence: 2 },
+  { name: "after the intent", mark: "after-intent", occurrence: 2 },
+]) {
+  test(`the requests after a kill ${point.name} and a resume are the uninterrupted run's, byte for byte: call states never reach them`, async (t) => {
+    const root = await tempDir(t);
+    const workspace = join(root, "ws");
+    await mkdir(workspace);
+    const expected = await uninterruptedRequests(workspace, join(root, "whole"));
+    assert.ok((await runAndKill(workspace, join(root, "checkpoint"), point)).killed);
+    const saved = (await new CheckpointStore(join(root, "checkpoint")).load())!;
+    assert.ok(Object.keys(saved.calls ?? {}).length > 0, "the checkpoint holds call states");
+    const { provider } = await resume(workspace, join(root, "checkpoint"));
+    assert.ok(provider.requests.length > 0);
+    assert.deepEqual(provider.requests, expected.slice(expected.length - provider.requests.length));
+  });
 }

@@ -13,7 +13,7 @@ import { CancelledError, CodingAgentError, ProviderError, RhemaError, SessionFil
 import { nullSink } from "../src/core/events.js";
 import { MemorySink } from "../src/store/memory-sink.js";
 import { textOf, unansweredCalls, type Message, type ToolResultBlock } from "../src/core/messages.js";
-import type { Session } from "../src/core/session.js";
+import { SESSION_VERSION, type Session } from "../src/core/session.js";
 import { ScriptedProvider, type ScriptStep } from "../src/providers/scripted.js";
 import { sectionsTile } from "../src/transcript/transcript-mirror.js";
 import { tempDir } from "./support/temp-dir.js";
@@ -191,7 +191,7 @@ test("revives unanswered started calls with a synthetic result and never runs th
     { role: "user", content: [{ type: "text", text: "go" }] },
     { role: "assistant", content: [{ type: "tool_call", id: "call_0_0", name: "append_line", input: { tag: "once" } }] },
   ];
-  session.calls = { call_0_0: { at: "2026-03-04T05:06:07.000Z" } };
+  session.calls = { call_0_0: { state: "started", at: "2026-03-04T05:06:07.000Z" } };
   const sink = new MemorySink();
   const resumed = CodingAgent.fromSession(provider, config, session);
   await resumed.retryTurnWithCancel(sink, approval(), new AbortController().signal);
@@ -373,7 +373,7 @@ test("saves the session as pretty JSON with mode 0600", async (t) => {
   assert.equal((await stat(path)).mode & 0o777, 0o600);
   assert.equal((await stat(join(workspace, "state"))).mode & 0o777, 0o700);
   const text = await readFile(path, "utf8");
-  assert.ok(text.startsWith('{\n  "version": 1,'));
+  assert.ok(text.startsWith(`{\n  "version": ${SESSION_VERSION},`));
   const loaded = await CodingAgent.loadSessionFrom(path);
   assert.deepEqual(loaded.messages, agent.session.messages);
 });

@@ -20,8 +20,19 @@ export interface ApprovalRequest {
 export interface Decision {
   decision: "allow" | "deny";
   reason?: string;
-  /** Which rule decided, e.g. `"rule 4 (policy.yaml:12)"` or `"default"`. */
+  /** Which rule decided, for people: e.g. `"rule 4 (policy.yaml:12)"` or `"default (policy.yaml)"`. */
   rule?: string;
+  /** True when no rule matched and the policy's default decided (`rule` then names the default). */
+  byDefault?: boolean;
+}
+
+/**
+ * A denial as data, kept on the denied call's state record in the session (never in a request):
+ * `rule` null when the policy's default denied, else the rule as the decision names it.
+ */
+export interface Denial {
+  rule: string | null;
+  reason: string;
 }
 
 /**
@@ -32,18 +43,14 @@ export interface Approval {
   decide(req: ApprovalRequest, signal: AbortSignal): Promise<Decision>;
 }
 
-/**
- * The tool result a denied call gets: "denied by RULE: REASON". The model reads it; reports
- * read it back off the session with `readDenial` (so denials survive resumes).
- */
+/** The tool result a denied call gets, for the model to read: "denied by RULE: REASON". */
 export function denialText(decision: Decision): string {
   return `denied by ${decision.rule ?? "policy"}${decision.reason ? `: ${decision.reason}` : ""}`;
 }
 
-/** The rule and reason of a `denialText`, or null for any other text. */
-export function readDenial(text: string): { rule: string; reason: string } | null {
-  const match = /^denied by (.+?)(?:: ([\s\S]*))?$/.exec(text);
-  return match ? { rule: match[1]!, reason: match[2] ?? "" } : null;
+/** The denial a deny decision records: the default's as rule null, a decision naming no rule as "policy" (as its text says). */
+export function denialOf(decision: Decision): Denial {
+  return { rule: decision.byDefault ? null : decision.rule ?? "policy", reason: decision.reason ?? "" };
 }
 
 /** Allows everything: for library users who trust the model, and for tests. */

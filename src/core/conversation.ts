@@ -11,7 +11,9 @@ import {
   type ToolCallBlock,
   type ToolResultBlock,
 } from "./messages.js";
-import type { StartedCall, WorkspaceFingerprint } from "./session.js";
+import { callStateOf } from "./call-states.js";
+import { assertNever } from "./errors.js";
+import type { Session, StartedCall, WorkspaceFingerprint } from "./session.js";
 
 export const INTERRUPTED_RESULT = "interrupted: this call may or may not have completed";
 /** The result of each call of a reply cut at the output limit: none of them runs. */
@@ -67,29 +69,38 @@ export function reviveUnansweredCalls(messages: Message[], notes: ReadonlyMap<st
 }
 
 /**
- * What a history entering a turn needs before the model can be asked again. `interrupted`:
- * calls that started (or sit in an older round) and have no result — they get a synthetic
- * result and never run again. `unstarted`: calls of the last assistant message that never
- * started — they never ran, so they are approved and run now, in order.
+ * What a history entering a turn needs before the model can be asked again, read off the calls'
+ * states. `interrupted`: calls `started` (or `pending` in an older round) — they get a synthetic
+ * result and never run again. `unstarted`: `pending` calls of the last assistant message — they
+ * never ran, so they are approved and run now, in order. Completed and errored calls are answered.
  */
 export interface RevivePlan {
   interrupted: Array<{ call: ToolCallBlock; started: StartedCall | undefined }>;
   unstarted: ToolCallBlock[];
 }
 
-export function planRevive(messages: readonly Message[], calls: Readonly<Record<string, StartedCall>> | undefined): RevivePlan {
-  const answered = new Set<string>();
-  for (const m of messages) for (const b of m.content) if (b.type === "tool_result") answered.add(b.callId);
+export function planRevive(messages: readonly Message[], session: Pick<Session, "calls">): RevivePlan {
   let lastAssistant = -1;
   for (let i = 0; i < messages.length; i++) if (messages[i]!.role === "assistant") lastAssistant = i;
   const plan: RevivePlan = { interrupted: [], unstarted: [] };
   for (const [i, message] of messages.entries()) {
     if (message.role !== "assistant") continue;
     for (const call of toolCallsOf(message)) {
-      if (answered.has(call.id)) continue;
-      const started = calls?.[call.id];
-      if (!started && i === lastAssistant) plan.unstarted.push(call);
-      else plan.interrupted.push({ call, started });
+      const record = callStateOf(session, call.id);
+      switch (record.state) {
+        case "completed":
+        case "error":
+          break;
+        case "started":
+          plan.interrupted.push({ call, started: record });
+          break;
+        case "pending":
+          if (i === lastAssistant) plan.unstarted.push(call);
+          else plan.interrupted.push({ call, started: undefined });
+          break;
+        default:
+          assertNever(record);
+      }
     }
   }
   return plan;

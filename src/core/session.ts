@@ -1,14 +1,19 @@
 /**
  * The session: everything a conversation is, versioned and validated (its file lives in
  * src/store/session-file.ts). A foreign or future value is a `SessionFileError` naming its source.
+ *
+ * Version 2 records each tool call's state (`calls`); a version-1 session (no states: only the
+ * started calls' records) is upgraded on read by session-v1.ts, its states inferred as version 1
+ * did (a call with a result is answered, one with a started record started, the rest pending).
  */
 import { z } from "zod";
+import type { Denial } from "./approval.js";
 import { SessionFileError } from "./errors.js";
-import { IMAGE_MEDIA_TYPES, type Message } from "./messages.js";
+import { IMAGE_MEDIA_TYPES, toolCallsOf, type Message } from "./messages.js";
 import type { PidScope } from "./tool.js";
 import type { Section, TranscriptStats } from "./transcript-types.js";
 
-export const SESSION_VERSION = 1;
+export const SESSION_VERSION = 2;
 
 export interface Session {
   version: typeof SESSION_VERSION;
@@ -26,17 +31,29 @@ export interface Session {
   /** Set by the checkpoint store: which journal generation this snapshot folds in. */
   journal?: { generation: number };
   /**
-   * The calls that have *started* (approved, about to run) and have no result yet, by call id.
-   * A call leaves this map when its result is appended; absent when no call is running.
+   * Every tool call of `messages` with its state, by call id (absent: no call yet). Kept in step
+   * with the messages at each boundary, never sent to the model. A call with no record (a
+   * session built by hand) is read as its messages say (`withCallStates`).
    */
-  calls?: Record<string, StartedCall>;
+  calls?: Record<string, CallRecord>;
 }
 
 /**
- * A call's `started` record. A call in the intent with no record never ran; one with a record
- * may have, and is never run again behind the model's back.
+ * A tool call's state: `pending` (in the intent, not started: a resume runs it) → `started`
+ * (approved, about to run: a resume never runs it again behind the model's back) → `completed`
+ * (its result is in the messages) or `error` (its result is an error: the tool's own, a denial,
+ * a cancel, an interruption).
  */
+export type CallState = CallRecord["state"];
+export type CallRecord = PendingCall | StartedCall | CompletedCall | ErroredCall;
+
+export interface PendingCall {
+  state: "pending";
+}
+
+/** A call's `started` record. */
 export interface StartedCall {
+  state: "started";
   /** ISO time of the `started` boundary. */
   at: string;
   /** For a call that runs a process group (the shell): where, to stop it on resume. */
@@ -50,6 +67,20 @@ export interface StartedCall {
    * store keeps it in a file beside the checkpoint, not in the journal line.
    */
   fingerprint?: WorkspaceFingerprint;
+}
+
+export interface CompletedCall {
+  state: "completed";
+  /** ISO time its result was appended; absent when inferred from a version-1 session. */
+  at?: string;
+}
+
+export interface ErroredCall {
+  state: "error";
+  /** ISO time its result was appended; absent when inferred from a version-1 session. */
+  at?: string;
+  /** Set when the approval denied the call: the decision as data, for the reports. */
+  denial?: Denial;
 }
 
 /** A cheap picture of the workspace: each file's size and mtime, by workspace-relative path. */
@@ -95,16 +126,24 @@ export const transcriptStatsSchema = z.object({
 export const fingerprintSchema = z
   .object({ files: z.record(z.string(), z.tuple([nonNegative, z.number()])), capped: z.boolean() })
   .strict();
-export const startedCallSchema = z
-  .object({
-    at: z.string().min(1),
-    host: z.string().optional(),
-    pgid: z.number().int().positive().optional(),
-    startTime: z.number().nonnegative().optional(),
-    pidScope: z.object({ bootId: z.string().min(1), pidNamespace: z.string().min(1) }).strict().optional(),
-    fingerprint: fingerprintSchema.optional(),
-  })
-  .strict();
+const pidScopeSchema = z.object({ bootId: z.string().min(1), pidNamespace: z.string().min(1) }).strict();
+const processFields = {
+  at: z.string().min(1),
+  host: z.string().optional(),
+  pgid: z.number().int().positive().optional(),
+  startTime: z.number().nonnegative().optional(),
+  pidScope: pidScopeSchema.optional(),
+  fingerprint: fingerprintSchema.optional(),
+};
+export const denialSchema = z.object({ rule: z.string().min(1).nullable(), reason: z.string() }).strict();
+export const callRecordSchema = z.discriminatedUnion("state", [
+  z.object({ state: z.literal("pending") }).strict(),
+  z.object({ state: z.literal("started"), ...processFields }).strict(),
+  z.object({ state: z.literal("completed"), at: z.string().min(1).optional() }).strict(),
+  z.object({ state: z.literal("error"), at: z.string().min(1).optional(), denial: denialSchema.optional() }).strict(),
+]);
+/** A version-1 `started` record: a `StartedCall` without its `state`. */
+export const startedCallV1Schema = z.object(processFields).strict();
 
 export const sectionSchema = z.object({
   start: z.number().int().nonnegative(),
@@ -114,36 +153,59 @@ export const sectionSchema = z.object({
   summary: z.string().nullable(),
 });
 
-export const sessionSchema = z
-  .object({
-    version: z.literal(SESSION_VERSION),
-    id: z.string().min(1),
-    createdAt: z.string().min(1),
-    environment: z.string().optional(),
-    messages: z.array(messageSchema),
-    transcript: z.object({ sections: z.array(sectionSchema), stats: transcriptStatsSchema.nullable() }).optional(),
-    journal: z.object({ generation: z.number().int().nonnegative() }).optional(),
-    calls: z.record(z.string(), startedCallSchema).optional(),
-  })
-  .passthrough();
+const sessionFields = {
+  id: z.string().min(1),
+  createdAt: z.string().min(1),
+  environment: z.string().optional(),
+  messages: z.array(messageSchema),
+  transcript: z.object({ sections: z.array(sectionSchema), stats: transcriptStatsSchema.nullable() }).optional(),
+  journal: z.object({ generation: z.number().int().nonnegative() }).optional(),
+};
+export const sessionSchema = z.object({ version: z.literal(SESSION_VERSION), ...sessionFields, calls: z.record(z.string(), callRecordSchema).optional() }).passthrough();
+export const sessionV1Schema = z.object({ version: z.literal(1), ...sessionFields, calls: z.record(z.string(), startedCallV1Schema).optional() }).passthrough();
+
+/** A version-1 session as written: `calls` holds only the started calls, without states. */
+export type SessionV1 = Omit<Session, "version" | "calls"> & { version: 1; calls?: Record<string, Omit<StartedCall, "state">> };
 
 export function newSession(id: string, createdAt: Date): Session {
   return { version: SESSION_VERSION, id, createdAt: createdAt.toISOString(), messages: [] };
 }
 
-/** Checks a parsed value is a session this version understands; `source` names it in errors. */
-export function parseSession(value: unknown, source: string): Session {
-  if (typeof value === "object" && value !== null && "version" in value) {
-    const version = (value as { version: unknown }).version;
-    if (version !== SESSION_VERSION) {
-      throw new SessionFileError(source, `unsupported session version ${JSON.stringify(version)} (this rhema reads version ${SESSION_VERSION})`);
-    }
+/**
+ * Checks a parsed value is a session this version reads, as written (version 1 or 2, not
+ * upgraded: the checkpoint store applies its journal first); `source` names it in errors.
+ */
+export function parseStoredSession(value: unknown, source: string): Session | SessionV1 {
+  const version = typeof value === "object" && value !== null && "version" in value ? (value as { version: unknown }).version : undefined;
+  if (version !== SESSION_VERSION && version !== 1) {
+    throw new SessionFileError(source, `unsupported session version ${JSON.stringify(version)} (this rhema reads versions 1 and ${SESSION_VERSION})`);
   }
-  const parsed = sessionSchema.safeParse(value);
+  const parsed = (version === 1 ? sessionV1Schema : sessionSchema).safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const where = issue.path.length ? issue.path.join(".") : "(top level)";
     throw new SessionFileError(source, `not a valid rhema session: ${where}: ${issue.message}`);
   }
-  return parsed.data as Session;
+  if (version === 1) return parsed.data as SessionV1;
+  const session = parsed.data as Session;
+  checkCallStates(session, source);
+  return session;
+}
+
+/**
+ * A session's call states agree with its messages: a call is answered exactly when its state
+ * is `completed` or `error`, and every record names a call of the messages.
+ */
+export function checkCallStates(session: Session, source: string): void {
+  if (!session.calls) return;
+  const answered = new Set(session.messages.flatMap((m) => m.content.flatMap((b) => (b.type === "tool_result" ? [b.callId] : []))));
+  const ids = new Set(session.messages.flatMap(toolCallsOf).map((c) => c.id));
+  for (const [id, record] of Object.entries(session.calls)) {
+    const bad = !ids.has(id)
+      ? "names no tool call of the messages"
+      : answered.has(id) !== (record.state === "completed" || record.state === "error")
+        ? `is ${record.state} but ${answered.has(id) ? "has" : "has no"} result`
+        : null;
+    if (bad) throw new SessionFileError(source, `not a valid rhema session: calls.${id}: the call ${bad}`);
+  }
 }

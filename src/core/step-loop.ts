@@ -6,9 +6,10 @@
  * is committed (input pushed, assistant message complete = the intent, each call started,
  * each tool result).
  *
- * A call's states: in the intent only (never ran: a resume runs it) → `started` (approved, about
- * to run; recorded in `session.calls`, for the shell with its held process group) → its result
- * (the record is dropped). A reply cut at the output limit runs none of its calls.
+ * A call's states, recorded in `session.calls` (call-states.ts): `pending` with the intent (never
+ * ran: a resume runs it) → `started` (approved, about to run; for the shell with its held process
+ * group) → `completed` or `error` with its result (a denial keeps its `Denial` there, as data: the
+ * model reads only the result text). A reply cut at the output limit runs none of its calls.
  *
  * A tool that throws gives the model the failure as its result, except when the machine ran out
  * of file handles, processes or memory (`machineLimitOf`: EMFILE, EAGAIN, …): that is no answer
@@ -18,14 +19,15 @@
  * The loop owns no state between turns: the caller hands it the session and the ports, and
  * it edits `session.messages` in place, committing after each edit.
  */
-import { denialText, type Approval, type Decision } from "./approval.js";
+import { denialOf, denialText, type Approval, type Decision, type Denial } from "./approval.js";
+import { callStateOf, recordAnswer, recordPending, recordStarted } from "./call-states.js";
 import type { Boundary } from "./commit-hook.js";
 import { CUT_REPLY_RESULT, pushToolResult, pushUserContent } from "./conversation.js";
 import { BudgetError, CancelledError, CodingAgentError, ProviderError, RhemaError, ToolError, errorMessage, throwIfMachineLimit, type SpentBudget } from "./errors.js";
 import type { EventSink } from "./events.js";
 import { toolCallsOf, type ContentBlock, type Message, type ToolCallBlock, type ToolResultBlock } from "./messages.js";
 import { addUsage, ZERO_USAGE, type ModelProvider, type ModelRequest, type RequestPrice, type StopReason, type Usage } from "./provider.js";
-import type { Session, StartedCall, WorkspaceFingerprint } from "./session.js";
+import type { Session, WorkspaceFingerprint } from "./session.js";
 import type { ProcessStart, Tool, ToolContext, ToolPlan } from "./tool.js";
 import type { ToolInputChecks } from "./tool-input/tool-input-check.js";
 import { counted } from "./counted.js";
@@ -100,7 +102,8 @@ export async function runSteps(ports: StepLoopPorts): Promise<ModelOutput> {
     // A reply cut at the output limit: its calls are answered in the same commit as the intent,
     // so no resume can run one of them either.
     const cut = stopReason === "max_tokens" && toolCallsOf(streamed).length > 0;
-    if (cut) for (const call of toolCallsOf(streamed)) pushToolResult(ports.session.messages, errorResultOf(call, CUT_REPLY_RESULT));
+    recordPending(ports.session, toolCallsOf(streamed));
+    if (cut) for (const call of toolCallsOf(streamed)) appendResult(ports, { result: errorResultOf(call, CUT_REPLY_RESULT) });
     await ports.commit("intent");
     // The message as committed (the commit may rewrite its text, e.g. to redact a secret): the
     // calls run as a resume would run them, and the turn returns what the session holds.
@@ -204,26 +207,29 @@ async function runCalls(ports: StepLoopPorts, step: number, calls: ToolCallBlock
     // A cancel that lands after the last call's result is caught by the loop's own check.
     if (ports.signal.aborted) return closeCancelled(ports, calls.slice(k));
     const started = Date.now();
-    let result: ToolResultBlock;
+    let answer: CallAnswer;
     try {
-      result = await runOneCall(ports, step, call);
+      answer = await runOneCall(ports, step, call);
     } catch (err) {
       if (!ports.signal.aborted) throw err;
       return closeCancelled(ports, calls.slice(k), err);
     }
-    appendResult(ports.session, result);
-    await emitResult(ports, step, call, result, started);
+    appendResult(ports, answer);
+    await emitResult(ports, step, call, answer.result, started);
     await ports.commit("result");
   }
 }
 
-/** Appends a call's result and drops its `started` record: the call is answered. */
-function appendResult(session: Session, result: ToolResultBlock): void {
-  pushToolResult(session.messages, result);
-  if (!session.calls || !(result.callId in session.calls)) return;
-  const { [result.callId]: _done, ...rest } = session.calls;
-  if (Object.keys(rest).length === 0) delete session.calls;
-  else session.calls = rest;
+/** A call's result, and the denial when the approval denied it. */
+interface CallAnswer {
+  result: ToolResultBlock;
+  denial?: Denial;
+}
+
+/** Appends a call's result and records its state (completed or error): the call is answered. */
+function appendResult(ports: Pick<StepLoopPorts, "session" | "now">, { result, denial }: CallAnswer): void {
+  pushToolResult(ports.session.messages, result);
+  recordAnswer(ports.session, result, ports.now(), denial);
 }
 
 function emitResult(ports: StepLoopPorts, step: number, call: ToolCallBlock, result: ToolResultBlock, startedMs: number) {
@@ -236,15 +242,15 @@ function emitResult(ports: StepLoopPorts, step: number, call: ToolCallBlock, res
 /** Answers the calls a cancel left unstarted, committing each, then ends the turn cancelled. */
 async function closeCancelled(ports: StepLoopPorts, calls: ToolCallBlock[], cause?: unknown): Promise<never> {
   for (const call of calls) {
-    const started = ports.session.calls?.[call.id] !== undefined;
-    appendResult(ports.session, errorResultOf(call, started ? CANCELLED_WHILE_RUNNING : NOT_RUN_CANCELLED));
+    const started = callStateOf(ports.session, call.id).state === "started";
+    appendResult(ports, { result: errorResultOf(call, started ? CANCELLED_WHILE_RUNNING : NOT_RUN_CANCELLED) });
     await ports.commit("result");
   }
   throw cancelledError(ports.signal, cause);
 }
 
-async function runOneCall(ports: StepLoopPorts, step: number, call: ToolCallBlock): Promise<ToolResultBlock> {
-  const errorResult = (text: string): ToolResultBlock => ({ type: "tool_result", callId: call.id, content: text, isError: true });
+async function runOneCall(ports: StepLoopPorts, step: number, call: ToolCallBlock): Promise<CallAnswer> {
+  const errorResult = (text: string): CallAnswer => ({ result: errorResultOf(call, text) });
   const prepared = await prepareCall(ports, call);
   if (typeof prepared === "string") return errorResult(prepared);
   const { tool, input } = prepared;
@@ -253,7 +259,7 @@ async function runOneCall(ports: StepLoopPorts, step: number, call: ToolCallBloc
   const decision = await decide(ports, call, prepared);
   await ports.sink.emit({ type: "approval", step, callId: call.id, name: call.name, decision });
   if (decision.decision === "deny") {
-    return errorResult(denialText(decision));
+    return { result: errorResultOf(call, denialText(decision)), denial: denialOf(decision) };
   }
   const before = await fingerprint;
   throwIfCancelled(ports.signal);
@@ -264,7 +270,7 @@ async function runOneCall(ports: StepLoopPorts, step: number, call: ToolCallBloc
     const result = await tool.run(input, ctx);
     start.rethrow();
     const content = toResultContent(result.content, ports.filterToolOutput ?? ((text) => text));
-    return { type: "tool_result", callId: call.id, content, ...(result.isError ? { isError: true } : {}) };
+    return { result: { type: "tool_result", callId: call.id, content, ...(result.isError ? { isError: true } : {}) } };
   } catch (err) {
     start.rethrow();
     if (ports.signal.aborted) return errorResult(CANCELLED_WHILE_RUNNING);
@@ -276,7 +282,7 @@ async function runOneCall(ports: StepLoopPorts, step: number, call: ToolCallBloc
 }
 
 /**
- * Commits a call's `started` boundary, once: the record goes into `session.calls`. A commit
+ * Commits a call's `started` boundary, once: the call's state becomes `started`. A commit
  * that fails inside a tool's `onStarted` fails the turn, not just the call (`rethrow`).
  */
 function startCommitter(ports: StepLoopPorts, call: ToolCallBlock, fingerprint: WorkspaceFingerprint | undefined) {
@@ -286,8 +292,7 @@ function startCommitter(ports: StepLoopPorts, call: ToolCallBlock, fingerprint: 
     async commit(proc?: ProcessStart): Promise<void> {
       if (done) return;
       done = true;
-      const record: StartedCall = { at: ports.now().toISOString(), ...proc, ...(fingerprint ? { fingerprint } : {}) };
-      ports.session.calls = { ...ports.session.calls, [call.id]: record };
+      recordStarted(ports.session, call.id, { at: ports.now().toISOString(), ...proc, ...(fingerprint ? { fingerprint } : {}) });
       try {
         await ports.commit("started");
       } catch (err) {

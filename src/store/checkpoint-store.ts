@@ -7,15 +7,19 @@
  *
  *   session.json           a valid Session (loadSession reads it alone), stamped with the
  *                          journal generation it folds in
- *   session.journal.jsonl  records {gen, seq, keep, messages, …}: keep the first `keep` messages,
- *                          then append `messages`; records of an older generation are stale;
- *                          `seq` counts 1, 2, 3, … within a generation
+ *   session.journal.jsonl  records {gen, seq, keep, messages, calls?, …}: keep the first `keep`
+ *                          messages, then append `messages`; `calls` holds the call states
+ *                          that changed (version 1: the whole map of started calls); records
+ *                          of an older generation are stale; `seq` counts 1, 2, 3, … within a
+ *                          generation
  *   session.journal.count  how many records of which generation were committed (journal-counter.ts)
  *   session.fingerprint.json  the workspace fingerprint of the call started last (fingerprint-file.ts)
  *
  * Loading takes the last complete record: a torn last line (a kill mid-write) is ignored; a bad
  * line before it, a gap in the sequence, or fewer records than the counter says were committed
- * is a `SessionFileError` naming the journal (and the line or the missing records).
+ * is a `SessionFileError` naming the journal (and the line or the missing records). A version-1
+ * checkpoint (snapshot and journal) is read as written, then upgraded (session-v1.ts); the
+ * first commit after a load folds it into a current snapshot.
  */
 import { readFile, rm, type FileHandle } from "node:fs/promises";
 import { dirname, join } from "node:path";
@@ -23,8 +27,10 @@ import type { Commit, CommitHook } from "../core/commit-hook.js";
 import { CodingAgentError, SessionFileError } from "../core/errors.js";
 import type { Message } from "../core/messages.js";
 import {
-  messageSchema, parseSession, sectionSchema, startedCallSchema, transcriptStatsSchema, type Session, type StartedCall,
+  callRecordSchema, checkCallStates, messageSchema, parseStoredSession, sectionSchema, startedCallV1Schema, transcriptStatsSchema,
+  type CallRecord, type Session, type SessionV1,
 } from "../core/session.js";
+import { upgradeSession } from "../core/session-v1.js";
 import { loadFingerprint, saveFingerprint } from "./fingerprint-file.js";
 import { JournalCounter, checkJournalSequence, readJournalCount } from "./journal-counter.js";
 import { saveSession } from "./session-file.js";
@@ -52,22 +58,27 @@ export interface CheckpointStoreOptions {
   foldMinBytes?: number;
 }
 
-const journalRecordSchema = z
-  .object({
-    gen: z.number().int().positive(),
-    /** Absent in journals written before sequence numbers: such a journal is not checked. */
-    seq: z.number().int().positive().optional(),
-    keep: z.number().int().nonnegative(),
-    messages: z.array(messageSchema),
-    environment: z.string().optional(),
-    sections: z.array(sectionSchema).optional(),
-    stats: transcriptStatsSchema.nullable(),
-    /** The started calls as of this record (without fingerprints), when they changed. */
-    calls: z.record(z.string(), startedCallSchema).optional(),
-    boundary: z.enum(["input", "intent", "started", "result", "flush"]),
-  })
-  .strict();
-type JournalRecord = z.infer<typeof journalRecordSchema>;
+function journalRecordSchema<C extends z.ZodTypeAny>(callSchema: C) {
+  return z
+    .object({
+      gen: z.number().int().positive(),
+      /** Absent in journals written before sequence numbers: such a journal is not checked. */
+      seq: z.number().int().positive().optional(),
+      keep: z.number().int().nonnegative(),
+      messages: z.array(messageSchema),
+      environment: z.string().optional(),
+      sections: z.array(sectionSchema).optional(),
+      stats: transcriptStatsSchema.nullable(),
+      /** The call states that changed at this boundary (without fingerprints); version 1: all started calls, when they changed. */
+      calls: z.record(z.string(), callSchema).optional(),
+      boundary: z.enum(["input", "intent", "started", "result", "flush"]),
+    })
+    .strict();
+}
+const journalRecordV2 = journalRecordSchema(callRecordSchema);
+const journalRecordV1 = journalRecordSchema(startedCallV1Schema);
+type JournalRecord = z.infer<typeof journalRecordV2>;
+type JournalRecordV1 = z.infer<typeof journalRecordV1>;
 
 export class CheckpointStore {
   readonly dir: string;
@@ -88,7 +99,8 @@ export class CheckpointStore {
   private persistedLastJson = "";
   private persistedEnvironment: string | undefined;
   private persistedSectionsJson = "[]";
-  private persistedCallsJson = "{}";
+  /** The call records as last written, by id (records are replaced, never edited: compared by identity). */
+  private persistedCalls = new Map<string, CallRecord>();
 
   constructor(location: CheckpointLocation, options: CheckpointStoreOptions = {}) {
     const paths = typeof location === "string"
@@ -116,17 +128,18 @@ export class CheckpointStore {
     const base = await this.readSnapshot();
     if (!base) return null;
     const generation = base.journal?.generation ?? 0;
-    const records = await this.readJournal(generation);
+    const records = await this.readJournal(generation, base.version);
     const seqs = records.map((r) => r.seq).filter((seq): seq is number => seq !== undefined);
     if (seqs.length === records.length) checkJournalSequence(this.journalPath, seqs, await readJournalCount(this.counterPath), generation);
-    const session = base;
     for (const r of records) {
-      session.messages = [...session.messages.slice(0, r.keep), ...r.messages];
-      if (r.environment !== undefined) session.environment = r.environment;
-      const sections = r.sections ?? session.transcript?.sections ?? [];
-      session.transcript = { sections, stats: r.stats };
-      if (r.calls) setCalls(session, r.calls);
+      base.messages = [...base.messages.slice(0, r.keep), ...r.messages];
+      if (r.environment !== undefined) base.environment = r.environment;
+      const sections = r.sections ?? base.transcript?.sections ?? [];
+      base.transcript = { sections, stats: r.stats };
+      if (r.calls) applyCalls(base, r.calls);
     }
+    const session = upgradeSession(base);
+    if (base.version === session.version) checkCallStates(session, this.journalPath);
     this.adoptPersisted(session, generation);
     await this.attachFingerprints(session);
     return session;
@@ -135,13 +148,14 @@ export class CheckpointStore {
   /** The fingerprint of a started call lives beside the journal: put it back on its record. */
   private async attachFingerprints(session: Session): Promise<void> {
     for (const [callId, record] of Object.entries(session.calls ?? {})) {
+      if (record.state !== "started") continue;
       const fingerprint = await loadFingerprint(this.fingerprintPath, callId);
-      if (fingerprint) record.fingerprint = fingerprint;
+      if (fingerprint) session.calls![callId] = { ...record, fingerprint };
     }
   }
 
   async commit(c: Commit): Promise<void> {
-    if (!this.journal || this.generation === 0) {
+    if (!this.journal || this.generation === 0 || this.callsDropped(c.session)) {
       await this.fold(c.session, c.sections, c.stats);
       return;
     }
@@ -190,10 +204,18 @@ export class CheckpointStore {
 
   /** A call that has just started: its fingerprint goes to its own file, before the record. */
   private async saveNewFingerprint(c: Pick<Commit, "session">): Promise<void> {
-    const persisted = JSON.parse(this.persistedCallsJson) as Record<string, StartedCall>;
     for (const [callId, record] of Object.entries(c.session.calls ?? {})) {
-      if (record.fingerprint && !(callId in persisted)) await saveFingerprint(this.fingerprintPath, callId, record.fingerprint);
+      if (record.state === "started" && record.fingerprint && this.persistedCalls.get(callId)?.state !== "started") {
+        await saveFingerprint(this.fingerprintPath, callId, record.fingerprint);
+      }
     }
+  }
+
+  /** True when a call record written before is gone from the session: a patch cannot say it, a fold can. */
+  private callsDropped(session: Session): boolean {
+    const calls = session.calls ?? {};
+    for (const id of this.persistedCalls.keys()) if (!(id in calls)) return true;
+    return false;
   }
 
   private recordFor(c: Commit): JournalRecord {
@@ -201,7 +223,7 @@ export class CheckpointStore {
     let keep = Math.min(this.persistedCount, messages.length);
     if (keep > 0 && JSON.stringify(messages[keep - 1]) !== this.persistedLastJson) keep -= 1;
     const sectionsJson = JSON.stringify(c.sections);
-    const calls = withoutFingerprints(c.session.calls ?? {});
+    const calls = this.changedCalls(c.session);
     return {
       gen: this.generation,
       seq: this.seq + 1,
@@ -210,9 +232,21 @@ export class CheckpointStore {
       ...(c.session.environment !== this.persistedEnvironment && c.session.environment !== undefined ? { environment: c.session.environment } : {}),
       ...(sectionsJson !== this.persistedSectionsJson ? { sections: c.sections } : {}),
       stats: c.stats,
-      ...(JSON.stringify(calls) !== this.persistedCallsJson ? { calls } : {}),
+      ...(Object.keys(calls).length > 0 ? { calls } : {}),
       boundary: c.boundary,
     };
+  }
+
+  /** The call records that changed since the last write, without fingerprints. */
+  private changedCalls(session: Session): Record<string, CallRecord> {
+    const changed: Record<string, CallRecord> = {};
+    for (const [id, record] of Object.entries(session.calls ?? {})) {
+      const was = this.persistedCalls.get(id);
+      if (was === record) continue;
+      const bare = withoutFingerprint(record);
+      if (was === undefined || JSON.stringify(withoutFingerprint(was)) !== JSON.stringify(bare)) changed[id] = bare;
+    }
+    return changed;
   }
 
   private markPersisted(session: Session, sections: Section[]): void {
@@ -220,7 +254,7 @@ export class CheckpointStore {
     this.persistedLastJson = JSON.stringify(session.messages[session.messages.length - 1] ?? null);
     this.persistedEnvironment = session.environment;
     this.persistedSectionsJson = JSON.stringify(sections);
-    this.persistedCallsJson = JSON.stringify(withoutFingerprints(session.calls ?? {}));
+    this.persistedCalls = new Map(Object.entries(session.calls ?? {}));
   }
 
   /** After a load: later commits append to the existing journal of that generation. */
@@ -231,7 +265,8 @@ export class CheckpointStore {
     this.journal = null; // reopened by the first commit's fold, which also drops stale records
   }
 
-  private async readSnapshot(): Promise<Session | null> {
+  /** The snapshot as written (version 1 or current), not yet upgraded: its journal applies first. */
+  private async readSnapshot(): Promise<Session | SessionV1 | null> {
     let text: string;
     try {
       text = await readFile(this.sessionPath, "utf8");
@@ -245,10 +280,10 @@ export class CheckpointStore {
     } catch (err) {
       throw new SessionFileError(this.sessionPath, `not JSON (truncated or corrupt): ${(err as Error).message}`, { cause: err });
     }
-    return parseSession(value, this.sessionPath);
+    return parseStoredSession(value, this.sessionPath);
   }
 
-  private async readJournal(generation: number): Promise<JournalRecord[]> {
+  private async readJournal(generation: number, version: Session["version"] | SessionV1["version"]): Promise<Array<JournalRecord | JournalRecordV1>> {
     let text: string;
     try {
       text = await readFile(this.journalPath, "utf8");
@@ -258,32 +293,40 @@ export class CheckpointStore {
     }
     // The piece after the last newline is either empty or a record torn by a kill: dropped.
     const complete = text.split("\n").slice(0, -1);
-    const records: JournalRecord[] = [];
+    const records: Array<JournalRecord | JournalRecordV1> = [];
     for (const [i, line] of complete.entries()) {
-      const record = parseRecord(line, this.journalPath, i + 1);
+      const record = parseRecord(line, this.journalPath, i + 1, version === 1 ? journalRecordV1 : journalRecordV2);
       if (record.gen === generation) records.push(record);
     }
     return records;
   }
 }
 
-function withoutFingerprints(calls: Record<string, StartedCall>): Record<string, StartedCall> {
-  return Object.fromEntries(Object.entries(calls).map(([id, { fingerprint: _fp, ...rest }]) => [id, rest]));
+function withoutFingerprint(record: CallRecord): CallRecord {
+  if (record.state !== "started" || !record.fingerprint) return record;
+  const { fingerprint: _fp, ...rest } = record;
+  return rest;
 }
 
-function setCalls(session: Session, calls: Record<string, StartedCall>): void {
-  if (Object.keys(calls).length === 0) delete session.calls;
-  else session.calls = structuredClone(calls);
+function withoutFingerprints(calls: Record<string, CallRecord>): Record<string, CallRecord> {
+  return Object.fromEntries(Object.entries(calls).map(([id, record]) => [id, withoutFingerprint(record)]));
 }
 
-function parseRecord(line: string, path: string, lineNo: number): JournalRecord {
+/** A record's calls onto the session: version 1 replaces the started calls, the current version merges the changed ones. */
+function applyCalls(session: Session | SessionV1, calls: Record<string, unknown>): void {
+  const next = session.version === 1 ? structuredClone(calls) : { ...session.calls, ...structuredClone(calls) };
+  if (Object.keys(next).length === 0) delete session.calls;
+  else (session as { calls?: unknown }).calls = next;
+}
+
+function parseRecord(line: string, path: string, lineNo: number, schema: typeof journalRecordV1 | typeof journalRecordV2): JournalRecord | JournalRecordV1 {
   let value: unknown;
   try {
     value = JSON.parse(line);
   } catch {
     throw new SessionFileError(path, `line ${lineNo} is not JSON: the journal is corrupt before its last line`);
   }
-  const parsed = journalRecordSchema.safeParse(value);
+  const parsed = schema.safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     throw new SessionFileError(path, `line ${lineNo}: ${issue.path.join(".") || "(record)"}: ${issue.message}`);

@@ -1,10 +1,12 @@
 /**
- * The session file: pretty JSON, 0600, written atomically; read back validated. A torn,
- * foreign or future file is a `SessionFileError` naming the file, never a crash.
+ * The session file: pretty JSON, 0600, written atomically; read back validated (a version-1
+ * file upgraded, its call states inferred). A torn, foreign or future file is a
+ * `SessionFileError` naming the file, never a crash.
  */
 import { readFile } from "node:fs/promises";
 import { SessionFileError } from "../core/errors.js";
-import { parseSession, type Session } from "../core/session.js";
+import type { Session } from "../core/session.js";
+import { parseSession } from "../core/session-v1.js";
 import { writePrivateJson } from "./private-files.js";
 
 /** Pretty JSON, 0600, temp + fsync + rename. */

@@ -61,15 +61,15 @@ test("reads where a conversation stands from its last message", () => {
   assert.equal(conversationState([{ role: "assistant", content: [call("c1")] }]).kind, "calls_open");
 });
 
-test("revive plans: a call of the last reply with no started record runs now; a started one is interrupted", () => {
+test("revive plans read the call states: a pending call of the last reply runs now; a started one, or a pending one of an older round, is interrupted", () => {
   const messages: Message[] = [
     { role: "assistant", content: [call("old")] },
     { role: "user", content: [{ type: "text", text: "more" }] },
     { role: "assistant", content: [call("c1"), call("c2"), call("c3")] },
     { role: "user", content: [result("c1")] },
   ];
-  const started = { at: "2026-01-01T00:00:00Z", host: "h", pgid: 42, startTime: 7 };
-  const plan = planRevive(messages, { c2: started });
+  const started = { state: "started" as const, at: "2026-01-01T00:00:00Z", host: "h", pgid: 42, startTime: 7 };
+  const plan = planRevive(messages, { calls: { old: { state: "pending" }, c1: { state: "completed" }, c2: started, c3: { state: "pending" } } });
   assert.deepEqual(plan, {
     interrupted: [{ call: call("old"), started: undefined }, { call: call("c2"), started }],
     unstarted: [call("c3")],

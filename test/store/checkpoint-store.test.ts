@@ -198,7 +198,7 @@ test("started calls are journaled without their fingerprint, which sits in its o
   session.messages.push({ role: "assistant", content: [{ type: "tool_call", id: "c1", name: "shell", input: { command: "make" } }] });
   await commitAll(store, session, "intent");
   const fingerprint = { files: { "src/a.js": [10, 1234.5] as [number, number] }, capped: false };
-  session.calls = { c1: { at: "2026-01-01T00:00:00.000Z", host: "box", pgid: 77, startTime: 5, fingerprint } };
+  session.calls = { c1: { state: "started", at: "2026-01-01T00:00:00.000Z", host: "box", pgid: 77, startTime: 5, fingerprint } };
   await commitAll(store, session, "started");
   await store.close();
   const journal = await readFile(join(dir, JOURNAL_FILE), "utf8");
@@ -210,8 +210,35 @@ test("started calls are journaled without their fingerprint, which sits in its o
   const again = new CheckpointStore(dir);
   const loaded = (await again.load())!;
   loaded.messages.push({ role: "user", content: [{ type: "tool_result", callId: "c1", content: "ok" }] });
-  delete loaded.calls;
+  loaded.calls = { c1: { state: "completed", at: "2026-01-01T00:00:01.000Z" } };
   await commitAll(again, loaded, "result");
   await again.close();
-  assert.equal((await new CheckpointStore(dir).load())!.calls, undefined, "an answered call leaves no record");
+  assert.deepEqual((await new CheckpointStore(dir).load())!.calls, loaded.calls, "an answered call is completed");
+});
+
+test("a boundary's journal record holds only the call states that changed, and the states load back whole", async (t) => {
+  const { dir, store, session } = await startedStore(t);
+  const ids = ["c1", "c2", "c3"];
+  session.messages.push({ role: "assistant", content: ids.map((id) => ({ type: "tool_call" as const, id, name: "shell", input: {} })) });
+  session.calls = Object.fromEntries(ids.map((id) => [id, { state: "pending" as const }]));
+  await commitAll(store, session, "intent");
+  session.messages.push({ role: "user", content: [{ type: "tool_result", callId: "c1", content: "ok" }] });
+  session.calls = { ...session.calls, c1: { state: "completed", at: "2026-01-01T00:00:01.000Z" } };
+  await commitAll(store, session, "result");
+  await store.close();
+  const records = (await readFile(join(dir, JOURNAL_FILE), "utf8")).trim().split("\n").map((line) => JSON.parse(line) as { calls?: object });
+  assert.deepEqual(records.map((r) => Object.keys(r.calls ?? {})), [["c1", "c2", "c3"], ["c1"]]);
+  assert.deepEqual((await new CheckpointStore(dir).load())!.calls, session.calls);
+});
+
+test("a session whose call states disagree with its messages is an error naming the call", async (t) => {
+  const dir = join(await tempDir(t), "cp");
+  const session = newSession("s1", new Date());
+  session.messages.push(user("go"), { role: "assistant", content: [{ type: "tool_call", id: "c1", name: "shell", input: {} }] });
+  session.calls = { c1: { state: "completed" } };
+  const writer = new CheckpointStore(dir);
+  await writer.fold(session, [], null);
+  await writer.close();
+  await assert.rejects(new CheckpointStore(dir).load(), (err: unknown) =>
+    err instanceof SessionFileError && /calls\.c1: the call is completed but has no result/.test(err.message) && err.message.startsWith(join(dir, SESSION_FILE)));
 });

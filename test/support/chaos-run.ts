@@ -159,7 +159,7 @@ export class ChaosRun {
       const session = await new CheckpointStore(folder.dir).load().catch((err: Error) => (unparsed.push(err.message), null));
       const doneOf = (records: ReadonlyArray<{ status: string }>) => records.flatMap((r, i) => (r.status === "done" ? [i] : []));
       const calls = session?.messages.flatMap(toolCallsOf) ?? [];
-      const startedCalls = Object.keys(session?.calls ?? {}).flatMap((callId) => {
+      const startedCalls = Object.entries(session?.calls ?? {}).filter(([, record]) => record.state === "started").flatMap(([callId]) => {
         const call = calls.find((c) => c.id === callId);
         const of = call ? callOfCommand(String((call.input as { command?: unknown }).command)) : null;
         return of ? [of.index] : [];

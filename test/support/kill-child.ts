@@ -22,7 +22,7 @@ const agent = new CodingAgent(new ScriptedProvider(KILL_SCRIPT), {
 agent.setCommitHook(async (commit) => {
   await store.hook(commit);
   if (commit.boundary === "input") mark("environment", JSON.stringify(commit.session.environment));
-  mark(`after-${commit.boundary}`, commit.boundary === "started" ? Object.keys(commit.session.calls ?? {}).join(",") : String(commit.session.messages.length));
+  mark(`after-${commit.boundary}`, commit.boundary === "started" ? Object.entries(commit.session.calls ?? {}).filter(([, r]) => r.state === "started").map(([id]) => id).join(",") : String(commit.session.messages.length));
   await sleep(BOUNDARY_HOLD_MS);
 });
 await agent.turn(KILL_INPUT, { emit: (e) => void (e.type === "text" ? mark("stream-text") : undefined) }, allowAll);

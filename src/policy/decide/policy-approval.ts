@@ -61,8 +61,10 @@ export class PolicyApproval implements Approval {
 
   async decide(req: ApprovalRequest, signal: AbortSignal): Promise<Decision> {
     if (signal.aborted) throw new CancelledError("the approval was cancelled", { cause: signal.reason });
-    const decision = await this.#decide(req);
+    const decided = await this.#decide(req);
     if (signal.aborted) throw new CancelledError("the approval was cancelled", { cause: signal.reason });
+    // The default's label is the policy's own (`default (SOURCE)`), unlike any rule's: which one decided, as data.
+    const decision = { ...decided, ...(decided.rule === this.policy.defaultLabel ? { byDefault: true } : {}) };
     if (decision.decision === "deny") {
       this.#denials.push({
         callId: req.callId, tool: req.tool, rule: decision.rule, reason: decision.reason,

@@ -265,7 +265,7 @@ async function outcomePhase(run: TrialRun, agent: CodingAgent | null, checked: E
   const stats = agent?.transcriptStats() ?? saved?.transcript?.stats ?? null;
   const cost = costOf(trial, env, stats);
   const result = trialResult({
-    trial, folder, state: book.current, messages, checks: checked.checks, failure: checked.failure,
+    trial, folder, state: book.current, messages, calls: (agent?.session ?? saved)?.calls, checks: checked.checks, failure: checked.failure,
     stats: stats && resultStats(stats, cost), cost, provider: run.provider.id,
     elapsedMs: run.activeMs(), sandbox: run.sandbox.record, finishedAt: env.now(), redactor: env.redactor,
   });

@@ -5,8 +5,9 @@
  * other failure, else passed when every check passed, else failed.
  */
 import { BudgetError, describeSpentBudget, type RhemaError, type SpentBudget } from "../../core/errors.js";
-import { readDenial } from "../../core/approval.js";
-import { textOf, toolCallsOf, type Message } from "../../core/messages.js";
+import { textOf, type Message } from "../../core/messages.js";
+import type { Session } from "../../core/session.js";
+import { policyDenials } from "./policy-denials.js";
 import type { SecretRedactor } from "./secret-redactor.js";
 import type { TaskState } from "../run-dir/task-state.js";
 import type { TaskFolder } from "../run-dir/task-folder.js";
@@ -22,6 +23,8 @@ export interface TrialOutcomeParts {
   folder: TaskFolder;
   state: TaskState;
   messages: readonly Message[];
+  /** The calls' states, whose denials the result reports. */
+  calls: Session["calls"];
   checks: CheckOutcome[];
   failure: RhemaError | null;
   stats: TaskResult["stats"];
@@ -38,7 +41,7 @@ export interface TrialOutcomeParts {
 export function trialResult(p: TrialOutcomeParts): TaskResult {
   const stoppedOn = p.failure instanceof BudgetError ? p.failure.budget : null;
   const status = stoppedOn ? "stopped" : p.failure ? "errored" : p.checks.every((c) => c.passed) ? "passed" : "failed";
-  const denials = policyDenials(p.messages);
+  const denials = policyDenials({ messages: p.messages, calls: p.calls });
   return p.redactor.redactValue<TaskResult>({
     ...identity(p.trial, p.provider),
     status,
@@ -108,18 +111,4 @@ function identity({ task, key }: Trial, provider: string) {
 export function finalAnswerOf(messages: readonly Message[]): string {
   const lastAssistant = [...messages].reverse().find((m) => m.role === "assistant");
   return lastAssistant ? textOf(lastAssistant) : "";
-}
-
-/** Denials, read off the session (so they survive resumes): results that begin "denied by". */
-export function policyDenials(messages: readonly Message[]): TaskResult["policyDenials"]["examples"] {
-  const toolOf = new Map(messages.flatMap(toolCallsOf).map((c) => [c.id, c.name]));
-  const out: TaskResult["policyDenials"]["examples"] = [];
-  for (const m of messages) {
-    for (const b of m.content) {
-      if (b.type !== "tool_result" || typeof b.content !== "string" || !b.isError) continue;
-      const denial = readDenial(b.content);
-      if (denial) out.push({ tool: toolOf.get(b.callId) ?? "?", rule: /^default\b/.test(denial.rule) ? null : denial.rule, reason: denial.reason });
-    }
-  }
-  return out;
 }

@@ -6,15 +6,13 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdir, readFile, readdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { allowAll, type Approval } from "../../../src/core/approval.js";
+import { allowAll, type Approval, type Decision } from "../../../src/core/approval.js";
 import { OutputError } from "../../../src/core/errors.js";
 import type { TaskEvent as AgentEvent } from "../../../src/runner/execute/runner-events.js";
-import type { Message } from "../../../src/core/messages.js";
 import { loadPolicy } from "../../../src/policy/file/load-policy.js";
 import { PolicyApproval } from "../../../src/policy/decide/policy-approval.js";
 import { ScriptedProvider } from "../../../src/providers/scripted.js";
 import { processCommandRunner } from "../../../src/runner/execute/command-runner.js";
-import { policyDenials } from "../../../src/runner/execute/task-outcome.js";
 import { trialsOf, type Trial } from "../../../src/runner/trials/trial.js";
 import { SecretRedactor } from "../../../src/runner/execute/secret-redactor.js";
 import { runTask, type TaskRunEnv } from "../../../src/runner/execute/task-executor.js";
@@ -27,36 +25,6 @@ import { exists } from "../../support/wait.js";
 
 const AT = "2026-03-04T05:06:07.000Z";
 const SHELL_ENV = { PATH: process.env.PATH, HOME: process.env.HOME };
-
-// ── policyDenials ─────────────────────────────────────────────────────────────────────────
-
-const call = (id: string, name: string): Message => ({ role: "assistant", content: [{ type: "tool_call", id, name, input: {} }] });
-const result = (callId: string, content: string, isError = true): Message => ({ role: "user", content: [{ type: "tool_result", callId, content, isError }] });
-
-test("policyDenials reads rule and reason off each denied result, a rule's file:line included", () => {
-  const messages: Message[] = [
-    call("c1", "shell"), result("c1", "denied by rule 4 (policy.yaml:12): no pushes from CI"),
-    call("c2", "write_file"), result("c2", "denied by default: writes are not allowed: .env"),
-    call("c3", "edit_file"), result("c3", "denied by workspace-boundary"),
-    call("c4", "read_file"), result("c4", "denied by rule 2 (p.yaml:3): line one\nline two"),
-  ];
-  assert.deepEqual(policyDenials(messages), [
-    { tool: "shell", rule: "rule 4 (policy.yaml:12)", reason: "no pushes from CI" },
-    { tool: "write_file", rule: null, reason: "writes are not allowed: .env" },
-    { tool: "edit_file", rule: "workspace-boundary", reason: "" },
-    { tool: "read_file", rule: "rule 2 (p.yaml:3)", reason: "line one\nline two" },
-  ]);
-});
-
-test("policyDenials passes over results that are not denials", () => {
-  const messages: Message[] = [
-    call("c1", "shell"), result("c1", "denied by rule 1 (p.yaml:2): but not an error", false),
-    call("c2", "shell"), result("c2", "exit 1: denied by something"),
-    call("c3", "shell"), result("c3", "ok"),
-  ];
-  assert.deepEqual(policyDenials(messages), []);
-  assert.deepEqual(policyDenials([result("gone", "denied by default")]), [{ tool: "?", rule: null, reason: "" }], "a result without its call");
-});
 
 /** A task's one trial. */
 const onlyTrial = (task: TaskDefinition): Trial => trialsOf(task, 1)[0]!;
@@ -251,6 +219,40 @@ rules:
   assert.equal(r.policyDenials.examples[0]!.reason, "no deleting");
   const events = await readFile(folder.path("events"), "utf8");
   assert.ok(!events.includes("tok-0123456789"), "the event log holds no secret");
+});
+
+test("a denial keeps the rule its approval named, one beginning with \"default\" included; only a decision by the default is rule null", async (t) => {
+  const { task, runDir, folder } = await scriptedTask(t, `model:
+  provider: scripted
+  script:
+    - calls:
+        - { call: shell, input: { command: "rm -rf src" } }
+        - { call: shell, input: { command: "curl example.com" } }
+        - { call: shell, input: { command: "ls" } }
+    - say: done
+`);
+  const decisions: Decision[] = [
+    { decision: "deny", rule: "default-deny-rm", reason: "no rm: not here" },
+    { decision: "deny", rule: "default (team policy)", byDefault: true, reason: "nothing allows curl" },
+    { decision: "deny", rule: "default", reason: "a rule that is only called default, saw tok-0123456789" },
+  ];
+  const approval: Approval = { async decide() { return decisions.shift()!; } };
+  const outcome = await runTask(onlyTrial(task), runEnv(runDir, { approval, secrets: { DEPLOY_TOKEN: "tok-0123456789" } }));
+  assert.equal(outcome.kind, "finished");
+  if (outcome.kind !== "finished") return;
+  assert.deepEqual(outcome.result.policyDenials, {
+    count: 3,
+    examples: [
+      { tool: "shell", rule: "default-deny-rm", reason: "no rm: not here" },
+      { tool: "shell", rule: null, reason: "nothing allows curl" },
+      { tool: "shell", rule: "default", reason: "a rule that is only called default, saw [redacted:DEPLOY_TOKEN]" },
+    ],
+  });
+  for (const name of ["session", "journal"] as const) {
+    const text = await readFile(folder.path(name), "utf8").catch(() => "");
+    assert.ok(!text.includes("tok-0123456789"), `the checkpoint's ${name} keeps no secret in a denial`);
+  }
+  assert.match(await readFile(folder.path("session"), "utf8") + await readFile(folder.path("journal"), "utf8").catch(() => ""), /saw \[redacted:DEPLOY_TOKEN\]/);
 });
 
 test("an unknown throw inside a task (an approval with a bug) is an errored result with code internal, not provider", async (t) => {
