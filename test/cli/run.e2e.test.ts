@@ -27,16 +27,20 @@ const statusOf = async (out: string) => Object.fromEntries((await readRunResults
 
 test("runs the example suite offline with the expected outcome per task and valid reports", async (t) => {
   const out = join(await tempDir(t), "run");
-  const result = await runCli(["run", "tasks/", "--out", out], { cwd: repoRoot });
+  const result = await runCli(["run", "tasks/", "--out", out, "--pass-at", "1,3"], { cwd: repoRoot });
   assert.equal(result.code, 1, result.stderr);
-  assert.deepEqual(await statusOf(out), {
+  const results = await readRunResults(out);
+  assert.deepEqual(Object.fromEntries(results.filter((r) => r.id !== "flaky-fix").map((r) => [`${r.suite}/${r.id}`, r.status])), {
     "arithmetic/add-multiply": "passed",
     "arithmetic/fix-add": "passed",
     "arithmetic/wrong-fix": "failed",
     "refactor/rename-calc": "passed",
     "release/publish": "failed",
   });
-  assert.match(result.stdout, /Tasks: 5 finished — passed 3, failed 2, errored 0; 2 tool calls denied by policy/);
+  // The flaky task: seed 3 draws the passing alternative for trials 1, 2 and 5 (script-choice.ts).
+  assert.deepEqual(results.filter((r) => r.id === "flaky-fix").map((r) => [r.trial?.repeat, r.status]),
+    [[1, "passed"], [2, "passed"], [3, "failed"], [4, "failed"], [5, "passed"]]);
+  assert.match(result.stdout, /Tasks: 6 finished — passed 4, failed 2, errored 0 \(10 trials, 1 flaky task\); 2 tool calls denied by policy/);
   const xsd = await readFile(junitXsd("junit-10-ext.xsd"), "utf8");
   const xml = await readFile(join(out, "junit.xml"), "utf8");
   const validation = await validateXML({ xml: [{ fileName: "junit.xml", contents: xml }], schema: [{ fileName: "junit-10-ext.xsd", contents: xsd }] });
@@ -48,7 +52,22 @@ test("runs the example suite offline with the expected outcome per task and vali
   const publish = (await readRunResults(out)).find((r) => r.id === "publish")!;
   assert.equal(publish.policyDenials.count, 2);
   assert.match(publish.policyDenials.examples[1]!.reason, /no pushes from CI/);
-  assert.match(await readFile(join(out, "summary.md"), "utf8"), /3 of 5 tasks passed/);
+  const summary = await readFile(join(out, "summary.md"), "utf8");
+  assert.match(summary, /4 of 6 tasks passed \(6 of 10 trials passed\)/);
+  // n = 5, c = 3, by hand: rate 0.6; Wilson 95 %: (0.6 + z²/10 ∓ z·√(0.24/5 + z²/100)) / (1 + z²/5) = 0.2307…, 0.8824…;
+  // pass@1 = 0.6, pass@3 = 1 − C(2,3)/C(5,3) = 1, pass^3 = C(3,3)/C(5,3) = 0.1.
+  const flaky = stats.taskTrials.find((t) => t.id === "flaky-fix")!;
+  assert.equal(flaky.passRate!.rate, 0.6);
+  assert.ok(Math.abs(flaky.passRate!.interval.lower - 0.2307) < 1e-4 && Math.abs(flaky.passRate!.interval.upper - 0.8824) < 1e-4, JSON.stringify(flaky.passRate));
+  assert.deepEqual(flaky.passAt.map((a) => [a.k, a.value]), [[1, 0.6], [3, 1]]);
+  assert.deepEqual(flaky.passPower.map((a) => [a.k, a.value && Number(a.value.toFixed(10))]), [[1, 0.6], [3, 0.1]]);
+  assert.equal(flaky.flaky, true);
+  assert.match(summary, /\| ✅ \| `arithmetic\/flaky-fix` \| 3\/5 \| 60\.0% \(23\.1%–88\.2%\) \|/);
+  // The task passed its gate (rate 0.5) with two failed trials: one testcase, a flakyFailure per failed trial.
+  const testcase = /<testcase classname="arithmetic" name="flaky-fix"[\s\S]*?<\/testcase>/.exec(xml)?.[0] ?? "";
+  assert.equal((testcase.match(/<flakyFailure /g) ?? []).length, 2, testcase);
+  assert.match(testcase, /<flakyFailure message="trial 3\/5: [^"]*" type="check">/);
+  assert.doesNotMatch(testcase, /<failure /);
   for (const [path, hashAndMode] of await snapshotTree(out)) {
     if (!path.includes("/workspace/")) assert.ok(hashAndMode.endsWith(" 384"), `${path} is 0600`);
   }
