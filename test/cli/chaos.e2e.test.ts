@@ -22,7 +22,7 @@ import { seedFrom, seededRandom } from "../support/seeded-random.js";
 import { tempDir } from "../support/temp-dir.js";
 
 const SHAPE: ChaosSuiteShape = {
-  tasks: ["t1", "t2"], calls: 8, setupCommands: 2, checks: 2, commandSleepS: 1.5, callSleepS: 0.25, chunkDelayMs: 15,
+  tasks: ["t1", "t2"], calls: 8, setupCommands: 2, checks: 2, commandSleepS: 1.5, callSleepS: 0.25, chunkDelayMs: 15, repeats: 1,
 };
 /**
  * In the order the run reaches them (a kill aimed at a phase the run has passed would never land):
