@@ -18,8 +18,8 @@ import { probeInto, reportDestination, writeInto } from "./report-destination.js
 import { buildStatsReport, renderStatsReport } from "./stats-report.js";
 import { renderSummaryReport } from "./summary-report.js";
 import { guardOutput } from "../run-dir/output-guard.js";
-import { RunDir, type ReportFiles } from "../run-dir/run-dir.js";
-import { compareTasks, taskKey, type ReportMeta, type TaskResult } from "../run-dir/task-result.js";
+import { RunDir, compareResults, trialKeyOf, type ReportFiles } from "../run-dir/run-dir.js";
+import { taskKey, type ReportMeta, type TaskResult } from "../run-dir/task-result.js";
 
 export type { ReportFiles } from "../run-dir/run-dir.js";
 
@@ -31,13 +31,13 @@ export interface RenderedReports {
   summary: string;
 }
 
-/** The three reports' text. Throws if two results share a suite/id. */
+/** The three reports' text. Throws if two results share a trial (suite/id, variant and repeat). */
 export function renderReports(results: readonly TaskResult[], meta: ReportMeta): RenderedReports {
-  const ordered = [...results].sort(compareTasks);
+  const ordered = [...results].sort(compareResults);
   ordered.forEach((result, index) => {
     const previous = ordered[index - 1];
-    if (previous !== undefined && compareTasks(previous, result) === 0) {
-      throw new RhemaError("result_invalid", `two results for ${taskKey(result)}: ${previous.file} and ${result.file}`);
+    if (previous !== undefined && compareResults(previous, result) === 0) {
+      throw new RhemaError("result_invalid", `two results for ${taskKey(result)} trial ${trialKeyOf(result).repeat}: ${previous.file} and ${result.file}`);
     }
   });
   return {
