@@ -1,15 +1,19 @@
 /**
  * Benchmark, run on demand (not a test): `npm run bench:chaos [-- --kills N] [--seed S]
- * [--concurrency C]`. SIGKILLs the CLI N times (default 200) — its pid or its whole process
- * group, at random — while it runs a concurrent suite of scripted tasks whose setup commands,
- * shell calls and checks each append a line to a log outside the workspace
+ * [--concurrency C] [--repeats R]`. SIGKILLs the CLI N times (default 200) — its pid or its whole
+ * process group, at random — while it runs a concurrent suite of scripted tasks, each R trials
+ * (`rhema run --repeats R`, default 1: one trial per task), whose setup commands, shell calls and
+ * checks each append a line naming their trial to a log outside the workspace
  * (test/support/chaos-suite.ts), resuming after each kill until the suite is done; when a run
  * finishes before the kills are spent, a fresh run directory starts another round. Each kill
  * lands a random time after the spawn, up to half an uninterrupted run's wall time, so with the
  * resumes in between the kills fall over the whole run: startup, setup, the turn, checks.
  *
- * Prints, beside the uninterrupted run (test/support/chaos-tally.ts decides each figure): kills,
- * duplicated side effects, lost results, calls that never started but were reported interrupted
+ * Prints, beside the uninterrupted run of the same trials (test/support/chaos-tally.ts decides
+ * each figure, trial by trial): kills, duplicated side effects (a finished setup command,
+ * completed call or finished check of a trial that ran again in that trial, or anything of a
+ * trial not planned), lost results (a planned trial without a result.json, or whose outcome,
+ * calls or workspace differ from the uninterrupted run's), calls that never started but were reported interrupted
  * (target 0), processes alive after a kill (target 0), effects written after rhema died, files
  * that did not parse, the allowed re-runs, and the wall time. Exits 1 when a target is missed,
  * keeping that round's folder for a look.
@@ -22,7 +26,8 @@ import type { ChaosSuiteShape, Effect } from "../test/support/chaos-suite.js";
 import { type ChaosTally, type FinalRun, expectedUninterrupted, tallyChaos } from "../test/support/chaos-tally.js";
 import { type SeededRandom, seedFrom, seededRandom } from "../test/support/seeded-random.js";
 
-const SHAPE: ChaosSuiteShape = {
+/** The suite's shape; `repeats` comes from the flag. */
+const SHAPE: Omit<ChaosSuiteShape, "repeats"> = {
   tasks: ["t1", "t2", "t3", "t4"], calls: 6, setupCommands: 2, checks: 2, commandSleepS: 0.6, callSleepS: 0.15, chunkDelayMs: 10,
 };
 /** A round that has not finished after this many attempts is stuck. */
@@ -32,15 +37,16 @@ interface Flags {
   kills: number;
   seed: number;
   concurrency: number;
+  shape: ChaosSuiteShape;
 }
 
 /** The flags, or a message saying which one is wrong and what it got. */
 function parseFlags(argv: readonly string[]): Flags {
-  const known = new Set(["--kills", "--seed", "--concurrency"]);
+  const known = new Set(["--kills", "--seed", "--concurrency", "--repeats"]);
   const values = new Map<string, string>();
   for (let i = 0; i < argv.length; i += 2) {
     const flag = argv[i]!;
-    if (!known.has(flag)) throw new Error(`unknown flag ${JSON.stringify(flag)}: expected --kills N, --seed S, --concurrency C`);
+    if (!known.has(flag)) throw new Error(`unknown flag ${JSON.stringify(flag)}: expected --kills N, --seed S, --concurrency C, --repeats R`);
     const value = argv[i + 1];
     if (value === undefined) throw new Error(`${flag} needs a value`);
     values.set(flag, value);
@@ -51,7 +57,10 @@ function parseFlags(argv: readonly string[]): Flags {
     if (!/^\d+$/.test(text) || Number(text) < 1) throw new Error(`Expected ${flag} to be a whole number from 1 up, got ${JSON.stringify(text)}`);
     return Number(text);
   };
-  return { kills: whole("--kills", 200), seed: seedFrom(values.get("--seed"), "--seed"), concurrency: whole("--concurrency", 3) };
+  return {
+    kills: whole("--kills", 200), seed: seedFrom(values.get("--seed"), "--seed"), concurrency: whole("--concurrency", 3),
+    shape: { ...SHAPE, repeats: whole("--repeats", 1) },
+  };
 }
 
 /** Where the kill landed: the kind of the last effect the killed run wrote, or "startup" when it wrote none. */
@@ -73,13 +82,13 @@ async function freshRoot(): Promise<string> {
 async function uninterrupted(flags: Flags): Promise<{ final: FinalRun; wallMs: number }> {
   const root = await freshRoot();
   try {
-    await writeChaosSuite(root, SHAPE);
-    const run = new ChaosRun({ root, shape: SHAPE, concurrency: flags.concurrency, mark: `rhema-chaos-bench-${flags.seed}-base-${process.pid}` });
+    await writeChaosSuite(root, flags.shape);
+    const run = new ChaosRun({ root, shape: flags.shape, concurrency: flags.concurrency, mark: `rhema-chaos-bench-${flags.seed}-base-${process.pid}` });
     const started = performance.now();
     const { result } = await run.attempt(null);
     const wallMs = performance.now() - started;
     const final = await run.final(result.code);
-    const sanity = tallyChaos(SHAPE, [], final, expectedUninterrupted(SHAPE));
+    const sanity = tallyChaos(flags.shape, [], final, expectedUninterrupted(flags.shape));
     if (sanity.lost.length > 0 || sanity.duplicated.length > 0) {
       throw new Error(`the uninterrupted run is not as the suite expects: ${[...sanity.lost, ...sanity.duplicated].join("; ")}\n${result.stderr}`);
     }
@@ -92,8 +101,8 @@ async function uninterrupted(flags: Flags): Promise<{ final: FinalRun; wallMs: n
 /** One run directory killed up to `kills` times at random and resumed until it finishes. */
 async function round(opts: { index: number; kills: number; flags: Flags; random: SeededRandom; maxDelayMs: number; baseline: FinalRun }): Promise<Round> {
   const root = await freshRoot();
-  await writeChaosSuite(root, SHAPE);
-  const run = new ChaosRun({ root, shape: SHAPE, concurrency: opts.flags.concurrency, mark: `rhema-chaos-bench-${opts.flags.seed}-${opts.index}-${process.pid}` });
+  await writeChaosSuite(root, opts.flags.shape);
+  const run = new ChaosRun({ root, shape: opts.flags.shape, concurrency: opts.flags.concurrency, mark: `rhema-chaos-bench-${opts.flags.seed}-${opts.index}-${process.pid}` });
   const started = performance.now();
   const phases: KillPhase[] = [];
   const targets: KillPlan["target"][] = [];
@@ -105,7 +114,7 @@ async function round(opts: { index: number; kills: number; flags: Flags; random:
       : null;
     const { killed, result } = await run.attempt(kill);
     if (!killed) {
-      const tally = tallyChaos(SHAPE, run.snapshots, await run.final(result.code), opts.baseline);
+      const tally = tallyChaos(opts.flags.shape, run.snapshots, await run.final(result.code), opts.baseline);
       return { tally, phases, targets, wallMs: performance.now() - started, root };
     }
     const snapshot = run.snapshots.at(-1)!;
@@ -139,8 +148,10 @@ async function main(): Promise<void> {
   const flags = parseFlags(process.argv.slice(2));
   const benchStarted = performance.now();
   const random = seededRandom(flags.seed);
+  const { shape } = flags;
   console.log(`chaos bench: seed ${flags.seed} (replay with --seed ${flags.seed}), ${flags.kills} kills, concurrency ${flags.concurrency}, ` +
-    `${SHAPE.tasks.length} tasks × (${SHAPE.setupCommands} setup commands, ${SHAPE.calls} shell calls, ${SHAPE.checks} checks); load average ${loadavg()[0]!.toFixed(2)}`);
+    `${shape.tasks.length} tasks × ${shape.repeats} trial(s) × (${shape.setupCommands} setup commands, ${shape.calls} shell calls, ${shape.checks} checks); ` +
+    `load average ${loadavg()[0]!.toFixed(2)}`);
   const base = await uninterrupted(flags);
   const maxDelayMs = Math.round(base.wallMs / 2);
   console.log(`uninterrupted run: ${seconds(base.wallMs)}, exit ${base.final.exitCode}; each kill lands 0–${maxDelayMs} ms after its spawn`);

@@ -7,8 +7,14 @@
  * completed call or finished check ran twice, nothing the uninterrupted run has is lost, and no
  * call that never started was closed as interrupted (test/support/chaos-tally.ts).
  *
- * The kill moments come from a seeded PRNG: the seed is `CHAOS_SEED` when set (else a fresh
- * one) and is printed, so a failing run can be replayed. `bench/chaos` is the big run.
+ * With repeats (issue 21), each task runs several trials, each in its own folder and workspace:
+ * every effect line names the trial that wrote it, and each trial is judged on its own — kills
+ * that land while several trials run resume each unfinished trial once, keep each finished one,
+ * and leave no planned trial without a result.
+ *
+ * The kill moments come from a seeded PRNG: the seed is `RHEMA_TEST_SEED` (or `CHAOS_SEED`) when
+ * set, else a fresh one, and is printed, so a failing run can be replayed. `bench/chaos` is the
+ * big run (`--repeats R` for trials).
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -22,7 +28,7 @@ import { seedFrom, seededRandom } from "../support/seeded-random.js";
 import { tempDir } from "../support/temp-dir.js";
 
 const SHAPE: ChaosSuiteShape = {
-  tasks: ["t1", "t2"], calls: 8, setupCommands: 2, checks: 2, commandSleepS: 1.5, callSleepS: 0.25, chunkDelayMs: 15,
+  tasks: ["t1", "t2"], calls: 8, setupCommands: 2, checks: 2, commandSleepS: 1.5, callSleepS: 0.25, chunkDelayMs: 15, repeats: 1,
 };
 /**
  * In the order the run reaches them (a kill aimed at a phase the run has passed would never land):
@@ -37,8 +43,9 @@ const KILL_PHASES: Array<{ after: EffectKind; index?: number }> = [
  * rhema is still running when the survivors are counted; anywhere among the calls.
  */
 const DELAY_MS: Record<EffectKind, [number, number]> = { setup: [50, 450], call: [0, 600], check: [50, 450] };
-const SEED = seedFrom(process.env.CHAOS_SEED, "CHAOS_SEED");
-console.log(`chaos seed ${SEED} (replay with CHAOS_SEED=${SEED})`);
+const SEED_VAR = process.env.RHEMA_TEST_SEED !== undefined ? "RHEMA_TEST_SEED" : "CHAOS_SEED";
+const SEED = seedFrom(process.env[SEED_VAR], SEED_VAR);
+console.log(`chaos seed ${SEED} (replay with RHEMA_TEST_SEED=${SEED})`);
 
 test(`survives ${KILL_PHASES.length} SIGKILLs inside setup, calls and checks: nothing alive after a kill, nothing twice, nothing lost`, async (t) => {
   const root = await tempDir(t, "rhema-chaos-");
@@ -77,5 +84,52 @@ test(`survives ${KILL_PHASES.length} SIGKILLs inside setup, calls and checks: no
   const junit = await readFile(join(run.out, "junit.xml"), "utf8");
   for (const id of SHAPE.tasks) assert.match(junit, new RegExp(`<testcase [^>]*name="${id}"`));
   t.diagnostic(`chaos seed ${SEED}; kills: ${plans.map((p) => `${p.after}${p.index ?? ""}+${p.delayMs}ms/${p.target}`).join(" ")}`);
+  t.diagnostic(`${tally.kills} kills: ${tally.setupReruns} setup and ${tally.checkReruns} check re-run(s), ${tally.interruptedCalls} call(s) cut mid-tool and revived`);
+});
+
+/** Two tasks × two trials, run two at a time: the second pair starts only once the first is done. */
+const REPEATED: ChaosSuiteShape = {
+  tasks: ["t1", "t2"], calls: 4, setupCommands: 1, checks: 1, commandSleepS: 1.5, callSleepS: 0.25, chunkDelayMs: 15, repeats: 2,
+};
+/** In the order the run reaches them: the first pair's setup, calls and check, then the second pair's calls and check. */
+const REPEATED_KILL_PHASES: Array<{ after: EffectKind }> = [
+  { after: "setup" }, { after: "call" }, { after: "check" }, { after: "call" }, { after: "check" },
+];
+
+test(`with repeats: ${REPEATED_KILL_PHASES.length} SIGKILLs while trials run resume each trial once — no effect twice in a trial, no planned trial without a result`, async (t) => {
+  const root = await tempDir(t, "rhema-chaos-repeats-");
+  await writeChaosSuite(root, REPEATED);
+  const run = new ChaosRun({ root, shape: REPEATED, concurrency: 2, mark: `rhema-chaos-repeats-test-${SEED}-${process.pid}` });
+  const random = seededRandom(SEED);
+  const plans: KillPlan[] = REPEATED_KILL_PHASES.map((phase) => ({
+    ...phase, delayMs: random.int(...DELAY_MS[phase.after]), target: random.next() < 0.5 ? "pid" : "group",
+  }));
+
+  let finished: number | null = null;
+  let lastStderr = "";
+  for (let attempt = 0; finished === null; attempt++) {
+    assert.ok(attempt <= plans.length + 2, "the suite finishes");
+    const { killed, result } = await run.attempt(plans[attempt] ?? null);
+    lastStderr = result.stderr;
+    if (!killed) finished = result.code;
+    else {
+      const snapshot = run.snapshots.at(-1)!;
+      assert.deepEqual(snapshot.survivors, [], `after kill ${run.snapshots.length} (${JSON.stringify(plans[attempt])}) no process of the run is alive`);
+      assert.deepEqual(snapshot.unparsed, [], `after kill ${run.snapshots.length} every file parses`);
+    }
+  }
+  assert.equal(run.snapshots.length, plans.length, `every planned kill landed (the run finished after ${run.snapshots.length})`);
+
+  const final = await run.final(finished);
+  const tally = tallyChaos(REPEATED, run.snapshots, final, expectedUninterrupted(REPEATED));
+  assert.deepEqual(tally.duplicated, [], "no finished setup command, completed call or finished check ran twice in its trial, and no unplanned trial ran");
+  assert.deepEqual(tally.lost, [], `every planned trial has its result, as uninterrupted; the last run said:\n${lastStderr}`);
+  assert.deepEqual(tally.neverStartedInterrupted, [], "no call that never started is closed as interrupted");
+  const trialsWithEffects = new Set(final.effects.map((e) => `${e.task}#${e.repeat}`));
+  assert.deepEqual([...trialsWithEffects].sort(), ["t1#1", "t1#2", "t2#1", "t2#2"], "each trial's effects name it");
+
+  const results = await readRunResults(run.out);
+  assert.deepEqual(results.map((r) => [r.id, r.trial?.repeat, r.status]), [["t1", 1, "passed"], ["t1", 2, "passed"], ["t2", 1, "passed"], ["t2", 2, "passed"]]);
+  t.diagnostic(`chaos seed ${SEED}; kills: ${plans.map((p) => `${p.after}+${p.delayMs}ms/${p.target}`).join(" ")}`);
   t.diagnostic(`${tally.kills} kills: ${tally.setupReruns} setup and ${tally.checkReruns} check re-run(s), ${tally.interruptedCalls} call(s) cut mid-tool and revived`);
 });

@@ -3,8 +3,9 @@
  * a time, each resuming the run directory the last one left. After each kill it waits for the
  * killed run's processes to die (walking /proc for the run's marker and folder: what is still
  * alive past the limit is a survivor, then killed), and takes a snapshot of what the run
- * directory says — every file parses, which setup commands and checks are done, which calls
- * have a `started` record — for chaos-tally.ts to judge with the finished run.
+ * directory says of each planned trial (its folder `tasks/chaos/<task>/default/<n>/`) — every
+ * file parses, which setup commands and checks are done, which calls have a `started` record —
+ * for chaos-tally.ts to judge with the finished run.
  * Shared by the chaos test and `bench/chaos`.
  */
 import type { ChildProcess } from "node:child_process";
@@ -17,7 +18,9 @@ import { readStateFile } from "../../src/runner/run-dir/state-file.js";
 import { TaskFolder } from "../../src/runner/run-dir/task-folder.js";
 import { TASK_STATE_KIND } from "../../src/runner/run-dir/task-state.js";
 import { CheckpointStore } from "../../src/store/checkpoint-store.js";
-import { CHAOS_SUITE, type ChaosSuiteShape, type Effect, type EffectKind, callOfCommand, chaosPaths, chaosSuiteFiles, parseEffects } from "./chaos-suite.js";
+import {
+  CHAOS_SUITE, type ChaosSuiteShape, type ChaosTrial, type Effect, type EffectKind, callOfCommand, chaosPaths, chaosSuiteFiles, chaosTrials, parseEffects,
+} from "./chaos-suite.js";
 import type { FinalRun, FinalTask, KillSnapshot, TaskSnapshot } from "./chaos-tally.js";
 import { type CliResult, cliEnv, startCli } from "./cli.js";
 import { type LiveProcess, type RunProcessQuery, killAll, survivorsAfter } from "./run-processes.js";
@@ -83,7 +86,8 @@ export class ChaosRun {
     // Unsandboxed: the effects go to a log outside the workspace (so no workspace reset can hide a
     // duplicate), which the sandbox would refuse. It is also the harder case for orphans — the
     // death watch, not a PID namespace, must stop them; test/process/nothing-outlives covers both.
-    const args = ["run", CHAOS_SUITE, "--out", this.out, "--concurrency", String(this.opts.concurrency), "--sandbox", "off"];
+    const args = ["run", CHAOS_SUITE, "--out", this.out, "--concurrency", String(this.opts.concurrency), "--sandbox", "off",
+      ...(this.opts.shape.repeats > 1 ? ["--repeats", String(this.opts.shape.repeats)] : [])];
     const linesBefore = (await this.effects()).length;
     const run = startCli(args, { cwd: this.opts.root, env: cliEnv({ [CHAOS_MARK_VAR]: this.opts.mark }), detached: true });
     const disarm = kill ? this.arm(run.child, kill, linesBefore) : () => {};
@@ -101,21 +105,28 @@ export class ChaosRun {
     return { killed: true, result };
   }
 
-  /** How the run ended, read from its run directory and effects log (after the last attempt, which exited `exitCode`). */
+  /**
+   * How the run ended, read from its run directory and effects log (after the last attempt, which
+   * exited `exitCode`): each planned trial's result (from its folder's result.json) and session,
+   * and the results of trials it did not plan.
+   */
   async final(exitCode: number | null): Promise<FinalRun> {
     const results = await readRunResults(this.out);
+    const planned = chaosTrials(this.opts.shape);
     const tasks: FinalTask[] = [];
-    for (const id of this.opts.shape.tasks) {
-      const folder = new TaskFolder(this.out, { suite: CHAOS_SUITE, id });
-      const result = results.find((r) => r.id === id);
+    for (const trial of planned) {
+      const folder = trialFolder(this.out, trial);
+      const result = await folder.readResult();
       const session = await new CheckpointStore(folder.dir).load();
       const tags = (await readFile(join(folder.workspace, "tags.txt"), "utf8").catch(() => "")).split("\n").filter((l) => l !== "");
       tasks.push({
-        id, status: result?.status ?? null, checksPassed: result?.checks.map((c) => c.passed) ?? [],
+        id: trial.task, repeat: trial.repeat, status: result?.status ?? null, checksPassed: result?.checks.map((c) => c.passed) ?? [],
         calls: finalCalls(session?.messages ?? []), tags,
       });
     }
-    return { exitCode, tasks, effects: await this.effects() };
+    const unplanned = results.filter((r) => !planned.some((t) => t.task === r.id && t.repeat === (r.trial?.repeat ?? 1)) || r.suite !== CHAOS_SUITE)
+      .map((r) => `${r.suite}/${r.id}#${r.trial?.repeat ?? 1}`);
+    return { exitCode, tasks, unplanned, effects: await this.effects() };
   }
 
   /** The effects log as it is now. */
@@ -153,8 +164,8 @@ export class ChaosRun {
   private async snapshot(survivors: LiveProcess[], linesAtDeath: number): Promise<KillSnapshot> {
     const unparsed = await unparsedFiles(this.out);
     const tasks: TaskSnapshot[] = [];
-    for (const id of this.opts.shape.tasks) {
-      const folder = new TaskFolder(this.out, { suite: CHAOS_SUITE, id });
+    for (const trial of chaosTrials(this.opts.shape)) {
+      const folder = trialFolder(this.out, trial);
       const state = await readStateFile(folder.path("state"), TASK_STATE_KIND).catch((err: Error) => (unparsed.push(err.message), null));
       const session = await new CheckpointStore(folder.dir).load().catch((err: Error) => (unparsed.push(err.message), null));
       const doneOf = (records: ReadonlyArray<{ status: string }>) => records.flatMap((r, i) => (r.status === "done" ? [i] : []));
@@ -164,11 +175,15 @@ export class ChaosRun {
         const of = call ? callOfCommand(String((call.input as { command?: unknown }).command)) : null;
         return of ? [of.index] : [];
       });
-      tasks.push({ id, setupDone: doneOf(state?.setup ?? []), checksDone: doneOf(state?.checks ?? []), startedCalls });
+      tasks.push({ id: trial.task, repeat: trial.repeat, setupDone: doneOf(state?.setup ?? []), checksDone: doneOf(state?.checks ?? []), startedCalls });
     }
     const effectLines = (await this.effects()).length;
     return { effectLines, lateEffects: effectLines - linesAtDeath, tasks, unparsed, survivors };
   }
+}
+
+function trialFolder(out: string, trial: ChaosTrial): TaskFolder {
+  return new TaskFolder(out, { suite: CHAOS_SUITE, id: trial.task, variant: null, repeat: trial.repeat });
 }
 
 function finalCalls(messages: readonly Message[]): FinalTask["calls"] {

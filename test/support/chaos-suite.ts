@@ -5,13 +5,19 @@
  * The lines are appended by a small program beside the suite (a shell call may not redirect
  * outside its workspace; the policy sees a program it allows, not where that program writes):
  *
- *   setup T i begin   … sleep …   setup T i      a setup command began / finished
- *   call T k                                    shell call k ran (then it sleeps; it also tags the workspace)
- *   check T j begin   … sleep …   check T j      a check began / finished
+ *   setup T i begin in T/default/n   … sleep …   setup T i in T/default/n    a setup command began / finished
+ *   call T k in T/default/n                                                 shell call k ran (then it sleeps; it also tags the workspace)
+ *   check T j begin in T/default/n   … sleep …   check T j in T/default/n    a check began / finished
  *
- * Also what an uninterrupted run of it ends with, and reading the log back.
+ * Each task runs `repeats` trials (issue 21), each in its own folder: the program appends which
+ * trial wrote the line, read from its working directory — setup commands, shell calls and checks
+ * all run in the trial's workspace, `…/tasks/chaos/<T>/default/<n>/workspace` — so nothing the
+ * task file says can name the wrong trial; a line written anywhere else says `in ?` and does
+ * not parse. Also what an uninterrupted run of it ends with, and reading the log back.
  */
 import { join } from "node:path";
+import { TASKS_DIR } from "../../src/runner/run-dir/task-folder.js";
+import { NO_VARIANT_FOLDER } from "../../src/runner/trials/trial-key.js";
 import { shellStepsTask } from "./suite-files.js";
 
 export const CHAOS_SUITE = "chaos";
@@ -31,6 +37,14 @@ export interface ChaosSuiteShape {
   callSleepS: number;
   /** The scripted stream's delay between chunks. */
   chunkDelayMs: number;
+  /** Trials of each task (`rhema run --repeats`); 1 runs the suite as before trials. */
+  repeats: number;
+}
+
+/** One planned trial of the suite: its task and its repeat number from 1. */
+export interface ChaosTrial {
+  task: string;
+  repeat: number;
 }
 
 export type EffectKind = "setup" | "call" | "check";
@@ -38,6 +52,8 @@ export type EffectKind = "setup" | "call" | "check";
 export interface Effect {
   kind: EffectKind;
   task: string;
+  /** The trial that wrote it (its repeat number, from its working directory). */
+  repeat: number;
   index: number;
   /** A `begin` marker (setup and checks), not the effect itself. */
   begin: boolean;
@@ -63,11 +79,38 @@ export function chaosSuiteFiles(root: string, shape: ChaosSuiteShape): Record<st
   const { effectProgram, effectsLog } = chaosPaths(root);
   const files: Record<string, string> = {
     "policy.yaml": CHAOS_POLICY,
-    // One short write with O_APPEND: lines of concurrent commands never mix.
-    [EFFECT_PROGRAM]: `#!/bin/sh\nprintf '%s\\n' "$*" >> '${effectsLog}'\n`,
+    [EFFECT_PROGRAM]: effectProgramText(effectsLog),
   };
   for (const task of shape.tasks) files[`${CHAOS_SUITE}/${task}.yaml`] = taskFile(task, shape, effectProgram);
   return files;
+}
+
+/**
+ * The effect program: its arguments and the trial whose workspace it runs in (`in <task>/default/<n>`,
+ * `in ?` outside one), as one short write with O_APPEND, so lines of concurrent commands never mix.
+ * Shell builtins only: the commands' environment is scrubbed.
+ */
+function effectProgramText(effectsLog: string): string {
+  return [
+    "#!/bin/sh",
+    "here=$(pwd -P)",
+    "case \"$here\" in",
+    `  */${TASKS_DIR}/${CHAOS_SUITE}/*/${NO_VARIANT_FOLDER}/*/workspace) trial=\${here%/workspace}; repeat=\${trial##*/}; trial=\${trial%/*}; trial=\${trial%/*}; trial="\${trial##*/}/${NO_VARIANT_FOLDER}/$repeat" ;;`,
+    "  *) trial='?' ;;",
+    "esac",
+    `printf '%s in %s\\n' "$*" "$trial" >> '${effectsLog}'`,
+    "",
+  ].join("\n");
+}
+
+/** Every trial the suite plans, in the runner's order (task, then repeat). */
+export function chaosTrials(shape: ChaosSuiteShape): ChaosTrial[] {
+  return shape.tasks.flatMap((task) => Array.from({ length: shape.repeats }, (_, i) => ({ task, repeat: i + 1 })));
+}
+
+/** How a trial is named in the tally's lines: `t1` for a task's only trial, `t1#2` beyond. */
+export function chaosTrialName(trial: ChaosTrial, shape: ChaosSuiteShape): string {
+  return shape.repeats > 1 ? `${trial.task}#${trial.repeat}` : trial.task;
 }
 
 function taskFile(task: string, shape: ChaosSuiteShape, effect: string): string {
@@ -89,12 +132,15 @@ export function callOfCommand(command: string): { task: string; index: number } 
   return match ? { task: match[1]!, index: Number(match[2]) } : null;
 }
 
-/** The effects log's lines, parsed; a line of another shape is an error naming it. */
+/**
+ * The effects log's lines, parsed; a line of another shape, written outside a trial's workspace
+ * or in another task's, is an error naming it.
+ */
 export function parseEffects(text: string): Effect[] {
   return text.split("\n").filter((line) => line !== "").map((line, i) => {
-    const match = /^(setup|call|check) (\S+) (\d+)( begin)?$/.exec(line);
-    if (!match) throw new Error(`${EFFECTS_LOG} line ${i + 1}: not an effect line: ${JSON.stringify(line)}`);
-    return { kind: match[1] as EffectKind, task: match[2]!, index: Number(match[3]), begin: match[4] !== undefined };
+    const match = /^(setup|call|check) (\S+) (\d+)( begin)? in (\S+)\/default\/([1-9]\d*)$/.exec(line);
+    if (!match || match[5] !== match[2]) throw new Error(`${EFFECTS_LOG} line ${i + 1}: not an effect line of its task's trial: ${JSON.stringify(line)}`);
+    return { kind: match[1] as EffectKind, task: match[2]!, repeat: Number(match[6]), index: Number(match[3]), begin: match[4] !== undefined };
   });
 }
 

@@ -4,11 +4,15 @@
  * uninterrupted one. Shared by the chaos test (which wants every list empty) and `bench/chaos`
  * (which prints their sizes).
  *
+ * Each task runs `shape.repeats` trials, each judged on its own: a trial's effects are the
+ * lines its workspace wrote (chaos-suite.ts), its state is its folder's, and a planned trial
+ * without a result.json at the end is a lost result.
+ *
  * The log's lines are split into *lives*: life i is what was written between kill i-1 and kill
  * i (the snapshot after kill i counts the lines so far, once the killed run's processes are
  * gone); the last life is the run that finished.
  */
-import { type ChaosSuiteShape, type Effect, uninterruptedTags } from "./chaos-suite.js";
+import { type ChaosSuiteShape, type ChaosTrial, type Effect, chaosTrialName, chaosTrials, uninterruptedTags } from "./chaos-suite.js";
 import type { LiveProcess } from "./run-processes.js";
 
 /** The run directory as one kill left it. */
@@ -24,8 +28,11 @@ export interface KillSnapshot {
   survivors: LiveProcess[];
 }
 
+/** What a kill left in one trial's folder. */
 export interface TaskSnapshot {
+  /** The trial's task, and its repeat from 1. */
   id: string;
+  repeat: number;
   /** Setup commands and checks the task state records as done. */
   setupDone: number[];
   checksDone: number[];
@@ -33,16 +40,21 @@ export interface TaskSnapshot {
   startedCalls: number[];
 }
 
-/** How a run ended: its exit code, each task's outcome, and its effects log. */
+/** How a run ended: its exit code, each planned trial's outcome, and its effects log. */
 export interface FinalRun {
   exitCode: number | null;
   tasks: FinalTask[];
+  /** Results of trials the run did not plan (`t1#4` of 3 repeats), by name. */
+  unplanned: string[];
   effects: Effect[];
 }
 
+/** One planned trial's outcome. */
 export interface FinalTask {
+  /** The trial's task, and its repeat from 1. */
   id: string;
-  /** null: the task has no result. */
+  repeat: number;
+  /** null: the trial has no result.json. */
   status: string | null;
   /** Each check's outcome, in order. */
   checksPassed: boolean[];
@@ -60,7 +72,10 @@ export interface FinalCall {
 
 export interface ChaosTally {
   kills: number;
-  /** Effects the design promises exactly once that happened more often (completed calls, finished setup commands and checks). */
+  /**
+   * Effects the design promises exactly once per trial that happened more often (completed calls,
+   * finished setup commands and checks), and results or effects of trials the run did not plan.
+   */
   duplicated: string[];
   /** What the uninterrupted run has and the killed one lacks or has otherwise. */
   lost: string[];
@@ -89,24 +104,29 @@ export function tallyChaos(shape: ChaosSuiteShape, snapshots: readonly KillSnaps
     setupReruns: 0, checkReruns: 0, interruptedCalls: 0,
   };
   const lives = livesOf(run.effects, snapshots);
-  for (const task of shape.tasks) {
+  const trials = chaosTrials(shape);
+  for (const trial of trials) {
+    const of = (e: Effect) => e.task === trial.task && e.repeat === trial.repeat;
     for (const [kind, count, doneOf] of [
       ["setup", shape.setupCommands, (s: TaskSnapshot) => s.setupDone],
       ["check", shape.checks, (s: TaskSnapshot) => s.checksDone],
     ] as const) {
       for (let index = 0; index < count; index++) {
-        const doneAt = snapshots.findIndex((s) => doneOf(taskIn(s, task)).includes(index));
-        const judged = judgeCommand(lives.filter((l) => l.effect.kind === kind && l.effect.task === task && l.effect.index === index), doneAt);
-        const name = `${kind} ${task} ${index}`;
+        const doneAt = snapshots.findIndex((s) => doneOf(trialIn(s, trial)).includes(index));
+        const judged = judgeCommand(lives.filter((l) => l.effect.kind === kind && of(l.effect) && l.effect.index === index), doneAt);
+        const name = `${kind} ${chaosTrialName(trial, shape)} ${index}`;
         if (judged.duplicated > 0) tally.duplicated.push(`${name}: finished, then ran again ${judged.duplicated} time(s)`);
         if (judged.finished === 0) tally.lost.push(`${name}: never finished`);
         if (kind === "setup") tally.setupReruns += judged.reruns;
         else tally.checkReruns += judged.reruns;
       }
     }
-    tallyCalls(tally, task, run, snapshots);
+    tallyCalls(tally, trial, shape, run, snapshots);
   }
-  compareOutcomes(tally, run, uninterrupted);
+  const strays = new Set(run.effects.filter((e) => !trials.some((t) => t.task === e.task && t.repeat === e.repeat)).map((e) => `${e.task}#${e.repeat}`));
+  for (const stray of strays) tally.duplicated.push(`${stray}: effects of a trial the run did not plan`);
+  for (const name of run.unplanned) tally.duplicated.push(`${name}: a result of a trial the run did not plan`);
+  compareOutcomes(tally, shape, run, uninterrupted);
   return tally;
 }
 
@@ -120,8 +140,13 @@ function livesOf(effects: readonly Effect[], snapshots: readonly KillSnapshot[])
   return effects.map((effect, line) => ({ effect, life: snapshots.filter((s) => s.effectLines <= line).length }));
 }
 
-function taskIn(snapshot: KillSnapshot, task: string): TaskSnapshot {
-  return snapshot.tasks.find((t) => t.id === task) ?? { id: task, setupDone: [], checksDone: [], startedCalls: [] };
+function trialIn(snapshot: KillSnapshot, trial: ChaosTrial): TaskSnapshot {
+  return snapshot.tasks.find((t) => t.id === trial.task && t.repeat === trial.repeat)
+    ?? { id: trial.task, repeat: trial.repeat, setupDone: [], checksDone: [], startedCalls: [] };
+}
+
+function finalOf(run: FinalRun, trial: ChaosTrial): FinalTask | undefined {
+  return run.tasks.find((t) => t.id === trial.task && t.repeat === trial.repeat);
 }
 
 /**
@@ -148,48 +173,52 @@ function judgeCommand(lines: readonly LoggedEffect[], doneAt: number): { duplica
   return { duplicated, finished, reruns: Math.max(0, begins - 1) };
 }
 
-function tallyCalls(tally: ChaosTally, task: string, run: FinalRun, snapshots: readonly KillSnapshot[]): void {
-  const final = run.tasks.find((t) => t.id === task);
+function tallyCalls(tally: ChaosTally, trial: ChaosTrial, shape: ChaosSuiteShape, run: FinalRun, snapshots: readonly KillSnapshot[]): void {
+  const final = finalOf(run, trial);
   if (!final) return; // compareOutcomes says so
-  const effectsOf = (index: number) => run.effects.filter((e) => e.kind === "call" && e.task === task && e.index === index).length;
+  const effectsOf = (index: number) =>
+    run.effects.filter((e) => e.kind === "call" && e.task === trial.task && e.repeat === trial.repeat && e.index === index).length;
   for (const call of final.calls) {
-    const name = `call ${task} ${call.index}`;
+    const name = `call ${chaosTrialName(trial, shape)} ${call.index}`;
     const ran = effectsOf(call.index);
     if (ran > 1) tally.duplicated.push(`${name}: ran ${ran} times`);
     if (!call.answered) tally.lost.push(`${name}: has no result`);
     else if (!call.interrupted && ran === 0) tally.lost.push(`${name}: completed, but its effect is missing`);
     if (!call.interrupted) continue;
     tally.interruptedCalls += 1;
-    const startedAtAKill = snapshots.some((s) => taskIn(s, task).startedCalls.includes(call.index));
+    const startedAtAKill = snapshots.some((s) => trialIn(s, trial).startedCalls.includes(call.index));
     if (ran === 0 && !startedAtAKill) tally.neverStartedInterrupted.push(`${name}: closed as interrupted, but it never started`);
   }
 }
 
-function compareOutcomes(tally: ChaosTally, run: FinalRun, uninterrupted: FinalRun): void {
+/** Each trial the uninterrupted run planned, beside the same trial of the killed one (a planned trial without a result is lost). */
+function compareOutcomes(tally: ChaosTally, shape: ChaosSuiteShape, run: FinalRun, uninterrupted: FinalRun): void {
   if (run.exitCode !== uninterrupted.exitCode) tally.lost.push(`the run exited ${run.exitCode}, the uninterrupted one ${uninterrupted.exitCode}`);
   for (const want of uninterrupted.tasks) {
-    const got = run.tasks.find((t) => t.id === want.id);
+    const trial = { task: want.id, repeat: want.repeat };
+    const name = chaosTrialName(trial, shape);
+    const got = finalOf(run, trial);
     if (!got || got.status === null) {
-      tally.lost.push(`${want.id}: no result`);
+      tally.lost.push(`${name}: no result`);
       continue;
     }
-    if (got.status !== want.status) tally.lost.push(`${want.id}: ${got.status}, uninterrupted ${want.status}`);
-    if (got.checksPassed.join() !== want.checksPassed.join()) tally.lost.push(`${want.id}: checks ${got.checksPassed.join()}, uninterrupted ${want.checksPassed.join()}`);
-    if (got.calls.length !== want.calls.length) tally.lost.push(`${want.id}: ${got.calls.length} calls, uninterrupted ${want.calls.length}`);
+    if (got.status !== want.status) tally.lost.push(`${name}: ${got.status}, uninterrupted ${want.status}`);
+    if (got.checksPassed.join() !== want.checksPassed.join()) tally.lost.push(`${name}: checks ${got.checksPassed.join()}, uninterrupted ${want.checksPassed.join()}`);
+    if (got.calls.length !== want.calls.length) tally.lost.push(`${name}: ${got.calls.length} calls, uninterrupted ${want.calls.length}`);
     // The workspace is the uninterrupted run's, less the effects of calls cut before they had any.
-    const ran = (index: number) => run.effects.some((e) => e.kind === "call" && e.task === want.id && e.index === index);
+    const ran = (index: number) => run.effects.some((e) => e.kind === "call" && e.task === want.id && e.repeat === want.repeat && e.index === index);
     const kept = new Set(got.calls.filter((c) => !c.interrupted || ran(c.index)).map((c) => `${want.id}-${c.index}`));
     const expected = want.tags.filter((tag) => kept.has(tag));
-    if (got.tags.join() !== expected.join()) tally.lost.push(`${want.id}: tags ${got.tags.join(" ")}, expected ${expected.join(" ")}`);
+    if (got.tags.join() !== expected.join()) tally.lost.push(`${name}: tags ${got.tags.join(" ")}, expected ${expected.join(" ")}`);
   }
 }
 
-/** What an uninterrupted run of the suite ends with: every task passed, every call answered. */
+/** What an uninterrupted run of the suite ends with: every planned trial passed, every call answered. */
 export function expectedUninterrupted(shape: ChaosSuiteShape): FinalRun {
   return {
-    exitCode: 0, effects: [],
-    tasks: shape.tasks.map((id) => ({
-      id, status: "passed", checksPassed: Array.from({ length: shape.checks }, () => true),
+    exitCode: 0, effects: [], unplanned: [],
+    tasks: chaosTrials(shape).map(({ task: id, repeat }) => ({
+      id, repeat, status: "passed", checksPassed: Array.from({ length: shape.checks }, () => true),
       calls: Array.from({ length: shape.calls }, (_, index) => ({ index, answered: true, interrupted: false })),
       tags: uninterruptedTags(id, shape),
     })),

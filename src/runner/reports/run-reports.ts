@@ -18,10 +18,8 @@ import { probeInto, reportDestination, writeInto } from "./report-destination.js
 import { buildStatsReport, renderStatsReport } from "./stats-report.js";
 import { renderSummaryReport } from "./summary-report.js";
 import { guardOutput } from "../run-dir/output-guard.js";
-import { RunDir, type ReportFiles } from "../run-dir/run-dir.js";
+import { RunDir, compareResults, type ReportFiles } from "../run-dir/run-dir.js";
 import { taskKey, type ReportMeta, type TaskResult } from "../run-dir/task-result.js";
-import { trialKeyOf } from "./task-trials.js";
-import { compareTrials } from "../trials/trial-key.js";
 
 export type { ReportFiles } from "../run-dir/run-dir.js";
 
@@ -35,11 +33,10 @@ export interface RenderedReports {
 
 /** The three reports' text. Throws if two results are of one trial (suite/id, variant, repeat). */
 export function renderReports(results: readonly TaskResult[], meta: ReportMeta): RenderedReports {
-  const byTrial = (a: TaskResult, b: TaskResult) => compareTrials(trialKeyOf(a), trialKeyOf(b));
-  const ordered = [...results].sort(byTrial);
+  const ordered = [...results].sort(compareResults);
   ordered.forEach((result, index) => {
     const previous = ordered[index - 1];
-    if (previous !== undefined && byTrial(previous, result) === 0) {
+    if (previous !== undefined && compareResults(previous, result) === 0) {
       const trial = result.trial === undefined ? "" : ` trial ${result.trial.repeat}${result.trial.variant === null ? "" : ` of variant ${result.trial.variant}`}`;
       throw new RhemaError("result_invalid", `two results for ${taskKey(result)}${trial}: ${previous.file} and ${result.file}`);
     }

@@ -28,9 +28,16 @@ test("the reports do not depend on the order results finished in", () => {
   assert.deepStrictEqual(renderReports(shuffled, sampleMeta()), renderReports(results, sampleMeta()));
 });
 
-test("two results for one task are refused", () => {
+test("two results for one trial are refused", () => {
   const twice = [sampleResult("s", "x", "passed"), sampleResult("s", "x", "failed")];
-  assert.throws(() => renderReports(twice, sampleMeta()), (err: unknown) => err instanceof RhemaError && /two results for s\/x/.test(err.message));
+  assert.throws(() => renderReports(twice, sampleMeta()), (err: unknown) => err instanceof RhemaError && /two results for s\/x trial 1/.test(err.message));
+  const trial = (repeat: number, status: "passed" | "failed") => ({ ...sampleResult("s", "x", status), trial: { repeat, variant: null } });
+  assert.throws(() => renderReports([trial(2, "passed"), trial(2, "failed")], sampleMeta()), /two results for s\/x trial 2/);
+});
+
+test("the trials of one task are one result each, not two results for the task", () => {
+  const trial = (repeat: number, status: "passed" | "failed") => ({ ...sampleResult("s", "x", status), trial: { repeat, variant: null } });
+  assert.doesNotThrow(() => renderReports([trial(2, "failed"), trial(1, "passed")], sampleMeta()));
 });
 
 test("copies for --junit/--stats/--summary are 0600 and leave the user's folder mode alone", async (t) => {
