@@ -52,7 +52,7 @@ async function checkout(root: string): Promise<JobFiles> {
 }
 
 const runDirOf = (job: JobFiles) => join(job.workspace, ".rhema/runs/latest");
-const taskFile = (job: JobFiles, id: string, file: string) => readFile(join(runDirOf(job), "tasks/suite", id, file), "utf8");
+const taskFile = (job: JobFiles, id: string, file: string) => readFile(join(runDirOf(job), "tasks/suite", id, "default/1", file), "utf8");
 
 /** Starts attempt 1 and stops it with `stop` once b-slow has done a few steps; then runs its post step. */
 async function cancelledAttempt(job: JobFiles, env: Record<string, string>, stop: (pid: number) => Promise<void>) {

@@ -106,7 +106,7 @@ test("a run budget across a suite at concurrency 2 starts no task once spent and
   for (const id of ["c", "d"]) {
     const r = results.find((x) => x.id === id)!;
     assert.match(r.error!.message, /^not started: the run's budget was spent/);
-    assert.equal(await exists(join(out, "tasks/suite", id, "events.jsonl")), false, `${id} never started`);
+    assert.equal(await exists(join(out, "tasks/suite", id, "default/1/events.jsonl")), false, `${id} never started`);
   }
   const perRequest = (await Promise.all(["a", "b"].map((id) => usageEvents(out, "suite", id)))).flat().map((e) => e.costUsd!);
   const stats = parseStatsReport(await readFile(join(out, "stats.json"), "utf8"));
@@ -176,7 +176,7 @@ test("a run directory made before content hashes (file-bytes scheme) resumes as 
   await writeFile(join(out, "manifest.json"), JSON.stringify(manifest));
   for (const id of ["a", "b"]) {
     for (const file of ["task-state.json", "result.json"]) {
-      const path = join(out, "tasks/suite", id, file);
+      const path = join(out, "tasks/suite", id, "default/1", file);
       await writeFile(path, JSON.stringify({ ...(await readJson(path)), contentHash: await bytesHash(id) }));
     }
   }

@@ -46,7 +46,7 @@ test("SIGINT after some steps: every report carries the interrupted tasks' time,
   await writeFiles(root, { "policy.yaml": OPEN_POLICY, "suite/priced.yaml": blockingTask("claude-sonnet-4-5"), "suite/plain.yaml": blockingTask(null) });
   const out = join(root, "run");
   const run = startCli(["run", "suite", "--out", out, "--concurrency", "2"], { cwd: root });
-  const tags = (id: string) => readFile(join(out, "tasks/suite", id, "workspace/tags.txt"), "utf8").catch(() => "");
+  const tags = (id: string) => readFile(join(out, "tasks/suite", id, "default/1/workspace/tags.txt"), "utf8").catch(() => "");
   await waitFor(async () => (await tags("priced")).includes("t-2") && (await tags("plain")).includes("t-2"));
   run.child.kill("SIGINT");
   const stopped = await run.done;

@@ -111,7 +111,7 @@ test("no form of a secret is printed or stored: model text, a provider's error, 
   const jsonRun = await runCli(["run", "suite", "--out", "json", "--json", ...ALLOW], { cwd: root, env: cliEnv(ENV) });
   for (const [name, run] of [["plain", plain], ["json", jsonRun]] as const) {
     assert.equal(run.code, 1, `${name}: the echo task errored\n${run.stderr}`);
-    const results = await Promise.all(["leaky", "echo"].map((id) => readJson<{ status: string; error?: { message: string } }>(join(root, name, "tasks/suite", id, "result.json"))));
+    const results = await Promise.all(["leaky", "echo"].map((id) => readJson<{ status: string; error?: { message: string } }>(join(root, name, "tasks/suite", id, "default/1/result.json"))));
     assert.deepEqual(results.map((r) => r.status), ["passed", "errored"], `${name}: ${run.stderr}`);
     assertNoForms(`${name}: stdout`, run.stdout);
     assertNoForms(`${name}: stderr`, run.stderr);
@@ -121,7 +121,7 @@ test("no form of a secret is printed or stored: model text, a provider's error, 
     for (const [rel] of files) assert.ok(!rel.includes(FILE_SECRET), rel);
 
     // Not vacuous: each secret's form is there, as its mark.
-    const task = (id: string, file: string) => files.find(([rel]) => rel === `tasks/suite/${id}/${file}`)?.[1] ?? "";
+    const task = (id: string, file: string) => files.find(([rel]) => rel === `tasks/suite/${id}/default/1/${file}`)?.[1] ?? "";
     const session = task("leaky", "session.json") + task("leaky", "session.journal.jsonl");
     assert.match(session, /The token is \[redacted:DEPLOY_TOKEN\]; as JSON: \{\\"token\\":\\"\[redacted:DEPLOY_TOKEN:json\]\\"\}/, "the model's text, redacted in the checkpoint");
     assert.match(session, /key: \[redacted:SSH_PRIVATE_KEY:line\]\\nkey: \[redacted:SSH_PRIVATE_KEY:line\]/, "each PEM line the command printed");

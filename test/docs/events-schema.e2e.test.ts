@@ -123,10 +123,10 @@ test("every line `rhema run --json` prints validates against schema/events.schem
 
   // Repeats with the early stop: trial labels, and trial_skipped for the trials the gate decided without.
   await writeFiles(dir, {
-    "repeat/flaky.yaml": "prompt: x\nrepeats: 3\nmodel:\n  provider: scripted\n  pick: repeat\n  scripts:\n    - script: [{ say: bad }]\n    - script: [{ say: good }]\n" +
+    "repeat/flaky.yaml": "prompt: x\nrepeats: 3\nmodel:\n  provider: scripted\n  priceAs: claude-sonnet-4-6\n  pick: repeat\n  scripts:\n    - script: [{ say: bad }]\n    - script: [{ say: good }]\n" +
       "checks:\n  - { name: good, run: 'grep -qx good \"$RHEMA_FINAL_ANSWER\"' }\n",
   });
-  const repeated = await runCli(["run", "repeat", "--json", "--concurrency", "1", "--stop-early", "--out", join(dir, "repeated")], { cwd: dir });
+  const repeated = await runCli(["run", "repeat", "--json", "--concurrency", "1", "--stop-early", "--pass-at", "1,2", "--out", join(dir, "repeated")], { cwd: dir });
   assert.equal(repeated.code, 1, repeated.stderr);
   checkLines(repeated.stdout, seen);
 
@@ -162,8 +162,11 @@ async function checkJUnitProperties(files: string[]): Promise<void> {
   const tables = docTables(readDoc("reports.md"));
   const rows = (heading: string) => tables.find((t) => t.heading === heading)!.rows.map((row) => unquote(row[0]!));
   const stats = rows("Transcript stats");
+  // `<k>` stands for each k of --pass-at the runs asked for.
+  const ofEachK = (name: string, seen: Set<string>) => [...seen].filter((n) => new RegExp(`^${name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace("<k>", "[0-9]+")}$`).test(n));
   const expand = (name: string, prefix: string): string[] =>
-    name === `${prefix}<stat>` ? stats.map((s) => prefix + s) : name === "task.<id>.<figure>" ? [...figures].map((f) => `task.<id>.${f}`) : [name];
+    name === `${prefix}<stat>` ? stats.map((s) => prefix + s) : name === "task.<id>.<figure>" ? [...figures].map((f) => `task.<id>.${f}`)
+      : name.includes("<k>") ? ofEachK(name, prefix === "" ? figures : properties) : [name];
   const documentedFigures = rows("Testcase figures").flatMap((name) => expand(name, ""));
   const documentedProperties = rows("Testsuite properties").flatMap((name) => expand(name, "suite."));
   const diff = (seen: Set<string>, documented: string[]) => ({

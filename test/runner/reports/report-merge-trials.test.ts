@@ -20,11 +20,11 @@ async function writeShard(dir: string, shard: string, results: TaskResult[], pla
   const run = new RunDir(dir);
   await mkdir(dir, { recursive: true });
   await run.writeManifest({
-    version: 1, runId: `run-${shard}`, startedAt: "2025-01-02T03:00:00.000Z", resumes: 0, activeMs: 0, hashScheme: "content-v2", shard,
+    version: 1, layout: 2, runId: `run-${shard}`, startedAt: "2025-01-02T03:00:00.000Z", resumes: 0, activeMs: 0, hashScheme: "content-v2", shard,
     tasks: plans.map((p) => ({ suite: "s", id: p.id, file: `/repo/tasks/s/${p.id}.yaml`, contentHash: "ab".repeat(32), trials: p.trials, gate: { kind: "rate", min: 0.5, judgedOn: "rate" } })),
   });
   for (const result of results) {
-    await run.task(result).writeResult(result);
+    await run.folderOf(result).writeResult(result);
     await mkdir(dirname(join(dir, result.transcriptPath)), { recursive: true });
     await writeFile(join(dir, result.transcriptPath), "{}\n");
   }
