@@ -48,6 +48,6 @@ test("result.json reports each denial as the policy decided it, and a command's 
   });
   assert.match(result!.policyDenials.examples[1]!.reason, /curl/);
   assert.match(run.stdout, /2 tool calls denied by policy/);
-  const session = (await new CheckpointStore(new RunDir(out).task({ suite: "suite", id: "t" }).dir).load())!;
+  const session = (await new CheckpointStore(new RunDir(out).trial({ suite: "suite", id: "t", variant: null, repeat: 1 }).dir).load())!;
   assert.deepEqual(Object.values(session.calls!).map((c) => c.state), ["error", "error", "error"], "the echo's own failure is an error too, without a denial");
 });

@@ -39,7 +39,7 @@ checks:
   assert.equal(full.code, 3, full.stderr);
   assert.match(full.stderr, /no space left on device \(ENOSPC\); free some space, then run the same command to continue\n$/);
 
-  const folder = new RunDir(out).task({ suite: "suite", id: "fills" });
+  const folder = new RunDir(out).trial({ suite: "suite", id: "fills", variant: null, repeat: 1 });
   await rm(join(folder.workspace, "fill.bin"));
   const resumed = await runCli(args, { cwd: root });
   assert.equal(resumed.code, 0, resumed.stderr);

@@ -238,7 +238,7 @@ checks:
     const text = await readFile(join(out, path), "utf8");
     assert.ok(!text.includes(secret), `${path} holds the secret`);
   }
-  const session = (await new CheckpointStore(join(out, "tasks/suite/leak")).load())!;
+  const session = (await new CheckpointStore(join(out, "tasks/suite/leak/default/1")).load())!;
   const [shellResult, readResult] = session.messages.flatMap((m) => m.content).filter((b) => b.type === "tool_result").map((b) => JSON.stringify(b));
   assert.match(shellResult!, /key=\\n/, "the shell did not see the variable");
   assert.match(readResult!, /token=\[redacted:RHEMA_E2E_API_KEY\]/, "what the file held reached the model redacted");

@@ -18,7 +18,7 @@ import { probeInto, reportDestination, writeInto } from "./report-destination.js
 import { buildStatsReport, renderStatsReport } from "./stats-report.js";
 import { renderSummaryReport } from "./summary-report.js";
 import { guardOutput } from "../run-dir/output-guard.js";
-import { RunDir, compareResults, type ReportFiles } from "../run-dir/run-dir.js";
+import { RunDir, compareResults, trialKeyOf, type ReportFiles } from "../run-dir/run-dir.js";
 import { taskKey, type ReportMeta, type TaskResult } from "../run-dir/task-result.js";
 
 export type { ReportFiles } from "../run-dir/run-dir.js";
@@ -37,7 +37,8 @@ export function renderReports(results: readonly TaskResult[], meta: ReportMeta):
   ordered.forEach((result, index) => {
     const previous = ordered[index - 1];
     if (previous !== undefined && compareResults(previous, result) === 0) {
-      const trial = result.trial === undefined ? "" : ` trial ${result.trial.repeat}${result.trial.variant === null ? "" : ` of variant ${result.trial.variant}`}`;
+      const key = trialKeyOf(result);
+      const trial = ` trial ${key.repeat}${key.variant === null ? "" : ` of variant ${key.variant}`}`;
       throw new RhemaError("result_invalid", `two results for ${taskKey(result)}${trial}: ${previous.file} and ${result.file}`);
     }
   });
