@@ -10,7 +10,7 @@ import type { ReportFiles } from "../runner/run-dir/run-dir.js";
 import { taskKey, type TaskResult, type TaskTrialPlan, type UnfinishedTask } from "../runner/run-dir/task-result.js";
 import { formatCostTotal, sumCosts, sumResultStats } from "../runner/pricing/cost-figures.js";
 import { failureHeadline, failureOf } from "../runner/reports/failure-model.js";
-import { runTrialOutputs, selectedTaskVerdicts } from "../runner/reports/task-trials.js";
+import { formatGate, runTrialOutputs, selectedTaskVerdicts } from "../runner/reports/task-trials.js";
 import type { FailOn } from "./action-inputs.js";
 import { counted } from "../core/counted.js";
 
@@ -120,11 +120,23 @@ export interface Annotation {
 /** The annotations of a run, in task order; `workspace` is the repository's checkout. */
 export function runAnnotations(outcome: ActionRunOutcome, workspace: string): Annotation[] {
   const annotations: Annotation[] = [];
-  for (const result of outcome.results) {
-    const file = repositoryPath(result.file, workspace);
-    const at = { title: taskKey(result), ...(file ? { file } : {}) };
-    if (result.status !== "passed") annotations.push({ level: "error", message: failureMessage(result), ...at });
-    if (result.policyDenials.count > 0) annotations.push({ level: "warning", message: denialMessage(result), ...at });
+  // By task, as its gate judged it: an error for a task that did not pass (its first failed
+  // trial's reason), a warning for a flaky one that passed; denials per trial that met them.
+  for (const task of selectedTaskVerdicts(outcome)) {
+    const file = repositoryPath(task.file, workspace);
+    const at = { title: taskKey(task), ...(file ? { file } : {}) };
+    const repeated = task.planned > 1;
+    const failed = task.results.filter((r) => r.status !== "passed");
+    const label = (r: TaskResult) => (repeated ? `trial ${r.trial?.repeat ?? 1}/${task.planned}: ` : "");
+    if (task.status !== "passed" && task.status !== "unfinished" && failed[0]) {
+      const more = failed.length > 1 ? ` (and ${counted(failed.length - 1, "other failed trial")})` : "";
+      annotations.push({ level: "error", message: `${label(failed[0])}${failureMessage(failed[0])}${more}`, ...at });
+    } else if (task.status === "passed" && failed.length > 0) {
+      annotations.push({ level: "warning", message: `flaky: ${failed.length} of ${task.results.length} trials failed, the gate (${formatGate(task.gate)}) passed; first: ${label(failed[0]!)}${failureMessage(failed[0]!)}`, ...at });
+    }
+    for (const result of task.results) {
+      if (result.policyDenials.count > 0) annotations.push({ level: "warning", message: `${label(result)}${denialMessage(result)}`, ...at });
+    }
   }
   annotations.push({ level: "notice", title: "rhema", message: totalsMessage(outcome) });
   return annotations;
@@ -144,7 +156,8 @@ function denialMessage(result: TaskResult): string {
 
 function totalsMessage(outcome: ActionRunOutcome): string {
   const o = actionOutputs(outcome);
-  const parts = [`${counted(outcome.results.length, "task")}: ${o.passed} passed, ${o.failed} failed, ${o.errored} errored${o.stopped !== "0" ? `, ${o.stopped} stopped on a budget` : ""}`];
+  const tasks = Number(o.passed) + Number(o.failed) + Number(o.errored) + Number(o.stopped);
+  const parts = [`${counted(tasks, "task")}${o.trials !== String(tasks) ? ` (${counted(Number(o.trials), "trial")})` : ""}: ${o.passed} passed, ${o.failed} failed, ${o.errored} errored${o.stopped !== "0" ? `, ${o.stopped} stopped on a budget` : ""}`];
   if (outcome.interrupted) parts.push(`interrupted with ${counted(Number(o.interrupted), "task")} running (re-run the job to continue)`);
   const cost = sumCosts(spending(outcome));
   if (cost !== null) parts.push(`cost ${formatCostTotal(cost)}`);

@@ -58,7 +58,7 @@ test("stopped-ok: a stopped task does not fail the step under fail-on failure; a
   assert.equal(stepFailure("failure", stoppedRun, { stoppedOk: true }), null);
   const withFailure: ActionRunOutcome = { ...stoppedRun, results: [...stoppedRun.results, sampleResult("s", "bad", "failed")] };
   assert.equal(stepFailure("failure", withFailure, { stoppedOk: true }), "1 task did not pass: s/bad");
-  assert.equal(stepFailure("failure", withFailure), "2 tasks did not pass: s/pricey, s/bad");
+  assert.equal(stepFailure("failure", withFailure), "2 tasks did not pass: s/bad, s/pricey");
 });
 
 test("a stopped task is an error annotation naming its budget; the totals say how many stopped", () => {
