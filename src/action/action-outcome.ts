@@ -7,7 +7,8 @@
  */
 import { relative, sep } from "node:path";
 import type { ReportFiles } from "../runner/run-dir/run-dir.js";
-import { taskKey, type TaskResult, type TaskTrialPlan, type UnfinishedTask } from "../runner/run-dir/task-result.js";
+import { type TaskResult, type TaskTrialPlan, type UnfinishedTask } from "../runner/run-dir/task-result.js";
+import { taskKey } from "../runner/tasks/task-key.js";
 import { formatCostTotal, sumCosts, sumResultStats } from "../runner/pricing/cost-figures.js";
 import { failureHeadline, failureOf } from "../runner/reports/failure-model.js";
 import { formatGate, runTrialOutputs, selectedTaskVerdicts } from "../runner/reports/task-trials.js";

@@ -12,7 +12,7 @@ import { existsSync, statSync } from "node:fs";
 import { relative, resolve } from "node:path";
 import * as core from "@actions/core";
 import { runRequest, type RunRequestOutcome } from "../runner/execute/run-request.js";
-import { SecretRedactor } from "../runner/execute/secret-redactor.js";
+import { SecretRedactor } from "../runner/run-dir/secret-redactor.js";
 import type { RunProgress } from "../runner/execute/suite-runner.js";
 import { readActionInputs, type ActionInputs } from "./action-inputs.js";
 import { actionOutputs, runAnnotations, stepFailure, type ActionRunOutcome, type Annotation } from "./action-outcome.js";

@@ -5,7 +5,7 @@
  * the start and end of each task are printed live: at a concurrency above 1 live groups would
  * interleave. Pure: the edge prints what `end` returns.
  */
-import type { TaskEvent } from "../runner/execute/runner-events.js";
+import type { TaskEvent } from "../runner/run-dir/runner-events.js";
 import { describeEvent } from "../runner/reports/event-lines.js";
 
 /** Lines in a collapsed group can say more than a live line. */

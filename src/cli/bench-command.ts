@@ -23,7 +23,7 @@ import { loadPricingFile } from "../runner/pricing/pricing-file.js";
 import { readRegularFile } from "../store/input-file.js";
 import { guardOutput } from "../runner/run-dir/output-guard.js";
 import { probeInto, reportDestination } from "../runner/reports/report-destination.js";
-import { canonicalPath, isWithinOrSame } from "../runner/run-dir/canonical-path.js";
+import { canonicalPath, isWithinOrSame } from "../runner/tasks/canonical-path.js";
 
 /** The options of `bench replay`, declared once. */
 export function benchReplayOptions<T>(y: Argv<T>) {

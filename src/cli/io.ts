@@ -1,4 +1,4 @@
-import type { SecretRedactor } from "../runner/execute/secret-redactor.js";
+import type { SecretRedactor } from "../runner/run-dir/secret-redactor.js";
 
 /** What a command needs from the process, handed in by main so commands stay testable. */
 export interface CliIo {

@@ -12,7 +12,7 @@ import yargs, { type Argv } from "yargs";
 import { hideBin } from "yargs/helpers";
 import { EXIT_CODES_HELP, EXIT_INTERRUPTED, EXIT_INVALID_INPUT, EXIT_TASK_FAILED, describeFailure, type ExitCode } from "./exit-codes.js";
 import { print, quietOnClosedPipe, redactingStream, type CliIo } from "./io.js";
-import { SecretRedactor } from "../runner/execute/secret-redactor.js";
+import { SecretRedactor } from "../runner/run-dir/secret-redactor.js";
 import { checkPathFlags, type PathCommand } from "./path-flags.js";
 import { DEFAULT_RUN_DIR, runCommand } from "./run-command.js";
 import { SANDBOX_MODES } from "../process/sandbox-mode.js";

@@ -10,7 +10,7 @@ import { EVERY_TRIAL, fewestPassing, fewestTrialsToPass, type TrialGate } from "
 import { RhemaError } from "../core/errors.js";
 import { parseCountFlag, parseUsdFlag } from "./run-command.js";
 import { describeSandboxSetting } from "../runner/tasks/task-sandbox.js";
-import { compareTasks, taskKey } from "../runner/run-dir/task-result.js";
+import { compareTasks, taskKey } from "../runner/tasks/task-key.js";
 import type { SandboxMode } from "../process/sandbox-mode.js";
 import { EXIT_OK, type ExitCode } from "./exit-codes.js";
 import { print, type CliIo } from "./io.js";

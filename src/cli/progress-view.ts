@@ -3,9 +3,9 @@
  * last tool, tokens, dollars so far), plain timestamped lines in CI logs, or the event stream as JSON lines
  * (`--json`). Progress goes to stderr; JSON lines and the final summary go to stdout.
  */
-import type { TaskEvent } from "../runner/execute/runner-events.js";
+import type { TaskEvent } from "../runner/run-dir/runner-events.js";
 import type { RunProgress } from "../runner/execute/suite-runner.js";
-import { taskKey } from "../runner/run-dir/task-result.js";
+import { taskKey } from "../runner/tasks/task-key.js";
 import { formatTaskCost, formatUsd } from "../runner/pricing/cost-figures.js";
 import { counted } from "../core/counted.js";
 import { isScriptedProvider } from "../providers/provider-registry.js";

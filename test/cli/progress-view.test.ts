@@ -7,7 +7,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { PassThrough } from "node:stream";
 import { chooseProgressView, liveLine, type ViewStreams } from "../../src/cli/progress-view.js";
-import type { TaskEvent as AgentEvent } from "../../src/runner/execute/runner-events.js";
+import type { TaskEvent as AgentEvent } from "../../src/runner/run-dir/runner-events.js";
 import type { RunProgress } from "../../src/runner/execute/suite-runner.js";
 import { parseTaskSource } from "../../src/runner/tasks/task-file.js";
 import { sampleResult } from "../runner/sample-results.js";

@@ -3,7 +3,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { PassThrough } from "node:stream";
 import { redactingStream } from "../../src/cli/io.js";
-import { SecretRedactor } from "../../src/runner/execute/secret-redactor.js";
+import { SecretRedactor } from "../../src/runner/run-dir/secret-redactor.js";
 
 test("every write is redacted by the redactor the run's files use, whatever the chunk's type", async () => {
   const redactor = new SecretRedactor({ DEPLOY_TOKEN: 'tok"en\\Sé' });

@@ -14,7 +14,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import type { RunProgress } from "../../src/runner/execute/suite-runner.js";
-import type { TaskEvent } from "../../src/runner/execute/runner-events.js";
+import type { TaskEvent } from "../../src/runner/run-dir/runner-events.js";
 import { runCli, startCli } from "../support/cli.js";
 import { repoRoot } from "../support/paths.js";
 import { OPEN_POLICY, writeFiles } from "../support/suite-files.js";

@@ -1,6 +1,7 @@
 /** Task results for report tests: a deterministic run of several suites, every status present. */
 import { emptyTranscriptStats, cacheHitRate, type TranscriptStats } from "../../src/core/transcript-types.js";
-import { TASK_RESULT_VERSION, type ReportMeta, type TaskResult } from "../../src/runner/run-dir/task-result.js";
+import { TASK_RESULT_VERSION, type TaskResult } from "../../src/runner/run-dir/task-result.js";
+import { type ReportMeta } from "../../src/runner/reports/report-meta.js";
 
 export function sampleStats(seed: number): TranscriptStats {
   const stats = emptyTranscriptStats(8000);

@@ -10,14 +10,14 @@
 import { resolve } from "node:path";
 import { RhemaError } from "../../core/errors.js";
 import type { ProviderEnv } from "../../providers/provider-factory.js";
-import { SecretRedactor } from "./secret-redactor.js";
+import { SecretRedactor } from "../run-dir/secret-redactor.js";
 import { processCommandRunner } from "./command-runner.js";
 import { formatShard, loadTasks, parseShard, taskStillDefined } from "../tasks/suite-loader.js";
 import type { InputCaps } from "../tasks/task-file.js";
 import { runSuite, type RunProgress, type SuiteRunOutcome } from "./suite-runner.js";
 import type { TaskDefinition } from "../tasks/task-file.js";
 import { preloadBashParser } from "../../policy/shell/grammar/bash-parser.js";
-import { taskKey } from "../run-dir/task-result.js";
+import { taskKey } from "../tasks/task-key.js";
 import { probeSandbox } from "../../process/sandbox-probe.js";
 import { probeReaper } from "../../process/subreaper.js";
 import { chooseSandbox, needsProbe, type SandboxMode, type SandboxUse } from "../../process/sandbox-mode.js";
@@ -29,7 +29,7 @@ import { counted } from "../../core/counted.js";
 import { parseLimitFlag, planSuite } from "../plan/plan-suite.js";
 import type { TaskPlan } from "../plan/task-plan.js";
 import { trialId } from "../trials/trial.js";
-import type { JunitCases } from "../run-dir/task-result.js";
+import type { JunitCases } from "../reports/report-meta.js";
 
 /** What to run; the fields are `rhema run`'s flags (the action's inputs map onto them). */
 export interface RunRequest {

@@ -21,7 +21,7 @@
 import { randomUUID } from "node:crypto";
 import PQueue from "p-queue";
 import { RhemaError } from "../../core/errors.js";
-import type { TaskEvent } from "./runner-events.js";
+import type { TaskEvent } from "../run-dir/runner-events.js";
 import { RunDir, runDirRefusal, type ReportFiles } from "../run-dir/run-dir.js";
 import type { LockTiming } from "../run-dir/lock-owner.js";
 import type { LockGuard } from "../run-dir/run-lock.js";
@@ -41,10 +41,9 @@ import { RunBudget, budgetRaised, type Budgets } from "../pricing/run-budget.js"
 import { isRetryableErrorCode } from "./task-failure.js";
 import { stepCapOf } from "./task-turn.js";
 import { setupRetried } from "../run-dir/task-state.js";
-import {
-  taskKey,
-  type JunitCases, type ReportMeta, type SkippedTask, type TaskResult, type TaskSpend, type TaskTrialPlan, type UnfinishedTask,
-} from "../run-dir/task-result.js";
+import { type TaskResult, type TaskSpend, type TaskTrialPlan, type UnfinishedTask } from "../run-dir/task-result.js";
+import { taskKey, type SkippedTask } from "../tasks/task-key.js";
+import { type JunitCases, type ReportMeta } from "../reports/report-meta.js";
 
 /** Each `task_*` progress names its trial (`trial.label`: `suite/id`, `suite/id#3` among repeats) and its task. */
 export type RunProgress =

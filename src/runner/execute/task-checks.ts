@@ -15,8 +15,8 @@
  */
 import type { SandboxPlacement } from "../../process/sandbox.js";
 import type { CommandOutcome, CommandRunner } from "./command-runner.js";
-import type { RunnerEvent } from "./runner-events.js";
-import type { SecretRedactor } from "./secret-redactor.js";
+import type { RunnerEvent } from "../run-dir/runner-events.js";
+import type { SecretRedactor } from "../run-dir/secret-redactor.js";
 import type { TaskCheck, TaskDefinition } from "../tasks/task-file.js";
 import type { TaskStateBook } from "../run-dir/task-folder.js";
 import type { CheckOutcome } from "../run-dir/task-result.js";

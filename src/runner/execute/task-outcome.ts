@@ -8,7 +8,7 @@ import { BudgetError, describeSpentBudget, type RhemaError, type SpentBudget } f
 import { textOf, type Message } from "../../core/messages.js";
 import type { Session } from "../../core/session.js";
 import { policyDenials } from "./policy-denials.js";
-import type { SecretRedactor } from "./secret-redactor.js";
+import type { SecretRedactor } from "../run-dir/secret-redactor.js";
 import type { TaskState } from "../run-dir/task-state.js";
 import type { TaskFolder } from "../run-dir/task-folder.js";
 import { TASK_RESULT_VERSION, type CheckOutcome, type TaskResult, type TaskSandboxRecord } from "../run-dir/task-result.js";

@@ -17,7 +17,7 @@
 import { RhemaError } from "../../core/errors.js";
 import type { SandboxPlacement } from "../../process/sandbox.js";
 import type { CommandRunner } from "./command-runner.js";
-import type { RunnerEvent } from "./runner-events.js";
+import type { RunnerEvent } from "../run-dir/runner-events.js";
 import type { TaskDefinition } from "../tasks/task-file.js";
 import type { TaskFolder, TaskStateBook } from "../run-dir/task-folder.js";
 import { setupFinished, setupStarted } from "../run-dir/task-state.js";

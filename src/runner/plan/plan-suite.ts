@@ -21,7 +21,7 @@ import { taskPricing, type TaskPricing } from "../pricing/task-pricing.js";
 import { LIMIT_TEXT_RULE, parseLimitText } from "../tasks/duration.js";
 import type { TaskDefinition } from "../tasks/task-file.js";
 import { resolveTaskApprovals } from "../tasks/task-policy.js";
-import { taskKey } from "../run-dir/task-result.js";
+import { taskKey } from "../tasks/task-key.js";
 import type { TrialKey } from "../trials/trial-key.js";
 import { trialId } from "../trials/trial.js";
 import { scriptFor, type CommandEnvironment, type TaskPlan } from "./task-plan.js";

@@ -4,7 +4,7 @@
  * denials, retries, resumed calls, agent errors and nudges. Pure.
  */
 import { counted } from "../../core/counted.js";
-import type { TaskEvent } from "../execute/runner-events.js";
+import type { TaskEvent } from "../run-dir/runner-events.js";
 
 /** Longest detail (a command, a message) a line quotes, unless the caller gives its own. */
 export const DEFAULT_DETAIL_CHARS = 100;

@@ -28,7 +28,9 @@ import { cdataSafe, checkDetails, errorDetails, propertyLines, seconds, statValu
 import { addTrialsCase, trialsFigures } from "./junit-trials.js";
 import { groupTaskTrials, trialKeyOf, trialLabelOf, type TaskTrials } from "./task-trials.js";
 import { compareTrials } from "../trials/trial-key.js";
-import { compareTasks, type JunitCases, type ReportMeta, type ResultStats, type SkippedTask, type TaskCost, type TaskResult, type UnfinishedTask } from "../run-dir/task-result.js";
+import { type ResultStats, type TaskCost, type TaskResult, type UnfinishedTask } from "../run-dir/task-result.js";
+import { compareTasks, type SkippedTask } from "../tasks/task-key.js";
+import { type JunitCases, type ReportMeta } from "./report-meta.js";
 
 let rootBuilder: Builder | null = null;
 

@@ -23,7 +23,7 @@
  */
 import { readFile, stat } from "node:fs/promises";
 import { isAbsolute, join, resolve } from "node:path";
-import { canonicalPath, isWithinOrSame } from "../run-dir/canonical-path.js";
+import { canonicalPath, isWithinOrSame } from "../tasks/canonical-path.js";
 import { RhemaError, errnoCode, errorMessage } from "../../core/errors.js";
 import { writePrivateFileAtomic } from "../../store/private-files.js";
 import { writeReports, type ReportFiles } from "./run-reports.js";
@@ -32,10 +32,9 @@ import { parseStatsReport } from "./stats-report.js";
 import { formatShard, parseShard } from "../tasks/suite-loader.js";
 import { guardOutput } from "../run-dir/output-guard.js";
 import { RunDir } from "../run-dir/run-dir.js";
-import {
-  TaskResultFileError, compareTasks, taskKey,
-  type JunitCases, type ReportMeta, type ShardCoverage, type SkippedTask, type TaskResult, type TaskTrialPlan, type UnfinishedTask,
-} from "../run-dir/task-result.js";
+import { TaskResultFileError, type TaskResult, type TaskTrialPlan, type UnfinishedTask } from "../run-dir/task-result.js";
+import { compareTasks, taskKey, type SkippedTask } from "../tasks/task-key.js";
+import { type JunitCases, type ReportMeta, type ShardCoverage } from "./report-meta.js";
 import { trialKeyOf } from "./task-trials.js";
 import { compareTrials, trialLabel } from "../trials/trial-key.js";
 import { EVERY_TRIAL } from "../trials/trial-gate.js";

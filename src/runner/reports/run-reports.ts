@@ -19,7 +19,9 @@ import { buildStatsReport, renderStatsReport } from "./stats-report.js";
 import { renderSummaryReport } from "./summary-report.js";
 import { guardOutput } from "../run-dir/output-guard.js";
 import { RunDir, compareResults, trialKeyOf, type ReportFiles } from "../run-dir/run-dir.js";
-import { taskKey, type ReportMeta, type TaskResult } from "../run-dir/task-result.js";
+import { type TaskResult } from "../run-dir/task-result.js";
+import { taskKey } from "../tasks/task-key.js";
+import { type ReportMeta } from "./report-meta.js";
 
 export type { ReportFiles } from "../run-dir/run-dir.js";
 

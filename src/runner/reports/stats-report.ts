@@ -10,10 +10,9 @@ import { priceSources, sumCosts, sumResultStats } from "../pricing/cost-figures.
 import { trialAggregate, trialAggregateSchema, taskTrialsEntry, taskTrialsEntrySchema } from "./stats-trials.js";
 import { groupTaskTrials, trialKeyOf } from "./task-trials.js";
 import { compareTrials } from "../trials/trial-key.js";
-import {
-  compareTasks, priceSourceSchema, resultStatsSchema, spentBudgetSchema, taskCostSchema, taskSandboxSchema, taskSpendSchema,
-  type ReportMeta, type TaskResult, type TaskSpend, type UnfinishedTask,
-} from "../run-dir/task-result.js";
+import { priceSourceSchema, resultStatsSchema, spentBudgetSchema, taskCostSchema, taskSandboxSchema, taskSpendSchema, type TaskResult, type TaskSpend, type UnfinishedTask } from "../run-dir/task-result.js";
+import { compareTasks } from "../tasks/task-key.js";
+import { type ReportMeta } from "./report-meta.js";
 
 export const STATS_REPORT_VERSION = 1;
 

@@ -17,7 +17,9 @@ import { countedStats, formatCostTotal, formatTaskCost, type CostTotal } from ".
 import { findErrorLine } from "./first-error-line.js";
 import { assertNever } from "../../core/errors.js";
 import { failureLabel, failureOf } from "./failure-model.js";
-import { compareTasks, taskKey, type CheckOutcome, type PolicyDenial, type ReportMeta, type TaskResult, type TaskStatus } from "../run-dir/task-result.js";
+import { type CheckOutcome, type PolicyDenial, type TaskResult, type TaskStatus } from "../run-dir/task-result.js";
+import { compareTasks, taskKey } from "../tasks/task-key.js";
+import { type ReportMeta } from "./report-meta.js";
 import { counted } from "../../core/counted.js";
 import { formatAtK, formatCostPerPass, formatGate, groupTaskTrials, hasRepeatedTasks, trialKeyOf, trialLabelOf, type TaskTrials } from "./task-trials.js";
 import { compareTrials } from "../trials/trial-key.js";

@@ -16,8 +16,8 @@ import { open } from "node:fs/promises";
 import { errnoCode } from "../../core/errors.js";
 import type { EventSink } from "../../core/events.js";
 import { openPrivateAppend, writeFully } from "../../store/private-files.js";
-import type { TaskEvent } from "../execute/runner-events.js";
-import type { RedactedTextStream, SecretRedactor } from "../execute/secret-redactor.js";
+import type { TaskEvent } from "./runner-events.js";
+import type { RedactedTextStream, SecretRedactor } from "./secret-redactor.js";
 import { guardOutput } from "./output-guard.js";
 
 const SCAN_CHUNK_BYTES = 64 * 1024;

@@ -11,7 +11,7 @@ import type { ToolSpec } from "../../core/tool.js";
 import { sessionFromLog, type ReplaySession } from "../../transcript/replay-session.js";
 import { RunDir } from "./run-dir.js";
 import type { TaskFolder } from "./task-folder.js";
-import { taskKey } from "./task-result.js";
+import { taskKey } from "../tasks/task-key.js";
 import { trialLabel } from "../trials/trial-key.js";
 
 export interface RecordedSession {

@@ -14,7 +14,8 @@ import { acquireRunLock, type RunLock } from "./run-lock.js";
 import { MANIFEST_KIND, type RunManifest } from "./run-manifest.js";
 import { readStateFile, writeStateFile } from "./state-file.js";
 import { TASKS_DIR, TaskFolder, type TaskRef } from "./task-folder.js";
-import { taskKey, type TaskResult } from "./task-result.js";
+import { type TaskResult } from "./task-result.js";
+import { taskKey } from "../tasks/task-key.js";
 import { NO_VARIANT_FOLDER, compareTrials, type TrialKey } from "../trials/trial-key.js";
 import { TASK_NAME_PATTERN } from "../tasks/task-schema.js";
 

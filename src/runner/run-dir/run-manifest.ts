@@ -10,7 +10,7 @@
  */
 import { z } from "zod";
 import type { StateFileKind } from "./state-file.js";
-import { compareTasks, taskKey } from "./task-result.js";
+import { compareTasks, taskKey } from "../tasks/task-key.js";
 import { trialGateSchema } from "../trials/trial-gate.js";
 
 const manifestTaskSchema = z.strictObject({

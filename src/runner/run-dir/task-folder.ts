@@ -28,13 +28,14 @@ import { RhemaError, errnoCode, errorMessage } from "../../core/errors.js";
 import type { Session } from "../../core/session.js";
 import { CheckpointStore, type CheckpointStoreOptions } from "../../store/checkpoint-store.js";
 import { PRIVATE_FILE_MODE, removeAtomicTemps, replaceFileAtomic, writePrivateFileAtomic, writePrivateJson } from "../../store/private-files.js";
-import type { TaskEvent } from "../execute/runner-events.js";
-import type { SecretRedactor } from "../execute/secret-redactor.js";
+import type { TaskEvent } from "./runner-events.js";
+import type { SecretRedactor } from "./secret-redactor.js";
 import { EventLog } from "./event-log.js";
-import { copyFixture } from "./fixture-copy.js";
+import { copyFixture } from "../tasks/fixture-copy.js";
 import { asOutputError, guardOutput, machineReadError } from "./output-guard.js";
 import { readStateFile, writeStateFile } from "./state-file.js";
-import { TaskResultFileError, checkTaskResult, parseTaskResult, taskKey, type TaskResult } from "./task-result.js";
+import { TaskResultFileError, checkTaskResult, parseTaskResult, type TaskResult } from "./task-result.js";
+import { taskKey } from "../tasks/task-key.js";
 import { TASK_STATE_KIND, type TaskState } from "./task-state.js";
 import { NO_VARIANT_FOLDER, trialFolderSegments, type TrialKey } from "../trials/trial-key.js";
 

@@ -1,7 +1,7 @@
 /**
  * The result of one task: the shape of `result.json` (written and read back by `TaskFolder`,
  * validated both ways: a corrupt or foreign file is a clear error naming it). Also the small
- * shared vocabulary of reports: task order, skipped tasks, run meta.
+ * unfinished trials and their plans, which the reports read.
  */
 import { z } from "zod";
 import { RhemaError } from "../../core/errors.js";
@@ -190,13 +190,6 @@ export const taskSpendSchema = z.strictObject({
 export type TaskSpend = z.infer<typeof taskSpendSchema>;
 export type PriceSource = z.infer<typeof priceSourceSchema>;
 
-/** A task left out of the run by `--filter` or `--tag` (tasks of other shards are not). */
-export interface SkippedTask {
-  suite: string;
-  id: string;
-  file: string;
-  reason: "filter" | "tag";
-}
 
 /**
  * A trial of the run (its manifest) without a result, as the reports show it:
@@ -218,43 +211,7 @@ export interface UnfinishedTask {
   spent?: TaskSpend | null;
 }
 
-/**
- * What reports know beyond the results. Reports depend only on results + meta, so a merge
- * of shards (startedAt = earliest, finishedAt = latest) reproduces an unsharded run's.
- */
-export interface ReportMeta {
-  runId: string;
-  /** ISO time the run started. */
-  startedAt: string;
-  /** ISO time of this write (the run's end, once it has ended). */
-  finishedAt: string;
-  /** Reported as skipped test cases when given. */
-  skipped?: readonly SkippedTask[];
-  /** The run's tasks that have no result (interrupted, never started); each is reported. */
-  unfinished?: readonly UnfinishedTask[];
-  /** Tasks this invocation dropped from the run because the suite no longer defines them (their file deleted, their id renamed). */
-  removed?: readonly { suite: string; id: string; file: string }[];
-  /**
-   * Time the run was actually running, summed over its resumes; without it, the span from
-   * `startedAt` to `finishedAt` (which counts the gaps between resumes).
-   */
-  wallTimeMs?: number;
-  /** A task file's path as reports show it (relative to the repository root), by absolute path; absent ones are shown as they are. */
-  displayFiles?: Readonly<Record<string, string>>;
-  /** The run's shard, `i/n` (`--shard`); null or absent for an unsharded run and for a merge. */
-  shard?: string | null;
-  /** For merged reports (`report merge`): which shards they hold and which are missing; absent otherwise. */
-  shards?: ShardCoverage | null;
-  /** Each task's planned trials and gate (the manifest's); a task absent here has one trial and the default gate. */
-  trialPlans?: readonly TaskTrialPlan[];
-  /** The k's of pass@k and pass^k the reports show (`--pass-at 1,3`); absent or empty: none. */
-  passAt?: readonly number[];
-  /** What a JUnit testcase is (`--junit-cases`): a task (its trials as properties and flaky/rerun entries) or each trial; default task. */
-  junitCases?: JunitCases;
-}
 
-/** The JUnit testcase granularity (`--junit-cases`). */
-export type JunitCases = "task" | "trial";
 
 /** A task's trials as planned: how many, and the gate that makes the task pass (trial-gate.ts). */
 export interface TaskTrialPlan {
@@ -264,15 +221,6 @@ export interface TaskTrialPlan {
   gate: TrialGate;
 }
 
-/** The shards of an `n`-way split that merged reports hold, and those they lack (`--allow-partial`). */
-export interface ShardCoverage {
-  /** n: how many shards the matrix had. */
-  count: number;
-  /** `i/n` of each shard merged, by i. */
-  merged: string[];
-  /** `i/n` of each shard not merged, by i; empty when the merge is complete. */
-  missing: string[];
-}
 
 /** A result file that cannot be read back; names the file and what is wrong with it. */
 export class TaskResultFileError extends RhemaError {
@@ -283,19 +231,6 @@ export class TaskResultFileError extends RhemaError {
   }
 }
 
-/** `suite/id`: the key filters, shards and duplicate checks work on. */
-export function taskKey(task: { suite: string; id: string }): string {
-  return `${task.suite}/${task.id}`;
-}
-
-/** The one order of tasks in every output: by suite, then id (code-unit order, locale-free). */
-export function compareTasks(a: { suite: string; id: string }, b: { suite: string; id: string }): number {
-  return compareText(a.suite, b.suite) || compareText(a.id, b.id);
-}
-
-function compareText(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
 
 /** `result` validated for writing; an inconsistent one is refused, naming where it was to go. */
 export function checkTaskResult(result: TaskResult, path: string): TaskResult {

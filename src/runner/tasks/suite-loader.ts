@@ -37,7 +37,7 @@ import { RhemaError, errnoCode, throwIfMachineLimit } from "../../core/errors.js
 import { decodeUtf8Text } from "../../yaml-source/text-bytes.js";
 import { DEFAULT_INPUT_CAPS, TaskFileError, loadTaskFile, loadTaskSource, readSuiteFile, readYamlFile, type FixtureScans, type InputCaps, type TaskDefinition, type TaskProblem } from "./task-file.js";
 import type { YamlSource } from "../../yaml-source/yaml-source.js";
-import { compareTasks, taskKey, type SkippedTask } from "../run-dir/task-result.js";
+import { compareTasks, taskKey, type SkippedTask } from "./task-key.js";
 
 /** Shard `index` of `count`, 1-based, as `--shard 2/3` writes it. */
 export interface Shard {

@@ -23,7 +23,7 @@ import {
 } from "../../yaml-source/yaml-source.js";
 import { parseDurationMs, parseLimitMs } from "./duration.js";
 import { readRegularFile } from "../../store/input-file.js";
-import { scanFixture, type FixtureProblem } from "../run-dir/fixture-copy.js";
+import { scanFixture, type FixtureProblem } from "./fixture-copy.js";
 import { splitSchemaIssues, type UnknownKey } from "../../yaml-source/schema-keys.js";
 import { contentHash, fileBytesHash } from "./content-hash.js";
 import { TASK_NAME_PATTERN, taskFileSchema, type TaskFileContent } from "./task-schema.js";

@@ -13,7 +13,7 @@ import { permissiveWarnings } from "../../policy/file/permissive-warnings.js";
 import type { SandboxMode } from "../../process/sandbox-mode.js";
 import type { TaskDefinition } from "./task-file.js";
 import { resolveTaskSandbox, type TaskSandboxSetting } from "./task-sandbox.js";
-import { taskKey } from "../run-dir/task-result.js";
+import { taskKey } from "./task-key.js";
 
 export const DEFAULT_POLICY = "preset:read-only";
 

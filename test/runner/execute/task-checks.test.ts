@@ -7,9 +7,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { processCommandRunner } from "../../../src/runner/execute/command-runner.js";
-import { SecretRedactor } from "../../../src/runner/execute/secret-redactor.js";
+import { SecretRedactor } from "../../../src/runner/run-dir/secret-redactor.js";
 import { DEFAULT_CHECK_TIMEOUT_MS, NOT_RUN_TIMEOUT, runChecks } from "../../../src/runner/execute/task-checks.js";
-import type { RunnerEvent } from "../../../src/runner/execute/runner-events.js";
+import type { RunnerEvent } from "../../../src/runner/run-dir/runner-events.js";
 import { parseTaskSource, type TaskCheck, type TaskDefinition } from "../../../src/runner/tasks/task-file.js";
 import { TaskFolder } from "../../../src/runner/run-dir/task-folder.js";
 import { freshTaskState, type TaskState } from "../../../src/runner/run-dir/task-state.js";

@@ -13,7 +13,7 @@ import { processCommandRunner } from "../../../src/runner/execute/command-runner
 import { loadTaskFile } from "../../../src/runner/tasks/task-file.js";
 import { TaskFolder } from "../../../src/runner/run-dir/task-folder.js";
 import { freshTaskState, type TaskState } from "../../../src/runner/run-dir/task-state.js";
-import type { RunnerEvent } from "../../../src/runner/execute/runner-events.js";
+import type { RunnerEvent } from "../../../src/runner/run-dir/runner-events.js";
 import { prepareWorkspace } from "../../../src/runner/execute/task-workspace.js";
 import { writeFiles } from "../../support/suite-files.js";
 import { tempDir } from "../../support/temp-dir.js";

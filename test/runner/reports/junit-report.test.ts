@@ -3,7 +3,7 @@ import { readFile } from "node:fs/promises";
 import { describe, test } from "node:test";
 import { validateXML } from "xmllint-wasm";
 import { renderJUnitReport } from "../../../src/runner/reports/junit-report.js";
-import type { SkippedTask } from "../../../src/runner/run-dir/task-result.js";
+import type { SkippedTask } from "../../../src/runner/tasks/task-key.js";
 import { junitXsd } from "../../support/paths.js";
 import { sampleMeta, sampleResult, sampleRun } from "../sample-results.js";
 

@@ -11,7 +11,8 @@ import { mergeRunReports } from "../../../src/runner/reports/report-merge.js";
 import { writeReports } from "../../../src/runner/reports/run-reports.js";
 import { parseStatsReport } from "../../../src/runner/reports/stats-report.js";
 import { RunDir } from "../../../src/runner/run-dir/run-dir.js";
-import type { ReportMeta, TaskResult, UnfinishedTask } from "../../../src/runner/run-dir/task-result.js";
+import type { TaskResult, UnfinishedTask } from "../../../src/runner/run-dir/task-result.js";
+import type { ReportMeta } from "../../../src/runner/reports/report-meta.js";
 import { tempDir } from "../../support/temp-dir.js";
 import { sampleMeta, sampleResult } from "../sample-results.js";
 

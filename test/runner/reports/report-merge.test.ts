@@ -8,7 +8,8 @@ import { writeReports } from "../../../src/runner/reports/run-reports.js";
 import { loadTasks, type LoadedTasks } from "../../../src/runner/tasks/suite-loader.js";
 import type { TaskDefinition } from "../../../src/runner/tasks/task-file.js";
 import { RunDir } from "../../../src/runner/run-dir/run-dir.js";
-import { TaskResultFileError, type ReportMeta, type TaskResult } from "../../../src/runner/run-dir/task-result.js";
+import { TaskResultFileError, type TaskResult } from "../../../src/runner/run-dir/task-result.js";
+import { type ReportMeta } from "../../../src/runner/reports/report-meta.js";
 import { tempDir } from "../../support/temp-dir.js";
 import { sampleResult } from "../sample-results.js";
 

@@ -3,9 +3,9 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { appendFile, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { TaskEvent as AgentEvent } from "../../../src/runner/execute/runner-events.js";
+import type { TaskEvent as AgentEvent } from "../../../src/runner/run-dir/runner-events.js";
 import { EventLog, repairTornTail } from "../../../src/runner/run-dir/event-log.js";
-import { SecretRedactor } from "../../../src/runner/execute/secret-redactor.js";
+import { SecretRedactor } from "../../../src/runner/run-dir/secret-redactor.js";
 import { OutputError } from "../../../src/core/errors.js";
 import { mountTmpfs, tempDir } from "../../support/temp-dir.js";
 

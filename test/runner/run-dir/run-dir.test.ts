@@ -3,7 +3,8 @@ import assert from "node:assert/strict";
 import { mkdir, writeFile } from "node:fs/promises";
 import { test } from "node:test";
 import { RunDir, readRunResults } from "../../../src/runner/run-dir/run-dir.js";
-import { TaskResultFileError, compareTasks } from "../../../src/runner/run-dir/task-result.js";
+import { TaskResultFileError } from "../../../src/runner/run-dir/task-result.js";
+import { compareTasks } from "../../../src/runner/tasks/task-key.js";
 import { tempDir } from "../../support/temp-dir.js";
 import { sampleResult, sampleRun } from "../sample-results.js";
 

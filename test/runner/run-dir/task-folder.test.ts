@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { OutputError, RhemaError } from "../../../src/core/errors.js";
 import { newSession } from "../../../src/core/session.js";
-import { SecretRedactor } from "../../../src/runner/execute/secret-redactor.js";
+import { SecretRedactor } from "../../../src/runner/run-dir/secret-redactor.js";
 import { TaskFolder } from "../../../src/runner/run-dir/task-folder.js";
 import { TaskResultFileError } from "../../../src/runner/run-dir/task-result.js";
 import { freshTaskState } from "../../../src/runner/run-dir/task-state.js";

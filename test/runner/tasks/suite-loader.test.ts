@@ -5,7 +5,7 @@ import { describe, test } from "node:test";
 import { RhemaError } from "../../../src/core/errors.js";
 import { loadTasks, parseShard, taskStillDefined, type LoadedTasks } from "../../../src/runner/tasks/suite-loader.js";
 import { TaskFileError } from "../../../src/runner/tasks/task-file.js";
-import { taskKey } from "../../../src/runner/run-dir/task-result.js";
+import { taskKey } from "../../../src/runner/tasks/task-key.js";
 import { tempDir } from "../../support/temp-dir.js";
 
 async function writeFiles(root: string, files: Record<string, string>): Promise<void> {

@@ -1,8 +1,8 @@
 /** Secret redaction: values of secret-looking variables never reach what the runner writes. */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { MIN_FRAGMENT_LENGTH, MIN_LINE_LENGTH, SecretRedactor, base64Middles, secretForms } from "../../../src/runner/execute/secret-redactor.js";
-import { secretLines } from "../../../src/runner/execute/secret-forms.js";
+import { MIN_FRAGMENT_LENGTH, MIN_LINE_LENGTH, SecretRedactor, base64Middles, secretForms } from "../../../src/runner/run-dir/secret-redactor.js";
+import { secretLines } from "../../../src/runner/run-dir/secret-forms.js";
 import { looksSecret } from "../../../src/process/secret-env.js";
 import { seedFrom, seededRandom } from "../../support/seeded-random.js";
 

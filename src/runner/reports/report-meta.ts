@@ -1,0 +1,55 @@
+/**
+ * What reports know beyond the results (the run's id and times, its unfinished trials, their
+ * plans, shards, the figures asked for): the meta every report is a pure function of, with the
+ * results.
+ */
+import type { SkippedTask } from "../tasks/task-key.js";
+import type { TaskTrialPlan, UnfinishedTask } from "../run-dir/task-result.js";
+
+/**
+ * What reports know beyond the results. Reports depend only on results + meta, so a merge
+ * of shards (startedAt = earliest, finishedAt = latest) reproduces an unsharded run's.
+ */
+export interface ReportMeta {
+  runId: string;
+  /** ISO time the run started. */
+  startedAt: string;
+  /** ISO time of this write (the run's end, once it has ended). */
+  finishedAt: string;
+  /** Reported as skipped test cases when given. */
+  skipped?: readonly SkippedTask[];
+  /** The run's tasks that have no result (interrupted, never started); each is reported. */
+  unfinished?: readonly UnfinishedTask[];
+  /** Tasks this invocation dropped from the run because the suite no longer defines them (their file deleted, their id renamed). */
+  removed?: readonly { suite: string; id: string; file: string }[];
+  /**
+   * Time the run was actually running, summed over its resumes; without it, the span from
+   * `startedAt` to `finishedAt` (which counts the gaps between resumes).
+   */
+  wallTimeMs?: number;
+  /** A task file's path as reports show it (relative to the repository root), by absolute path; absent ones are shown as they are. */
+  displayFiles?: Readonly<Record<string, string>>;
+  /** The run's shard, `i/n` (`--shard`); null or absent for an unsharded run and for a merge. */
+  shard?: string | null;
+  /** For merged reports (`report merge`): which shards they hold and which are missing; absent otherwise. */
+  shards?: ShardCoverage | null;
+  /** Each task's planned trials and gate (the manifest's); a task absent here has one trial and the default gate. */
+  trialPlans?: readonly TaskTrialPlan[];
+  /** The k's of pass@k and pass^k the reports show (`--pass-at 1,3`); absent or empty: none. */
+  passAt?: readonly number[];
+  /** What a JUnit testcase is (`--junit-cases`): a task (its trials as properties and flaky/rerun entries) or each trial; default task. */
+  junitCases?: JunitCases;
+}
+
+/** The JUnit testcase granularity (`--junit-cases`). */
+export type JunitCases = "task" | "trial";
+
+/** The shards of an `n`-way split that merged reports hold, and those they lack (`--allow-partial`). */
+export interface ShardCoverage {
+  /** n: how many shards the matrix had. */
+  count: number;
+  /** `i/n` of each shard merged, by i. */
+  merged: string[];
+  /** `i/n` of each shard not merged, by i; empty when the merge is complete. */
+  missing: string[];
+}
