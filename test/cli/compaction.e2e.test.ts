@@ -5,7 +5,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFile } from "node:fs/promises";
+import { cp, readFile, readdir, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { runCli } from "../support/cli.js";
 import { OPEN_POLICY, writeFiles } from "../support/suite-files.js";
@@ -56,4 +56,17 @@ test("a long task flushes within its budget, and the replay of its run directory
   assert.equal(row.requests, live.requests);
   assert.equal(row.flushes, live.flushes);
   assert.ok(Math.abs(row.hitRate - live.cacheHitRate) <= 0.01, `replay ${row.hitRate.toFixed(4)} vs live ${live.cacheHitRate.toFixed(4)}`);
+  // A run directory made before trials (layout 1: the task's files in tasks/<suite>/<id>/, no
+  // layout in the manifest) replays the same.
+  const older = join(dir, "older");
+  await cp(out, older, { recursive: true });
+  const trialDir = join(older, "tasks", "long", "read", "default", "1");
+  for (const name of await readdir(trialDir)) await rename(join(trialDir, name), join(older, "tasks", "long", "read", name));
+  await rm(join(older, "tasks", "long", "read", "default"), { recursive: true });
+  const manifest = JSON.parse(await readFile(join(older, "manifest.json"), "utf8")) as Record<string, unknown> & { tasks: Record<string, unknown>[] };
+  const { layout: _layout, variants: _variants, ...layoutOne } = manifest;
+  await writeFile(join(older, "manifest.json"), JSON.stringify({ ...layoutOne, tasks: layoutOne.tasks.map(({ trials: _n, gate: _g, ...task }) => task) }));
+  const replayOlder = await runCli(["bench", "replay", older, "--strategy", "sections", "--budget", String(BUDGET), "--block", String(BLOCK), "--json"], { cwd: dir });
+  assert.equal(replayOlder.code, 0, replayOlder.stderr);
+  assert.deepEqual((JSON.parse(replayOlder.stdout) as typeof figures).total[0], row, "layout 1 replays as layout 2 does");
 });

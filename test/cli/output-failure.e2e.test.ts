@@ -99,12 +99,12 @@ checks:
   assert.match(lastLine, new RegExp(`^rhema: cannot (write|append to) ${out}/\\S+: no space left on device \\(ENOSPC\\); free some space, then run the same command to continue$`));
   assert.doesNotMatch(full.stderr, NO_STACK);
   const run = new RunDir(out);
-  const kept = await readFile(run.task({ suite: "suite", id: "a-first" }).path("result"), "utf8");
+  const kept = await readFile(run.trial({ suite: "suite", id: "a-first", variant: null, repeat: 1 }).path("result"), "utf8");
   assert.deepEqual((await readRunResults(out)).map((r) => [r.id, r.status]), [["a-first", "passed"]], "the task that finished is on disk; the other has no result");
 
-  await rm(join(run.task({ suite: "suite", id: "b-fills" }).workspace, "fill.bin"));
+  await rm(join(run.trial({ suite: "suite", id: "b-fills", variant: null, repeat: 1 }).workspace, "fill.bin"));
   const resumed = await runCli(args, { cwd: root });
   assert.equal(resumed.code, 0, resumed.stderr);
   assert.deepEqual((await readRunResults(out)).map((r) => [r.id, r.status, r.resumed]), [["a-first", "passed", 0], ["b-fills", "passed", 1]]);
-  assert.equal(await readFile(run.task({ suite: "suite", id: "a-first" }).path("result"), "utf8"), kept, "the finished task's result was kept byte for byte");
+  assert.equal(await readFile(run.trial({ suite: "suite", id: "a-first", variant: null, repeat: 1 }).path("result"), "utf8"), kept, "the finished task's result was kept byte for byte");
 });
