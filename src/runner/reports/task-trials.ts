@@ -91,7 +91,29 @@ export function hasRepeatedTasks(tasks: readonly TaskTrials[]): boolean {
 }
 
 /** The run's tasks with their trials, by suite then id; a task with neither results nor unfinished trials is absent. */
+/**
+ * The last grouping per meta object: the three reports of one write group the same results with
+ * the same meta, and a run writes its reports after every trial (the cost would grow with the
+ * square of the trials). Reused only when the results are the very same objects.
+ */
+const lastGrouping = new WeakMap<object, { results: readonly TaskResult[]; tasks: TaskTrials[] }>();
+
 export function groupTaskTrials(results: readonly TaskResult[], meta: Pick<ReportMeta, "trialPlans" | "unfinished" | "passAt">): TaskTrials[] {
+  const last = lastGrouping.get(meta);
+  if (last !== undefined && sameResults(last.results, results)) return last.tasks;
+  const tasks = groupTaskTrialsAfresh(results, meta);
+  lastGrouping.set(meta, { results: [...results], tasks });
+  return tasks;
+}
+
+/** The same result objects, in any order (each report sorts its own copy). */
+function sameResults(a: readonly TaskResult[], b: readonly TaskResult[]): boolean {
+  if (a.length !== b.length) return false;
+  const known = new Set(a);
+  return b.every((r) => known.has(r));
+}
+
+function groupTaskTrialsAfresh(results: readonly TaskResult[], meta: Pick<ReportMeta, "trialPlans" | "unfinished" | "passAt">): TaskTrials[] {
   const plans = new Map<string, TaskTrialPlan>((meta.trialPlans ?? []).map((plan) => [taskKey(plan), plan]));
   const byTask = new Map<string, { suite: string; id: string; file: string; results: TaskResult[]; unfinished: UnfinishedTask[] }>();
   const entryOf = (t: { suite: string; id: string; file: string }) => {
