@@ -133,7 +133,8 @@ test("--stop-early skips the trials once the gate is decided, and a resume does 
   assert.deepEqual(await trialFolders(out, "suite", "rate"), [1, 2, 3]);
   assert.equal(first.code, 1, "the every-trial task failed its gate");
 
-  const again = await run();
+  // Resumed with more at once: the kept trials the queue has not reached yet still decide the gate.
+  const again = await runCli(["run", "suite", "--out", out, "--sandbox", "off", "--json", "--concurrency", "4", "--stop-early"], { cwd: root });
   assert.deepEqual(progress(again.stdout).filter((p) => p.type === "task_start"), [], "nothing runs on resume");
   assert.equal(progress(again.stdout).filter((p) => p.type === "trial_skipped").length, 6);
   assert.equal(await exists(join(out, "tasks", "suite", "every", "default", "2")), false);

@@ -253,7 +253,8 @@ async function runQueue(opts: SuiteRunOptions, runDir: RunDir, manifest: RunMani
     if (!opts.stopEarly) return false;
     if ((await runDir.trial(trial.key).readState()) !== null) return false;
     const plan = planOf.get(taskKey(trial.task))!;
-    const counted = [...results.values()].filter((r) => r.suite === plan.suite && r.id === plan.id);
+    // This run's results and the ones an earlier run left (not yet reached by the queue): a resume decides as the run did.
+    const counted = trialsOf(trial.task, plan.trials).flatMap((t) => results.get(trialId(t.key)) ?? earlier.get(trialId(t.key)) ?? []);
     const passes = counted.filter((r) => r.status === "passed").length;
     return gateDecision(plan.gate, { passes, counted: counted.length, planned: plan.trials }).decided;
   };
@@ -425,7 +426,7 @@ function checkFewerTrials(opts: SuiteRunOptions, previous: readonly ManifestTask
     "ask for as many (repeats: or --repeats), start the run over with --restart, or pass another --out");
 }
 
-/** The selected trials, and (for a task whose planned trials shrank… which is refused) no others: each task's planned trials. */
+/** Every selected task's planned trials. */
 function selectedTrialKeys(opts: SuiteRunOptions): TrialKey[] {
   return opts.tasks.flatMap((task) => trialsOf(task, trialCountOf(task, opts)).map((t) => t.key));
 }
