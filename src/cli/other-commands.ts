@@ -6,9 +6,11 @@ import { mergeRunReports } from "../runner/reports/report-merge.js";
 import { loadTasks } from "../runner/tasks/suite-loader.js";
 import { parseLimitFlag, planSuite } from "../runner/plan/plan-suite.js";
 import type { TaskDefinition } from "../runner/tasks/task-file.js";
-import { EVERY_TRIAL, fewestPassing, fewestTrialsToPass, type TrialGate } from "../runner/trials/trial-gate.js";
+import { fewestPassing, fewestTrialsToPass } from "../runner/trials/trial-gate.js";
+import { gateOf, repeatsOf } from "../runner/trials/trial.js";
+import type { RunRequest } from "../runner/execute/run-request.js";
 import { RhemaError } from "../core/errors.js";
-import { parseCountFlag, parseUsdFlag } from "./run-command.js";
+import { parseTrialFlags, parseUsdFlag } from "./run-command.js";
 import { describeSandboxSetting } from "../runner/tasks/task-sandbox.js";
 import { compareTasks, taskKey } from "../runner/tasks/task-key.js";
 import type { SandboxMode } from "../process/sandbox-mode.js";
@@ -95,24 +97,12 @@ export async function validateCommand(args: ValidateArgs, io: CliIo): Promise<Ex
   return EXIT_OK;
 }
 
-/** The gate flags as `rhema run` takes them: `--repeats N`, `--min-pass-rate R`, `--gate rate|lower`. */
-interface GateFlags {
-  repeats: number | undefined;
-  minPassRate: number | undefined;
-  judgedOn: "rate" | "lower";
-}
+/** The gate flags as `rhema run` takes them (`parseTrialFlags`): `--repeats N`, `--min-pass-rate R`, `--gate rate|lower`. */
+type GateFlags = Pick<RunRequest, "repeats" | "minPassRate" | "gate">;
 
 function parseGateFlags(args: ValidateArgs): GateFlags {
-  const repeats = args.repeats === undefined ? undefined : parseCountFlag("--repeats", args.repeats);
-  let minPassRate: number | undefined;
-  if (args.minPassRate !== undefined) {
-    const text = String(args.minPassRate).trim();
-    minPassRate = /^(0(\.\d+)?|1(\.0+)?|\.\d+)$/.test(text) ? Number(text) : NaN;
-    if (!(minPassRate > 0 && minPassRate <= 1)) throw new RhemaError("usage", `Expected --min-pass-rate to be a share above 0 and at most 1 (such as 0.8), got "${String(args.minPassRate)}"`);
-  }
-  const gate = args.gate ?? "rate";
-  if (gate !== "rate" && gate !== "lower") throw new RhemaError("usage", `Expected --gate to be rate or lower, got "${gate}"`);
-  return { repeats, minPassRate, judgedOn: gate };
+  const { repeats, minPassRate, gate } = parseTrialFlags({ repeats: args.repeats, minPassRate: args.minPassRate, gate: args.gate });
+  return { ...(repeats !== undefined ? { repeats } : {}), ...(minPassRate !== undefined ? { minPassRate } : {}), ...(gate !== undefined ? { gate } : {}) };
 }
 
 /**
@@ -121,9 +111,8 @@ function parseGateFlags(args: ValidateArgs): GateFlags {
  * `repeats`, else `--repeats`, else 1); null when some outcome can.
  */
 export function unpassableGateWarning(task: TaskDefinition, flags: GateFlags): string | null {
-  const rate = task.passRate ?? flags.minPassRate;
-  const gate: TrialGate = rate === undefined ? EVERY_TRIAL : { kind: "rate", min: rate, judgedOn: flags.judgedOn };
-  const trials = task.repeats ?? flags.repeats ?? 1;
+  const gate = gateOf(task, { minPassRate: flags.minPassRate, judgedOn: flags.gate });
+  const trials = repeatsOf(task, flags.repeats);
   if (fewestPassing(gate, trials) !== null) return null;
   const needed = fewestTrialsToPass(gate);
   const judged = gate.kind === "rate" ? `rate ${gate.min} judged on ${gate.judgedOn === "lower" ? "the lower bound of its 95 % interval" : "the rate"}` : "every trial";

@@ -32,8 +32,8 @@ import type { TaskDefinition } from "../tasks/task-file.js";
 import { CURRENT_HASH_SCHEME, hashUnder } from "../tasks/content-hash.js";
 import { runTask, type TaskRunEnv, type TaskRunOutcome } from "./task-executor.js";
 import { notStartedResult, stalledResult } from "./task-outcome.js";
-import { repeatsOf, trialId, trialsOf, type Trial } from "../trials/trial.js";
-import { EVERY_TRIAL, gateDecision, type TrialGate } from "../trials/trial-gate.js";
+import { gateOf, repeatsOf, trialId, trialsOf, type Trial } from "../trials/trial.js";
+import { EVERY_TRIAL, gateDecision } from "../trials/trial-gate.js";
 import { trialLabel, type TrialKey } from "../trials/trial-key.js";
 import { compareResults, trialKeyOf } from "../run-dir/run-dir.js";
 import { STALLED_MESSAGE, untilStalled } from "./stall-net.js";
@@ -335,11 +335,6 @@ function trialCountOf(task: TaskDefinition, opts: Pick<SuiteRunOptions, "repeats
   return repeatsOf(task, opts.repeats);
 }
 
-/** The gate of `task`: its `pass.rate`, else `--min-pass-rate`, judged as `--gate` says; else every trial. */
-export function gateOf(task: Pick<TaskDefinition, "passRate">, gate: SuiteRunOptions["gate"] = {}): TrialGate {
-  const min = task.passRate ?? gate.minPassRate;
-  return min === undefined ? EVERY_TRIAL : { kind: "rate", min, judgedOn: gate.judgedOn ?? "rate" };
-}
 
 function trialPlanOf(task: ManifestTask): TaskTrialPlan {
   return { suite: task.suite, id: task.id, trials: task.trials ?? 1, gate: task.gate ?? EVERY_TRIAL };
@@ -410,7 +405,7 @@ function runClock(opts: SuiteRunOptions, runDir: RunDir, manifest: RunManifest) 
 }
 
 function manifestEntry(task: TaskDefinition, opts: Pick<SuiteRunOptions, "repeats" | "gate">): ManifestTask {
-  return { suite: task.suite, id: task.id, file: task.file, contentHash: task.contentHash, trials: trialCountOf(task, opts), gate: gateOf(task, opts.gate) };
+  return { suite: task.suite, id: task.id, file: task.file, contentHash: task.contentHash, trials: trialCountOf(task, opts), gate: gateOf(task, opts.gate ?? {}) };
 }
 
 /**

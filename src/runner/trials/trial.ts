@@ -5,6 +5,7 @@
  */
 import type { TaskDefinition } from "../tasks/task-file.js";
 import { trialFolderSegments, trialLabel, type TrialKey } from "./trial-key.js";
+import { EVERY_TRIAL, type TrialGate } from "./trial-gate.js";
 
 export interface Trial {
   task: TaskDefinition;
@@ -16,6 +17,15 @@ export interface Trial {
 /** The number of trials a task runs: its own `repeats:`, else the run's `--repeats`, else 1. */
 export function repeatsOf(task: Pick<TaskDefinition, "repeats">, runRepeats: number | undefined): number {
   return task.repeats ?? runRepeats ?? 1;
+}
+
+/**
+ * The gate of `task`: its `pass.rate`, else the run's `--min-pass-rate`, judged as `--gate` says
+ * (default: on the rate); without either, every trial must pass.
+ */
+export function gateOf(task: Pick<TaskDefinition, "passRate">, run: { minPassRate?: number | undefined; judgedOn?: "rate" | "lower" | undefined }): TrialGate {
+  const min = task.passRate ?? run.minPassRate;
+  return min === undefined ? EVERY_TRIAL : { kind: "rate", min, judgedOn: run.judgedOn ?? "rate" };
 }
 
 /** The trials of `task`, repeats 1..`repeats` with no variant, in report order. */
