@@ -199,10 +199,15 @@ async function runQueue(opts: SuiteRunOptions, runDir: RunDir, manifest: RunMani
   const plans = manifest.tasks.map(trialPlanOf);
   const planOf = new Map(plans.map((p) => [taskKey(p), p]));
   const results = new Map<string, TaskResult>(await unselectedResults(runDir, manifest, selectedTasks));
-  /** Results an earlier run left for the selected trials: kept as they are when their turn comes (read first, so the early stop sees them all). */
+  /**
+   * Results an earlier run left for the selected trials, read once: kept as they are when their
+   * turn comes (read first, so the early stop sees them all). A result that cannot be read is left
+   * for its turn, which reads it again and stops the run with the file's error.
+   */
   const earlier = new Map<string, TaskResult>();
+  const unreadable = new Set<string>();
   for (const trial of trials) {
-    const found = await runDir.trial(trial.key).readResult().catch(() => null);
+    const found = await runDir.trial(trial.key).readResult().catch(() => (unreadable.add(trialId(trial.key)), null));
     if (found) earlier.set(trialId(trial.key), found);
   }
   /** What trials without a result spent before an earlier run was interrupted (this run's interrupts replace them). */
@@ -270,7 +275,7 @@ async function runQueue(opts: SuiteRunOptions, runDir: RunDir, manifest: RunMani
     }
     await lock.confirm();
     // A trial finished in an earlier run is kept as it is: no `task_start`, only its end, said kept.
-    const kept = earlier.get(trialId(trial.key)) ?? await runDir.trial(trial.key).readResult();
+    const kept = earlier.get(trialId(trial.key)) ?? (unreadable.has(trialId(trial.key)) ? await runDir.trial(trial.key).readResult() : null);
     if (kept) return finish(trial, kept, true);
     if (await decidedWithout(trial)) {
       gateDecided.add(trialId(trial.key));
