@@ -25,7 +25,7 @@ import type { TaskEvent } from "../run-dir/runner-events.js";
 import { RunDir, runDirRefusal, type ReportFiles } from "../run-dir/run-dir.js";
 import type { LockTiming } from "../run-dir/lock-owner.js";
 import type { LockGuard } from "../run-dir/run-lock.js";
-import { planManifestTasks, shardChange, type ManifestTask, type RunManifest, type SelectionMode } from "../run-dir/run-manifest.js";
+import { planManifestTasks, plannedTrials, shardChange, type ManifestTask, type RunManifest, type SelectionMode } from "../run-dir/run-manifest.js";
 import { ReportWriter, appendSummary, probeReportCopies, probeSummaryAppend } from "../reports/run-reports.js";
 import { repositoryRelativePaths } from "../reports/report-paths.js";
 import type { TaskDefinition } from "../tasks/task-file.js";
@@ -345,9 +345,9 @@ function trialPlanOf(task: ManifestTask): TaskTrialPlan {
   return { suite: task.suite, id: task.id, trials: task.trials ?? 1, gate: task.gate ?? EVERY_TRIAL };
 }
 
-/** Every trial the manifest plans (no variants yet: each task's repeats). */
+/** Every trial the manifest plans. */
 function manifestTrials(manifest: Pick<RunManifest, "tasks">): TrialKey[] {
-  return manifest.tasks.flatMap((task) => Array.from({ length: task.trials ?? 1 }, (_, i) => ({ suite: task.suite, id: task.id, variant: null, repeat: i + 1 })));
+  return manifest.tasks.flatMap(plannedTrials);
 }
 
 /**

@@ -10,6 +10,7 @@ import type { Session } from "../../core/session.js";
 import type { ToolSpec } from "../../core/tool.js";
 import { sessionFromLog, type ReplaySession } from "../../transcript/replay-session.js";
 import { RunDir } from "./run-dir.js";
+import { plannedTrials, type ManifestTask } from "./run-manifest.js";
 import type { TaskFolder } from "./task-folder.js";
 import { taskKey } from "../tasks/task-key.js";
 import { trialLabel } from "../trials/trial-key.js";
@@ -61,10 +62,7 @@ export async function readRunDirSessions(path: string): Promise<RecordedSession[
 }
 
 /** A layout-2 task's trial folders, each named by its trial's label (`suite/id`, `suite/id#3`). */
-function manifestTrialFolders(runDir: RunDir, ref: { suite: string; id: string; trials?: number }): { folder: TaskFolder; name: string }[] {
+function manifestTrialFolders(runDir: RunDir, ref: ManifestTask): { folder: TaskFolder; name: string }[] {
   const repeats = ref.trials ?? 1;
-  return Array.from({ length: repeats }, (_, i) => {
-    const key = { suite: ref.suite, id: ref.id, variant: null, repeat: i + 1 };
-    return { folder: runDir.trial(key), name: trialLabel(key, { repeats, variants: false }) };
-  });
+  return plannedTrials(ref).map((key) => ({ folder: runDir.trial(key), name: trialLabel(key, { repeats, variants: false }) }));
 }

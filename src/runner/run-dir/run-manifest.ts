@@ -12,6 +12,7 @@ import { z } from "zod";
 import type { StateFileKind } from "./state-file.js";
 import { compareTasks, taskKey } from "../tasks/task-key.js";
 import { trialGateSchema } from "../trials/trial-gate.js";
+import type { TrialKey } from "../trials/trial-key.js";
 
 const manifestTaskSchema = z.strictObject({
   suite: z.string(), id: z.string(), file: z.string(), contentHash: z.string(),
@@ -64,6 +65,11 @@ export const MANIFEST_KIND: StateFileKind<RunManifest> = {
   what: "a rhema run manifest",
   remedy: "pass another --out or remove the folder",
 };
+
+/** The trials a manifest task plans (no variants yet: its repeats 1..`trials`). */
+export function plannedTrials(task: Pick<ManifestTask, "suite" | "id" | "trials">): TrialKey[] {
+  return Array.from({ length: task.trials ?? 1 }, (_, i) => ({ suite: task.suite, id: task.id, variant: null, repeat: i + 1 }));
+}
 
 /**
  * How a run treats a run directory that already holds a run: `resume` (the selection must be
