@@ -7,7 +7,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFile, readdir, writeFile } from "node:fs/promises";
+import { readFile, readdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { readRunResults } from "../../src/runner/run-dir/run-dir.js";
 import { runCli, startCli } from "../support/cli.js";
@@ -138,6 +138,22 @@ test("--stop-early skips the trials once the gate is decided, and a resume does 
   assert.deepEqual(progress(again.stdout).filter((p) => p.type === "task_start"), [], "nothing runs on resume");
   assert.equal(progress(again.stdout).filter((p) => p.type === "trial_skipped").length, 6);
   assert.equal(await exists(join(out, "tasks", "suite", "every", "default", "2")), false);
+});
+
+test("--stop-early on resume counts a later trial's kept result before it judges an earlier unstarted one", async (t) => {
+  const root = await tempDir(t);
+  // Every trial fails; the first run keeps all three. Trials 1 and 2 are then lost (as if killed
+  // before they began), so the resume's queue reaches them before the kept trial 3: its failure
+  // alone decides the every-trial gate, and neither may run.
+  await writeFiles(root, { "suite/every.yaml": verdictTask(3, ["bad"]) });
+  const out = join(root, "run");
+  const first = await runCli(["run", "suite", "--out", out, "--sandbox", "off", "--json"], { cwd: root });
+  assert.equal(first.code, 1, first.stderr);
+  for (const n of ["1", "2"]) await rm(join(out, "tasks", "suite", "every", "default", n), { recursive: true });
+  const again = await runCli(["run", "suite", "--out", out, "--sandbox", "off", "--json", "--concurrency", "1", "--stop-early"], { cwd: root });
+  assert.equal(again.code, 1, again.stderr);
+  assert.deepEqual(progress(again.stdout).filter((p) => p.type === "task_start").map((p) => p.trial), [], "the kept failure decided the gate");
+  assert.deepEqual(progress(again.stdout).filter((p) => p.type === "trial_skipped").map((p) => p.trial), ["suite/every#1", "suite/every#2"]);
 });
 
 test("the trial flags are checked before anything runs: exit 2 naming the flag", async (t) => {
