@@ -33,7 +33,7 @@ const sandboxAggregateSchema = z.strictObject({
   mode: z.enum(["bwrap", "none", "off"]).describe("The weakest sandbox any task's commands ran in: none (auto found bwrap unusable) before off before bwrap."),
   reason: z.string().optional().describe("Why commands ran unsandboxed (mode none): the probe's finding."),
   fix: z.string().optional().describe("What to do so that they run sandboxed (mode none)."),
-  tasks: z.strictObject({ bwrap: count, none: count, off: count }).describe("Tasks by the sandbox their commands ran in."),
+  tasks: z.strictObject({ bwrap: count, none: count, off: count }).describe("Results (trials: a task's one trial is the task) by the sandbox their commands ran in."),
 }).nullable().describe("The sandbox of the tasks' commands; null when no task recorded one.");
 
 const aggregateSchema = z.strictObject({

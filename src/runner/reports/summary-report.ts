@@ -78,7 +78,7 @@ function totalsSection(stats: ReturnType<typeof buildStatsReport>, repeated: boo
     repeated ? repeatedHeading(stats) : `### rhema run \`${stats.runId}\`${shardLabel(stats)}: ${counts.passed} of ${counted(counts.tasks + counts.interrupted + counts.notStarted, "task")} passed`,
     "",
     `${repeated ? "Trials: " : ""}${parts.join(" · ")} — ${figures.join(" · ")}`,
-    ...sandboxLines(stats.total.sandbox, stats.tasks),
+    ...sandboxLines(stats.total.sandbox, stats.tasks, repeated ? "trial" : "task"),
   ].join("\n");
 }
 
@@ -112,18 +112,21 @@ function shardNote(stats: StatsReport): string {
     `${missing.length === 1 ? "is" : "are"} missing (merged with --allow-partial): ${missing.length === 1 ? "its" : "their"} tasks are not in these reports.`].join("\n");
 }
 
-/** The sandbox the commands ran in: a warning block when some ran unsandboxed by fallback. */
-function sandboxLines(sandbox: StatsAggregate["sandbox"], tasks: StatsReport["tasks"]): string[] {
+/**
+ * The sandbox the commands ran in: a warning block when some ran unsandboxed by fallback. The
+ * counts are of results, so a run with repeated tasks counts trials.
+ */
+function sandboxLines(sandbox: StatsAggregate["sandbox"], tasks: StatsReport["tasks"], unit: "task" | "trial"): string[] {
   if (sandbox === null) return [];
   const { bwrap, none, off } = sandbox.tasks;
   if (sandbox.mode === "none") {
     // The reason quotes bwrap and is escaped; the fix is rhema's own text, written with inline code.
-    return ["", "> [!WARNING]", `> **No sandbox:** the commands of ${counted(none, "task")} ran unsandboxed (\`sandbox: auto\`, bwrap unusable): ` +
+    return ["", "> [!WARNING]", `> **No sandbox:** the commands of ${counted(none, unit)} ran unsandboxed (\`sandbox: auto\`, bwrap unusable): ` +
       `${escapeMarkdown(sandbox.reason ?? "bwrap could not run")}.` + (sandbox.fix ? ` To sandbox them: ${sandbox.fix}.` : "")];
   }
   const networks = [...new Set(tasks.flatMap((t) => (t.sandbox?.mode === "bwrap" ? [t.sandbox.network] : [])))];
   const network = networks.length === 1 ? `network ${networks[0]} for shell and checks` : "network per policy";
-  const parts = [bwrap > 0 ? `bwrap for ${counted(bwrap, "task")} (${network})` : null, off > 0 ? `off for ${counted(off, "task")} (as asked)` : null];
+  const parts = [bwrap > 0 ? `bwrap for ${counted(bwrap, unit)} (${network})` : null, off > 0 ? `off for ${counted(off, unit)} (as asked)` : null];
   return ["", `Sandbox: ${parts.filter((p) => p !== null).join("; ")}.`];
 }
 

@@ -125,6 +125,13 @@ describe("reports of repeated tasks", () => {
     assert.match(out.summary, /\| ❌ \| `suite\/flaky#2` \|/);
   });
 
+  test("the summary's sandbox line counts trials, not tasks, when tasks repeat", async (t) => {
+    const results = flakyTrials().map((r) => ({ ...r, sandbox: { mode: "bwrap" as const, network: "deny" as const } }));
+    const out = await written(t, results, meta({ kind: "rate", min: 0.6, judgedOn: "rate" }));
+    assert.match(out.summary, /\nSandbox: bwrap for 5 trials \(network deny for shell and checks\)\.\n/);
+    assert.deepEqual(out.stats.total.sandbox?.tasks, { bwrap: 5, none: 0, off: 0 });
+  });
+
   test("gate failed: <failure> of the first failed trial plus a rerunError per other, valid against the XSD", async (t) => {
     const out = await written(t, flakyTrials(), meta({ kind: "every" }));
     await assertValid(out.junit);
