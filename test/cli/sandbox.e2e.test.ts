@@ -170,7 +170,9 @@ test("as root too, a task's shell command, setup and checks hold no capability a
     "id -u > uid.txt",
     attempt("socket-run", connect(join(runSockets, "s.sock")), "escapes.txt"),
     attempt("socket-xdg", connect(join(xdg, "s.sock")), "escapes.txt"),
-    attempt("credentials", `grep -q ${SECRET} ${credentials}`, "escapes.txt"),
+    // Named so that the redactor, which hides the variable's value (this path) from the model, cannot
+    // turn it into a placeholder; grepped for a word it does not redact either.
+    attempt("credentials", `grep -q private_key "${root}"/gcp.json`, "escapes.txt"),
     attempt("umount-run", `umount -l ${run} && ls ${run}/tasks`, "escapes.txt"),
     attempt("userns", "unshare -Ur true", "escapes.txt"),
   ].join("\n");
