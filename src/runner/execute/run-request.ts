@@ -189,9 +189,8 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
       redactor,
       // Decided once by the planner (the same for every task today): the scrubbed environment and its runner.
       runCommand: processCommandRunner({ baseEnv: commands.env, allowEnv: commands.allowEnv }),
-      shellEnv: commands.env,
+      commandsFor: (trial) => planOf(trial.task).commands,
       hostEnv: context.env,
-      allowEnv: commands.allowEnv,
       providerFor: (trial) => planOf(trial.task).providerFor(trial.key),
       workerProviderFor: (trial) => planOf(trial.task).worker,
       pricingFor: (trial) => planOf(trial.task).pricing,

@@ -42,6 +42,7 @@ import type { SandboxPlacement } from "../../process/sandbox.js";
 import type { SandboxUse } from "../../process/sandbox-mode.js";
 import type { NetworkSetting } from "../tasks/task-sandbox.js";
 import type { CommandRunner } from "./command-runner.js";
+import type { CommandEnvironment } from "../plan/task-plan.js";
 import type { SecretRedactor } from "../run-dir/secret-redactor.js";
 import type { TaskEvent } from "../run-dir/runner-events.js";
 import { runChecks, type DeadlineHit } from "./task-checks.js";
@@ -81,11 +82,13 @@ export interface TaskRunEnv {
   defaults: { maxSteps?: number; timeoutMs?: number };
   /** The run's budgets and spend, shared by its tasks; absent: only the task's own limits count. */
   budget?: RunBudget;
-  /** The environment tool commands start from (the CLI's), and names let through despite looking secret. */
-  shellEnv: Readonly<Record<string, string | undefined>>;
-  /** The environment rhema itself was started with, unscrubbed: the sandbox hides the home folder, runtime folder and credential files it names. */
-  hostEnv?: Readonly<Record<string, string | undefined>>;
-  allowEnv: readonly string[];
+  /** What the trial's shell tool runs with (its plan's scrubbed environment and the names let through). */
+  commandsFor(trial: Trial): CommandEnvironment;
+  /**
+   * The environment rhema itself was started with, unscrubbed: the sandbox hides the home folder,
+   * runtime folder and credential files it names (scrubbing removes the variables that name them).
+   */
+  hostEnv: Readonly<Record<string, string | undefined>>;
   /** Each agent event of the task, and the runner's own (setup commands, checks: runner-events.ts). */
   onEvent(trial: Trial, event: TaskEvent): void;
   /**
@@ -175,7 +178,7 @@ async function openTrialRun(trial: Trial, folder: TaskFolder, env: TaskRunEnv): 
   const log = await folder.openEventLog(env.redactor, (e) => env.onEvent(trial, e), env.now);
   const events = env.lock ? lockedSink(log, env.lock) : log;
   const unlistenRetries = env.listenRetries?.(trial, (who, notice) => events.emit({ type: "retry", who, ...notice })) ?? (() => {});
-  const sandbox = await taskPlacements(env.sandboxFor?.(trial) ?? { use: { mode: "off" }, network: "allow" }, env.runDir, env.hostEnv ?? env.shellEnv);
+  const sandbox = await taskPlacements(env.sandboxFor?.(trial) ?? { use: { mode: "off" }, network: "allow" }, env.runDir, env.hostEnv);
   const budget = env.budget ?? new RunBudget({});
   // Each boundary's stats feed the run's spend as the request lands, before the next one asks.
   const commitHook = async (commit: Commit) => {
@@ -223,7 +226,7 @@ async function turnPhase(run: TrialRun): Promise<{ kind: "interrupted" } | { kin
       task: trial.task, workspace: folder.workspace, provider: run.provider, approval: env.approvalFor(trial),
       store: run.store, budget: run.budget.checkFor(trial.key, trial.task.limits), saved, sink: run.events, signal,
       maxSteps: stepCapOf(trial.task, env.defaults), now: env.now,
-      shellEnv: env.shellEnv, allowEnv: env.allowEnv, filterToolOutput: (text) => env.redactor.redact(text),
+      commands: env.commandsFor(trial), filterToolOutput: (text) => env.redactor.redact(text),
       filterCommitted: (text) => env.redactor.redact(text),
       workerProvider: env.workerProviderFor?.(trial) ?? null,
       ...(env.pricingFor ? { price: env.pricingFor(trial).pricer } : {}),

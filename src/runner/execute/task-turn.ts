@@ -21,6 +21,7 @@ import type { TranscriptStats } from "../../core/transcript-types.js";
 import type { Session } from "../../core/session.js";
 import type { SandboxPlacement } from "../../process/sandbox.js";
 import type { TaskDefinition } from "../tasks/task-file.js";
+import type { CommandEnvironment } from "../plan/task-plan.js";
 import { modelWorker } from "../../transcript/compaction-worker.js";
 import { stopRecordedGroup } from "../../process/process-identity.js";
 
@@ -55,9 +56,8 @@ export interface TaskTurnOptions {
   signal: AbortSignal;
   maxSteps: number;
   now: () => Date;
-  /** The environment the shell tool starts from, and the secret-looking names it may keep. */
-  shellEnv: Readonly<Record<string, string | undefined>>;
-  allowEnv: readonly string[];
+  /** The environment the shell tool starts from, scrubbed, and the secret-looking names it kept (the agent scrubs again: idempotent). */
+  commands: CommandEnvironment;
   /** Applied to tool output before the model sees it: the runner's secret redaction. */
   filterToolOutput: (text: string) => string;
   /** Applied to the session's text at each commit boundary (the same redaction): the model's own text included. */
@@ -76,7 +76,7 @@ export interface TaskTurnOptions {
 export async function runTaskTurn(opts: TaskTurnOptions): Promise<CodingAgent> {
   const config: CodingAgentConfig = {
     workspace: opts.workspace, transcript: opts.task.transcript ?? {}, now: opts.now,
-    env: opts.shellEnv, allowEnv: [...opts.allowEnv], filterToolOutput: opts.filterToolOutput,
+    env: opts.commands.env, allowEnv: [...opts.commands.allowEnv], filterToolOutput: opts.filterToolOutput,
     ...(opts.filterCommitted ? { filterCommitted: opts.filterCommitted } : {}),
     ...(opts.workerProvider ? { compactionWorker: modelWorker(opts.workerProvider) } : {}),
     ...(opts.sandbox ? { sandbox: opts.sandbox } : {}),

@@ -24,7 +24,7 @@ import { tempDir } from "../../support/temp-dir.js";
 import { exists } from "../../support/wait.js";
 
 const AT = "2026-03-04T05:06:07.000Z";
-const SHELL_ENV = { PATH: process.env.PATH, HOME: process.env.HOME };
+const SHELL_ENV: Record<string, string> = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/root" };
 const lockPath = (runDir: string) => new RunDir(runDir).lockPath;
 const readManifest = (runDir: string) => new RunDir(runDir).readManifest();
 /** The folder of a task's first trial. */
@@ -58,8 +58,8 @@ function options(runDir: string, tasks: readonly TaskDefinition[], extra: Partia
       providerFor: ({ task }) => new ScriptedProvider(task.model?.provider === "scripted" ? task.model.script : [], { record: false }),
       approvalFor: () => allowAll,
       defaults: {},
-      shellEnv: SHELL_ENV,
-      allowEnv: [],
+      commandsFor: () => ({ env: SHELL_ENV, allowEnv: [] }),
+      hostEnv: SHELL_ENV,
     },
     onProgress: (p) => progress.push(p),
     progress,

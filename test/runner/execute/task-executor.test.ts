@@ -24,7 +24,7 @@ import { tempDir } from "../../support/temp-dir.js";
 import { exists } from "../../support/wait.js";
 
 const AT = "2026-03-04T05:06:07.000Z";
-const SHELL_ENV = { PATH: process.env.PATH, HOME: process.env.HOME };
+const SHELL_ENV: Record<string, string> = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/root" };
 
 /** A task's one trial. */
 const onlyTrial = (task: TaskDefinition): Trial => trialsOf(task, 1)[0]!;
@@ -50,8 +50,8 @@ function runEnv(runDir: string, opts: { signal?: AbortSignal; approval?: Approva
     providerFor: ({ task }: Trial) => new ScriptedProvider(task.model?.provider === "scripted" ? task.model.script : [], { record: false }),
     approvalFor: () => opts.approval ?? allowAll,
     defaults: {},
-    shellEnv: SHELL_ENV,
-    allowEnv: [],
+    commandsFor: () => ({ env: SHELL_ENV, allowEnv: [] }),
+    hostEnv: SHELL_ENV,
     onEvent: (_task, event) => opts.onEvent?.(event),
   };
 }

@@ -33,7 +33,7 @@ async function turn(t: { after(fn: () => unknown): void }, script: ScriptStep[],
   const run = runTaskTurn({
     task: taskOf(opts.images), workspace: dir, provider: new ScriptedProvider(script), approval: allowAll, store, saved,
     sink: nullSink, signal: new AbortController().signal, maxSteps: opts.maxSteps, now: () => new Date(),
-    shellEnv: {}, allowEnv: [], filterToolOutput: (x) => x,
+    commands: { env: {}, allowEnv: [] }, filterToolOutput: (x) => x,
   });
   try {
     return { dir, agent: await run };
@@ -66,7 +66,7 @@ test("a turn that had ended is not run again", async (t) => {
   const saved = await new CheckpointStore(join(first.dir, "cp")).load();
   const again = await runTaskTurn({
     task: taskOf(), workspace: first.dir, provider, approval: allowAll, store: new CheckpointStore(join(first.dir, "cp")), saved,
-    sink: nullSink, signal: new AbortController().signal, maxSteps: 3, now: () => new Date(), shellEnv: {}, allowEnv: [], filterToolOutput: (x) => x,
+    sink: nullSink, signal: new AbortController().signal, maxSteps: 3, now: () => new Date(), commands: { env: {}, allowEnv: [] }, filterToolOutput: (x) => x,
   });
   assert.equal(provider.requests.length, 0);
   assert.equal(textOf(again.session.messages.at(-1)!), "done");
