@@ -11,6 +11,10 @@
  *   first response → first tool start, from a call's `tool_call` event (the scripted model's
  *     response is complete) to its `approval` (the tool starts at once after it), for the first
  *     call of the run and for its first shell call, which needs the bash grammar (target ≤ 100 ms).
+ * And the planner's share (issue 21): in this process, the TASKS tasks loaded, then planned
+ * (planSuite: provider, worker, pricing, approval, sandbox, environment per task) and expanded into
+ * trials, each trial's provider and approval made — median of 5 — against the median wall time of
+ * 5 runs of the same suite at concurrency 8 (target ≤ 5 %; also at 5 repeats per task).
  * The machine's load average is printed with the figures: on a shared machine they are noisy,
  * and the medians are what to compare.
  */
@@ -20,6 +24,10 @@ import { readFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
+import { planSuite } from "../src/runner/plan/plan-suite.js";
+import { loadTasks } from "../src/runner/tasks/suite-loader.js";
+import { taskKey } from "../src/runner/tasks/task-key.js";
+import { trialsOf } from "../src/runner/trials/trial.js";
 import { CLI } from "../test/support/cli.js";
 import { repoRoot } from "../test/support/paths.js";
 
@@ -96,6 +104,49 @@ function cpuMsOf(pid: number): number | null {
   }
 }
 
+/** The median of `samples` (the upper one of an even count). */
+function median(samples: readonly number[]): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+/**
+ * Milliseconds to plan the suite in `dir` and expand it into trials of `repeats` each, with every
+ * trial's provider and approval made (what the runner asks of a plan per trial). Loading the task
+ * files is left out: the runner read them before trials too.
+ */
+async function planningMs(dir: string, repeats: number): Promise<{ ms: number; trials: number }> {
+  const loaded = await loadTasks([dir], { cwd: root });
+  const started = performance.now();
+  const suite = await planSuite(loaded.tasks, {}, { cwd: root, env: { PATH: process.env.PATH ?? "" } });
+  const trials = loaded.tasks.flatMap((task) => trialsOf(task, repeats));
+  for (const trial of trials) {
+    const plan = suite.plans.get(taskKey(trial.task))!;
+    plan.providerFor(trial.key);
+    plan.approvalFor(trial.key);
+  }
+  return { ms: performance.now() - started, trials: trials.length };
+}
+
+async function reportPlanningShare(): Promise<void> {
+  const walls: number[] = [];
+  for (let run = 0; run < 5; run++) {
+    const out = join(root, `share-${run}`);
+    const { code, wallMs } = await runCli(["run", "bench", "--out", out, "--concurrency", "8"], root);
+    if (code !== 0) throw new Error(`the run at concurrency 8 exited ${code}`);
+    walls.push(wallMs);
+  }
+  const wallMs = median(walls);
+  console.log(`planning and trial expansion (load average ${loadavg()[0]!.toFixed(1)}), against the ${TASKS}-task wall time at concurrency 8, median ${(wallMs / 1000).toFixed(2)} s of 5 runs:`);
+  for (const repeats of [1, 5]) {
+    const samples: { ms: number; trials: number }[] = [];
+    for (let run = 0; run < 5; run++) samples.push(await planningMs(join(root, "bench"), repeats));
+    const ms = median(samples.map((s) => s.ms));
+    console.log(`  ${samples[0]!.trials} trials (${repeats} per task): median ${ms.toFixed(1)} ms of 5 (${samples.map((s) => s.ms.toFixed(1)).join(", ")}) = ` +
+      `${((100 * ms) / (wallMs * repeats)).toFixed(2)} % of the wall time${repeats > 1 ? ` × ${repeats}` : ""} (target ≤ 5 %)`);
+  }
+}
+
 /** "median N ms (of a, b, …)", or a note that the events were missing. */
 function medianOf(samplesMs: number[]): string {
   if (samplesMs.length === 0) return "no sample (the events were not seen)";
@@ -163,6 +214,7 @@ try {
     if (code !== 0) throw new Error(`the run at concurrency ${concurrency} exited ${code}`);
     console.log(`  concurrency ${concurrency}: ${(TASKS / (wallMs / 1000)).toFixed(1)} tasks/s, ${(wallMs / TASKS).toFixed(1)} ms wall per task (${(wallMs / 1000).toFixed(1)} s in all)`);
   }
+  await reportPlanningShare();
   await reportFirstCalls("one task whose first call is a shell command", (run) => ["run", "first", "--out", join(root, `first-${run}`)], root);
   await reportFirstCalls("the example suite (tasks/)", (run) => ["run", EXAMPLE_SUITE, "--out", join(root, `example-${run}`)], root);
 } finally {
