@@ -19,7 +19,7 @@ export const ACTION_INPUT_NAMES = [
   "tasks", "policy", "provider", "model", "base-url", "concurrency", "filter", "tag", "shard", "out",
   "max-steps", "timeout", "stream-idle", "max-cost", "pricing", "sandbox", "fail-on", "resume", "comment", "github-token",
   "max-tokens", "stopped-ok", "allow-env", "retry-errored", "report-skipped", "restart-changed",
-  "repeats", "min-pass-rate", "gate", "stop-early", "pass-at", "junit-cases",
+  "repeats", "min-pass-rate", "gate", "stop-early", "pass-at", "junit-cases", "matrix",
 ] as const;
 export type ActionInputName = (typeof ACTION_INPUT_NAMES)[number];
 
@@ -85,6 +85,7 @@ export function readActionInputs(readInput: InputReader): ActionInputs {
     ...optional("maxCost", dollars("max-cost", text("max-cost"))),
     ...optional("maxTokens", wholeNumber("max-tokens", text("max-tokens"))),
     ...optional("pricing", text("pricing")),
+    ...optional("matrix", text("matrix")),
     ...optional("repeats", repeats(text("repeats"))),
     ...optional("minPassRate", passRate(text("min-pass-rate"))),
     ...optional("gate", text("gate") === undefined ? undefined : oneOf("gate", text("gate")!, ["rate", "lower"] as const)),

@@ -45,6 +45,7 @@ const SANDBOX_OPTION = {
 const PROVIDER_OPTION = { type: "string", choices: NAMED_PROVIDERS, describe: "model provider for tasks that name none" } as const;
 const MODEL_OPTION = { type: "string", describe: "model name for tasks that name none" } as const;
 const BASE_URL_OPTION = { type: "string", describe: "endpoint for --provider/--model (a compatible server or proxy); else ANTHROPIC_BASE_URL/OPENAI_BASE_URL" } as const;
+const MATRIX_OPTION = { type: "string", describe: "matrix file (YAML, top-level matrix:): every task runs as each of its cells (variants), trials = task × variant × repeat" } as const;
 const PRICING_OPTION = { type: "string", describe: "pricing file (YAML, schema/pricing.schema.json): adds models to the price table or overrides their prices" } as const;
 const MAX_COST_OPTION = { type: "string", describe: "the run's budget in dollars, across all tasks: once spent, tasks stop (resumably, status stopped) and none starts" } as const;
 const TIMEOUT_OPTION = { type: "string", describe: "timeout for tasks that set none (90s, 10m, 1h, or a number of seconds as in limits.timeout; none: no limit)" } as const;
@@ -65,7 +66,8 @@ function runOptions<T>(y: Argv<T>) {
     .option("filter", { type: "string", array: true, default: [], describe: "glob on suite/id (repeatable)" })
     .option("tag", { type: "string", array: true, default: [], describe: "run tasks with this tag (repeatable)" })
     .option("base-url", BASE_URL_OPTION)
-    .option("shard", { type: "string", describe: "i/n: this job's share of the tasks" })
+    .option("shard", { type: "string", describe: "i/n: this job's share of the tasks (with --matrix: of the (task, variant) pairs)" })
+    .option("matrix", MATRIX_OPTION)
     .option("junit", { type: "string", describe: "also write the JUnit report here" })
     .option("stats", { type: "string", describe: "also write stats.json here" })
     .option("summary", { type: "string", describe: "append the final summary to this file once per run (e.g. $GITHUB_STEP_SUMMARY)" })
@@ -107,6 +109,7 @@ function validateOptions<T>(y: Argv<T>) {
     .option("base-url", BASE_URL_OPTION)
     .option("sandbox", SANDBOX_OPTION)
     .option("pricing", PRICING_OPTION)
+    .option("matrix", MATRIX_OPTION)
     .option("max-cost", MAX_COST_OPTION)
     .option("timeout", TIMEOUT_OPTION)
     .option("stream-idle", STREAM_IDLE_OPTION)

@@ -12,7 +12,8 @@ import type { RunRequest } from "../runner/execute/run-request.js";
 import { RhemaError } from "../core/errors.js";
 import { parseTrialFlags, parseUsdFlag } from "./run-command.js";
 import { describeSandboxSetting } from "../runner/tasks/task-sandbox.js";
-import { compareTasks, taskKey } from "../runner/tasks/task-key.js";
+import { baseTaskKey, compareTasks, taskKey } from "../runner/tasks/task-key.js";
+import { loadMatrixFile } from "../runner/tasks/matrix-file.js";
 import type { SandboxMode } from "../process/sandbox-mode.js";
 import { EXIT_OK, type ExitCode } from "./exit-codes.js";
 import { print, type CliIo } from "./io.js";
@@ -30,6 +31,7 @@ export interface ValidateArgs {
   baseUrl?: string | undefined;
   sandbox?: SandboxMode | undefined;
   pricing?: string | undefined;
+  matrix?: string | undefined;
   maxCost?: number | string | undefined;
   timeout?: string | undefined;
   streamIdle?: string | undefined;
@@ -49,7 +51,8 @@ export async function validateCommand(args: ValidateArgs, io: CliIo): Promise<Ex
   const maxCost = args.maxCost === undefined ? undefined : parseUsdFlag("--max-cost", args.maxCost);
   parseLimitFlag("--timeout", args.timeout);
   const gateFlags = parseGateFlags(args);
-  const loaded = await loadTasks(args.paths, { cwd: io.cwd, caps: inputCapsFromEnv(io.env) });
+  const matrix = args.matrix === undefined ? null : await loadMatrixFile(resolve(io.cwd, args.matrix));
+  const loaded = await loadTasks(args.paths, { cwd: io.cwd, caps: inputCapsFromEnv(io.env), matrix });
   const plan = await planSuite(loaded.tasks, {
     ...definedOnly({ provider: args.provider, model: args.model, baseUrl: args.baseUrl, policy: args.policy, pricing: args.pricing, sandbox: args.sandbox, streamIdle: args.streamIdle }),
     ...(maxCost !== undefined ? { maxCost } : {}),
@@ -73,6 +76,8 @@ export async function validateCommand(args: ValidateArgs, io: CliIo): Promise<Ex
     if (err instanceof PolicyFileError) return err;
     throw err;
   })));
+  // A matrix file among the paths is checked as one (it applies only when --matrix names it).
+  for (const file of loaded.matrices) if (file !== matrix?.file) await loadMatrixFile(file);
   const problems = policies.flatMap((p) => (p instanceof PolicyFileError ? p.issues : []));
   if (problems.length > 0) throw new PolicyFileError(problems[0]!.file, problems);
   for (const policy of policies) {
@@ -86,9 +91,17 @@ export async function validateCommand(args: ValidateArgs, io: CliIo): Promise<Ex
     return EXIT_OK;
   }
   const suites = new Set(loaded.tasks.map((t) => t.suite));
+  const taskCount = new Set(loaded.tasks.map(baseTaskKey)).size;
   const policyFiles = loaded.policies.length > 0 ? ` and ${counted(loaded.policies.length, "policy file", "policy files")}` : "";
-  print(io.stdout, `valid: ${counted(loaded.tasks.length, "task", "tasks")} in ${counted(suites.size, "suite", "suites")}, ` +
+  const cellNote = loaded.variants === null ? "" : ` × ${counted(loaded.variants.cells.length, "cell", "cells")} of the matrix`;
+  print(io.stdout, `valid: ${counted(taskCount, "task", "tasks")}${cellNote} in ${counted(suites.size, "suite", "suites")}, ` +
     `${counted(plan.policies, "policy", "policies")} in use${policyFiles}${pricingNote}`);
+  if (loaded.variants !== null) {
+    for (const cell of loaded.variants.cells) print(io.stdout, `  cell ${cell.variant}`);
+    for (const [key, axes] of [...loaded.variants.pinned].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+      print(io.stdout, `  pinned: ${key} keeps its own ${axes.join(", ")}`);
+    }
+  }
   // Each task's effective sandbox and where it came from (nothing is probed: validate runs nothing).
   for (const task of [...loaded.tasks].sort(compareTasks)) {
     const setting = plan.plans.get(taskKey(task))?.sandbox;

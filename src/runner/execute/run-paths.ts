@@ -37,7 +37,7 @@ export async function checkRunPaths(paths: RunPaths): Promise<void> {
       throw new RhemaError("usage", `${users[0]!.file}: workspace.from ${from} holds the run directory ${paths.runDir} (--out): each task's copy of it would hold the run directory; pass an --out outside the fixture`);
     }
     // The longest place it is copied to: the fixture's entries must fit below PATH_MAX there.
-    const destination = users.map((t) => join(runDir, TASKS_DIR, t.suite, t.id, "workspace")).sort((a, b) => b.length - a.length)[0]!;
+    const destination = users.map((t) => join(runDir, TASKS_DIR, t.suite, t.id, t.variant ?? "default", "1000", "workspace")).sort((a, b) => b.length - a.length)[0]!;
     const problem = await scanFixture(from, { destination, forbidden: [runDir] });
     if (problem !== null) throw new RhemaError("usage", `${users[0]!.file}: workspace.from: ${problem.path} ${problem.message}`);
   }

@@ -12,6 +12,7 @@ import { RhemaError } from "../../core/errors.js";
 import type { ProviderEnv } from "../../providers/provider-factory.js";
 import { SecretRedactor } from "../run-dir/secret-redactor.js";
 import { processCommandRunner } from "./command-runner.js";
+import { loadMatrixFile } from "../tasks/matrix-file.js";
 import { formatShard, loadTasks, parseShard, taskStillDefined } from "../tasks/suite-loader.js";
 import type { InputCaps } from "../tasks/task-file.js";
 import { runSuite, type RunProgress, type SuiteRunOutcome } from "./suite-runner.js";
@@ -45,6 +46,8 @@ export interface RunRequest {
   tag: string[];
   /** `i/n`. */
   shard?: string;
+  /** `--matrix FILE` (relative to cwd): every selected task runs as each of the matrix's cells. */
+  matrix?: string;
   junit?: string;
   stats?: string;
   summary?: string;
@@ -127,7 +130,8 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
   // while the task files load, unless the flag turns the sandbox off (then only a policy or task
   // file could ask for it, and settleSandboxes probes then).
   if (request.sandbox !== "off") void probeSandbox(sandboxSearchPath(context.env.PATH));
-  const loaded = await loadTasks(request.paths, { cwd: context.cwd, filters: request.filter, tags: request.tag, shard, exclude: [resolve(context.cwd, request.out)], ...(request.caps ? { caps: request.caps } : {}) });
+  const matrix = request.matrix === undefined ? null : await loadMatrixFile(resolve(context.cwd, request.matrix));
+  const loaded = await loadTasks(request.paths, { cwd: context.cwd, filters: request.filter, tags: request.tag, shard, matrix, exclude: [resolve(context.cwd, request.out)], ...(request.caps ? { caps: request.caps } : {}) });
   // Paths, --filter and --tag that select nothing are a mistake; a shard whose share of a
   // selection is nothing is not (a matrix sized once, a suite or tags shrinking it): it runs no
   // task and writes empty reports, so the job passes and its reports merge.
@@ -163,12 +167,14 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
       ...(summaryAppend ? [["--summary", summaryAppend] as const] : []),
     ]),
     inputs: [
+      ...(matrix !== null ? [matrix.file] : []),
       ...(request.policy !== undefined && !request.policy.startsWith("preset:") ? [resolve(context.cwd, request.policy)] : []),
       ...(plan.pricingFile ? [plan.pricingFile.file] : []),
     ],
   });
   const outcome = await runSuite({
     tasks: loaded.tasks,
+    ...(loaded.variants !== null ? { cells: loaded.variants.cells } : {}),
     ...(request.reportSkipped ? { skipped: loaded.skipped } : {}),
     runDir,
     shard: shard === null ? null : formatShard(shard),

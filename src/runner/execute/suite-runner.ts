@@ -43,6 +43,7 @@ import { stepCapOf } from "./task-turn.js";
 import { setupRetried } from "../run-dir/task-state.js";
 import { type TaskResult, type TaskSpend, type TaskTrialPlan, type UnfinishedTask } from "../run-dir/task-result.js";
 import { taskKey, type SkippedTask } from "../tasks/task-key.js";
+import type { CellRecord } from "../tasks/task-variants.js";
 import { type JunitCases, type ReportMeta } from "../reports/report-meta.js";
 
 /** Each `task_*` progress names its trial (`trial.label`: `suite/id`, `suite/id#3` among repeats) and its task. */
@@ -59,7 +60,10 @@ export type RunProgress =
   | { type: "run_end"; results: TaskResult[]; interrupted: boolean; reports: ReportFiles; unfinished?: UnfinishedTask[] };
 
 export interface SuiteRunOptions {
+  /** The selected tasks; with a matrix, each task × cell (`variant` set) is one. */
   tasks: readonly TaskDefinition[];
+  /** With a matrix: its cells, their overrides and hashes, as the manifest records them. */
+  cells?: readonly CellRecord[];
   /** Reported as skipped test cases (only when the user asked for them). */
   skipped?: readonly SkippedTask[];
   runDir: string;
@@ -342,7 +346,7 @@ function trialCountOf(task: TaskDefinition, opts: Pick<SuiteRunOptions, "repeats
 
 
 function trialPlanOf(task: ManifestTask): TaskTrialPlan {
-  return { suite: task.suite, id: task.id, trials: task.trials ?? 1, gate: task.gate ?? EVERY_TRIAL };
+  return { suite: task.suite, id: task.id, ...(task.variant !== undefined ? { variant: task.variant } : {}), trials: task.trials ?? 1, gate: task.gate ?? EVERY_TRIAL };
 }
 
 /** Every trial the manifest plans. */
@@ -410,7 +414,10 @@ function runClock(opts: SuiteRunOptions, runDir: RunDir, manifest: RunManifest) 
 }
 
 function manifestEntry(task: TaskDefinition, opts: Pick<SuiteRunOptions, "repeats" | "gate">): ManifestTask {
-  return { suite: task.suite, id: task.id, file: task.file, contentHash: task.contentHash, trials: trialCountOf(task, opts), gate: gateOf(task, opts.gate ?? {}) };
+  return {
+    suite: task.suite, id: task.id, ...(task.variant !== undefined ? { variant: task.variant } : {}),
+    file: task.file, contentHash: task.contentHash, trials: trialCountOf(task, opts), gate: gateOf(task, opts.gate ?? {}),
+  };
 }
 
 /**
@@ -475,8 +482,8 @@ async function reopenErroredTasks(opts: SuiteRunOptions, runDir: RunDir): Promis
 
 /** A trial's label in this run (its task's repeats decide whether `#n` shows). */
 function labelOf(key: TrialKey, opts: SuiteRunOptions): string {
-  const task = opts.tasks.find((t) => t.suite === key.suite && t.id === key.id);
-  return trialLabel(key, { repeats: task ? trialCountOf(task, opts) : 1, variants: false });
+  const task = opts.tasks.find((t) => taskKey(t) === taskKey(key));
+  return trialLabel(key, { repeats: task ? trialCountOf(task, opts) : 1, variants: key.variant !== null });
 }
 
 /**
@@ -569,7 +576,8 @@ async function updateManifest(
     activeMs: previous?.activeMs ?? 0,
     hashScheme: run.hashScheme,
     shard: opts.shard ?? null,
-    variants: [],
+    variants: (opts.cells ?? []).map((cell) => cell.variant),
+    ...(opts.cells && opts.cells.length > 0 ? { cells: [...opts.cells] } : {}),
     tasks: run.tasks,
   };
   await runDir.writeManifest(manifest);

@@ -83,7 +83,7 @@ export async function runChecks(task: TaskDefinition, workspace: string, opts: C
     await opts.book.update((s) => checkStarted(s, index, check.name, opts.now().toISOString()));
     await opts.onEvent?.({ type: "check_start", index, total, name: check.name, command: check.run, rerun });
     const ran = await opts.runCommand({
-      command: check.run, env: { [FINAL_ANSWER_ENV]: opts.finalAnswerPath },
+      command: check.run, env: { ...task.env, [FINAL_ANSWER_ENV]: opts.finalAnswerPath },
       cwd: workspace, timeoutMs: check.timeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS, signal,
       ...(opts.sandbox ? { sandbox: opts.sandbox } : {}),
     });

@@ -52,6 +52,8 @@ export async function prepareWorkspace(task: TaskDefinition, folder: TaskFolder,
     await opts.onEvent?.({ type: "setup_start", index, total: commands.length, command, rerun });
     const outcome = await opts.runCommand({
       command, cwd: folder.workspace, timeoutMs: SETUP_TIMEOUT_MS, signal: opts.signal, ...(opts.sandbox ? { sandbox: opts.sandbox } : {}),
+      // A matrix cell's `env` values (checked not to look secret when the matrix file loaded).
+      ...(task.env ? { env: task.env } : {}),
     });
     if (opts.signal.aborted) throw new RhemaError("cancelled", "interrupted during setup");
     await opts.onEvent?.({ type: "setup_end", index, total: commands.length, command, exitCode: outcome.exitCode, timedOut: outcome.timedOut, durationMs: Math.round(outcome.durationMs) });

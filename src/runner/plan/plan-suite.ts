@@ -22,7 +22,7 @@ import { LIMIT_TEXT_RULE, parseLimitText } from "../tasks/duration.js";
 import type { TaskDefinition } from "../tasks/task-file.js";
 import { resolveTaskApprovals } from "../tasks/task-policy.js";
 import { taskKey } from "../tasks/task-key.js";
-import type { TrialKey } from "../trials/trial-key.js";
+import { trialFolderSegments, type TrialKey } from "../trials/trial-key.js";
 import { trialId } from "../trials/trial.js";
 import { scriptFor, type CommandEnvironment, type TaskPlan } from "./task-plan.js";
 import { resolve } from "node:path";
@@ -138,7 +138,7 @@ function providerMaker(
   const options = (onRetry: (notice: RetryNotice) => void | Promise<void>) => ({ ...idleOption(streamIdleMs), retry: { onRetry } });
   if (!isScriptedSpec(spec)) {
     // Shared by the task's trials: a retry is told to each of them that listens.
-    const provider = createProvider(spec, env, options(retries.hookTask(taskKey(task), "task")));
+    const provider = createProvider(spec, env, options(retries.hookTask(trialPrefix(task), "task")));
     return () => provider;
   }
   const made = new Map<string, ModelProvider>();
@@ -162,7 +162,7 @@ function createWorkerProviders(
     const worker = task.transcript?.worker;
     if (worker) {
       workers.set(taskKey(task), createProvider({ provider: worker.provider, name: worker.name }, env, {
-        ...idleOption(idleOf(task)), retry: { onRetry: retries.hookTask(taskKey(task), "worker") },
+        ...idleOption(idleOf(task)), retry: { onRetry: retries.hookTask(trialPrefix(task), "worker") },
       }));
     }
   }
@@ -177,6 +177,11 @@ function idleOption(streamIdleMs: number | undefined): { streamIdleMs?: number }
 function commandEnvironment(env: ProviderEnv, allowEnv: readonly string[]): CommandEnvironment {
   const scrubbed = scrubEnvironment(env, allowEnv).env;
   return { env: scrubbed, allowEnv };
+}
+
+/** What every trial id (`trialId`) of `task` (of its variant, with a matrix) starts with. */
+function trialPrefix(task: TaskDefinition): string {
+  return `${trialFolderSegments({ suite: task.suite, id: task.id, variant: task.variant ?? null, repeat: 1 }).slice(0, 3).join("/")}/`;
 }
 
 /** A fresh approval per trial from the task's policy (its first trial gets the one resolved). */
@@ -212,10 +217,10 @@ class RetryRelay {
     return (notice) => this.listeners.get(trial)?.(who, notice);
   }
 
-  /** The `onRetry` of a provider a task's trials share: told to each of them that listens. */
-  hookTask(task: string, who: "task" | "worker"): (notice: RetryNotice) => Promise<void> {
+  /** The `onRetry` of a provider a task's trials share (`prefix`: trialPrefix): told to each of them that listens. */
+  hookTask(prefix: string, who: "task" | "worker"): (notice: RetryNotice) => Promise<void> {
     return async (notice) => {
-      for (const [key, listener] of [...this.listeners]) if (key.startsWith(`${task}/`)) await listener(who, notice);
+      for (const [key, listener] of [...this.listeners]) if (key.startsWith(prefix)) await listener(who, notice);
     };
   }
 

@@ -26,7 +26,7 @@ import { failureHeadline, failureOf, failureType } from "./failure-model.js";
 import { extendTestCase } from "./junit-test-case.js";
 import { cdataSafe, checkDetails, errorDetails, propertyLines, seconds, statValue, systemOut, unfinishedText } from "./junit-text.js";
 import { addTrialsCase, trialsFigures } from "./junit-trials.js";
-import { groupTaskTrials, trialKeyOf, trialLabelOf, type TaskTrials } from "./task-trials.js";
+import { groupTaskTrials, trialKeyOf, type TaskTrials } from "./task-trials.js";
 import { compareTrials } from "../trials/trial-key.js";
 import { type ResultStats, type TaskCost, type TaskResult, type UnfinishedTask } from "../run-dir/task-result.js";
 import { compareTasks, type SkippedTask } from "../tasks/task-key.js";
@@ -78,9 +78,10 @@ interface SuiteEntries {
   cases: JunitCases;
 }
 
-/** A testcase to add, placed by id then repeat. */
+/** A testcase to add, placed by id, variant, then repeat. */
 interface CaseEntry {
   id: string;
+  variant?: string | null;
   repeat: number;
   add: (c: TestCase) => void;
 }
@@ -96,15 +97,15 @@ function addSuite(node: TestSuite, suite: string, entries: SuiteEntries, fileOf:
   node.property("suite.resumed", String(totals.resumed));
   addStatsProperties(node, "suite", totals.stats, suiteCostFigures(totals.cost));
   for (const task of tasks) {
-    if (task.planned > 1) for (const [name, value] of trialsFigures(task)) node.property(`task.${task.id}.${name}`, value);
-    else for (const result of task.results) addTaskProperties(node, result);
+    if (task.planned > 1) for (const [name, value] of trialsFigures(task)) node.property(`${taskPropertyPrefix(task)}.${name}`, value);
+    else for (const result of task.results) addTaskProperties(node, result, task);
   }
   // Test cases after properties: the builder writes properties first in any case.
   // One order for every kind of testcase: by id, as the suite's tasks are, then by trial.
   const cases: CaseEntry[] = [
     ...tasks.flatMap((task) => taskCases(task, entries.cases, fileOf(task.file))),
-    ...skipped.map((task) => ({ id: task.id, repeat: 0, add: (c: TestCase) => addSkippedCase(c, task, fileOf(task.file)) })),
-  ].sort((a, b) => compareTasks({ suite, id: a.id }, { suite, id: b.id }) || a.repeat - b.repeat);
+    ...skipped.map((task): CaseEntry => ({ id: task.id, variant: null, repeat: 0, add: (c: TestCase) => addSkippedCase(c, task, fileOf(task.file)) })),
+  ].sort((a, b) => compareTasks({ suite, id: a.id, variant: a.variant ?? null }, { suite, id: b.id, variant: b.variant ?? null }) || a.repeat - b.repeat);
   for (const entry of cases) entry.add(node.testCase());
 }
 
@@ -114,17 +115,31 @@ function addSuite(node: TestSuite, suite: string, entries: SuiteEntries, fileOf:
  * trial, named `id#3`.
  */
 function taskCases(task: TaskTrials, cases: JunitCases, file: string): CaseEntry[] {
-  if (task.planned > 1 && cases === "task") return [{ id: task.id, repeat: 0, add: (c) => addTrialsCase(c, task, file) }];
-  const name = (entry: Parameters<typeof trialKeyOf>[0]) => (task.planned > 1 ? trialLabelOf(entry, task).slice(task.suite.length + 1) : task.id);
+  const place = { id: task.id, variant: task.variant };
+  if (task.planned > 1 && cases === "task") return [{ ...place, repeat: 0, add: (c) => addTrialsCase(c, task, file) }];
+  const name = (entry: Parameters<typeof trialKeyOf>[0]) => (task.planned > 1 ? `${caseName(task)}#${trialKeyOf(entry).repeat}` : caseName(task));
   return [
-    ...task.results.map((result) => ({ id: task.id, repeat: trialKeyOf(result).repeat, add: (c: TestCase) => addTestCase(c, result, file, name(result)) })),
-    ...task.unfinished.map((entry) => ({ id: task.id, repeat: trialKeyOf(entry).repeat, add: (c: TestCase) => addUnfinishedCase(c, entry, file, name(entry)) })),
+    ...task.results.map((result) => ({ ...place, repeat: trialKeyOf(result).repeat, add: (c: TestCase) => addTestCase(c, result, file, name(result)) })),
+    ...task.unfinished.map((entry) => ({ ...place, repeat: trialKeyOf(entry).repeat, add: (c: TestCase) => addUnfinishedCase(c, entry, file, name(entry)) })),
   ];
 }
 
+/**
+ * A task's testcase name: its id, or `id [variant]` for a matrix cell's (one testcase per (task,
+ * variant)); without a matrix exactly as before, so dashboards' history holds.
+ */
+export function caseName(task: Pick<TaskTrials, "id" | "variant">): string {
+  return task.variant === null ? task.id : `${task.id} [${task.variant}]`;
+}
+
+/** The prefix of a task's suite properties: `task.<id>`, or `task.<id>@<variant>` for a matrix cell's. */
+export function taskPropertyPrefix(task: Pick<TaskTrials, "id" | "variant">): string {
+  return task.variant === null ? `task.${task.id}` : `task.${task.id}@${task.variant}`;
+}
+
 /** A task's figures as `task.<id>.*` properties of its suite: the same as its testcase's. */
-function addTaskProperties(node: TestSuite, result: TaskResult): void {
-  for (const [name, value] of taskFigures(result)) node.property(`task.${result.id}.${name}`, value);
+function addTaskProperties(node: TestSuite, result: TaskResult, task: TaskTrials): void {
+  for (const [name, value] of taskFigures(result)) node.property(`${taskPropertyPrefix(task)}.${name}`, value);
 }
 
 /** The stats as properties, with the cost figures in place of the stats' own (which read 0 for unpriced). */

@@ -23,7 +23,7 @@ import type { Spread } from "../trials/trial-figures.js";
 /** The task's testcase over its trials (see the header). */
 export function addTrialsCase(node: TestCase, task: TaskTrials, file: string): void {
   const spentMs = task.results.reduce((sum, r) => sum + r.durationMs, 0) + task.unfinished.reduce((sum, u) => sum + (u.spent?.durationMs ?? 0), 0);
-  node.className(task.suite).name(task.id).time(seconds(spentMs)).file(file);
+  node.className(task.suite).name(task.variant === null ? task.id : `${task.id} [${task.variant}]`).time(seconds(spentMs)).file(file);
   const extended = extendTestCase(node);
   const failed = task.results.filter((r) => r.status !== "passed");
   switch (task.status) {

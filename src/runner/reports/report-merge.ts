@@ -35,7 +35,7 @@ import { RunDir } from "../run-dir/run-dir.js";
 import { TaskResultFileError, type TaskResult, type TaskTrialPlan, type UnfinishedTask } from "../run-dir/task-result.js";
 import { compareTasks, taskKey, type SkippedTask } from "../tasks/task-key.js";
 import { type JunitCases, type ReportMeta, type ShardCoverage } from "./report-meta.js";
-import { trialKeyOf } from "./task-trials.js";
+import { cellKeyOf, trialKeyOf } from "./task-trials.js";
 import { compareTrials, trialLabel } from "../trials/trial-key.js";
 import { EVERY_TRIAL } from "../trials/trial-gate.js";
 
@@ -159,7 +159,7 @@ async function readShardRun(dir: string): Promise<ShardRun> {
   const text = await run.readReport("stats");
   const manifest = await run.readManifest();
   // A task the manifest gives no trial count (layout 1) has one trial and the every-trial gate.
-  const trialPlans = (manifest?.tasks ?? []).map((t) => ({ suite: t.suite, id: t.id, trials: t.trials ?? 1, gate: t.gate ?? EVERY_TRIAL }));
+  const trialPlans = (manifest?.tasks ?? []).map((t) => ({ suite: t.suite, id: t.id, ...(t.variant !== undefined ? { variant: t.variant } : {}), trials: t.trials ?? 1, gate: t.gate ?? EVERY_TRIAL }));
   if (text === null) {
     // No reports yet (killed before its first write): the manifest, if any, says its shard.
     return { dir, results, meta: null, shards: inputShards(manifest?.shard ?? null, null, join(dir, "manifest.json")), trialPlans };
@@ -259,7 +259,7 @@ function mergeResults(shards: readonly ShardRun[]): TaskResult[] {
   const results: TaskResult[] = [];
   for (const shard of shards) {
     const tasks = [...shard.results, ...(shard.meta?.unfinished ?? [])];
-    for (const key of new Set(tasks.map(taskKey))) {
+    for (const key of new Set(tasks.map(cellKeyOf))) {
       const first = owner.get(key);
       if (first !== undefined) {
         throw new RhemaError("result_invalid", `Task ${key} is in two run directories: ${first} and ${shard.dir} (were the shards run with distinct --shard i/n?)`);
@@ -274,7 +274,7 @@ function mergeResults(shards: readonly ShardRun[]): TaskResult[] {
 /** Each task's planned trials and gate, from the manifest of the input that holds it (else the first that lists it). */
 function mergeTrialPlans(shards: readonly ShardRun[]): TaskTrialPlan[] {
   const plans = new Map<string, TaskTrialPlan>();
-  const holds = (shard: ShardRun, key: string) => [...shard.results, ...(shard.meta?.unfinished ?? [])].some((t) => taskKey(t) === key);
+  const holds = (shard: ShardRun, key: string) => [...shard.results, ...(shard.meta?.unfinished ?? [])].some((t) => cellKeyOf(t) === key);
   for (const shard of shards) {
     for (const plan of shard.trialPlans) {
       const key = taskKey(plan);
@@ -291,7 +291,7 @@ function mergeMeta(shards: readonly ShardRun[], results: readonly TaskResult[], 
     throw new RhemaError("usage", `No results and no stats.json in ${shards.map((s) => s.dir).join(", ")}: nothing to merge`);
   }
   const runIds = [...new Set(shards.flatMap((s) => (s.meta ? [s.meta.runId] : [])))].sort();
-  const ran = new Set(results.map(taskKey));
+  const ran = new Set(results.map((r) => taskKey(r)));
   const skipped = new Map<string, SkippedTask>();
   for (const task of shards.flatMap((s) => s.meta?.skipped ?? [])) {
     if (!ran.has(taskKey(task))) skipped.set(taskKey(task), task);

@@ -42,6 +42,7 @@ const costPerPassSchema = z.discriminatedUnion("kind", [
 export const taskTrialsEntrySchema = z.strictObject({
   suite: z.string(),
   id: z.string(),
+  variant: z.string().optional().describe("The matrix cell (--matrix) these are the trials of; absent: the task as written."),
   status: z.enum(["passed", "failed", "errored", "stopped", "unfinished"]).describe("The task's verdict: its one trial's status, or for several its gate's (errored/stopped when no counted trial ran its checks); unfinished while trials are pending and the gate is undecided."),
   trials: z.number().int().positive().describe("Trials planned."),
   counted: count.describe("Trials with a result (passed, failed, errored, stopped): n."),
@@ -81,6 +82,7 @@ export function taskTrialsEntry(task: TaskTrials): TaskTrialsEntry {
   return {
     suite: task.suite,
     id: task.id,
+    ...(task.variant !== null ? { variant: task.variant } : {}),
     status: task.status,
     trials: task.planned,
     counted: f.trials,

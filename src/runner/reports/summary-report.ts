@@ -21,7 +21,7 @@ import { type CheckOutcome, type PolicyDenial, type TaskResult, type TaskStatus 
 import { compareTasks, taskKey } from "../tasks/task-key.js";
 import { type ReportMeta } from "./report-meta.js";
 import { counted } from "../../core/counted.js";
-import { formatAtK, formatCostPerPass, formatGate, groupTaskTrials, hasRepeatedTasks, trialKeyOf, trialLabelOf, type TaskTrials } from "./task-trials.js";
+import { cellKeyOf, formatAtK, formatCostPerPass, formatGate, groupTaskTrials, hasRepeatedTasks, trialKeyOf, trialLabelOf, type TaskTrials } from "./task-trials.js";
 import { compareTrials } from "../trials/trial-key.js";
 
 const STATUS_EMOJI: Record<TaskStatus | "skipped" | "interrupted" | "notStarted", string> = {
@@ -152,11 +152,11 @@ type LabelOf = (entry: Parameters<typeof trialKeyOf>[0]) => string;
 
 function labeller(tasks: readonly TaskTrials[]): LabelOf {
   const planned = new Map(tasks.map((t) => [taskKey(t), t.planned]));
-  return (entry) => trialLabelOf(entry, { planned: planned.get(taskKey(entry)) ?? 1 });
+  return (entry) => trialLabelOf(entry, { planned: planned.get(cellKeyOf(entry)) ?? 1 });
 }
 
 function taskTable(results: readonly TaskResult[], meta: ReportMeta, labelOf: LabelOf): string {
-  const rows = results.map((r) => ({ suite: r.suite, id: r.id, repeat: trialKeyOf(r).repeat, cells: [
+  const rows = results.map((r) => ({ suite: r.suite, id: r.id, variant: trialKeyOf(r).variant, repeat: trialKeyOf(r).repeat, cells: [
     STATUS_EMOJI[r.status],
     code(labelOf(r)),
     formatDurationMs(r.durationMs),
@@ -174,10 +174,10 @@ function taskTable(results: readonly TaskResult[], meta: ReportMeta, labelOf: La
     const figures = spent === null
       ? ["—", "—", "—", "—"]
       : [formatDurationMs(spent.durationMs), String(spent.steps), percent(spent.stats?.cacheHitRate), dollars(formatTaskCost(spent.cost ?? undefined))];
-    rows.push({ suite: task.suite, id: task.id, repeat: trialKeyOf(task).repeat, cells: [emoji, code(labelOf(task)), ...figures, "—"] });
+    rows.push({ suite: task.suite, id: task.id, variant: trialKeyOf(task).variant, repeat: trialKeyOf(task).repeat, cells: [emoji, code(labelOf(task)), ...figures, "—"] });
   }
   for (const task of meta.skipped ?? []) {
-    rows.push({ suite: task.suite, id: task.id, repeat: 0, cells: [STATUS_EMOJI.skipped, code(taskKey(task)), "—", "—", "—", "—", "—"] });
+    rows.push({ suite: task.suite, id: task.id, variant: null, repeat: 0, cells: [STATUS_EMOJI.skipped, code(taskKey(task)), "—", "—", "—", "—", "—"] });
   }
   if (rows.length === 0) return "_No tasks ran._";
   return [

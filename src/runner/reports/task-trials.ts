@@ -54,10 +54,12 @@ export interface TrialFigures {
   flaky: boolean;
 }
 
-/** One task of the run with its trials. */
+/** One task of the run with its trials; with a matrix, one (task, variant) pair: a cell's task. */
 export interface TaskTrials {
   suite: string;
   id: string;
+  /** The matrix cell whose trials these are; null: the task as written (no matrix). */
+  variant: string | null;
   file: string;
   /** Trials planned (the manifest's; at least as many as it has results and unfinished entries). */
   planned: number;
@@ -74,6 +76,11 @@ export interface TaskTrials {
 
 /** A result's or unfinished entry's trial key (run-dir.ts; absent `trial`: the task's one trial, repeat 1). */
 export { trialKeyOf };
+
+/** The key of the (task, variant) pair a result or unfinished entry belongs to: `suite/id`, `suite/id@variant`. */
+export function cellKeyOf(entry: TrialEntry): string {
+  return taskKey(trialKeyOf(entry));
+}
 
 /** `suite/id` for a task's only trial, `suite/id#3` for one of several (trial-key.ts). */
 export function trialLabelOf(entry: TrialEntry, task: Pick<TaskTrials, "planned">): string {
@@ -115,11 +122,11 @@ function sameResults(a: readonly TaskResult[], b: readonly TaskResult[]): boolea
 
 function groupTaskTrialsAfresh(results: readonly TaskResult[], meta: Pick<ReportMeta, "trialPlans" | "unfinished" | "passAt">): TaskTrials[] {
   const plans = new Map<string, TaskTrialPlan>((meta.trialPlans ?? []).map((plan) => [taskKey(plan), plan]));
-  const byTask = new Map<string, { suite: string; id: string; file: string; results: TaskResult[]; unfinished: UnfinishedTask[] }>();
-  const entryOf = (t: { suite: string; id: string; file: string }) => {
-    const key = taskKey(t);
+  const byTask = new Map<string, { suite: string; id: string; variant: string | null; file: string; results: TaskResult[]; unfinished: UnfinishedTask[] }>();
+  const entryOf = (t: TrialEntry & { file: string }) => {
+    const key = cellKeyOf(t);
     let entry = byTask.get(key);
-    if (entry === undefined) byTask.set(key, (entry = { suite: t.suite, id: t.id, file: t.file, results: [], unfinished: [] }));
+    if (entry === undefined) byTask.set(key, (entry = { suite: t.suite, id: t.id, variant: trialKeyOf(t).variant, file: t.file, results: [], unfinished: [] }));
     return entry;
   };
   for (const result of results) entryOf(result).results.push(result);
@@ -136,7 +143,7 @@ function groupTaskTrialsAfresh(results: readonly TaskResult[], meta: Pick<Report
     const pending = planned - ordered.length - gateDecided;
     const gatePassed = gateVerdict(gate, figures, pending);
     return {
-      suite: entry.suite, id: entry.id, file: entry.file, planned, gate,
+      suite: entry.suite, id: entry.id, variant: entry.variant, file: entry.file, planned, gate,
       results: ordered, unfinished, figures, gatePassed,
       status: taskStatus(planned, ordered, gatePassed),
     };
@@ -230,9 +237,9 @@ export interface RunVerdictInput {
  * status): what the exit code, the closing lines and the Action's counts go by.
  */
 export function selectedTaskVerdicts(run: RunVerdictInput): TaskTrials[] {
-  const selected = new Set(run.results.map(taskKey));
+  const selected = new Set(run.results.map(cellKeyOf));
   for (const plan of run.plans ?? []) selected.add(taskKey(plan));
-  const unfinished = (run.unfinished ?? []).filter((u) => selected.has(taskKey(u)) && u.state !== "not_selected");
+  const unfinished = (run.unfinished ?? []).filter((u) => selected.has(cellKeyOf(u)) && u.state !== "not_selected");
   return groupTaskTrials(run.results, { unfinished, ...(run.plans ? { trialPlans: run.plans } : {}) });
 }
 

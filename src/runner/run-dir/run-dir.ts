@@ -11,13 +11,12 @@ import { isAtomicTempOf, removeAtomicTemps } from "../../store/private-files.js"
 import { guardOutput, machineReadError } from "./output-guard.js";
 import type { LockTiming } from "./lock-owner.js";
 import { acquireRunLock, type RunLock } from "./run-lock.js";
-import { MANIFEST_KIND, type RunManifest } from "./run-manifest.js";
+import { MANIFEST_KIND, plannedTrials, type RunManifest } from "./run-manifest.js";
 import { readStateFile, writeStateFile } from "./state-file.js";
 import { TASKS_DIR, TaskFolder, type TaskRef } from "./task-folder.js";
 import { type TaskResult } from "./task-result.js";
 import { taskKey } from "../tasks/task-key.js";
-import { NO_VARIANT_FOLDER, compareTrials, type TrialKey } from "../trials/trial-key.js";
-import { TASK_NAME_PATTERN } from "../tasks/task-schema.js";
+import { NO_VARIANT_FOLDER, VARIANT_NAME_PATTERN, compareTrials, type TrialKey } from "../trials/trial-key.js";
 
 /** The run directory's own files. */
 export const RUN_FILES = {
@@ -98,8 +97,9 @@ export class RunDir {
   }
 
   /** Removes every trial folder of a task (`tasks/<suite>/<id>/`): it starts afresh. */
-  async removeTask(ref: TaskRef): Promise<void> {
-    const dir = this.task(ref).dir;
+  async removeTask(ref: TaskRef & { variant?: string | null | undefined }): Promise<void> {
+    // A matrix cell's task owns only its variant's folder: the task's other cells stay.
+    const dir = ref.variant == null ? this.task(ref).dir : join(this.task(ref).dir, ref.variant);
     await guardOutput(dir, "remove", () => rm(dir, { recursive: true, force: true }));
   }
 
@@ -187,8 +187,16 @@ export class RunDir {
    */
   async readResults(): Promise<TaskResult[]> {
     const manifest = await this.readManifest();
-    const planned = manifest ? new Map(manifest.tasks.map((t) => [taskKey(t), t.trials ?? 1])) : null;
     const results: TaskResult[] = [];
+    if (manifest && (manifest.layout ?? 1) === 2) {
+      // Each planned trial's folder: a matrix's task holds a folder per variant, each a manifest entry of its own.
+      for (const key of manifest.tasks.flatMap(plannedTrials)) {
+        const result = await this.trial(key).readResult();
+        if (result !== null) results.push(result);
+      }
+      return results.sort(compareResults);
+    }
+    const planned = manifest ? new Map(manifest.tasks.map((t) => [taskKey(t), t.trials ?? 1])) : null;
     for (const suite of await listFolders(join(this.path, TASKS_DIR))) {
       for (const id of await listFolders(join(this.path, TASKS_DIR, suite))) {
         const trials = planned === null ? Infinity : planned.get(taskKey({ suite, id }));
@@ -220,7 +228,7 @@ export class RunDir {
     const keys: TrialKey[] = [];
     const taskDir = this.task(ref).dir;
     for (const variantFolder of await listFolders(taskDir)) {
-      if (!TASK_NAME_PATTERN.test(variantFolder)) continue;
+      if (!VARIANT_NAME_PATTERN.test(variantFolder)) continue;
       const variant = variantFolder === NO_VARIANT_FOLDER ? null : variantFolder;
       for (const n of await listFolders(join(taskDir, variantFolder))) {
         const repeat = /^[1-9][0-9]{0,8}$/.test(n) ? Number(n) : null;

@@ -12,10 +12,13 @@ import { z } from "zod";
 import type { StateFileKind } from "./state-file.js";
 import { compareTasks, taskKey } from "../tasks/task-key.js";
 import { trialGateSchema } from "../trials/trial-gate.js";
-import type { TrialKey } from "../trials/trial-key.js";
+import { VARIANT_NAME_PATTERN, type TrialKey } from "../trials/trial-key.js";
 
 const manifestTaskSchema = z.strictObject({
-  suite: z.string(), id: z.string(), file: z.string(), contentHash: z.string(),
+  suite: z.string(), id: z.string(),
+  /** The matrix cell this entry runs the task as (its hash then covers the cell's overrides); absent: the task as written. */
+  variant: z.string().regex(VARIANT_NAME_PATTERN).optional(),
+  file: z.string(), contentHash: z.string(),
   /** How many trials (repeats) of the task the run plans; absent (layout 1): one. */
   trials: z.number().int().positive().optional(),
   /** What makes the task pass over its trials; absent: every counted trial (trial-gate.ts). */
@@ -32,6 +35,8 @@ const manifestSchema = z.strictObject({
   layout: z.literal(2).optional(),
   /** The run's variants (the matrix's cells, by id); empty or absent: none. */
   variants: z.array(z.string()).optional(),
+  /** Each variant's overrides (per axis, as the matrix file set them) and their hash; absent: no matrix. */
+  cells: z.array(z.strictObject({ variant: z.string(), overrides: z.record(z.string(), z.unknown()), hash: z.string() })).optional(),
   runId: z.string(),
   startedAt: z.string(),
   /** How many times this run directory was resumed. */
@@ -66,9 +71,9 @@ export const MANIFEST_KIND: StateFileKind<RunManifest> = {
   remedy: "pass another --out or remove the folder",
 };
 
-/** The trials a manifest task plans (no variants yet: its repeats 1..`trials`). */
-export function plannedTrials(task: Pick<ManifestTask, "suite" | "id" | "trials">): TrialKey[] {
-  return Array.from({ length: task.trials ?? 1 }, (_, i) => ({ suite: task.suite, id: task.id, variant: null, repeat: i + 1 }));
+/** The trials a manifest task plans: its variant's (none: null) repeats 1..`trials`. */
+export function plannedTrials(task: Pick<ManifestTask, "suite" | "id" | "trials"> & { variant?: string | undefined }): TrialKey[] {
+  return Array.from({ length: task.trials ?? 1 }, (_, i) => ({ suite: task.suite, id: task.id, variant: task.variant ?? null, repeat: i + 1 }));
 }
 
 /**

@@ -217,6 +217,8 @@ export interface UnfinishedTask {
 export interface TaskTrialPlan {
   suite: string;
   id: string;
+  /** The matrix cell it is planned for; absent: the task as written. */
+  variant?: string;
   trials: number;
   gate: TrialGate;
 }

@@ -28,7 +28,7 @@ export function fileBytesHash(bytes: Uint8Array): string {
 
 /** The `content-v2` hash of a parsed (schema-checked) task file. */
 export function contentHash(content: TaskFileContent): string {
-  const { limits: _limits, repeats: _repeats, pass: _pass, model, ...rest } = content;
+  const { limits: _limits, repeats: _repeats, pass: _pass, pin: _pin, model, ...rest } = content;
   const hashed: Record<string, unknown> = { ...rest };
   if (model !== undefined) {
     const { priceAs: _priceAs, ...kept } = model as Record<string, unknown>;

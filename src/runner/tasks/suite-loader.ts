@@ -15,6 +15,8 @@
  *   on a path decides (`!` re-includes);
  * - a file whose top level is a policy (`version` with `default` or `rules`, and no `prompt`) is
  *   a policy, not a task: it is listed in `policies` (`rhema validate` checks it as a policy);
+ * - a file whose top level is a matrix (`matrix`, and no `prompt`: matrix-file.ts) is a matrix
+ *   file, not a task: it is listed in `matrices` and applies only when `--matrix` names it;
  * - a folder some loaded task uses as `workspace.from` is a fixture: files inside it are not
  *   tasks, whatever they contain;
  * - every other `.yaml`/`.yml` is a task and must validate (a misspelled key is an error, never
@@ -37,7 +39,9 @@ import { RhemaError, errnoCode, throwIfMachineLimit } from "../../core/errors.js
 import { decodeUtf8Text } from "../../yaml-source/text-bytes.js";
 import { DEFAULT_INPUT_CAPS, TaskFileError, loadTaskFile, loadTaskSource, readSuiteFile, readYamlFile, type FixtureScans, type InputCaps, type TaskDefinition, type TaskProblem } from "./task-file.js";
 import type { YamlSource } from "../../yaml-source/yaml-source.js";
-import { compareTasks, taskKey, type SkippedTask } from "./task-key.js";
+import { baseTaskKey, compareTasks, taskKey, type SkippedTask } from "./task-key.js";
+import { isMatrixDocument, type MatrixFile } from "./matrix-file.js";
+import { variantTasks, type VariantTasks } from "./task-variants.js";
 
 /** Shard `index` of `count`, 1-based, as `--shard 2/3` writes it. */
 export interface Shard {
@@ -60,6 +64,8 @@ export interface LoadTasksOptions extends TaskSelection {
   caps?: InputCaps;
   /** Absolute folders never searched for task files: the run directory (`--out`). */
   exclude?: readonly string[];
+  /** `--matrix`: every selected task runs as each of its cells (task-variants.ts), before the shard split. */
+  matrix?: MatrixFile | null;
 }
 
 export interface LoadedTasks {
@@ -76,6 +82,10 @@ export interface LoadedTasks {
   selectedInAllShards: number;
   /** Policy files found among the paths (recognized by their top level), absolute, sorted. */
   policies: string[];
+  /** Matrix files found among the paths (recognized by their top level), absolute, sorted. */
+  matrices: string[];
+  /** With a matrix: its cells as the manifest records them, and the axes each task (`suite/id`) pins. */
+  variants: Omit<VariantTasks, "tasks"> | null;
 }
 
 const IGNORED_FOLDERS = ["**/node_modules/**"];
@@ -107,8 +117,9 @@ export async function loadTasks(paths: readonly string[], options: LoadTasksOpti
   // reads happened to finish.
   const read = await Promise.all(files.map((file) => readYamlFile(file).catch((err: unknown) => asProblems(file, err))));
   const policies = read.flatMap((r) => ("yaml" in r && isPolicyDocument(r.yaml) ? [r.file] : []));
+  const matrices = read.flatMap((r) => ("yaml" in r && isMatrixDocument(r.yaml) ? [r.file] : []));
   const fixtureScans: FixtureScans = new Map();
-  const perFile = await Promise.all(read.filter((r) => !policies.includes(r.file)).map(async (r) => {
+  const perFile = await Promise.all(read.filter((r) => !policies.includes(r.file) && !matrices.includes(r.file)).map(async (r) => {
     if (!("yaml" in r)) return r;
     try {
       return { file: r.file, task: await loadTaskSource(r, options.caps ?? DEFAULT_INPUT_CAPS, fixtureScans) as TaskDefinition | null, problems: [] as readonly TaskProblem[] };
@@ -119,12 +130,12 @@ export async function loadTasks(paths: readonly string[], options: LoadTasksOpti
   // A folder a task copies as its workspace is a fixture: what is inside is not a task.
   const fixtures = perFile.flatMap((p) => (p.task?.workspace.from ? [p.task.workspace.from] : []));
   const roleTasks = perFile.filter((p) => !fixtures.some((dir) => isInside(dir, p.file)));
-  if (roleTasks.length === 0 && policies.length === 0) throw new RhemaError("usage", `No task files (*.yaml, *.yml) under ${paths.join(" ")}: only workspace fixtures`);
+  if (roleTasks.length === 0 && policies.length === 0 && matrices.length === 0) throw new RhemaError("usage", `No task files (*.yaml, *.yml) under ${paths.join(" ")}: only workspace fixtures`);
   const problems: TaskProblem[] = roleTasks.flatMap((p) => p.problems);
   const tasks = roleTasks.flatMap((p) => (p.task === null ? [] : [p.task]));
   problems.push(...duplicateIdProblems(tasks));
   if (problems.length > 0) throw new TaskFileError(problems);
-  return { ...selectTasks(tasks, options), policies };
+  return { ...selectTasks(tasks, options), policies, matrices };
 }
 
 /**
@@ -136,8 +147,8 @@ export async function loadTasks(paths: readonly string[], options: LoadTasksOpti
  * only a task the suite surely lost is dropped.
  */
 export async function taskStillDefined(task: { suite: string; id: string; file: string }, found: readonly { suite: string; id: string; file: string }[]): Promise<boolean> {
-  const key = taskKey(task);
-  if (found.some((t) => taskKey(t) === key)) return true;
+  const key = baseTaskKey(task);
+  if (found.some((t) => baseTaskKey(t) === key)) return true;
   if (found.some((t) => t.file === task.file)) return false;
   try {
     await stat(task.file);
@@ -147,7 +158,7 @@ export async function taskStillDefined(task: { suite: string; id: string; file: 
     return !(code === "ENOENT" || code === "ENOTDIR");
   }
   try {
-    return taskKey(await loadTaskFile(task.file)) === key;
+    return baseTaskKey(await loadTaskFile(task.file)) === key;
   } catch (err) {
     throwIfMachineLimit(err);
     return true;
@@ -327,7 +338,7 @@ function duplicateIdProblems(tasks: readonly TaskDefinition[]): TaskProblem[] {
  * is skipped; the shard then splits kept and skipped tasks alike, so each shard reports only
  * its own skipped tasks and merged shards report each task once.
  */
-export function selectTasks(all: readonly TaskDefinition[], selection: TaskSelection): Omit<LoadedTasks, "policies"> {
+export function selectTasks(all: readonly TaskDefinition[], selection: TaskSelection & { matrix?: MatrixFile | null }): Omit<LoadedTasks, "policies" | "matrices"> {
   const matchesFilter = selection.filters?.length ? picomatch([...selection.filters]) : () => true;
   const wantedTags = new Set(selection.tags ?? []);
   const kept: TaskDefinition[] = [];
@@ -337,8 +348,11 @@ export function selectTasks(all: readonly TaskDefinition[], selection: TaskSelec
     else if (wantedTags.size > 0 && !task.tags.some((tag) => wantedTags.has(tag))) skipped.push({ task, reason: "tag" });
     else kept.push(task);
   }
+  // A matrix cell's task is a unit of its own: shards hold whole (task, variant) pairs.
+  const variants = selection.matrix ? variantTasks(kept, selection.matrix) : null;
+  const units = variants === null ? kept : variants.tasks;
   const shard = selection.shard ?? null;
-  const keptSplit = splitByShard(kept, shard, (task) => task);
+  const keptSplit = splitByShard(units, shard, (task) => task);
   const skippedSplit = splitByShard(skipped, shard, (entry) => entry.task);
   return {
     tasks: keptSplit.mine.sort(compareTasks),
@@ -346,7 +360,8 @@ export function selectTasks(all: readonly TaskDefinition[], selection: TaskSelec
       .map(({ task, reason }) => ({ suite: task.suite, id: task.id, file: task.file, reason }))
       .sort(compareTasks),
     otherShards: [...keptSplit.others, ...skippedSplit.others.map((entry) => entry.task)].sort(compareTasks),
-    selectedInAllShards: kept.length,
+    selectedInAllShards: units.length,
+    variants: variants === null ? null : { cells: variants.cells, pinned: variants.pinned },
   };
 }
 

@@ -26,7 +26,7 @@ import { readRegularFile } from "../../store/input-file.js";
 import { scanFixture, type FixtureProblem } from "./fixture-copy.js";
 import { splitSchemaIssues, type UnknownKey } from "../../yaml-source/schema-keys.js";
 import { contentHash, fileBytesHash } from "./content-hash.js";
-import { TASK_NAME_PATTERN, taskFileSchema, type TaskFileContent } from "./task-schema.js";
+import { TASK_NAME_PATTERN, taskFileSchema, type MatrixAxis, type TaskFileContent } from "./task-schema.js";
 
 export type { SourcePosition };
 
@@ -136,6 +136,15 @@ export interface TaskDefinition {
   passRate?: number;
   /** `seed:` as text (a number's decimal form): seeds the scripted alternatives' draw per trial. */
   seed?: string;
+  /** `pin:`: the matrix axes this task keeps its own setting for. */
+  pin?: MatrixAxis[];
+  /**
+   * Set on a task as a matrix cell runs it (task-variants.ts): the cell's variant id
+   * (`model=sonnet,transcript=64k`); absent, the task as written. Its key is then `suite/id@variant`.
+   */
+  variant?: string;
+  /** Variables a matrix cell sets for the task's setup and checks (`env` axis); absent: none. */
+  env?: Readonly<Record<string, string>>;
 }
 
 /** The image formats a model takes, by the extension that names them. */
@@ -311,6 +320,7 @@ function resolveTask(
   if (content.repeats !== undefined) task.repeats = content.repeats;
   if (content.pass !== undefined) task.passRate = content.pass.rate;
   if (content.seed !== undefined) task.seed = String(content.seed);
+  if (content.pin !== undefined) task.pin = [...new Set(content.pin)];
   return task;
 }
 

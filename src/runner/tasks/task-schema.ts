@@ -11,12 +11,19 @@ import { z } from "zod";
 import { NAMED_PROVIDERS, PROVIDER_NAMES, SCRIPTED_PROVIDERS, nameList } from "../../providers/provider-registry.js";
 import { DURATION_PATTERN, NO_LIMIT, parseDurationMs } from "./duration.js";
 
+/**
+ * The axes of a matrix file (`--matrix`, matrix-file.ts), in the order a variant id names them:
+ * each overrides one task setting, unless the task pins it (`pin:`).
+ */
+export const MATRIX_AXES = ["model", "transcript", "limits", "policy", "sandbox", "env"] as const;
+export type MatrixAxis = (typeof MATRIX_AXES)[number];
+
 /** The most trials a task may have (`repeats:`, `--repeats`). */
 export const MAX_REPEATS = 1000;
 
 /** Task ids and suite names become folder names in the run directory. */
 export const TASK_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
-const TASK_NAME_RULE = "letters, digits, '.', '_' and '-', starting with a letter or digit";
+export const TASK_NAME_RULE = "letters, digits, '.', '_' and '-', starting with a letter or digit";
 
 const taskName = (what: string) =>
   z.string({ error: `expected a ${what} (${TASK_NAME_RULE})` })
@@ -118,7 +125,7 @@ export const scriptedModelSchema = z.strictObject({
   }
 });
 
-const remoteModelSchema = z.strictObject({
+export const remoteModelSchema = z.strictObject({
   provider: z.enum(NAMED_PROVIDERS),
   name: nonEmptyText("the model name").describe("The provider's model name, e.g. claude-sonnet-4-6."),
   baseUrl: z.url({ protocol: /^https?$/, error: "expected baseUrl as an http(s) URL" }).optional()
@@ -143,7 +150,7 @@ const policySchema = z.union([nonEmptyText("the policy path"), inlinePolicySchem
   error: "expected a policy file path or an inline policy {default, rules}",
 }).describe("Policy file path (relative to the task file) or an inline policy.");
 
-const limitsSchema = z.strictObject({
+export const limitsSchema = z.strictObject({
   maxSteps: positiveInt("maxSteps").optional().describe("Cap on model steps in the turn."),
   timeout: limitSchema.optional().describe("Wall-clock limit of the whole task: setup, turn and checks (a check running when it fires is stopped as timed out, the rest are not run); `none`: no limit, whatever --timeout says."),
   streamIdle: limitSchema.optional().describe("The longest a model's stream may go without sending content (keep-alive pings do not count) before the request is ended as a retryable provider error (default: --stream-idle, else 5m); `none`: no limit."),
@@ -153,7 +160,7 @@ const limitsSchema = z.strictObject({
     .describe("Budget in tokens (input + cache reads + cache writes + output, the compaction worker's and earlier runs' included): reached, the task stops before its next request, resumably (status stopped)."),
 });
 
-const transcriptSchema = z.strictObject({
+export const transcriptSchema = z.strictObject({
   blockTokens: positiveInt("blockTokens").optional().describe("Target size of one section, in estimated tokens (default: a tenth of the budget, at most 8000)."),
   budgetTokens: positiveInt("budgetTokens").optional().describe("Requests are kept under this many estimated tokens by compacting old sections (default 100000)."),
   worker: z.strictObject({
@@ -204,6 +211,8 @@ export const taskFileSchema = z.strictObject({
   }).optional().describe("What makes a repeated task pass; absent: --min-pass-rate, else every counted trial must pass. Not in the content hash."),
   seed: z.union([z.string(), z.number().int({ error: "a number seed is a whole number up to 9007199254740991 (2^53 − 1): quote a longer one (seed: \"…\")" })], { error: "expected seed as a string or a whole number" }).optional()
     .describe("Seeds the scripted model's draw among its `scripts` alternatives: each trial's is a hash of the seed and the trial's key, so a resumed trial replays its alternative and the repeats draw independently (default \"\"; a number counts as its decimal text; in the content hash)."),
+  pin: z.array(z.enum(MATRIX_AXES, { error: `expected a matrix axis: ${MATRIX_AXES.join(", ")}` }), { error: "expected pin as a list of matrix axes, e.g. [model]" }).optional()
+    .describe("Matrix axes (--matrix) this task keeps its own setting for: a matrix overrides the task's settings on every other axis. Not in the content hash."),
   sandbox: z.enum(["auto", "bwrap", "off"], { error: "expected sandbox as auto, bwrap or off" }).optional()
     .describe("The OS sandbox this task asks for; the strictest of --sandbox, the policy's `sandbox:` and this wins (off < auto < bwrap), so `off` here cannot switch off what the run or the policy asked for."),
 }).meta({

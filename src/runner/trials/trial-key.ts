@@ -3,13 +3,14 @@
  * with the matrix), and its repeat number from 1. Two spellings: the label people read and type
  * (`suite/id` for a task's only trial, `suite/id#3`, `suite/id@variant#3`), and the folder the run
  * directory keeps it in (`tasks/<suite>/<id>/<variant|default>/<n>`), which never holds `#` or `@`.
- * Suite, task and variant names are letters, digits, `.`, `_` and `-`, so neither spelling is ambiguous.
+ * Suite and task names are letters, digits, `.`, `_` and `-`; a variant may also hold `=` and `,`
+ * (a matrix cell's id, `model=sonnet,transcript=64k`), so neither spelling is ambiguous.
  */
 
 export interface TrialKey {
   suite: string;
   id: string;
-  /** null: no variant (the folder says `default`). */
+  /** null: no variant (the folder says `default`); else a matrix cell's id. */
   variant: string | null;
   /** 1-based. */
   repeat: number;
@@ -37,7 +38,11 @@ export function trialFolderSegments(key: TrialKey): [suite: string, id: string, 
 }
 
 const NAME = "[A-Za-z0-9][A-Za-z0-9._-]*";
-const LABEL = new RegExp(`^(${NAME})/(${NAME})(?:@(${NAME}))?(?:#([1-9][0-9]*))?$`);
+/** A variant: a matrix cell's id, `axis=id` joined by `,` (`model=sonnet,transcript=64k`): a name that may also hold `=` and `,`. */
+const VARIANT = "[A-Za-z0-9][A-Za-z0-9._=,-]*";
+/** A variant's folder name: never `#`, `@`, `/` (VARIANT), and never `default`, the folder of no variant. */
+export const VARIANT_NAME_PATTERN = new RegExp(`^${VARIANT}$`);
+const LABEL = new RegExp(`^(${NAME})/(${NAME})(?:@(${VARIANT}))?(?:#([1-9][0-9]*))?$`);
 
 /** A label read back (e.g. from a `--filter`): the repeat is null when the label names every repeat. */
 export type ParsedLabel = Omit<TrialKey, "repeat"> & { repeat: number | null };

@@ -1,6 +1,6 @@
 /**
- * A trial as the runner runs it (issue 21): one task, one variant (none yet: the matrix brings
- * them), one repeat — its key (trial-key.ts), the label people read, and the task it runs. Every
+ * A trial as the runner runs it (issue 21): one task, one variant (a matrix cell, issue 22; none
+ * without a matrix), one repeat — its key (trial-key.ts), the label people read, and the task it runs. Every
  * trial is a unit of its own: its own folder, workspace, checkpoint, budget share and result.
  */
 import type { TaskDefinition } from "../tasks/task-file.js";
@@ -28,13 +28,13 @@ export function gateOf(task: Pick<TaskDefinition, "passRate">, run: { minPassRat
   return min === undefined ? EVERY_TRIAL : { kind: "rate", min, judgedOn: run.judgedOn ?? "rate" };
 }
 
-/** The trials of `task`, repeats 1..`repeats` with no variant, in report order. */
+/** The trials of `task` (a matrix cell's task: of its variant), repeats 1..`repeats`, in report order. */
 export function trialsOf(task: TaskDefinition, repeats: number): Trial[] {
   if (!Number.isSafeInteger(repeats) || repeats < 1) throw new RangeError(`trialsOf: ${task.suite}/${task.id} has ${repeats} repeats; expected a whole number from 1`);
   const trials: Trial[] = [];
   for (let repeat = 1; repeat <= repeats; repeat++) {
-    const key: TrialKey = { suite: task.suite, id: task.id, variant: null, repeat };
-    trials.push({ task, key, label: trialLabel(key, { repeats, variants: false }) });
+    const key: TrialKey = { suite: task.suite, id: task.id, variant: task.variant ?? null, repeat };
+    trials.push({ task, key, label: trialLabel(key, { repeats, variants: key.variant !== null }) });
   }
   return trials;
 }
