@@ -106,6 +106,18 @@ export function formatLocatedMessage(file: string, at: SourcePosition | undefine
   return at === undefined ? `${file}: ${message}` : `${file}:${at.line}:${at.column}: ${message}`;
 }
 
+/** One thing wrong with an input file, located at the offending field (`field` "": the file as a whole). */
+export interface FieldProblem extends SourcePosition {
+  file: string;
+  field: string;
+  message: string;
+}
+
+/** Every problem, one a line: `file:line:column: field: message`. */
+export function formatFieldProblems(problems: readonly FieldProblem[]): string {
+  return problems.map((p) => formatLocatedMessage(p.file, p, p.field === "" ? p.message : `${p.field}: ${p.message}`)).join("\n");
+}
+
 /** The value at `path` in plain data, or undefined where the path leaves it (to tell a missing key from a wrong one). */
 export function valueAtPath(data: unknown, path: readonly PropertyKey[]): unknown {
   let value = data;

@@ -22,7 +22,7 @@ import { RhemaError, errorMessage, throwIfMachineLimit } from "../../core/errors
 import type { ModelPricing } from "./prices.js";
 import { NAMED_PROVIDERS, nameList } from "../../providers/provider-registry.js";
 import { splitSchemaIssues } from "../../yaml-source/schema-keys.js";
-import { formatLocatedMessage, parseYamlSource, valueAtPath, type SourcePosition } from "../../yaml-source/yaml-source.js";
+import { formatFieldProblems, parseYamlSource, valueAtPath, type SourcePosition } from "../../yaml-source/yaml-source.js";
 
 const PRICING_FILE_VERSION = 1;
 
@@ -79,7 +79,7 @@ export interface PricingProblem extends SourcePosition {
 export class PricingFileError extends RhemaError {
   readonly problems: readonly PricingProblem[];
   constructor(problems: readonly PricingProblem[], options?: { cause?: unknown }) {
-    super("invalid_input", problems.map((p) => formatLocatedMessage(p.file, p, p.field === "" ? p.message : `${p.field}: ${p.message}`)).join("\n"), options);
+    super("invalid_input", formatFieldProblems(problems), options);
     this.problems = problems;
   }
 }

@@ -28,7 +28,7 @@ import { readRegularFile } from "../../store/input-file.js";
 import { looksSecret } from "../../process/secret-env.js";
 import { NAMED_PROVIDERS, SCRIPTED_PROVIDERS } from "../../providers/provider-registry.js";
 import { splitSchemaIssues } from "../../yaml-source/schema-keys.js";
-import { formatLocatedMessage, parseYamlSource, valueAtPath, type SourcePosition, type YamlSource } from "../../yaml-source/yaml-source.js";
+import { formatFieldProblems, parseYamlSource, valueAtPath, type SourcePosition, type YamlSource } from "../../yaml-source/yaml-source.js";
 import { canonicalJson } from "./content-hash.js";
 import { MATRIX_AXES, limitsSchema, remoteModelSchema, transcriptSchema, type MatrixAxis } from "./task-schema.js";
 
@@ -126,7 +126,7 @@ export interface MatrixProblem extends SourcePosition {
 export class MatrixFileError extends RhemaError {
   readonly problems: readonly MatrixProblem[];
   constructor(problems: readonly MatrixProblem[], options?: { cause?: unknown }) {
-    super("invalid_input", problems.map((p) => formatLocatedMessage(p.file, p, p.field === "" ? p.message : `${p.field}: ${p.message}`)).join("\n"), options);
+    super("invalid_input", formatFieldProblems(problems), options);
     this.problems = problems;
   }
 }
