@@ -13,6 +13,7 @@ const { statsJsonSchema } = await import(join(root, "dist/src/runner/reports/sta
 const { policyJsonSchema } = await import(join(root, "dist/src/policy/file/policy-schema.js"));
 const { pricingJsonSchema } = await import(join(root, "dist/src/runner/pricing/pricing-file.js"));
 const { resultJsonSchema } = await import(join(root, "dist/src/runner/run-dir/task-result.js"));
+const { compareJsonSchema } = await import(join(root, "dist/src/runner/reports/compare-json.js"));
 
 const schemas = [
   ["task.schema.json", taskJsonSchema()],
@@ -20,6 +21,7 @@ const schemas = [
   ["policy.schema.json", policyJsonSchema()],
   ["pricing.schema.json", pricingJsonSchema()],
   ["result.schema.json", resultJsonSchema()],
+  ["compare.schema.json", compareJsonSchema()],
 ];
 for (const [name, schema] of schemas) {
   writeFileSync(join(root, "schema", name), JSON.stringify(schema, null, 2) + "\n");
