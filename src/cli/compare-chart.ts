@@ -8,6 +8,7 @@
 import type { TopLevelSpec } from "vega-lite";
 import { cellName, type CellFigures, type Comparison } from "../runner/reports/compare-rows.js";
 import type { CompareLabels } from "../runner/reports/compare-markdown.js";
+import { reportDestination } from "../runner/reports/report-destination.js";
 import { writeOutputFile } from "./output-file.js";
 import { renderVegaLiteSvg } from "./vega-chart.js";
 
@@ -82,10 +83,15 @@ export function chartSpecPath(svgPath: string): string {
   return `${svgPath.replace(/\.svg$/i, "")}.vl.json`;
 }
 
-/** Writes the chart's SVG at `path` and its spec beside it; returns the spec's path. */
-export async function renderCompareChart(comparison: Comparison, labels: CompareLabels, path: string): Promise<string> {
+/**
+ * Writes the chart's SVG at `path` and its spec beside it; returns the spec's path. A chart written
+ * into a device, FIFO or link (`/dev/stdout`) has no "beside": its spec is not written (null).
+ */
+export async function renderCompareChart(comparison: Comparison, labels: CompareLabels, path: string): Promise<string | null> {
   const spec = compareChartSpec(comparison, labels);
+  const beside = (await reportDestination(path)) === "replace";
   await renderVegaLiteSvg(spec, path);
+  if (!beside) return null;
   const specPath = chartSpecPath(path);
   await writeOutputFile(specPath, `${JSON.stringify(spec, null, 2)}\n`);
   return specPath;
