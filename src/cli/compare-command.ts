@@ -17,6 +17,7 @@ import { NO_VARIANT_FOLDER } from "../runner/trials/trial-key.js";
 import { EXIT_OK, EXIT_TASK_FAILED, type ExitCode } from "./exit-codes.js";
 import { withExamples } from "./help-format.js";
 import { print, type CliIo } from "./io.js";
+import { counted } from "../core/counted.js";
 import { renderCompareChart } from "./compare-chart.js";
 import { writeOutputFile } from "./output-file.js";
 
@@ -77,7 +78,7 @@ export async function reportCompareCommand(args: ReportCompareArgs, io: CliIo): 
   }
   const counts = countStatuses(comparison.rows);
   if (args.out !== undefined) {
-    print(io.stderr, `rhema: compared ${comparison.rows.length} ${comparison.rows.length === 1 ? "cell" : "cells"}: ${counts.regressed} regressed, ${counts.improved} improved, ${counts.unchanged} unchanged, ${counts.inconclusive} inconclusive, ${counts.added} added, ${counts.removed} removed`);
+    print(io.stderr, `rhema: compared ${counted(comparison.rows.length, "cell")}: ${counts.regressed} regressed, ${counts.improved} improved, ${counts.unchanged} unchanged, ${counts.inconclusive} inconclusive, ${counts.added} added, ${counts.removed} removed`);
   }
   return comparisonFails(comparison, failOn) ? EXIT_TASK_FAILED : EXIT_OK;
 }
