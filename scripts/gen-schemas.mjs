@@ -14,6 +14,7 @@ const { policyJsonSchema } = await import(join(root, "dist/src/policy/file/polic
 const { pricingJsonSchema } = await import(join(root, "dist/src/runner/pricing/pricing-file.js"));
 const { resultJsonSchema } = await import(join(root, "dist/src/runner/run-dir/task-result.js"));
 const { matrixJsonSchema } = await import(join(root, "dist/src/runner/tasks/matrix-file.js"));
+const { compareJsonSchema } = await import(join(root, "dist/src/runner/reports/compare-json.js"));
 
 const schemas = [
   ["task.schema.json", taskJsonSchema()],
@@ -22,6 +23,7 @@ const schemas = [
   ["pricing.schema.json", pricingJsonSchema()],
   ["result.schema.json", resultJsonSchema()],
   ["matrix.schema.json", matrixJsonSchema()],
+  ["compare.schema.json", compareJsonSchema()],
 ];
 for (const [name, schema] of schemas) {
   writeFileSync(join(root, "schema", name), JSON.stringify(schema, null, 2) + "\n");

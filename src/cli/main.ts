@@ -132,7 +132,7 @@ function reportMergeOptions<T>(y: Argv<T>) {
 
 /** The commands, as `rhema bogus` lists them: each top-level name with its subcommands. */
 const COMMANDS: Readonly<Record<string, readonly string[]>> = {
-  run: [], validate: [], policy: ["check"], report: ["merge"], bench: ["replay"],
+  run: [], validate: [], policy: ["check"], report: ["merge", "compare"], bench: ["replay"],
 };
 
 /** Every command's full name (`policy check`) and its yargs command string: docs/cli.md is checked against these. */
@@ -141,6 +141,7 @@ export const COMMAND_LINES = {
   validate: "validate <paths..>",
   "policy check": "check",
   "report merge": "merge <dirs..>",
+  "report compare": "compare <dirs..>",
   "bench replay": "replay <inputs..>",
 } as const;
 
@@ -154,10 +155,10 @@ export type OptionsBuilder = (y: Argv) => Argv<unknown>;
  * declared, for a test (docs/cli.md lists every option of every command, and no other).
  */
 export async function commandOptionBuilders(): Promise<Readonly<Record<CommandName, OptionsBuilder>>> {
-  const [policy, bench] = await Promise.all([import("./policy-command.js"), import("./bench-command.js")]);
+  const [policy, bench, compare] = await Promise.all([import("./policy-command.js"), import("./bench-command.js"), import("./compare-command.js")]);
   return {
     run: runOptions, validate: validateOptions, "policy check": policy.policyCheckOptions,
-    "report merge": reportMergeOptions, "bench replay": bench.benchReplayOptions,
+    "report merge": reportMergeOptions, "report compare": compare.reportCompareOptions, "bench replay": bench.benchReplayOptions,
   };
 }
 
@@ -209,12 +210,14 @@ function wantsJsonErrors(argv: readonly string[]): boolean {
 async function loadCommandModules(argv: readonly string[]) {
   const [first] = argv;
   const wanted = (...names: string[]) => first === undefined || first.startsWith("-") || names.includes(first);
-  const [policy, bench, other] = await Promise.all([
+  const compareWanted = wanted("report") && (argv[1] === undefined || argv[1].startsWith("-") || argv[1] === "compare");
+  const [policy, bench, other, compare] = await Promise.all([
     wanted("policy") ? import("./policy-command.js") : null,
     wanted("bench") ? import("./bench-command.js") : null,
     wanted("validate", "report") ? import("./other-commands.js") : null,
+    compareWanted ? import("./compare-command.js") : null,
   ]);
-  return { policy, bench, other };
+  return { policy, bench, other, compare };
 }
 
 /** A command module `loadCommandModules` was asked for; yargs calls a builder or handler only for the command given. */
@@ -288,11 +291,12 @@ function buildParser(argv: readonly string[], io: CliIo, commands: CommandModule
       .demandCommand(1, "name a policy command: check"))
     .command("report", "reports", (y) => y
       .command(COMMAND_LINES["report merge"], "merge the reports of several run directories (CI shards)", reportMergeOptions, (a) => checked("report merge", a, () => loaded(commands.other).reportMergeCommand(a, io)))
-      .demandCommand(1, "name a report command: merge"))
+      .command(COMMAND_LINES["report compare"], "compare two runs (or one run's cells): pass-rate changes with confidence intervals, cost, tokens, cache; exit 1 on a regression", (c) => loaded(commands.compare).reportCompareOptions(c), (a) => checked("report compare", a, () => loaded(commands.compare).reportCompareCommand(a, io)))
+      .demandCommand(1, "name a report command: merge, compare"))
     .command("bench", "benchmarks", (y) => y
       .command(COMMAND_LINES["bench replay"], "replay recorded sessions under compaction strategies and budgets through the prompt-cache simulator", (c) => loaded(commands.bench).benchReplayOptions(c), (a) => checked("bench replay", a, () => loaded(commands.bench).benchReplayCommand(a, io)))
       .demandCommand(1, "name a bench command: replay"))
-    .demandCommand(1, "name a command: run, validate, policy check, report merge, bench replay")
+    .demandCommand(1, "name a command: run, validate, policy check, report merge, report compare, bench replay")
     .help()
     .alias("h", "help")
     .alias("v", "version");

@@ -12,6 +12,7 @@ export const PATH_FLAGS = {
   run: { flags: ["out", "policy", "junit", "stats", "summary", "pricing", "matrix"], positional: "paths" },
   validate: { flags: ["policy", "pricing", "matrix"], positional: "paths" },
   "report merge": { flags: ["out"], positional: "dirs" },
+  "report compare": { flags: ["out", "json", "chart"], positional: "dirs" },
   "bench replay": { flags: ["pricing", "chart"], positional: "inputs" },
   "policy check": { flags: ["policy", "workspace"], positional: null },
 } as const satisfies Record<string, { flags: readonly string[]; positional: string | null }>;

@@ -2,12 +2,11 @@
  * The replay's chart: billed-equivalent input against retained context (the cost/context
  * frontier, one line per strategy across the budgets, each point labelled with its budget) beside
  * the hit rate against the budget; tick labels rounded.
- * Vega-Lite compiled and rendered to SVG headless by Vega (no canvas, no browser), written atomically.
+ * Rendered to SVG by vega-chart.ts.
  */
 import type { TopLevelSpec } from "vega-lite";
-import writeFileAtomic from "write-file-atomic";
-import { reportDestination, writeInto } from "../runner/reports/report-destination.js";
 import type { SweepRow } from "../transcript/replay-sweep.js";
+import { renderVegaLiteSvg } from "./vega-chart.js";
 
 /**
  * Tick labels (d3-format): shares to at most three places with trailing zeros dropped (`0.3`,
@@ -63,12 +62,5 @@ export function replayChartSpec(rows: readonly SweepRow[]): TopLevelSpec {
 }
 
 export async function renderReplayChart(rows: readonly SweepRow[], path: string): Promise<void> {
-  const [vega, vegaLite] = await Promise.all([import("vega"), import("vega-lite")]);
-  const compiled = vegaLite.compile(replayChartSpec(rows)).spec;
-  const view = new vega.View(vega.parse(compiled), { renderer: "none" });
-  const svg = await view.toSVG();
-  view.finalize();
-  // A device, a FIFO or a link (`/dev/stdout`) is written into, never renamed over.
-  if ((await reportDestination(path)) === "into") await writeInto(path, svg, { append: false });
-  else await writeFileAtomic(path, svg);
+  await renderVegaLiteSvg(replayChartSpec(rows), path);
 }

@@ -90,14 +90,14 @@ test("-h is --help, and an unknown command says so and lists the commands", asyn
   assert.equal(short.stdout, long.stdout);
   assert.deepEqual(await rhema(["bogus"], dir), {
     code: 2, stdout: "",
-    stderr: "rhema: Unknown command \"bogus\". The commands are: run, validate, policy check, report merge, bench replay\nSee `rhema --help`.\n",
+    stderr: "rhema: Unknown command \"bogus\". The commands are: run, validate, policy check, report merge, report compare, bench replay\nSee `rhema --help`.\n",
   });
   assert.match((await rhema(["policy", "chek"], dir)).stderr, /^rhema: Unknown command "policy chek"\. The commands are: /);
 });
 
 test("every command's help describes every option, shows no [default: []] on positionals, and has examples", async (t) => {
   const dir = await tempDir(t);
-  for (const command of [["run"], ["validate"], ["policy", "check"], ["report", "merge"]]) {
+  for (const command of [["run"], ["validate"], ["policy", "check"], ["report", "merge"], ["report", "compare"]]) {
     const help = await runCli([...command, "--help"], { cwd: dir });
     assert.equal(help.code, 0, help.stderr);
     const positionals = /Positionals:\n([\s\S]*?)\n\n/.exec(help.stdout)?.[1] ?? "";

@@ -56,6 +56,14 @@ test("stats.json: every field of the top level, the aggregates and the task rows
   sameSet(column("stats.json: trials"), keys(stats.properties!.total!.properties!.trials!), "stats.json total.trials");
 });
 
+test("report compare's JSON: every field of the top level, the rows and the figures documented, no other", () => {
+  const compare = readSchema("compare.schema.json");
+  sameSet(column("compare JSON: top level"), keys(compare), "compare JSON");
+  const row = compare.properties!.rows!.items!;
+  sameSet(column("compare JSON: rows"), keys(row), "compare JSON rows[]");
+  sameSet(column("compare JSON: figures"), keys(row.properties!.base!), "compare JSON rows[].base");
+});
+
 test("the --json tables list exactly the schema's line and event types, each with its fields", () => {
   const events = readSchema("events.schema.json");
   const def = (ref: string) => events.$defs![ref.replace("#/$defs/", "")]!;

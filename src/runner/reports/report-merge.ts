@@ -69,7 +69,8 @@ type InputShards =
   | { kind: "merged"; count: number; indexes: number[] }
   | { kind: "none" };
 
-interface ShardRun {
+/** An input run directory as `report merge` (and `report compare`) reads it. */
+export interface ShardRun {
   dir: string;
   results: TaskResult[];
   meta: ReportMeta | null;
@@ -150,7 +151,12 @@ function isWithin(folder: string, path: string): boolean {
   return folder !== path && isWithinOrSame(folder, path);
 }
 
-async function readShardRun(dir: string): Promise<ShardRun> {
+/**
+ * Reads the run directory `dir` (absolute): its results, its stats.json's meta, its shard record
+ * and its manifest's trial plans. A path that is not a folder is exit 2, and so is a result,
+ * manifest or stats.json that does not validate.
+ */
+export async function readShardRun(dir: string): Promise<ShardRun> {
   const info = await stat(dir).catch(() => null);
   if (info === null || !info.isDirectory()) throw new RhemaError("usage", `Run directory not found: ${dir}`);
   const run = new RunDir(dir);
