@@ -74,26 +74,26 @@ test("--out, --json and --chart write the Markdown, the JSON (valid against its 
 });
 
 test("--cells compares a matrix run's cells (layout-2 variant folders, manifest variants) with its base cell", async (t) => {
-  // Variant names as trial-key.ts allows them today (the matrix names its cells; the folders hold them).
+  // Cell ids as a matrix names them (axis=id), which the folders hold.
   const dir = await tempDir(t);
   await writeCompareRun(join(dir, "run"), [
-    { id: "a", variant: "haiku", passes: 0, trials: 8 },
-    { id: "a", variant: "sonnet", passes: 8, trials: 8 },
-    { id: "b", variant: "haiku", passes: 4, trials: 8 },
-    { id: "b", variant: "sonnet", passes: 4, trials: 8 },
+    { id: "a", variant: "model=haiku", passes: 0, trials: 8 },
+    { id: "a", variant: "model=sonnet", passes: 8, trials: 8 },
+    { id: "b", variant: "model=haiku", passes: 4, trials: 8 },
+    { id: "b", variant: "model=sonnet", passes: 4, trials: 8 },
   ]);
-  assert.ok((await readFile(join(dir, "run/tasks/s/a/haiku/8/result.json"), "utf8")).includes('"variant": "haiku"'));
+  assert.ok((await readFile(join(dir, "run/tasks/s/a/model=haiku/8/result.json"), "utf8")).includes('"variant": "model=haiku"'));
   const first = await runCli(["report", "compare", "run", "--cells", "--json", "cells.json"], { cwd: dir });
   assert.equal(first.code, 0, first.stderr);
-  assert.match(first.stdout, /Cells of `run` against the cell `haiku`/);
-  assert.match(first.stdout, /\| s\/a @sonnet \| improved \| 0\/8 → 8\/8 \|/);
-  const bySonnet = await runCli(["report", "compare", "run", "--cells", "--base-cell", "sonnet"], { cwd: dir });
+  assert.match(first.stdout, /Cells of `run` against the cell `model=haiku`/);
+  assert.match(first.stdout, /\| s\/a @model=sonnet \| improved \| 0\/8 → 8\/8 \|/);
+  const bySonnet = await runCli(["report", "compare", "run", "--cells", "--base-cell", "model=sonnet"], { cwd: dir });
   assert.equal(bySonnet.code, 1, bySonnet.stderr);
-  assert.match(bySonnet.stdout, /\| s\/a @haiku \| \*\*regressed\*\* \| 8\/8 → 0\/8 \|/);
-  assert.match(bySonnet.stdout, /\| s\/b @haiku \| inconclusive \| 4\/8 → 4\/8 \|/);
+  assert.match(bySonnet.stdout, /\| s\/a @model=haiku \| \*\*regressed\*\* \| 8\/8 → 0\/8 \|/);
+  assert.match(bySonnet.stdout, /\| s\/b @model=haiku \| inconclusive \| 4\/8 → 4\/8 \|/);
   const unknown = await runCli(["report", "compare", "run", "--cells", "--base-cell", "opus"], { cwd: dir });
   assert.equal(unknown.code, 2);
-  assert.match(unknown.stderr, /--base-cell "opus" is not a cell of run; its cells are haiku, sonnet/);
+  assert.match(unknown.stderr, /--base-cell "opus" is not a cell of run; its cells are model=haiku, model=sonnet/);
 });
 
 test("a layout-1 merge's directory compares with a layout-2 run's", async (t) => {

@@ -29,21 +29,27 @@ export function cellResults(cells: readonly CellSpec[]): TaskResult[] {
   }));
 }
 
-/** Writes a layout-2 run directory at `dir` holding the cells' results; its manifest plans each task's most trials and lists its variants. */
+/**
+ * Writes a layout-2 run directory at `dir` holding the cells' results, its manifest as a run writes
+ * it: one task entry per (task, variant) pair planning that cell's trials, and the variants listed.
+ */
 export async function writeCompareRun(dir: string, cells: readonly CellSpec[]): Promise<void> {
   const run = new RunDir(dir);
   await mkdir(dir, { recursive: true });
-  const tasks = new Map<string, { suite: string; id: string; trials: number }>();
+  const tasks = new Map<string, { suite: string; id: string; variant?: string; trials: number }>();
   for (const cell of cells) {
     const suite = cell.suite ?? "s";
-    const key = `${suite}/${cell.id}`;
-    tasks.set(key, { suite, id: cell.id, trials: Math.max(tasks.get(key)?.trials ?? 0, cell.trials) });
+    const key = `${suite}/${cell.id}@${cell.variant ?? ""}`;
+    tasks.set(key, { suite, id: cell.id, ...(cell.variant ? { variant: cell.variant } : {}), trials: Math.max(tasks.get(key)?.trials ?? 0, cell.trials) });
   }
   const variants = [...new Set(cells.flatMap((c) => (c.variant ? [c.variant] : [])))].sort();
   await run.writeManifest({
     version: 1, layout: 2, runId: `run-${dir.length}`, startedAt: "2025-01-02T03:00:00.000Z", resumes: 0, activeMs: 0, hashScheme: "content-v2", shard: null,
     ...(variants.length > 0 ? { variants } : {}),
-    tasks: [...tasks.values()].map((t) => ({ suite: t.suite, id: t.id, file: `/repo/tasks/${t.suite}/${t.id}.yaml`, contentHash: "ab".repeat(32), trials: t.trials, gate: { kind: "every" as const } })),
+    tasks: [...tasks.values()].map((t) => ({
+      suite: t.suite, id: t.id, ...(t.variant ? { variant: t.variant } : {}), file: `/repo/tasks/${t.suite}/${t.id}.yaml`,
+      contentHash: "ab".repeat(32), trials: t.trials, gate: { kind: "every" as const },
+    })),
   });
   for (const result of cellResults(cells)) await run.folderOf(result).writeResult(result);
 }
