@@ -48,6 +48,7 @@ const BASE_URL_OPTION = { type: "string", describe: "endpoint for --provider/--m
 const PRICING_OPTION = { type: "string", describe: "pricing file (YAML, schema/pricing.schema.json): adds models to the price table or overrides their prices" } as const;
 const MAX_COST_OPTION = { type: "string", describe: "the run's budget in dollars, across all tasks: once spent, tasks stop (resumably, status stopped) and none starts" } as const;
 const TIMEOUT_OPTION = { type: "string", describe: "timeout for tasks that set none (90s, 10m, 1h, or a number of seconds as in limits.timeout; none: no limit)" } as const;
+const QUARANTINE_OPTION = { type: "string", describe: "quarantine file (YAML: version: 1, quarantine: [suite/id, …]): those tasks' failures are reported but do not fail the run" } as const;
 const STREAM_IDLE_OPTION = { type: "string", describe: "end a model's stream that sends no content for this long, as a retryable provider error (90s, 5m or a number of seconds; default 5m; none: no limit)" } as const;
 
 /** The options of `run`, for its yargs builder: the one place they are declared. */
@@ -90,6 +91,7 @@ function runOptions<T>(y: Argv<T>) {
     .option("stop-early", { type: "boolean", default: false, describe: "stop a task's trials once its gate's outcome cannot change; the unstarted ones are skipped (gate decided)" })
     .option("pass-at", { type: "string", describe: "the k's of pass@k and pass^k the reports show, e.g. 1,3" })
     .option("junit-cases", { type: "string", choices: ["task", "trial"], describe: "a JUnit testcase per task (default: its trials as properties and flaky/rerun entries) or per trial" })
+    .option("quarantine", QUARANTINE_OPTION)
     .epilogue(EXIT_CODES_HELP);
 }
 
@@ -114,6 +116,7 @@ function validateOptions<T>(y: Argv<T>) {
     .option("repeats", { type: "string", describe: "trials for tasks that set no repeats: (for the gate warning)" })
     .option("min-pass-rate", { type: "string", describe: "pass rate for tasks that set no pass.rate (for the gate warning)" })
     .option("gate", { type: "string", choices: ["rate", "lower"], describe: "judge a pass rate on the rate (default) or on its 95 % interval's lower bound (for the gate warning)" })
+    .option("quarantine", { type: "string", describe: "quarantine file to check too: its format, and that it names tasks of the suite (an unknown one is a warning)" })
     .epilogue(EXIT_CODES_HELP);
 }
 

@@ -9,8 +9,8 @@ import { RhemaError } from "../core/errors.js";
 
 /** The path-valued flags (camel-cased as yargs gives them) and positionals of each command. */
 export const PATH_FLAGS = {
-  run: { flags: ["out", "policy", "junit", "stats", "summary", "pricing"], positional: "paths" },
-  validate: { flags: ["policy", "pricing"], positional: "paths" },
+  run: { flags: ["out", "policy", "junit", "stats", "summary", "pricing", "quarantine"], positional: "paths" },
+  validate: { flags: ["policy", "pricing", "quarantine"], positional: "paths" },
   "report merge": { flags: ["out"], positional: "dirs" },
   "bench replay": { flags: ["pricing", "chart"], positional: "inputs" },
   "policy check": { flags: ["policy", "workspace"], positional: null },

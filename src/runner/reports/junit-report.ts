@@ -26,6 +26,7 @@ import { failureHeadline, failureOf, failureType } from "./failure-model.js";
 import { extendTestCase } from "./junit-test-case.js";
 import { cdataSafe, checkDetails, errorDetails, propertyLines, seconds, statValue, systemOut, unfinishedText } from "./junit-text.js";
 import { addTrialsCase, trialsFigures } from "./junit-trials.js";
+import { addQuarantinedResultCase, addQuarantinedTrialsCase, isQuarantinedFailure, quarantineFigures } from "./junit-quarantine.js";
 import { groupTaskTrials, trialKeyOf, trialLabelOf, type TaskTrials } from "./task-trials.js";
 import { compareTrials } from "../trials/trial-key.js";
 import { type ResultStats, type TaskCost, type TaskResult, type UnfinishedTask } from "../run-dir/task-result.js";
@@ -98,6 +99,7 @@ function addSuite(node: TestSuite, suite: string, entries: SuiteEntries, fileOf:
   for (const task of tasks) {
     if (task.planned > 1) for (const [name, value] of trialsFigures(task)) node.property(`task.${task.id}.${name}`, value);
     else for (const result of task.results) addTaskProperties(node, result);
+    for (const [name, value] of quarantineFigures(task)) node.property(`task.${task.id}.${name}`, value);
   }
   // Test cases after properties: the builder writes properties first in any case.
   // One order for every kind of testcase: by id, as the suite's tasks are, then by trial.
@@ -114,10 +116,18 @@ function addSuite(node: TestSuite, suite: string, entries: SuiteEntries, fileOf:
  * trial, named `id#3`.
  */
 function taskCases(task: TaskTrials, cases: JunitCases, file: string): CaseEntry[] {
-  if (task.planned > 1 && cases === "task") return [{ id: task.id, repeat: 0, add: (c) => addTrialsCase(c, task, file) }];
+  // A quarantined task that did not pass is a `skipped` testcase carrying its failure (junit-quarantine.ts).
+  const quarantined = isQuarantinedFailure(task);
+  const marks = quarantineFigures(task);
+  if (task.planned > 1 && cases === "task") {
+    return [{ id: task.id, repeat: 0, add: (c) => (quarantined ? addQuarantinedTrialsCase(c, task, file) : addTrialsCase(c, task, file, marks)) }];
+  }
   const name = (entry: Parameters<typeof trialKeyOf>[0]) => (task.planned > 1 ? trialLabelOf(entry, task).slice(task.suite.length + 1) : task.id);
+  const addResult = (c: TestCase, result: TaskResult) => (quarantined && result.status !== "passed"
+    ? addQuarantinedResultCase(c, task, result, { file, name: name(result), figures: taskFigures(result) })
+    : addTestCase(c, result, file, name(result), marks));
   return [
-    ...task.results.map((result) => ({ id: task.id, repeat: trialKeyOf(result).repeat, add: (c: TestCase) => addTestCase(c, result, file, name(result)) })),
+    ...task.results.map((result) => ({ id: task.id, repeat: trialKeyOf(result).repeat, add: (c: TestCase) => addResult(c, result) })),
     ...task.unfinished.map((entry) => ({ id: task.id, repeat: trialKeyOf(entry).repeat, add: (c: TestCase) => addUnfinishedCase(c, entry, file, name(entry)) })),
   ];
 }
@@ -172,7 +182,7 @@ function suiteCostFigures(total: CostTotal | null): CostFigures {
   };
 }
 
-function addTestCase(node: TestCase, result: TaskResult, file: string, name = result.id): void {
+function addTestCase(node: TestCase, result: TaskResult, file: string, name = result.id, marks: readonly [string, string][] = []): void {
   node.className(result.suite).name(name).time(seconds(result.durationMs)).file(file);
   switch (result.status) {
     case "passed":
@@ -188,7 +198,7 @@ function addTestCase(node: TestCase, result: TaskResult, file: string, name = re
       break;
     }
   }
-  node.standardOutput(cdataSafe(`${systemOut(result)}\n\n${propertyLines(taskFigures(result))}`));
+  node.standardOutput(cdataSafe(`${systemOut(result)}\n\n${propertyLines([...taskFigures(result), ...marks])}`));
 }
 
 /** A task's figures as testcase-level properties: name → value (its duration is the testcase's `time`). */

@@ -21,7 +21,7 @@ import type { TaskResult } from "../run-dir/task-result.js";
 import type { Spread } from "../trials/trial-figures.js";
 
 /** The task's testcase over its trials (see the header). */
-export function addTrialsCase(node: TestCase, task: TaskTrials, file: string): void {
+export function addTrialsCase(node: TestCase, task: TaskTrials, file: string, marks: readonly [string, string][] = []): void {
   const spentMs = task.results.reduce((sum, r) => sum + r.durationMs, 0) + task.unfinished.reduce((sum, u) => sum + (u.spent?.durationMs ?? 0), 0);
   node.className(task.suite).name(task.id).time(seconds(spentMs)).file(file);
   const extended = extendTestCase(node);
@@ -46,7 +46,7 @@ export function addTrialsCase(node: TestCase, task: TaskTrials, file: string): v
       break;
     }
   }
-  node.standardOutput(cdataSafe(`${trialLines(task).join("\n")}\n\n${propertyLines(trialsFigures(task))}`));
+  node.standardOutput(cdataSafe(`${trialLines(task).join("\n")}\n\n${propertyLines([...trialsFigures(task), ...marks])}`));
 }
 
 /** The first failed trial as the testcase's `<failure>` (a failed task) or `<error>` (every counted trial errored). */
