@@ -130,9 +130,23 @@ function reportMergeOptions<T>(y: Argv<T>) {
     .option("junit-cases", { type: "string", choices: ["task", "trial"], default: "task", describe: "a JUnit testcase per task (its trials as properties and flaky/rerun entries) or per trial" });
 }
 
+/** The options of `report trend`. */
+function reportTrendOptions<T>(y: Argv<T>) {
+  return withExamples(y, [
+    ["$0 report trend runs/* --propose-quarantine quarantine.yaml", "per task: pass rate, flaky runs, cost; the tasks to quarantine"],
+  ])
+    .positional("dirs", { type: "string", array: true, demandOption: true, default: undefined, describe: "run directories (in any order: they are read oldest first by when each run started)" })
+    .option("last", { type: "string", default: "10", describe: "how many of the newest runs the figures cover (a whole number from 1 up)" })
+    .option("flaky-in", { type: "string", default: "2", describe: "propose a task flaky (its trials both passed and failed) in at least this many of those runs" })
+    .option("flips", { type: "string", default: "3", describe: "propose a task whose verdict flipped (passed ↔ not) at least this many times in those runs" })
+    .option("out", { type: "string", describe: "write the Markdown here instead of stdout" })
+    .option("json", { type: "string", describe: "also write the trend as JSON here" })
+    .option("propose-quarantine", { type: "string", describe: "write the proposed quarantine file here (for run --quarantine)" });
+}
+
 /** The commands, as `rhema bogus` lists them: each top-level name with its subcommands. */
 const COMMANDS: Readonly<Record<string, readonly string[]>> = {
-  run: [], validate: [], policy: ["check"], report: ["merge"], bench: ["replay"],
+  run: [], validate: [], policy: ["check"], report: ["merge", "trend"], bench: ["replay"],
 };
 
 /** Every command's full name (`policy check`) and its yargs command string: docs/cli.md is checked against these. */
@@ -141,6 +155,7 @@ export const COMMAND_LINES = {
   validate: "validate <paths..>",
   "policy check": "check",
   "report merge": "merge <dirs..>",
+  "report trend": "trend <dirs..>",
   "bench replay": "replay <inputs..>",
 } as const;
 
@@ -157,7 +172,7 @@ export async function commandOptionBuilders(): Promise<Readonly<Record<CommandNa
   const [policy, bench] = await Promise.all([import("./policy-command.js"), import("./bench-command.js")]);
   return {
     run: runOptions, validate: validateOptions, "policy check": policy.policyCheckOptions,
-    "report merge": reportMergeOptions, "bench replay": bench.benchReplayOptions,
+    "report merge": reportMergeOptions, "report trend": reportTrendOptions, "bench replay": bench.benchReplayOptions,
   };
 }
 
@@ -209,12 +224,13 @@ function wantsJsonErrors(argv: readonly string[]): boolean {
 async function loadCommandModules(argv: readonly string[]) {
   const [first] = argv;
   const wanted = (...names: string[]) => first === undefined || first.startsWith("-") || names.includes(first);
-  const [policy, bench, other] = await Promise.all([
+  const [policy, bench, other, trend] = await Promise.all([
     wanted("policy") ? import("./policy-command.js") : null,
     wanted("bench") ? import("./bench-command.js") : null,
     wanted("validate", "report") ? import("./other-commands.js") : null,
+    wanted("report") ? import("./trend-command.js") : null,
   ]);
-  return { policy, bench, other };
+  return { policy, bench, other, trend };
 }
 
 /** A command module `loadCommandModules` was asked for; yargs calls a builder or handler only for the command given. */
@@ -288,11 +304,12 @@ function buildParser(argv: readonly string[], io: CliIo, commands: CommandModule
       .demandCommand(1, "name a policy command: check"))
     .command("report", "reports", (y) => y
       .command(COMMAND_LINES["report merge"], "merge the reports of several run directories (CI shards)", reportMergeOptions, (a) => checked("report merge", a, () => loaded(commands.other).reportMergeCommand(a, io)))
-      .demandCommand(1, "name a report command: merge"))
+      .command(COMMAND_LINES["report trend"], "each task's pass rate, flakiness and cost over several runs, and a proposed quarantine", reportTrendOptions, (a) => checked("report trend", a, () => loaded(commands.trend).reportTrendCommand(a, io)))
+      .demandCommand(1, "name a report command: merge, trend"))
     .command("bench", "benchmarks", (y) => y
       .command(COMMAND_LINES["bench replay"], "replay recorded sessions under compaction strategies and budgets through the prompt-cache simulator", (c) => loaded(commands.bench).benchReplayOptions(c), (a) => checked("bench replay", a, () => loaded(commands.bench).benchReplayCommand(a, io)))
       .demandCommand(1, "name a bench command: replay"))
-    .demandCommand(1, "name a command: run, validate, policy check, report merge, bench replay")
+    .demandCommand(1, "name a command: run, validate, policy check, report merge, report trend, bench replay")
     .help()
     .alias("h", "help")
     .alias("v", "version");

@@ -12,6 +12,7 @@ export const PATH_FLAGS = {
   run: { flags: ["out", "policy", "junit", "stats", "summary", "pricing", "quarantine"], positional: "paths" },
   validate: { flags: ["policy", "pricing", "quarantine"], positional: "paths" },
   "report merge": { flags: ["out"], positional: "dirs" },
+  "report trend": { flags: ["out", "json", "proposeQuarantine"], positional: "dirs" },
   "bench replay": { flags: ["pricing", "chart"], positional: "inputs" },
   "policy check": { flags: ["policy", "workspace"], positional: null },
 } as const satisfies Record<string, { flags: readonly string[]; positional: string | null }>;

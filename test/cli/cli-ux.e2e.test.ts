@@ -13,7 +13,7 @@ import { corpusDir, repoRoot } from "../support/paths.js";
 import { OPEN_POLICY, writeFiles } from "../support/suite-files.js";
 import { tempDir } from "../support/temp-dir.js";
 
-const COMMANDS = [["run"], ["validate"], ["policy", "check"], ["report", "merge"], ["bench", "replay"]] as const;
+const COMMANDS = [["run"], ["validate"], ["policy", "check"], ["report", "merge"], ["report", "trend"], ["bench", "replay"]] as const;
 const corpusFile = join(corpusDir, "ledger-totals.jsonl");
 
 test("rhema policy, report and bench without a subcommand (and rhema alone) print their own help to stderr, exit 2", async (t) => {
@@ -26,7 +26,7 @@ test("rhema policy, report and bench without a subcommand (and rhema alone) prin
       assert.match(r.stderr, new RegExp(`^rhema ${group}\\n`), `${args.join(" ")}: its own help, not the top-level one:\n${r.stderr}`);
       assert.ok(r.stderr.includes(`rhema ${group} ${sub}`), r.stderr);
       assert.ok(!r.stderr.includes("rhema run <paths..>"), `${args.join(" ")} shows the top-level help:\n${r.stderr}`);
-      assert.match(r.stderr, new RegExp(`\\nrhema: name a ${group} command: ${sub}\\n$`));
+      assert.match(r.stderr, new RegExp(`\\nrhema: name a ${group} command: ${group === "report" ? "merge, trend" : sub}\\n$`));
     }
     const help = await runCli([group, "--help"], { cwd: dir });
     assert.equal(help.code, 0, help.stderr);
