@@ -19,7 +19,7 @@ export const ACTION_INPUT_NAMES = [
   "tasks", "policy", "provider", "model", "base-url", "concurrency", "filter", "tag", "shard", "out",
   "max-steps", "timeout", "stream-idle", "max-cost", "pricing", "sandbox", "fail-on", "resume", "comment", "github-token",
   "max-tokens", "stopped-ok", "allow-env", "retry-errored", "report-skipped", "restart-changed",
-  "repeats", "min-pass-rate", "gate", "stop-early", "pass-at", "junit-cases", "matrix",
+  "repeats", "min-pass-rate", "gate", "stop-early", "pass-at", "junit-cases", "matrix", "quarantine",
 ] as const;
 export type ActionInputName = (typeof ACTION_INPUT_NAMES)[number];
 
@@ -92,6 +92,7 @@ export function readActionInputs(readInput: InputReader): ActionInputs {
     ...(bool("stop-early", text("stop-early") ?? "false") ? { stopEarly: true } : {}),
     ...optional("passAt", passAt(text("pass-at"))),
     ...optional("junitCases", text("junit-cases") === undefined ? undefined : oneOf("junit-cases", text("junit-cases")!, ["task", "trial"] as const)),
+    ...optional("quarantine", text("quarantine")),
   };
   return {
     request,

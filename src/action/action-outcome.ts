@@ -11,7 +11,8 @@ import { type TaskResult, type TaskTrialPlan, type UnfinishedTask } from "../run
 import { taskKey } from "../runner/tasks/task-key.js";
 import { formatCostTotal, sumCosts, sumResultStats } from "../runner/pricing/cost-figures.js";
 import { failureHeadline, failureOf } from "../runner/reports/failure-model.js";
-import { formatGate, runTrialOutputs, selectedTaskVerdicts } from "../runner/reports/task-trials.js";
+import { failsGate, formatGate, runTrialOutputs, selectedTaskVerdicts } from "../runner/reports/task-trials.js";
+import type { QuarantineRecord } from "../runner/reports/report-meta.js";
 import type { FailOn } from "./action-inputs.js";
 import { counted } from "../core/counted.js";
 
@@ -28,6 +29,8 @@ export interface ActionRunOutcome {
   unfinished?: readonly UnfinishedTask[];
   /** The selected tasks' planned trials and gates: the counts go by each task's gate. */
   plans?: readonly TaskTrialPlan[];
+  /** The quarantine list (the `quarantine` input): those tasks' failures do not fail the step. */
+  quarantine?: QuarantineRecord;
 }
 
 export type ActionOutputName =
@@ -86,8 +89,9 @@ function costOutput(outcome: ActionRunOutcome): string {
  */
 export function stepFailure(failOn: FailOn, outcome: ActionRunOutcome, opts: { stoppedOk: boolean } = { stoppedOk: false }): string | null {
   const tasks = selectedTaskVerdicts(outcome);
-  const notPassed = tasks.filter((t) => t.status !== "passed" && !(t.status === "stopped" && opts.stoppedOk));
-  const errored = tasks.filter((t) => t.status === "errored");
+  // A quarantined task's failure is reported (annotations, summary) but fails the step under no fail-on.
+  const notPassed = tasks.filter((t) => failsGate(t, opts));
+  const errored = tasks.filter((t) => t.status === "errored" && t.quarantine === null);
   switch (failOn) {
     case "never":
       return null;
@@ -131,7 +135,9 @@ export function runAnnotations(outcome: ActionRunOutcome, workspace: string): An
     const label = (r: TaskResult) => (repeated ? `trial ${r.trial?.repeat ?? 1}/${task.planned}: ` : "");
     if (task.status !== "passed" && task.status !== "unfinished" && failed[0]) {
       const more = failed.length > 1 ? ` (and ${counted(failed.length - 1, "other failed trial")})` : "";
-      annotations.push({ level: "error", message: `${label(failed[0])}${failureMessage(failed[0])}${more}`, ...at });
+      // Quarantined: a warning, as it does not fail the step.
+      const quarantined = task.quarantine === null ? "" : `quarantined${task.quarantine.reason === null ? "" : ` (${task.quarantine.reason})`}, does not fail the step: `;
+      annotations.push({ level: quarantined ? "warning" : "error", message: `${quarantined}${label(failed[0])}${failureMessage(failed[0])}${more}`, ...at });
     } else if (task.status === "passed" && failed.length > 0) {
       annotations.push({ level: "warning", message: `flaky: ${failed.length} of ${task.results.length} trials failed, the gate (${formatGate(task.gate)}) passed; first: ${label(failed[0]!)}${failureMessage(failed[0]!)}`, ...at });
     }

@@ -49,6 +49,7 @@ const MATRIX_OPTION = { type: "string", describe: "matrix file (YAML, top-level 
 const PRICING_OPTION = { type: "string", describe: "pricing file (YAML, schema/pricing.schema.json): adds models to the price table or overrides their prices" } as const;
 const MAX_COST_OPTION = { type: "string", describe: "the run's budget in dollars, across all tasks: once spent, tasks stop (resumably, status stopped) and none starts" } as const;
 const TIMEOUT_OPTION = { type: "string", describe: "timeout for tasks that set none (90s, 10m, 1h, or a number of seconds as in limits.timeout; none: no limit)" } as const;
+const QUARANTINE_OPTION = { type: "string", describe: "quarantine file (YAML: version: 1, quarantine: [suite/id, …]): those tasks' failures are reported but do not fail the run" } as const;
 const STREAM_IDLE_OPTION = { type: "string", describe: "end a model's stream that sends no content for this long, as a retryable provider error (90s, 5m or a number of seconds; default 5m; none: no limit)" } as const;
 
 /** The options of `run`, for its yargs builder: the one place they are declared. */
@@ -92,6 +93,7 @@ function runOptions<T>(y: Argv<T>) {
     .option("stop-early", { type: "boolean", default: false, describe: "stop a task's trials once its gate's outcome cannot change; the unstarted ones are skipped (gate decided)" })
     .option("pass-at", { type: "string", describe: "the k's of pass@k and pass^k the reports show, e.g. 1,3" })
     .option("junit-cases", { type: "string", choices: ["task", "trial"], describe: "a JUnit testcase per task (default: its trials as properties and flaky/rerun entries) or per trial" })
+    .option("quarantine", QUARANTINE_OPTION)
     .epilogue(EXIT_CODES_HELP);
 }
 
@@ -117,6 +119,7 @@ function validateOptions<T>(y: Argv<T>) {
     .option("repeats", { type: "string", describe: "trials for tasks that set no repeats: (for the gate warning)" })
     .option("min-pass-rate", { type: "string", describe: "pass rate for tasks that set no pass.rate (for the gate warning)" })
     .option("gate", { type: "string", choices: ["rate", "lower"], describe: "judge a pass rate on the rate (default) or on its 95 % interval's lower bound (for the gate warning)" })
+    .option("quarantine", { type: "string", describe: "quarantine file to check too: its format, and that it names tasks of the suite (an unknown one is a warning)" })
     .epilogue(EXIT_CODES_HELP);
 }
 
@@ -130,9 +133,23 @@ function reportMergeOptions<T>(y: Argv<T>) {
     .option("junit-cases", { type: "string", choices: ["task", "trial"], default: "task", describe: "a JUnit testcase per task (its trials as properties and flaky/rerun entries) or per trial" });
 }
 
+/** The options of `report trend`. */
+function reportTrendOptions<T>(y: Argv<T>) {
+  return withExamples(y, [
+    ["$0 report trend runs/* --propose-quarantine quarantine.yaml", "per task: pass rate, flaky runs, cost; the tasks to quarantine"],
+  ])
+    .positional("dirs", { type: "string", array: true, demandOption: true, default: undefined, describe: "run directories (in any order: they are read oldest first by when each run started)" })
+    .option("last", { type: "string", default: "10", describe: "how many of the newest runs the figures cover (a whole number from 1 up)" })
+    .option("flaky-in", { type: "string", default: "2", describe: "propose a task flaky (its trials both passed and failed) in at least this many of those runs" })
+    .option("flips", { type: "string", default: "3", describe: "propose a task whose verdict flipped (passed ↔ not) at least this many times in those runs" })
+    .option("out", { type: "string", describe: "write the Markdown here instead of stdout" })
+    .option("json", { type: "string", describe: "also write the trend as JSON here" })
+    .option("propose-quarantine", { type: "string", describe: "write the proposed quarantine file here (for run --quarantine)" });
+}
+
 /** The commands, as `rhema bogus` lists them: each top-level name with its subcommands. */
 const COMMANDS: Readonly<Record<string, readonly string[]>> = {
-  run: [], validate: [], policy: ["check"], report: ["merge", "compare"], bench: ["replay"],
+  run: [], validate: [], policy: ["check"], report: ["merge", "compare", "trend"], bench: ["replay"],
 };
 
 /** Every command's full name (`policy check`) and its yargs command string: docs/cli.md is checked against these. */
@@ -142,6 +159,7 @@ export const COMMAND_LINES = {
   "policy check": "check",
   "report merge": "merge <dirs..>",
   "report compare": "compare <dirs..>",
+  "report trend": "trend <dirs..>",
   "bench replay": "replay <inputs..>",
 } as const;
 
@@ -158,7 +176,7 @@ export async function commandOptionBuilders(): Promise<Readonly<Record<CommandNa
   const [policy, bench, compare] = await Promise.all([import("./policy-command.js"), import("./bench-command.js"), import("./compare-command.js")]);
   return {
     run: runOptions, validate: validateOptions, "policy check": policy.policyCheckOptions,
-    "report merge": reportMergeOptions, "report compare": compare.reportCompareOptions, "bench replay": bench.benchReplayOptions,
+    "report merge": reportMergeOptions, "report compare": compare.reportCompareOptions, "report trend": reportTrendOptions, "bench replay": bench.benchReplayOptions,
   };
 }
 
@@ -210,14 +228,16 @@ function wantsJsonErrors(argv: readonly string[]): boolean {
 async function loadCommandModules(argv: readonly string[]) {
   const [first] = argv;
   const wanted = (...names: string[]) => first === undefined || first.startsWith("-") || names.includes(first);
-  const compareWanted = wanted("report") && (argv[1] === undefined || argv[1].startsWith("-") || argv[1] === "compare");
-  const [policy, bench, other, compare] = await Promise.all([
+  // A report command's own module loads only for it (or for help).
+  const reportWanted = (name: string) => wanted("report") && (argv[1] === undefined || argv[1].startsWith("-") || argv[1] === name);
+  const [policy, bench, other, compare, trend] = await Promise.all([
     wanted("policy") ? import("./policy-command.js") : null,
     wanted("bench") ? import("./bench-command.js") : null,
     wanted("validate", "report") ? import("./other-commands.js") : null,
-    compareWanted ? import("./compare-command.js") : null,
+    reportWanted("compare") ? import("./compare-command.js") : null,
+    reportWanted("trend") ? import("./trend-command.js") : null,
   ]);
-  return { policy, bench, other, compare };
+  return { policy, bench, other, compare, trend };
 }
 
 /** A command module `loadCommandModules` was asked for; yargs calls a builder or handler only for the command given. */
@@ -292,11 +312,12 @@ function buildParser(argv: readonly string[], io: CliIo, commands: CommandModule
     .command("report", "reports", (y) => y
       .command(COMMAND_LINES["report merge"], "merge the reports of several run directories (CI shards)", reportMergeOptions, (a) => checked("report merge", a, () => loaded(commands.other).reportMergeCommand(a, io)))
       .command(COMMAND_LINES["report compare"], "compare two runs (or one run's cells): pass-rate changes with confidence intervals, cost, tokens, cache; exit 1 on a regression", (c) => loaded(commands.compare).reportCompareOptions(c), (a) => checked("report compare", a, () => loaded(commands.compare).reportCompareCommand(a, io)))
-      .demandCommand(1, "name a report command: merge, compare"))
+      .command(COMMAND_LINES["report trend"], "each task's pass rate, flakiness and cost over several runs, and a proposed quarantine", reportTrendOptions, (a) => checked("report trend", a, () => loaded(commands.trend).reportTrendCommand(a, io)))
+      .demandCommand(1, "name a report command: merge, compare, trend"))
     .command("bench", "benchmarks", (y) => y
       .command(COMMAND_LINES["bench replay"], "replay recorded sessions under compaction strategies and budgets through the prompt-cache simulator", (c) => loaded(commands.bench).benchReplayOptions(c), (a) => checked("bench replay", a, () => loaded(commands.bench).benchReplayCommand(a, io)))
       .demandCommand(1, "name a bench command: replay"))
-    .demandCommand(1, "name a command: run, validate, policy check, report merge, report compare, bench replay")
+    .demandCommand(1, "name a command: run, validate, policy check, report merge, report compare, report trend, bench replay")
     .help()
     .alias("h", "help")
     .alias("v", "version");

@@ -8,7 +8,7 @@ import { parseLimitFlag, planSuite } from "../runner/plan/plan-suite.js";
 import type { TaskDefinition } from "../runner/tasks/task-file.js";
 import { fewestPassing, fewestTrialsToPass } from "../runner/trials/trial-gate.js";
 import { gateOf, repeatsOf } from "../runner/trials/trial.js";
-import type { RunRequest } from "../runner/execute/run-request.js";
+import { readQuarantine, type RunRequest } from "../runner/execute/run-request.js";
 import { RhemaError } from "../core/errors.js";
 import { parseTrialFlags, parseUsdFlag } from "./run-command.js";
 import { describeSandboxSetting } from "../runner/tasks/task-sandbox.js";
@@ -39,6 +39,8 @@ export interface ValidateArgs {
   repeats?: number | string | undefined;
   minPassRate?: number | string | undefined;
   gate?: string | undefined;
+  /** `--quarantine FILE`: checked too (its format; a label no task of the suite is, a warning). */
+  quarantine?: string | undefined;
 }
 
 /**
@@ -67,6 +69,8 @@ export async function validateCommand(args: ValidateArgs, io: CliIo): Promise<Ex
     print(io.stderr, line);
   };
   for (const note of loaded.tasks.length > 0 ? plan.notes : []) warn(`rhema: ${note}`);
+  const quarantine = args.quarantine === undefined ? null
+    : await readQuarantine(resolve(io.cwd, args.quarantine), [...loaded.tasks, ...loaded.skipped, ...loaded.otherShards], (note) => warn(`rhema: ${note}`));
   for (const task of loaded.tasks) {
     const warning = unpassableGateWarning(task, gateFlags);
     if (warning !== null) warn(`rhema: warning: ${warning}`);
@@ -85,7 +89,8 @@ export async function validateCommand(args: ValidateArgs, io: CliIo): Promise<Ex
     for (const w of policy.warnings) warn(`rhema: ${formatPolicyIssue(w)}`);
     for (const w of permissiveWarnings(policy.policy)) warn(`rhema: warning: ${w}`);
   }
-  const pricingNote = pricing ? `, a pricing file of ${counted(pricing.models.length, "model", "models")}` : "";
+  const pricingNote = (pricing ? `, a pricing file of ${counted(pricing.models.length, "model", "models")}` : "") +
+    (quarantine ? `, a quarantine file of ${counted(quarantine.entries.length, "task")}` : "");
   if (loaded.tasks.length === 0) {
     print(io.stdout, `valid: ${counted(loaded.policies.length, "policy file", "policy files")}${pricingNote}`);
     return EXIT_OK;

@@ -17,7 +17,7 @@ import { lockTimingFromEnv } from "./lock-timing.js";
 import { formatCostTotal, sumCosts } from "../runner/pricing/cost-figures.js";
 import { counted } from "../core/counted.js";
 import { parseKList } from "../runner/trials/trial-figures.js";
-import { selectedTaskVerdicts } from "../runner/reports/task-trials.js";
+import { failsGate, selectedTaskVerdicts } from "../runner/reports/task-trials.js";
 import { parsePassRate } from "../runner/trials/trial-gate.js";
 import { MAX_REPEATS } from "../runner/tasks/task-schema.js";
 
@@ -75,9 +75,9 @@ export async function runCommand(args: RunArgs, io: CliIo): Promise<ExitCode> {
   }
   if (!args.json) print(io.stdout, finalSummary(outcome, outcome.runDir, reportCopies(args, io.cwd)));
   if (outcome.interrupted) return EXIT_INTERRUPTED;
-  // A task passes by its gate (one trial: that trial's status).
+  // A task passes by its gate (one trial: that trial's status); a quarantined one's failure does not count.
   const verdicts = selectedTaskVerdicts(outcome);
-  return verdicts.every((t) => t.status === "passed" || (t.status === "stopped" && args.stoppedOk === true)) ? EXIT_OK : EXIT_TASK_FAILED;
+  return verdicts.some((t) => failsGate(t, { stoppedOk: args.stoppedOk === true })) ? EXIT_TASK_FAILED : EXIT_OK;
 }
 
 /** A count flag's value as a whole number from 1 up, or exit 2 naming the flag and what was given. */
@@ -130,7 +130,7 @@ function reportCopies(args: Pick<RunArgs, "junit" | "stats" | "summary">, cwd: s
 }
 
 /** The closing lines: counts, denials, cost, where the reports are (the run directory's, then the copies the flags asked for). */
-export function finalSummary(outcome: Pick<RunRequestOutcome, "results" | "interrupted" | "reports"> & Partial<Pick<RunRequestOutcome, "plans" | "unfinished">>, runDir: string, copies: ReportCopies = {}): string {
+export function finalSummary(outcome: Pick<RunRequestOutcome, "results" | "interrupted" | "reports"> & Partial<Pick<RunRequestOutcome, "plans" | "unfinished" | "quarantine">>, runDir: string, copies: ReportCopies = {}): string {
   // Tasks are counted by their gate; with repeats, the trials and flaky tasks are said too.
   const tasks = selectedTaskVerdicts(outcome).filter((t) => t.status !== "unfinished");
   const count = (s: string) => tasks.filter((t) => t.status === s).length;
@@ -143,6 +143,12 @@ export function finalSummary(outcome: Pick<RunRequestOutcome, "results" | "inter
       (trials !== tasks.length ? ` (${counted(trials, "trial")}${flaky ? `, ${counted(flaky, "flaky task")}` : ""})` : "") +
       (denials ? `; ${counted(denials, "tool call")} denied by policy` : ""),
   ];
+  const quarantined = tasks.filter((t) => t.quarantine !== null);
+  if (quarantined.length > 0) {
+    const failing = quarantined.filter((t) => t.status !== "passed");
+    lines.push(`Quarantined: ${counted(quarantined.length, "task")}, ${failing.length} not passing (reported, not failing the run)` +
+      (failing.length ? `: ${failing.map((t) => `${t.suite}/${t.id} ${t.status}`).join(", ")}` : ""));
+  }
   const cost = sumCosts(outcome.results);
   if (cost !== null) lines.push(`Cost: ${formatCostTotal(cost)}`);
   const stopped = outcome.results.filter((r) => r.status === "stopped");

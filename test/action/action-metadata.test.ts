@@ -55,6 +55,7 @@ const SAMPLE: Record<ActionInputName, string> = {
   sandbox: "off", "fail-on": "never", resume: "false", comment: "true", "github-token": "ghs_example",
   "max-tokens": "50000", "stopped-ok": "true", "allow-env": "NPM_TOKEN\nGH_TOKEN", "retry-errored": "true", "report-skipped": "true", "restart-changed": "true",
   repeats: "5", "min-pass-rate": "0.8", gate: "lower", "stop-early": "true", "pass-at": "1,3", "junit-cases": "trial", matrix: "matrix.yaml",
+  quarantine: ".github/quarantine.yaml",
 };
 
 test("every input action.yml declares is read, and each one changes the action's settings", async () => {
@@ -162,4 +163,11 @@ test("the README's example workflows pass the validator and give the action only
       for (const name of Object.keys(step.with ?? {})) assert.ok(declared.includes(name), `example ${i} passes an undeclared input "${name}"`);
     }
   }
+});
+
+test("quarantine: a path to the quarantine file, as --quarantine takes it; unset or empty is none", () => {
+  const request = (value: string | undefined) => readActionInputs((n) => (n === "tasks" ? "t" : n === "quarantine" ? value : undefined)).request;
+  assert.equal(request(" .github/quarantine ü.yaml ").quarantine, ".github/quarantine ü.yaml");
+  assert.equal("quarantine" in request(""), false);
+  assert.equal("quarantine" in request(undefined), false);
 });

@@ -85,3 +85,19 @@ test("trials, flaky and pass-rate: counted trials, tasks that both passed and fa
   assert.deepEqual([o.trials, o.flaky, o["pass-rate"]], ["5", "1", "0.6000"]);
   assert.deepEqual([actionOutputs(outcome([])).trials, actionOutputs(outcome([]))["pass-rate"]], ["0", "0"]);
 });
+
+test("quarantine: a quarantined task's failure or error fails the step under no fail-on and is a warning annotation; another's still fails it", () => {
+  const run: ActionRunOutcome = {
+    ...stoppedRun,
+    results: [sampleResult("s", "ok", "passed"), sampleResult("s", "bad", "failed"), sampleResult("s", "down", "errored")],
+    quarantine: { file: "/w/q.yaml", entries: [{ suite: "s", id: "bad", reason: "flaky upstream" }, { suite: "s", id: "down", reason: null }] },
+  };
+  assert.equal(stepFailure("failure", run), null);
+  assert.equal(stepFailure("error", run), null);
+  const annotations = runAnnotations(run, "/repo").filter((a) => a.title === "s/bad" || a.title === "s/down");
+  assert.deepEqual(annotations.map((a) => [a.level, a.message.split(": ")[0]]), [["warning", "quarantined (flaky upstream), does not fail the step"], ["warning", "quarantined, does not fail the step"]]);
+  const partly: ActionRunOutcome = { ...run, quarantine: { file: "/w/q.yaml", entries: [{ suite: "s", id: "bad", reason: null }] } };
+  assert.equal(stepFailure("failure", partly), "1 task did not pass: s/down");
+  assert.equal(stepFailure("error", partly), "1 task errored: s/down");
+  assert.equal(actionOutputs(run).failed, "1", "the outputs still count it by its verdict");
+});

@@ -1,9 +1,9 @@
 /**
  * A property of every path input, through the built CLI and the Action's bundle: each path flag
  * and path field — task `workspace.from` and `policy`, --out, --junit, --stats, --summary,
- * --policy, --pricing, the positional paths, report merge's inputs and --out, bench replay's
+ * --policy, --pricing, --quarantine (run and validate), the positional paths, report merge's inputs and --out, bench replay's
  * inputs, --pricing and --chart, policy check's --policy and --workspace, the Action's `out`,
- * `tasks`, `policy`, `pricing` — fed "", blanks, ".", "/", a link to an input, a FIFO, a device
+ * `tasks`, `policy`, `pricing`, `quarantine` — fed "", blanks, ".", "/", a link to an input, a FIFO, a device
  * (mknod copies of /dev/null and /dev/full in the temp project, never a path under /dev), a
  * missing parent, a path of spaces and unicode. Whatever each does, none deletes or replaces
  * anything it did not create (the project tree is snapshotted before and after: type, inode,
@@ -113,11 +113,13 @@ function cliCases(): Case[] {
   for (const flag of ["--junit", "--stats", "--summary"]) add("run", flag, "link-to-task", (v) => ["run", "tasks", ...run, "--out", fresh(), flag, v]);
   add("run", "--policy", "link-to-policy", (v) => ["run", "tasks", ...run, "--out", fresh(), "--policy", v]);
   add("run", "--pricing", "link-to-policy", (v) => ["run", "tasks", ...run, "--out", fresh(), "--pricing", v]);
+  add("run", "--quarantine", "link-to-policy", (v) => ["run", "tasks", ...run, "--out", fresh(), "--quarantine", v]);
   // "/" as a task path would walk the whole machine for task files: meaningful, only slow.
   add("run", "paths", "link-to-tasks", (v) => ["run", v, ...run, "--out", fresh()], ["root"]);
   add("validate", "paths", "link-to-task", (v) => ["validate", v], ["root"]);
   add("validate", "--policy", "link-to-policy", (v) => ["validate", "tasks", "--policy", v]);
   add("validate", "--pricing", "link-to-policy", (v) => ["validate", "tasks", "--pricing", v]);
+  add("validate", "--quarantine", "link-to-policy", (v) => ["validate", "tasks", "--quarantine", v]);
   add("report merge", "dirs", "link-to-shard", (v) => ["report", "merge", v, "--out", fresh()]);
   add("report merge", "--out", "link-to-shard", (v) => ["report", "merge", "shard", "--out", v]);
   add("bench replay", "inputs", "link-to-shard", (v) => ["bench", "replay", v], ["root"]);
@@ -193,6 +195,7 @@ test("the Action's path inputs: out set to nothing is refused (it has a default)
     { input: "tasks", value: "", names: 'input "tasks"' },
     { input: "policy", value: "special/fifo", names: "special/fifo" },
     { input: "pricing", value: "special/full", names: "special/full" },
+    { input: "quarantine", value: "special/fifo", names: "special/fifo" },
   ];
   for (const c of cases) {
     const inputs: Record<string, string> = { tasks: "tasks", out: ".rhema/runs/latest", resume: "false", sandbox: "off", [c.input]: c.value };

@@ -30,7 +30,8 @@ import { counted } from "../../core/counted.js";
 import { parseLimitFlag, planSuite } from "../plan/plan-suite.js";
 import type { TaskPlan } from "../plan/task-plan.js";
 import { trialId } from "../trials/trial.js";
-import type { JunitCases } from "../reports/report-meta.js";
+import type { JunitCases, QuarantineRecord } from "../reports/report-meta.js";
+import { loadQuarantineFile, quarantineEntries, unknownQuarantineWarnings } from "../tasks/quarantine-file.js";
 
 /** What to run; the fields are `rhema run`'s flags (the action's inputs map onto them). */
 export interface RunRequest {
@@ -85,6 +86,8 @@ export interface RunRequest {
   passAt?: number[];
   /** `--junit-cases`: a JUnit testcase per task (default) or per trial. */
   junitCases?: JunitCases;
+  /** `--quarantine FILE`: tasks whose failures are reported but do not fail the gate (relative to cwd). */
+  quarantine?: string;
   /** The run directory lock's stale limit and heartbeat (the CLI shortens them for tests: `RHEMA_LOCK_STALE_MS`); default 30 s and 5 s. */
   lockTiming?: LockTiming;
 }
@@ -145,6 +148,8 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
   // every problem found here is exit 2, before anything runs.
   const plan = await planSuite(loaded.tasks, { ...request, ...(request.pricing !== undefined ? { pricing: request.pricing } : {}) }, context);
   for (const note of plan.notes) context.onNote(note);
+  const quarantine = request.quarantine === undefined ? undefined
+    : await readQuarantine(resolve(context.cwd, request.quarantine), [...loaded.tasks, ...loaded.skipped, ...loaded.otherShards], context.onNote);
   // The first shell decision needs the bash grammar (~100 ms to compile): start it now, beside
   // the sandbox probe, the workspace copies and the first model request, when some task's
   // policy may run commands.
@@ -170,6 +175,7 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
       ...(matrix !== null ? [matrix.file] : []),
       ...(request.policy !== undefined && !request.policy.startsWith("preset:") ? [resolve(context.cwd, request.policy)] : []),
       ...(plan.pricingFile ? [plan.pricingFile.file] : []),
+      ...(quarantine ? [quarantine.file] : []),
     ],
   });
   const outcome = await runSuite({
@@ -214,8 +220,19 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
     ...(request.stopEarly ? { stopEarly: true } : {}),
     ...(request.passAt !== undefined ? { passAt: request.passAt } : {}),
     ...(request.junitCases !== undefined ? { junitCases: request.junitCases } : {}),
+    ...(quarantine ? { quarantine } : {}),
   });
   return { ...outcome, runDir, selected: loaded.tasks.length, sandboxWarning: sandbox.warning };
+}
+
+/**
+ * The quarantine file read and checked (a bad one is exit 2 before anything runs); an entry no
+ * task of the suite is (in any shard, selected or not) is a warning, not an error.
+ */
+export async function readQuarantine(file: string, known: readonly { suite: string; id: string }[], onNote: (note: string) => void): Promise<QuarantineRecord> {
+  const list = await loadQuarantineFile(file);
+  for (const warning of unknownQuarantineWarnings(list, known)) onNote(`warning: ${warning}`);
+  return { file, entries: quarantineEntries(list) };
 }
 
 /**

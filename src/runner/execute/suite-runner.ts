@@ -44,7 +44,7 @@ import { setupRetried } from "../run-dir/task-state.js";
 import { type TaskResult, type TaskSpend, type TaskTrialPlan, type UnfinishedTask } from "../run-dir/task-result.js";
 import { taskKey, type SkippedTask } from "../tasks/task-key.js";
 import type { CellRecord } from "../tasks/task-variants.js";
-import { type JunitCases, type ReportMeta } from "../reports/report-meta.js";
+import { type JunitCases, type QuarantineRecord, type ReportMeta } from "../reports/report-meta.js";
 
 /** Each `task_*` progress names its trial (`trial.label`: `suite/id`, `suite/id#3` among repeats) and its task. */
 export type RunProgress =
@@ -108,6 +108,8 @@ export interface SuiteRunOptions {
   passAt?: readonly number[];
   /** The JUnit testcase granularity (`--junit-cases`); default task. */
   junitCases?: JunitCases;
+  /** The quarantine list (`--quarantine`): recorded in the reports, whose tasks' failures do not fail the gate. */
+  quarantine?: QuarantineRecord;
   onProgress(progress: RunProgress): void;
   /** A line for the user (a task kept stopped on its budget or step cap, a task removed from the suite). */
   onNote?(note: string): void;
@@ -122,6 +124,8 @@ export interface SuiteRunOutcome {
   reports: ReportFiles;
   /** The run's trials without a result (the reports list them too). */
   unfinished: UnfinishedTask[];
+  /** The quarantine list the run was given, as the reports record it; absent: none. */
+  quarantine?: QuarantineRecord;
 }
 
 /** A run directory made before trials (layout 1): reports, merge and replay read it; a run does not resume it. */
@@ -233,6 +237,7 @@ async function runQueue(opts: SuiteRunOptions, runDir: RunDir, manifest: RunMani
     trialPlans: plans,
     ...(opts.passAt && opts.passAt.length > 0 ? { passAt: opts.passAt } : {}),
     ...(opts.junitCases ? { junitCases: opts.junitCases } : {}),
+    ...(opts.quarantine ? { quarantine: opts.quarantine } : {}),
   });
   // Each write also records the run's wall time in the manifest, so a kill loses at most one write's worth.
   const writeAll = async (final = false): Promise<TaskResult[]> => {
@@ -325,7 +330,7 @@ async function runQueue(opts: SuiteRunOptions, runDir: RunDir, manifest: RunMani
   if (opts.summaryAppend !== undefined) await appendSummary(opts.summaryAppend, (await runDir.readReport("summary")) ?? "");
   const outcome = {
     results: all.filter((r) => selected.has(trialId(trialKeyOf(r)))), plans: plans.filter((p) => selectedTasks.has(taskKey(p))),
-    interrupted, reports: runDir.reports, unfinished,
+    interrupted, reports: runDir.reports, unfinished, ...(opts.quarantine ? { quarantine: opts.quarantine } : {}),
   };
   opts.onProgress({ type: "run_end", results: outcome.results, interrupted, reports: outcome.reports, unfinished });
   return outcome;

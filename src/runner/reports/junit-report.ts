@@ -26,6 +26,8 @@ import { failureHeadline, failureOf, failureType } from "./failure-model.js";
 import { extendTestCase } from "./junit-test-case.js";
 import { cdataSafe, checkDetails, errorDetails, propertyLines, seconds, statValue, systemOut, unfinishedText } from "./junit-text.js";
 import { addTrialsCase, trialsFigures } from "./junit-trials.js";
+import { addQuarantinedResultCase, addQuarantinedTrialsCase, isQuarantinedFailure, quarantineFigures } from "./junit-quarantine.js";
+import { caseName, taskPropertyPrefix } from "./junit-names.js";
 import { groupTaskTrials, trialKeyOf, type TaskTrials } from "./task-trials.js";
 import { compareTrials } from "../trials/trial-key.js";
 import { type ResultStats, type TaskCost, type TaskResult, type UnfinishedTask } from "../run-dir/task-result.js";
@@ -99,6 +101,7 @@ function addSuite(node: TestSuite, suite: string, entries: SuiteEntries, fileOf:
   for (const task of tasks) {
     if (task.planned > 1) for (const [name, value] of trialsFigures(task)) node.property(`${taskPropertyPrefix(task)}.${name}`, value);
     else for (const result of task.results) addTaskProperties(node, result, task);
+    for (const [name, value] of quarantineFigures(task)) node.property(`${taskPropertyPrefix(task)}.${name}`, value);
   }
   // Test cases after properties: the builder writes properties first in any case.
   // One order for every kind of testcase: by id, as the suite's tasks are, then by trial.
@@ -116,25 +119,20 @@ function addSuite(node: TestSuite, suite: string, entries: SuiteEntries, fileOf:
  */
 function taskCases(task: TaskTrials, cases: JunitCases, file: string): CaseEntry[] {
   const place = { id: task.id, variant: task.variant };
-  if (task.planned > 1 && cases === "task") return [{ ...place, repeat: 0, add: (c) => addTrialsCase(c, task, file) }];
+  // A quarantined task that did not pass is a `skipped` testcase carrying its failure (junit-quarantine.ts).
+  const quarantined = isQuarantinedFailure(task);
+  const marks = quarantineFigures(task);
+  if (task.planned > 1 && cases === "task") {
+    return [{ ...place, repeat: 0, add: (c) => (quarantined ? addQuarantinedTrialsCase(c, task, file) : addTrialsCase(c, task, file, marks)) }];
+  }
   const name = (entry: Parameters<typeof trialKeyOf>[0]) => (task.planned > 1 ? `${caseName(task)}#${trialKeyOf(entry).repeat}` : caseName(task));
+  const addResult = (c: TestCase, result: TaskResult) => (quarantined && result.status !== "passed"
+    ? addQuarantinedResultCase(c, task, result, { file, name: name(result), figures: taskFigures(result) })
+    : addTestCase(c, result, file, name(result), marks));
   return [
-    ...task.results.map((result) => ({ ...place, repeat: trialKeyOf(result).repeat, add: (c: TestCase) => addTestCase(c, result, file, name(result)) })),
+    ...task.results.map((result) => ({ ...place, repeat: trialKeyOf(result).repeat, add: (c: TestCase) => addResult(c, result) })),
     ...task.unfinished.map((entry) => ({ ...place, repeat: trialKeyOf(entry).repeat, add: (c: TestCase) => addUnfinishedCase(c, entry, file, name(entry)) })),
   ];
-}
-
-/**
- * A task's testcase name: its id, or `id [variant]` for a matrix cell's (one testcase per (task,
- * variant)); without a matrix exactly as before, so dashboards' history holds.
- */
-export function caseName(task: Pick<TaskTrials, "id" | "variant">): string {
-  return task.variant === null ? task.id : `${task.id} [${task.variant}]`;
-}
-
-/** The prefix of a task's suite properties: `task.<id>`, or `task.<id>@<variant>` for a matrix cell's. */
-export function taskPropertyPrefix(task: Pick<TaskTrials, "id" | "variant">): string {
-  return task.variant === null ? `task.${task.id}` : `task.${task.id}@${task.variant}`;
 }
 
 /** A task's figures as `task.<id>.*` properties of its suite: the same as its testcase's. */
@@ -187,7 +185,7 @@ function suiteCostFigures(total: CostTotal | null): CostFigures {
   };
 }
 
-function addTestCase(node: TestCase, result: TaskResult, file: string, name = result.id): void {
+function addTestCase(node: TestCase, result: TaskResult, file: string, name = result.id, marks: readonly [string, string][] = []): void {
   node.className(result.suite).name(name).time(seconds(result.durationMs)).file(file);
   switch (result.status) {
     case "passed":
@@ -203,7 +201,7 @@ function addTestCase(node: TestCase, result: TaskResult, file: string, name = re
       break;
     }
   }
-  node.standardOutput(cdataSafe(`${systemOut(result)}\n\n${propertyLines(taskFigures(result))}`));
+  node.standardOutput(cdataSafe(`${systemOut(result)}\n\n${propertyLines([...taskFigures(result), ...marks])}`));
 }
 
 /** A task's figures as testcase-level properties: name → value (its duration is the testcase's `time`). */

@@ -15,15 +15,16 @@
 import type { TestCase } from "junit-report-builder";
 import { failureHeadline, failureOf, failureType } from "./failure-model.js";
 import { extendTestCase, type RerunKind } from "./junit-test-case.js";
+import { caseName } from "./junit-names.js";
 import { cdataSafe, checkDetails, errorDetails, propertyLines, seconds, systemOut, unfinishedText } from "./junit-text.js";
 import { formatAtK, formatCostPerPass, formatGate, formatRate, trialOrdinal, type TaskTrials } from "./task-trials.js";
 import type { TaskResult } from "../run-dir/task-result.js";
 import type { Spread } from "../trials/trial-figures.js";
 
 /** The task's testcase over its trials (see the header). */
-export function addTrialsCase(node: TestCase, task: TaskTrials, file: string): void {
+export function addTrialsCase(node: TestCase, task: TaskTrials, file: string, marks: readonly [string, string][] = []): void {
   const spentMs = task.results.reduce((sum, r) => sum + r.durationMs, 0) + task.unfinished.reduce((sum, u) => sum + (u.spent?.durationMs ?? 0), 0);
-  node.className(task.suite).name(task.variant === null ? task.id : `${task.id} [${task.variant}]`).time(seconds(spentMs)).file(file);
+  node.className(task.suite).name(caseName(task)).time(seconds(spentMs)).file(file);
   const extended = extendTestCase(node);
   const failed = task.results.filter((r) => r.status !== "passed");
   switch (task.status) {
@@ -46,7 +47,7 @@ export function addTrialsCase(node: TestCase, task: TaskTrials, file: string): v
       break;
     }
   }
-  node.standardOutput(cdataSafe(`${trialLines(task).join("\n")}\n\n${propertyLines(trialsFigures(task))}`));
+  node.standardOutput(cdataSafe(`${trialLines(task).join("\n")}\n\n${propertyLines([...trialsFigures(task), ...marks])}`));
 }
 
 /** The first failed trial as the testcase's `<failure>` (a failed task) or `<error>` (every counted trial errored). */

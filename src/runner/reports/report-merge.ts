@@ -38,6 +38,7 @@ import { type JunitCases, type ReportMeta, type ShardCoverage } from "./report-m
 import { cellKeyOf, trialKeyOf } from "./task-trials.js";
 import { compareTrials, trialLabel } from "../trials/trial-key.js";
 import { EVERY_TRIAL } from "../trials/trial-gate.js";
+import type { QuarantineEntry } from "../tasks/quarantine-file.js";
 
 export interface MergeOptions {
   /** The merged run's id; default: the shards' run ids, sorted, joined by `+`. */
@@ -174,7 +175,10 @@ export async function readShardRun(dir: string): Promise<ShardRun> {
     const stats = parseStatsReport(text);
     return {
       dir, results,
-      meta: { runId: stats.runId, startedAt: stats.startedAt, finishedAt: stats.finishedAt, wallTimeMs: stats.wallTimeMs, skipped: stats.skipped, unfinished: stats.unfinished },
+      meta: {
+        runId: stats.runId, startedAt: stats.startedAt, finishedAt: stats.finishedAt, wallTimeMs: stats.wallTimeMs, skipped: stats.skipped, unfinished: stats.unfinished,
+        quarantine: stats.quarantine,
+      },
       shards: inputShards(stats.shard, stats.shards, statsPath),
       trialPlans,
     };
@@ -318,7 +322,20 @@ function mergeMeta(shards: readonly ShardRun[], results: readonly TaskResult[], 
     trialPlans: mergeTrialPlans(shards),
     ...(options.passAt !== undefined && options.passAt.length > 0 ? { passAt: [...options.passAt] } : {}),
     ...(options.junitCases !== undefined ? { junitCases: options.junitCases } : {}),
+    ...mergeQuarantine(shards),
   };
+}
+
+/**
+ * The inputs' quarantine lists together (the merged reports keep each quarantined task marked):
+ * every entry once, in the order first met (the first input's reason), the files named once each, joined by `, `.
+ */
+function mergeQuarantine(shards: readonly ShardRun[]): Pick<ReportMeta, "quarantine"> {
+  const lists = shards.flatMap((s) => (s.meta?.quarantine ? [s.meta.quarantine] : []));
+  if (lists.length === 0) return {};
+  const entries = new Map<string, QuarantineEntry>();
+  for (const entry of lists.flatMap((list) => list.entries)) if (!entries.has(taskKey(entry))) entries.set(taskKey(entry), entry);
+  return { quarantine: { file: [...new Set(lists.map((list) => list.file))].join(", "), entries: [...entries.values()] } };
 }
 
 /**

@@ -4,6 +4,7 @@
  * results.
  */
 import type { SkippedTask } from "../tasks/task-key.js";
+import type { QuarantineEntry } from "../tasks/quarantine-file.js";
 import type { TaskTrialPlan, UnfinishedTask } from "../run-dir/task-result.js";
 
 /**
@@ -39,6 +40,15 @@ export interface ReportMeta {
   passAt?: readonly number[];
   /** What a JUnit testcase is (`--junit-cases`): a task (its trials as properties and flaky/rerun entries) or each trial; default task. */
   junitCases?: JunitCases;
+  /** The quarantine list the run was given (`--quarantine`): its tasks' failures are reported but do not fail the gate; absent or null: none. */
+  quarantine?: QuarantineRecord | null;
+}
+
+/** The quarantine list a run used, as reports record it (stats.json `quarantine`; `report merge` reads it back). */
+export interface QuarantineRecord {
+  /** The file, as the run was given it (absolute). */
+  file: string;
+  entries: QuarantineEntry[];
 }
 
 /** The JUnit testcase granularity (`--junit-cases`). */

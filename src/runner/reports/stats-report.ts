@@ -108,6 +108,14 @@ export const statsReportSchema = z.strictObject({
     state: z.enum(["interrupted", "not_started", "not_selected", "gate_decided"]).describe("gate_decided: skipped by the early stop (left out of the figures)."),
     spent: taskSpendSchema.nullable().default(null).describe("What the task spent before the run stopped (from its checkpoint); null when nothing."),
   })).default([]).describe("The run's tasks without a result: the next run of the same command continues or starts them."),
+  quarantine: z.strictObject({
+    file: z.string().describe("The quarantine file the run was given (absolute)."),
+    entries: z.array(z.strictObject({
+      suite: z.string(),
+      id: z.string(),
+      reason: z.string().nullable(),
+    })).describe("The tasks it lists, as written (one the suite does not define included)."),
+  }).nullable().default(null).describe("The quarantine list the run used (--quarantine; merged: the inputs' lists together); null without one."),
 }).meta({
   title: "rhema run stats",
   description: "Counts, durations, steps, policy denials and transcript/cache stats of a rhema run.",
@@ -152,6 +160,7 @@ export function buildStatsReport(results: readonly TaskResult[], meta: ReportMet
     taskTrials: tasks.map(taskTrialsEntry),
     skipped: skipped.map(({ suite, id, file, reason }) => ({ suite, id, file, reason })),
     unfinished: unfinished.map(({ suite, id, file, trial, state, spent }) => ({ suite, id, file, ...(trial ? { trial } : {}), state, spent: spent ?? null })),
+    quarantine: meta.quarantine ? { file: meta.quarantine.file, entries: meta.quarantine.entries.map(({ suite, id, reason }) => ({ suite, id, reason })) } : null,
   };
 }
 

@@ -60,6 +60,9 @@ export const taskTrialsEntrySchema = z.strictObject({
   cacheHitRate: spreadSchema,
   costPerPass: costPerPassSchema,
   flaky: z.boolean().describe("Both passed and failed among the counted trials."),
+  quarantine: z.strictObject({
+    reason: z.string().nullable().describe("Why, as the quarantine file says; null when it gives no reason."),
+  }).nullable().default(null).describe("Set when the run's quarantine list (--quarantine) names the task: a status other than passed is reported but does not fail the run; null otherwise."),
 });
 
 export const trialAggregateSchema = z.strictObject({
@@ -100,6 +103,7 @@ export function taskTrialsEntry(task: TaskTrials): TaskTrialsEntry {
     cacheHitRate: spreadEntry(f.cacheHitRate),
     costPerPass: costEntry(f.costPerPass),
     flaky: f.flaky,
+    quarantine: task.quarantine,
   };
 }
 

@@ -23,6 +23,7 @@ import { type ReportMeta } from "./report-meta.js";
 import { counted } from "../../core/counted.js";
 import { cellKeyOf, formatAtK, formatCostPerPass, formatGate, groupTaskTrials, hasRepeatedTasks, trialKeyOf, trialLabelOf, type TaskTrials } from "./task-trials.js";
 import { compareTrials } from "../trials/trial-key.js";
+import { quarantineSection } from "./summary-quarantine.js";
 
 const STATUS_EMOJI: Record<TaskStatus | "skipped" | "interrupted" | "notStarted", string> = {
   passed: "✅",
@@ -48,7 +49,7 @@ export function renderSummaryReport(results: readonly TaskResult[], meta: Report
   const labelOf = labeller(tasks);
   const sections = [
     totalsSection(stats, repeated), shardNote(stats), taskTable(ordered, meta, labelOf), costNote(stats.total.cost),
-    repeated ? trialsSection(tasks, meta.passAt ?? []) : "", failuresSection(ordered, labelOf), unfinishedNote(meta), removedNote(meta),
+    repeated ? trialsSection(tasks, meta.passAt ?? []) : "", quarantineSection(tasks), failuresSection(ordered, labelOf), unfinishedNote(meta), removedNote(meta),
   ];
   return sections.filter((section) => section !== "").join("\n\n") + "\n";
 }

@@ -22,7 +22,7 @@ import { assertNever } from "../../core/errors.js";
 import { spentTokens } from "../../core/transcript-types.js";
 import { countedStats } from "../pricing/cost-figures.js";
 import { type TaskResult, type TaskStatus, type TaskTrialPlan, type UnfinishedTask } from "../run-dir/task-result.js";
-import { compareTasks, taskKey } from "../tasks/task-key.js";
+import { baseTaskKey, compareTasks, taskKey } from "../tasks/task-key.js";
 import { type ReportMeta } from "./report-meta.js";
 import { compareTrials, trialLabel } from "../trials/trial-key.js";
 import { costPerPass, isFlaky, passAtK, passPowerK, passRate, spreadOf, type AtK, type CostPerPass, type PassRate, type Spread } from "../trials/trial-figures.js";
@@ -72,6 +72,8 @@ export interface TaskTrials {
   /** The gate's verdict on the counted trials; null while it is undecided (pending trials could change it). */
   gatePassed: boolean | null;
   status: TaskVerdict;
+  /** Set when the run's quarantine list names the task (meta.quarantine): its failure is reported but does not fail the gate. */
+  quarantine: { reason: string | null } | null;
 }
 
 /** A result's or unfinished entry's trial key (run-dir.ts; absent `trial`: the task's one trial, repeat 1). */
@@ -105,7 +107,7 @@ export function hasRepeatedTasks(tasks: readonly TaskTrials[]): boolean {
  */
 const lastGrouping = new WeakMap<object, { results: readonly TaskResult[]; tasks: TaskTrials[] }>();
 
-export function groupTaskTrials(results: readonly TaskResult[], meta: Pick<ReportMeta, "trialPlans" | "unfinished" | "passAt">): TaskTrials[] {
+export function groupTaskTrials(results: readonly TaskResult[], meta: Pick<ReportMeta, "trialPlans" | "unfinished" | "passAt" | "quarantine">): TaskTrials[] {
   const last = lastGrouping.get(meta);
   if (last !== undefined && sameResults(last.results, results)) return last.tasks;
   const tasks = groupTaskTrialsAfresh(results, meta);
@@ -120,8 +122,10 @@ function sameResults(a: readonly TaskResult[], b: readonly TaskResult[]): boolea
   return b.every((r) => known.has(r));
 }
 
-function groupTaskTrialsAfresh(results: readonly TaskResult[], meta: Pick<ReportMeta, "trialPlans" | "unfinished" | "passAt">): TaskTrials[] {
+function groupTaskTrialsAfresh(results: readonly TaskResult[], meta: Pick<ReportMeta, "trialPlans" | "unfinished" | "passAt" | "quarantine">): TaskTrials[] {
   const plans = new Map<string, TaskTrialPlan>((meta.trialPlans ?? []).map((plan) => [taskKey(plan), plan]));
+  // A quarantine entry names a task (`suite/id`): every variant of it.
+  const quarantined = new Map((meta.quarantine?.entries ?? []).map((entry) => [baseTaskKey(entry), { reason: entry.reason }]));
   const byTask = new Map<string, { suite: string; id: string; variant: string | null; file: string; results: TaskResult[]; unfinished: UnfinishedTask[] }>();
   const entryOf = (t: TrialEntry & { file: string }) => {
     const key = cellKeyOf(t);
@@ -146,6 +150,7 @@ function groupTaskTrialsAfresh(results: readonly TaskResult[], meta: Pick<Report
       suite: entry.suite, id: entry.id, variant: entry.variant, file: entry.file, planned, gate,
       results: ordered, unfinished, figures, gatePassed,
       status: taskStatus(planned, ordered, gatePassed),
+      quarantine: quarantined.get(baseTaskKey(entry)) ?? null,
     };
   });
 }
@@ -230,6 +235,8 @@ export interface RunVerdictInput {
   unfinished?: readonly UnfinishedTask[];
   /** The selected tasks' planned trials and gates; absent: each task one trial, the default gate. */
   plans?: readonly TaskTrialPlan[];
+  /** The run's quarantine list (`--quarantine`); absent: none. */
+  quarantine?: ReportMeta["quarantine"];
 }
 
 /**
@@ -240,7 +247,17 @@ export function selectedTaskVerdicts(run: RunVerdictInput): TaskTrials[] {
   const selected = new Set(run.results.map(cellKeyOf));
   for (const plan of run.plans ?? []) selected.add(taskKey(plan));
   const unfinished = (run.unfinished ?? []).filter((u) => selected.has(cellKeyOf(u)) && u.state !== "not_selected");
-  return groupTaskTrials(run.results, { unfinished, ...(run.plans ? { trialPlans: run.plans } : {}) });
+  return groupTaskTrials(run.results, { unfinished, ...(run.plans ? { trialPlans: run.plans } : {}), ...(run.quarantine ? { quarantine: run.quarantine } : {}) });
+}
+
+/**
+ * Whether a task fails the run's gate (the exit code, the Action's `fail-on: failure`): it did
+ * not pass — unless it stopped on a budget with `stoppedOk`, or it is quarantined (its failure is
+ * reported, and does not count).
+ */
+export function failsGate(task: Pick<TaskTrials, "status" | "quarantine">, opts: { stoppedOk: boolean }): boolean {
+  if (task.status === "passed" || task.quarantine !== null) return false;
+  return !(task.status === "stopped" && opts.stoppedOk);
 }
 
 /**
@@ -253,7 +270,7 @@ export interface RunTrialOutputs {
   passRate: number | null;
 }
 
-export function runTrialOutputs(results: readonly TaskResult[], meta: Pick<ReportMeta, "trialPlans" | "unfinished" | "passAt">): RunTrialOutputs {
+export function runTrialOutputs(results: readonly TaskResult[], meta: Pick<ReportMeta, "trialPlans" | "unfinished" | "passAt" | "quarantine">): RunTrialOutputs {
   const tasks = groupTaskTrials(results, meta);
   const trials = tasks.reduce((sum, t) => sum + t.figures.trials, 0);
   const passes = tasks.reduce((sum, t) => sum + t.figures.passes, 0);
