@@ -169,18 +169,19 @@ test("a corrupt checkpoint is exit 2 naming the file, and records no result for 
 
 test("a task's timeout counts the time an interrupted run already spent on it", async (t) => {
   const root = await tempDir(t);
-  await writeFiles(root, { "policy.yaml": OPEN_POLICY, "suite/slow.yaml": taggingTask("slow", 30, { sleep: 0.4, extra: "limits: { timeout: 4s, maxSteps: 50 }\n" }) });
+  // A timeout long enough that a loaded machine still reaches the 6th step (≥ 2.4 s spent) first.
+  await writeFiles(root, { "policy.yaml": OPEN_POLICY, "suite/slow.yaml": taggingTask("slow", 40, { sleep: 0.4, extra: "limits: { timeout: 10s, maxSteps: 60 }\n" }) });
   const out = join(root, "run");
   const run = startCli(["run", "suite", "--out", out], { cwd: root });
-  await waitFor(async () => (await readFile(join(out, "tasks/suite/slow/default/1/workspace/tags.txt"), "utf8").catch(() => "")).includes("slow-4"));
+  await waitFor(async () => (await readFile(join(out, "tasks/suite/slow/default/1/workspace/tags.txt"), "utf8").catch(() => "")).includes("slow-6"));
   run.child.kill("SIGTERM");
   assert.equal((await run.done).code, 130);
   const resumed = await runCli(["run", "suite", "--out", out], { cwd: root });
   assert.equal(resumed.code, 1, resumed.stderr);
   const [result] = await readRunResults(out);
   assert.equal(result!.error?.code, "timeout");
-  // Spent ≥ 1.6 s before the interrupt: without carrying it over, the total would pass 5.6 s.
-  assert.ok(result!.durationMs >= 4000 && result!.durationMs < 5400, `durationMs ${result!.durationMs}`);
+  // Spent ≥ 2.4 s before the interrupt: without carrying it over, the total would pass 12.4 s.
+  assert.ok(result!.durationMs >= 10_000 && result!.durationMs < 11_900, `durationMs ${result!.durationMs}`);
 });
 
 test("a timeout and a step cap error their tasks with their codes", async (t) => {
