@@ -7,6 +7,8 @@
  * (a matrix cell's id, `model=sonnet,transcript=64k`), so neither spelling is ambiguous.
  */
 
+import { compareTasks } from "../tasks/task-key.js";
+
 export interface TrialKey {
   suite: string;
   id: string;
@@ -76,17 +78,5 @@ export function expandTrials(
 
 /** The one order of trials: suite, id (code units, locale-free), no variant before variants, then repeat by number. */
 export function compareTrials(a: TrialKey, b: TrialKey): number {
-  return compareText(a.suite, b.suite) || compareText(a.id, b.id)
-    || compareVariant(a.variant, b.variant) || a.repeat - b.repeat;
-}
-
-function compareVariant(a: string | null, b: string | null): number {
-  if (a === b) return 0;
-  if (a === null) return -1;
-  if (b === null) return 1;
-  return compareText(a, b);
-}
-
-function compareText(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
+  return compareTasks(a, b) || a.repeat - b.repeat;
 }
