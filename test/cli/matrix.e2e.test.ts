@@ -165,6 +165,86 @@ test("a cell changed on resume is a changed task: exit 2, or started afresh with
   assert.equal(result.status, "failed");
 });
 
+/** Three requests (two list_dir calls, then a word): a trial's cost is spread over its requests. */
+const LOOKING_TASK = `prompt: Look twice, then say done.
+model:
+  provider: scripted
+  script: [{ call: list_dir, input: { path: "." } }, { call: list_dir, input: { path: "." } }, { say: done }]
+`;
+
+const PRICED_MODELS = `matrix:
+  model:
+    - { id: sonnet, provider: scripted, priceAs: claude-sonnet-4-6 }
+    - { id: haiku, provider: scripted, priceAs: claude-haiku-4-5 }
+`;
+
+interface BudgetResult { status: string; steps: number; cost: { usd: number } | null; budget?: { scope: string; measure: string; limit: number; spent: number }; stats: { requests: number } }
+
+test("a cell's budget stops its trials across tasks (stopped, scope cell) while another cell runs on; a resume counts the cell's earlier spend", async (t) => {
+  const root = await tempDir(t);
+  await writeFiles(root, { "suite/a.yaml": LOOKING_TASK, "suite/b.yaml": LOOKING_TASK, "matrix.yaml": PRICED_MODELS });
+  const run = (repeats: number) => runCli(["run", "suite", "--out", "run", "--matrix", "matrix.yaml", "--repeats", String(repeats), "--sandbox", "off", "--concurrency", "1"], { cwd: root });
+  const result = (id: string, cell: string, n: number) => readJson<BudgetResult>(join(root, "run", "tasks", "suite", id, `model=${cell}`, String(n), "result.json"));
+  // First, one trial per (task, cell) and no budget: what one trial of each task costs as sonnet.
+  const first = await run(1);
+  assert.equal(first.code, 0, first.stderr);
+  const costA = (await result("a", "sonnet", 1)).cost!.usd;
+  const costB = (await result("b", "sonnet", 1)).cost!.usd;
+  assert.ok(costA > 0 && costB > 0);
+  // Then three trials each, the sonnet cells capped at what the first run spent plus half a trial:
+  // a@sonnet#2 starts (spent so far < cap), crosses the cap mid-way and stops; the rest never start.
+  const cap = costA + costB + costA / 2;
+  await writeFile(join(root, "matrix.yaml"), `${PRICED_MODELS}  include:\n    - { model: sonnet, budget: { maxCostUsd: ${cap} } }\n`);
+  const capped = await run(3);
+  assert.equal(capped.code, 1, capped.stderr);
+  assert.deepEqual((await result("a", "sonnet", 1)).status, "passed", "kept from the first run");
+  const cut = await result("a", "sonnet", 2);
+  assert.equal(cut.status, "stopped");
+  assert.ok(cut.steps >= 1 && cut.stats.requests < 3, `stopped mid-way: ${cut.steps} steps, ${cut.stats.requests} requests`);
+  assert.equal(cut.budget!.scope, "cell");
+  assert.equal(cut.budget!.limit, cap);
+  // The cell's spend counts the first run's trials of both tasks, seeded on resume.
+  assert.ok(cut.budget!.spent >= cap && cut.budget!.spent > costA + costB + cut.cost!.usd - 1e-12, JSON.stringify(cut.budget));
+  for (const [id, n] of [["a", 3], ["b", 2], ["b", 3]] as const) {
+    const never = await result(id, "sonnet", n);
+    assert.deepEqual([never.status, never.steps, never.budget!.scope, never.budget!.measure], ["stopped", 0, "cell", "cost"], `${id}#${n}`);
+  }
+  for (const id of ["a", "b"]) for (const n of [1, 2, 3]) assert.equal((await result(id, "haiku", n)).status, "passed", `${id}@haiku#${n} runs on`);
+  assert.match(capped.stdout, /Stopped: suite\/a@model=sonnet#2: the cell's cost budget of \$0\.\d+ is spent/);
+  assert.match(capped.stdout, /Stopped: suite\/b@model=sonnet#3: not started: the cell's budget was spent/);
+  const stats = await readJson<{ tasks: { id: string; trial: { variant: string; repeat: number }; budget: { scope: string } | null }[] }>(join(root, "run", "stats.json"));
+  assert.deepEqual(stats.tasks.filter((e) => e.budget !== null).map((e) => `${e.id}@${e.trial.variant}#${e.trial.repeat}:${e.budget!.scope}`).sort(),
+    ["a@model=sonnet#2:cell", "a@model=sonnet#3:cell", "b@model=sonnet#2:cell", "b@model=sonnet#3:cell"]);
+  // The same budget again: every stopped trial stays stopped, and says so.
+  const again = await run(3);
+  assert.equal(again.code, 1, again.stderr);
+  assert.match(again.stdout + again.stderr, /suite\/b@model=sonnet#3 stays stopped: not started: the cell's budget was spent — the cell's cost budget/);
+  assert.equal((await result("b", "sonnet", 3)).steps, 0);
+});
+
+test("a cell's cost budget on an unpriced model is exit 2 before anything runs, in validate and run", async (t) => {
+  const root = await tempDir(t);
+  await writeFiles(root, {
+    "suite/a.yaml": LOOKING_TASK,
+    "matrix.yaml": "matrix:\n  model:\n    - { id: plain, provider: scripted }\n    - { id: sonnet, provider: scripted, priceAs: claude-sonnet-4-6 }\n  include:\n    - { model: plain, budget: { maxCostUsd: 1 } }\n",
+    "tokens.yaml": "matrix:\n  model:\n    - { id: plain, provider: scripted }\n  include:\n    - { budget: { maxTokens: 100000 } }\n",
+  });
+  for (const command of ["validate", "run"]) {
+    const got = await runCli([command, "suite", "--matrix", "matrix.yaml", ...(command === "run" ? ["--out", "run", "--sandbox", "off"] : [])], { cwd: root });
+    assert.equal(got.code, 2, `${command}: ${got.stdout}${got.stderr}`);
+    assert.match(got.stderr, /cannot enforce the budget\.maxCostUsd \$1\.00 of matrix cell model=plain \(task suite\/a@model=plain, .*a\.yaml\) on unpriced model scripted/);
+  }
+  await assert.rejects(readdir(join(root, "run", "tasks")), "nothing ran");
+  // A token budget needs no price; validate shows each cell's budget, and the manifest keeps it.
+  const validated = await runCli(["validate", "suite", "--matrix", "tokens.yaml"], { cwd: root });
+  assert.equal(validated.code, 0, validated.stderr);
+  assert.match(validated.stdout, /  cell model=plain \(budget 100000 tokens\)\n/);
+  const tokens = await runCli(["run", "suite", "--matrix", "tokens.yaml", "--out", "run-tokens", "--sandbox", "off"], { cwd: root });
+  assert.equal(tokens.code, 0, tokens.stderr);
+  const manifest = await readJson<{ cells: { variant: string; budget?: unknown }[] }>(join(root, "run-tokens", "manifest.json"));
+  assert.deepEqual(manifest.cells.map((c) => [c.variant, c.budget]), [["model=plain", { maxTokens: 100000 }]]);
+});
+
 test("validate and run agree on hostile matrices (exit 2 both, naming the problem); a pin keeps the task's model", async (t) => {
   const root = await tempDir(t);
   await writeFiles(root, {
