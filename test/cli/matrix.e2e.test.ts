@@ -2,17 +2,21 @@
  * The matrix through the built CLI (issue 22): a matrix file's cells are variants; trials are
  * task × variant × repeat, each in `tasks/<suite>/<id>/<variant>/<n>/`; reports per (task,
  * variant); shards hold whole pairs and merge into the unsharded run; a cell changed on resume is
- * a changed task; `validate` prints the cells and the pins and refuses what `run` refuses.
+ * a changed task; a cell's budget stops that cell's trials (seeded on resume) while the others run
+ * on; a kill mid-matrix resumes each trial once; `validate` prints the cells and the pins and
+ * refuses what `run` refuses.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { mkdir, readFile, readdir, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { runCli } from "../support/cli.js";
+import { readRunResults } from "../../src/runner/run-dir/run-dir.js";
+import { runCli, startCli } from "../support/cli.js";
 import { readJson } from "../support/run-dir.js";
-import { writeFiles } from "../support/suite-files.js";
+import { OPEN_POLICY, shellStepsTask, writeFiles } from "../support/suite-files.js";
 import { tempDir } from "../support/temp-dir.js";
+import { waitFor } from "../support/wait.js";
 
 /** Two steps (a list_dir call, then a word); by repeat the word is good, bad, good; the check wants good. */
 const VERDICT_TASK = `prompt: Say whether it is good.
@@ -243,6 +247,54 @@ test("a cell's cost budget on an unpriced model is exit 2 before anything runs, 
   assert.equal(tokens.code, 0, tokens.stderr);
   const manifest = await readJson<{ cells: { variant: string; budget?: unknown }[] }>(join(root, "run-tokens", "manifest.json"));
   assert.deepEqual(manifest.cells.map((c) => [c.variant, c.budget]), [["model=plain", { maxTokens: 100000 }]]);
+});
+
+test("a SIGKILL mid-matrix (2 cells × 2 repeats) resumes each unfinished trial once and keeps each finished one", async (t) => {
+  const root = await tempDir(t);
+  const steps = 3;
+  // Each step appends its tag to the trial's own tags.txt, then sleeps: the check wants every tag exactly once, and the cell's variable.
+  const commands = Array.from({ length: steps }, (_, k) => `echo t-${k} >> tags.txt && sleep 0.3`);
+  await writeFiles(root, {
+    "policy.yaml": OPEN_POLICY,
+    "suite/tagging.yaml": shellStepsTask(commands, {
+      rest: `checks:\n  - { name: every tag once, run: "test $(sort -u tags.txt | wc -l) -eq ${steps} && test $(wc -l < tags.txt) -eq ${steps}" }\n` +
+        "  - { name: the cell's variable, run: 'test -n \"$CELL\"' }\n",
+    }),
+    "matrix.yaml": "matrix:\n  env:\n    - { id: a, vars: { CELL: a } }\n    - { id: b, vars: { CELL: b } }\n",
+  });
+  const out = join(root, "run");
+  const args = ["run", "suite", "--out", out, "--matrix", "matrix.yaml", "--repeats", "2", "--concurrency", "2", "--sandbox", "off"];
+  const first = startCli(args, { cwd: root });
+  // Killed once a trial has finished and others are under way.
+  await waitFor(async () => (await readRunResults(out).catch(() => [])).length >= 1);
+  first.child.kill("SIGKILL");
+  await first.done;
+  const before = await readRunResults(out);
+  assert.ok(before.length >= 1 && before.length < 4, `killed mid-run: ${before.length} of 4 trials finished`);
+  const folder = (variant: string, repeat: number) => join(out, "tasks", "suite", "tagging", variant, String(repeat));
+  const keptBytes = new Map<string, string>();
+  for (const r of before) keptBytes.set(`${r.trial!.variant}#${r.trial!.repeat}`, await readFile(join(folder(r.trial!.variant!, r.trial!.repeat), "result.json"), "utf8"));
+
+  const second = await runCli([...args, "--json"], { cwd: root });
+  assert.equal(second.code, 0, second.stderr);
+  const results = await readRunResults(out);
+  assert.deepEqual(results.map((r) => [r.trial?.variant, r.trial?.repeat, r.status]),
+    [["env=a", 1, "passed"], ["env=a", 2, "passed"], ["env=b", 1, "passed"], ["env=b", 2, "passed"]]);
+  for (const variant of ["env=a", "env=b"]) {
+    for (const repeat of [1, 2]) {
+      assert.deepEqual((await readFile(join(folder(variant, repeat), "workspace", "tags.txt"), "utf8")).split("\n").filter(Boolean),
+        ["t-0", "t-1", "t-2"], `${variant}#${repeat}: each step ran once, in its own workspace`);
+    }
+  }
+  for (const [trial, bytes] of keptBytes) {
+    const [variant, repeat] = trial.split("#");
+    assert.equal(await readFile(join(folder(variant!, Number(repeat)), "result.json"), "utf8"), bytes, `${trial} kept as it was`);
+  }
+  const ends = second.stdout.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as { type: string; kept?: boolean; trial?: string })
+    .filter((p) => p.type === "task_end");
+  assert.deepEqual(ends.filter((p) => p.kept === true).map((p) => p.trial).sort(),
+    before.map((r) => `suite/tagging@${r.trial!.variant}#${r.trial!.repeat}`).sort(), "the trials finished before the kill are kept, not run again");
+  assert.equal(ends.length, 4);
 });
 
 test("validate and run agree on hostile matrices (exit 2 both, naming the problem); a pin keeps the task's model", async (t) => {
