@@ -150,23 +150,31 @@ test("shards hold whole (task, variant) pairs, and 4 shards merged equal the uns
   assert.deepEqual(await cases(join(root, "merged")), await cases(join(root, "run-0")));
 });
 
-test("a cell changed on resume is a changed task: exit 2, or started afresh with --restart-changed", async (t) => {
+test("a cell changed on resume is a changed task: exit 2 naming it (not the unchanged cell), or started afresh with --restart-changed", async (t) => {
   const root = await tempDir(t);
+  // Only the matrix file changes between runs, and in it only env=a's overrides: the task file's
+  // bytes and env=b stay as they were, so nothing but env=a's overrides in its hash can tell.
+  const matrix = (flavourA: string) => `matrix:\n  env:\n    - { id: a, vars: { FLAVOUR: ${flavourA} } }\n    - { id: b, vars: { FLAVOUR: salty } }\n`;
   await writeFiles(root, {
-    "suite/env.yaml": "prompt: Say ok.\nmodel: { provider: scripted, script: [{ say: ok }] }\nchecks:\n  - { name: flavour, run: 'test \"$FLAVOUR\" = sweet' }\n",
-    "matrix.yaml": "matrix:\n  env:\n    - { id: a, vars: { FLAVOUR: sweet } }\n",
+    "suite/env.yaml": "prompt: Say ok.\nmodel: { provider: scripted, script: [{ say: ok }] }\nchecks:\n  - { name: flavour, run: 'test \"$FLAVOUR\" != sour' }\n",
+    "matrix.yaml": matrix("sweet"),
   });
   const args = ["run", "suite", "--out", "run", "--matrix", "matrix.yaml", "--sandbox", "off"];
   const first = await runCli(args, { cwd: root });
   assert.equal(first.code, 0, first.stderr);
-  await writeFile(join(root, "matrix.yaml"), "matrix:\n  env:\n    - { id: a, vars: { FLAVOUR: sour } }\n");
+  await writeFile(join(root, "matrix.yaml"), matrix("sour"));
   const changed = await runCli(args, { cwd: root });
   assert.equal(changed.code, 2, changed.stderr);
   assert.match(changed.stderr, /suite\/env@env=a/);
-  const restarted = await runCli([...args, "--restart-changed"], { cwd: root });
+  assert.doesNotMatch(changed.stderr, /suite\/env@env=b/);
+  const restarted = await runCli([...args, "--restart-changed", "--json"], { cwd: root });
   assert.equal(restarted.code, 1, restarted.stderr);
-  const result = await readJson<{ status: string }>(join(root, "run", "tasks", "suite", "env", "env=a", "1", "result.json"));
-  assert.equal(result.status, "failed");
+  const result = (cell: string) => readJson<{ status: string }>(join(root, "run", "tasks", "suite", "env", cell, "1", "result.json"));
+  assert.equal((await result("env=a")).status, "failed", "env=a ran again, with FLAVOUR=sour");
+  assert.equal((await result("env=b")).status, "passed");
+  const kept = restarted.stdout.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as { type: string; kept?: boolean; trial?: string })
+    .filter((p) => p.type === "task_end").map((p) => [p.trial, p.kept]).sort();
+  assert.deepEqual(kept, [["suite/env@env=a", false], ["suite/env@env=b", true]]);
 });
 
 /** Three requests (two list_dir calls, then a word): a trial's cost is spread over its requests. */
