@@ -9,11 +9,11 @@ import type { TaskDefinition } from "../runner/tasks/task-file.js";
 import { fewestPassing, fewestTrialsToPass } from "../runner/trials/trial-gate.js";
 import { gateOf, repeatsOf } from "../runner/trials/trial.js";
 import { readQuarantine, type RunRequest } from "../runner/execute/run-request.js";
-import { RhemaError } from "../core/errors.js";
+import { RhemaError, formatUsd } from "../core/errors.js";
 import { parseTrialFlags, parseUsdFlag } from "./run-command.js";
 import { describeSandboxSetting } from "../runner/tasks/task-sandbox.js";
 import { baseTaskKey, compareTasks, taskKey } from "../runner/tasks/task-key.js";
-import { loadMatrixFile } from "../runner/tasks/matrix-file.js";
+import { loadMatrixFile, type CellBudget } from "../runner/tasks/matrix-file.js";
 import type { SandboxMode } from "../process/sandbox-mode.js";
 import { EXIT_OK, type ExitCode } from "./exit-codes.js";
 import { print, type CliIo } from "./io.js";
@@ -102,7 +102,7 @@ export async function validateCommand(args: ValidateArgs, io: CliIo): Promise<Ex
   print(io.stdout, `valid: ${counted(taskCount, "task", "tasks")}${cellNote} in ${counted(suites.size, "suite", "suites")}, ` +
     `${counted(plan.policies, "policy", "policies")} in use${policyFiles}${pricingNote}`);
   if (loaded.variants !== null) {
-    for (const cell of loaded.variants.cells) print(io.stdout, `  cell ${cell.variant}`);
+    for (const cell of loaded.variants.cells) print(io.stdout, `  cell ${cell.variant}${cellBudgetNote(cell.budget)}`);
     for (const [key, axes] of [...loaded.variants.pinned].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
       print(io.stdout, `  pinned: ${key} keeps its own ${axes.join(", ")}`);
     }
@@ -161,4 +161,11 @@ export async function reportMergeCommand(
 /** `obj` without its undefined fields (the planner's flags are optional, not undefined). */
 function definedOnly<T extends Record<string, unknown>>(obj: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
   return Object.fromEntries(Object.entries(obj).filter(([, v]) => v !== undefined)) as { [K in keyof T]?: Exclude<T[K], undefined> };
+}
+
+/** ` (budget $2.00, 100000 tokens)`: what validate says of a cell's budget; empty for none. */
+function cellBudgetNote(budget: CellBudget | undefined): string {
+  if (budget === undefined) return "";
+  const parts = [...(budget.maxCostUsd !== undefined ? [formatUsd(budget.maxCostUsd)] : []), ...(budget.maxTokens !== undefined ? [`${budget.maxTokens} tokens`] : [])];
+  return ` (budget ${parts.join(", ")})`;
 }

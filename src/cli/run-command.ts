@@ -20,6 +20,10 @@ import { parseKList } from "../runner/trials/trial-figures.js";
 import { failsGate, selectedTaskVerdicts } from "../runner/reports/task-trials.js";
 import { parsePassRate } from "../runner/trials/trial-gate.js";
 import { MAX_REPEATS } from "../runner/tasks/task-schema.js";
+import { taskKey } from "../runner/tasks/task-key.js";
+import { trialLabel } from "../runner/trials/trial-key.js";
+import { trialKeyOf } from "../runner/run-dir/run-dir.js";
+import type { TaskResult, TaskTrialPlan } from "../runner/run-dir/task-result.js";
 
 export const DEFAULT_RUN_DIR = ".rhema/runs/latest";
 
@@ -130,6 +134,13 @@ function reportCopies(args: Pick<RunArgs, "junit" | "stats" | "summary">, cwd: s
 }
 
 /** The closing lines: counts, denials, cost, where the reports are (the run directory's, then the copies the flags asked for). */
+/** A stopped trial as the progress names it: `suite/id`, with `@variant` in a matrix and `#n` among repeats. */
+function stoppedLabel(result: TaskResult, plans: readonly TaskTrialPlan[]): string {
+  const key = trialKeyOf(result);
+  const plan = plans.find((p) => taskKey(p) === taskKey(key));
+  return trialLabel(key, { repeats: plan?.trials ?? 1, variants: key.variant !== null });
+}
+
 export function finalSummary(outcome: Pick<RunRequestOutcome, "results" | "interrupted" | "reports"> & Partial<Pick<RunRequestOutcome, "plans" | "unfinished" | "quarantine">>, runDir: string, copies: ReportCopies = {}): string {
   // Tasks are counted by their gate; with repeats, the trials and flaky tasks are said too.
   const tasks = selectedTaskVerdicts(outcome).filter((t) => t.status !== "unfinished");
@@ -152,8 +163,8 @@ export function finalSummary(outcome: Pick<RunRequestOutcome, "results" | "inter
   const cost = sumCosts(outcome.results);
   if (cost !== null) lines.push(`Cost: ${formatCostTotal(cost)}`);
   const stopped = outcome.results.filter((r) => r.status === "stopped");
-  for (const r of stopped) lines.push(`Stopped: ${r.suite}/${r.id}: ${r.error?.message ?? "a budget was spent"}`);
-  if (stopped.length) lines.push("Raise the budget (limits.maxCostUsd / maxTokens, --max-cost, --max-tokens) and run the same command to continue the stopped tasks.");
+  for (const r of stopped) lines.push(`Stopped: ${stoppedLabel(r, outcome.plans ?? [])}: ${r.error?.message ?? "a budget was spent"}`);
+  if (stopped.length) lines.push("Raise the budget (limits.maxCostUsd / maxTokens, a matrix cell's budget, --max-cost, --max-tokens) and run the same command to continue the stopped tasks.");
   if (outcome.results.some((r) => r.status === "errored" && r.error?.code === "step_cap")) {
     lines.push("Raise the step cap (--max-steps, or limits.maxSteps for a task that sets its own) and run the same command to continue the step-capped tasks from their checkpoints.");
   }

@@ -66,9 +66,9 @@ export class CancelledError extends CodingAgentError {
   }
 }
 
-/** Which budget is spent: the task's own or the run's, in dollars or in tokens, and what was spent against it. */
+/** Which budget is spent: the task's own, its matrix cell's or the run's, in dollars or in tokens, and what was spent against it. */
 export interface SpentBudget {
-  scope: "task" | "run";
+  scope: "task" | "cell" | "run";
   measure: "cost" | "tokens";
   /** The budget: dollars for `cost`, tokens for `tokens`. */
   limit: number;

@@ -2,17 +2,21 @@
  * The matrix through the built CLI (issue 22): a matrix file's cells are variants; trials are
  * task × variant × repeat, each in `tasks/<suite>/<id>/<variant>/<n>/`; reports per (task,
  * variant); shards hold whole pairs and merge into the unsharded run; a cell changed on resume is
- * a changed task; `validate` prints the cells and the pins and refuses what `run` refuses.
+ * a changed task; a cell's budget stops that cell's trials (seeded on resume) while the others run
+ * on; a kill mid-matrix resumes each trial once; `validate` prints the cells and the pins and
+ * refuses what `run` refuses.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { mkdir, readFile, readdir, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { runCli } from "../support/cli.js";
+import { readRunResults } from "../../src/runner/run-dir/run-dir.js";
+import { runCli, startCli } from "../support/cli.js";
 import { readJson } from "../support/run-dir.js";
-import { writeFiles } from "../support/suite-files.js";
+import { OPEN_POLICY, shellStepsTask, writeFiles } from "../support/suite-files.js";
 import { tempDir } from "../support/temp-dir.js";
+import { waitFor } from "../support/wait.js";
 
 /** Two steps (a list_dir call, then a word); by repeat the word is good, bad, good; the check wants good. */
 const VERDICT_TASK = `prompt: Say whether it is good.
@@ -146,23 +150,159 @@ test("shards hold whole (task, variant) pairs, and 4 shards merged equal the uns
   assert.deepEqual(await cases(join(root, "merged")), await cases(join(root, "run-0")));
 });
 
-test("a cell changed on resume is a changed task: exit 2, or started afresh with --restart-changed", async (t) => {
+test("a cell changed on resume is a changed task: exit 2 naming it (not the unchanged cell), or started afresh with --restart-changed", async (t) => {
   const root = await tempDir(t);
+  // Only the matrix file changes between runs, and in it only env=a's overrides: the task file's
+  // bytes and env=b stay as they were, so nothing but env=a's overrides in its hash can tell.
+  const matrix = (flavourA: string) => `matrix:\n  env:\n    - { id: a, vars: { FLAVOUR: ${flavourA} } }\n    - { id: b, vars: { FLAVOUR: salty } }\n`;
   await writeFiles(root, {
-    "suite/env.yaml": "prompt: Say ok.\nmodel: { provider: scripted, script: [{ say: ok }] }\nchecks:\n  - { name: flavour, run: 'test \"$FLAVOUR\" = sweet' }\n",
-    "matrix.yaml": "matrix:\n  env:\n    - { id: a, vars: { FLAVOUR: sweet } }\n",
+    "suite/env.yaml": "prompt: Say ok.\nmodel: { provider: scripted, script: [{ say: ok }] }\nchecks:\n  - { name: flavour, run: 'test \"$FLAVOUR\" != sour' }\n",
+    "matrix.yaml": matrix("sweet"),
   });
   const args = ["run", "suite", "--out", "run", "--matrix", "matrix.yaml", "--sandbox", "off"];
   const first = await runCli(args, { cwd: root });
   assert.equal(first.code, 0, first.stderr);
-  await writeFile(join(root, "matrix.yaml"), "matrix:\n  env:\n    - { id: a, vars: { FLAVOUR: sour } }\n");
+  await writeFile(join(root, "matrix.yaml"), matrix("sour"));
   const changed = await runCli(args, { cwd: root });
   assert.equal(changed.code, 2, changed.stderr);
   assert.match(changed.stderr, /suite\/env@env=a/);
-  const restarted = await runCli([...args, "--restart-changed"], { cwd: root });
+  assert.doesNotMatch(changed.stderr, /suite\/env@env=b/);
+  const restarted = await runCli([...args, "--restart-changed", "--json"], { cwd: root });
   assert.equal(restarted.code, 1, restarted.stderr);
-  const result = await readJson<{ status: string }>(join(root, "run", "tasks", "suite", "env", "env=a", "1", "result.json"));
-  assert.equal(result.status, "failed");
+  const result = (cell: string) => readJson<{ status: string }>(join(root, "run", "tasks", "suite", "env", cell, "1", "result.json"));
+  assert.equal((await result("env=a")).status, "failed", "env=a ran again, with FLAVOUR=sour");
+  assert.equal((await result("env=b")).status, "passed");
+  const kept = restarted.stdout.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as { type: string; kept?: boolean; trial?: string })
+    .filter((p) => p.type === "task_end").map((p) => [p.trial, p.kept]).sort();
+  assert.deepEqual(kept, [["suite/env@env=a", false], ["suite/env@env=b", true]]);
+});
+
+/** Three requests (two list_dir calls, then a word): a trial's cost is spread over its requests. */
+const LOOKING_TASK = `prompt: Look twice, then say done.
+model:
+  provider: scripted
+  script: [{ call: list_dir, input: { path: "." } }, { call: list_dir, input: { path: "." } }, { say: done }]
+`;
+
+const PRICED_MODELS = `matrix:
+  model:
+    - { id: sonnet, provider: scripted, priceAs: claude-sonnet-4-6 }
+    - { id: haiku, provider: scripted, priceAs: claude-haiku-4-5 }
+`;
+
+interface BudgetResult { status: string; steps: number; cost: { usd: number } | null; budget?: { scope: string; measure: string; limit: number; spent: number }; stats: { requests: number } }
+
+test("a cell's budget stops its trials across tasks (stopped, scope cell) while another cell runs on; a resume counts the cell's earlier spend", async (t) => {
+  const root = await tempDir(t);
+  await writeFiles(root, { "suite/a.yaml": LOOKING_TASK, "suite/b.yaml": LOOKING_TASK, "matrix.yaml": PRICED_MODELS });
+  const run = (repeats: number) => runCli(["run", "suite", "--out", "run", "--matrix", "matrix.yaml", "--repeats", String(repeats), "--sandbox", "off", "--concurrency", "1"], { cwd: root });
+  const result = (id: string, cell: string, n: number) => readJson<BudgetResult>(join(root, "run", "tasks", "suite", id, `model=${cell}`, String(n), "result.json"));
+  // First, one trial per (task, cell) and no budget: what one trial of each task costs as sonnet.
+  const first = await run(1);
+  assert.equal(first.code, 0, first.stderr);
+  const costA = (await result("a", "sonnet", 1)).cost!.usd;
+  const costB = (await result("b", "sonnet", 1)).cost!.usd;
+  assert.ok(costA > 0 && costB > 0);
+  // Then three trials each, the sonnet cells capped at what the first run spent plus half a trial:
+  // a@sonnet#2 starts (spent so far < cap), crosses the cap mid-way and stops; the rest never start.
+  const cap = costA + costB + costA / 2;
+  await writeFile(join(root, "matrix.yaml"), `${PRICED_MODELS}  include:\n    - { model: sonnet, budget: { maxCostUsd: ${cap} } }\n`);
+  const capped = await run(3);
+  assert.equal(capped.code, 1, capped.stderr);
+  assert.deepEqual((await result("a", "sonnet", 1)).status, "passed", "kept from the first run");
+  const cut = await result("a", "sonnet", 2);
+  assert.equal(cut.status, "stopped");
+  assert.ok(cut.steps >= 1 && cut.stats.requests < 3, `stopped mid-way: ${cut.steps} steps, ${cut.stats.requests} requests`);
+  assert.equal(cut.budget!.scope, "cell");
+  assert.equal(cut.budget!.limit, cap);
+  // The cell's spend counts the first run's trials of both tasks, seeded on resume.
+  assert.ok(cut.budget!.spent >= cap && cut.budget!.spent > costA + costB + cut.cost!.usd - 1e-12, JSON.stringify(cut.budget));
+  for (const [id, n] of [["a", 3], ["b", 2], ["b", 3]] as const) {
+    const never = await result(id, "sonnet", n);
+    assert.deepEqual([never.status, never.steps, never.budget!.scope, never.budget!.measure], ["stopped", 0, "cell", "cost"], `${id}#${n}`);
+  }
+  for (const id of ["a", "b"]) for (const n of [1, 2, 3]) assert.equal((await result(id, "haiku", n)).status, "passed", `${id}@haiku#${n} runs on`);
+  assert.match(capped.stdout, /Stopped: suite\/a@model=sonnet#2: the cell's cost budget of \$0\.\d+ is spent/);
+  assert.match(capped.stdout, /Stopped: suite\/b@model=sonnet#3: not started: the cell's budget was spent/);
+  const stats = await readJson<{ tasks: { id: string; trial: { variant: string; repeat: number }; budget: { scope: string } | null }[] }>(join(root, "run", "stats.json"));
+  assert.deepEqual(stats.tasks.filter((e) => e.budget !== null).map((e) => `${e.id}@${e.trial.variant}#${e.trial.repeat}:${e.budget!.scope}`).sort(),
+    ["a@model=sonnet#2:cell", "a@model=sonnet#3:cell", "b@model=sonnet#2:cell", "b@model=sonnet#3:cell"]);
+  // The same budget again: every stopped trial stays stopped, and says so.
+  const again = await run(3);
+  assert.equal(again.code, 1, again.stderr);
+  assert.match(again.stdout + again.stderr, /suite\/b@model=sonnet#3 stays stopped: not started: the cell's budget was spent — the cell's cost budget/);
+  assert.equal((await result("b", "sonnet", 3)).steps, 0);
+});
+
+test("a cell's cost budget on an unpriced model is exit 2 before anything runs, in validate and run", async (t) => {
+  const root = await tempDir(t);
+  await writeFiles(root, {
+    "suite/a.yaml": LOOKING_TASK,
+    "matrix.yaml": "matrix:\n  model:\n    - { id: plain, provider: scripted }\n    - { id: sonnet, provider: scripted, priceAs: claude-sonnet-4-6 }\n  include:\n    - { model: plain, budget: { maxCostUsd: 1 } }\n",
+    "tokens.yaml": "matrix:\n  model:\n    - { id: plain, provider: scripted }\n  include:\n    - { budget: { maxTokens: 100000 } }\n",
+  });
+  for (const command of ["validate", "run"]) {
+    const got = await runCli([command, "suite", "--matrix", "matrix.yaml", ...(command === "run" ? ["--out", "run", "--sandbox", "off"] : [])], { cwd: root });
+    assert.equal(got.code, 2, `${command}: ${got.stdout}${got.stderr}`);
+    assert.match(got.stderr, /cannot enforce the budget\.maxCostUsd \$1\.00 of matrix cell model=plain \(task suite\/a@model=plain, .*a\.yaml\) on unpriced model scripted/);
+  }
+  await assert.rejects(readdir(join(root, "run", "tasks")), "nothing ran");
+  // A token budget needs no price; validate shows each cell's budget, and the manifest keeps it.
+  const validated = await runCli(["validate", "suite", "--matrix", "tokens.yaml"], { cwd: root });
+  assert.equal(validated.code, 0, validated.stderr);
+  assert.match(validated.stdout, /  cell model=plain \(budget 100000 tokens\)\n/);
+  const tokens = await runCli(["run", "suite", "--matrix", "tokens.yaml", "--out", "run-tokens", "--sandbox", "off"], { cwd: root });
+  assert.equal(tokens.code, 0, tokens.stderr);
+  const manifest = await readJson<{ cells: { variant: string; budget?: unknown }[] }>(join(root, "run-tokens", "manifest.json"));
+  assert.deepEqual(manifest.cells.map((c) => [c.variant, c.budget]), [["model=plain", { maxTokens: 100000 }]]);
+});
+
+test("a SIGKILL mid-matrix (2 cells × 2 repeats) resumes each unfinished trial once and keeps each finished one", async (t) => {
+  const root = await tempDir(t);
+  const steps = 3;
+  // Each step appends its tag to the trial's own tags.txt, then sleeps: the check wants every tag exactly once, and the cell's variable.
+  const commands = Array.from({ length: steps }, (_, k) => `echo t-${k} >> tags.txt && sleep 0.3`);
+  await writeFiles(root, {
+    "policy.yaml": OPEN_POLICY,
+    "suite/tagging.yaml": shellStepsTask(commands, {
+      rest: `checks:\n  - { name: every tag once, run: "test $(sort -u tags.txt | wc -l) -eq ${steps} && test $(wc -l < tags.txt) -eq ${steps}" }\n` +
+        "  - { name: the cell's variable, run: 'test -n \"$CELL\"' }\n",
+    }),
+    "matrix.yaml": "matrix:\n  env:\n    - { id: a, vars: { CELL: a } }\n    - { id: b, vars: { CELL: b } }\n",
+  });
+  const out = join(root, "run");
+  const args = ["run", "suite", "--out", out, "--matrix", "matrix.yaml", "--repeats", "2", "--concurrency", "2", "--sandbox", "off"];
+  const first = startCli(args, { cwd: root });
+  // Killed once a trial has finished and others are under way.
+  await waitFor(async () => (await readRunResults(out).catch(() => [])).length >= 1);
+  first.child.kill("SIGKILL");
+  await first.done;
+  const before = await readRunResults(out);
+  assert.ok(before.length >= 1 && before.length < 4, `killed mid-run: ${before.length} of 4 trials finished`);
+  const folder = (variant: string, repeat: number) => join(out, "tasks", "suite", "tagging", variant, String(repeat));
+  const keptBytes = new Map<string, string>();
+  for (const r of before) keptBytes.set(`${r.trial!.variant}#${r.trial!.repeat}`, await readFile(join(folder(r.trial!.variant!, r.trial!.repeat), "result.json"), "utf8"));
+
+  const second = await runCli([...args, "--json"], { cwd: root });
+  assert.equal(second.code, 0, second.stderr);
+  const results = await readRunResults(out);
+  assert.deepEqual(results.map((r) => [r.trial?.variant, r.trial?.repeat, r.status]),
+    [["env=a", 1, "passed"], ["env=a", 2, "passed"], ["env=b", 1, "passed"], ["env=b", 2, "passed"]]);
+  for (const variant of ["env=a", "env=b"]) {
+    for (const repeat of [1, 2]) {
+      assert.deepEqual((await readFile(join(folder(variant, repeat), "workspace", "tags.txt"), "utf8")).split("\n").filter(Boolean),
+        ["t-0", "t-1", "t-2"], `${variant}#${repeat}: each step ran once, in its own workspace`);
+    }
+  }
+  for (const [trial, bytes] of keptBytes) {
+    const [variant, repeat] = trial.split("#");
+    assert.equal(await readFile(join(folder(variant!, Number(repeat)), "result.json"), "utf8"), bytes, `${trial} kept as it was`);
+  }
+  const ends = second.stdout.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as { type: string; kept?: boolean; trial?: string })
+    .filter((p) => p.type === "task_end");
+  assert.deepEqual(ends.filter((p) => p.kept === true).map((p) => p.trial).sort(),
+    before.map((r) => `suite/tagging@${r.trial!.variant}#${r.trial!.repeat}`).sort(), "the trials finished before the kill are kept, not run again");
+  assert.equal(ends.length, 4);
 });
 
 test("validate and run agree on hostile matrices (exit 2 both, naming the problem); a pin keeps the task's model", async (t) => {

@@ -7,7 +7,8 @@
  * interrupted, not started or not selected. An interrupt (the run's signal) lets every
  * running task checkpoint and stop; `--summary FILE` gets the final summary appended once.
  * Budgets (run-budget.ts): a task stopped on one is continued when that budget was raised, kept
- * (and said) otherwise; once the run's budget is spent no task starts — each is stopped, not started.
+ * (and said) otherwise; once the run's budget is spent no task starts — each is stopped, not started —
+ * and once a matrix cell's is spent, none of that cell's trials starts.
  * The step cap likewise: a task that used all its steps is continued from its checkpoint when its
  * cap now allows more, kept (and said) otherwise. `--retry-errored` continues outages and
  * timeouts from their checkpoints and runs a failed setup again in a fresh workspace. A task of
@@ -247,15 +248,15 @@ async function runQueue(opts: SuiteRunOptions, runDir: RunDir, manifest: RunMani
     await writer.write(all, meta(unfinished), final);
     return all;
   };
-  const budget = new RunBudget(opts.budget ?? {});
-  if (opts.budget?.maxCostUsd !== undefined || opts.budget?.maxTokens !== undefined) await budget.seed(runDir, manifestTrials(manifest));
+  const budget = new RunBudget(opts.budget ?? {}, cellBudgets(opts.tasks));
+  if (budget.limited) await budget.seed(runDir, manifestTrials(manifest));
   const env: TaskRunEnv = {
     ...opts.env, runDir: opts.runDir, signal: opts.signal, budget, lock,
     onEvent: (trial, event) => opts.onProgress({ type: "task_event", task: trial.task, trial, event }),
   };
-  /** A trial the run's spent budget keeps from starting (one that began in an earlier run goes on, to stop at its first request). */
+  /** A trial its cell's or the run's spent budget keeps from starting (one that began in an earlier run goes on, to stop at its first request). */
   const notStarted = async (trial: Trial): Promise<TaskResult | null> => {
-    const spent = budget.spent();
+    const spent = budget.spentFor(trial.key);
     const folder = runDir.trial(trial.key);
     if (spent === null || (await folder.readState()) !== null) return null;
     const result = notStartedResult({ trial, folder, provider: env.providerFor(trial).id, at: env.now() }, spent);
@@ -342,6 +343,13 @@ async function recordStalled(trial: Trial, reason: unknown, runDir: RunDir, env:
   const result = stalledResult({ trial, folder, provider: env.providerFor(trial).id, at: env.now() }, error, env.redactor);
   await folder.writeResult(result);
   return { kind: "finished", result, kept: false };
+}
+
+/** Each matrix cell's budget by variant id, as its tasks carry it (every task of a cell carries the same). */
+function cellBudgets(tasks: readonly TaskDefinition[]): Map<string, Budgets> {
+  const cells = new Map<string, Budgets>();
+  for (const task of tasks) if (task.variant != null && task.cellBudget !== undefined) cells.set(task.variant, task.cellBudget);
+  return cells;
 }
 
 /** How many trials of `task` this run plans: its `repeats:`, else `--repeats`, else 1. */
@@ -555,7 +563,7 @@ async function reopenStoppedTasks(opts: SuiteRunOptions, runDir: RunDir): Promis
       // A result that cannot be read stops the run when its trial comes up, as without budgets.
       const result = await folder.readResult().catch(() => null);
       if (result?.status !== "stopped" || !result.budget) continue;
-      if (budgetRaised(result.budget, { task: task.limits, run: opts.budget ?? {} })) await folder.removeResult();
+      if (budgetRaised(result.budget, { task: task.limits, cell: task.cellBudget ?? {}, run: opts.budget ?? {} })) await folder.removeResult();
       else opts.onNote?.(`${trial.label} stays stopped: ${result.error?.message ?? "its budget is spent"}; raise that budget to continue it`);
     }
   }

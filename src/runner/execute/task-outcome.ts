@@ -78,7 +78,7 @@ export function notStartedResult(p: UnrunTrial, spent: SpentBudget): TaskResult 
   return {
     ...unrun(p),
     status: "stopped",
-    error: { code: "budget", message: `not started: the run's budget was spent — ${describeSpentBudget(spent)}` },
+    error: { code: "budget", message: `not started: the ${spent.scope}'s budget was spent — ${describeSpentBudget(spent)}` },
     budget: spent,
   };
 }

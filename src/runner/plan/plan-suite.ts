@@ -299,6 +299,7 @@ function checkCostBudgets(
       scriptedWithoutPriceAs: isScriptedSpec(spec) && priceAs === undefined,
       pricing: pricings.get(taskKey(task))!,
       ...(task.limits.maxCostUsd !== undefined ? { maxCostUsd: task.limits.maxCostUsd } : {}),
+      ...(task.variant != null ? { cell: { variant: task.variant, ...(task.cellBudget?.maxCostUsd !== undefined ? { maxCostUsd: task.cellBudget.maxCostUsd } : {}) } } : {}),
       ...(worker ? { worker: `${worker.provider}/${worker.name}` } : {}),
     }, runMaxCost);
     if (problem) throw new RhemaError("usage", problem);

@@ -1,9 +1,10 @@
 /**
- * Budgets: each task's own (`limits.maxCostUsd`, `limits.maxTokens`) and the run's (`--max-cost`,
- * `--max-tokens`, across every task of the run). Spend is read off TranscriptStats, which count
- * the compaction worker's requests and, carried in the checkpoint, every earlier run of a task.
- * The run's spend is the sum of each task's latest stats — from results and checkpoints when the
- * run starts, then from each running task as its requests land — so a resumed task's earlier
+ * Budgets: each task's own (`limits.maxCostUsd`, `limits.maxTokens`), a matrix cell's (an `include`
+ * entry's `budget:`, across every trial of that cell) and the run's (`--max-cost`, `--max-tokens`,
+ * across every task of the run). Spend is read off TranscriptStats, which count the compaction
+ * worker's requests and, carried in the checkpoint, every earlier run of a task. A cell's and the
+ * run's spend are the sums of their trials' latest stats — from results and checkpoints when the
+ * run starts, then from each running trial as its requests land — so a resumed trial's earlier
  * spend counts once. Decisions are pure functions; `RunBudget` only keeps the latest figures.
  */
 import type { SpentBudget } from "../../core/errors.js";
@@ -50,47 +51,66 @@ export function spentBudget(scope: SpentBudget["scope"], budgets: Budgets, spend
  * Whether a task stopped on `stoppedOn` may continue under the budgets in force now: the limit
  * it stopped on was removed, or raised above what had been spent when it stopped.
  */
-export function budgetRaised(stoppedOn: ResultBudget, budgets: { task: Budgets; run: Budgets }): boolean {
+export function budgetRaised(stoppedOn: ResultBudget, budgets: { task: Budgets; cell: Budgets; run: Budgets }): boolean {
   const now = budgets[stoppedOn.scope][stoppedOn.measure === "cost" ? "maxCostUsd" : "maxTokens"];
   return now === undefined || now > stoppedOn.spent;
 }
 
-/** The run's spend, task by task, and the checks each task's agent asks before its requests. */
-export class RunBudget {
-  private readonly spends = new Map<string, Spend>();
+function hasBudget(budgets: Budgets): boolean {
+  return budgets.maxCostUsd !== undefined || budgets.maxTokens !== undefined;
+}
 
-  constructor(readonly limits: Budgets) {}
+/** The run's spend, trial by trial, and the checks each trial's agent asks before its requests. */
+export class RunBudget {
+  private readonly spends = new Map<string, { variant: string | null; spend: Spend }>();
+
+  /** `limits`: the run's; `cells`: each matrix cell's by variant id (a cell absent: no budget). */
+  constructor(readonly limits: Budgets, private readonly cells: ReadonlyMap<string, Budgets> = new Map()) {}
+
+  /** Whether any budget here needs the spend of earlier runs (`seed`). */
+  get limited(): boolean {
+    return hasBudget(this.limits) || [...this.cells.values()].some(hasBudget);
+  }
 
   /** A trial's stats as they stand now (they include its earlier runs: the latest replaces what was known). */
   record(trial: TrialKey, stats: TranscriptStats | null): void {
-    this.spends.set(trialId(trial), spendOf(stats));
+    this.spends.set(trialId(trial), { variant: trial.variant, spend: spendOf(stats) });
   }
 
-  total(): Spend {
+  /** What the run's trials spent, or (`variant` given) the trials of that matrix cell. */
+  total(variant?: string): Spend {
     let costUsd = 0;
     let tokens = 0;
-    for (const spend of this.spends.values()) {
-      costUsd += spend.costUsd;
-      tokens += spend.tokens;
+    for (const entry of this.spends.values()) {
+      if (variant !== undefined && entry.variant !== variant) continue;
+      costUsd += entry.spend.costUsd;
+      tokens += entry.spend.tokens;
     }
     return { costUsd, tokens };
   }
 
   /** The run's budget that is spent, or null (also null when the run sets none). */
   spent(): SpentBudget | null {
-    if (this.limits.maxCostUsd === undefined && this.limits.maxTokens === undefined) return null;
+    if (!hasBudget(this.limits)) return null;
     return spentBudget("run", this.limits, this.total());
   }
 
-  /** The engine's budget check for one trial: its task's limits (each trial has them whole) first, then the run's (recording its stats on the way). */
+  /** The budget spent that keeps `trial` from its next request, beyond its task's own: its cell's, then the run's; or null. */
+  spentFor(trial: TrialKey): SpentBudget | null {
+    const cell = trial.variant === null ? undefined : this.cells.get(trial.variant);
+    const spentCell = cell === undefined || !hasBudget(cell) ? null : spentBudget("cell", cell, this.total(trial.variant!));
+    return spentCell ?? this.spent();
+  }
+
+  /** The engine's budget check for one trial: its task's limits (each trial has them whole) first, then its cell's, then the run's (recording its stats on the way). */
   checkFor(trial: TrialKey, limits: Budgets): (who: "task" | "worker", stats: TranscriptStats | null) => SpentBudget | null {
     return (_who, stats) => {
       this.record(trial, stats);
-      return spentBudget("task", limits, spendOf(stats)) ?? this.spent();
+      return spentBudget("task", limits, spendOf(stats)) ?? this.spentFor(trial);
     };
   }
 
-  /** Seeds the spend of every trial of the run from its result, else its checkpoint (a run budget spans them all). */
+  /** Seeds the spend of every trial of the run from its result, else its checkpoint (a run's or a cell's budget spans them). */
   async seed(runDir: RunDir, trials: readonly TrialKey[]): Promise<void> {
     for (const trial of trials) {
       const folder = runDir.trial(trial);
@@ -117,6 +137,8 @@ export interface CostBudgetSubject {
   key: string;
   /** The task's cost budget, if it has one. */
   maxCostUsd?: number;
+  /** With a matrix: the task's cell, and its cost budget if it has one. */
+  cell?: { variant: string; maxCostUsd?: number };
   /** How the task's model reads: `anthropic/claude-x`, `scripted`. */
   model: string;
   /** The task names a scripted model without `priceAs`. */
@@ -127,11 +149,13 @@ export interface CostBudgetSubject {
 }
 
 /**
- * Why a cost budget (the task's, or the run's `--max-cost`) cannot be enforced on a task — its
+ * Why a cost budget (the task's, its matrix cell's, or the run's `--max-cost`) cannot be enforced on a task — its
  * model, or the compaction worker it names, is unpriced — or null. Checked before any task starts.
  */
 export function unenforceableCostBudget(subject: CostBudgetSubject, runMaxCostUsd: number | undefined): string | null {
+  const cellCost = subject.cell?.maxCostUsd;
   const what = subject.maxCostUsd !== undefined ? `${subject.file}: cannot enforce limits.maxCostUsd ${formatUsd(subject.maxCostUsd)}`
+    : cellCost !== undefined ? `cannot enforce the budget.maxCostUsd ${formatUsd(cellCost)} of matrix cell ${subject.cell!.variant} (task ${subject.key}, ${subject.file})`
     : runMaxCostUsd !== undefined ? `cannot enforce --max-cost ${formatUsd(runMaxCostUsd)} (task ${subject.key}, ${subject.file})`
     : null;
   if (what === null) return null;

@@ -35,8 +35,11 @@ const manifestSchema = z.strictObject({
   layout: z.literal(2).optional(),
   /** The run's variants (the matrix's cells, by id); empty or absent: none. */
   variants: z.array(z.string()).optional(),
-  /** Each variant's overrides (per axis, as the matrix file set them) and their hash; absent: no matrix. */
-  cells: z.array(z.strictObject({ variant: z.string(), overrides: z.record(z.string(), z.unknown()), hash: z.string() })).optional(),
+  /** Each variant's overrides (per axis, as the matrix file set them), their hash, and its budget (absent: none); absent: no matrix. */
+  cells: z.array(z.strictObject({
+    variant: z.string(), overrides: z.record(z.string(), z.unknown()), hash: z.string(),
+    budget: z.strictObject({ maxCostUsd: z.number().positive().optional(), maxTokens: z.number().int().positive().optional() }).optional(),
+  })).optional(),
   runId: z.string(),
   startedAt: z.string(),
   /** How many times this run directory was resumed. */

@@ -42,7 +42,8 @@ export const checkOutcomeSchema = z.strictObject({
 
 /** The budget a stopped task stopped on (core/errors.ts `SpentBudget`). */
 export const spentBudgetSchema = z.strictObject({
-  scope: z.enum(["task", "run"]),
+  /** `cell`: a matrix cell's budget, spent by all its trials together. */
+  scope: z.enum(["task", "cell", "run"]),
   measure: z.enum(["cost", "tokens"]),
   /** Dollars for `cost`, tokens for `tokens`. */
   limit: z.number().positive(),

@@ -16,6 +16,7 @@
  *       - { model: local, transcript: 64k }
  *     include:
  *       - { model: local, transcript: 8k }
+ *       - { model: sonnet, budget: { maxCostUsd: 2 } }   # each sonnet cell's trials: $2 together
  *
  * Read by yaml-source and a strict zod schema; every problem is `file:line:column: field: message`
  * in a `MatrixFileError` (exit 2, nothing run).
@@ -74,11 +75,21 @@ const axesShape = {
 /** A partial cell: an axis → a value id, as `include` and `exclude` entries name it. */
 const cellRefShape = Object.fromEntries(MATRIX_AXES.map((axis) => [axis, axisValueId.optional()])) as Record<MatrixAxis, z.ZodOptional<typeof axisValueId>>;
 
+/** A cell's budget: the dollars (or tokens) all its trials, across tasks, may spend together. */
+const cellBudgetSchema = z.strictObject({
+  maxCostUsd: limitsSchema.shape.maxCostUsd
+    .describe("Dollars all the cell's trials (every task's, every repeat's, earlier runs' included) may spend together: once spent, its trials stop before their next request and none starts, resumably (status stopped). Needs priced models."),
+  maxTokens: limitsSchema.shape.maxTokens
+    .describe("Tokens (input + cache reads + cache writes + output) all the cell's trials may spend together, likewise."),
+}, { error: "expected budget as a mapping with maxCostUsd and/or maxTokens" })
+  .refine((b) => b.maxCostUsd !== undefined || b.maxTokens !== undefined, { error: "a budget names maxCostUsd or maxTokens" });
+
 export const matrixFileSchema = z.strictObject({
   matrix: z.strictObject({
     ...axesShape,
-    include: z.array(z.strictObject(cellRefShape)).optional()
-      .describe("Cells to add: an entry matching no cell of the product is a cell of its own (GitHub Actions' matrix include)."),
+    include: z.array(z.strictObject({ ...cellRefShape, budget: cellBudgetSchema.optional() })).optional()
+      .describe("Cells to add: an entry matching no cell of the product is a cell of its own (GitHub Actions' matrix include). " +
+        "An entry's `budget` caps each cell it matches (an entry naming no axis value matches every cell); several on one cell: the smallest holds."),
     exclude: z.array(z.strictObject(cellRefShape)).optional()
       .describe("Cells to leave out: every cell matching all of an entry's axis ids."),
   }, { error: "expected matrix as a mapping of axes (model, transcript, limits, policy, sandbox, env), include and exclude" }),
@@ -100,12 +111,20 @@ export type AxisValue =
   | { axis: "sandbox"; id: string; sandbox: "auto" | "bwrap" | "off" }
   | { axis: "env"; id: string; env: Record<string, string> };
 
+/** What all the trials of a cell may spend together (an absent measure: no limit). */
+export interface CellBudget {
+  maxCostUsd?: number;
+  maxTokens?: number;
+}
+
 /** A cell of the matrix: a variant. */
 export interface MatrixCell {
   /** `axis=id` joined by `,` in axis order. */
   id: string;
   /** Its value on each axis it has, in axis order. */
   values: AxisValue[];
+  /** Its budget (the `include` entries' that match it, the smallest of each measure); absent: none. */
+  budget?: CellBudget;
 }
 
 export interface MatrixFile {
@@ -230,7 +249,9 @@ export function matrixCells(content: MatrixFileContent, folder: string, problem:
   });
   (content.matrix.include ?? []).forEach((entry, i) => {
     refProblem(entry, ["matrix", "include", i]);
-    if (MATRIX_AXES.every((axis) => entry[axis] === undefined)) problems.push(problem(["matrix", "include", i], "an include entry names at least one axis value"));
+    if (MATRIX_AXES.every((axis) => entry[axis] === undefined) && entry.budget === undefined) {
+      problems.push(problem(["matrix", "include", i], "an include entry names at least one axis value, or a budget for every cell"));
+    }
   });
   if (problems.length > 0) return { problems };
 
@@ -241,13 +262,31 @@ export function matrixCells(content: MatrixFileContent, folder: string, problem:
     MATRIX_AXES.every((axis) => entry[axis] === undefined || combo.some((v) => v.axis === axis && v.id === entry[axis]));
   const excludes = content.matrix.exclude ?? [];
   const cells = combos.filter((combo) => !excludes.some((entry) => matches(combo, entry))).map((values) => ({ values }));
-  for (const entry of content.matrix.include ?? []) {
+  const includes = content.matrix.include ?? [];
+  for (const entry of includes) {
+    // An entry naming no axis value only carries a budget for every cell: it is never a cell of its own.
+    if (MATRIX_AXES.every((axis) => entry[axis] === undefined)) continue;
     if (cells.some((cell) => matches(cell.values, entry))) continue;
     cells.push({ values: MATRIX_AXES.flatMap((axis) => (entry[axis] === undefined ? [] : [axes.get(axis)!.find((v) => v.id === entry[axis])!])) });
   }
-  const named = cells.map((cell) => ({ id: cell.values.map((v) => `${v.axis}=${v.id}`).join(","), values: cell.values }));
+  const named = cells.map((cell): MatrixCell => {
+    const budget = cellBudget(includes.filter((entry) => matches(cell.values, entry)).flatMap((entry) => entry.budget ?? []));
+    return { id: cell.values.map((v) => `${v.axis}=${v.id}`).join(","), values: cell.values, ...(budget !== null ? { budget } : {}) };
+  });
   if (named.length === 0) return { problems: [problem(["matrix"], "the matrix has no cell: name an axis with values, or include a cell")] };
   return { cells: named };
+}
+
+/** The budget of a cell that `budgets` (its matching include entries') all cap: the smallest of each measure; null for none. */
+export function cellBudget(budgets: readonly CellBudget[]): CellBudget | null {
+  const smallest = (measure: keyof CellBudget): number | undefined => {
+    const given = budgets.flatMap((b) => b[measure] ?? []);
+    return given.length === 0 ? undefined : Math.min(...given);
+  };
+  const maxCostUsd = smallest("maxCostUsd");
+  const maxTokens = smallest("maxTokens");
+  if (maxCostUsd === undefined && maxTokens === undefined) return null;
+  return { ...(maxCostUsd !== undefined ? { maxCostUsd } : {}), ...(maxTokens !== undefined ? { maxTokens } : {}) };
 }
 
 function axisValue(axis: MatrixAxis, raw: { id: string } & Record<string, unknown>, folder: string): AxisValue {

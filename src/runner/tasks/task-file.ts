@@ -125,6 +125,8 @@ export interface TaskDefinition {
   /** `maxCostUsd`, `maxTokens`: the task's budgets (every earlier run of the task and the compaction worker counted). */
   /** `timeoutMs` and `streamIdleMs` are `Infinity` for `none` (no limit, whatever the run's default). */
   limits: { maxSteps?: number; timeoutMs?: number; streamIdleMs?: number; maxCostUsd?: number; maxTokens?: number };
+  /** With a matrix: the budget of the cell this task runs as (matrix-file.ts `CellBudget`), spent by all the cell's trials together. */
+  cellBudget?: { maxCostUsd?: number; maxTokens?: number };
   transcript?: TranscriptConfig;
   checks: TaskCheck[];
   tags: string[];

@@ -12,16 +12,17 @@ import { isAbsolute, relative } from "node:path";
 import { RhemaError } from "../../core/errors.js";
 import type { NamedProviderName, ScriptedProviderName } from "../../providers/provider-registry.js";
 import { parseLimitMs } from "./duration.js";
-import { cellOverrides, overridesHash, type MatrixCell, type MatrixFile } from "./matrix-file.js";
+import { cellOverrides, overridesHash, type CellBudget, type MatrixCell, type MatrixFile } from "./matrix-file.js";
 import type { TaskDefinition } from "./task-file.js";
 import { taskKey } from "./task-key.js";
 import type { MatrixAxis } from "./task-schema.js";
 
-/** What the manifest keeps of a cell: its id, its overrides and their hash. */
+/** What the manifest keeps of a cell: its id, its overrides and their hash, and its budget (not hashed: raising it continues stopped trials). */
 export interface CellRecord {
   variant: string;
   overrides: Record<string, unknown>;
   hash: string;
+  budget?: CellBudget;
 }
 
 export interface VariantTasks {
@@ -59,7 +60,7 @@ export function variantTasks(tasks: readonly TaskDefinition[], matrix: MatrixFil
     tasks: out,
     cells: matrix.cells.map((cell) => {
       const overrides = cellOverrides(cell);
-      return { variant: cell.id, overrides, hash: overridesHash(overrides) };
+      return { variant: cell.id, overrides, hash: overridesHash(overrides), ...(cell.budget !== undefined ? { budget: cell.budget } : {}) };
     }),
     pinned,
   };
@@ -68,7 +69,7 @@ export function variantTasks(tasks: readonly TaskDefinition[], matrix: MatrixFil
 /** The task as `cell` runs it, or why it cannot be. */
 export function applyCell(task: TaskDefinition, cell: MatrixCell): TaskDefinition | string {
   const pins = new Set(task.pin ?? []);
-  const variant: TaskDefinition = { ...task, limits: { ...task.limits }, variant: cell.id };
+  const variant: TaskDefinition = { ...task, limits: { ...task.limits }, variant: cell.id, ...(cell.budget !== undefined ? { cellBudget: { ...cell.budget } } : {}) };
   const applied: Record<string, unknown> = {};
   for (const value of cell.values) {
     if (pins.has(value.axis)) continue;
