@@ -2,7 +2,8 @@
  * The action's inputs: read through a getter (`core.getInput` in the action, a map in tests),
  * checked, and turned into the `rhema run` request they map onto one to one (`tasks` is the
  * paths; `stopped-ok` is `--stopped-ok`, which decides the step's result), plus the action's own
- * (`fail-on`, `resume`, `comment`, `github-token`). A run flag without an input is listed, with
+ * (`fail-on`, `resume`, `comment`, `github-token`, and the pull-request gate's `baseline`,
+ * `save-baseline`, `compare-fail-on`). A run flag without an input is listed, with
  * why, in input-names.ts. A bad value is a `usage` error naming the input and what it got.
  */
 import { RhemaError, parseUsd } from "../core/errors.js";
@@ -13,6 +14,8 @@ import { LIMIT_TEXT_RULE, parseLimitText } from "../runner/tasks/duration.js";
 import { MAX_REPEATS } from "../runner/tasks/task-schema.js";
 import { parsePassRate } from "../runner/trials/trial-gate.js";
 import { parseKList } from "../runner/trials/trial-figures.js";
+import { FAIL_ON_CHOICES as COMPARE_FAIL_ON_CHOICES, type FailOn as CompareFailOn } from "../runner/reports/compare-verdict.js";
+import { baselineSource, type BaselineSource } from "./baseline.js";
 
 /** Every input `action.yml` declares; a test holds the two lists equal and proves each is read. */
 export const ACTION_INPUT_NAMES = [
@@ -20,6 +23,7 @@ export const ACTION_INPUT_NAMES = [
   "max-steps", "timeout", "stream-idle", "max-cost", "pricing", "sandbox", "fail-on", "resume", "comment", "github-token",
   "max-tokens", "stopped-ok", "allow-env", "retry-errored", "report-skipped", "restart-changed",
   "repeats", "min-pass-rate", "gate", "stop-early", "pass-at", "junit-cases", "matrix", "quarantine",
+  "baseline", "save-baseline", "compare-fail-on",
 ] as const;
 export type ActionInputName = (typeof ACTION_INPUT_NAMES)[number];
 
@@ -46,6 +50,12 @@ export interface ActionInputs {
   /** Post or update the pull request's comment. */
   comment: boolean;
   githubToken: string;
+  /** The run directory this run is compared with after it (`report compare`), or null: no comparison. */
+  baseline: BaselineSource | null;
+  /** Save this run's directory as the baseline of its workflow and branch (post step). */
+  saveBaseline: boolean;
+  /** When the comparison fails the step, as `report compare --fail-on`. */
+  compareFailOn: CompareFailOn;
 }
 
 export const DEFAULT_OUT = ".rhema/runs/latest";
@@ -101,6 +111,9 @@ export function readActionInputs(readInput: InputReader): ActionInputs {
     resume: bool("resume", text("resume") ?? "true"),
     comment: bool("comment", text("comment") ?? "false"),
     githubToken: read("github-token"),
+    baseline: text("baseline") === undefined ? null : baselineSource(text("baseline")!),
+    saveBaseline: bool("save-baseline", text("save-baseline") ?? "false"),
+    compareFailOn: oneOf("compare-fail-on", text("compare-fail-on") ?? "regressed", COMPARE_FAIL_ON_CHOICES),
   };
 }
 

@@ -2,14 +2,15 @@
  * The action's main step: inputs → restore the run directory of an earlier attempt → the
  * runner (the same `runRequest` as `rhema run`) → outputs, the job summary, annotations, each
  * task's log lines as a group when it ends, the pull-request comment, and the step's result under
- * `fail-on`. An error that stops the run (a bad input, task, policy or pricing file) becomes
+ * `fail-on`; with a `baseline`, the comparison with it (baseline-gate.ts) under `compare-fail-on`.
+ * An error that stops the run (a bad input, task, policy or pricing file) becomes
  * annotations on the files and a job summary saying what was wrong, naming the inputs. Reads
  * GitHub's environment (handed in) and talks to the runner through @actions/core; the post step
- * saves the cache.
+ * saves the cache (and, with `save-baseline`, the run directory as its branch's baseline).
  */
-import { readFile } from "node:fs/promises";
+import { cp, readFile, rm } from "node:fs/promises";
 import { existsSync, statSync } from "node:fs";
-import { relative, resolve } from "node:path";
+import { relative, resolve, sep } from "node:path";
 import * as core from "@actions/core";
 import { runRequest, type RunRequestOutcome } from "../runner/execute/run-request.js";
 import { SecretRedactor } from "../runner/run-dir/secret-redactor.js";
@@ -21,10 +22,13 @@ import { describeStartFailure } from "./start-failure.js";
 import { TaskLogGroups } from "./task-log.js";
 import { commentBody, commentMarker, upsertPrComment } from "./pr-comment.js";
 import { runCacheKeys, type CacheScope, type RunDirCache } from "./run-cache.js";
+import { BASELINE_DIR, baselineNameOfKey, baselineSaveKey, keptInBaseline } from "./baseline.js";
+import { compareWithBaseline } from "./baseline-gate.js";
+import { compareComment, compareFailure, compareOutputs, compareSummary, missingBaselineMessage, type BaselineComparison } from "./compare-gate.js";
 import { counted } from "../core/counted.js";
 
 /** Names of the state the main step leaves for the post step. */
-export const STATE = { isPost: "isPost", runDir: "run_dir", cacheKey: "cache_key", resume: "resume" } as const;
+export const STATE = { isPost: "isPost", runDir: "run_dir", cacheKey: "cache_key", resume: "resume", baselineKey: "baseline_key" } as const;
 
 export interface ActionContext {
   env: Readonly<Record<string, string | undefined>>;
@@ -74,11 +78,34 @@ export async function runAction(ctx: ActionContext): Promise<void> {
   if (outcome.sandboxWarning !== null) core.warning(`rhema: ${nameInputs(outcome.sandboxWarning)}`, { title: "rhema ran without a sandbox" });
   const result: ActionRunOutcome = { ...outcome, interruptedTasks };
   for (const [name, value] of Object.entries(actionOutputs(result))) core.setOutput(name, value);
-  await appendJobSummary(ctx.env, outcome, [restoredNote]);
+  const where = runDirAndKeys(ctx.env, workspace, inputs);
+  let compared: BaselineComparison | null = null;
+  try {
+    compared = inputs.baseline === null ? null : await compareWithBaseline(inputs.baseline, { cache: ctx.cache, workspace, runDir: outcome.runDir, shard: inputs.request.shard ?? null, log: (line) => core.info(`rhema: ${line}`) });
+  } catch (err) {
+    // An unreadable baseline (not a run directory, a broken file) fails the step; the run's reports stand.
+    core.setOutput("regressed", "0");
+    core.setOutput("improved", "0");
+    await appendJobSummary(ctx.env, outcome, [restoredNote], null);
+    for (const a of runAnnotations(result, workspace)) annotate(a);
+    core.setFailed(`rhema: the \`baseline\` input: ${err instanceof Error ? err.message : String(err)}`);
+    return;
+  }
+  for (const [name, value] of Object.entries(compared === null ? { regressed: "0", improved: "0" } : compareOutputs(compared))) core.setOutput(name, value);
+  if (compared?.kind === "missing") core.warning(`rhema: ${missingBaselineMessage(compared)}`, { title: "rhema: no baseline" });
+  await appendJobSummary(ctx.env, outcome, [restoredNote], compared);
   for (const a of runAnnotations(result, workspace)) annotate(a);
-  if (inputs.comment) await commentOnPullRequest(ctx.env, inputs, runDirAndKeys(ctx.env, workspace, inputs).scope, outcome);
-  const failure = stepFailure(inputs.failOn, result, { stoppedOk: inputs.stoppedOk });
-  if (failure) core.setFailed(`rhema: ${failure}`);
+  if (inputs.comment) await commentOnPullRequest(ctx.env, inputs, where.scope, outcome, compared);
+  // The post step saves a baseline only of a run that completed: an interrupted one is partial.
+  if (inputs.saveBaseline && !outcome.interrupted) core.saveState(STATE.baselineKey, baselineKeyOf(ctx.env, inputs));
+  const failures = [stepFailure(inputs.failOn, result, { stoppedOk: inputs.stoppedOk }), compared === null ? null : compareFailure(compared, inputs.compareFailOn)].filter((f) => f !== null);
+  if (failures.length > 0) core.setFailed(`rhema: ${failures.join("; ")}`);
+}
+
+/** The key this run's baseline is saved under (`save-baseline`). */
+function baselineKeyOf(env: ActionContext["env"], inputs: ActionInputs): string {
+  const scope = cacheScope(env, inputs, "");
+  return baselineSaveKey({ workflow: scope.workflow, ref: env.GITHUB_REF_NAME || "local", shard: scope.shard, runId: scope.runId, attempt: scope.attempt });
 }
 
 /** The inputs as GitHub passes them: one the step was not given at all is undefined, one set to "" (an unset variable) is "". */
@@ -139,31 +166,51 @@ function isFile(path: string): boolean {
  */
 export async function runPostAction(cache: RunDirCache, ctx: Pick<ActionContext, "env" | "cwd">): Promise<void> {
   const saved = postState(ctx);
-  if (saved === null || !saved.resume) return;
+  if (saved === null || (!saved.resume && saved.baselineKey === null)) return;
   const { runDir, key } = saved;
   if (!existsSync(runDir)) {
     core.info("rhema: no run directory to save");
     return;
   }
+  if (saved.resume) {
+    try {
+      await cache.save(runDir, key);
+      core.info(`rhema: saved ${runDir} to the ${cache.name} as ${key}`);
+    } catch (err) {
+      core.warning(`rhema: could not save the run directory to the ${cache.name}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  if (saved.baselineKey !== null) await saveBaseline(cache, runDir, saved.baselineKey, ctx.env.GITHUB_WORKSPACE || ctx.cwd);
+}
+
+/**
+ * `save-baseline`: copies the run directory (without its lock and the trials' workspaces) to
+ * BASELINE_DIR — the one path the Actions cache restores it to in another job — and saves it
+ * under `key`. A failure is a warning: the run itself stands.
+ */
+async function saveBaseline(cache: RunDirCache, runDir: string, key: string, workspace: string): Promise<void> {
+  const staged = resolve(workspace, BASELINE_DIR);
   try {
-    await cache.save(runDir, key);
-    core.info(`rhema: saved ${runDir} to the ${cache.name} as ${key}`);
+    await rm(staged, { recursive: true, force: true });
+    await cp(runDir, staged, { recursive: true, verbatimSymlinks: true, filter: (src) => keptInBaseline(relative(runDir, src).split(sep).join("/")) });
+    await cache.save(staged, key);
+    core.info(`rhema: saved the run directory as the baseline ${key} to the ${cache.name}; a pull request's job restores it with \`baseline: ${baselineNameOfKey(key)}\``);
   } catch (err) {
-    core.warning(`rhema: could not save the run directory to the ${cache.name}: ${err instanceof Error ? err.message : String(err)}`);
+    core.warning(`rhema: could not save the baseline to the ${cache.name}: ${err instanceof Error ? err.message : String(err)}`);
   }
 }
 
 /** The run directory, cache key and resume setting: the main step's state, else the inputs'; null when neither says (the inputs were bad). */
-function postState(ctx: Pick<ActionContext, "env" | "cwd">): { runDir: string; key: string; resume: boolean } | null {
+function postState(ctx: Pick<ActionContext, "env" | "cwd">): { runDir: string; key: string; resume: boolean; baselineKey: string | null } | null {
   const runDir = core.getState(STATE.runDir);
   const key = core.getState(STATE.cacheKey);
-  if (runDir && key) return { runDir, key, resume: core.getState(STATE.resume) === "true" };
+  if (runDir && key) return { runDir, key, resume: core.getState(STATE.resume) === "true", baselineKey: core.getState(STATE.baselineKey) || null };
   // The main step saves its state once the inputs are read: with the isPost mark alone, they were bad.
   if (core.getState(STATE.isPost) === "true") return null;
   try {
     const inputs = readInputs(ctx.env);
     const where = runDirAndKeys(ctx.env, ctx.env.GITHUB_WORKSPACE || ctx.cwd, inputs);
-    return { runDir: where.runDir, key: where.keys.key, resume: inputs.resume };
+    return { runDir: where.runDir, key: where.keys.key, resume: inputs.resume, baselineKey: inputs.saveBaseline ? baselineKeyOf(ctx.env, inputs) : null };
   } catch (err) {
     core.info(`rhema: no run directory to save (${err instanceof Error ? err.message : String(err)})`);
     return null;
@@ -247,18 +294,21 @@ function printGroup(groups: TaskLogGroups, key: string, title: string): void {
   core.endGroup();
 }
 
-/** Appends the run's summary.md (and any notes) to the job summary; never overwrites it. */
-async function appendJobSummary(env: ActionContext["env"], outcome: RunRequestOutcome, notes: ReadonlyArray<string | null>): Promise<void> {
+/** Appends the run's summary.md (and any notes), then the comparison with the baseline, to the job summary; never overwrites it. */
+async function appendJobSummary(env: ActionContext["env"], outcome: RunRequestOutcome, notes: ReadonlyArray<string | null>, compared: BaselineComparison | null): Promise<void> {
   if (!env.GITHUB_STEP_SUMMARY) {
     core.info("rhema: GITHUB_STEP_SUMMARY is not set; no job summary written");
     return;
   }
   const text = await readFile(outcome.reports.summary, "utf8");
   for (const note of notes) if (note) core.summary.addRaw(note, true).addEOL();
-  await core.summary.addRaw(text, true).write();
+  core.summary.addRaw(text, true);
+  if (compared !== null) core.summary.addEOL().addRaw(compareSummary(compared), true);
+  await core.summary.write();
 }
 
-async function commentOnPullRequest(env: ActionContext["env"], inputs: ActionInputs, scope: CacheScope, outcome: RunRequestOutcome): Promise<void> {
+/** The sticky comment: with a baseline, the comparison's regressions and improvements first, then the run's summary. */
+async function commentOnPullRequest(env: ActionContext["env"], inputs: ActionInputs, scope: CacheScope, outcome: RunRequestOutcome, compared: BaselineComparison | null): Promise<void> {
   const pullNumber = await pullRequestNumber(env.GITHUB_EVENT_PATH);
   const [owner, repo] = (env.GITHUB_REPOSITORY ?? "").split("/");
   if (pullNumber === null || !owner || !repo) {
@@ -272,7 +322,8 @@ async function commentOnPullRequest(env: ActionContext["env"], inputs: ActionInp
   const server = env.GITHUB_SERVER_URL || "https://github.com";
   const runUrl = `${server}/${owner}/${repo}/actions/runs/${env.GITHUB_RUN_ID}/attempts/${env.GITHUB_RUN_ATTEMPT ?? "1"}`;
   const marker = commentMarker(scope);
-  const body = commentBody(marker, await readFile(outcome.reports.summary, "utf8"), runUrl);
+  const summary = await readFile(outcome.reports.summary, "utf8");
+  const body = commentBody(marker, compared === null ? summary : `${compareComment(compared)}\n${summary}`, runUrl);
   try {
     const result = await upsertPrComment({ apiUrl: env.GITHUB_API_URL || "https://api.github.com", token: inputs.githubToken, owner, repo, pullNumber }, marker, body);
     if (result.kind === "forbidden") core.warning(`rhema: comment: ${result.message}`);

@@ -7,7 +7,7 @@
  * directory lands in a new container, where the old owner's pid means nothing.
  */
 import { cp, mkdir, readdir, rename, rm, stat } from "node:fs/promises";
-import { join } from "node:path";
+import { isAbsolute, join, relative } from "node:path";
 import * as cache from "@actions/cache";
 import { RunDir } from "../runner/run-dir/run-dir.js";
 
@@ -32,12 +32,12 @@ export interface CacheKeys {
 
 /** `rhema-<workflow>-<job>-<shard>-<out>-<run id>-<attempt>`, each part made key-safe. */
 export function runCacheKeys(scope: CacheScope): CacheKeys {
-  const prefix = ["rhema", scope.workflow, scope.job, scope.shard ?? "all", scope.out].map(keyPart).join("-") + `-${keyPart(scope.runId)}-`;
+  const prefix = ["rhema", scope.workflow, scope.job, scope.shard ?? "all", scope.out].map(cacheKeyPart).join("-") + `-${cacheKeyPart(scope.runId)}-`;
   return { key: `${prefix}${scope.attempt}`, restoreKeys: [prefix] };
 }
 
-/** Keys may not hold commas and stay short; anything but [A-Za-z0-9._] becomes `_`. */
-function keyPart(text: string): string {
+/** Keys may not hold commas and stay short; anything but [A-Za-z0-9._] becomes `_` (so `-` only ever separates parts). */
+export function cacheKeyPart(text: string): string {
   return text.replace(/[^A-Za-z0-9._]+/g, "_").slice(0, 80) || "_";
 }
 
@@ -54,11 +54,25 @@ export interface RunDirCache {
 export function actionsCache(): RunDirCache {
   return {
     name: "actions cache",
-    restore: (runDir, keys) => cache.restoreCache([runDir], keys.key, keys.restoreKeys),
+    restore: (runDir, keys) => cache.restoreCache(cachePaths(runDir), keys.key, keys.restoreKeys),
     save: async (runDir, key) => {
-      await cache.saveCache([runDir, `!${new RunDir(runDir).lockPath}`], key);
+      await cache.saveCache(cachePaths(runDir), key);
     },
   };
+}
+
+/**
+ * The paths an entry is saved and restored with: the same list on both sides, as the Actions
+ * cache versions an entry by its paths and a restore with other paths never finds it. Relative
+ * to the step's working folder (the workspace, where GitHub starts the action) when inside it,
+ * so that another job of the repository — a pull request's restoring a base run's baseline —
+ * names the same entry on a runner whose workspace lies elsewhere.
+ */
+export function cachePaths(runDir: string, cwd: string = process.cwd()): string[] {
+  const rel = relative(cwd, runDir);
+  const path = rel !== "" && !rel.startsWith("..") && !isAbsolute(rel) ? rel : runDir;
+  const lock = relative(runDir, new RunDir(runDir).lockPath);
+  return [path, `!${join(path, lock)}`];
 }
 
 /** A folder of entries, one subfolder per key; restore by prefix takes the newest. */

@@ -55,7 +55,7 @@ const SAMPLE: Record<ActionInputName, string> = {
   sandbox: "off", "fail-on": "never", resume: "false", comment: "true", "github-token": "ghs_example",
   "max-tokens": "50000", "stopped-ok": "true", "allow-env": "NPM_TOKEN\nGH_TOKEN", "retry-errored": "true", "report-skipped": "true", "restart-changed": "true",
   repeats: "5", "min-pass-rate": "0.8", gate: "lower", "stop-early": "true", "pass-at": "1,3", "junit-cases": "trial", matrix: "matrix.yaml",
-  quarantine: ".github/quarantine.yaml",
+  quarantine: ".github/quarantine.yaml", baseline: "rhema-baseline-nightly-main", "save-baseline": "true", "compare-fail-on": "never",
 };
 
 test("every input action.yml declares is read, and each one changes the action's settings", async () => {
@@ -148,7 +148,7 @@ test("the README's example workflows pass the validator and give the action only
   const readme = await readFile(join(repoRoot, "README.md"), "utf8");
   const section = readme.slice(readme.indexOf("## The GitHub Action"), readme.indexOf("## The library"));
   const workflows = [...section.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]!);
-  assert.equal(workflows.length, 4);
+  assert.equal(workflows.length, 5);
   const dir = join(await tempDir(t, "rhema-workflows-"), ".github", "workflows");
   await mkdir(dir, { recursive: true });
   const declared = Object.keys((parse(await readFile(actionYml, "utf8")) as { inputs: Record<string, unknown> }).inputs);

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parse } from "yaml";
+import { compareOutputs } from "../../src/action/compare-gate.js";
 import { actionOutputs, runAnnotations, stepFailure, type ActionRunOutcome } from "../../src/action/action-outcome.js";
 import { PRICE_TABLE } from "../../src/runner/pricing/prices.js";
 import type { TaskCost, TaskResult } from "../../src/runner/run-dir/task-result.js";
@@ -25,7 +26,8 @@ const outcome = (costs: (TaskCost | undefined)[]): ActionRunOutcome => ({
 
 test("action.yml declares exactly the outputs the action sets", async () => {
   const meta = parse(await readFile(join(repoRoot, "action.yml"), "utf8")) as { outputs: Record<string, unknown> };
-  assert.deepEqual(Object.keys(meta.outputs).sort(), Object.keys(actionOutputs(outcome([]))).sort());
+  const compared = compareOutputs({ kind: "missing", source: { kind: "path", path: "base" }, reason: "none" });
+  assert.deepEqual(Object.keys(meta.outputs).sort(), [...Object.keys(actionOutputs(outcome([]))), ...Object.keys(compared)].sort());
 });
 
 test("cost-usd: the run's dollars, the priced part when some are unpriced, 'unpriced' when none has a price", () => {

@@ -30,6 +30,8 @@ test("runs the example suite: outputs, summary appended, annotations, exit code 
     // Tasks by their gate: arithmetic/flaky-fix passes at 3 of its 5 trials (rate 0.5), flaky.
     passed: "3", failed: "2", errored: "0", stopped: "0", interrupted: "0",
     trials: "9", flaky: "1", "pass-rate": "0.5556",
+    // No baseline input: nothing compared.
+    regressed: "0", improved: "0",
   });
   const stats = await readJson<{ total: { stats: { cacheHitRate: number; cacheReadTokens: number; cacheWriteTokens: number; outputTokens: number; inputTokens: number } } }>(join(runDir, "stats.json"));
   assert.deepEqual(

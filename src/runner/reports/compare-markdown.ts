@@ -15,7 +15,13 @@ export interface CompareLabels {
 /** The order of the collapsed rest. */
 const REST_ORDER: readonly RowStatus[] = ["inconclusive", "unchanged", "added", "removed"];
 
-export function renderCompareMarkdown(comparison: Comparison, labels: CompareLabels): string {
+/**
+ * What becomes of the rows neither regressed nor improved: a collapsed table (the report, the job
+ * summary), or only their counts (the pull-request comment, which lists what changed).
+ */
+export type RestRows = "table" | "counts";
+
+export function renderCompareMarkdown(comparison: Comparison, labels: CompareLabels, opts: { rest?: RestRows } = {}): string {
   const counts = countStatuses(comparison.rows);
   const lines = ["## rhema report compare", "", `${subject(comparison, labels)}, margin ±${comparison.margin}: ${countLine(counts)}.`];
   const regressed = comparison.rows.filter((row) => rowStatus(row) === "regressed");
@@ -26,7 +32,8 @@ export function renderCompareMarkdown(comparison: Comparison, labels: CompareLab
   if (improved.length > 0) lines.push("", `### Improved (${improved.length})`, "", ...table(improved, comparison));
   if (rest.length > 0) {
     const summary = REST_ORDER.filter((s) => counts[s] > 0).map((s) => `${counts[s]} ${s}`).join(", ");
-    lines.push("", `<details><summary>The rest: ${summary}</summary>`, "", ...table(rest, comparison), "", "</details>");
+    if (opts.rest === "counts") lines.push("", `Not listed here: ${summary} (the job summary has every cell).`);
+    else lines.push("", `<details><summary>The rest: ${summary}</summary>`, "", ...table(rest, comparison), "", "</details>");
   }
   lines.push("", "The change is head − base of the pass rate with Newcombe's 95 % interval (hybrid score, method 10): " +
     `regressed when it lies below 0, improved above 0, unchanged within ±${comparison.margin}, else inconclusive.`);
