@@ -185,14 +185,19 @@ async function isRunDir(path: string): Promise<boolean> {
   return stat(new RunDir(path).manifestPath).then(() => true, () => false);
 }
 
+/**
+ * A run directory's sessions as one input per suite — per suite and matrix cell when the run had
+ * variants (`triage@transcript=8k`), since each cell ran its sessions under its own settings.
+ */
 async function readRunDirInputs(path: string): Promise<SweepInput[]> {
-  const bySuite = new Map<string, ReplaySession[]>();
+  const byGroup = new Map<string, ReplaySession[]>();
   for (const recorded of await readRunDirSessions(path)) {
-    const list = bySuite.get(recorded.suite) ?? [];
+    const name = recorded.variant === null ? recorded.suite : `${recorded.suite}@${recorded.variant}`;
+    const list = byGroup.get(name) ?? [];
     list.push(recorded.session);
-    bySuite.set(recorded.suite, list);
+    byGroup.set(name, list);
   }
-  return [...bySuite].map(([suite, sessions]) => ({ name: suite, sessions }));
+  return [...byGroup].map(([name, sessions]) => ({ name, sessions }));
 }
 
 async function readCorpusFile(path: string): Promise<ReplaySession> {

@@ -62,6 +62,9 @@ test("report compare's JSON: every field of the top level, the rows and the figu
   const row = compare.properties!.rows!.items!;
   sameSet(column("compare JSON: rows"), keys(row), "compare JSON rows[]");
   sameSet(column("compare JSON: figures"), keys(row.properties!.base!), "compare JSON rows[].base");
+  const cells = compare.properties!.cells!;
+  const cellsArray = cells.items ? cells : cells.anyOf!.find((a) => a.items)!;
+  sameSet(column("compare JSON: cells"), keys(cellsArray.items!), "compare JSON cells[]");
 });
 
 test("the --json tables list exactly the schema's line and event types, each with its fields", () => {

@@ -27,6 +27,22 @@ const cellFiguresSchema = z.strictObject({
   flaky: z.boolean().describe("Both passed and failed."),
 });
 
+const cellTotalSchema = z.strictObject({
+  cell: z.string().nullable().describe("The cell (variant); null: no variant."),
+  tasks: count.describe("Tasks with a counted trial in the cell."),
+  trials: count.describe("Counted trials over the cell's tasks."),
+  passes: count.describe("Of them, passed."),
+  passRate: z.strictObject({ rate, lower: rate, upper: rate }).nullable().describe("passes ÷ trials with its Wilson 95 % interval; null without a counted trial."),
+  requests: count.describe("Model requests over the trials with a transcript (the compaction worker's apart)."),
+  flushes: count.describe("Compaction flushes over those trials."),
+  cacheHitRate: rate.nullable().describe("Cache hit rate over the cell's summed transcript stats (as `bench replay` computes it); null without one."),
+  limitHitRate: rate.nullable().describe("HR*(B) over the cell's summed transcript stats; null without one."),
+  billedEquivalentTokens: z.number().nonnegative().nullable().describe("Input priced as plain input tokens: input + 1.25 × 5-minute writes + 2 × 1-hour writes + 0.1 × reads, the worker's included; null without stats."),
+  workerBilledEquivalentTokens: z.number().nonnegative().nullable().describe("Of it, the compaction worker's (0 when the elider summarized); null without stats."),
+  costUsd: z.number().nonnegative().nullable().describe("Dollars over the cell's trials; null when a trial is unpriced."),
+  costPerPassUsd: z.number().nonnegative().nullable().describe("Dollars over passes; null when unpriced or nothing passed."),
+});
+
 const statusSchema = z.enum(["regressed", "improved", "unchanged", "inconclusive", "added", "removed"]);
 
 const rowSchema = z.strictObject({
@@ -58,6 +74,7 @@ export const compareReportSchema = z.strictObject({
     regressed: count, improved: count, unchanged: count, inconclusive: count, added: count, removed: count,
   }).describe("Rows by status."),
   rows: z.array(rowSchema).describe("One row per task and cell, by suite, id, then cell."),
+  cells: z.array(cellTotalSchema).nullable().describe("With --cells, each cell of the run over all its tasks, the base cell first; null between two runs."),
 }).meta({ title: "rhema report compare", description: "The JSON of `rhema report compare`: pass-rate changes with confidence intervals, verdicts, cost, tokens and cache per task and cell." });
 
 export type CompareReport = z.infer<typeof compareReportSchema>;
@@ -80,6 +97,7 @@ export function buildCompareReport(comparison: Comparison, dirs: { base: string;
     failed: comparisonFails(comparison, failOn),
     counts: countStatuses(comparison.rows),
     rows: comparison.rows.map(rowJson),
+    cells: comparison.cells === null ? null : comparison.cells.map((total) => ({ ...total, passRate: total.passRate === null ? null : { ...total.passRate } })),
   };
 }
 

@@ -4,6 +4,7 @@
  * added, removed) in one collapsed `<details>` table after them. Each figure reads `base → head`.
  */
 import { assertNever } from "../../core/errors.js";
+import type { CellTotal } from "./compare-cells.js";
 import { cellName, rowStatus, type CellFigures, type CompareRow, type Comparison, type RowStatus } from "./compare-rows.js";
 
 /** How the two sides are named in the heading: the run directories as given. */
@@ -27,6 +28,7 @@ export function renderCompareMarkdown(comparison: Comparison, labels: CompareLab
   const regressed = comparison.rows.filter((row) => rowStatus(row) === "regressed");
   const improved = comparison.rows.filter((row) => rowStatus(row) === "improved");
   const rest = REST_ORDER.flatMap((status) => comparison.rows.filter((row) => rowStatus(row) === status));
+  if (comparison.cells !== null) lines.push("", "### Cells (every task)", "", ...cellsTable(comparison.cells));
   if (comparison.rows.length === 0) lines.push("", "No task has a result on either side.");
   if (regressed.length > 0) lines.push("", `### Regressed (${regressed.length})`, "", ...table(regressed, comparison));
   if (improved.length > 0) lines.push("", `### Improved (${improved.length})`, "", ...table(improved, comparison));
@@ -92,6 +94,33 @@ function cells(row: CompareRow, comparison: Comparison): string[] {
 function taskCell(row: CompareRow, comparison: Comparison): string {
   if (comparison.mode === "cells") return ` @${cellName(row.headCell)}`;
   return row.headCell === null ? "" : ` @${row.headCell}`;
+}
+
+const CELLS_HEADER = ["cell", "pass rate", "requests", "flushes", "cache hit rate", "HR*(B)", "billed-eq tokens (worker)", "cost", "cost / pass"];
+
+/** One line per cell over all its tasks: the figures a transcript-settings benchmark reads. */
+function cellsTable(totals: readonly CellTotal[]): string[] {
+  const whole = (n: number) => Math.round(n).toLocaleString("en-US");
+  return [
+    `| ${CELLS_HEADER.join(" | ")} |`,
+    `|${CELLS_HEADER.map(() => "---").join("|")}|`,
+    ...totals.map((t) => `| ${[
+      code(cellName(t.cell)),
+      `${t.passes}/${t.trials}`,
+      String(t.requests),
+      String(t.flushes),
+      rate4(t.cacheHitRate),
+      rate4(t.limitHitRate),
+      t.billedEquivalentTokens === null ? "—" : `${whole(t.billedEquivalentTokens)} (${whole(t.workerBilledEquivalentTokens ?? 0)})`,
+      usd(t.costUsd, "unpriced"),
+      usd(t.costPerPassUsd, t.costUsd === null ? "unpriced" : "no pass"),
+    ].join(" | ")} |`),
+  ];
+}
+
+/** Four places, as `bench replay` prints a hit rate, so the two read alike. */
+function rate4(value: number | null): string {
+  return value === null ? "—" : value.toFixed(4);
 }
 
 function statusText(row: CompareRow): string {

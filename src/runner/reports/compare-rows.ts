@@ -17,6 +17,7 @@ import { compareTasks, taskKey } from "../tasks/task-key.js";
 import { newcombeDifference, type RateDifference } from "../trials/newcombe.js";
 import { NO_VARIANT_FOLDER } from "../trials/trial-key.js";
 import { costPerPass, isFlaky, passRate, spreadOf } from "../trials/trial-figures.js";
+import { cellTotals, type CellTotal } from "./compare-cells.js";
 import { verdictOf, type CompareVerdict } from "./compare-verdict.js";
 
 /** One side of a row: the figures of a cell's counted trials (every trial with a result). */
@@ -87,6 +88,8 @@ export interface Comparison {
   /** `--cells`: the cell the others are compared with; null between two runs. */
   baseCell: string | null;
   rows: CompareRow[];
+  /** `--cells`: each cell of the run over all its tasks (compare-cells.ts), the base cell first; null between two runs. */
+  cells: CellTotal[] | null;
 }
 
 /** A cell's name as people read and type it (`--base-cell`): its variant, or `default`. */
@@ -102,7 +105,7 @@ export function compareRuns(base: readonly TaskResult[], head: readonly TaskResu
   for (const group of [...baseCells.values(), ...headCells.values()]) keys.set(cellKey(group), group);
   const rows = [...keys.entries()].map(([key, { suite, id, cell }]) =>
     pairRow({ suite, id, baseCell: cell, headCell: cell }, baseCells.get(key)?.results, headCells.get(key)?.results, margin));
-  return { mode: "runs", margin, baseCell: null, rows: sortRows(rows) };
+  return { mode: "runs", margin, baseCell: null, rows: sortRows(rows), cells: null };
 }
 
 /** The cells of one run, each set against `baseCell`: a row per task and other cell. */
@@ -125,7 +128,8 @@ export function compareCells(results: readonly TaskResult[], baseCell: string | 
       rows.push(pairRow({ suite: task.suite, id: task.id, baseCell, headCell: cell }, baseResults, headResults, margin));
     }
   }
-  return { mode: "cells", margin, baseCell, rows: sortRows(rows) };
+  const order = [baseCell, ...cellsOf(results).filter((cell) => cell !== baseCell)];
+  return { mode: "cells", margin, baseCell, rows: sortRows(rows), cells: cellTotals(results, order) };
 }
 
 /** Every cell of the results, in the one order of cells (no variant first, then by name). */

@@ -1,7 +1,8 @@
 /**
  * The recorded sessions of a run directory, for `rhema bench replay`: each task's checkpointed
- * conversation and the times its model requests were sent, as replay sessions. Read-only:
- * nothing in the run directory changes.
+ * conversation and the times its model requests were sent, as replay sessions — one per trial
+ * of a layout-2 run (`tasks/<suite>/<id>/<variant|default>/<n>/`), each with the matrix cell it
+ * ran as. Read-only: nothing in the run directory changes.
  */
 import { CodingAgent } from "../../agent.js";
 import { RhemaError } from "../../core/errors.js";
@@ -18,6 +19,8 @@ import { trialLabel } from "../trials/trial-key.js";
 export interface RecordedSession {
   suite: string;
   id: string;
+  /** The matrix cell the trial ran as (its variant); null: the task as written, or a layout-1 run. */
+  variant: string | null;
   session: ReplaySession;
 }
 
@@ -47,22 +50,32 @@ export async function readRunDirSessions(path: string): Promise<RecordedSession[
   const manifest = await runDir.readManifest();
   if (!manifest) throw new RhemaError("invalid_input", `${path}: not a run directory (no manifest.json)`);
   const out: RecordedSession[] = [];
+  const hasVariants = (manifest.variants ?? []).length > 0;
   for (const ref of manifest.tasks) {
-    const trials = manifest.layout === 2 ? manifestTrialFolders(runDir, ref) : [{ folder: runDir.task(ref), name: taskKey(ref) }];
+    const trials = manifest.layout === 2 ? manifestTrialFolders(runDir, ref, hasVariants) : [{ folder: runDir.task(ref), name: taskKey(ref) }];
     for (const { folder, name } of trials) {
       const session = await folder.openCheckpoint().load();
       if (!session || session.messages.length === 0) continue;
       const times = await folder.readRequestTimes();
       const prefix = requestPrefix(session, folder.workspace);
       const replay = sessionFromLog(name, prefix.system, session.messages, times);
-      out.push({ suite: ref.suite, id: ref.id, session: { ...replay, tools: prefix.tools } });
+      out.push({ suite: ref.suite, id: ref.id, variant: ref.variant ?? null, session: { ...replay, tools: prefix.tools } });
     }
   }
-  return out;
+  return sortByCell(out, manifest.variants ?? []);
 }
 
-/** A layout-2 task's trial folders, each named by its trial's label (`suite/id`, `suite/id#3`). */
-function manifestTrialFolders(runDir: RunDir, ref: ManifestTask): { folder: TaskFolder; name: string }[] {
+/**
+ * Suite by suite, each suite's cells in the matrix's order (the manifest's `variants`; the task as
+ * written first), and within a cell the manifest's order of tasks and repeats. The sort is stable.
+ */
+function sortByCell(sessions: RecordedSession[], variants: readonly string[]): RecordedSession[] {
+  const rank = (variant: string | null) => (variant === null ? -1 : variants.indexOf(variant));
+  return sessions.sort((a, b) => (a.suite < b.suite ? -1 : a.suite > b.suite ? 1 : rank(a.variant) - rank(b.variant)));
+}
+
+/** A layout-2 task's trial folders, each named by its trial's label (`suite/id`, `suite/id#3`, `suite/id@transcript=8k#2`). */
+function manifestTrialFolders(runDir: RunDir, ref: ManifestTask, variants: boolean): { folder: TaskFolder; name: string }[] {
   const repeats = ref.trials ?? 1;
-  return plannedTrials(ref).map((key) => ({ folder: runDir.trial(key), name: trialLabel(key, { repeats, variants: false }) }));
+  return plannedTrials(ref).map((key) => ({ folder: runDir.trial(key), name: trialLabel(key, { repeats, variants }) }));
 }
