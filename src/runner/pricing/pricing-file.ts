@@ -18,11 +18,11 @@
 import { createHash } from "node:crypto";
 import { readRegularFile } from "../../store/input-file.js";
 import { z } from "zod";
-import { RhemaError, errorMessage, throwIfMachineLimit } from "../../core/errors.js";
+import { errorMessage, throwIfMachineLimit } from "../../core/errors.js";
 import type { ModelPricing } from "./prices.js";
 import { NAMED_PROVIDERS, nameList } from "../../providers/provider-registry.js";
-import { splitSchemaIssues } from "../../yaml-source/schema-keys.js";
-import { formatFieldProblems, parseYamlSource, valueAtPath, type SourcePosition } from "../../yaml-source/yaml-source.js";
+import { YamlFileError, checkYamlFile } from "../../yaml-source/checked-yaml.js";
+import { type SourcePosition } from "../../yaml-source/yaml-source.js";
 
 const PRICING_FILE_VERSION = 1;
 
@@ -76,37 +76,13 @@ export interface PricingProblem extends SourcePosition {
 }
 
 /** A pricing file that cannot be used; its message lists every problem, one a line. */
-export class PricingFileError extends RhemaError {
-  readonly problems: readonly PricingProblem[];
-  constructor(problems: readonly PricingProblem[], options?: { cause?: unknown }) {
-    super("invalid_input", formatFieldProblems(problems), options);
-    this.problems = problems;
-  }
-}
+export class PricingFileError extends YamlFileError<PricingProblem> {}
 
 /** Parses and validates a pricing file's text; throws `PricingFileError` naming every problem's place. */
 export function parsePricingText(text: string | Uint8Array, file: string): ModelPricing[] {
-  const yaml = parseYamlSource(text);
-  if (yaml.encodingProblem !== null) throw new PricingFileError([{ file, ...yaml.encodingProblem, field: "" }]);
-  if (yaml.syntaxProblems.length > 0) {
-    throw new PricingFileError(yaml.syntaxProblems.map((p) => ({ file, line: p.line, column: p.column, field: "yaml", message: p.message })));
-  }
-  if (yaml.rootKind === "empty") throw new PricingFileError([{ file, line: 1, column: 1, field: "(root)", message: "the pricing file is empty: it needs version: 1 and models" }]);
-  const plain = yaml.toValue({ maxAliasCount: 50 });
-  if (!plain.ok) throw new PricingFileError([{ file, ...plain.problem, field: "yaml" }]);
-  const parsed = pricingFileSchema.safeParse(plain.value);
-  if (parsed.success) return parsed.data.models.map(withoutAbsentKeys);
-  const { unknownKeys, others } = splitSchemaIssues(parsed.error.issues, pricingFileSchema, plain.value);
-  const problems: PricingProblem[] = [
-    ...unknownKeys.map((u) => ({
-      file, ...yaml.locateKey(u.path, u.key),
-      field: u.path.length > 0 ? u.path.join(".") : "(root)",
-      message: `unknown key \`${u.key}\`${u.suggestion === null ? "" : `; did you mean \`${u.suggestion}\`?`}`,
-    })),
-    ...others.map((issue) => ({ file, ...yaml.locateIssue(issue), ...describeIssue(issue, plain.value) })),
-  ];
-  problems.sort((a, b) => a.line - b.line || a.column - b.column);
-  throw new PricingFileError(problems);
+  const checked = checkYamlFile(text, file, { schema: pricingFileSchema, what: "the pricing file", needs: "version: 1 and models" });
+  if (!checked.ok) throw new PricingFileError(checked.problems);
+  return checked.value.models.map(withoutAbsentKeys);
 }
 
 /** Reads, hashes and validates the pricing file at `file` (absolute). */
@@ -121,14 +97,6 @@ export async function loadPricingFile(file: string): Promise<LoadedPricingFile> 
   }
   const models = parsePricingText(bytes, file);
   return { file, sha256: createHash("sha256").update(bytes).digest("hex"), models };
-}
-
-function describeIssue(issue: z.core.$ZodIssue, value: unknown): { field: string; message: string } {
-  const field = issue.path.length > 0 ? issue.path.join(".") : "(root)";
-  if (issue.path.length > 0 && valueAtPath(value, issue.path) === undefined) {
-    return { field: issue.path.slice(0, -1).join(".") || "(root)", message: `missing key \`${String(issue.path.at(-1))}\`` };
-  }
-  return { field, message: issue.message };
 }
 
 function withoutAbsentKeys(m: z.infer<typeof modelPricingSchema>): ModelPricing {

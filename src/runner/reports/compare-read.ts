@@ -6,7 +6,7 @@
  */
 import { RhemaError } from "../../core/errors.js";
 import type { TaskResult } from "../run-dir/task-result.js";
-import { canonicalPath } from "../tasks/canonical-path.js";
+import { checkDistinctDirs } from "./input-dirs.js";
 import { readShardRun } from "./report-merge.js";
 
 /** The results of each directory of `dirs` (absolute), in their order. */
@@ -19,19 +19,6 @@ export async function readCompareRuns(dirs: readonly string[]): Promise<TaskResu
     }
     runs.push(run.results);
   }
-  await checkDistinct(dirs);
+  await checkDistinctDirs(dirs, "compare two runs, or one run's cells with --cells");
   return runs;
-}
-
-async function checkDistinct(dirs: readonly string[]): Promise<void> {
-  const seen = new Map<string, string>();
-  for (const dir of dirs) {
-    const real = await canonicalPath(dir);
-    const first = seen.get(real);
-    if (first !== undefined) {
-      const as = first === dir ? `twice as ${dir}` : `twice: as ${first} and as ${dir}`;
-      throw new RhemaError("usage", `The run directory ${real} is given ${as}: compare two runs, or one run's cells with --cells`);
-    }
-    seen.set(real, dir);
-  }
 }

@@ -24,6 +24,7 @@
 import { readFile, stat } from "node:fs/promises";
 import { isAbsolute, join, resolve } from "node:path";
 import { canonicalPath, isWithinOrSame } from "../tasks/canonical-path.js";
+import { checkDistinctDirs } from "./input-dirs.js";
 import { RhemaError, errnoCode, errorMessage } from "../../core/errors.js";
 import { writePrivateFileAtomic } from "../../store/private-files.js";
 import { writeReports, type ReportFiles } from "./run-reports.js";
@@ -85,7 +86,7 @@ export async function mergeRunReports(dirs: readonly string[], outDir: string, o
   checkMergePaths(dirs, outDir);
   const shards: ShardRun[] = [];
   for (const dir of dirs) shards.push(await readShardRun(dir));
-  await checkDistinctInputs(dirs);
+  await checkDistinctDirs(dirs, "give each shard's directory once");
   const coverage = checkShards(shards, options.allowPartial ?? false);
   await checkMergeOut(dirs, outDir);
   // Held while writing: a live run's directory is refused (exit 2), a dead one's lock taken over.
@@ -208,19 +209,6 @@ function inputShards(shard: string | null, merged: ShardCoverage | null, file: s
   return { kind: "none" };
 }
 
-/** Two inputs that are one directory (the same path twice, a link to another input): exit 2 naming both. */
-async function checkDistinctInputs(dirs: readonly string[]): Promise<void> {
-  const seen = new Map<string, string>();
-  for (const dir of dirs) {
-    const real = await canonicalPath(dir);
-    const first = seen.get(real);
-    if (first !== undefined) {
-      const as = first === dir ? `twice as ${dir}` : `twice: as ${first} and as ${dir}`;
-      throw new RhemaError("usage", `The run directory ${real} is given ${as}: give each shard's directory once`);
-    }
-    seen.set(real, dir);
-  }
-}
 
 /**
  * The shards the merge holds, checked (see the header): null when no input records a shard.

@@ -12,7 +12,7 @@
  */
 import { stat } from "node:fs/promises";
 import { RhemaError, errorMessage } from "../../core/errors.js";
-import { canonicalPath } from "../tasks/canonical-path.js";
+import { checkDistinctDirs } from "./input-dirs.js";
 import { RunDir } from "../run-dir/run-dir.js";
 import { TaskResultFileError } from "../run-dir/task-result.js";
 import { EVERY_TRIAL } from "../trials/trial-gate.js";
@@ -36,17 +36,13 @@ export interface HistoryRun {
 /** Reads the run directories `dirs` (absolute) and returns their runs, oldest first. */
 export async function readRunHistory(dirs: readonly string[]): Promise<HistoryRun[]> {
   if (dirs.length === 0) throw new RhemaError("usage", "Expected at least one run directory, got none");
-  const seen = new Map<string, string>();
-  const runs: HistoryRun[] = [];
   for (const dir of dirs) {
     const info = await stat(dir).catch(() => null);
     if (info === null || !info.isDirectory()) throw new RhemaError("usage", `Run directory not found: ${dir}`);
-    const real = await canonicalPath(dir);
-    const first = seen.get(real);
-    if (first !== undefined) throw new RhemaError("usage", `The run directory ${real} is given twice${first === dir ? ` as ${dir}` : `: as ${first} and as ${dir}`}: give each run once`);
-    seen.set(real, dir);
-    runs.push(await readHistoryRun(dir));
   }
+  await checkDistinctDirs(dirs, "give each run once");
+  const runs: HistoryRun[] = [];
+  for (const dir of dirs) runs.push(await readHistoryRun(dir));
   // Array.prototype.sort is stable: runs that started at the same moment keep the order given.
   return runs.sort((a, b) => Date.parse(a.startedAt) - Date.parse(b.startedAt));
 }

@@ -24,12 +24,12 @@
 import { createHash } from "node:crypto";
 import { dirname, resolve } from "node:path";
 import { z } from "zod";
-import { RhemaError, errorMessage, throwIfMachineLimit } from "../../core/errors.js";
+import { errorMessage, throwIfMachineLimit } from "../../core/errors.js";
 import { readRegularFile } from "../../store/input-file.js";
 import { looksSecret } from "../../process/secret-env.js";
 import { NAMED_PROVIDERS, SCRIPTED_PROVIDERS } from "../../providers/provider-registry.js";
-import { splitSchemaIssues } from "../../yaml-source/schema-keys.js";
-import { formatFieldProblems, parseYamlSource, valueAtPath, type SourcePosition, type YamlSource } from "../../yaml-source/yaml-source.js";
+import { YamlFileError, checkYamlFile } from "../../yaml-source/checked-yaml.js";
+import { type SourcePosition, type YamlSource } from "../../yaml-source/yaml-source.js";
 import { canonicalJson } from "./content-hash.js";
 import { MATRIX_AXES, limitsSchema, remoteModelSchema, transcriptSchema, type MatrixAxis } from "./task-schema.js";
 
@@ -142,13 +142,7 @@ export interface MatrixProblem extends SourcePosition {
   message: string;
 }
 
-export class MatrixFileError extends RhemaError {
-  readonly problems: readonly MatrixProblem[];
-  constructor(problems: readonly MatrixProblem[], options?: { cause?: unknown }) {
-    super("invalid_input", formatFieldProblems(problems), options);
-    this.problems = problems;
-  }
-}
+export class MatrixFileError extends YamlFileError<MatrixProblem> {}
 
 /**
  * Whether a parsed YAML document's top level is a matrix file: a mapping with `matrix` and no
@@ -176,27 +170,11 @@ export async function loadMatrixFile(file: string): Promise<MatrixFile> {
 
 /** Parses and validates a matrix file's text (`file` absolute: paths in it are relative to its folder). */
 export function parseMatrixText(text: string | Uint8Array, file: string): MatrixFile {
-  const yaml = parseYamlSource(text);
+  const checked = checkYamlFile(text, file, { schema: matrixFileSchema, what: "the matrix file", needs: "a top-level `matrix:` of axes" });
+  if (!checked.ok) throw new MatrixFileError(checked.problems);
+  const { value, yaml } = checked;
   const problem = (at: SourcePosition, field: string, message: string): MatrixProblem => ({ file, line: at.line, column: at.column, field, message });
-  if (yaml.encodingProblem !== null) throw new MatrixFileError([problem(yaml.encodingProblem, "", yaml.encodingProblem.message)]);
-  if (yaml.syntaxProblems.length > 0) throw new MatrixFileError(yaml.syntaxProblems.map((p) => problem(p, "yaml", p.message)));
-  if (yaml.rootKind !== "mapping") throw new MatrixFileError([problem({ line: 1, column: 1 }, "(root)", "a matrix file is a mapping with a top-level `matrix:` of axes")]);
-  const plain = yaml.toValue({ maxAliasCount: 50 });
-  if (!plain.ok) throw new MatrixFileError([problem(plain.problem, "yaml", plain.problem.message)]);
-  const parsed = matrixFileSchema.safeParse(plain.value);
-  if (!parsed.success) {
-    const { unknownKeys, others } = splitSchemaIssues(parsed.error.issues, matrixFileSchema, plain.value);
-    const problems = [
-      ...unknownKeys.map((u) => problem(yaml.locateKey(u.path, u.key), u.path.length > 0 ? u.path.join(".") : "(root)",
-        `unknown key \`${u.key}\`${u.suggestion === null ? "" : `; did you mean \`${u.suggestion}\`?`}`)),
-      ...others.map((issue) => {
-        const missing = issue.path.length > 0 && valueAtPath(plain.value, issue.path) === undefined;
-        return problem(yaml.locateIssue(issue), issue.path.length > 0 ? issue.path.join(".") : "(root)", missing ? `missing key \`${String(issue.path.at(-1))}\`` : issue.message);
-      }),
-    ].sort((a, b) => a.line - b.line || a.column - b.column);
-    throw new MatrixFileError(problems);
-  }
-  const cells = matrixCells(parsed.data, dirname(file), (path, message) => problem(yaml.locateValue(path), path.join("."), message));
+  const cells = matrixCells(value, dirname(file), (path, message) => problem(yaml.locateValue(path), path.join("."), message));
   if ("problems" in cells) throw new MatrixFileError(cells.problems);
   return { file, scope: dirname(file), cells: cells.cells };
 }

@@ -16,10 +16,10 @@
  * but a warning from `unknownQuarantineWarnings`, located at the entry.
  */
 import { z } from "zod";
-import { RhemaError, errorMessage, throwIfMachineLimit } from "../../core/errors.js";
+import { errorMessage, throwIfMachineLimit } from "../../core/errors.js";
 import { readRegularFile } from "../../store/input-file.js";
-import { splitSchemaIssues } from "../../yaml-source/schema-keys.js";
-import { formatLocatedMessage, parseYamlSource, valueAtPath, type SourcePosition } from "../../yaml-source/yaml-source.js";
+import { YamlFileError, checkYamlFile } from "../../yaml-source/checked-yaml.js";
+import { formatLocatedMessage, valueAtPath, type SourcePosition } from "../../yaml-source/yaml-source.js";
 import { taskKey } from "./task-key.js";
 
 const QUARANTINE_FILE_VERSION = 1;
@@ -73,13 +73,7 @@ export interface QuarantineProblem extends SourcePosition {
 }
 
 /** A quarantine file that cannot be used; its message lists every problem, one a line. */
-export class QuarantineFileError extends RhemaError {
-  readonly problems: readonly QuarantineProblem[];
-  constructor(problems: readonly QuarantineProblem[], options?: { cause?: unknown }) {
-    super("invalid_input", problems.map((p) => formatLocatedMessage(p.file, p, p.field === "" ? p.message : `${p.field}: ${p.message}`)).join("\n"), options);
-    this.problems = problems;
-  }
-}
+export class QuarantineFileError extends YamlFileError<QuarantineProblem> {}
 
 /** Splits a label at its last `/`: the suite may itself hold folders (`web/api/login`). */
 export function parseTaskLabel(label: string): { suite: string; id: string } {
@@ -89,32 +83,14 @@ export function parseTaskLabel(label: string): { suite: string; id: string } {
 
 /** Parses and validates a quarantine file's text; throws `QuarantineFileError` naming every problem's place. */
 export function parseQuarantineText(text: string | Uint8Array, file: string): QuarantineList {
-  const yaml = parseYamlSource(text);
-  if (yaml.encodingProblem !== null) throw new QuarantineFileError([{ file, ...yaml.encodingProblem, field: "" }]);
-  if (yaml.syntaxProblems.length > 0) {
-    throw new QuarantineFileError(yaml.syntaxProblems.map((p) => ({ file, line: p.line, column: p.column, field: "yaml", message: p.message })));
-  }
-  if (yaml.rootKind === "empty") throw new QuarantineFileError([{ file, line: 1, column: 1, field: "(root)", message: "the quarantine file is empty: it needs version: 1 and quarantine: [suite/id, …]" }]);
-  const plain = yaml.toValue({ maxAliasCount: 50 });
-  if (!plain.ok) throw new QuarantineFileError([{ file, ...plain.problem, field: "yaml" }]);
-  const parsed = quarantineFileSchema.safeParse(plain.value);
-  if (parsed.success) {
-    return {
-      file,
-      entries: parsed.data.quarantine.map((entry, i) => ({ ...parseTaskLabel(entry.task), reason: entry.reason ?? null, at: yaml.locateValue(["quarantine", i]) })),
-    };
-  }
-  const { unknownKeys, others } = splitSchemaIssues(parsed.error.issues, quarantineFileSchema, plain.value);
-  const problems: QuarantineProblem[] = [
-    ...unknownKeys.map((u) => ({
-      file, ...yaml.locateKey(u.path, u.key),
-      field: u.path.length > 0 ? u.path.join(".") : "(root)",
-      message: `unknown key \`${u.key}\`${u.suggestion === null ? "" : `; did you mean \`${u.suggestion}\`?`}`,
-    })),
-    ...others.map((issue) => ({ file, ...yaml.locateIssue(issue), ...describeIssue(issue, plain.value) })),
-  ];
-  problems.sort((a, b) => a.line - b.line || a.column - b.column);
-  throw new QuarantineFileError(problems);
+  const checked = checkYamlFile(text, file, {
+    schema: quarantineFileSchema, what: "the quarantine file", needs: "version: 1 and quarantine: [suite/id, …]", describeIssue: describeLabelIssue,
+  });
+  if (!checked.ok) throw new QuarantineFileError(checked.problems);
+  return {
+    file,
+    entries: checked.value.quarantine.map((entry, i) => ({ ...parseTaskLabel(entry.task), reason: entry.reason ?? null, at: checked.yaml.locateValue(["quarantine", i]) })),
+  };
 }
 
 /** Reads and validates the quarantine file at `file` (absolute): a regular file only (a FIFO or device is refused unread). */
@@ -161,13 +137,8 @@ export function renderQuarantineFile(entries: readonly QuarantineEntry[], header
   return `${lines.join("\n")}\n`;
 }
 
-function describeIssue(issue: z.core.$ZodIssue, value: unknown): { field: string; message: string } {
-  const field = issue.path.length > 0 ? issue.path.join(".") : "(root)";
+/** A bare label stands for `{ task: label }`: its problem is the label's, not a missing `task`. */
+function describeLabelIssue(issue: z.core.$ZodIssue, value: unknown): { field: string; message: string } | null {
   const parent = valueAtPath(value, issue.path.slice(0, -1));
-  // A bare label stands for `{ task: label }`: its problem is the label's, not a missing `task`.
-  if (typeof parent === "string") return { field: issue.path.slice(0, -1).join("."), message: issue.message };
-  if (issue.path.length > 0 && valueAtPath(value, issue.path) === undefined) {
-    return { field: issue.path.slice(0, -1).join(".") || "(root)", message: `missing key \`${String(issue.path.at(-1))}\`` };
-  }
-  return { field, message: issue.message };
+  return typeof parent === "string" ? { field: issue.path.slice(0, -1).join("."), message: issue.message } : null;
 }
