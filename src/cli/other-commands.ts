@@ -13,6 +13,7 @@ import { RhemaError, formatUsd } from "../core/errors.js";
 import { parseTrialFlags, parseUsdFlag } from "./run-command.js";
 import { describeSandboxSetting } from "../runner/tasks/task-sandbox.js";
 import { baseTaskKey, compareTasks, taskKey } from "../runner/tasks/task-key.js";
+import { loadQuarantineFile } from "../runner/tasks/quarantine-file.js";
 import { loadMatrixFile, type CellBudget } from "../runner/tasks/matrix-file.js";
 import type { SandboxMode } from "../process/sandbox-mode.js";
 import { EXIT_OK, type ExitCode } from "./exit-codes.js";
@@ -82,6 +83,8 @@ export async function validateCommand(args: ValidateArgs, io: CliIo): Promise<Ex
   })));
   // A matrix file among the paths is checked as one (it applies only when --matrix names it).
   for (const file of loaded.matrices) if (file !== matrix?.file) await loadMatrixFile(file);
+  // So is a quarantine file (it applies only when --quarantine names it).
+  for (const file of loaded.quarantines) if (file !== quarantine?.file) await loadQuarantineFile(file);
   const problems = policies.flatMap((p) => (p instanceof PolicyFileError ? p.issues : []));
   if (problems.length > 0) throw new PolicyFileError(problems[0]!.file, problems);
   for (const policy of policies) {

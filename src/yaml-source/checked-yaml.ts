@@ -67,3 +67,11 @@ function describeIssue(issue: z.core.$ZodIssue, value: unknown): { field: string
   }
   return { field: issue.path.length > 0 ? issue.path.join(".") : "(root)", message: issue.message };
 }
+
+/** The keys of a document's top-level mapping (what tells a file's role); null when it does not parse or is no mapping. */
+export function topLevelKeys(yaml: YamlSource): Set<string> | null {
+  if (yaml.syntaxProblems.length > 0 || yaml.rootKind !== "mapping") return null;
+  const plain = yaml.toValue({ maxAliasCount: 100 });
+  if (!plain.ok || typeof plain.value !== "object" || plain.value === null || Array.isArray(plain.value)) return null;
+  return new Set(Object.keys(plain.value));
+}

@@ -153,3 +153,21 @@ test("a bad quarantine file is exit 2 at its line before anything runs; validate
   assert.equal(empty.code, 2);
   assert.match(empty.stderr, /empty\.yaml:1:1: \(root\): the quarantine file is empty/);
 });
+
+test("a quarantine file among the tasks is told by its top level: never run as a task, checked by validate, applied only when named", async (t) => {
+  const root = await tempDir(t);
+  await writeFiles(root, { ...SUITE, "s/quarantine.yaml": QUARANTINE });
+  const ran = await runCli(["run", "s/fine.yaml", "s/quarantine.yaml", "--out", "run", "--sandbox", "off"], { cwd: root });
+  assert.equal(ran.code, 0, ran.stderr);
+  assert.match(await readFile(join(root, "run", "junit.xml"), "utf8"), /tests="1"/, "only the task ran");
+  const valid = await runCli(["validate", "s"], { cwd: root });
+  assert.equal(valid.code, 0, valid.stderr);
+  await writeFile(join(root, "s", "quarantine.yaml"), "version: 1\nquarantine:\n  - { task: s/fine, reasn: flaky }\n");
+  const invalid = await runCli(["validate", "s"], { cwd: root });
+  assert.equal(invalid.code, 2, invalid.stdout);
+  assert.match(invalid.stderr, /s\/quarantine\.yaml:3:\d+: quarantine\.0: unknown key `reasn`/);
+  await writeFile(join(root, "s", "quarantine.yaml"), "version: 1\nquarantine:\n  - s/*\n");
+  const glob = await runCli(["validate", "s"], { cwd: root });
+  assert.equal(glob.code, 2, glob.stdout);
+  assert.match(glob.stderr, /s\/quarantine\.yaml:3:5: quarantine\.0: expected a task label suite\/id \(.*no glob/);
+});

@@ -28,7 +28,7 @@ import { errorMessage, throwIfMachineLimit } from "../../core/errors.js";
 import { readRegularFile } from "../../store/input-file.js";
 import { looksSecret } from "../../process/secret-env.js";
 import { NAMED_PROVIDERS, SCRIPTED_PROVIDERS } from "../../providers/provider-registry.js";
-import { YamlFileError, checkYamlFile } from "../../yaml-source/checked-yaml.js";
+import { YamlFileError, checkYamlFile, topLevelKeys } from "../../yaml-source/checked-yaml.js";
 import { type SourcePosition, type YamlSource } from "../../yaml-source/yaml-source.js";
 import { canonicalJson } from "./content-hash.js";
 import { MATRIX_AXES, limitsSchema, remoteModelSchema, transcriptSchema, type MatrixAxis } from "./task-schema.js";
@@ -149,11 +149,8 @@ export class MatrixFileError extends YamlFileError<MatrixProblem> {}
  * `prompt`. Suite discovery lists such a file apart, never as a task.
  */
 export function isMatrixDocument(yaml: YamlSource): boolean {
-  if (yaml.syntaxProblems.length > 0 || yaml.rootKind !== "mapping") return false;
-  const plain = yaml.toValue({ maxAliasCount: 100 });
-  if (!plain.ok || typeof plain.value !== "object" || plain.value === null || Array.isArray(plain.value)) return false;
-  const keys = new Set(Object.keys(plain.value));
-  return keys.has("matrix") && !keys.has("prompt");
+  const keys = topLevelKeys(yaml);
+  return keys !== null && keys.has("matrix") && !keys.has("prompt");
 }
 
 /** Reads and validates the matrix file at `file` (absolute). */

@@ -18,14 +18,16 @@
 import { z } from "zod";
 import { errorMessage, throwIfMachineLimit } from "../../core/errors.js";
 import { readRegularFile } from "../../store/input-file.js";
-import { YamlFileError, checkYamlFile } from "../../yaml-source/checked-yaml.js";
-import { formatLocatedMessage, valueAtPath, type SourcePosition } from "../../yaml-source/yaml-source.js";
+import { YamlFileError, checkYamlFile, topLevelKeys } from "../../yaml-source/checked-yaml.js";
+import { formatLocatedMessage, valueAtPath, type SourcePosition, type YamlSource } from "../../yaml-source/yaml-source.js";
 import { taskKey } from "./task-key.js";
+import { TASK_NAME_PATTERN } from "./task-schema.js";
 
 const QUARANTINE_FILE_VERSION = 1;
 
-/** `suite/id`: a suite (a folder path, `/` inside it allowed) and an id, neither empty, no `#`/`@` (trial and variant marks), no blanks at the ends. */
-const LABEL = /^[^/#@\s](?:[^#@]*[^/#@\s])?\/[^/#@\s](?:[^/#@]*[^/#@\s])?$/;
+/** `suite/id`: two task names (letters, digits, `.`, `_`, `-`, as suites and ids are), so no glob, `#repeat` or `@variant`. */
+const NAME = TASK_NAME_PATTERN.source.slice(1, -1);
+const LABEL = new RegExp(`^${NAME}/${NAME}$`);
 
 const labelSchema = z.string({ error: "expected a task label suite/id" })
   .regex(LABEL, "expected a task label suite/id (the task file's folder and its id; no glob, no #repeat or @variant)");
@@ -75,7 +77,16 @@ export interface QuarantineProblem extends SourcePosition {
 /** A quarantine file that cannot be used; its message lists every problem, one a line. */
 export class QuarantineFileError extends YamlFileError<QuarantineProblem> {}
 
-/** Splits a label at its last `/`: the suite may itself hold folders (`web/api/login`). */
+/**
+ * Whether a parsed YAML document's top level is a quarantine list: a mapping with `quarantine`
+ * and no `prompt`. Suite discovery lists such a file apart, never as a task.
+ */
+export function isQuarantineDocument(yaml: YamlSource): boolean {
+  const keys = topLevelKeys(yaml);
+  return keys !== null && keys.has("quarantine") && !keys.has("prompt");
+}
+
+/** Splits a checked label `suite/id` at its `/`. */
 export function parseTaskLabel(label: string): { suite: string; id: string } {
   const cut = label.lastIndexOf("/");
   return { suite: label.slice(0, cut), id: label.slice(cut + 1) };

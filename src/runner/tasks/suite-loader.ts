@@ -17,6 +17,9 @@
  *   a policy, not a task: it is listed in `policies` (`rhema validate` checks it as a policy);
  * - a file whose top level is a matrix (`matrix`, and no `prompt`: matrix-file.ts) is a matrix
  *   file, not a task: it is listed in `matrices` and applies only when `--matrix` names it;
+ * - a file whose top level is a quarantine list (`quarantine`, and no `prompt`:
+ *   quarantine-file.ts) is not a task either: it is listed in `quarantines` and applies only when
+ *   `--quarantine` names it;
  * - a folder some loaded task uses as `workspace.from` is a fixture: files inside it are not
  *   tasks, whatever they contain;
  * - every other `.yaml`/`.yml` is a task and must validate (a misspelled key is an error, never
@@ -41,6 +44,8 @@ import { DEFAULT_INPUT_CAPS, TaskFileError, loadTaskFile, loadTaskSource, readSu
 import type { YamlSource } from "../../yaml-source/yaml-source.js";
 import { baseTaskKey, compareTasks, taskKey, type SkippedTask } from "./task-key.js";
 import { isMatrixDocument, type MatrixFile } from "./matrix-file.js";
+import { isQuarantineDocument } from "./quarantine-file.js";
+import { topLevelKeys } from "../../yaml-source/checked-yaml.js";
 import { variantTasks, type VariantTasks } from "./task-variants.js";
 
 /** Shard `index` of `count`, 1-based, as `--shard 2/3` writes it. */
@@ -84,6 +89,8 @@ export interface LoadedTasks {
   policies: string[];
   /** Matrix files found among the paths (recognized by their top level), absolute, sorted. */
   matrices: string[];
+  /** Quarantine files found among the paths (recognized by their top level), absolute, sorted. */
+  quarantines: string[];
   /** With a matrix: its cells as the manifest records them, and the axes each task (`suite/id`) pins. */
   variants: Omit<VariantTasks, "tasks"> | null;
 }
@@ -118,8 +125,10 @@ export async function loadTasks(paths: readonly string[], options: LoadTasksOpti
   const read = await Promise.all(files.map((file) => readYamlFile(file).catch((err: unknown) => asProblems(file, err))));
   const policies = read.flatMap((r) => ("yaml" in r && isPolicyDocument(r.yaml) ? [r.file] : []));
   const matrices = read.flatMap((r) => ("yaml" in r && isMatrixDocument(r.yaml) ? [r.file] : []));
+  const quarantines = read.flatMap((r) => ("yaml" in r && isQuarantineDocument(r.yaml) ? [r.file] : []));
+  const notTasks = new Set([...policies, ...matrices, ...quarantines]);
   const fixtureScans: FixtureScans = new Map();
-  const perFile = await Promise.all(read.filter((r) => !policies.includes(r.file) && !matrices.includes(r.file)).map(async (r) => {
+  const perFile = await Promise.all(read.filter((r) => !notTasks.has(r.file)).map(async (r) => {
     if (!("yaml" in r)) return r;
     try {
       return { file: r.file, task: await loadTaskSource(r, options.caps ?? DEFAULT_INPUT_CAPS, fixtureScans) as TaskDefinition | null, problems: [] as readonly TaskProblem[] };
@@ -130,12 +139,12 @@ export async function loadTasks(paths: readonly string[], options: LoadTasksOpti
   // A folder a task copies as its workspace is a fixture: what is inside is not a task.
   const fixtures = perFile.flatMap((p) => (p.task?.workspace.from ? [p.task.workspace.from] : []));
   const roleTasks = perFile.filter((p) => !fixtures.some((dir) => isInside(dir, p.file)));
-  if (roleTasks.length === 0 && policies.length === 0 && matrices.length === 0) throw new RhemaError("usage", `No task files (*.yaml, *.yml) under ${paths.join(" ")}: only workspace fixtures`);
+  if (roleTasks.length === 0 && notTasks.size === 0) throw new RhemaError("usage", `No task files (*.yaml, *.yml) under ${paths.join(" ")}: only workspace fixtures`);
   const problems: TaskProblem[] = roleTasks.flatMap((p) => p.problems);
   const tasks = roleTasks.flatMap((p) => (p.task === null ? [] : [p.task]));
   problems.push(...duplicateIdProblems(tasks));
   if (problems.length > 0) throw new TaskFileError(problems);
-  return { ...selectTasks(tasks, options), policies, matrices };
+  return { ...selectTasks(tasks, options), policies, matrices, quarantines };
 }
 
 /**
@@ -181,13 +190,8 @@ function asProblems(file: string, err: unknown): { file: string; task: null; pro
  * `prompt`. A file that does not parse is not a policy: the task loader reports its problems.
  */
 export function isPolicyDocument(yaml: YamlSource): boolean {
-  if (yaml.syntaxProblems.length > 0 || yaml.rootKind !== "mapping") return false;
-  const plain = yaml.toValue({ maxAliasCount: 100 });
-  if (!plain.ok) return false;
-  const value = plain.value;
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
-  const keys = new Set(Object.keys(value));
-  return keys.has("version") && (keys.has("default") || keys.has("rules")) && !keys.has("prompt");
+  const keys = topLevelKeys(yaml);
+  return keys !== null && keys.has("version") && (keys.has("default") || keys.has("rules")) && !keys.has("prompt");
 }
 
 /** The task files named by `paths` (files, folders, globs), absolute, deduplicated, sorted. */
@@ -338,7 +342,7 @@ function duplicateIdProblems(tasks: readonly TaskDefinition[]): TaskProblem[] {
  * is skipped; the shard then splits kept and skipped tasks alike, so each shard reports only
  * its own skipped tasks and merged shards report each task once.
  */
-export function selectTasks(all: readonly TaskDefinition[], selection: TaskSelection & { matrix?: MatrixFile | null }): Omit<LoadedTasks, "policies" | "matrices"> {
+export function selectTasks(all: readonly TaskDefinition[], selection: TaskSelection & { matrix?: MatrixFile | null }): Omit<LoadedTasks, "policies" | "matrices" | "quarantines"> {
   const matchesFilter = selection.filters?.length ? picomatch([...selection.filters]) : () => true;
   const wantedTags = new Set(selection.tags ?? []);
   const kept: TaskDefinition[] = [];

@@ -16,7 +16,7 @@ import { tempDir } from "../../support/temp-dir.js";
 const VALID = `version: 1
 quarantine:
   - arithmetic/flaky-fix
-  - task: web/api/login
+  - task: web-api/login
     reason: flaky in 3 of the last 10 runs
 `;
 
@@ -26,7 +26,7 @@ test("bare labels and task entries give the quarantined tasks, a nested suite sp
     file: "/q.yaml",
     entries: [
       { suite: "arithmetic", id: "flaky-fix", reason: null, at: { line: 3, column: 5 } },
-      { suite: "web/api", id: "login", reason: "flaky in 3 of the last 10 runs", at: { line: 4, column: 5 } },
+      { suite: "web-api", id: "login", reason: "flaky in 3 of the last 10 runs", at: { line: 4, column: 5 } },
     ],
   });
 });
@@ -60,7 +60,7 @@ test("each mistake is named at its line and field", () => {
 test("a listed task the suite does not define is a warning at its entry, not an error", () => {
   const list = parseQuarantineText(VALID, "/q.yaml");
   assert.deepEqual(unknownQuarantineWarnings(list, [{ suite: "arithmetic", id: "flaky-fix" }]), [
-    "/q.yaml:4:5: quarantine lists web/api/login, which the suite does not define: the entry is ignored (remove it, or fix the label)",
+    "/q.yaml:4:5: quarantine lists web-api/login, which the suite does not define: the entry is ignored (remove it, or fix the label)",
   ]);
 });
 

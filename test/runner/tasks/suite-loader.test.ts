@@ -89,6 +89,19 @@ describe("suite loading: finding task files", () => {
     assert.deepStrictEqual(loaded.policies, [join(root, "suites/policies/ci.yaml")]);
   });
 
+  test("suite-level files are told by their top-level key and never loaded as tasks: a policy, a matrix, a quarantine list", async (t) => {
+    const root = await tempDir(t);
+    await writeFiles(root, {
+      "s/t.yaml": "prompt: task\n",
+      "s/policy.yaml": "version: 1\ndefault: deny\n",
+      "s/matrix.yaml": "matrix:\n  limits:\n    - { id: short, maxSteps: 2 }\n",
+      "s/quarantine.yaml": "version: 1\nquarantine:\n  - s/t\n",
+    });
+    const loaded = await loadTasks(["s"], { cwd: root });
+    assert.deepStrictEqual(loaded.tasks.map(taskKey), ["s/t"]);
+    assert.deepStrictEqual([loaded.policies, loaded.matrices, loaded.quarantines], [[join(root, "s/policy.yaml")], [join(root, "s/matrix.yaml")], [join(root, "s/quarantine.yaml")]]);
+  });
+
   test("output is sorted by suite then id, not by file name", async (t) => {
     const root = await tempDir(t);
     await writeFiles(root, {
