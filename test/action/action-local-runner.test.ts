@@ -87,7 +87,7 @@ test("the source entries under @github/local-action: outputs, the job summary, a
   assert.deepEqual(outputs, {
     junit: join(runDir, "junit.xml"), stats: join(runDir, "stats.json"), summary: join(runDir, "summary.md"), "run-dir": runDir,
     passed: "1", failed: "1", errored: "0", stopped: "0", interrupted: "0", "cost-usd": "unpriced",
-    trials: "2", flaky: "0", "pass-rate": "0.5000",
+    trials: "2", flaky: "0", "pass-rate": "0.5000", regressed: "0", improved: "0",
   }, first.stdout);
   assert.match(hitRate!, /^0\.\d{4}$/);
   assert.ok(Number(cacheRead) > 0);
