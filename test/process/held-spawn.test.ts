@@ -56,8 +56,9 @@ test("a holder whose pipe closes without release runs nothing", async (t) => {
   const ws = await tempDir(t);
   const held = await spawnHeld({ argv: ["touch", "marker"], cwd: ws, env: ENV });
   held.child.stdio[3]!.destroy();
-  const [code] = await once(held.child, "exit");
-  assert.equal(code, 125);
+  const [code, signal] = await once(held.child, "exit");
+  // Closed before the holder said "r": its printf meets a closed pipe and SIGPIPE ends it; after: its read sees EOF, exit 125.
+  assert.ok(code === 125 || signal === "SIGPIPE", `exit ${code}, signal ${signal}`);
   assert.equal(existsSync(join(ws, "marker")), false);
 });
 
