@@ -13,7 +13,7 @@ import { spentTokens } from "../../core/transcript-types.js";
 import { countedStats, sumResultStats } from "../pricing/cost-figures.js";
 import { trialKeyOf } from "../run-dir/run-dir.js";
 import type { TaskResult } from "../run-dir/task-result.js";
-import { compareTasks, taskKey } from "../tasks/task-key.js";
+import { compareTasks, compareVariant, taskKey } from "../tasks/task-key.js";
 import { newcombeDifference, type RateDifference } from "../trials/newcombe.js";
 import { NO_VARIANT_FOLDER } from "../trials/trial-key.js";
 import { costPerPass, isFlaky, passRate, spreadOf } from "../trials/trial-figures.js";
@@ -135,7 +135,7 @@ export function compareCells(results: readonly TaskResult[], baseCell: string | 
 /** Every cell of the results, in the one order of cells (no variant first, then by name). */
 export function cellsOf(results: readonly TaskResult[]): (string | null)[] {
   const cells = [...new Set(results.map((r) => trialKeyOf(r).variant))];
-  return cells.sort((a, b) => (a === b ? 0 : a === null ? -1 : b === null ? 1 : a < b ? -1 : 1));
+  return cells.sort(compareVariant);
 }
 
 function pairRow(key: RowKey, base: readonly TaskResult[] | undefined, head: readonly TaskResult[] | undefined, margin: number): CompareRow {
@@ -187,9 +187,9 @@ interface CellGroup {
   results: TaskResult[];
 }
 
+/** `suite/id` or `suite/id@cell`: the pair's task key. */
 function cellKey(group: { suite: string; id: string; cell: string | null }): string {
-  // Names never hold `@`, and a variant is never empty: no two cells share a key.
-  return `${taskKey(group)}@${group.cell ?? ""}`;
+  return taskKey({ suite: group.suite, id: group.id, variant: group.cell });
 }
 
 function groupCells(results: readonly TaskResult[]): Map<string, CellGroup> {
@@ -206,6 +206,5 @@ function groupCells(results: readonly TaskResult[]): Map<string, CellGroup> {
 
 /** Task order, then the head's cell (no variant first). */
 function sortRows(rows: CompareRow[]): CompareRow[] {
-  const cellOrder = (a: string | null, b: string | null) => (a === b ? 0 : a === null ? -1 : b === null ? 1 : a < b ? -1 : 1);
-  return rows.sort((a, b) => compareTasks(a, b) || cellOrder(a.headCell, b.headCell));
+  return rows.sort((a, b) => compareTasks({ ...a, variant: a.headCell }, { ...b, variant: b.headCell }));
 }

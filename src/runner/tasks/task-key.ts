@@ -28,7 +28,8 @@ export function compareTasks(a: TaskName, b: TaskName): number {
   return compareText(a.suite, b.suite) || compareText(a.id, b.id) || compareVariant(a.variant ?? null, b.variant ?? null);
 }
 
-function compareVariant(a: string | null, b: string | null): number {
+/** The one order of variants (cells): none first, then by name (code units). */
+export function compareVariant(a: string | null, b: string | null): number {
   if (a === b) return 0;
   if (a === null) return -1;
   if (b === null) return 1;
