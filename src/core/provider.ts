@@ -41,7 +41,13 @@ export interface Usage {
   cacheWriteTokens: number;
   /** Of `cacheWriteTokens`, those written with the 1-hour TTL (priced higher); absent means 0. */
   cacheWrite1hTokens?: number;
+  /** Every token the model wrote, billed at the output price, reasoning included. */
   outputTokens: number;
+  /**
+   * Of `outputTokens`, those the model spent reasoning (OpenAI's `reasoning_tokens`, Anthropic's
+   * `thinking_tokens`): a part, never added on top. Absent means unknown or 0.
+   */
+  reasoningTokens?: number;
 }
 
 /** What one request cost: dollars, or unpriced (a model with no known price — never $0). */
@@ -55,15 +61,17 @@ export type RequestPricer = (usage: Usage, who: "task" | "worker") => RequestPri
 
 export const ZERO_USAGE: Usage = Object.freeze({ inputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 0 });
 
-/** The sum of two usages; `cacheWrite1hTokens` appears only when one of them has some. */
+/** The sum of two usages; `cacheWrite1hTokens` and `reasoningTokens` appear only when one of them has some. */
 export function addUsage(a: Usage, b: Usage): Usage {
   const hour = (a.cacheWrite1hTokens ?? 0) + (b.cacheWrite1hTokens ?? 0);
+  const reasoning = (a.reasoningTokens ?? 0) + (b.reasoningTokens ?? 0);
   return {
     inputTokens: a.inputTokens + b.inputTokens,
     cacheReadTokens: a.cacheReadTokens + b.cacheReadTokens,
     cacheWriteTokens: a.cacheWriteTokens + b.cacheWriteTokens,
     ...(hour > 0 ? { cacheWrite1hTokens: hour } : {}),
     outputTokens: a.outputTokens + b.outputTokens,
+    ...(reasoning > 0 ? { reasoningTokens: reasoning } : {}),
   };
 }
 

@@ -117,7 +117,7 @@ export const transcriptStatsSchema = z.object({
   requests: nonNegative, flushes: nonNegative, freeFlushes: added, summaryMerges: added,
   blockTokens: nonNegative, sections: nonNegative,
   inputTokens: nonNegative, cacheReadTokens: nonNegative, cacheWriteTokens: nonNegative, cacheWrite1hTokens: added,
-  outputTokens: nonNegative, peakRequestTokens: added, requestTokens: added,
+  outputTokens: nonNegative, reasoningTokens: added, peakRequestTokens: added, requestTokens: added,
   workerRequests: nonNegative, workerInputTokens: nonNegative, workerCacheReadTokens: added, workerCacheWriteTokens: added,
   workerOutputTokens: nonNegative, newTokens: added, budgetedTokens: added,
   costUsd: added, workerCostUsd: added, unpricedRequests: added,

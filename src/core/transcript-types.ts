@@ -30,7 +30,9 @@ export interface TranscriptStats {
   /** Cache writes of every TTL; `cacheWrite1hTokens` of them with the 1-hour TTL. */
   cacheWriteTokens: number;
   cacheWrite1hTokens: number;
+  /** Output tokens, reasoning included; `reasoningTokens` of them spent reasoning (a part, never on top). */
   outputTokens: number;
+  reasoningTokens: number;
   /** The largest request sent, in estimated tokens. */
   peakRequestTokens: number;
   /** Σ estimated tokens of the requests sent (the context they carried). */
@@ -80,7 +82,7 @@ export interface TranscriptConfig {
 export function emptyTranscriptStats(blockTokens: number): TranscriptStats {
   return {
     requests: 0, flushes: 0, freeFlushes: 0, summaryMerges: 0, blockTokens, sections: 0,
-    inputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, cacheWrite1hTokens: 0, outputTokens: 0,
+    inputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, cacheWrite1hTokens: 0, outputTokens: 0, reasoningTokens: 0,
     peakRequestTokens: 0, requestTokens: 0, workerRequests: 0, workerInputTokens: 0, workerCacheReadTokens: 0,
     workerCacheWriteTokens: 0, workerOutputTokens: 0, newTokens: 0, budgetedTokens: 0,
     costUsd: 0, workerCostUsd: 0, unpricedRequests: 0, cacheHitRate: 0, limitHitRate: 0,
@@ -121,7 +123,7 @@ export function spentTokens(s: TranscriptStats): number {
 
 const SUMMED = [
   "requests", "flushes", "freeFlushes", "summaryMerges", "sections", "inputTokens", "cacheReadTokens",
-  "cacheWriteTokens", "cacheWrite1hTokens", "outputTokens", "workerRequests", "workerInputTokens",
+  "cacheWriteTokens", "cacheWrite1hTokens", "outputTokens", "reasoningTokens", "workerRequests", "workerInputTokens",
   "workerCacheReadTokens", "workerCacheWriteTokens", "workerOutputTokens", "newTokens", "budgetedTokens", "requestTokens",
   "costUsd", "workerCostUsd", "unpricedRequests",
 ] as const satisfies ReadonlyArray<keyof TranscriptStats>;

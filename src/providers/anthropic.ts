@@ -9,7 +9,11 @@
  * marks up to `req.cacheOneHourThrough` carry `ttl: "1h"`. The API takes at most four marks; the
  * last four win. Where the marks go is decided by `planCacheMarks` (src/cache), the same plan the
  * prompt-cache simulator follows. Usage maps `cache_creation.ephemeral_1h_input_tokens` to
- * `cacheWrite1hTokens`.
+ * `cacheWrite1hTokens` and `output_tokens_details.thinking_tokens` to `reasoningTokens`.
+ *
+ * Extended thinking is not requested (no `thinking` parameter) and a thinking block the API sends
+ * anyway is not streamed or kept, so the count is usually absent: it is there when the model
+ * reasoned and the API said how much.
  */
 import Anthropic, { APIConnectionError, APIError } from "@anthropic-ai/sdk";
 import type {
@@ -241,13 +245,15 @@ export async function* translateStream(events: AsyncIterable<RawMessageStreamEve
   if (!ended || stop === undefined) {
     throw new ProviderError(`${PROVIDER}: the stream ended before the message was complete`, { retryable: true, code: "provider_stream" });
   }
-  yield { type: "usage", usage };
+  yield { type: "usage", usage: finalUsage(usage) };
   yield { type: "stop", reason: stop };
 }
 
 /**
  * Takes each figure the event states; `input_tokens` already excludes cached tokens. Of the
- * written tokens, `cache_creation.ephemeral_1h_input_tokens` are the 1-hour ones (absent when 0).
+ * written tokens, `cache_creation.ephemeral_1h_input_tokens` are the 1-hour ones (absent when 0);
+ * of the output tokens, `output_tokens_details.thinking_tokens` the reasoning ones (absent when 0
+ * or unsent), a part of them as the API bills it.
  */
 function mergeUsage(into: Usage, wire: WireUsage | MessageDeltaUsage): void {
   if (typeof wire.input_tokens === "number") into.inputTokens = wire.input_tokens;
@@ -256,6 +262,15 @@ function mergeUsage(into: Usage, wire: WireUsage | MessageDeltaUsage): void {
   const hour = "cache_creation" in wire ? wire.cache_creation?.ephemeral_1h_input_tokens : undefined;
   if (typeof hour === "number" && hour > 0) into.cacheWrite1hTokens = hour;
   if (typeof wire.output_tokens === "number") into.outputTokens = wire.output_tokens;
+  const thinking = wire.output_tokens_details?.thinking_tokens;
+  if (typeof thinking === "number" && thinking > 0) into.reasoningTokens = thinking;
+}
+
+/** The usage as stated, its reasoning share held within the output (a part never exceeds its whole). */
+function finalUsage(usage: Usage): Usage {
+  const { reasoningTokens, ...rest } = usage;
+  const reasoning = Math.min(reasoningTokens ?? 0, usage.outputTokens);
+  return reasoning > 0 ? { ...rest, reasoningTokens: reasoning } : rest;
 }
 
 export function mapStopReason(reason: WireStopReason | null): StopReason {

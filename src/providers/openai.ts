@@ -10,7 +10,9 @@
  *   in one user message after all of that round's tool messages. An error result starts with
  *   `Error: ` (the protocol has no error flag).
  * - Caching is automatic on OpenAI's side: `cacheBreakpoints` are ignored; cached prompt tokens
- *   come back as `cacheReadTokens`, and there are no cache writes to report.
+ *   come back as `cacheReadTokens`, and there are no cache writes to report. A reasoning model's
+ *   `completion_tokens_details.reasoning_tokens` come back as `reasoningTokens`, a part of the
+ *   output tokens.
  * - A stream that ends with `finish_reason: "stop"` but carried tool calls reports `tool_use`:
  *   some compatible servers say "stop" either way. A tool call a server sends without an id gets
  *   one from `newId`, so a later result can answer it. A refusal streams as text and stops with
@@ -256,14 +258,21 @@ export async function* translateStream(
   yield { type: "stop", reason: refused ? "refusal" : mapFinishReason(finish, toolCalls.length > 0) };
 }
 
-/** `prompt_tokens` counts cached tokens too; ours excludes them. */
+/**
+ * `prompt_tokens` counts cached tokens too; ours excludes them. `completion_tokens` counts the
+ * reasoning tokens too, and so does ours: `reasoningTokens` is their part (absent when 0 or unsent).
+ */
 export function mapUsage(wire: CompletionUsage): Usage {
   const cached = wire.prompt_tokens_details?.cached_tokens ?? 0;
+  const output = wire.completion_tokens ?? 0;
+  // A part never exceeds its whole, whatever a compatible server sends.
+  const reasoning = Math.min(output, wire.completion_tokens_details?.reasoning_tokens ?? 0);
   return {
     inputTokens: Math.max(0, (wire.prompt_tokens ?? 0) - cached),
     cacheReadTokens: cached,
     cacheWriteTokens: 0,
-    outputTokens: wire.completion_tokens ?? 0,
+    outputTokens: output,
+    ...(reasoning > 0 ? { reasoningTokens: reasoning } : {}),
   };
 }
 

@@ -158,6 +158,7 @@ export class TranscriptMirror {
     s.cacheWriteTokens += usage.cacheWriteTokens;
     s.cacheWrite1hTokens += usage.cacheWrite1hTokens ?? 0;
     s.outputTokens += usage.outputTokens;
+    s.reasoningTokens += usage.reasoningTokens ?? 0;
     if (!request) return price;
     s.peakRequestTokens = Math.max(s.peakRequestTokens, request.tokens);
     s.requestTokens += request.tokens;

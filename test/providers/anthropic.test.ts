@@ -174,6 +174,30 @@ test("maps the 1-hour share of cache writes to cacheWrite1hTokens", async (t) =>
   assert.deepEqual(await usageOf(), { type: "usage", usage: { inputTokens: 10, cacheReadTokens: 5_000, cacheWriteTokens: 200, outputTokens: 3 } });
 });
 
+test("maps output_tokens_details.thinking_tokens to reasoningTokens, a part of outputTokens; thinking text is not streamed", async (t) => {
+  const server = await fake(t);
+  server.reply({
+    kind: "stream",
+    blocks: [{ type: "thinking", thinking: "Let me weigh the two fixes first." }, { type: "text", text: "Fixed." }],
+    usage: { input_tokens: 10, output_tokens: 500, thinking_tokens: 420 },
+  }, {
+    kind: "stream",
+    blocks: [{ type: "text", text: "ok" }],
+    usage: { input_tokens: 10, output_tokens: 3 },
+  });
+  const { provider } = providerOn(server);
+  const events = await collect(provider.stream(request([user("hi")]), new AbortController().signal));
+  assert.equal(events.filter((e) => e.type === "text").map((e) => (e as { delta: string }).delta).join(""), "Fixed.");
+  assert.deepEqual(events.filter((e) => e.type !== "text"), [
+    { type: "usage", usage: { inputTokens: 10, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 500, reasoningTokens: 420 } },
+    { type: "stop", reason: "end_turn" },
+  ]);
+  // No output_tokens_details (a model that did not think, an older API): the field is left out.
+  const plain = await collect(provider.stream(request([user("hi")]), new AbortController().signal));
+  assert.deepEqual(plain.find((e) => e.type === "usage"), { type: "usage", usage: { inputTokens: 10, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 3 } });
+  assert.deepEqual(server.violations, []);
+});
+
 test("streams text deltas, tool calls and usage from SSE bytes cut mid-frame and mid-character", async (t) => {
   const server = await fake(t);
   server.reply({

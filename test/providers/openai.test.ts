@@ -10,9 +10,9 @@ import { join } from "node:path";
 import { CodingAgent } from "../../src/agent.js";
 import { allowAll } from "../../src/core/approval.js";
 import { ProviderError } from "../../src/core/errors.js";
-import { nullSink } from "../../src/core/events.js";
+import { nullSink, type EventSink } from "../../src/core/events.js";
 import type { Message } from "../../src/core/messages.js";
-import type { ModelRequest, StreamEvent } from "../../src/core/provider.js";
+import type { ModelRequest, StreamEvent, Usage } from "../../src/core/provider.js";
 import { OpenAIProvider, toOpenAIRequest, type OpenAIProviderOptions } from "../../src/providers/openai.js";
 import { FakeOpenAIServer } from "../support/fake-openai-server.js";
 import { tempDir } from "../support/temp-dir.js";
@@ -142,6 +142,31 @@ test("streams text, then tool calls accumulated by index, then usage less cached
     { type: "usage", usage: { inputTokens: 200, cacheReadTokens: 1000, cacheWriteTokens: 0, outputTokens: 30 } },
     { type: "stop", reason: "tool_use" },
   ]);
+});
+
+test("reports a reasoning model's reasoning_tokens as reasoningTokens, a part of outputTokens, summed over a turn", async (t) => {
+  const server = await fake(t);
+  const workspace = await tempDir(t);
+  server.reply(
+    { kind: "stream", toolCalls: [{ id: "call_r", name: "append_line", arguments: { tag: "one" } }], usage: { prompt_tokens: 100, completion_tokens: 700, reasoning_tokens: 640 } },
+    { kind: "stream", text: "Done.", usage: { prompt_tokens: 150, completion_tokens: 90, reasoning_tokens: 80, cached_tokens: 100 } },
+    { kind: "stream", text: "plain", usage: { prompt_tokens: 10, completion_tokens: 2 } },
+  );
+  const { provider } = providerOn(server);
+  const usages: Usage[] = [];
+  const sink: EventSink = { emit: (e) => void (e.type === "usage" && usages.push(e.usage)) };
+  const agent = new CodingAgent(provider, { workspace, builtinTools: false, tools: [appendLineTool()] });
+  const output = await agent.turn("Append the tag one.", sink, allowAll);
+
+  assert.deepEqual(usages, [
+    { inputTokens: 100, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 700, reasoningTokens: 640 },
+    { inputTokens: 50, cacheReadTokens: 100, cacheWriteTokens: 0, outputTokens: 90, reasoningTokens: 80 },
+  ]);
+  assert.deepEqual(output.usage, { inputTokens: 150, cacheReadTokens: 100, cacheWriteTokens: 0, outputTokens: 790, reasoningTokens: 720 });
+  // reasoning_tokens: 0 (what a model that does not reason sends) leaves the field out.
+  const plain = await collect(provider.stream(request([user("hi")]), new AbortController().signal));
+  assert.deepEqual(plain.find((e) => e.type === "usage"), { type: "usage", usage: { inputTokens: 10, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 2 } });
+  assert.deepEqual(server.violations, []);
 });
 
 test("maps finish reasons; a stop that carried tool calls is tool_use; a call without an id gets one", async (t) => {

@@ -13,6 +13,8 @@ import { countKey, piecesOf, sendJson, sendText, sseFrame, startFakeServer, writ
 
 export type FakeAnthropicBlock =
   | { type: "text"; text: string }
+  /** Extended thinking: the (summarized) reasoning text and its signature, streamed as the API does. */
+  | { type: "thinking"; thinking: string }
   /** `rawJson` is sent as the input's JSON verbatim (to send a malformed one). */
   | { type: "tool_use"; id: string; name: string; input?: unknown; rawJson?: string };
 
@@ -23,6 +25,8 @@ export interface FakeAnthropicUsage {
   /** The split of `cache_creation_input_tokens` by TTL; sent only when given. */
   cache_creation?: { ephemeral_1h_input_tokens: number; ephemeral_5m_input_tokens: number };
   output_tokens?: number;
+  /** Of `output_tokens`, the reasoning ones: sent as `output_tokens_details.thinking_tokens` only when given. */
+  thinking_tokens?: number;
 }
 
 export type FakeAnthropicReply =
@@ -44,7 +48,7 @@ export type FakeAnthropicReply =
   /** `rawBody` replaces the JSON error body (a proxy's plain-text or HTML page). */
   | { kind: "http_error"; status: number; type: string; message: string; headers?: Record<string, string>; rawBody?: string };
 
-export const DEFAULT_ANTHROPIC_USAGE: Required<Omit<FakeAnthropicUsage, "cache_creation">> = {
+export const DEFAULT_ANTHROPIC_USAGE: Required<Omit<FakeAnthropicUsage, "cache_creation" | "thinking_tokens">> = {
   input_tokens: 12,
   cache_read_input_tokens: 0,
   cache_creation_input_tokens: 0,
@@ -153,7 +157,10 @@ export function anthropicFrames(reply: Extract<FakeAnthropicReply, { kind: "stre
   }
   const stopReason = reply.stopReason ?? (reply.blocks.some((b) => b.type === "tool_use") ? "tool_use" : "end_turn");
   frames.push(
-    sseFrame("message_delta", { type: "message_delta", delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: usage.output_tokens } }),
+    sseFrame("message_delta", { type: "message_delta", delta: { stop_reason: stopReason, stop_sequence: null }, usage: {
+      output_tokens: usage.output_tokens,
+      ...(reply.usage?.thinking_tokens !== undefined ? { output_tokens_details: { thinking_tokens: reply.usage.thinking_tokens } } : {}),
+    } }),
     sseFrame("message_stop", { type: "message_stop" }),
   );
   return frames;
@@ -165,6 +172,14 @@ function blockFrames(block: FakeAnthropicBlock, index: number): string[] {
   const stop = sseFrame("content_block_stop", { type: "content_block_stop", index });
   if (block.type === "text") {
     return [start({ type: "text", text: "" }), ...piecesOf(block.text).map((text) => delta({ type: "text_delta", text })), stop];
+  }
+  if (block.type === "thinking") {
+    return [
+      start({ type: "thinking", thinking: "", signature: "" }),
+      ...piecesOf(block.thinking).map((thinking) => delta({ type: "thinking_delta", thinking })),
+      delta({ type: "signature_delta", signature: "sig_fake" }),
+      stop,
+    ];
   }
   const json = block.rawJson ?? JSON.stringify(block.input ?? {});
   return [

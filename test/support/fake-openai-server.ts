@@ -22,6 +22,8 @@ export interface FakeOpenAIUsage {
   prompt_tokens: number;
   completion_tokens: number;
   cached_tokens?: number;
+  /** Of `completion_tokens`, the reasoning ones (`completion_tokens_details.reasoning_tokens`; default 0). */
+  reasoning_tokens?: number;
 }
 
 export type FakeOpenAIReply =
@@ -132,7 +134,7 @@ export function openaiFrames(reply: Extract<FakeOpenAIReply, { kind: "stream" }>
       completion_tokens: u.completion_tokens,
       total_tokens: u.prompt_tokens + u.completion_tokens,
       prompt_tokens_details: { cached_tokens: u.cached_tokens ?? 0, audio_tokens: 0 },
-      completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+      completion_tokens_details: { reasoning_tokens: u.reasoning_tokens ?? 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
     };
     frames.push(chunk(reply.nullChoicesInUsage ? null : [], usage));
   }
