@@ -13,7 +13,9 @@ export interface ScriptedCall {
  * One assistant message: `say` (text), and/or `call`+`input` (one tool call), or `calls`
  * (several calls in one step). `fail` makes the request fail instead (for tests of retry and
  * error reporting): it fails `times` times (default: always), then the step plays normally.
- * `chunkDelayMs` spaces the streamed chunks, so a kill can land mid-stream.
+ * `chunkDelayMs` spaces the streamed chunks, so a kill can land mid-stream. `reasoningTokens`
+ * says the model reasoned that many tokens before the message: they are added to the step's
+ * output tokens and reported as their reasoning part, as a reasoning model's are.
  */
 export interface ScriptStep {
   say?: string;
@@ -22,6 +24,7 @@ export interface ScriptStep {
   calls?: ScriptedCall[];
   fail?: { status?: number; message?: string; retryable?: boolean; times?: number };
   chunkDelayMs?: number;
+  reasoningTokens?: number;
 }
 
 /** One alternative of `scripts`: a script and its weight in the seeded draw (default 1). */

@@ -7,13 +7,14 @@
  * the request (plus those its summaries stand for, `compactedSteps`), so a resumed or retried
  * conversation gets the same answer at the same point.
  * Usage comes from a prompt-cache simulator fed with the requests it receives, each stamped
- * with the provider's clock (`now`), so pauses between requests let entries expire.
+ * with the provider's clock (`now`), so pauses between requests let entries expire; output
+ * tokens are the estimate of what the step says and calls, plus its `reasoningTokens`.
  * A step's `fail` goes through the shared bounded retry (provider-retry.ts) as an HTTP
  * provider's failure does: a retryable one is tried again with the same policy and notices, so
  * retries can be tested offline.
  */
 import { ProviderError, errorMessage } from "../core/errors.js";
-import { ZERO_USAGE, type ModelProvider, type ModelRequest, type StreamEvent } from "../core/provider.js";
+import { ZERO_USAGE, type ModelProvider, type ModelRequest, type StreamEvent, type Usage } from "../core/provider.js";
 import { estimateTextTokens } from "../core/token-estimate.js";
 import { PromptCacheSimulator } from "../cache/prompt-cache-simulator.js";
 import type { ScriptStep } from "./script.js";
@@ -93,7 +94,7 @@ export class ScriptedProvider implements ModelProvider {
       yield { type: "tool_call", id: `call_${position}_${k}`, name: c.call, input };
     }
     await pause(delayMs, signal);
-    yield { type: "usage", usage: { ...usage, outputTokens: estimateTextTokens("x".repeat(outputChars)) } };
+    yield { type: "usage", usage: withOutput(usage, estimateTextTokens("x".repeat(outputChars)), step.reasoningTokens ?? 0) };
     yield { type: "stop", reason: calls.length > 0 ? "tool_use" : "end_turn" };
   }
 
@@ -107,6 +108,11 @@ export class ScriptedProvider implements ModelProvider {
       status: step.fail.status ?? 500,
     });
   }
+}
+
+/** The simulator's input figures with the step's output: what it wrote plus what it reasoned, the reasoning its part. */
+function withOutput(input: Usage, writtenTokens: number, reasoningTokens: number): Usage {
+  return { ...input, outputTokens: writtenTokens + reasoningTokens, ...(reasoningTokens > 0 ? { reasoningTokens } : {}) };
 }
 
 /** What an attempt threw that is not a `ProviderError` (a bug): not retried. */

@@ -124,3 +124,11 @@ test("a request's 1-hour prefix is reported as cacheWrite1hTokens and outlives a
   assert.equal(later!.cacheReadTokens, 5_000);
   assert.equal(later!.cacheWrite1hTokens, undefined);
 });
+
+test("a step's reasoningTokens are added to its output tokens and reported as their part", async () => {
+  const provider = new ScriptedProvider([{ say: "the fix", reasoningTokens: 1_200 }, { say: "the fix" }], { cache: false });
+  const usageOf = async (req: ModelRequest) => (await collect(provider, req)).flatMap((e) => (e.type === "usage" ? [e.usage] : []))[0]!;
+  const [thought, plain] = [await usageOf(request(0)), await usageOf(request(1))];
+  assert.equal(plain.reasoningTokens, undefined);
+  assert.deepEqual({ outputTokens: thought.outputTokens, reasoningTokens: thought.reasoningTokens }, { outputTokens: plain.outputTokens + 1_200, reasoningTokens: 1_200 });
+});

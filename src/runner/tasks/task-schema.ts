@@ -74,6 +74,10 @@ export const scriptStepSchema = z.strictObject({
     times: positiveInt("fail.times").optional(),
   }).optional().describe("Make the request fail instead (`times` times, default always)."),
   chunkDelayMs: z.number().int().nonnegative().optional().describe("Delay between streamed chunks."),
+  reasoningTokens: z.number({ error: "expected reasoningTokens as a whole number of tokens" })
+    .int({ error: "expected reasoningTokens as a whole number of tokens" })
+    .nonnegative({ error: "reasoningTokens cannot be negative" }).optional()
+    .describe("Tokens the model reasoned before this message: added to its output tokens and reported as their reasoning part."),
 }).superRefine((step, ctx) => {
   if (step.call !== undefined && step.calls !== undefined) {
     ctx.addIssue({ code: "custom", path: ["calls"], message: "call and calls exclude each other: use one" });

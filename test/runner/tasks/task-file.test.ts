@@ -199,6 +199,8 @@ const malformed: MalformedCase[] = [
   { name: "empty step", source: "prompt: x\nmodel:\n  provider: scripted\n  script:\n    - {}\n", at: [5, 7], field: "model.script.0", message: /at least one of say, call, calls, fail/ },
   { name: "input without call", source: "prompt: x\nmodel:\n  provider: scripted\n  script:\n    - say: hi\n      input: {}\n", at: [6, 14], field: "model.script.0.input", message: /belongs to a call/ },
   { name: "calls entry without a tool", source: "prompt: x\nmodel:\n  provider: scripted\n  script:\n    - calls: [{ input: {} }]\n", at: [5, 15], field: "model.script.0.calls.0.call", message: /required/ },
+  { name: "negative reasoningTokens", source: "prompt: x\nmodel:\n  provider: scripted\n  script:\n    - say: hi\n      reasoningTokens: -5\n", at: [6, 24], field: "model.script.0.reasoningTokens", message: /cannot be negative/ },
+  { name: "reasoningTokens as a word", source: "prompt: x\nmodel:\n  provider: scripted\n  script:\n    - { say: hi, reasoningTokens: lots }\n", at: [5, 35], field: "model.script.0.reasoningTokens", message: /whole number of tokens/ },
   { name: "script and scripts together", source: "prompt: x\nmodel:\n  provider: scripted\n  script: [{ say: a }]\n  scripts:\n    - script: [{ say: b }]\n", at: [6, 5], field: "model.scripts", message: /script and scripts exclude each other/ },
   { name: "empty scripts", source: "prompt: x\nmodel:\n  provider: scripted\n  scripts: []\n", at: [4, 12], field: "model.scripts", message: /scripts is empty/ },
   { name: "scripts as a mapping", source: "prompt: x\nmodel:\n  provider: scripted\n  scripts: { script: [] }\n", at: [4, 12], field: "model.scripts", message: /list of \{script, weight\}/ },
