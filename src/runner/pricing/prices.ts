@@ -71,7 +71,10 @@ function key(provider: string, model: string): string {
   return `${provider}\u0000${model}`;
 }
 
-/** rhema's usage in the table's terms: its `input_tokens` include the cached ones. */
+/**
+ * rhema's usage in the table's terms: its `input_tokens` include the cached ones. Reasoning
+ * tokens are already in `output_tokens` and priced there: no separate count is passed on.
+ */
 export function genaiUsage(usage: Usage): Record<string, number> {
   const oneHour = usage.cacheWrite1hTokens ?? 0;
   return {

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { PRICE_TABLE, genaiUsage, loadPriceTable, priceByPricing, priceTable, type ModelPricing } from "../../../src/runner/pricing/prices.js";
 import { repoRoot } from "../../support/paths.js";
 
-const usage = (u: Partial<{ inputTokens: number; cacheReadTokens: number; cacheWriteTokens: number; cacheWrite1hTokens: number; outputTokens: number }>) =>
+const usage = (u: Partial<{ inputTokens: number; cacheReadTokens: number; cacheWriteTokens: number; cacheWrite1hTokens: number; outputTokens: number; reasoningTokens: number }>) =>
   ({ inputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 0, ...u });
 
 test("a known model is priced per request from the published prices: cache reads at a tenth, writes at 1.25×, 1-hour writes at 2×", async () => {
@@ -18,6 +18,24 @@ test("a known model is priced per request from the published prices: cache reads
   // Were cache reads priced as input, the same request would cost more.
   const asInput = (110_000 * 3 + 15_000 * 3.75 + 5_000 * 6 + 2_000 * 15) / 1e6;
   assert.ok(one.usd < asInput);
+});
+
+test("reasoning tokens are priced inside output, never on top: {output 1000, reasoning 400} costs what {output 1000} does", async () => {
+  const table = await loadPriceTable();
+  const thought = usage({ inputTokens: 2_000, outputTokens: 1_000, reasoningTokens: 400 });
+  const plain = usage({ inputTokens: 2_000, outputTokens: 1_000 });
+  for (const [provider, model, perOutput] of [["openai", "gpt-5-mini", 2], ["anthropic", "claude-sonnet-4-5", 15]] as const) {
+    const [a, b] = [table.price(provider, model, thought), table.price(provider, model, plain)];
+    assert.ok(a.priced && b.priced, model);
+    assert.equal(a.usd, b.usd, model);
+    // …and reasoning at the output price, not free: 400 more output tokens cost 400 × the output price.
+    const more = table.price(provider, model, usage({ inputTokens: 2_000, outputTokens: 1_400, reasoningTokens: 400 }));
+    assert.ok(more.priced && Math.abs(more.usd - a.usd - (400 * perOutput) / 1e6) < 1e-12, model);
+  }
+  const file: ModelPricing = { provider: "openai", model: "o-local", inputPerMTok: 1, outputPerMTok: 8 };
+  assert.equal(priceByPricing(file, thought), priceByPricing(file, plain));
+  assert.equal(priceByPricing(file, thought), (2_000 * 1 + 1_000 * 8) / 1e6);
+  assert.equal("reasoning_tokens" in genaiUsage(thought), false);
 });
 
 test("rhema's inputTokens exclude the cached ones; the table's include them", () => {
