@@ -35,7 +35,7 @@ export interface ActionRunOutcome {
 
 export type ActionOutputName =
   | "junit" | "stats" | "summary" | "run-dir" | "passed" | "failed" | "errored" | "stopped" | "interrupted"
-  | "cache-hit-rate" | "input-tokens" | "cache-read-tokens" | "cache-write-tokens" | "output-tokens" | "cost-usd"
+  | "cache-hit-rate" | "input-tokens" | "cache-read-tokens" | "cache-write-tokens" | "output-tokens" | "reasoning-tokens" | "cost-usd"
   | "trials" | "flaky" | "pass-rate";
 
 /** The step's outputs, as the strings `core.setOutput` writes. */
@@ -60,6 +60,7 @@ export function actionOutputs(outcome: ActionRunOutcome): Record<ActionOutputNam
     "cache-read-tokens": String(stats?.cacheReadTokens ?? 0),
     "cache-write-tokens": String(stats?.cacheWriteTokens ?? 0),
     "output-tokens": String(stats?.outputTokens ?? 0),
+    "reasoning-tokens": String(stats?.reasoningTokens ?? 0),
     "cost-usd": costOutput(outcome),
     trials: String(trials.trials),
     flaky: String(trials.flaky),
@@ -168,7 +169,7 @@ function totalsMessage(outcome: ActionRunOutcome): string {
   if (outcome.interrupted) parts.push(`interrupted with ${counted(Number(o.interrupted), "task")} running (re-run the job to continue)`);
   const cost = sumCosts(spending(outcome));
   if (cost !== null) parts.push(`cost ${formatCostTotal(cost)}`);
-  parts.push(`tokens in ${o["input-tokens"]}, cache read ${o["cache-read-tokens"]}, cache write ${o["cache-write-tokens"]}, out ${o["output-tokens"]}; cache hit rate ${o["cache-hit-rate"]}`);
+  parts.push(`tokens in ${o["input-tokens"]}, cache read ${o["cache-read-tokens"]}, cache write ${o["cache-write-tokens"]}, out ${o["output-tokens"]}${o["reasoning-tokens"] !== "0" ? ` (${o["reasoning-tokens"]} of them reasoning)` : ""}; cache hit rate ${o["cache-hit-rate"]}`);
   return parts.join("; ");
 }
 

@@ -40,6 +40,16 @@ test("cost-usd: the run's dollars, the priced part when some are unpriced, 'unpr
   assert.match(notice.message, /; cost ≥ \$0\.1250 \(4 unpriced requests\); tokens in /);
 });
 
+test("reasoning-tokens: the run's reasoning part of output-tokens, summed (0 when no model reasoned); the totals notice says it", () => {
+  const plain = outcome([PRICED, PRICED]);
+  assert.equal(actionOutputs(plain)["reasoning-tokens"], "0");
+  assert.doesNotMatch(runAnnotations(plain, "/repo").at(-1)!.message, /reasoning/);
+  const reasoned = { ...plain, results: plain.results.map((r, i) => ({ ...r, stats: { ...r.stats!, outputTokens: 1_000, reasoningTokens: 300 + i } })) };
+  const o = actionOutputs(reasoned);
+  assert.deepEqual({ out: o["output-tokens"], reasoning: o["reasoning-tokens"] }, { out: "2000", reasoning: "601" });
+  assert.match(runAnnotations(reasoned, "/repo").at(-1)!.message, /, out 2000 \(601 of them reasoning\); cache hit rate/);
+});
+
 const stoppedRun: ActionRunOutcome = {
   results: [sampleResult("s", "ok", "passed"), sampleResult("s", "pricey", "stopped", 2)],
   interrupted: false, interruptedTasks: 0, runDir: "/w/run",

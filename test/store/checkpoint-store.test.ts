@@ -242,3 +242,26 @@ test("a session whose call states disagree with its messages is an error naming 
   await assert.rejects(new CheckpointStore(dir).load(), (err: unknown) =>
     err instanceof SessionFileError && /calls\.c1: the call is completed but has no result/.test(err.message) && err.message.startsWith(join(dir, SESSION_FILE)));
 });
+
+test("the transcript stats' reasoningTokens round-trip through the snapshot and the journal; a file written before them reads 0", async (t) => {
+  const dir = join(await tempDir(t), "cp");
+  const store = new CheckpointStore(dir);
+  const session = newSession("s1", new Date());
+  session.messages.push(user("one"));
+  const stats = (outputTokens: number, reasoningTokens: number) => ({ ...emptyTranscriptStats(8000), requests: 1, outputTokens, reasoningTokens });
+  await store.commit({ boundary: "input", session, sections: [], stats: stats(900, 700) }); // the first commit folds: the snapshot
+  assert.deepEqual(JSON.parse(await readFile(join(dir, SESSION_FILE), "utf8")).transcript.stats.reasoningTokens, 700);
+  session.messages.push(assistant("two"));
+  await store.commit({ boundary: "intent", session, sections: [], stats: stats(1_500, 1_100) }); // a journal record
+  await store.close();
+  const reasoning = async () => (await new CheckpointStore(dir).load())!.transcript!.stats!.reasoningTokens;
+  assert.equal(await reasoning(), 1_100);
+
+  // An older rhema wrote neither field: its snapshot and journal load, with no reasoning counted.
+  const strip = (text: string) => text.replace(/,"reasoningTokens":\d+/g, "");
+  for (const file of [SESSION_FILE, JOURNAL_FILE]) {
+    await writeFile(join(dir, file), strip(await readFile(join(dir, file), "utf8")));
+    assert.doesNotMatch(await readFile(join(dir, file), "utf8"), /reasoningTokens/, file);
+  }
+  assert.equal(await reasoning(), 0);
+});

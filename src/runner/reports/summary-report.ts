@@ -131,9 +131,14 @@ function sandboxLines(sandbox: StatsAggregate["sandbox"], tasks: StatsReport["ta
   return ["", `Sandbox: ${parts.filter((p) => p !== null).join("; ")}.`];
 }
 
-/** Every token sent and written (the worker's included), when the run has stats: `12345 tokens`. */
+/**
+ * Every token sent and written (the worker's included), when the run has stats: `12345 tokens`;
+ * when the model reasoned, the output and its reasoning part: `12345 tokens (3000 output, 2400 of them reasoning)`.
+ */
 function tokenFigure(total: StatsAggregate["stats"]): string[] {
-  return total === null ? [] : [counted(spentTokens(countedStats(total)), "token")];
+  if (total === null) return [];
+  const all = counted(spentTokens(countedStats(total)), "token");
+  return [total.reasoningTokens > 0 ? `${all} (${total.outputTokens} output, ${total.reasoningTokens} of them reasoning)` : all];
 }
 
 /** The run's cost, when its results have one: `cost $0.0123`, `cost unpriced`. */
