@@ -83,7 +83,7 @@ test("the source entries under @github/local-action: outputs, the job summary, a
   const first = await localAction("src/action/main-entry.ts", await envFile(join(root, "attempt-1.env"), { ...github, ...inputs, GITHUB_RUN_ATTEMPT: "1" }), "src/action/post-entry.ts");
   assert.equal(first.code, 0, first.stdout);
   const runDir = join(workspace, ".rhema/runs/latest");
-  const { ["cache-hit-rate"]: hitRate, ["cache-read-tokens"]: cacheRead, ["cache-write-tokens"]: _w, ["output-tokens"]: _o, ["input-tokens"]: _i, ...outputs } = first.outputs;
+  const { ["cache-hit-rate"]: hitRate, ["cache-read-tokens"]: cacheRead, ["cache-write-tokens"]: _w, ["output-tokens"]: _o, ["reasoning-tokens"]: _r, ["input-tokens"]: _i, ...outputs } = first.outputs;
   assert.deepEqual(outputs, {
     junit: join(runDir, "junit.xml"), stats: join(runDir, "stats.json"), summary: join(runDir, "summary.md"), "run-dir": runDir,
     passed: "1", failed: "1", errored: "0", stopped: "0", interrupted: "0", "cost-usd": "unpriced",
