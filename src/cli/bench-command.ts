@@ -40,6 +40,7 @@ export function benchReplayOptions<T>(y: Argv<T>) {
     .option("model", { type: "string", describe: "price the requests in dollars as this model (its cache minimum applies too)" })
     .option("pricing", { type: "string", describe: "pricing file: prices for --model beyond (or instead of) the bundled table's" })
     .option("ttl", { type: "string", default: "5m", describe: "the cache marks' TTL: 5m | 1h | auto (chosen per request as the engine does; the oracle that knows each next gap is printed apart) | oracle" })
+    .option("warm-prefix", { type: "boolean", default: false, describe: "the tools and system prompt are cached before each session's first request (other sessions wrote them)" })
     .option("chain", { type: "boolean", default: false, describe: "join the inputs, in order, into one long session" })
     .option("gap", { type: "string", default: "15", describe: "seconds between chained inputs" })
     .option("json", { type: "boolean", default: false, describe: "one JSON object instead of the table" })
@@ -54,6 +55,7 @@ export interface BenchReplayArgs {
   block?: number | string | undefined;
   cache: string;
   ttl?: string | undefined;
+  warmPrefix?: boolean | undefined;
   model?: string | undefined;
   pricing?: string | undefined;
   chain: boolean;
@@ -90,7 +92,7 @@ export async function benchReplayCommand(args: BenchReplayArgs, io: CliIo): Prom
   }
   const live = !args.json && io.stderr.isTTY === true;
   const sweep = (cacheTtl: ReplayTtl) => runSweep(inputs, {
-    strategies, budgets, cache, cacheTtl, ...(block !== undefined ? { blockTokens: block } : {}),
+    strategies, budgets, cache, cacheTtl, ...(args.warmPrefix ? { warmPrefix: true } : {}), ...(block !== undefined ? { blockTokens: block } : {}),
     ...(args.model !== undefined ? { model: args.model } : {}), ...(price ? { price } : {}),
     onProgress: (done, total, label) => {
       if (args.json) return;
@@ -103,10 +105,10 @@ export async function benchReplayCommand(args: BenchReplayArgs, io: CliIo): Prom
   const oracle = ttl === "auto" ? sweep("oracle") : null;
   if (live) io.stderr.write("\r\x1b[2K");
   const grouped = args.chain || inputs.some((i) => i.sessions.length > 1);
-  if (args.json) print(io.stdout, JSON.stringify({ ttl, ...toJson(result, grouped), ...(oracle ? { oracle: toJson(oracle, grouped) } : {}) }));
+  if (args.json) print(io.stdout, JSON.stringify({ ttl, warmPrefix: args.warmPrefix === true, ...toJson(result, grouped), ...(oracle ? { oracle: toJson(oracle, grouped) } : {}) }));
   else {
-    print(io.stdout, renderTable(result, cache, args.model, args.pricing, ttl));
-    if (oracle) print(io.stdout, `\n${ORACLE_NOTE}\n${renderTable(oracle, cache, args.model, args.pricing, "oracle", false)}`);
+    print(io.stdout, renderTable(result, cache, args.model, args.pricing, { ttl, warmPrefix: args.warmPrefix === true }));
+    if (oracle) print(io.stdout, `\n${ORACLE_NOTE}\n${renderTable(oracle, cache, args.model, args.pricing, { ttl: "oracle", heading: false })}`);
   }
   if (args.chart) {
     const path = resolve(io.cwd, args.chart);
@@ -273,14 +275,22 @@ const TTL_COLUMNS: Array<[string, (r: SweepRow) => string]> = [
 
 const ORACLE_NOTE = "oracle: the TTL that knows each next gap from the recorded times (1h exactly when it is over 5 minutes and at most an hour), an upper bound for auto, which never reads them";
 
-export function renderTable(result: SweepResult, cache: CacheRules, model?: string, pricingFile?: string, ttl: ReplayTtl = "5m", heading = true): string {
+/** How a table is headed: the TTL its replay used (default 5m), whether the prefix was warm, whether to print the heading lines (default yes). */
+export interface TableSetting {
+  ttl?: ReplayTtl;
+  warmPrefix?: boolean;
+  heading?: boolean;
+}
+
+export function renderTable(result: SweepResult, cache: CacheRules, model?: string, pricingFile?: string, setting: TableSetting = {}): string {
+  const { ttl = "5m", warmPrefix = false, heading = true } = setting;
   const rows = [...result.rows, ...(result.rows.length > result.total.length ? result.total : [])];
   const columns = [...COLUMNS, ...(ttl === "5m" ? [] : TTL_COLUMNS), ...(model === undefined ? [] : [COST_COLUMN])];
   const cells = rows.map((r) => columns.map(([, cell]) => cell(r)));
   const widths = columns.map(([head], k) => Math.max(head.length, ...cells.map((c) => c[k]!.length)));
   const line = (values: string[]) => values.map((v, k) => (k < 2 ? v.padEnd(widths[k]!) : v.padStart(widths[k]!))).join("  ");
   return [
-    ...(heading ? [`cache rules: ${cache}; TTL: ${ttl}; token counter: estimate, 4 characters a token; billed-equivalent = input + 1.25 × 5-minute writes + 2 × 1-hour writes + 0.1 × reads (worker included)`] : []),
+    ...(heading ? [`cache rules: ${cache}; TTL: ${ttl}${warmPrefix ? "; tools+system warm before the first request" : ""}; token counter: estimate, 4 characters a token; billed-equivalent = input + 1.25 × 5-minute writes + 2 × 1-hour writes + 0.1 × reads (worker included)`] : []),
     ...(model === undefined || !heading ? [] : [`priced as ${model} (${PRICE_TABLE.source} ${PRICE_TABLE.version}${pricingFile === undefined ? "" : `, overridden by ${pricingFile}`}), each request on its own`]),
     line(columns.map(([head]) => head)),
     ...cells.map(line),

@@ -27,6 +27,8 @@ export interface SweepOptions {
   compaction?: ReplayOptions["compaction"];
   /** The cache marks' TTL (default 5 minutes). */
   cacheTtl?: ReplayTtl;
+  /** Tools+system cached before each session's first request. */
+  warmPrefix?: boolean;
   /** Called after each replay, for a progress line. */
   onProgress?: (done: number, total: number, label: string) => void;
 }
@@ -75,6 +77,7 @@ function replayOne(session: ReplaySession, strategy: StrategyName, budget: numbe
     ...(options.compaction ? { compaction: options.compaction } : {}),
     ...(options.price ? { price: options.price } : {}),
     ...(options.cacheTtl ? { cacheTtl: options.cacheTtl } : {}),
+    ...(options.warmPrefix ? { warmPrefix: true } : {}),
   });
 }
 

@@ -36,6 +36,12 @@ export interface ReplayOptions {
    * minutes and at most an hour) — an upper bound for `auto`, which never reads them.
    */
   cacheTtl?: ReplayTtl;
+  /**
+   * The tools and system prompt are in the cache before the first request (other sessions of
+   * the same agent wrote them): the simulator is seeded with them, 5-minute marked, at the first
+   * request's time, and the seeding is not counted.
+   */
+  warmPrefix?: boolean;
   /** Dollars for one request's usage (main or worker); unset, or null for any request: not priced. */
   price?: (usage: Usage) => number | null;
 }
@@ -95,6 +101,8 @@ export function replaySession(session: ReplaySession, cache: ReplayCache, option
     dollars = usd === null ? null : dollars + usd;
   };
 
+  const first = session.requests[0];
+  if (options.warmPrefix && first) cache.observe({ system: session.system, tools: session.tools, messages: [], cacheBreakpoints: [] }, first.atMs);
   for (const { logLength, atMs } of session.requests) {
     const log = session.messages.slice(0, logLength);
     const plan = mirror.planFlush(log, fixedTokens, atMs);

@@ -88,3 +88,13 @@ test("--ttl oracle knows each next gap: 1 hour before the 6- and 30-minute gaps 
   const [p0, p1, p2, p3, p4] = promptSizes(session()) as [number, number, number, number, number];
   check("oracle", [[0, p0, 0], [p0, 0, p1 - p0], [p1, 0, p2 - p1], [p2, p3 - p2, 0], [0, p4, 0]], { oneHour: 2, right: 4, wrong: 0 });
 });
+
+test("--warm-prefix: the first request reads the tools and system prompt other sessions cached, and writes only the rest", () => {
+  const s = session();
+  const [p0, p1, p2, p3, p4] = promptSizes(s) as [number, number, number, number, number];
+  const fixed = promptLayout({ system: s.system, tools: s.tools, messages: [], cacheBreakpoints: [] }).blocks.reduce((n, b) => n + b.tokens!, 0);
+  const f = replaySession(s, new PromptCacheSimulator({ model: "claude-sonnet-4-6" }), { strategy: "none", budgetTokens: 1_000_000, warmPrefix: true });
+  const want = expected([[fixed, p0 - fixed, 0], [p0, p1 - p0, 0], [0, p2, 0], [0, p3, 0], [0, p4, 0]]);
+  assert.deepEqual({ cacheReadTokens: f.stats.cacheReadTokens, cacheWriteTokens: f.stats.cacheWriteTokens, billedEquivalent: f.billedEquivalent, requests: f.requests },
+    { cacheReadTokens: want.cacheReadTokens, cacheWriteTokens: want.cacheWriteTokens, billedEquivalent: want.billedEquivalent, requests: 5 });
+});
