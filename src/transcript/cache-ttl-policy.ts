@@ -10,8 +10,9 @@
  * 0.75 × written ÷ (1.15 × prompt) — small once the prompt is large, since a request writes
  * little more than what is new since the last one.
  *
- * What `auto` knows: the gaps between this task's earlier requests (the last one ends now), the
- * tokens new since the last request and the prompt's size, and a pause known to lie ahead (none
+ * What `auto` knows: the gaps between this task's earlier requests (the last one ends now), what
+ * this request will write (the tokens new since the last one, or the whole prompt when the gap
+ * just ended outlived the last marks) and the prompt's size, and a pause known to lie ahead (none
  * in rhema's engine today: a retry waits inside the provider, and checks come after the last
  * request). It never reads the gap it is guessing; `oracleCacheTtl` does, as an upper bound.
  */
@@ -25,8 +26,8 @@ export const CACHE_TTL_SETTINGS = ["5m", "1h", "auto"] as const satisfies readon
 export interface TtlEvidence {
   /** Gaps between this task's requests so far, oldest first, ms; the last one ends now. */
   gapsMs: readonly number[];
-  /** Tokens new since the last request: about what this request writes. */
-  newTokens: number;
+  /** What this request will write: the tokens new since the last one, or the whole prompt when the cache is gone. */
+  writtenTokens: number;
   /** The request's prompt: what the next request reads if this one's entries live. */
   promptTokens: number;
   /** A pause known to come before the next request (a retry-after), ms. */
@@ -34,6 +35,8 @@ export interface TtlEvidence {
 }
 
 const MIN_LONG_GAPS_FOR_A_RATE = 2;
+/** The chance taken for another long gap right after one. */
+const RUN_OF_PAUSES_CHANCE = 0.5;
 
 /** True for a gap that the 1-hour TTL bridges and the 5-minute one does not. */
 export function isLongGap(gapMs: number): boolean {
@@ -41,21 +44,23 @@ export function isLongGap(gapMs: number): boolean {
 }
 
 /**
- * `auto`'s choice: a known pause decides; else 1 hour right after a long gap (pauses come in
- * runs: a person away, a long build), or once two long gaps make a pattern and their share of
- * the gaps so far (one more counted, not yet seen) is above what 1 hour costs (the header's
- * break-even); else 5 minutes. A single pause is taken for an event, not a rate: over a session
- * with one, a rate of 1 in 10 would buy the hour for every request after it.
+ * `auto`'s choice: a known pause decides; else 1 hour when the chance of a long next gap is above
+ * what the hour costs on this request (the header's break-even). The chance: the share of long
+ * gaps so far (one more counted, not yet seen) once two make a pattern — a single pause is an
+ * event, not a rate — and at least even right after a long gap (pauses come in runs: a person
+ * away, a long build). Right after a pause that emptied the cache the request rewrites its whole
+ * prompt, so the hour must be likelier than 0.75 ÷ 1.15 to pay.
  */
 export function autoCacheTtl(evidence: TtlEvidence): CacheTtl {
   if (evidence.knownPauseMs !== undefined) return isLongGap(evidence.knownPauseMs) ? "1h" : "5m";
   const gaps = evidence.gapsMs;
   if (gaps.length === 0) return "5m";
-  if (isLongGap(gaps[gaps.length - 1]!)) return "1h";
+  if (evidence.promptTokens <= 0) return "5m";
   const long = gaps.filter(isLongGap).length;
-  if (long < MIN_LONG_GAPS_FOR_A_RATE || evidence.promptTokens <= 0) return "5m";
-  const breakEven = (0.75 * Math.max(0, evidence.newTokens)) / (1.15 * evidence.promptTokens);
-  return long / (gaps.length + 1) > breakEven ? "1h" : "5m";
+  const rate = long < MIN_LONG_GAPS_FOR_A_RATE ? 0 : long / (gaps.length + 1);
+  const chance = isLongGap(gaps[gaps.length - 1]!) ? Math.max(rate, RUN_OF_PAUSES_CHANCE) : rate;
+  const breakEven = (0.75 * Math.max(0, evidence.writtenTokens)) / (1.15 * evidence.promptTokens);
+  return chance > breakEven ? "1h" : "5m";
 }
 
 /** The TTL that knows the next gap (null: no next request): 1 hour exactly for a long one. */

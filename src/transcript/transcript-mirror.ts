@@ -326,16 +326,17 @@ export class TranscriptMirror {
     for (let i = 0; i < rawStart; i++) if (messages[i]!.role === "assistant") compactedSteps++;
     const cacheBreakpoints = [...breakpoints].sort((a, b) => a - b);
     if (sentAtMs === undefined) return { messages: out, compactedSteps, cacheBreakpoints };
-    const ttl = this.chooseTtl(sentAtMs, () => ({
-      newTokens: this.uncompactedTokens(messages, fixedTokens) - this.lastUncompactedTokens,
-      promptTokens: this.viewTokens(out, fixedTokens),
-    }));
+    const ttl = this.chooseTtl(sentAtMs, () => {
+      const promptTokens = this.viewTokens(out, fixedTokens);
+      const cacheGone = this.lastRequestAtMs === null || sentAtMs - this.lastRequestAtMs > CACHE_TTL_MS[this.lastTtl ?? "5m"];
+      return { writtenTokens: cacheGone ? promptTokens : this.uncompactedTokens(messages, fixedTokens) - this.lastUncompactedTokens, promptTokens };
+    });
     this.viewTtl = ttl;
     return { messages: out, compactedSteps, cacheBreakpoints, ...(ttl === "1h" ? { cacheOneHourThrough: out.length - 1 } : {}) };
   }
 
   /** The TTL for a request sent at `atMs`: the setting's, `auto`'s guess from the gaps so far, or the caller's choice. */
-  private chooseTtl(atMs: number, size: () => { newTokens: number; promptTokens: number }): CacheTtl {
+  private chooseTtl(atMs: number, size: () => { writtenTokens: number; promptTokens: number }): CacheTtl {
     const gaps = this.lastRequestAtMs === null ? [] : [...this.gapsMs, atMs - this.lastRequestAtMs];
     if (this.chooseCacheTtl) return this.chooseCacheTtl(atMs, this.lastRequestAtMs === null ? 0 : gaps.length);
     switch (this.cacheTtl) {

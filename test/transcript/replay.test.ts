@@ -79,9 +79,28 @@ test("--ttl 1h: 4, 6 and 30 minutes read, 70 misses; every write is a 1-hour wri
   check("1h", [[0, 0, p0], [p0, 0, p1 - p0], [p1, 0, p2 - p1], [p2, 0, p3 - p2], [0, 0, p4]], { oneHour: 5, right: 2, wrong: 2 });
 });
 
-test("--ttl auto learns from the gaps it has seen: 5m, 5m (the 6-minute gap misses), then 1h after it (30 reads), 1h wasted on 70", () => {
+test("--ttl auto never reads the next gap: after each pause the cache is gone and an even chance of another does not pay the hour on the whole prompt, so it marks 5 minutes throughout", () => {
   const [p0, p1, p2, p3, p4] = promptSizes(session()) as [number, number, number, number, number];
-  check("auto", [[0, p0, 0], [p0, p1 - p0, 0], [0, 0, p2], [p2, 0, p3 - p2], [0, 0, p4]], { oneHour: 3, right: 2, wrong: 2 });
+  check("auto", [[0, p0, 0], [p0, p1 - p0, 0], [0, p2, 0], [0, p3, 0], [0, p4, 0]], { oneHour: 0, right: 2, wrong: 2 });
+});
+
+test("--ttl auto takes the hour once pauses make a rate and the cache is alive: 6- and 30-minute pauses, then short steps, then 20 minutes", () => {
+  const s = session();
+  // requests at 0, 6, 36 minutes, then 36:10, 36:20, 36:30 … and one at 20 minutes after the last of them
+  const times = [0, 6 * MIN, 36 * MIN, 36 * MIN + 10_000, 36 * MIN + 20_000];
+  const five = { ...s, requests: s.requests.map((r, k) => ({ ...r, atMs: times[k]! })) };
+  const more: ReplaySession = {
+    ...five,
+    messages: [...five.messages, { role: "assistant", content: [{ type: "text", text: "Done." }] }, { role: "user", content: [{ type: "text", text: "And the docs?" }] }],
+    requests: [...five.requests, { logLength: five.messages.length + 2, atMs: times[4]! + 20 * MIN }],
+  };
+  const f = replaySession(more, new PromptCacheSimulator({ model: "claude-sonnet-4-6" }), { strategy: "none", budgetTokens: 1_000_000, cacheTtl: "auto" });
+  // 0: no gap → 5m (wrong: 6 follows). 6 min: one pause, an even chance < 0.75/1.15 on a rewrite → 5m (wrong: 30 follows).
+  // 36 min: two pauses of two gaps, 2/3 > 0.652 even on a rewrite → 1h (wrong: 10 s follows). 36:10 and 36:20: the cache
+  // alive, 2/4 and 2/5 far above the break-even of a small write → 1h (wrong, then right: 20 minutes follow). The last: 1h, unjudged.
+  assert.deepEqual({ oneHour: f.oneHourRequests, right: f.ttlChoicesRight, wrong: f.ttlChoicesWrong }, { oneHour: 4, right: 1, wrong: 4 });
+  const last = promptSizes(five)[4]!;
+  assert.ok(f.stats.cacheReadTokens >= last, "the request 20 minutes on read the hour-marked prompt");
 });
 
 test("--ttl oracle knows each next gap: 1 hour before the 6- and 30-minute gaps only, every choice right", () => {
