@@ -28,7 +28,7 @@ import {
 import { readProjectInstructions, type ProjectInstructions } from "./prompt/project-instructions.js";
 import { type SandboxPlacement, type ShellEnv, builtinTools } from "./tools/index.js";
 import { takeFingerprint } from "./tools/workspace-fingerprint.js";
-import { TranscriptMirror } from "./transcript/transcript-mirror.js";
+import { TranscriptMirror, type RequestView } from "./transcript/transcript-mirror.js";
 import { compactBeforeRequest, fixedTokensOf } from "./transcript/compaction.js";
 import { eliderWorker, modelWorker, type CompactionWorker } from "./transcript/compaction-worker.js";
 
@@ -336,8 +336,8 @@ export class CodingAgent {
       }
     }
     const fixed = fixedTokensOf(system, tools);
-    const view = this.mirror
-      ? this.mirror.view(messages, fixed)
+    const view: RequestView = this.mirror
+      ? this.mirror.view(messages, fixed, nowMs)
       : { messages, compactedSteps: 0, cacheBreakpoints: messages.length > 0 ? [messages.length - 1] : [] };
     if (this.mirror) {
       this.lastRequest = { tokens: this.mirror.viewTokens(view.messages, fixed), uncompactedTokens: this.mirror.uncompactedTokens(messages, fixed), atMs: nowMs };
@@ -349,6 +349,7 @@ export class CodingAgent {
       // provider has sent the request.
       messages: view.messages.slice(),
       cacheBreakpoints: view.cacheBreakpoints,
+      ...(view.cacheOneHourThrough !== undefined ? { cacheOneHourThrough: view.cacheOneHourThrough } : {}),
       ...(view.compactedSteps > 0 ? { compactedSteps: view.compactedSteps } : {}),
       ...(this.config.maxOutputTokens !== undefined ? { maxOutputTokens: this.config.maxOutputTokens } : {}),
     };

@@ -13,6 +13,7 @@ import { PRICE_TABLE, loadPriceTable } from "../runner/pricing/prices.js";
 import { STRATEGY_NAMES, type StrategyName } from "../transcript/compaction-plan.js";
 import { CorpusFormatError, chainSessions, parseCorpusSession, type ReplaySession } from "../transcript/replay-session.js";
 import { runSweep, type SweepInput, type SweepResult, type SweepRow } from "../transcript/replay-sweep.js";
+import { REPLAY_TTLS, type ReplayTtl } from "../transcript/replay.js";
 import { readRunDirSessions } from "../runner/run-dir/recorded-sessions.js";
 import { RunDir } from "../runner/run-dir/run-dir.js";
 import { EXIT_OK, type ExitCode } from "./exit-codes.js";
@@ -38,6 +39,8 @@ export function benchReplayOptions<T>(y: Argv<T>) {
     .option("cache", { type: "string", default: "anthropic", choices: ["anthropic", "openai"], describe: "the provider whose cache rules apply" })
     .option("model", { type: "string", describe: "price the requests in dollars as this model (its cache minimum applies too)" })
     .option("pricing", { type: "string", describe: "pricing file: prices for --model beyond (or instead of) the bundled table's" })
+    .option("ttl", { type: "string", default: "5m", describe: "the cache marks' TTL: 5m | 1h | auto (chosen per request as the engine does; the oracle that knows each next gap is printed apart) | oracle" })
+    .option("warm-prefix", { type: "boolean", default: false, describe: "the tools and system prompt are cached before each session's first request (other sessions wrote them)" })
     .option("chain", { type: "boolean", default: false, describe: "join the inputs, in order, into one long session" })
     .option("gap", { type: "string", default: "15", describe: "seconds between chained inputs" })
     .option("json", { type: "boolean", default: false, describe: "one JSON object instead of the table" })
@@ -51,6 +54,8 @@ export interface BenchReplayArgs {
   budget: Array<number | string>;
   block?: number | string | undefined;
   cache: string;
+  ttl?: string | undefined;
+  warmPrefix?: boolean | undefined;
   model?: string | undefined;
   pricing?: string | undefined;
   chain: boolean;
@@ -67,6 +72,7 @@ export async function benchReplayCommand(args: BenchReplayArgs, io: CliIo): Prom
   const cache = checkCache(args.cache);
   const block = args.block === undefined ? undefined : wholeNumberFlag("--block", args.block, 1, "a whole number of tokens above 0");
   const gapSeconds = secondsFlag("--gap", args.gap);
+  const ttl = checkTtl(args.ttl ?? "5m", cache);
   let price: ((usage: Usage) => number | null) | undefined;
   if (args.pricing !== undefined && args.model === undefined) throw new RhemaError("usage", "--pricing prices --model's requests: name the model with --model");
   if (args.model !== undefined) {
@@ -85,18 +91,25 @@ export async function benchReplayCommand(args: BenchReplayArgs, io: CliIo): Prom
     await guardOutput(chart, "write", () => probeChart(chart, io.pid));
   }
   const live = !args.json && io.stderr.isTTY === true;
-  const result = runSweep(inputs, {
-    strategies, budgets, cache, ...(block !== undefined ? { blockTokens: block } : {}),
+  const sweep = (cacheTtl: ReplayTtl) => runSweep(inputs, {
+    strategies, budgets, cache, cacheTtl, ...(args.warmPrefix ? { warmPrefix: true } : {}), ...(block !== undefined ? { blockTokens: block } : {}),
     ...(args.model !== undefined ? { model: args.model } : {}), ...(price ? { price } : {}),
     onProgress: (done, total, label) => {
       if (args.json) return;
-      if (live) io.stderr.write(`\r\x1b[2Kreplay ${done}/${total} ${label}`);
+      if (live) io.stderr.write(`\r\x1b[2Kreplay ${cacheTtl === ttl ? "" : `${cacheTtl} `}${done}/${total} ${label}`);
       else if (total > 8 && (done % Math.ceil(total / 8) === 0 || done === total)) print(io.stderr, `replay ${done}/${total} ${label}`);
     },
   });
+  const result = sweep(ttl);
+  // auto is judged against the choice that knew each next gap, printed apart as its upper bound.
+  const oracle = ttl === "auto" ? sweep("oracle") : null;
   if (live) io.stderr.write("\r\x1b[2K");
-  if (args.json) print(io.stdout, JSON.stringify(toJson(result, args.chain || inputs.some((i) => i.sessions.length > 1))));
-  else print(io.stdout, renderTable(result, cache, args.model, args.pricing));
+  const grouped = args.chain || inputs.some((i) => i.sessions.length > 1);
+  if (args.json) print(io.stdout, JSON.stringify({ ttl, warmPrefix: args.warmPrefix === true, ...toJson(result, grouped), ...(oracle ? { oracle: toJson(oracle, grouped) } : {}) }));
+  else {
+    print(io.stdout, renderTable(result, cache, args.model, args.pricing, { ttl, warmPrefix: args.warmPrefix === true }));
+    if (oracle) print(io.stdout, `\n${ORACLE_NOTE}\n${renderTable(oracle, cache, args.model, args.pricing, { ttl: "oracle", heading: false })}`);
+  }
   if (args.chart) {
     const path = resolve(io.cwd, args.chart);
     await guardOutput(path, "write", () => renderReplayChart(result.total, path));
@@ -146,6 +159,12 @@ async function probeChart(path: string, pid: number): Promise<void> {
   const probe = `${path}.rhema-probe-${pid}`;
   await (await open(probe, "w")).close();
   await rm(probe, { force: true });
+}
+
+function checkTtl(given: string, cache: CacheRules): ReplayTtl {
+  if (!(REPLAY_TTLS as readonly string[]).includes(given)) throw new RhemaError("usage", `--ttl takes ${REPLAY_TTLS.join(", ")}; got ${JSON.stringify(given)}`);
+  if (cache === "openai" && given !== "5m") throw new RhemaError("usage", `--ttl ${given} is for Anthropic's cache marks; OpenAI's cache has no marks (--cache openai takes --ttl 5m)`);
+  return given as ReplayTtl;
 }
 
 function checkCache(given: string): CacheRules {
@@ -249,15 +268,30 @@ export function fixedNoNegativeZero(n: number, digits: number): string {
 
 const COST_COLUMN: [string, (r: SweepRow) => string] = ["cost $", (r) => (r.figures.costUsd === null ? "unpriced" : fixedNoNegativeZero(r.figures.costUsd, 2))];
 
-export function renderTable(result: SweepResult, cache: CacheRules, model?: string, pricingFile?: string): string {
+const TTL_COLUMNS: Array<[string, (r: SweepRow) => string]> = [
+  ["1h requests", (r) => String(r.figures.oneHourRequests)],
+  ["TTL right", (r) => `${r.figures.ttlChoicesRight}/${r.figures.ttlChoicesRight + r.figures.ttlChoicesWrong}`],
+];
+
+const ORACLE_NOTE = "oracle: the TTL that knows each next gap from the recorded times (1h exactly when it is over 5 minutes and at most an hour), an upper bound for auto, which never reads them";
+
+/** How a table is headed: the TTL its replay used (default 5m), whether the prefix was warm, whether to print the heading lines (default yes). */
+export interface TableSetting {
+  ttl?: ReplayTtl;
+  warmPrefix?: boolean;
+  heading?: boolean;
+}
+
+export function renderTable(result: SweepResult, cache: CacheRules, model?: string, pricingFile?: string, setting: TableSetting = {}): string {
+  const { ttl = "5m", warmPrefix = false, heading = true } = setting;
   const rows = [...result.rows, ...(result.rows.length > result.total.length ? result.total : [])];
-  const columns = model === undefined ? COLUMNS : [...COLUMNS, COST_COLUMN];
+  const columns = [...COLUMNS, ...(ttl === "5m" ? [] : TTL_COLUMNS), ...(model === undefined ? [] : [COST_COLUMN])];
   const cells = rows.map((r) => columns.map(([, cell]) => cell(r)));
   const widths = columns.map(([head], k) => Math.max(head.length, ...cells.map((c) => c[k]!.length)));
   const line = (values: string[]) => values.map((v, k) => (k < 2 ? v.padEnd(widths[k]!) : v.padStart(widths[k]!))).join("  ");
   return [
-    `cache rules: ${cache}; token counter: estimate, 4 characters a token; billed-equivalent = input + 1.25 × 5-minute writes + 2 × 1-hour writes + 0.1 × reads (worker included)`,
-    ...(model === undefined ? [] : [`priced as ${model} (${PRICE_TABLE.source} ${PRICE_TABLE.version}${pricingFile === undefined ? "" : `, overridden by ${pricingFile}`}), each request on its own`]),
+    ...(heading ? [`cache rules: ${cache}; TTL: ${ttl}${warmPrefix ? "; tools+system warm before the first request" : ""}; token counter: estimate, 4 characters a token; billed-equivalent = input + 1.25 × 5-minute writes + 2 × 1-hour writes + 0.1 × reads (worker included)`] : []),
+    ...(model === undefined || !heading ? [] : [`priced as ${model} (${PRICE_TABLE.source} ${PRICE_TABLE.version}${pricingFile === undefined ? "" : `, overridden by ${pricingFile}`}), each request on its own`]),
     line(columns.map(([head]) => head)),
     ...cells.map(line),
   ].join("\n");

@@ -121,6 +121,7 @@ export const transcriptStatsSchema = z.object({
   workerRequests: nonNegative, workerInputTokens: nonNegative, workerCacheReadTokens: added, workerCacheWriteTokens: added,
   workerOutputTokens: nonNegative, newTokens: added, budgetedTokens: added,
   costUsd: added, workerCostUsd: added, unpricedRequests: added,
+  oneHourRequests: added, ttlChoicesRight: added, ttlChoicesWrong: added,
   cacheHitRate: z.number().min(0).max(1), limitHitRate: z.number().min(0).max(1).default(0),
 });
 export const fingerprintSchema = z

@@ -53,6 +53,14 @@ export interface TranscriptStats {
   workerCostUsd: number;
   /** Requests (task and worker) with no known price: their cost is unknown, not $0. */
   unpricedRequests: number;
+  /** Main requests whose cache marks carried the 1-hour TTL. */
+  oneHourRequests: number;
+  /**
+   * Of the TTL choices a later request judged (the last request's is never judged): right when
+   * the choice was 1 hour exactly for a gap that outlived 5 minutes but not an hour.
+   */
+  ttlChoicesRight: number;
+  ttlChoicesWrong: number;
   /** cacheRead / (input + cacheRead + cacheWrite); 0 before any request. */
   cacheHitRate: number;
   /** The limit HR*(B) = 1 − newTokens / budgetedTokens; 0 before any request. */
@@ -71,7 +79,12 @@ export interface TranscriptWorkerConfig {
   name: string;
 }
 
+/** The TTL of the cache marks: always 5 minutes, always 1 hour, or chosen per request (transcript/cache-ttl-policy.ts). */
+export type CacheTtlSetting = "5m" | "1h" | "auto";
+
 export interface TranscriptConfig {
+  /** The cache marks' TTL; default 5 minutes. */
+  cacheTtl?: CacheTtlSetting;
   /** Target size of one section, in estimated tokens. */
   blockTokens?: number;
   /** The request view is kept under this many estimated tokens by flushing old sections. */
@@ -85,7 +98,8 @@ export function emptyTranscriptStats(blockTokens: number): TranscriptStats {
     inputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, cacheWrite1hTokens: 0, outputTokens: 0, reasoningTokens: 0,
     peakRequestTokens: 0, requestTokens: 0, workerRequests: 0, workerInputTokens: 0, workerCacheReadTokens: 0,
     workerCacheWriteTokens: 0, workerOutputTokens: 0, newTokens: 0, budgetedTokens: 0,
-    costUsd: 0, workerCostUsd: 0, unpricedRequests: 0, cacheHitRate: 0, limitHitRate: 0,
+    costUsd: 0, workerCostUsd: 0, unpricedRequests: 0, oneHourRequests: 0, ttlChoicesRight: 0, ttlChoicesWrong: 0,
+    cacheHitRate: 0, limitHitRate: 0,
   };
 }
 
@@ -125,7 +139,7 @@ const SUMMED = [
   "requests", "flushes", "freeFlushes", "summaryMerges", "sections", "inputTokens", "cacheReadTokens",
   "cacheWriteTokens", "cacheWrite1hTokens", "outputTokens", "reasoningTokens", "workerRequests", "workerInputTokens",
   "workerCacheReadTokens", "workerCacheWriteTokens", "workerOutputTokens", "newTokens", "budgetedTokens", "requestTokens",
-  "costUsd", "workerCostUsd", "unpricedRequests",
+  "costUsd", "workerCostUsd", "unpricedRequests", "oneHourRequests", "ttlChoicesRight", "ttlChoicesWrong",
 ] as const satisfies ReadonlyArray<keyof TranscriptStats>;
 
 /** Sums stats (for a suite or a whole run); `blockTokens` is kept when all agree, else 0. */

@@ -6,7 +6,7 @@ import { PromptCacheSimulator, type CacheRules } from "../cache/prompt-cache-sim
 import { sumTranscriptStats } from "../core/transcript-types.js";
 import type { Usage } from "../core/provider.js";
 import type { StrategyName } from "./compaction-plan.js";
-import { figuresOf, replaySession, type ReplayFigures, type ReplayOptions } from "./replay.js";
+import { figuresOf, replaySession, type ReplayFigures, type ReplayOptions, type ReplayTtl } from "./replay.js";
 import type { ReplaySession } from "./replay-session.js";
 
 export interface SweepInput {
@@ -25,6 +25,10 @@ export interface SweepOptions {
   /** Dollars for one request's usage of that model (the CLI's price table). */
   price?: (usage: Usage) => number | null;
   compaction?: ReplayOptions["compaction"];
+  /** The cache marks' TTL (default 5 minutes). */
+  cacheTtl?: ReplayTtl;
+  /** Tools+system cached before each session's first request. */
+  warmPrefix?: boolean;
   /** Called after each replay, for a progress line. */
   onProgress?: (done: number, total: number, label: string) => void;
 }
@@ -72,6 +76,8 @@ function replayOne(session: ReplaySession, strategy: StrategyName, budget: numbe
     ...(options.blockTokens !== undefined ? { blockTokens: options.blockTokens } : {}),
     ...(options.compaction ? { compaction: options.compaction } : {}),
     ...(options.price ? { price: options.price } : {}),
+    ...(options.cacheTtl ? { cacheTtl: options.cacheTtl } : {}),
+    ...(options.warmPrefix ? { warmPrefix: true } : {}),
   });
 }
 

@@ -17,7 +17,8 @@ import type { CompactionSettings, StrategyName } from "./compaction-plan.js";
 import { elide, summaryInstruction, workerRequest } from "./compaction-worker.js";
 import { fixedTokensOf, summarizeRequest } from "./compaction.js";
 import type { ReplaySession } from "./replay-session.js";
-import { TranscriptMirror } from "./transcript-mirror.js";
+import { TranscriptMirror, type MirrorOptions, type RequestView } from "./transcript-mirror.js";
+import { CACHE_TTL_SETTINGS, oracleCacheTtl, type CacheTtlSetting } from "./cache-ttl-policy.js";
 
 /** The cache the replay sends requests through (the prompt-cache simulator, at a given time). */
 export interface ReplayCache {
@@ -29,10 +30,24 @@ export interface ReplayOptions {
   budgetTokens: number;
   blockTokens?: number;
   compaction?: Partial<Omit<CompactionSettings, "budgetTokens" | "strategy">>;
-  cacheTtlMs?: number;
+  /**
+   * The cache marks' TTL (default 5 minutes): as the engine chooses it, or `oracle`, which knows
+   * the gap after each request from the recorded times (1 hour exactly when it is longer than 5
+   * minutes and at most an hour) — an upper bound for `auto`, which never reads them.
+   */
+  cacheTtl?: ReplayTtl;
+  /**
+   * The tools and system prompt are in the cache before the first request (other sessions of
+   * the same agent wrote them): the simulator is seeded with them, 5-minute marked, at the first
+   * request's time, and the seeding is not counted.
+   */
+  warmPrefix?: boolean;
   /** Dollars for one request's usage (main or worker); unset, or null for any request: not priced. */
   price?: (usage: Usage) => number | null;
 }
+
+export type ReplayTtl = CacheTtlSetting | "oracle";
+export const REPLAY_TTLS = [...CACHE_TTL_SETTINGS, "oracle"] as const satisfies readonly ReplayTtl[];
 
 export interface ReplayFigures {
   requests: number;
@@ -60,6 +75,11 @@ export interface ReplayFigures {
   minRawTailShare: number | null;
   /** Dollars, each request priced on its own (worker included); null when not priced. */
   costUsd: number | null;
+  /** Main requests marked with the 1-hour TTL. */
+  oneHourRequests: number;
+  /** TTL choices judged by the gap that followed (right: 1 hour exactly when it was over 5 minutes and at most an hour). */
+  ttlChoicesRight: number;
+  ttlChoicesWrong: number;
   stats: TranscriptStats;
 }
 
@@ -68,7 +88,7 @@ export function replaySession(session: ReplaySession, cache: ReplayCache, option
     budgetTokens: options.budgetTokens,
     ...(options.blockTokens !== undefined ? { blockTokens: options.blockTokens } : {}),
     compaction: { ...options.compaction, strategy: options.strategy },
-    ...(options.cacheTtlMs !== undefined ? { cacheTtlMs: options.cacheTtlMs } : {}),
+    ...ttlOptions(session, options.cacheTtl ?? "5m"),
   });
   const fixedTokens = fixedTokensOf(session.system, session.tools);
   const sent = new SentContent();
@@ -81,6 +101,8 @@ export function replaySession(session: ReplaySession, cache: ReplayCache, option
     dollars = usd === null ? null : dollars + usd;
   };
 
+  const first = session.requests[0];
+  if (options.warmPrefix && first) cache.observe({ system: session.system, tools: session.tools, messages: [], cacheBreakpoints: [] }, first.atMs);
   for (const { logLength, atMs } of session.requests) {
     const log = session.messages.slice(0, logLength);
     const plan = mirror.planFlush(log, fixedTokens, atMs);
@@ -98,7 +120,7 @@ export function replaySession(session: ReplaySession, cache: ReplayCache, option
       const share = tail / options.budgetTokens;
       minTail = minTail === null ? share : Math.min(minTail, share);
     }
-    const view = mirror.view(log, fixedTokens);
+    const view = mirror.view(log, fixedTokens, atMs);
     const req = toRequest(session, view);
     const usage = cache.observe(req, atMs);
     const reply = session.messages[logLength];
@@ -114,8 +136,22 @@ export function replaySession(session: ReplaySession, cache: ReplayCache, option
   return figuresOf(mirror.currentStats(), uncached - sent.firstSendTokens, minTail, dollars);
 }
 
-function toRequest(session: ReplaySession, view: { messages: Message[]; cacheBreakpoints: number[] }): ModelRequest {
-  return { system: session.system, tools: session.tools, messages: view.messages, cacheBreakpoints: view.cacheBreakpoints };
+/** The mirror's TTL options for `ttl`; the oracle reads the next request's recorded time. */
+function ttlOptions(session: ReplaySession, ttl: ReplayTtl): Pick<MirrorOptions, "cacheTtl" | "chooseCacheTtl"> {
+  if (ttl !== "oracle") return { cacheTtl: ttl };
+  return {
+    chooseCacheTtl: (atMs, index) => {
+      const next = session.requests[index + 1];
+      return oracleCacheTtl(next === undefined ? null : next.atMs - atMs);
+    },
+  };
+}
+
+function toRequest(session: ReplaySession, view: RequestView): ModelRequest {
+  return {
+    system: session.system, tools: session.tools, messages: view.messages, cacheBreakpoints: view.cacheBreakpoints,
+    ...(view.cacheOneHourThrough !== undefined ? { cacheOneHourThrough: view.cacheOneHourThrough } : {}),
+  };
 }
 
 /**
@@ -170,6 +206,9 @@ export function figuresOf(stats: TranscriptStats, rewriteWaste: number, minTail:
     rewriteWaste: Math.max(0, rewriteWaste),
     minRawTailShare: minTail,
     costUsd,
+    oneHourRequests: stats.oneHourRequests,
+    ttlChoicesRight: stats.ttlChoicesRight,
+    ttlChoicesWrong: stats.ttlChoicesWrong,
     stats,
   };
 }

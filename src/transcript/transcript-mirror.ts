@@ -20,6 +20,7 @@ import {
   cacheHitRate,
   emptyTranscriptStats,
   limitHitRate,
+  type CacheTtlSetting,
   type Section,
   type TranscriptConfig,
   type TranscriptStats,
@@ -35,6 +36,9 @@ import {
   type ViewShape,
 } from "./compaction-plan.js";
 import { DEFAULT_SUMMARY_SIZE, SECTION_SUMMARY_SIZE } from "./elider.js";
+import { CACHE_TTL_MS, type CacheTtl } from "../cache/cache-rules.js";
+import { autoCacheTtl, ttlChoiceRight } from "./cache-ttl-policy.js";
+import { assertNever } from "../core/errors.js";
 
 export const DEFAULT_BLOCK_TOKENS = 8_000;
 export const DEFAULT_BUDGET_TOKENS = 100_000;
@@ -49,13 +53,18 @@ export interface RequestView {
   compactedSteps: number;
   /** Message indexes after which a cache breakpoint may go: the summaries' end, the previous tail, the tail. */
   cacheBreakpoints: number[];
+  /** Set when the marks carry the 1-hour TTL (a view asked for with the time it is sent): all of them. */
+  cacheOneHourThrough?: number;
 }
 
 /** What the mirror needs beyond the task's transcript settings (the replay sweeps these). */
 export interface MirrorOptions extends TranscriptConfig {
   compaction?: Partial<Omit<CompactionSettings, "budgetTokens">>;
-  /** After this long without a request the provider's cache is gone, so a flush is free. Default 5 minutes. */
-  cacheTtlMs?: number;
+  /**
+   * Chooses each request's TTL in place of `cacheTtl` (the replay's oracle); `index` counts the
+   * requests this mirror recorded before.
+   */
+  chooseCacheTtl?: (atMs: number, index: number) => CacheTtl;
   /** Prices each request as it is counted; without one, costs are not counted (nor unpriced). */
   price?: RequestPricer;
 }
@@ -95,7 +104,8 @@ export class TranscriptMirror {
   readonly blockTokens: number;
   readonly budgetTokens: number;
   readonly settings: CompactionSettings;
-  private readonly cacheTtlMs: number;
+  private readonly cacheTtl: CacheTtlSetting;
+  private readonly chooseCacheTtl: MirrorOptions["chooseCacheTtl"];
   private readonly price: RequestPricer | null;
   private closed: Section[] = [];
   private pendingAdoption: Section[] | null = null;
@@ -103,6 +113,12 @@ export class TranscriptMirror {
   /** Per-message token estimates of closed sections' messages, by index. */
   private tokenCache: number[] = [];
   private lastRequestAtMs: number | null = null;
+  /** The gaps between the requests this mirror recorded, ms, oldest first. */
+  private readonly gapsMs: number[] = [];
+  /** The TTL the last view sent at a time chose, until its request is recorded. */
+  private viewTtl: CacheTtl | null = null;
+  /** The last recorded request's TTL: how long its entries live, and the choice its successor judges. */
+  private lastTtl: CacheTtl | null = null;
   private lastUncompactedTokens = 0;
   /** The coming cut the last view marked (null: none, or none since this mirror was made). */
   private markedCut: number | null = null;
@@ -115,7 +131,8 @@ export class TranscriptMirror {
       ...DEFAULT_COMPACTION, summarySize: strategy === "sections" ? SECTION_SUMMARY_SIZE : DEFAULT_SUMMARY_SIZE,
       ...config.compaction, budgetTokens: this.budgetTokens,
     };
-    this.cacheTtlMs = config.cacheTtlMs ?? 5 * 60_000;
+    this.cacheTtl = config.cacheTtl ?? "5m";
+    this.chooseCacheTtl = config.chooseCacheTtl;
     this.price = config.price ?? null;
     this.stats = emptyTranscriptStats(this.blockTokens);
   }
@@ -165,8 +182,25 @@ export class TranscriptMirror {
     s.newTokens += Math.max(0, request.uncompactedTokens - this.lastUncompactedTokens);
     s.budgetedTokens += Math.min(request.uncompactedTokens, this.budgetTokens);
     this.lastUncompactedTokens = request.uncompactedTokens;
+    this.countTtl(request.atMs);
     this.lastRequestAtMs = request.atMs;
     return price;
+  }
+
+  /** Judges the last request's TTL by the gap now ended, and counts this request's. */
+  private countTtl(atMs: number): void {
+    const ttl = this.viewTtl ?? "5m";
+    this.viewTtl = null;
+    if (this.lastRequestAtMs !== null) {
+      const gap = atMs - this.lastRequestAtMs;
+      this.gapsMs.push(gap);
+      if (this.lastTtl !== null) {
+        if (ttlChoiceRight(this.lastTtl, gap)) this.stats.ttlChoicesRight += 1;
+        else this.stats.ttlChoicesWrong += 1;
+      }
+    }
+    if (ttl === "1h") this.stats.oneHourRequests += 1;
+    this.lastTtl = ttl;
   }
 
   /** Counts one compaction worker request; returns its price (null without a pricer). */
@@ -261,8 +295,12 @@ export class TranscriptMirror {
     this.closeSections(messages);
   }
 
-  /** The request view: the summaries message, then the raw rest; and where breakpoints go. */
-  view(messages: readonly Message[], fixedTokens = 0): RequestView {
+  /**
+   * The request view: the summaries message, then the raw rest; and where breakpoints go. Given
+   * the time the request is sent, the view also chooses its marks' TTL (the next recorded
+   * request counts the choice).
+   */
+  view(messages: readonly Message[], fixedTokens = 0, sentAtMs?: number): RequestView {
     this.refresh(messages);
     const rawStart = this.rawStart();
     const flushed = this.closed.filter((s) => s.summary !== null);
@@ -287,7 +325,30 @@ export class TranscriptMirror {
     if (out.length > 0) breakpoints.add(out.length - 1);
     let compactedSteps = 0;
     for (let i = 0; i < rawStart; i++) if (messages[i]!.role === "assistant") compactedSteps++;
-    return { messages: out, compactedSteps, cacheBreakpoints: [...breakpoints].sort((a, b) => a - b) };
+    const cacheBreakpoints = [...breakpoints].sort((a, b) => a - b);
+    if (sentAtMs === undefined) return { messages: out, compactedSteps, cacheBreakpoints };
+    const ttl = this.chooseTtl(sentAtMs, () => {
+      const promptTokens = this.viewTokens(out, fixedTokens);
+      const cacheGone = this.lastRequestAtMs === null || sentAtMs - this.lastRequestAtMs > CACHE_TTL_MS[this.lastTtl ?? "5m"];
+      return { writtenTokens: cacheGone ? promptTokens : this.uncompactedTokens(messages, fixedTokens) - this.lastUncompactedTokens, promptTokens };
+    });
+    this.viewTtl = ttl;
+    return { messages: out, compactedSteps, cacheBreakpoints, ...(ttl === "1h" ? { cacheOneHourThrough: out.length - 1 } : {}) };
+  }
+
+  /** The TTL for a request sent at `atMs`: the setting's, `auto`'s guess from the gaps so far, or the caller's choice. */
+  private chooseTtl(atMs: number, size: () => { writtenTokens: number; promptTokens: number }): CacheTtl {
+    const gaps = this.lastRequestAtMs === null ? [] : [...this.gapsMs, atMs - this.lastRequestAtMs];
+    if (this.chooseCacheTtl) return this.chooseCacheTtl(atMs, this.lastRequestAtMs === null ? 0 : gaps.length);
+    switch (this.cacheTtl) {
+      case "5m":
+      case "1h":
+        return this.cacheTtl;
+      case "auto":
+        return autoCacheTtl({ gapsMs: gaps, ...size() });
+      default:
+        return assertNever(this.cacheTtl);
+    }
   }
 
   /** Estimated tokens of the whole log plus `fixedTokens`: the request had nothing been compacted. */
@@ -313,7 +374,7 @@ export class TranscriptMirror {
       fixedTokens, summaryTokens, rawStart, messageTokens: tokens,
       sectionEnds: this.closed.filter((s) => s.summary === null).map((s) => s.end),
       roundStarts,
-      idle: this.lastRequestAtMs !== null && nowMs - this.lastRequestAtMs > this.cacheTtlMs,
+      idle: this.lastRequestAtMs !== null && nowMs - this.lastRequestAtMs > CACHE_TTL_MS[this.lastTtl ?? "5m"],
     };
   }
 
@@ -340,3 +401,4 @@ export class TranscriptMirror {
     }
   }
 }
+

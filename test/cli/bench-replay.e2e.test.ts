@@ -111,3 +111,32 @@ test("the replay table in docs/compaction.md is what the chained corpus gives to
   const table = after.slice(0, after.findIndex((l) => !l.startsWith("|")));
   assert.deepEqual(table, expected, `the replay table in docs/compaction.md is stale; the rows today:\n${expected.join("\n")}`);
 });
+
+test("bench replay --ttl auto prints the oracle apart, with each side's 1-hour requests and TTL choices judged", async (t) => {
+  const dir = await tempDir(t);
+  const file = join(corpusDir, "inventory-parse.jsonl"); // one 7-minute pause
+  const table = await runCli(["bench", "replay", file, "--strategy", "none", "--budget", "200000", "--ttl", "auto"], { cwd: dir });
+  assert.equal(table.code, 0, table.stderr);
+  assert.match(table.stdout, /TTL: auto;/);
+  assert.match(table.stdout, /\noracle: the TTL that knows each next gap/);
+  assert.match(table.stdout, /1h requests\s+TTL right/);
+  const r = await runCli(["bench", "replay", file, "--strategy", "none", "--budget", "200000", "--ttl", "auto", "--json"], { cwd: dir });
+  assert.equal(r.code, 0, r.stderr);
+  type Row = { billedEquivalent: number; oneHourRequests: number; ttlChoicesRight: number; ttlChoicesWrong: number; requests: number };
+  const out = JSON.parse(r.stdout) as { ttl: string; total: Row[]; oracle: { total: Row[] } };
+  assert.equal(out.ttl, "auto");
+  const [auto, oracle] = [out.total[0]!, out.oracle.total[0]!];
+  assert.deepEqual([oracle.oneHourRequests, oracle.ttlChoicesRight, oracle.ttlChoicesWrong], [1, auto.requests - 1, 0]);
+  assert.ok(oracle.billedEquivalent < auto.billedEquivalent, "the oracle bridges the pause auto could not foresee");
+  assert.equal(auto.ttlChoicesRight + auto.ttlChoicesWrong, auto.requests - 1);
+});
+
+test("bench replay refuses an unknown --ttl, and a TTL other than 5m under OpenAI's rules, with exit 2", async (t) => {
+  const dir = await tempDir(t);
+  const bad = await runCli(["bench", "replay", two[0]!, "--ttl", "2h"], { cwd: dir });
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /--ttl takes 5m, 1h, auto, oracle; got "2h"/);
+  const openai = await runCli(["bench", "replay", two[0]!, "--cache", "openai", "--ttl", "1h"], { cwd: dir });
+  assert.equal(openai.code, 2);
+  assert.match(openai.stderr, /--ttl 1h is for Anthropic's cache marks/);
+});

@@ -21,7 +21,8 @@ test("the gap pts column never prints -0.00 (a hit rate a rounding error above i
   const figures = {
     requests: 3, hitRate, limit: 0.3, gapPoints: (0.3 - hitRate) * 100, flushes: 0, freeFlushes: 0, summaryMerges: 0,
     peakRequestTokens: 100, retainedContext: 1, workerRequests: 0, workerTokens: 0, billedEquivalent: 100, workerBilledEquivalent: 0,
-    costPerRetained: 100, rewriteWaste: 0, minRawTailShare: null, costUsd: -0, stats: {} as ReplayFigures["stats"],
+    costPerRetained: 100, rewriteWaste: 0, minRawTailShare: null, costUsd: -0, oneHourRequests: 0, ttlChoicesRight: 0, ttlChoicesWrong: 0,
+    stats: {} as ReplayFigures["stats"],
   } satisfies ReplayFigures;
   assert.ok(figures.gapPoints < 0 && figures.gapPoints.toFixed(2) === "-0.00", "the case this test is about");
   const row: SweepRow = { input: "a.jsonl", strategy: "sections", budget: 8000, figures };

@@ -100,3 +100,25 @@ test("a mirror whose every request is unpriced has no total cost (null), and wit
   assert.equal(none.recordRequest({ inputTokens: 5, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 5 }), null);
   assert.equal(none.currentStats().unpricedRequests, 0);
 });
+
+test("an idle flush is free only past the TTL the last request's marks carried", () => {
+  const messages = log(10);
+  const flushAfter = (cacheTtl: "5m" | "1h" | "auto", gapMs: number) => {
+    const mirror = new TranscriptMirror({ blockTokens: 300, budgetTokens: 2_600, cacheTtl });
+    const view = mirror.view(messages, 0, 0);
+    mirror.recordRequest({ inputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 0 }, { tokens: mirror.viewTokens(view.messages, 0), uncompactedTokens: mirror.uncompactedTokens(messages, 0), atMs: 0 });
+    return mirror.planFlush(messages, 0, gapMs);
+  };
+  assert.equal(flushAfter("5m", 4 * 60_000), null, "under the budget and the cache alive: no flush");
+  assert.equal(flushAfter("5m", 6 * 60_000)?.free, true);
+  assert.equal(flushAfter("1h", 6 * 60_000), null, "the hour's entries still live at 6 minutes");
+  assert.equal(flushAfter("1h", 61 * 60_000)?.free, true);
+  assert.equal(flushAfter("auto", 6 * 60_000)?.free, true, "auto's first request is marked 5 minutes");
+});
+
+test("a view sent at a time carries the hour on every mark under cacheTtl 1h, and none under 5m or without a time", () => {
+  const messages = log(4);
+  assert.equal(new TranscriptMirror({ cacheTtl: "1h" }).view(messages, 0, 0).cacheOneHourThrough, messages.length - 1);
+  assert.equal(new TranscriptMirror({ cacheTtl: "1h" }).view(messages, 0).cacheOneHourThrough, undefined);
+  assert.equal(new TranscriptMirror({ cacheTtl: "5m" }).view(messages, 0, 0).cacheOneHourThrough, undefined);
+});

@@ -22,6 +22,7 @@
  * in a `MatrixFileError` (exit 2, nothing run).
  */
 import { createHash } from "node:crypto";
+import type { CacheTtlSetting } from "../../core/transcript-types.js";
 import { dirname, resolve } from "node:path";
 import { z } from "zod";
 import { errorMessage, throwIfMachineLimit } from "../../core/errors.js";
@@ -105,7 +106,7 @@ export function matrixJsonSchema(): Record<string, unknown> {
 /** One axis value as a cell applies it: its axis, its id, and its settings (paths absolute). */
 export type AxisValue =
   | { axis: "model"; id: string; model: { provider: string; name: string; baseUrl?: string } | { provider: string; scripted: true; priceAs?: string } }
-  | { axis: "transcript"; id: string; transcript: { blockTokens?: number; budgetTokens?: number; worker?: { provider: string; name: string } } }
+  | { axis: "transcript"; id: string; transcript: { blockTokens?: number; budgetTokens?: number; cacheTtl?: CacheTtlSetting; worker?: { provider: string; name: string } } }
   | { axis: "limits"; id: string; limits: z.infer<typeof limitsSchema> }
   | { axis: "policy"; id: string; policyFile: string }
   | { axis: "sandbox"; id: string; sandbox: "auto" | "bwrap" | "off" }

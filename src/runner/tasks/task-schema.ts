@@ -8,6 +8,7 @@
  *   # yaml-language-server: $schema=../../schema/task.schema.json
  */
 import { z } from "zod";
+import type { CacheTtlSetting } from "../../core/transcript-types.js";
 import { NAMED_PROVIDERS, PROVIDER_NAMES, SCRIPTED_PROVIDERS, nameList } from "../../providers/provider-registry.js";
 import { DURATION_PATTERN, NO_LIMIT, parseDurationMs } from "./duration.js";
 
@@ -167,6 +168,8 @@ export const limitsSchema = z.strictObject({
 export const transcriptSchema = z.strictObject({
   blockTokens: positiveInt("blockTokens").optional().describe("Target size of one section, in estimated tokens (default: a tenth of the budget, at most 8000)."),
   budgetTokens: positiveInt("budgetTokens").optional().describe("Requests are kept under this many estimated tokens by compacting old sections (default 100000)."),
+  cacheTtl: z.enum(["5m", "1h", "auto"] satisfies CacheTtlSetting[], { error: "expected cacheTtl 5m, 1h or auto" }).optional()
+    .describe("The TTL of the prompt-cache marks (Anthropic): 5m (default), 1h (every mark; writes cost 2× input instead of 1.25×), or auto (1h when a pause longer than 5 minutes is expected from this task's earlier gaps)."),
   worker: z.strictObject({
     provider: z.enum(NAMED_PROVIDERS),
     name: nonEmptyText("the worker model's name"),

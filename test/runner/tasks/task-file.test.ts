@@ -221,6 +221,7 @@ const malformed: MalformedCase[] = [
   { name: "tag with a space", source: "prompt: x\ntags: [a b]\n", at: [2, 8], field: "tags.0", message: /one word/ },
   { name: "setup as a string", source: "prompt: x\nworkspace: { setup: npm ci }\n", at: [2, 21], field: "workspace.setup", message: /list of commands/ },
   { name: "zero blockTokens", source: "prompt: x\ntranscript: { blockTokens: 0 }\n", at: [2, 28], field: "transcript.blockTokens", message: /at least 1/ },
+  { name: "unknown cacheTtl", source: "prompt: x\ntranscript:\n  cacheTtl: 2h\n", at: [3, 13], field: "transcript.cacheTtl", message: /expected cacheTtl 5m, 1h or auto/ },
   { name: "policy of the wrong type", source: "prompt: x\npolicy: 3\n", at: [2, 9], field: "policy", message: /policy file path or an inline policy/ },
   { name: "missing workspace.from folder", source: "prompt: x\nworkspace:\n  from: ./nowhere\n", at: [3, 9], field: "workspace.from", message: /folder not found: .*nowhere/ },
   { name: "workspace.from is a file", files: { "plain.txt": "x" }, source: "prompt: x\nworkspace: { from: plain.txt }\n", at: [2, 20], field: "workspace.from", message: /not a folder/ },

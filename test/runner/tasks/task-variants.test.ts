@@ -39,3 +39,14 @@ test("a cell's limits and budget are not in its hash: raising them continues sto
     `matrix:\n  model:\n    - { id: m, provider: scripted, priceAs: claude-sonnet-4-6 }\n  limits:\n    - { id: l, maxSteps: ${steps} }\n  include:\n    - { budget: { maxCostUsd: ${usd} } }\n`;
   assert.deepEqual(hashes(limits(3, 1)), hashes(limits(9, 5)));
 });
+
+test("the transcript axis sets cacheTtl per cell over the task's own, and a bad one is located in the matrix file", () => {
+  const task = parseTaskSource("prompt: Say ok.\nmodel: { provider: scripted, script: [{ say: ok }] }\ntranscript: { budgetTokens: 9000, cacheTtl: 1h }\n", "/s/suite/t.yaml");
+  const { cells } = parseMatrixText("matrix:\n  transcript:\n    - { id: short, cacheTtl: 5m }\n    - { id: auto, cacheTtl: auto }\n", "/s/matrix.yaml");
+  const applied = cells.map((cell) => applyCell(task, cell));
+  assert.deepEqual(applied.map((a) => (typeof a === "string" ? a : a.transcript)), [
+    { budgetTokens: 9000, cacheTtl: "5m" },
+    { budgetTokens: 9000, cacheTtl: "auto" },
+  ]);
+  assert.throws(() => parseMatrixText("matrix:\n  transcript:\n    - { id: x, cacheTtl: 2h }\n", "/s/matrix.yaml"), /matrix\.yaml:3:\d+: .*cacheTtl.*expected cacheTtl 5m, 1h or auto/);
+});
