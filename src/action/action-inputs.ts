@@ -23,7 +23,7 @@ export const ACTION_INPUT_NAMES = [
   "max-steps", "timeout", "stream-idle", "max-cost", "pricing", "sandbox", "fail-on", "resume", "comment", "github-token",
   "max-tokens", "stopped-ok", "allow-env", "retry-errored", "report-skipped", "restart-changed",
   "repeats", "min-pass-rate", "gate", "stop-early", "pass-at", "junit-cases", "matrix", "quarantine",
-  "baseline", "save-baseline", "compare-fail-on",
+  "baseline", "save-baseline", "compare-fail-on", "comment-diffstat",
 ] as const;
 export type ActionInputName = (typeof ACTION_INPUT_NAMES)[number];
 
@@ -49,6 +49,8 @@ export interface ActionInputs {
   resume: boolean;
   /** Post or update the pull request's comment. */
   comment: boolean;
+  /** `comment-diffstat`: the comment also holds each trial's changes.patch as a collapsed diff stat. */
+  commentDiffstat: boolean;
   githubToken: string;
   /** The run directory this run is compared with after it (`report compare`), or null: no comparison. */
   baseline: BaselineSource | null;
@@ -110,6 +112,7 @@ export function readActionInputs(readInput: InputReader): ActionInputs {
     stoppedOk: bool("stopped-ok", text("stopped-ok") ?? "false"),
     resume: bool("resume", text("resume") ?? "true"),
     comment: bool("comment", text("comment") ?? "false"),
+    commentDiffstat: bool("comment-diffstat", text("comment-diffstat") ?? "false"),
     githubToken: read("github-token"),
     baseline: text("baseline") === undefined ? null : baselineSource(text("baseline")!),
     saveBaseline: bool("save-baseline", text("save-baseline") ?? "false"),

@@ -5,7 +5,7 @@
  * the annotations (an error per failed or errored task on its task file, a warning per task
  * with policy denials, a notice with the totals).
  */
-import { relative, sep } from "node:path";
+import { join, relative, sep } from "node:path";
 import type { ReportFiles } from "../runner/run-dir/run-dir.js";
 import { type TaskResult, type TaskTrialPlan, type UnfinishedTask } from "../runner/run-dir/task-result.js";
 import { taskKey } from "../runner/tasks/task-key.js";
@@ -36,7 +36,7 @@ export interface ActionRunOutcome {
 export type ActionOutputName =
   | "junit" | "stats" | "summary" | "run-dir" | "passed" | "failed" | "errored" | "stopped" | "interrupted"
   | "cache-hit-rate" | "input-tokens" | "cache-read-tokens" | "cache-write-tokens" | "output-tokens" | "reasoning-tokens" | "cost-usd"
-  | "trials" | "flaky" | "pass-rate";
+  | "trials" | "flaky" | "pass-rate" | "changes";
 
 /** The step's outputs, as the strings `core.setOutput` writes. */
 export function actionOutputs(outcome: ActionRunOutcome): Record<ActionOutputName, string> {
@@ -65,7 +65,13 @@ export function actionOutputs(outcome: ActionRunOutcome): Record<ActionOutputNam
     trials: String(trials.trials),
     flaky: String(trials.flaky),
     "pass-rate": trials.passRate === null ? "0" : trials.passRate.toFixed(4),
+    changes: changesOutput(outcome),
   };
+}
+
+/** Each trial's changes.patch, one path a line (under the run directory), by task and trial; "" when none was made. */
+function changesOutput(outcome: ActionRunOutcome): string {
+  return outcome.results.flatMap((r) => (r.changes?.path ? [join(outcome.runDir, r.changes.path)] : [])).join("\n");
 }
 
 /** The stats and cost of every result, and what each task without one spent before the run stopped. */

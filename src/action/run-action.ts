@@ -10,7 +10,7 @@
  */
 import { cp, readFile, rm } from "node:fs/promises";
 import { existsSync, statSync } from "node:fs";
-import { relative, resolve, sep } from "node:path";
+import { join, relative, resolve, sep } from "node:path";
 import * as core from "@actions/core";
 import { runRequest, type RunRequestOutcome } from "../runner/execute/run-request.js";
 import { SecretRedactor } from "../runner/run-dir/secret-redactor.js";
@@ -21,6 +21,7 @@ import { nameInputs } from "./input-names.js";
 import { describeStartFailure } from "./start-failure.js";
 import { TaskLogGroups } from "./task-log.js";
 import { commentBody, commentMarker, upsertPrComment } from "./pr-comment.js";
+import { diffstatComment } from "./changes-diffstat.js";
 import { runCacheKeys, type CacheScope, type RunDirCache } from "./run-cache.js";
 import { BASELINE_DIR, baselineNameOfKey, baselineSaveKey, keptInBaseline } from "./baseline.js";
 import { compareWithBaseline } from "./baseline-gate.js";
@@ -307,6 +308,16 @@ async function appendJobSummary(env: ActionContext["env"], outcome: RunRequestOu
   await core.summary.write();
 }
 
+/** Each trial's changes.patch as the comment's collapsed diff stat (changes-diffstat.ts). */
+async function changesDiffstat(outcome: RunRequestOutcome): Promise<string> {
+  const trials = await Promise.all(outcome.results.flatMap((r) => (r.changes?.path ? [{ result: r, path: join(outcome.runDir, r.changes.path), truncated: r.changes.truncated }] : []))
+    .map(async ({ result, path, truncated }) => ({
+      label: `${result.suite}/${result.id}${result.trial && result.trial.repeat > 1 ? `#${result.trial.repeat}` : ""}${result.trial?.variant ? `@${result.trial.variant}` : ""}`,
+      text: await readFile(path, "utf8").catch(() => null), truncated,
+    })));
+  return diffstatComment(trials);
+}
+
 /** The sticky comment: with a baseline, the comparison's regressions and improvements first, then the run's summary. */
 async function commentOnPullRequest(env: ActionContext["env"], inputs: ActionInputs, scope: CacheScope, outcome: RunRequestOutcome, compared: BaselineComparison | null): Promise<void> {
   const pullNumber = await pullRequestNumber(env.GITHUB_EVENT_PATH);
@@ -323,7 +334,8 @@ async function commentOnPullRequest(env: ActionContext["env"], inputs: ActionInp
   const runUrl = `${server}/${owner}/${repo}/actions/runs/${env.GITHUB_RUN_ID}/attempts/${env.GITHUB_RUN_ATTEMPT ?? "1"}`;
   const marker = commentMarker(scope);
   const summary = await readFile(outcome.reports.summary, "utf8");
-  const body = commentBody(marker, compared === null ? summary : `${compareComment(compared)}\n${summary}`, runUrl);
+  const diffstat = inputs.commentDiffstat ? await changesDiffstat(outcome) : "";
+  const body = commentBody(marker, `${compared === null ? "" : `${compareComment(compared)}\n`}${diffstat === "" ? "" : `${diffstat}\n`}${summary}`, runUrl);
   try {
     const result = await upsertPrComment({ apiUrl: env.GITHUB_API_URL || "https://api.github.com", token: inputs.githubToken, owner, repo, pullNumber }, marker, body);
     if (result.kind === "forbidden") core.warning(`rhema: comment: ${result.message}`);

@@ -28,7 +28,7 @@ import type { LockTiming } from "../run-dir/lock-owner.js";
 import type { LockGuard } from "../run-dir/run-lock.js";
 import { planManifestTasks, plannedTrials, shardChange, type ManifestTask, type RunManifest, type SelectionMode } from "../run-dir/run-manifest.js";
 import { ReportWriter, appendSummary, probeReportCopies, probeSummaryAppend } from "../reports/run-reports.js";
-import { repositoryRelativePaths } from "../reports/report-paths.js";
+import { repositoryRelativeDir, repositoryRelativePaths } from "../reports/report-paths.js";
 import type { TaskDefinition } from "../tasks/task-file.js";
 import { CURRENT_HASH_SCHEME, hashUnder } from "../tasks/content-hash.js";
 import { runTask, type TaskRunEnv, type TaskRunOutcome } from "./task-executor.js";
@@ -228,11 +228,12 @@ async function runQueue(opts: SuiteRunOptions, runDir: RunDir, manifest: RunMani
   const clock = runClock(opts, runDir, manifest);
   const skipped = opts.skipped?.filter((task) => !manifest.tasks.some((m) => taskKey(m) === taskKey(task)));
   const displayFiles = await repositoryRelativePaths([...manifest.tasks, ...(skipped ?? [])].map((t) => t.file), opts.cwd ?? null);
+  const runDirShown = await repositoryRelativeDir(runDir.path, opts.cwd ?? null);
   let interrupted = false;
   const view = () => reportedTrials(manifest, results, { interrupted: interruptedKeys, gateDecided, selected, earlierSpent });
   const meta = (unfinished: UnfinishedTask[]): ReportMeta => ({
     runId: manifest.runId, startedAt: manifest.startedAt, finishedAt: opts.env.now().toISOString(),
-    wallTimeMs: clock.wallTimeMs(), displayFiles, unfinished, shard: manifest.shard ?? null,
+    wallTimeMs: clock.wallTimeMs(), displayFiles, unfinished, shard: manifest.shard ?? null, ...(runDirShown !== null ? { runDirShown } : {}),
     ...(skipped ? { skipped } : {}),
     ...(removed.length > 0 ? { removed: removed.map(({ suite, id, file }) => ({ suite, id, file })) } : {}),
     trialPlans: plans,

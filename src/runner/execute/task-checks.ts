@@ -12,6 +12,8 @@
  * Each check finds the agent's final answer in the file named by `RHEMA_FINAL_ANSWER` (in the
  * task's folder, outside the workspace), passed in the check's environment. In the sandbox, that
  * file is the one thing of the run directory a check sees (bound read-only by the caller).
+ * Likewise `RHEMA_CHANGES` names the trial's changes.patch (written before the checks run; absent
+ * when no patch could be made), so a check can tell that the agent changed nothing.
  */
 import type { SandboxPlacement } from "../../process/sandbox.js";
 import type { CommandOutcome, CommandRunner } from "./command-runner.js";
@@ -26,6 +28,8 @@ import { checkFinished, checkStarted } from "../run-dir/task-state.js";
 export const DEFAULT_CHECK_TIMEOUT_MS = 5 * 60_000;
 /** The variable naming the file that holds the agent's final answer, in each check's environment. */
 export const FINAL_ANSWER_ENV = "RHEMA_FINAL_ANSWER";
+/** The variable naming the trial's changes.patch, in each check's environment. */
+export const CHANGES_ENV = "RHEMA_CHANGES";
 export const NOT_RUN_TIMEOUT = "not run: the task's timeout passed before it started";
 
 export interface CheckRunOptions {
@@ -39,6 +43,8 @@ export interface CheckRunOptions {
   now: () => Date;
   /** The file holding the agent's final answer (`RHEMA_FINAL_ANSWER`). */
   finalAnswerPath: string;
+  /** The trial's changes.patch (`RHEMA_CHANGES`); absent when none was made. */
+  changesPath?: string;
   onEvent?: (event: RunnerEvent) => void | Promise<void>;
   /** The task's sandbox for checks (network per policy, the final-answer file bound read-only); absent: unsandboxed. */
   sandbox?: SandboxPlacement;
@@ -83,7 +89,7 @@ export async function runChecks(task: TaskDefinition, workspace: string, opts: C
     await opts.book.update((s) => checkStarted(s, index, check.name, opts.now().toISOString()));
     await opts.onEvent?.({ type: "check_start", index, total, name: check.name, command: check.run, rerun });
     const ran = await opts.runCommand({
-      command: check.run, env: { ...task.env, [FINAL_ANSWER_ENV]: opts.finalAnswerPath },
+      command: check.run, env: { ...task.env, [FINAL_ANSWER_ENV]: opts.finalAnswerPath, ...(opts.changesPath ? { [CHANGES_ENV]: opts.changesPath } : {}) },
       cwd: workspace, timeoutMs: check.timeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS, signal,
       ...(opts.sandbox ? { sandbox: opts.sandbox } : {}),
     });

@@ -55,7 +55,8 @@ import { finalAnswerOf, trialResult } from "./task-outcome.js";
 import { type CheckOutcome, type TaskCost, type TaskResult, type TaskSandboxRecord, type TaskSpend } from "../run-dir/task-result.js";
 import { freshTaskState, type TaskState } from "../run-dir/task-state.js";
 import { runTaskTurn, stepCapOf, stepsTaken } from "./task-turn.js";
-import { prepareWorkspace } from "./task-workspace.js";
+import { changesOf, changesPlace, prepareWorkspace } from "./task-workspace.js";
+import { writeChangesPatch } from "./workspace-changes.js";
 import type { TaskPricing } from "../pricing/task-pricing.js";
 import { pricedAsOf, resultStats, taskCost } from "../pricing/cost-figures.js";
 import { PRICE_TABLE } from "../pricing/prices.js";
@@ -132,6 +133,7 @@ export async function runTask(trial: Trial, env: TaskRunEnv): Promise<TaskRunOut
   try {
     const turn = await turnPhase(run);
     if (turn.kind === "interrupted") return await run.interrupted();
+    await changesPhase(run);
     const checked = turn.failure === null ? await checkPhase(run, turn.agent!) : { kind: "finished" as const, checks: [], failure: turn.failure };
     if (checked.kind === "interrupted" || env.signal.aborted) return await run.interrupted(turn.agent);
     return await outcomePhase(run, turn.agent, checked);
@@ -218,7 +220,7 @@ async function turnPhase(run: TrialRun): Promise<{ kind: "interrupted" } | { kin
   let failure: RhemaError | null = null;
   try {
     await prepareWorkspace(trial.task, folder, book, {
-      runCommand: env.runCommand, signal, now: env.now, onEvent: (e) => run.events.emit(e),
+      runCommand: env.runCommand, signal, now: env.now, onEvent: (e) => run.events.emit(e), snapshotEnv: env.hostEnv,
       ...(sandbox.placement ? { sandbox: { ...sandbox.placement, network: true } } : {}),
     });
     const saved = await checkpoint.load();
@@ -232,9 +234,9 @@ async function turnPhase(run: TrialRun): Promise<{ kind: "interrupted" } | { kin
       ...(env.pricingFor ? { price: env.pricingFor(trial).pricer } : {}),
       ...(sandbox.placement ? { sandbox: sandbox.placement } : {}),
     });
-    // The conversation moved on since checks last ran (a retried turn): their records were of another workspace.
-    if (agent.session.messages.length !== (saved?.messages.length ?? 0) && book.current.checks.length > 0) {
-      await book.update((s) => ({ ...s, checks: [] }));
+    // The conversation moved on since checks last ran (a retried turn): their records, and the patch, were of another workspace.
+    if (agent.session.messages.length !== (saved?.messages.length ?? 0) && (book.current.checks.length > 0 || book.current.changes !== null)) {
+      await book.update((s) => ({ ...s, checks: [], changes: null }));
     }
   } catch (err) {
     throwIfLost(env.lock);
@@ -244,6 +246,23 @@ async function turnPhase(run: TrialRun): Promise<{ kind: "interrupted" } | { kin
     await checkpoint.close();
   }
   return env.signal.aborted ? { kind: "interrupted" } : { kind: "ended", agent, failure };
+}
+
+/**
+ * changes.patch of a turn that ended (with or without a failure), written once before the checks
+ * run: a resume during the checks keeps it (what the checks left in the workspace is not the agent's).
+ */
+async function changesPhase(run: TrialRun): Promise<void> {
+  const { folder, book, env } = run;
+  // Setup that failed left no snapshot and ran no agent: nothing to show.
+  if (book.current.changes !== null || !book.current.setupDone) return;
+  await env.lock?.confirm();
+  const base = book.current.changesBase ?? { unavailable: "no snapshot of the workspace was taken after its setup (set up by a rhema without changes.patch): rerun the task with --restart for one" };
+  const changes = await writeChangesPatch(changesPlace(folder, env.hostEnv), base, changesOf(run.trial.task), {
+    path: folder.path("changes"), relativePath: folder.relativePath("changes"),
+    write: (bytes) => folder.writeChangesPatch(bytes), redact: (text) => env.redactor.redact(text),
+  });
+  await book.update((s) => ({ ...s, changes }));
 }
 
 /** The checks of a turn that ended; a check whose sandbox did not start, or a bug, is the trial's failure. */
@@ -339,11 +358,13 @@ type CheckPhaseOutcome = { kind: "interrupted" } | { kind: "finished"; checks: C
 async function checkTurn(p: CheckPhase): Promise<CheckPhaseOutcome> {
   await p.env.lock?.confirm();
   const finalAnswerPath = await p.folder.writeFinalAnswer(p.env.redactor.redact(finalAnswerOf(p.messages)));
-  // Inside the sandbox the run directory is hidden: the final-answer file is bound back, read-only.
-  const sandbox = p.sandbox ? { ...p.sandbox, readOnlyBinds: [await realpath(finalAnswerPath)] } : null;
+  const changesPath = p.book.current.changes?.path ? p.folder.path("changes") : null;
+  // Inside the sandbox the run directory is hidden: the final-answer file and the patch are bound back, read-only.
+  const binds = [finalAnswerPath, ...(changesPath ? [changesPath] : [])];
+  const sandbox = p.sandbox ? { ...p.sandbox, readOnlyBinds: await Promise.all(binds.map((path) => realpath(path))) } : null;
   const ran = await runChecks(p.task, p.folder.workspace, {
     runCommand: p.env.runCommand, signal: p.env.signal, deadline: p.timeout.signal, redactor: p.env.redactor, book: p.book, now: p.env.now,
-    finalAnswerPath, onEvent: (e) => p.events.emit(e), ...(sandbox ? { sandbox } : {}),
+    finalAnswerPath, ...(changesPath ? { changesPath } : {}), onEvent: (e) => p.events.emit(e), ...(sandbox ? { sandbox } : {}),
   });
   if (ran.kind === "interrupted") return ran;
   return { kind: "finished", checks: ran.outcomes, failure: ran.deadline ? p.timeout.during(ran.deadline) : null };

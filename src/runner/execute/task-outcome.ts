@@ -58,6 +58,7 @@ export function trialResult(p: TrialOutcomeParts): TaskResult {
     transcriptPath: p.folder.relativePath("events"),
     policyDenials: { count: denials.length, examples: denials.slice(0, DENIAL_EXAMPLES) },
     resumed: p.state.resumed,
+    ...(p.state.changes ? { changes: p.state.changes } : {}),
     sandbox: p.sandbox,
   });
 }

@@ -11,6 +11,12 @@
  *                                event says so), then the rest
  *
  * Setup commands should therefore tolerate running again after a partial run (`npm ci` does).
+ *
+ * Once the last command is done, the workspace is snapshot (workspace-changes.ts) — the base of
+ * the trial's changes.patch — and only then is setup recorded done: a kill before that takes the
+ * snapshot on resume (the agent has not started), a kill after it keeps it. A state whose setup
+ * was done without a snapshot (an older rhema's) gets none: a snapshot taken then would hold the
+ * agent's work, so that trial has no patch rather than a wrong one.
  * In the sandbox, setup runs like the shell tool and checks but with the host's network (it
  * installs dependencies).
  */
@@ -21,6 +27,8 @@ import type { RunnerEvent } from "../run-dir/runner-events.js";
 import type { TaskDefinition } from "../tasks/task-file.js";
 import type { TaskFolder, TaskStateBook } from "../run-dir/task-folder.js";
 import { setupFinished, setupStarted } from "../run-dir/task-state.js";
+import { changesSettings, type ChangesSettings } from "../tasks/changes-settings.js";
+import { snapshotWorkspace, type ChangesPlace } from "./workspace-changes.js";
 
 /** Each setup command's own limit (the task's `limits.timeout` covers them all as well). */
 export const SETUP_TIMEOUT_MS = 10 * 60_000;
@@ -32,6 +40,8 @@ export interface SetupOptions {
   onEvent?: (event: RunnerEvent) => void | Promise<void>;
   /** The task's sandbox for setup commands (the caller gives it `network: true`); absent: unsandboxed. */
   sandbox?: SandboxPlacement;
+  /** The environment git runs with for the snapshot after setup (only its PATH); absent: no snapshot, so no changes.patch. */
+  snapshotEnv?: Readonly<Record<string, string | undefined>>;
 }
 
 export async function prepareWorkspace(task: TaskDefinition, folder: TaskFolder, book: TaskStateBook, opts: SetupOptions): Promise<void> {
@@ -64,6 +74,20 @@ export async function prepareWorkspace(task: TaskDefinition, folder: TaskFolder,
     }
     await book.update((s) => setupFinished(s, index, at()));
   }
+  if (opts.snapshotEnv && book.current.changesBase === null) {
+    const base = await snapshotWorkspace(changesPlace(folder, opts.snapshotEnv), changesOf(task));
+    await book.update((s) => ({ ...s, changesBase: base }));
+  }
   await book.update((s) => ({ ...s, setupDone: true }));
 }
 
+
+/** Where the trial's snapshot and patch live (task-folder.ts names the folders). */
+export function changesPlace(folder: TaskFolder, hostEnv: Readonly<Record<string, string | undefined>>): ChangesPlace {
+  return { workspace: folder.workspace, gitDir: folder.changesGitDir, objectsDir: folder.changesObjectsDir, hostEnv };
+}
+
+/** The task's changes settings, defaults applied. */
+export function changesOf(task: TaskDefinition): ChangesSettings {
+  return task.workspace.changes ?? changesSettings(undefined);
+}

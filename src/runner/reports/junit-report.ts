@@ -61,7 +61,7 @@ export function renderJUnitReport(results: readonly TaskResult[], meta: ReportMe
   const cases = meta.junitCases ?? "task";
   for (const suite of suites) {
     const inSuite = <T extends { suite: string }>(list: readonly T[]) => list.filter((entry) => entry.suite === suite);
-    addSuite(builder.testSuite(), suite, { results: inSuite(ordered), skipped: inSuite(skipped), unfinished: inSuite(unfinished), tasks: inSuite(tasks), cases }, fileOf);
+    addSuite(builder.testSuite(), suite, { results: inSuite(ordered), skipped: inSuite(skipped), unfinished: inSuite(unfinished), tasks: inSuite(tasks), cases, runDirShown: meta.runDirShown ?? null }, fileOf);
   }
   return builder.build() + "\n";
 }
@@ -78,6 +78,8 @@ interface SuiteEntries {
   /** The suite's tasks over their trials (task-trials.ts). */
   tasks: readonly TaskTrials[];
   cases: JunitCases;
+  /** The run directory as reports show it (relative to the repository root): where changes.patch attachments point from. */
+  runDirShown: string | null;
 }
 
 /** A testcase to add, placed by id, variant, then repeat. */
@@ -106,7 +108,7 @@ function addSuite(node: TestSuite, suite: string, entries: SuiteEntries, fileOf:
   // Test cases after properties: the builder writes properties first in any case.
   // One order for every kind of testcase: by id, as the suite's tasks are, then by trial.
   const cases: CaseEntry[] = [
-    ...tasks.flatMap((task) => taskCases(task, entries.cases, fileOf(task.file))),
+    ...tasks.flatMap((task) => taskCases(task, entries.cases, fileOf(task.file), entries.runDirShown)),
     ...skipped.map((task): CaseEntry => ({ id: task.id, variant: null, repeat: 0, add: (c: TestCase) => addSkippedCase(c, task, fileOf(task.file)) })),
   ].sort((a, b) => compareTasks({ suite, id: a.id, variant: a.variant ?? null }, { suite, id: b.id, variant: b.variant ?? null }) || a.repeat - b.repeat);
   for (const entry of cases) entry.add(node.testCase());
@@ -117,7 +119,7 @@ function addSuite(node: TestSuite, suite: string, entries: SuiteEntries, fileOf:
  * task's one testcase over its trials (junit-trials.ts), or with `--junit-cases trial` one per
  * trial, named `id#3`.
  */
-function taskCases(task: TaskTrials, cases: JunitCases, file: string): CaseEntry[] {
+function taskCases(task: TaskTrials, cases: JunitCases, file: string, runDirShown: string | null): CaseEntry[] {
   const place = { id: task.id, variant: task.variant };
   // A quarantined task that did not pass is a `skipped` testcase carrying its failure (junit-quarantine.ts).
   const quarantined = isQuarantinedFailure(task);
@@ -128,7 +130,7 @@ function taskCases(task: TaskTrials, cases: JunitCases, file: string): CaseEntry
   const name = (entry: Parameters<typeof trialKeyOf>[0]) => (task.planned > 1 ? `${caseName(task)}#${trialKeyOf(entry).repeat}` : caseName(task));
   const addResult = (c: TestCase, result: TaskResult) => (quarantined && result.status !== "passed"
     ? addQuarantinedResultCase(c, task, result, { file, name: name(result), figures: taskFigures(result) })
-    : addTestCase(c, result, file, name(result), marks));
+    : addTestCase(c, result, file, { name: name(result), marks, runDirShown }));
   return [
     ...task.results.map((result) => ({ ...place, repeat: trialKeyOf(result).repeat, add: (c: TestCase) => addResult(c, result) })),
     ...task.unfinished.map((entry) => ({ ...place, repeat: trialKeyOf(entry).repeat, add: (c: TestCase) => addUnfinishedCase(c, entry, file, name(entry)) })),
@@ -185,7 +187,8 @@ function suiteCostFigures(total: CostTotal | null): CostFigures {
   };
 }
 
-function addTestCase(node: TestCase, result: TaskResult, file: string, name = result.id, marks: readonly [string, string][] = []): void {
+function addTestCase(node: TestCase, result: TaskResult, file: string, opts: { name: string; marks: readonly [string, string][]; runDirShown: string | null }): void {
+  const { name, marks } = opts;
   node.className(result.suite).name(name).time(seconds(result.durationMs)).file(file);
   switch (result.status) {
     case "passed":
@@ -201,7 +204,7 @@ function addTestCase(node: TestCase, result: TaskResult, file: string, name = re
       break;
     }
   }
-  node.standardOutput(cdataSafe(`${systemOut(result)}\n\n${propertyLines([...taskFigures(result), ...marks])}`));
+  node.standardOutput(cdataSafe(`${systemOut(result, opts.runDirShown)}\n\n${propertyLines([...taskFigures(result), ...marks])}`));
 }
 
 /** A task's figures as testcase-level properties: name → value (its duration is the testcase's `time`). */

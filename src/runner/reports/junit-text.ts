@@ -5,6 +5,7 @@
  */
 import { checkVerdict, failureHeadline, type TaskFailureModel } from "./failure-model.js";
 import type { CheckOutcome, TaskResult, UnfinishedTask } from "../run-dir/task-result.js";
+import { changesLine } from "./changes-text.js";
 
 const TAIL_CHARS = 8_000;
 
@@ -34,9 +35,18 @@ export function checkDetails(failed: readonly CheckOutcome[]): string[] {
   ].join("\n"));
 }
 
-export function systemOut(result: TaskResult): string {
+/**
+ * A result's system-out: its final answer, transcript, changes and denials. With `runDirShown`
+ * (the run directory relative to the repository root) changes.patch is attached too,
+ * `[[ATTACHMENT|path]]` as the JUnit attachments plugin and GitHub's JUnit actions read it.
+ */
+export function systemOut(result: TaskResult, runDirShown: string | null = null): string {
   const lines = result.finalAnswer === "" ? [] : [result.finalAnswer, ""];
   lines.push(`transcript: ${result.transcriptPath}`);
+  if (result.changes !== undefined) {
+    lines.push(`changes: ${changesLine(result.changes)}`);
+    if (result.changes.path !== null && runDirShown !== null) lines.push(`[[ATTACHMENT|${runDirShown}/${result.changes.path}]]`);
+  }
   if (result.policyDenials.count > 0) {
     lines.push(`policy denials: ${result.policyDenials.count}`);
     for (const denial of result.policyDenials.examples) {

@@ -30,6 +30,8 @@ export interface ReportMeta {
   wallTimeMs?: number;
   /** A task file's path as reports show it (relative to the repository root), by absolute path; absent ones are shown as they are. */
   displayFiles?: Readonly<Record<string, string>>;
+  /** The run directory as reports show it (relative to the repository root, like `displayFiles`): JUnit attaches each changes.patch from it; absent: no attachments. */
+  runDirShown?: string;
   /** The run's shard, `i/n` (`--shard`); null or absent for an unsharded run and for a merge. */
   shard?: string | null;
   /** For merged reports (`report merge`): which shards they hold and which are missing; absent otherwise. */

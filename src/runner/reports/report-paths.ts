@@ -19,6 +19,12 @@ export async function repositoryRelativePaths(files: readonly string[], cwd: str
   return out;
 }
 
+/** A folder's display path, as `repositoryRelativePaths` shows a file; null outside both the repository and `cwd` (or at their root). */
+export async function repositoryRelativeDir(dir: string, cwd: string | null): Promise<string | null> {
+  const root = await repositoryRoot(dir, new Map());
+  return relativeInside(root ?? cwd, dir);
+}
+
 /** The nearest folder at or above `dir` that holds `.git`; null when none does. Lookups are cached per folder. */
 async function repositoryRoot(dir: string, cache: Map<string, string | null>): Promise<string | null> {
   const visited: string[] = [];

@@ -24,6 +24,7 @@ import { counted } from "../../core/counted.js";
 import { cellKeyOf, formatAtK, formatCostPerPass, formatGate, groupTaskTrials, hasRepeatedTasks, trialKeyOf, trialLabelOf, type TaskTrials } from "./task-trials.js";
 import { compareTrials } from "../trials/trial-key.js";
 import { quarantineSection } from "./summary-quarantine.js";
+import { diffStat } from "./changes-text.js";
 
 const STATUS_EMOJI: Record<TaskStatus | "skipped" | "interrupted" | "notStarted", string> = {
   passed: "✅",
@@ -49,7 +50,7 @@ export function renderSummaryReport(results: readonly TaskResult[], meta: Report
   const labelOf = labeller(tasks);
   const sections = [
     totalsSection(stats, repeated), shardNote(stats), taskTable(ordered, meta, labelOf), costNote(stats.total.cost),
-    repeated ? trialsSection(tasks, meta.passAt ?? []) : "", quarantineSection(tasks), failuresSection(ordered, labelOf), unfinishedNote(meta), removedNote(meta),
+    repeated ? trialsSection(tasks, meta.passAt ?? []) : "", quarantineSection(tasks), failuresSection(ordered, labelOf), changesSection(ordered, labelOf), unfinishedNote(meta), removedNote(meta),
   ];
   return sections.filter((section) => section !== "").join("\n\n") + "\n";
 }
@@ -237,6 +238,26 @@ function checkEntries(title: string, failed: readonly CheckOutcome[], denials: r
       return [`${title} — check ${code(check.name)} ${outcome}`, ...lead, "", fenced(excerptOf(check.outputTail))].join("\n");
     })
     .join("\n\n");
+}
+
+/** Trials listed in the changes section; the rest are counted. */
+const MAX_CHANGES_LINES = 50;
+
+/**
+ * Each trial's changes.patch: its diff stat and path (relative to the run directory), or why it
+ * has none — so "passed without changing anything" shows at a glance.
+ */
+function changesSection(results: readonly TaskResult[], labelOf: LabelOf): string {
+  const withChanges = results.filter((r) => r.changes !== undefined);
+  if (withChanges.length === 0) return "";
+  const line = (r: TaskResult) => {
+    const changes = r.changes!;
+    const what = changes.path === null ? `no patch: ${escapeMarkdown(changes.reason)}`
+      : `${changes.files === 0 ? "no changes" : diffStat(changes)}${changes.truncated ? ` (cut at the size cap: ${changes.leftOut} left out)` : ""} — ${code(changes.path)}`;
+    return `- ${STATUS_EMOJI[r.status]} ${code(labelOf(r))}: ${what}`;
+  };
+  const more = withChanges.length - MAX_CHANGES_LINES;
+  return ["#### Changes", "", ...withChanges.slice(0, MAX_CHANGES_LINES).map(line), ...(more > 0 ? [`- …and ${more} more: see each result.json`] : [])].join("\n");
 }
 
 /** A message's lines after its first (a setup error's output tail). */

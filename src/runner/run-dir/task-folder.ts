@@ -13,6 +13,9 @@
  *                           resumes, time spent (task-state.ts)
  *   events.jsonl            the transcript (event-log.ts)
  *   final-answer.txt        the agent's final answer, for checks (RHEMA_FINAL_ANSWER)
+ *   changes.git/            the workspace's snapshot after setup: a git index (its objects are in
+ *                           the run's shared `changes-objects/`; workspace-changes.ts)
+ *   changes.patch           the agent's changes against that snapshot, for checks (RHEMA_CHANGES)
  *   result.json             the outcome (task-result.ts)
  *
  * Temp files that an atomic write of one of these left behind when its run was killed
@@ -51,11 +54,15 @@ export const TASK_FILES = {
   state: "task-state.json",
   events: "events.jsonl",
   finalAnswer: "final-answer.txt",
+  changes: "changes.patch",
   result: "result.json",
 } as const;
 export type TaskFileRole = keyof typeof TASK_FILES;
 
 const WORKSPACE_DIR = "workspace";
+const CHANGES_GIT_DIR = "changes.git";
+/** The run's object store that every trial's snapshot shares (workspace-changes.ts). */
+export const CHANGES_OBJECTS_DIR = "changes-objects";
 
 export interface TaskRef {
   suite: string;
@@ -86,6 +93,16 @@ export class TaskFolder {
   /** The agent's workspace. */
   get workspace(): string {
     return join(this.dir, WORKSPACE_DIR);
+  }
+
+  /** The git folder of the workspace's snapshot after setup. */
+  get changesGitDir(): string {
+    return join(this.dir, CHANGES_GIT_DIR);
+  }
+
+  /** The run's shared object store of snapshots. */
+  get changesObjectsDir(): string {
+    return join(this.runDir, CHANGES_OBJECTS_DIR);
   }
 
   path(role: TaskFileRole): string {
@@ -157,6 +174,12 @@ export class TaskFolder {
     const path = this.path("finalAnswer");
     await guardOutput(path, "write", () => writePrivateFileAtomic(path, text));
     return path;
+  }
+
+  /** Writes changes.patch (atomic, 0600) where checks read it. */
+  async writeChangesPatch(bytes: Buffer): Promise<void> {
+    const path = this.path("changes");
+    await guardOutput(path, "write", () => writePrivateFileAtomic(path, bytes));
   }
 
   /**

@@ -95,6 +95,26 @@ export const taskCostSchema = z.strictObject({
   prices: priceSourceSchema,
 });
 
+/**
+ * The trial's changes.patch (workspace-changes.ts): its path relative to the run directory and the
+ * whole change's figures (a cut patch's too: `truncated`, and `leftOut` files not in it); or
+ * `path: null` and why there is none (git missing, no snapshot after setup).
+ */
+export const resultChangesSchema = z.union([
+  z.strictObject({
+    path: z.string().describe("changes.patch, relative to the run directory."),
+    files: count.describe("Files changed (excluded paths not counted)."),
+    insertions: count,
+    deletions: count,
+    binary: count.describe("Binary files: named in the patch, not inlined."),
+    bytes: count.describe("The patch's size."),
+    truncated: z.boolean().describe("Cut at workspace.changes.maxBytes at a file boundary; a marker line names what was left out."),
+    leftOut: count.describe("Files of the change not in the cut patch."),
+  }),
+  z.strictObject({ path: z.null(), reason: z.string() }),
+]);
+export type ResultChanges = z.infer<typeof resultChangesSchema>;
+
 export const taskResultSchema = z.strictObject({
   version: z.literal(TASK_RESULT_VERSION),
   suite: z.string().min(1),
@@ -132,6 +152,8 @@ export const taskResultSchema = z.strictObject({
   }),
   /** How many times the task was resumed from a checkpoint. */
   resumed: count,
+  /** The agent's changes (changes.patch) and their figures; absent when the turn never ended (or in results of older rhemas). */
+  changes: resultChangesSchema.optional(),
   /** The sandbox its commands ran in (absent in results of older rhemas). */
   sandbox: taskSandboxSchema.optional(),
   /**

@@ -11,7 +11,7 @@
  * command or check records.
  */
 import { z } from "zod";
-import { checkOutcomeSchema, taskSpendSchema, type CheckOutcome } from "./task-result.js";
+import { checkOutcomeSchema, resultChangesSchema, taskSpendSchema, type CheckOutcome } from "./task-result.js";
 import type { StateFileKind } from "./state-file.js";
 
 const isoTime = z.string();
@@ -46,6 +46,14 @@ const taskStateSchema = z.strictObject({
   activeMs: z.number().int().nonnegative().default(0),
   /** `workspace.from` is copied into the workspace: from here on it is never made again. */
   workspaceCopied: z.boolean().default(false),
+  /**
+   * The workspace's snapshot right after setup, which changes.patch diffs against: its tree in the
+   * run's `changes-objects/`, or why none could be taken. Taken once, before `setupDone`; null: not
+   * taken (setup not done, or done by a rhema that took none: then no patch is made).
+   */
+  changesBase: z.union([z.strictObject({ tree: z.string() }), z.strictObject({ unavailable: z.string() })]).nullable().default(null),
+  /** changes.patch as written after the turn ended (before the checks); null: not yet, or the turn is to run again. */
+  changes: resultChangesSchema.nullable().default(null),
   /** Setup commands by position, as far as they got; a finished one is never run again. */
   setup: z.array(setupRecordSchema).default([]),
   /** Checks by position, as far as they got; a finished one keeps its outcome. */
@@ -70,7 +78,7 @@ export const TASK_STATE_KIND: StateFileKind<TaskState> = {
 
 /** The state of a task that has not started anything yet. */
 export function freshTaskState(contentHash: string, startedAt: string): TaskState {
-  return { version: 1, contentHash, setupDone: false, resumed: 0, startedAt, activeMs: 0, workspaceCopied: false, setup: [], checks: [], interruptedSpent: null };
+  return { version: 1, contentHash, setupDone: false, resumed: 0, startedAt, activeMs: 0, workspaceCopied: false, changesBase: null, changes: null, setup: [], checks: [], interruptedSpent: null };
 }
 
 /** `records` with `record` at `index` (a record at the end, or one replacing its earlier attempt). */
@@ -111,5 +119,5 @@ export function checkFinished(state: TaskState, index: number, outcome: CheckOut
  * Its start, resumes and time spent stay.
  */
 export function setupRetried(state: TaskState): TaskState {
-  return { ...state, setupDone: false, workspaceCopied: false, setup: [], checks: [] };
+  return { ...state, setupDone: false, workspaceCopied: false, changesBase: null, changes: null, setup: [], checks: [] };
 }

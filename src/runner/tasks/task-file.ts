@@ -26,6 +26,7 @@ import { readRegularFile } from "../../store/input-file.js";
 import { scanFixture, type FixtureProblem } from "./fixture-copy.js";
 import { splitSchemaIssues, type UnknownKey } from "../../yaml-source/schema-keys.js";
 import { contentHash, fileBytesHash } from "./content-hash.js";
+import { changesSettings, type ChangesSettings } from "./changes-settings.js";
 import { TASK_NAME_PATTERN, taskFileSchema, type MatrixAxis, type TaskFileContent } from "./task-schema.js";
 
 export type { SourcePosition };
@@ -117,7 +118,8 @@ export interface TaskDefinition {
   idPosition: SourcePosition;
   prompt: string;
   images: string[];
-  workspace: { from: string | null; setup: string[] };
+  /** `changes`: what changes.patch covers, defaults applied; absent when the file says nothing (then `changesSettings(undefined)`). */
+  workspace: { from: string | null; setup: string[]; changes?: ChangesSettings };
   /** null: the CLI's --policy decides. */
   policy: TaskPolicy | null;
   /** null: the CLI's --provider/--model decide. */
@@ -301,6 +303,7 @@ function resolveTask(
     workspace: {
       from: content.workspace?.from === undefined ? null : resolve(folder, content.workspace.from),
       setup: content.workspace?.setup ?? [],
+      ...(content.workspace?.changes !== undefined ? { changes: changesSettings(content.workspace.changes) } : {}),
     },
     policy: resolvePolicy(content.policy, base.file, locate),
     model: resolveModel(content.model, content.seed, base),

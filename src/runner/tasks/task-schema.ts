@@ -141,11 +141,30 @@ const modelSchema = z.discriminatedUnion("provider", [scriptedModelSchema, remot
   error: `expected provider: ${nameList(PROVIDER_NAMES)}`,
 }).describe("The model; absent, the CLI's --provider/--model decide.");
 
+const changesPatternSchema = z.string({ error: "expected a path pattern as a string" }).trim()
+  .min(1, { error: "a path pattern is empty" })
+  .refine((p) => !p.startsWith("/") && !p.split("/").includes(".."), { error: "a path pattern is relative to the workspace and does not climb out (no leading / or ..)" })
+  .refine((p) => !p.startsWith(":") && !p.startsWith("!"), { error: "a path pattern may not start with : or ! (use include: to keep what exclude leaves out)" });
+
+const patternList = (what: string) => z.array(changesPatternSchema, { error: `expected ${what} as a list of path patterns` });
+
+/** `workspace.changes`: what the trial's changes.patch leaves out, keeps and how large it grows (changes-settings.ts). */
+export const changesSchema = z.strictObject({
+  exclude: patternList("changes.exclude").optional()
+    .describe("Paths left out of changes.patch, on top of the defaults (lockfiles, node_modules/, build output): `name` a file or folder of that name at any depth, `name/` a folder at any depth, `a/b` a path from the workspace's root; `*` and `**` glob."),
+  include: patternList("changes.include").optional()
+    .describe("Paths kept in changes.patch although an exclude (or a default) matches them, e.g. [package-lock.json]. Same patterns as exclude."),
+  maxBytes: positiveInt("changes.maxBytes").optional()
+    .describe("The largest changes.patch in bytes (default 1048576): past it the patch ends at a file boundary with a marker line naming the files left out."),
+});
+
 const workspaceSchema = z.strictObject({
   from: nonEmptyText("workspace.from").optional()
     .describe("Folder copied fresh into the task's workspace, relative to the task file."),
   setup: z.array(nonEmptyText("a setup command"), { error: "expected setup as a list of commands" })
     .optional().describe("Shell commands run in the fresh workspace before the agent starts."),
+  changes: changesSchema.optional()
+    .describe("The trial's changes.patch: the workspace against its state after setup ($RHEMA_CHANGES in checks)."),
 });
 
 const inlinePolicySchema = z.record(z.string(), z.unknown())

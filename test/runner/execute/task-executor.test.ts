@@ -83,7 +83,9 @@ test("runs a task to a passing result, written to result.json", async (t) => {
     checks: [{ name: "tagged", command: "grep -qx one tags.txt && echo found", exitCode: 0, passed: true, durationMs: 0, outputTail: "found\n", timedOut: false }],
     finalAnswer: "done, one tag written", transcriptPath: "tasks/suite/task/default/1/events.jsonl",
     policyDenials: { count: 0, examples: [] }, resumed: 0, sandbox: { mode: "off", network: "allow" }, trial: { repeat: 1, variant: null },
+    changes: { path: "tasks/suite/task/default/1/changes.patch", files: 1, insertions: 1, deletions: 0, binary: 0, bytes: 125, truncated: false, leftOut: 0 },
   });
+  assert.match(await readFile(folder.path("changes"), "utf8"), /^diff --git a\/tags\.txt b\/tags\.txt\nnew file mode 100644\n[^]*\n\+one\n$/);
   assert.ok(outcome.result.stats && outcome.result.stats.requests === 2, "the transcript stats count the requests");
   assert.deepEqual(await folder.readResult(), outcome.result);
   assert.equal(await readFile(join(folder.workspace, "tags.txt"), "utf8"), "one\n");

@@ -9,6 +9,7 @@ import { contentHash } from "../../../src/runner/tasks/content-hash.js";
 import { taskFileSchema } from "../../../src/runner/tasks/task-schema.js";
 import { chooseScript } from "../../../src/providers/script-choice.js";
 import { repoRoot } from "../../support/paths.js";
+import { DEFAULT_CHANGES_EXCLUDE, changesSettings, patternPathspecs } from "../../../src/runner/tasks/changes-settings.js";
 import { tempDir } from "../../support/temp-dir.js";
 
 const fixtures = join(repoRoot, "test/runner/fixtures");
@@ -220,6 +221,11 @@ const malformed: MalformedCase[] = [
   { name: "bad check timeout", source: "prompt: x\nchecks:\n  - { name: t, run: a, timeout: soon }\n", at: [3, 33], field: "checks.0.timeout", message: /duration/ },
   { name: "tag with a space", source: "prompt: x\ntags: [a b]\n", at: [2, 8], field: "tags.0", message: /one word/ },
   { name: "setup as a string", source: "prompt: x\nworkspace: { setup: npm ci }\n", at: [2, 21], field: "workspace.setup", message: /list of commands/ },
+  { name: "changes.exclude as a string", source: "prompt: x\nworkspace:\n  changes: { exclude: dist }\n", at: [3, 23], field: "workspace.changes.exclude", message: /list of path patterns/ },
+  { name: "a changes pattern that climbs out", source: "prompt: x\nworkspace:\n  changes:\n    include: [../secrets]\n", at: [4, 15], field: "workspace.changes.include.0", message: /does not climb out/ },
+  { name: "a negated changes pattern", source: "prompt: x\nworkspace:\n  changes:\n    exclude: [\"!keep\"]\n", at: [4, 15], field: "workspace.changes.exclude.0", message: /use include:/ },
+  { name: "zero changes.maxBytes", source: "prompt: x\nworkspace:\n  changes: { maxBytes: 0 }\n", at: [3, 24], field: "workspace.changes.maxBytes", message: /at least 1/ },
+  { name: "a misspelt changes key", source: "prompt: x\nworkspace:\n  changes: { includes: [a] }\n", at: [3, 14], field: "workspace.changes.includes", message: /did you mean `include`/ },
   { name: "zero blockTokens", source: "prompt: x\ntranscript: { blockTokens: 0 }\n", at: [2, 28], field: "transcript.blockTokens", message: /at least 1/ },
   { name: "unknown cacheTtl", source: "prompt: x\ntranscript:\n  cacheTtl: 2h\n", at: [3, 13], field: "transcript.cacheTtl", message: /expected cacheTtl 5m, 1h or auto/ },
   { name: "policy of the wrong type", source: "prompt: x\npolicy: 3\n", at: [2, 9], field: "policy", message: /policy file path or an inline policy/ },
@@ -304,6 +310,16 @@ describe("task files: image bytes and size caps", () => {
     const raised = await loadTaskFile(join(dir, "task.yaml"), { maxPromptBytes: 1024 * 1024, maxImageBytes: 1024 });
     assert.equal(raised.images.length, 1);
   });
+});
+
+test("workspace.changes: the defaults with the task's excludes added, its includes and cap; absent when the file says nothing", () => {
+  const task = parseTaskSource("prompt: x\nworkspace:\n  changes: { exclude: [\"*.log\", dist/], include: [package-lock.json], maxBytes: 2048 }\n", "/s/t.yaml");
+  assert.deepEqual(task.workspace.changes, { exclude: [...DEFAULT_CHANGES_EXCLUDE, "*.log"], include: ["package-lock.json"], maxBytes: 2048 });
+  assert.equal(parseTaskSource("prompt: x\n", "/s/t.yaml").workspace.changes, undefined);
+  assert.deepEqual(changesSettings(undefined), { exclude: [...DEFAULT_CHANGES_EXCLUDE], include: [], maxBytes: 1024 * 1024 });
+  assert.deepEqual(patternPathspecs("node_modules/"), ["**/node_modules/**"]);
+  assert.deepEqual(patternPathspecs("go.sum"), ["**/go.sum", "**/go.sum/**"]);
+  assert.deepEqual(patternPathspecs("src/gen"), ["src/gen", "src/gen/**"]);
 });
 
 test("a task file's sandbox: is kept as written, and absent when it says nothing", () => {

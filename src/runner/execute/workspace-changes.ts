@@ -1,0 +1,171 @@
+/**
+ * The agent's changes as a patch (issue 24, on today's copied workspaces): the workspace is
+ * snapshot once right after setup, and after the turn `changes.patch` is the git diff of the
+ * workspace against that snapshot — created, deleted, renamed files, mode changes, links as
+ * links, binary files named ("Binary files … differ"), never inlined.
+ *
+ * Git plumbing does the work with everything of its own outside the workspace:
+ *
+ *   GIT_DIR               the trial's `changes.git/` (an index and nothing else of note)
+ *   GIT_WORK_TREE         the workspace; its own `.git` (a fixture that is a repository) is
+ *                         never read or written — git passes over every `.git` inside a work tree
+ *   GIT_OBJECT_DIRECTORY  the run's `changes-objects/`, shared by every trial: a fixture's files
+ *                         are written there once per run, and each further trial only hashes them
+ *
+ * The workspace is the agent's, so nothing of it may steer git: no system or user config is read,
+ * `info/attributes` (which outranks the workspace's `.gitattributes`) turns off filters and line-end
+ * conversions, `.gitignore` files are overridden (`add -f`: an ignored file the agent wrote is
+ * still a change), and hooks do not exist. A nested repository below the root shows as its
+ * commit (a gitlink), or not at all without one; FIFOs and sockets are passed over.
+ *
+ * What is left out (`workspace.changes`, changes-settings.ts) is never hashed at all.
+ */
+import { spawn } from "node:child_process";
+import { mkdir, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { errnoCode } from "../../core/errors.js";
+import type { ChangesSettings } from "../tasks/changes-settings.js";
+import { excludePathspecs, includePathspecs } from "../tasks/changes-settings.js";
+import { PatchCap, parseNumstat, patchStats, truncationMarker } from "./changes-patch.js";
+import type { ResultChanges } from "../run-dir/task-result.js";
+import { asOutputError } from "../run-dir/output-guard.js";
+
+/** Where a trial's snapshot and patch live. */
+export interface ChangesPlace {
+  workspace: string;
+  /** The trial's git folder (`changes.git/`). */
+  gitDir: string;
+  /** The run's shared object store (`changes-objects/`). */
+  objectsDir: string;
+  /** The environment git runs with: only its PATH is read. */
+  hostEnv: Readonly<Record<string, string | undefined>>;
+}
+
+/** The snapshot after setup: a tree in the object store, or why none could be taken. */
+export type ChangesBase = { tree: string } | { unavailable: string };
+
+/** Git could not do it (not installed, or it failed): the patch is unavailable, the trial goes on. */
+export class ChangesUnavailable extends Error {}
+
+const STDERR_CHARS = 2_000;
+/**
+ * Settings given on every call, so no config file of the machine's or the workspace's counts.
+ * `core.looseCompression=1`: a fixture's objects are written once, fast, and read rarely.
+ */
+const GIT_SETTINGS = [
+  "core.quotePath=false", "core.autocrlf=false", "core.safecrlf=false", "core.fileMode=true", "core.symlinks=true",
+  "core.looseCompression=1", "gc.auto=0", "diff.renames=true", "diff.noprefix=false", "diff.mnemonicPrefix=false",
+  "core.attributesFile=/dev/null", "core.excludesFile=/dev/null", "core.hooksPath=/dev/null", "core.fsmonitor=false",
+].flatMap((setting) => ["-c", setting]);
+
+/** Outranks the workspace's `.gitattributes`: no filter, conversion or diff driver of the agent's runs. */
+const NEUTRAL_ATTRIBUTES = "* -text -ident -filter -working-tree-encoding !eol !diff\n";
+
+/**
+ * Records the workspace as it is now: the base every later `writeChangesPatch` diffs against.
+ * Safe to repeat (it is taken again only while setup is not recorded done).
+ */
+export async function snapshotWorkspace(place: ChangesPlace, settings: ChangesSettings): Promise<ChangesBase> {
+  try {
+    await prepareGitDir(place);
+    return { tree: await stageWorkspace(place, settings) };
+  } catch (err) {
+    if (err instanceof ChangesUnavailable) return { unavailable: err.message };
+    throw asOutputError(err, place.gitDir, "write");
+  }
+}
+
+export interface PatchTarget {
+  /** Where changes.patch goes, and the writer that puts it there (atomic, 0600). */
+  path: string;
+  write(bytes: Buffer): Promise<void>;
+  redact(text: string): string;
+  /** How results name it: relative to the run directory. */
+  relativePath: string;
+}
+
+/** Diffs the workspace against `base` and writes changes.patch; what result.json records of it. */
+export async function writeChangesPatch(place: ChangesPlace, base: ChangesBase, settings: ChangesSettings, target: PatchTarget): Promise<ResultChanges> {
+  if ("unavailable" in base) return { path: null, reason: base.unavailable };
+  try {
+    const tree = await stageWorkspace(place, settings);
+    const range = [base.tree, tree];
+    const files = parseNumstat(await runGit(place, ["diff-tree", "-r", "-z", "--numstat", "-M", ...range]));
+    const cap = new PatchCap(settings.maxBytes, target.redact);
+    await runGit(place, ["diff-tree", "-r", "-p", "-M", "--no-color", "--no-ext-diff", "--no-textconv", ...range], (chunk) => cap.push(chunk));
+    const capped = cap.end();
+    const leftOut = files.slice(capped.keptFiles);
+    const bytes = capped.truncated ? Buffer.concat([capped.bytes, Buffer.from(truncationMarker(settings.maxBytes, leftOut))]) : capped.bytes;
+    await target.write(bytes);
+    return {
+      path: target.relativePath, ...patchStats(files), bytes: bytes.length,
+      truncated: capped.truncated, leftOut: capped.truncated ? leftOut.length : 0,
+    };
+  } catch (err) {
+    if (err instanceof ChangesUnavailable) return { path: null, reason: err.message };
+    throw err;
+  }
+}
+
+async function prepareGitDir(place: ChangesPlace): Promise<void> {
+  await mkdir(place.objectsDir, { recursive: true, mode: 0o700 });
+  await rm(place.gitDir, { recursive: true, force: true });
+  await mkdir(place.gitDir, { recursive: true, mode: 0o700 });
+  await runGit(place, ["init", "--quiet", "--bare", "--template="], undefined, { init: true });
+  await mkdir(join(place.gitDir, "info"), { recursive: true, mode: 0o700 });
+  await writeFile(join(place.gitDir, "info", "attributes"), NEUTRAL_ATTRIBUTES, { mode: 0o600 });
+}
+
+/**
+ * The workspace into the trial's index, then its tree: what the excludes leave out is not read;
+ * the includes are staged after (added, updated, or removed when gone). The index keeps each
+ * file's stat data, so the diff after the turn hashes only what changed since the snapshot.
+ */
+async function stageWorkspace(place: ChangesPlace, settings: ChangesSettings): Promise<string> {
+  // A kill during `git add` leaves its lock; the run directory's lock says no other git is at work here.
+  await rm(join(place.gitDir, "index.lock"), { force: true });
+  await runGit(place, ["add", "--all", "--force", "--", ...excludePathspecs(settings)]);
+  const includes = includePathspecs(settings);
+  if (includes.length > 0) {
+    const listed = (await runGit(place, ["ls-files", "-z", "--cached", "--others", "--", ...includes])).toString("utf8").split("\0");
+    // A nested repository is listed as `dir/`: it is no file to stage.
+    const paths = [...new Set(listed.filter((p) => p !== "" && !p.endsWith("/")))];
+    if (paths.length > 0) await runGit(place, ["update-index", "--add", "--remove", "-z", "--stdin"], undefined, { input: paths.join("\0") + "\0" });
+  }
+  return (await runGit(place, ["write-tree"])).toString("utf8").trim();
+}
+
+/** Runs git in the workspace with the trial's git folder; stdout whole, or to `onStdout` as it comes. Throws `ChangesUnavailable` when git fails. */
+function runGit(place: ChangesPlace, args: string[], onStdout?: (chunk: Buffer) => void, opts: { init?: boolean; input?: string } = {}): Promise<Buffer> {
+  const env: Record<string, string> = {
+    PATH: place.hostEnv.PATH ?? "/usr/local/bin:/usr/bin:/bin",
+    GIT_DIR: place.gitDir,
+    GIT_OBJECT_DIRECTORY: place.objectsDir,
+    GIT_CONFIG_NOSYSTEM: "1",
+    GIT_CONFIG_GLOBAL: "/dev/null",
+    HOME: place.gitDir,
+    XDG_CONFIG_HOME: place.gitDir,
+    LC_ALL: "C",
+    GIT_TERMINAL_PROMPT: "0",
+    ...(opts.init ? {} : { GIT_WORK_TREE: place.workspace }),
+  };
+  return new Promise((resolve, reject) => {
+    const child = spawn("git", [...GIT_SETTINGS, ...args], { cwd: opts.init ? place.gitDir : place.workspace, env, stdio: ["pipe", "pipe", "pipe"] });
+    const out: Buffer[] = [];
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => (onStdout ? onStdout(chunk) : out.push(chunk)));
+    child.stderr.on("data", (chunk: Buffer) => {
+      if (stderr.length < STDERR_CHARS) stderr += chunk.toString("utf8");
+    });
+    child.on("error", (err) => {
+      if (errnoCode(err) === "ENOENT") reject(new ChangesUnavailable("git was not found on PATH: changes.patch needs git"));
+      else reject(err);
+    });
+    child.on("close", (code, signal) => {
+      if (code === 0) resolve(Buffer.concat(out));
+      else reject(new ChangesUnavailable(`git ${args[0]} ${code === null ? `was killed (${signal})` : `exited ${code}`}: ${stderr.trim().slice(0, STDERR_CHARS) || "no message"}`));
+    });
+    child.stdin.on("error", () => {});
+    child.stdin.end(opts.input ?? "");
+  });
+}

@@ -1,0 +1,205 @@
+/**
+ * changes.patch: the workspace against its snapshot after setup, made with real git in temp
+ * folders. Each patch is applied back (`git apply --check`, then `git apply`) onto a copy of the
+ * base, and the result compared with the workspace, file by file (content, mode, link text).
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { chmod, lstat, mkdir, readFile, readdir, readlink, rename, rm, symlink, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { changesSettings, type ChangesSettings } from "../../../src/runner/tasks/changes-settings.js";
+import { snapshotWorkspace, writeChangesPatch, type ChangesBase, type ChangesPlace } from "../../../src/runner/execute/workspace-changes.js";
+import type { ResultChanges } from "../../../src/runner/run-dir/task-result.js";
+import { writeFiles } from "../../support/suite-files.js";
+import { tempDir } from "../../support/temp-dir.js";
+
+const HOST_ENV = { PATH: process.env.PATH };
+
+interface Bench {
+  root: string;
+  workspace: string;
+  place: ChangesPlace;
+  /** The workspace as it was at the snapshot, copied for applying the patch to. */
+  baseCopy: string;
+  base: ChangesBase;
+}
+
+/** A workspace holding `files` (the state after setup), snapshot, and a copy of it kept aside. */
+async function bench(t: { after(fn: () => unknown): void }, files: Record<string, string>, settings: ChangesSettings, name = "workspace"): Promise<Bench> {
+  const root = await tempDir(t);
+  const workspace = join(root, name);
+  await mkdir(workspace, { recursive: true });
+  await writeFiles(workspace, files);
+  return snapshotBench(root, workspace, settings);
+}
+
+async function snapshotBench(root: string, workspace: string, settings: ChangesSettings): Promise<Bench> {
+  const place = { workspace, gitDir: join(root, "trial", "changes.git"), objectsDir: join(root, "changes-objects"), hostEnv: HOST_ENV };
+  const base = await snapshotWorkspace(place, settings);
+  const baseCopy = join(root, "applied");
+  execFileSync("cp", ["-a", workspace, baseCopy]);
+  return { root, workspace, place, baseCopy, base };
+}
+
+async function patchOf(b: Bench, settings: ChangesSettings, redact = (text: string) => text): Promise<{ record: ResultChanges; text: string; path: string }> {
+  const path = join(b.root, "trial", "changes.patch");
+  const record = await writeChangesPatch(b.place, b.base, settings, { path, relativePath: "trial/changes.patch", redact, write: (bytes) => writeFile(path, bytes) });
+  return { record, text: await readFile(path, "utf8").catch(() => ""), path };
+}
+
+/** `git apply` outside any repository, as `patch` would: `--check` first, then for real. */
+function applyPatch(dir: string, patch: string, excludes: readonly string[] = []): void {
+  const args = ["apply", ...excludes.map((e) => `--exclude=${e}`), patch];
+  const env = { PATH: process.env.PATH, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null", GIT_CEILING_DIRECTORIES: dir };
+  execFileSync("git", [args[0]!, "--check", ...args.slice(1)], { cwd: dir, env, stdio: "pipe" });
+  execFileSync("git", args, { cwd: dir, env, stdio: "pipe" });
+}
+
+/** Every entry under `dir` but `.git` folders: its kind, mode, and content or link text. */
+async function tree(dir: string, skip: (rel: string) => boolean = () => false): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const rel of (await readdir(dir, { recursive: true })).sort()) {
+    if (rel.split("/").includes(".git") || skip(rel)) continue;
+    const stats = await lstat(join(dir, rel));
+    if (stats.isDirectory()) continue;
+    const mode = (stats.mode & 0o111) !== 0 ? "x" : "-";
+    out[rel] = stats.isSymbolicLink() ? `link -> ${await readlink(join(dir, rel))}` : `${mode} ${(await readFile(join(dir, rel))).toString("base64")}`;
+  }
+  return out;
+}
+
+const LONG = Array.from({ length: 40 }, (_, i) => `line ${i} of a file long enough to be found renamed`).join("\n") + "\n";
+const DEFAULTS = changesSettings(undefined);
+
+test("created, modified, deleted, renamed, mode-changed, link and binary files: the patch applies back onto the base and gives the workspace", async (t) => {
+  const b = await bench(t, {
+    "a.txt": "one\ntwo\nthree\n",
+    "old-name.txt": LONG,
+    "gone.txt": "bye\n",
+    "run.sh": "echo hi\n",
+    "dir with space/é 文件.txt": "unicode\n",
+  }, DEFAULTS, "work space é");
+  assert.ok("tree" in b.base, JSON.stringify(b.base));
+  const ws = b.workspace;
+  await writeFile(join(ws, "a.txt"), "one\n2\nthree\nfour\n");
+  await mkdir(join(ws, "new", "deep"), { recursive: true });
+  await writeFile(join(ws, "new", "deep", "b.txt"), "fresh\n");
+  await rm(join(ws, "gone.txt"));
+  await rename(join(ws, "old-name.txt"), join(ws, "new-name.txt"));
+  await chmod(join(ws, "run.sh"), 0o755);
+  await symlink("a.txt", join(ws, "to-a"));
+  await writeFile(join(ws, "dir with space", "é 文件.txt"), "unicode, changed\n");
+  await writeFile(join(ws, "blob.bin"), Buffer.from([0, 1, 2, 0, 255, 0, 9]));
+
+  const { record, text, path } = await patchOf(b, DEFAULTS);
+  assert.deepEqual(record, { path: "trial/changes.patch", files: 8, insertions: 5, deletions: 3, binary: 1, bytes: Buffer.byteLength(text), truncated: false, leftOut: 0 });
+  assert.match(text, /^diff --git a\/old-name\.txt b\/new-name\.txt\nsimilarity index 100%\nrename from old-name\.txt\nrename to new-name\.txt$/m);
+  assert.match(text, /^diff --git a\/run\.sh b\/run\.sh\nold mode 100644\nnew mode 100755$/m);
+  assert.match(text, /^deleted file mode 100644$/m);
+  assert.match(text, /^Binary files \/dev\/null and b\/blob\.bin differ$/m);
+  // The link is recorded as a link (its text), never its target's content.
+  assert.match(text, /^diff --git a\/to-a b\/to-a\nnew file mode 120000\n(?:.*\n){4}\+a\.txt\n\\ No newline at end of file$/m);
+  assert.match(text, /dir with space\/é 文件\.txt/);
+
+  applyPatch(b.baseCopy, path, ["blob.bin"]);
+  assert.deepEqual(await tree(b.baseCopy), await tree(ws, (rel) => rel === "blob.bin"));
+});
+
+test("lockfiles, node_modules and build output are left out; include: brings a lockfile back; an added exclude is left out too", async (t) => {
+  const settings = changesSettings({ include: ["package-lock.json"], exclude: ["*.log"] });
+  const b = await bench(t, {
+    "package-lock.json": '{"v":1}\n',
+    "yarn.lock": "a@1\n",
+    "node_modules/dep/index.js": "module.exports = 1;\n",
+    "src/app.js": "let x = 1;\n",
+  }, settings);
+  const ws = b.workspace;
+  await writeFile(join(ws, "package-lock.json"), '{"v":2}\n');
+  await writeFile(join(ws, "yarn.lock"), "a@2\n");
+  await writeFile(join(ws, "node_modules", "dep", "index.js"), "module.exports = 2;\n");
+  await writeFiles(ws, { "dist/app.js": "built\n", "pkg/target/x.o": "obj\n", "sub/Cargo.lock": "lock\n", "debug.log": "noise\n", "src/app.js": "let x = 2;\n" });
+
+  const { record, text, path } = await patchOf(b, settings);
+  const named = [...text.matchAll(/^diff --git a\/(\S+) /gm)].map((m) => m[1]);
+  assert.deepEqual(named, ["package-lock.json", "src/app.js"]);
+  assert.equal(record.path !== null && record.files, 2);
+  applyPatch(b.baseCopy, path);
+  const left = (rel: string) => /(^|\/)(yarn\.lock|node_modules|dist|target|Cargo\.lock|debug\.log)(\/|$)/.test(rel);
+  assert.deepEqual(await tree(b.baseCopy, left), await tree(ws, left));
+});
+
+test("a patch over maxBytes ends at a file boundary with a marker naming the files left out, and what it kept applies", async (t) => {
+  const settings = changesSettings({ maxBytes: 1000 });
+  const b = await bench(t, { "keep.txt": "k\n" }, settings);
+  const body = (i: number) => Array.from({ length: 8 }, (_, n) => `file ${i} line ${n} ${"x".repeat(30)}`).join("\n") + "\n";
+  for (let i = 1; i <= 5; i++) await writeFile(join(b.workspace, `f${i}.txt`), body(i));
+
+  const { record, text, path } = await patchOf(b, settings);
+  assert.equal(record.path, "trial/changes.patch");
+  assert.ok(record.path !== null && record.truncated && record.files === 5 && record.leftOut === 3, JSON.stringify(record));
+  const marker = text.split("\n").filter((line) => line.startsWith("# rhema:"));
+  assert.deepEqual(marker, ["# rhema: changes.patch cut at 1000 bytes (workspace.changes.maxBytes); 3 files left out: f3.txt, f4.txt, f5.txt"]);
+  assert.ok(Buffer.byteLength(text) - Buffer.byteLength(marker[0]!) - 1 <= 1000);
+  applyPatch(b.baseCopy, path);
+  assert.deepEqual(Object.keys(await tree(b.baseCopy)), ["f1.txt", "f2.txt", "keep.txt"]);
+});
+
+test("a fixture that is a git repository: its .git is left alone, and its .gitignore and .gitattributes do not steer the patch", async (t) => {
+  const root = await tempDir(t);
+  const ws = join(root, "workspace");
+  await writeFiles(ws, { "tracked.txt": "v1\n", ".gitignore": "*.log\n", ".gitattributes": "*.txt text eol=crlf filter=evil\n" });
+  const git = (...args: string[]) => execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd: ws, env: { PATH: process.env.PATH, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" } }).toString();
+  git("init", "-q");
+  git("add", "-A");
+  git("commit", "-qm", "base");
+  const dotGit = async () => JSON.stringify(await readdirWithContent(join(ws, ".git")));
+  const gitBefore = await dotGit();
+  const b = await snapshotBench(root, ws, DEFAULTS);
+  await writeFile(join(ws, "tracked.txt"), "v2\n");
+  await writeFile(join(ws, "agent.log"), "written by the agent\n");
+
+  const { text, path } = await patchOf(b, DEFAULTS);
+  assert.doesNotMatch(text, /\.git\//);
+  assert.match(text, /^diff --git a\/agent\.log b\/agent\.log$/m);
+  assert.match(text, /^\+v2$/m, "no CRLF conversion from the workspace's .gitattributes");
+  assert.equal(await dotGit(), gitBefore, "the workspace's .git is not written");
+  assert.equal(git("status", "--porcelain"), " M tracked.txt\n", "the repository sees the change as it would without rhema");
+  // The applying git would read the copy's .gitattributes (CRLF on write): set it aside meanwhile.
+  const attributes = await readFile(join(b.baseCopy, ".gitattributes"));
+  await rm(join(b.baseCopy, ".gitattributes"));
+  applyPatch(b.baseCopy, path);
+  await writeFile(join(b.baseCopy, ".gitattributes"), attributes);
+  assert.deepEqual(await tree(b.baseCopy), await tree(ws));
+});
+
+test("the patch goes through the redactor; without git on PATH there is none, saying why", async (t) => {
+  const b = await bench(t, { "a.txt": "x\n" }, DEFAULTS);
+  await writeFile(join(b.workspace, "a.txt"), "token=SECRET-VALUE\n");
+  const { text } = await patchOf(b, DEFAULTS, (s) => s.replaceAll("SECRET-VALUE", "[redacted:TOKEN]"));
+  assert.match(text, /^\+token=\[redacted:TOKEN\]$/m);
+  assert.doesNotMatch(text, /SECRET-VALUE/);
+
+  const root = await tempDir(t);
+  const place = { workspace: b.workspace, gitDir: join(root, "g"), objectsDir: join(root, "o"), hostEnv: { PATH: join(root, "no-bin") } };
+  const base = await snapshotWorkspace(place, DEFAULTS);
+  assert.deepEqual(base, { unavailable: "git was not found on PATH: changes.patch needs git" });
+  const record = await writeChangesPatch(place, base, DEFAULTS, { path: join(root, "p"), relativePath: "p", redact: (s) => s, write: () => assert.fail("nothing to write") });
+  assert.deepEqual(record, { path: null, reason: "git was not found on PATH: changes.patch needs git" });
+});
+
+test("nothing changed: an empty patch, zero figures", async (t) => {
+  const b = await bench(t, { "a.txt": "x\n" }, DEFAULTS);
+  const { record, text } = await patchOf(b, DEFAULTS);
+  assert.equal(text, "");
+  assert.deepEqual(record, { path: "trial/changes.patch", files: 0, insertions: 0, deletions: 0, binary: 0, bytes: 0, truncated: false, leftOut: 0 });
+});
+
+async function readdirWithContent(dir: string): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const rel of (await readdir(dir, { recursive: true })).sort()) {
+    const stats = await lstat(join(dir, rel));
+    out[rel] = stats.isFile() ? `${stats.mtimeMs} ${(await readFile(join(dir, rel))).toString("base64")}` : "dir";
+  }
+  return out;
+}
