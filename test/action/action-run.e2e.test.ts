@@ -24,7 +24,7 @@ test("runs the example suite: outputs, summary appended, annotations, exit code 
   const first = await runStep(job, { inputs });
   assert.equal(first.code, 1, first.stdout + first.stderr);
   const runDir = join(job.workspace, ".rhema/runs/latest");
-  const { ["cache-hit-rate"]: hitRate, ["cache-read-tokens"]: cacheRead, ["cache-write-tokens"]: cacheWrite, ["output-tokens"]: outTokens, ["reasoning-tokens"]: reasoningTokens, ["input-tokens"]: inTokens, ["cost-usd"]: costUsd, ...rest } = first.outputs;
+  const { ["cache-hit-rate"]: hitRate, ["cache-read-tokens"]: cacheRead, ["cache-write-tokens"]: cacheWrite, ["output-tokens"]: outTokens, ["reasoning-tokens"]: reasoningTokens, ["input-tokens"]: inTokens, ["cost-usd"]: costUsd, changes, ...rest } = first.outputs;
   assert.deepEqual(rest, {
     junit: join(runDir, "junit.xml"), stats: join(runDir, "stats.json"), summary: join(runDir, "summary.md"), "run-dir": runDir,
     // Tasks by their gate: arithmetic/flaky-fix passes at 3 of its 5 trials (rate 0.5), flaky.
@@ -39,6 +39,10 @@ test("runs the example suite: outputs, summary appended, annotations, exit code 
     { hitRate: stats.total.stats.cacheHitRate.toFixed(4), cacheRead: String(stats.total.stats.cacheReadTokens), cacheWrite: String(stats.total.stats.cacheWriteTokens), outTokens: String(stats.total.stats.outputTokens), reasoningTokens: String(stats.total.stats.reasoningTokens), inTokens: String(stats.total.stats.inputTokens) },
   );
   assert.ok(Number(cacheRead) > 0);
+  // One changes.patch per trial: the flaky task's five and one each for the other four tasks.
+  const patches = changes!.split("\n");
+  assert.equal(patches.length, 9, changes);
+  for (const p of patches) assert.ok(p.startsWith(join(runDir, "tasks")) && p.endsWith("/changes.patch") && existsSync(p), p);
   assert.equal(costUsd, "unpriced", "scripted tasks without priceAs have no price: never 0");
 
   const summary = await readFile(summaryFile, "utf8");
