@@ -64,18 +64,17 @@ async function readSessionFile(path: string, name: string, taken = new Set<strin
   taken.add(path);
   const format = located(() => detectSessionFormat(path, text));
   if (format === "corpus") return { name, format, sessions: [await readCorpusWithTimes(path, text)] };
-  const main = located(() => parseSessionFile(path, text, null));
-  main.name = name;
-  if (format !== "claude-code" || basename(path).startsWith("agent-")) return { name, format, sessions: [main] };
-  const subagents: ReplaySession[] = [];
+  const sessions = located(() => parseSessionFile(path, text, null)).sessions;
+  for (const s of sessions) s.name = s.name.replace(path, name);
+  if (format !== "claude-code" || basename(path).startsWith("agent-")) return { name, format, sessions };
   for (const file of await subagentFiles(path, text)) {
     taken.add(file);
     const subText = await readText(file);
     const sub = located(() => parseClaudeCodeSession(file, subText));
     sub.name = `${name} › ${relative(dirname(path), file)}`;
-    subagents.push(sub);
+    sessions.push(sub);
   }
-  return { name, format, sessions: [main, ...subagents] };
+  return { name, format, sessions };
 }
 
 /** A Claude Code main session's subagent logs: `<session>/subagents/agent-*.jsonl`, else `agent-*.jsonl` beside it with its `sessionId`. */
@@ -104,7 +103,7 @@ async function readCorpusWithTimes(path: string, text: string): Promise<ReplaySe
       throw new RhemaError("invalid_input", `${timesPath}: not JSON: ${(err as Error).message}`);
     }
   }
-  return located(() => parseSessionFile(path, text, times));
+  return located(() => parseSessionFile(path, text, times)).sessions[0]!;
 }
 
 async function readText(path: string): Promise<string> {

@@ -1,6 +1,7 @@
 /**
  * Claude Code session logs (`~/.claude/projects/<project>/<session>.jsonl`, and the subagents'
- * `agent-*.jsonl`, which the caller finds beside a main file) as replay sessions.
+ * `agent-*.jsonl`, which the caller finds beside a main file, or their lines inline in the main
+ * file, `isSidechain`, as older versions wrote them) as replay sessions.
  *
  * One line per event: `user` and `assistant` lines carry the API message in `message`; one API
  * response is often written as several assistant lines, one per content block, sharing
@@ -25,8 +26,62 @@ import { SessionBuilder, isoMs, tokenCount } from "./session-builder.js";
 
 type Json = Record<string, unknown>;
 
+/** The session a Claude Code file holds (its inline subagents left out: `parseClaudeCodeSessions` has them). */
 export function parseClaudeCodeSession(name: string, text: string): ReplaySession {
+  return parseClaudeCodeSessions(name, text)[0]!;
+}
+
+/**
+ * The sessions a Claude Code file holds: its own first, then each subagent written inline
+ * (`isSidechain` lines in a main session's file, as 1.0.x wrote them; parallel ones interleaved,
+ * each its own chain from a root with no parent), named `NAME › sidechain K` in order of start.
+ */
+export function parseClaudeCodeSessions(name: string, text: string): ReplaySession[] {
   const { lines, tornLastLine } = readJsonLines(name, text);
+  const isMessage = (l: JsonLine) => (l.value.type === "user" || l.value.type === "assistant") && typeof l.value.message === "object" && l.value.message !== null;
+  const sidechain = lines.find(isMessage)?.value.isSidechain === true;
+  const own = lines.filter((l) => !isMessage(l) || (l.value.isSidechain === true) === sidechain);
+  const main = sessionOf(name, own, tornLastLine);
+  if (sidechain) return [main];
+  const inline = sidechainGroups(lines.filter((l) => isMessage(l) && l.value.isSidechain === true));
+  const subagents = inline.flatMap((group, k) => {
+    const session = sessionOf(`${name} › sidechain ${k + 1}`, group, false, true);
+    return session ? [session] : [];
+  });
+  return [main, ...subagents];
+}
+
+/** Sidechain lines grouped by the root their `parentUuid` chain starts at, in order of first line. */
+function sidechainGroups(lines: readonly JsonLine[]): JsonLine[][] {
+  const byUuid = new Map<string, JsonLine>();
+  for (const l of lines) if (typeof l.value.uuid === "string") byUuid.set(l.value.uuid, l);
+  const rootOf = new Map<JsonLine, JsonLine>();
+  const root = (line: JsonLine): JsonLine => {
+    const seen = new Set<JsonLine>();
+    let at = line;
+    while (!rootOf.has(at) && !seen.has(at)) {
+      seen.add(at);
+      const parent = typeof at.value.parentUuid === "string" ? byUuid.get(at.value.parentUuid) : undefined;
+      if (!parent) break;
+      at = parent;
+    }
+    const found = rootOf.get(at) ?? at;
+    for (const l of seen) rootOf.set(l, found);
+    return found;
+  };
+  const groups = new Map<JsonLine, JsonLine[]>();
+  for (const l of lines) {
+    const r = root(l);
+    const group = groups.get(r) ?? [];
+    group.push(l);
+    groups.set(r, group);
+  }
+  return [...groups.values()];
+}
+
+function sessionOf(name: string, lines: readonly JsonLine[], tornLastLine: boolean): ReplaySession;
+function sessionOf(name: string, lines: readonly JsonLine[], tornLastLine: boolean, optional: true): ReplaySession | null;
+function sessionOf(name: string, lines: readonly JsonLine[], tornLastLine: boolean, optional = false): ReplaySession | null {
   const builder = new SessionBuilder(name, "claude-code");
   if (tornLastLine) builder.skip("torn last line");
   const conversation = conversationLines(lines);
@@ -40,11 +95,11 @@ export function parseClaudeCodeSession(name: string, text: string): ReplaySessio
       else builder.skip(type === "system" ? `system ${String(v.subtype ?? "")}`.trim() : type);
       continue;
     }
+    const message = objectField(name, line, "message");
     if (!conversation.has(line)) {
-      builder.skip(v.isSidechain === true ? "sidechain line" : "off the conversation's chain");
+      builder.skip("off the conversation's chain");
       continue;
     }
-    const message = objectField(name, line, "message");
     if (type === "user") {
       const blocks = userContent(name, line, message, builder);
       if (v.isCompactSummary === true || compacting) {
@@ -74,7 +129,10 @@ export function parseClaudeCodeSession(name: string, text: string): ReplaySessio
       ...(typeof message.model === "string" ? { model: message.model } : {}),
     }));
   }
-  if (builder.requests.length === 0) throw new CorpusFormatError(name, lines.length === 0 ? 1 : lines[lines.length - 1]!.no, "the session has no assistant message");
+  if (builder.requests.length === 0) {
+    if (optional) return null;
+    throw new CorpusFormatError(name, lines.length === 0 ? 1 : lines[lines.length - 1]!.no, "the session has no assistant message");
+  }
   return builder.finish({ system: null, tools: [], fitHiddenPrefix: true, cache: "anthropic" });
 }
 
@@ -87,15 +145,12 @@ function responseKey(line: JsonLine): string {
 }
 
 /**
- * The user and assistant lines of the conversation: of the session's own side (main or
- * sidechain, as its first message), on the `parentUuid` chain that ends at its last message —
+ * The user and assistant lines of the conversation: on the `parentUuid` chain that ends at its last message —
  * with the other lines of a response on it, and the results of their calls. A log without
  * uuids is taken whole.
  */
 function conversationLines(lines: readonly JsonLine[]): Set<JsonLine> {
-  const messages = lines.filter((l) => (l.value.type === "user" || l.value.type === "assistant") && typeof l.value.message === "object" && l.value.message !== null);
-  const sidechain = messages[0]?.value.isSidechain === true;
-  const mine = messages.filter((l) => (l.value.isSidechain === true) === sidechain);
+  const mine = lines.filter((l) => (l.value.type === "user" || l.value.type === "assistant") && typeof l.value.message === "object" && l.value.message !== null);
   const last = mine[mine.length - 1];
   if (!last || typeof last.value.uuid !== "string") return new Set(mine);
   const byUuid = new Map<string, JsonLine>();

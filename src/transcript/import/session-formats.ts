@@ -3,7 +3,7 @@
  * name): the format's name and its parser. Pure: the callers read the files.
  */
 import { CorpusFormatError, parseCorpusSession, type ReplaySession, type SessionFormat } from "../replay-session.js";
-import { parseClaudeCodeSession } from "./claude-code.js";
+import { parseClaudeCodeSessions } from "./claude-code.js";
 import { parseCodexRollout } from "./codex-rollout.js";
 import { firstJsonObjects } from "./jsonl-lines.js";
 import { parseMiniSweTrajectory } from "./mini-swe-agent.js";
@@ -34,17 +34,20 @@ function isTrajectory(text: string): boolean {
   }
 }
 
-/** A session file in its detected format; `times` applies to the corpus format only (`.times.json`). */
-export function parseSessionFile(name: string, text: string, times: Readonly<Record<string, number>> | null): ReplaySession {
+/**
+ * The sessions of a file in its detected format — one, or a Claude Code session and the
+ * subagents written inline in it; `times` applies to the corpus format only (`.times.json`).
+ */
+export function parseSessionFile(name: string, text: string, times: Readonly<Record<string, number>> | null): { format: FileFormat; sessions: ReplaySession[] } {
   const format = detectSessionFormat(name, text);
   switch (format) {
     case "corpus":
-      return parseCorpusSession(name, text, times);
+      return { format, sessions: [parseCorpusSession(name, text, times)] };
     case "claude-code":
-      return parseClaudeCodeSession(name, text);
+      return { format, sessions: parseClaudeCodeSessions(name, text) };
     case "codex":
-      return parseCodexRollout(name, text);
+      return { format, sessions: [parseCodexRollout(name, text)] };
     case "mini-swe-agent":
-      return parseMiniSweTrajectory(name, text);
+      return { format, sessions: [parseMiniSweTrajectory(name, text)] };
   }
 }
