@@ -2,7 +2,9 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { runCli } from "../support/cli.js";
+import { cliEnv, runCli } from "../support/cli.js";
+import { FakeAnthropicServer } from "../support/fake-anthropic-server.js";
+import { OPEN_POLICY, writeFiles } from "../support/suite-files.js";
 import { repoRoot } from "../support/paths.js";
 import { tempDir } from "../support/temp-dir.js";
 import { HAND_COMPUTED, threeRequestSession } from "../support/recorded-session.js";
@@ -71,4 +73,33 @@ test("the real public logs in bench/corpus/real replay in their formats, with th
   for (const key of ["cacheReadErrorPct", "cacheWriteErrorPct", "inputErrorPct", "hitRateErrorPoints"]) assert.equal(typeof total.simulatorError![key], "number", key);
   assert.equal((total.simulatorError!.billed as { cacheReadTokens: number }).cacheReadTokens,
     103_219 + 324_259 + 107_559 + 1_027_328 + 402_983 + 120_198, "the bills summed once per request");
+});
+
+test("a rhema run against a real provider replays with the usage it reported as its bills", async (t) => {
+  const server = await FakeAnthropicServer.start();
+  t.after(() => server.close());
+  const root = await tempDir(t);
+  await writeFiles(root, {
+    "policy.yaml": OPEN_POLICY,
+    "suite/live.yaml": `prompt: Look around.
+policy: ../policy.yaml
+model: { provider: anthropic, name: claude-test }
+checks:
+  - { name: always, run: "true" }
+`,
+  });
+  server.reply(
+    { kind: "stream", blocks: [{ type: "tool_use", id: "toolu_1", name: "shell", input: { command: "true" } }], usage: { input_tokens: 4, cache_read_input_tokens: 0, cache_creation_input_tokens: 1500, output_tokens: 9 } },
+    { kind: "stream", blocks: [{ type: "text", text: "Done." }], usage: { input_tokens: 6, cache_read_input_tokens: 1500, cache_creation_input_tokens: 40, output_tokens: 3 } },
+  );
+  const out = join(root, "run");
+  const run = await runCli(["run", "suite", "--out", out], { cwd: root, env: cliEnv({ ANTHROPIC_API_KEY: "sk-test-key", ANTHROPIC_BASE_URL: server.baseUrl }) });
+  assert.equal(run.code, 0, run.stderr);
+  const r = await runCli(["bench", "replay", out, "--strategy", "recorded", "--json"], { cwd: root });
+  assert.equal(r.code, 0, r.stderr);
+  const json = JSON.parse(r.stdout) as Json;
+  assert.deepEqual(json.inputs.map((i) => [i.format, i.sessions.map((s) => [s.requests, s.billedRequests, s.prefixTokens])]), [["rhema-run", [[2, 2, 0]]]]);
+  const error = json.total[0]!.simulatorError as { billed: Record<string, number>; billedRequests: number };
+  assert.equal(error.billedRequests, 2);
+  assert.deepEqual(error.billed, { inputTokens: 10, cacheReadTokens: 1500, cacheWriteTokens: 1540, hitRate: 1500 / 3050 });
 });
