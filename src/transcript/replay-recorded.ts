@@ -7,7 +7,7 @@
  *
  * Marks are placed as a harness like Claude Code places them: the end of tools+system (the
  * hidden prefix), the previous request's last message when this request still carries it, and
- * its own last message.
+ * its own last message. Each request goes to its own model's cache.
  */
 import type { Message } from "../core/messages.js";
 import type { Usage } from "../core/provider.js";
@@ -49,7 +49,17 @@ export interface RecordedReplay {
   error: SimulatorError | null;
 }
 
-export function replayRecorded(session: ReplaySession, cache: ReplayCache, price?: (usage: Usage) => number | null): RecordedReplay {
+/**
+ * `cacheFor(model)` gives the cache a request of that model goes through (each model has a
+ * cache of its own: a model switch finds nothing cached); called once per model.
+ */
+export function replayRecorded(session: ReplaySession, cacheFor: (model: string | undefined) => ReplayCache, price?: (usage: Usage) => number | null): RecordedReplay {
+  const caches = new Map<string | undefined, ReplayCache>();
+  const cacheOf = (model: string | undefined) => {
+    let cache = caches.get(model);
+    if (!cache) caches.set(model, cache = cacheFor(model));
+    return cache;
+  };
   const mirror = new TranscriptMirror({ budgetTokens: Number.MAX_SAFE_INTEGER, compaction: { strategy: "none" } });
   const fixedTokens = fixedTokensOf(session.system, session.tools) + (session.prefixTokens ?? 0);
   const firstSent = new Set<Message>();
@@ -63,7 +73,7 @@ export function replayRecorded(session: ReplaySession, cache: ReplayCache, price
     const messages = sentMessages(session, request);
     const tail = messages.length - 1;
     const previous = previousTail === null ? -1 : messages.lastIndexOf(previousTail, tail - 1);
-    const usage = cache.observe({
+    const usage = cacheOf(request.model).observe({
       system: session.system, tools: session.tools, messages,
       cacheBreakpoints: [...(previous >= 0 ? [previous] : []), ...(tail >= 0 ? [tail] : [])],
     }, request.atMs);

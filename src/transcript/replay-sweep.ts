@@ -64,7 +64,7 @@ export function runSweep(inputs: readonly SweepInput[], options: SweepOptions): 
   const jobs = inputs.length * (compaction.length * options.budgets.length + (recorded ? 1 : 0));
   for (const input of inputs) {
     if (recorded) {
-      const parts = input.sessions.map((session) => replayRecorded(session, sessionCache(session, options), options.price));
+      const parts = input.sessions.map((session) => replayRecorded(session, (model) => sessionCache(session, options, model), options.price));
       const sessionErrors = parts.flatMap((p) => (p.error ? [p.error] : []));
       rows.push({
         input: input.name, strategy: "recorded", budget: null, figures: sumFigures(parts.map((p) => p.figures)),
@@ -95,9 +95,12 @@ export function runSweep(inputs: readonly SweepInput[], options: SweepOptions): 
   return { rows, total };
 }
 
-/** A fresh simulator for `session`: the rules asked for, else its own, else Anthropic's; its model's minimum; its hidden prefix. */
-function sessionCache(session: ReplaySession, options: SweepOptions): ReplayCache {
-  const model = options.model ?? session.requests.find((r) => r.model)?.model;
+/**
+ * A fresh simulator for `session`: the rules asked for, else its own, else Anthropic's; the
+ * minimum of `--model`, else of `model`, else of the session's first model; its hidden prefix.
+ */
+function sessionCache(session: ReplaySession, options: SweepOptions, model = session.requests.find((r) => r.model)?.model): ReplayCache {
+  model = options.model ?? model;
   const simulator = new PromptCacheSimulator({ rules: options.cache ?? session.cache ?? "anthropic", ...(model ? { model } : {}) });
   return new HiddenPrefixCache(simulator, session.prefixTokens ?? 0, session.name);
 }

@@ -15,7 +15,7 @@ test("recorded: each request as sent, with the hidden prefix, through the simula
   // 2 (t=10s): [.. | abcd 5 | next 5] = 2013: reads 2003 (the previous tail's entry), writes 10.
   // 3 (t=370s, 360 s after the last use): every entry expired: writes all 2023.
   const simulator = new PromptCacheSimulator({ rules: "anthropic", model: "claude-sonnet-4-5" });
-  const { error, figures } = replayRecorded(session, new HiddenPrefixCache(simulator, session.prefixTokens!, session.name));
+  const { error, figures } = replayRecorded(session, () => new HiddenPrefixCache(simulator, session.prefixTokens!, session.name));
   assert.deepEqual(error, { name: "three.jsonl", format: "claude-code", ...HAND_COMPUTED });
   assert.equal(figures.requests, 3);
   assert.equal(figures.hitRate, 2003 / 6039);
@@ -49,7 +49,22 @@ test("recorded marks the previous request's tail too: a turn that adds more bloc
   const seen: number[] = [];
   const simulator = new PromptCacheSimulator({ rules: "anthropic" });
   const cache = new HiddenPrefixCache(simulator, session.prefixTokens!, session.name);
-  replayRecorded(session, { observe: (req, at) => { const u = cache.observe(req, at); seen.push(u.cacheReadTokens); return u; } });
+  replayRecorded(session, () => ({ observe: (req, at) => { const u = cache.observe(req, at); seen.push(u.cacheReadTokens); return u; } }));
   // The second request adds 24 blocks after the first one's tail: only a mark there finds it.
   assert.equal(seen[1], 3001, "the first request's whole prompt is read back");
+});
+
+test("a model switch finds nothing cached: each model has its own cache", () => {
+  const text = threeRequestSession().replace('"id":"m2","role":"assistant","model":"claude-sonnet-4-5"', '"id":"m2","role":"assistant","model":"claude-opus-4-1"');
+  const session = parseClaudeCodeSession("switch.jsonl", text);
+  assert.deepEqual(session.requests.map((r) => r.model), ["claude-sonnet-4-5", "claude-opus-4-1", "claude-sonnet-4-5"]);
+  const models: Array<string | undefined> = [];
+  const { error } = replayRecorded(session, (model) => {
+    models.push(model);
+    return new HiddenPrefixCache(new PromptCacheSimulator({ rules: "anthropic" }), session.prefixTokens!, session.name);
+  });
+  assert.deepEqual(models, ["claude-sonnet-4-5", "claude-opus-4-1"], "one cache a model, made when first needed");
+  // The second request, on the other model, writes its whole prompt (2013) instead of reading 2003.
+  assert.equal(error!.simulated.cacheReadTokens, 0);
+  assert.equal(error!.simulated.cacheWriteTokens, 2003 + 2013 + 2023);
 });
