@@ -29,6 +29,7 @@ export function benchReplayOptions<T>(y: Argv<T>) {
   return withExamples(y, [
     ["$0 bench replay bench/corpus/scripted --chain --budget 8000 --budget 16000", "compare the strategies on the corpus as one long session"],
     ["$0 bench replay .rhema/runs/latest --strategy sections --chart replay.svg", "what last night's run would have cost under other budgets"],
+    ["$0 bench replay ~/.claude/projects/app/S.jsonl --strategy recorded", "the simulator's error against a session's bills"],
   ])
     .positional("inputs", { type: "string", array: true, demandOption: true, describe: "session files (replay corpus, Claude Code, Codex rollout, mini-swe-agent; the format is detected) or folders of them, or rhema run directories" })
     .option("strategy", { type: "string", array: true, default: [], describe: "sections | summarize-all | keep-recent | none | recorded (the requests as the harness sent them, with the simulator's error against the bills) (repeatable; default all but recorded)" })
