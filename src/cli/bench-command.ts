@@ -1,27 +1,26 @@
 /**
- * `rhema bench replay`: replays recorded sessions — corpus files or rhema run directories —
- * under compaction strategies and budgets through the prompt-cache simulator, and prints one
- * row per (input, strategy, budget) and a total, as a table or JSON, with an optional chart.
+ * `rhema bench replay`: replays recorded sessions — corpus files, the logs of other harnesses
+ * (replay-inputs.ts) or rhema run directories — under compaction strategies and budgets through
+ * the prompt-cache simulator, and prints one row per (input, strategy, budget) and a total, as a
+ * table or JSON, with an optional chart; `recorded` adds the simulator's error against the bills.
  */
-import { open, readFile, readdir, rm, stat } from "node:fs/promises";
-import { basename, join, resolve } from "node:path";
+import { open, rm } from "node:fs/promises";
+import { resolve } from "node:path";
 import type { Argv } from "yargs";
 import type { CacheRules } from "../cache/prompt-cache-simulator.js";
 import { RhemaError } from "../core/errors.js";
 import type { Usage } from "../core/provider.js";
 import { PRICE_TABLE, loadPriceTable } from "../runner/pricing/prices.js";
-import { STRATEGY_NAMES, type StrategyName } from "../transcript/compaction-plan.js";
-import { CorpusFormatError, chainSessions, parseCorpusSession, type ReplaySession } from "../transcript/replay-session.js";
-import { runSweep, type SweepInput, type SweepResult, type SweepRow } from "../transcript/replay-sweep.js";
+import { STRATEGY_NAMES } from "../transcript/compaction-plan.js";
+import { runSweep, type ReplayStrategy, type SweepResult, type SweepRow } from "../transcript/replay-sweep.js";
 import { REPLAY_TTLS, type ReplayTtl } from "../transcript/replay.js";
-import { readRunDirSessions } from "../runner/run-dir/recorded-sessions.js";
-import { RunDir } from "../runner/run-dir/run-dir.js";
+import { loadReplayInputs, type ReadInput } from "./replay-inputs.js";
+import { fixedNoNegativeZero, renderSimulatorErrors, simulatorErrorsJson } from "./replay-error-table.js";
 import { EXIT_OK, type ExitCode } from "./exit-codes.js";
 import { print, type CliIo } from "./io.js";
 import { withExamples } from "./help-format.js";
 import { renderReplayChart } from "./replay-chart.js";
 import { loadPricingFile } from "../runner/pricing/pricing-file.js";
-import { readRegularFile } from "../store/input-file.js";
 import { guardOutput } from "../runner/run-dir/output-guard.js";
 import { probeInto, reportDestination } from "../runner/reports/report-destination.js";
 import { canonicalPath, isWithinOrSame } from "../runner/tasks/canonical-path.js";
@@ -31,12 +30,13 @@ export function benchReplayOptions<T>(y: Argv<T>) {
   return withExamples(y, [
     ["$0 bench replay bench/corpus/scripted --chain --budget 8000 --budget 16000", "compare the strategies on the corpus as one long session"],
     ["$0 bench replay .rhema/runs/latest --strategy sections --chart replay.svg", "what last night's run would have cost under other budgets"],
+    ["$0 bench replay ~/.claude/projects/app/S.jsonl --strategy recorded", "the simulator's error against a session's bills"],
   ])
-    .positional("inputs", { type: "string", array: true, demandOption: true, describe: "corpus .jsonl files or folders, or rhema run directories" })
-    .option("strategy", { type: "string", array: true, default: [], describe: "sections | summarize-all | keep-recent | none (repeatable; default all)" })
+    .positional("inputs", { type: "string", array: true, demandOption: true, describe: "session files (replay corpus, Claude Code, Codex rollout, mini-swe-agent; the format is detected) or folders of them, or rhema run directories" })
+    .option("strategy", { type: "string", array: true, default: [], describe: "sections | summarize-all | keep-recent | none | recorded (the requests as the harness sent them, with the simulator's error against the bills) (repeatable; default all but recorded)" })
     .option("budget", { type: "string", array: true, default: [], describe: "budget in tokens (repeatable; default 32000 64000 128000)" })
     .option("block", { type: "string", describe: "section size in tokens (default: a tenth of the budget, at most 8000)" })
-    .option("cache", { type: "string", default: "anthropic", choices: ["anthropic", "openai"], describe: "the provider whose cache rules apply" })
+    .option("cache", { type: "string", choices: ["anthropic", "openai"], describe: "the provider whose cache rules apply (default: each session's own — openai for Codex — else anthropic)" })
     .option("model", { type: "string", describe: "price the requests in dollars as this model (its cache minimum applies too)" })
     .option("pricing", { type: "string", describe: "pricing file: prices for --model beyond (or instead of) the bundled table's" })
     .option("ttl", { type: "string", default: "5m", describe: "the cache marks' TTL: 5m | 1h | auto (chosen per request as the engine does; the oracle that knows each next gap is printed apart) | oracle" })
@@ -53,7 +53,7 @@ export interface BenchReplayArgs {
   strategy: string[];
   budget: Array<number | string>;
   block?: number | string | undefined;
-  cache: string;
+  cache?: string | undefined;
   ttl?: string | undefined;
   warmPrefix?: boolean | undefined;
   model?: string | undefined;
@@ -69,7 +69,7 @@ export const DEFAULT_REPLAY_BUDGETS = [32_000, 64_000, 128_000];
 export async function benchReplayCommand(args: BenchReplayArgs, io: CliIo): Promise<ExitCode> {
   const strategies = checkStrategies(args.strategy);
   const budgets = checkBudgets(args.budget);
-  const cache = checkCache(args.cache);
+  const cache = args.cache === undefined ? undefined : checkCache(args.cache);
   const block = args.block === undefined ? undefined : wholeNumberFlag("--block", args.block, 1, "a whole number of tokens above 0");
   const gapSeconds = secondsFlag("--gap", args.gap);
   const ttl = checkTtl(args.ttl ?? "5m", cache);
@@ -78,13 +78,14 @@ export async function benchReplayCommand(args: BenchReplayArgs, io: CliIo): Prom
   if (args.model !== undefined) {
     const table = await loadPriceTable(args.pricing === undefined ? [] : (await loadPricingFile(resolve(io.cwd, args.pricing))).models);
     const model = args.model;
-    if (!table.knows(cache, model)) throw new RhemaError("usage", `--model ${JSON.stringify(model)}: no price is known for it at ${cache}; name a model of the price table, or add it to a pricing file (--pricing)`);
+    const provider = cache ?? "anthropic";
+    if (!table.knows(provider, model)) throw new RhemaError("usage", `--model ${JSON.stringify(model)}: no price is known for it at ${provider}; name a model of the price table, or add it to a pricing file (--pricing)`);
     price = (usage) => {
-      const p = table.price(cache, model, usage);
+      const p = table.price(provider, model, usage);
       return p.priced ? p.usd : null;
     };
   }
-  const inputs = await loadInputs(args.inputs.map((p) => resolve(io.cwd, p)), args.chain, gapSeconds * 1000);
+  const { inputs, read } = await loadReplayInputs(args.inputs.map((p) => resolve(io.cwd, p)), args.chain, gapSeconds * 1000);
   if (args.chart) {
     const chart = resolve(io.cwd, args.chart);
     await checkChartApart(chart, args.inputs.map((p) => resolve(io.cwd, p)));
@@ -92,7 +93,7 @@ export async function benchReplayCommand(args: BenchReplayArgs, io: CliIo): Prom
   }
   const live = !args.json && io.stderr.isTTY === true;
   const sweep = (cacheTtl: ReplayTtl) => runSweep(inputs, {
-    strategies, budgets, cache, cacheTtl, ...(args.warmPrefix ? { warmPrefix: true } : {}), ...(block !== undefined ? { blockTokens: block } : {}),
+    strategies, budgets, cacheTtl, ...(cache !== undefined ? { cache } : {}), ...(args.warmPrefix ? { warmPrefix: true } : {}), ...(block !== undefined ? { blockTokens: block } : {}),
     ...(args.model !== undefined ? { model: args.model } : {}), ...(price ? { price } : {}),
     onProgress: (done, total, label) => {
       if (args.json) return;
@@ -105,9 +106,9 @@ export async function benchReplayCommand(args: BenchReplayArgs, io: CliIo): Prom
   const oracle = ttl === "auto" ? sweep("oracle") : null;
   if (live) io.stderr.write("\r\x1b[2K");
   const grouped = args.chain || inputs.some((i) => i.sessions.length > 1);
-  if (args.json) print(io.stdout, JSON.stringify({ ttl, warmPrefix: args.warmPrefix === true, ...toJson(result, grouped), ...(oracle ? { oracle: toJson(oracle, grouped) } : {}) }));
+  if (args.json) print(io.stdout, JSON.stringify({ ttl, warmPrefix: args.warmPrefix === true, ...toJson(result, read, grouped), ...(oracle ? { oracle: toJson(oracle, read, grouped) } : {}) }));
   else {
-    print(io.stdout, renderTable(result, cache, args.model, args.pricing, { ttl, warmPrefix: args.warmPrefix === true }));
+    print(io.stdout, [renderReadInputs(read), renderTable(result, cache, args.model, args.pricing, { ttl, warmPrefix: args.warmPrefix === true }), renderSimulatorErrors(result)].filter((t) => t !== "").join("\n"));
     if (oracle) print(io.stdout, `\n${ORACLE_NOTE}\n${renderTable(oracle, cache, args.model, args.pricing, { ttl: "oracle", heading: false })}`);
   }
   if (args.chart) {
@@ -118,14 +119,16 @@ export async function benchReplayCommand(args: BenchReplayArgs, io: CliIo): Prom
   return EXIT_OK;
 }
 
-function checkStrategies(given: readonly string[]): StrategyName[] {
-  const list = given.length === 0 ? ["sections", "summarize-all", "keep-recent", "none"] : given;
+const REPLAY_STRATEGIES: readonly ReplayStrategy[] = [...STRATEGY_NAMES, "recorded"];
+
+function checkStrategies(given: readonly string[]): ReplayStrategy[] {
+  const list = given.length === 0 ? [...STRATEGY_NAMES] : given;
   for (const s of list) {
-    if (!(STRATEGY_NAMES as readonly string[]).includes(s)) {
-      throw new RhemaError("usage", `--strategy takes ${STRATEGY_NAMES.join(", ")}; got ${JSON.stringify(s)}`);
+    if (!(REPLAY_STRATEGIES as readonly string[]).includes(s)) {
+      throw new RhemaError("usage", `--strategy takes ${REPLAY_STRATEGIES.join(", ")}; got ${JSON.stringify(s)}`);
     }
   }
-  return [...new Set(list)] as StrategyName[];
+  return [...new Set(list)] as ReplayStrategy[];
 }
 
 function checkBudgets(given: ReadonlyArray<number | string>): number[] {
@@ -161,7 +164,7 @@ async function probeChart(path: string, pid: number): Promise<void> {
   await rm(probe, { force: true });
 }
 
-function checkTtl(given: string, cache: CacheRules): ReplayTtl {
+function checkTtl(given: string, cache: CacheRules | undefined): ReplayTtl {
   if (!(REPLAY_TTLS as readonly string[]).includes(given)) throw new RhemaError("usage", `--ttl takes ${REPLAY_TTLS.join(", ")}; got ${JSON.stringify(given)}`);
   if (cache === "openai" && given !== "5m") throw new RhemaError("usage", `--ttl ${given} is for Anthropic's cache marks; OpenAI's cache has no marks (--cache openai takes --ttl 5m)`);
   return given as ReplayTtl;
@@ -180,71 +183,10 @@ async function checkChartApart(chart: string, inputs: readonly string[]): Promis
   }
 }
 
-/** Corpus files (`X.jsonl`, with `X.times.json` beside it when there is one), corpus folders, or run directories. */
-async function loadInputs(paths: readonly string[], chain: boolean, gapMs: number): Promise<SweepInput[]> {
-  const inputs: SweepInput[] = [];
-  for (const path of paths) {
-    const info = await stat(path).catch((err: NodeJS.ErrnoException) => {
-      throw new RhemaError("invalid_input", `${path}: cannot read (${err.code ?? err.message})`);
-    });
-    if (info.isFile()) inputs.push({ name: basename(path), sessions: [await readCorpusFile(path)] });
-    else if (await isRunDir(path)) inputs.push(...await readRunDirInputs(path));
-    else {
-      const files = (await readdir(path)).filter((f) => f.endsWith(".jsonl")).sort();
-      if (files.length === 0) throw new RhemaError("invalid_input", `${path}: neither a run directory (no manifest.json) nor a folder of corpus .jsonl files`);
-      for (const f of files) inputs.push({ name: f, sessions: [await readCorpusFile(join(path, f))] });
-    }
-  }
-  if (!chain) return inputs;
-  const all = inputs.flatMap((i) => i.sessions);
-  return [{ name: `chain of ${all.length}`, sessions: [chainSessions(all, gapMs)] }];
-}
-
-async function isRunDir(path: string): Promise<boolean> {
-  return stat(new RunDir(path).manifestPath).then(() => true, () => false);
-}
-
-/**
- * A run directory's sessions as one input per suite — per suite and matrix cell when the run had
- * variants (`triage@transcript=8k`), since each cell ran its sessions under its own settings.
- */
-async function readRunDirInputs(path: string): Promise<SweepInput[]> {
-  const byGroup = new Map<string, ReplaySession[]>();
-  for (const recorded of await readRunDirSessions(path)) {
-    const name = recorded.variant === null ? recorded.suite : `${recorded.suite}@${recorded.variant}`;
-    const list = byGroup.get(name) ?? [];
-    list.push(recorded.session);
-    byGroup.set(name, list);
-  }
-  return [...byGroup].map(([name, sessions]) => ({ name, sessions }));
-}
-
-async function readCorpusFile(path: string): Promise<ReplaySession> {
-  const text = await readRegularFile(path).then((b) => b.toString("utf8"), (err: NodeJS.ErrnoException) => {
-    throw new RhemaError("invalid_input", `${path}: cannot read (${err.code ?? err.message})`);
-  });
-  const timesPath = path.replace(/\.jsonl$/, ".times.json");
-  let times: Record<string, number> | null = null;
-  const timesText = await readFile(timesPath, "utf8").catch(() => null);
-  if (timesText !== null) {
-    try {
-      times = JSON.parse(timesText) as Record<string, number>;
-    } catch (err) {
-      throw new RhemaError("invalid_input", `${timesPath}: not JSON: ${(err as Error).message}`);
-    }
-  }
-  try {
-    return parseCorpusSession(path, text, times);
-  } catch (err) {
-    if (err instanceof CorpusFormatError) throw new RhemaError("invalid_input", err.message);
-    throw err;
-  }
-}
-
 const COLUMNS: Array<[string, (r: SweepRow) => string]> = [
   ["input", (r) => r.input],
   ["strategy", (r) => r.strategy],
-  ["budget", (r) => `${r.budget / 1000}k`],
+  ["budget", (r) => (r.budget === null ? "-" : `${r.budget / 1000}k`)],
   ["requests", (r) => String(r.figures.requests)],
   ["hit rate", (r) => fixedNoNegativeZero(r.figures.hitRate, 4)],
   ["HR*(B)", (r) => fixedNoNegativeZero(r.figures.limit, 4)],
@@ -260,11 +202,7 @@ const COLUMNS: Array<[string, (r: SweepRow) => string]> = [
   ["min raw tail", (r) => (r.figures.minRawTailShare === null ? "-" : fixedNoNegativeZero(r.figures.minRawTailShare, 3))],
 ];
 
-/** `n` to `digits` places, never `-0.00`: a value that rounds to zero prints unsigned. */
-export function fixedNoNegativeZero(n: number, digits: number): string {
-  const text = n.toFixed(digits);
-  return /^-0\.?0*$/.test(text) ? text.slice(1) : text;
-}
+export { fixedNoNegativeZero };
 
 const COST_COLUMN: [string, (r: SweepRow) => string] = ["cost $", (r) => (r.figures.costUsd === null ? "unpriced" : fixedNoNegativeZero(r.figures.costUsd, 2))];
 
@@ -282,7 +220,7 @@ export interface TableSetting {
   heading?: boolean;
 }
 
-export function renderTable(result: SweepResult, cache: CacheRules, model?: string, pricingFile?: string, setting: TableSetting = {}): string {
+export function renderTable(result: SweepResult, cache: CacheRules | undefined, model?: string, pricingFile?: string, setting: TableSetting = {}): string {
   const { ttl = "5m", warmPrefix = false, heading = true } = setting;
   const rows = [...result.rows, ...(result.rows.length > result.total.length ? result.total : [])];
   const columns = [...COLUMNS, ...(ttl === "5m" ? [] : TTL_COLUMNS), ...(model === undefined ? [] : [COST_COLUMN])];
@@ -290,18 +228,42 @@ export function renderTable(result: SweepResult, cache: CacheRules, model?: stri
   const widths = columns.map(([head], k) => Math.max(head.length, ...cells.map((c) => c[k]!.length)));
   const line = (values: string[]) => values.map((v, k) => (k < 2 ? v.padEnd(widths[k]!) : v.padStart(widths[k]!))).join("  ");
   return [
-    ...(heading ? [`cache rules: ${cache}; TTL: ${ttl}${warmPrefix ? "; tools+system warm before the first request" : ""}; token counter: estimate, 4 characters a token; billed-equivalent = input + 1.25 × 5-minute writes + 2 × 1-hour writes + 0.1 × reads (worker included)`] : []),
+    ...(heading ? [`cache rules: ${cache ?? "each session's own (anthropic where its format does not say)"}; TTL: ${ttl}${warmPrefix ? "; tools+system warm before the first request" : ""}; token counter: estimate, 4 characters a token; billed-equivalent = input + 1.25 × 5-minute writes + 2 × 1-hour writes + 0.1 × reads (worker included)`] : []),
     ...(model === undefined || !heading ? [] : [`priced as ${model} (${PRICE_TABLE.source} ${PRICE_TABLE.version}${pricingFile === undefined ? "" : `, overridden by ${pricingFile}`}), each request on its own`]),
     line(columns.map(([head]) => head)),
     ...cells.map(line),
   ].join("\n");
 }
 
-function toJson(result: SweepResult, grouped: boolean) {
+function toJson(result: SweepResult, read: readonly ReadInput[], grouped: boolean) {
   const row = (r: SweepRow) => {
     const { stats: _stats, ...figures } = r.figures;
-    return { input: r.input, strategy: r.strategy, budget: r.budget, ...figures };
+    return { input: r.input, strategy: r.strategy, budget: r.budget, ...figures, ...simulatorErrorsJson(r) };
   };
-  return { total: result.total.map(row), [grouped ? "suites" : "files"]: result.rows.map(row) };
+  return { inputs: read.map(inputJson), total: result.total.map(row), [grouped ? "suites" : "files"]: result.rows.map(row) };
+}
+
+function inputJson(input: ReadInput) {
+  return {
+    input: input.name, format: input.format,
+    sessions: input.sessions.map((s) => ({
+      name: s.name, requests: s.requests.length, billedRequests: s.requests.filter((r) => r.billed).length,
+      prefixTokens: s.prefixTokens ?? 0, skipped: s.skipped ?? {},
+    })),
+  };
+}
+
+/** One line per input read: its format, its sessions, what was skipped. */
+function renderReadInputs(read: readonly ReadInput[]): string {
+  return read.map((input) => {
+    const skipped = new Map<string, number>();
+    for (const s of input.sessions) for (const [kind, n] of Object.entries(s.skipped ?? {})) skipped.set(kind, (skipped.get(kind) ?? 0) + n);
+    const sessions = input.sessions.length === 1 ? "" : `, ${input.sessions.length} sessions`;
+    const billed = input.sessions.reduce((n, s) => n + s.requests.filter((r) => r.billed).length, 0);
+    const bills = billed === 0 ? "" : `, ${billed} billed requests`;
+    const prefix = input.sessions.some((s) => (s.prefixTokens ?? 0) > 0) ? `, hidden prefix ${input.sessions.map((s) => s.prefixTokens ?? 0).join("/")} tokens` : "";
+    const skips = skipped.size === 0 ? "" : `; skipped ${[...skipped].map(([kind, n]) => `${kind} ${n}`).join(", ")}`;
+    return `read ${input.name}: ${input.format}${sessions}${bills}${prefix}${skips}`;
+  }).join("\n");
 }
 

@@ -16,7 +16,8 @@ const SHARE_FORMAT = ".3~f";
 const TOKENS_FORMAT = ",.0f";
 
 export function replayChartSpec(rows: readonly SweepRow[]): TopLevelSpec {
-  const values = rows.map((r) => ({
+  // `recorded` has no budget of its own: it is not a point on these axes.
+  const values = rows.flatMap((r) => (r.budget === null ? [] : [{ ...r, budget: r.budget }])).map((r) => ({
     strategy: r.strategy,
     budget: r.budget,
     budgetLabel: `${r.budget / 1000}k`,

@@ -1,12 +1,36 @@
 /**
  * A recorded session in the shape the replay needs: the system prompt, the tools, the log, and
- * for each model request the log length it saw and when it was sent. Built from corpus files
- * (bench/corpus/README.md: one JSON message per line, plus a `.times.json` of step times)
- * or from a rhema session (the runner reads those), and joined into one long session by `chain`.
- * Pure: the callers read the files.
+ * for each model request the log length it saw and when it was sent — and, for logs of real
+ * harnesses, what the provider billed for it and what the harness actually sent when its own
+ * compaction made that differ from the log. Built from corpus files (bench/corpus/README.md: one
+ * JSON message per line, plus a `.times.json` of step times), from the harnesses' own logs
+ * (`import/`), or from a rhema session (the runner reads those), and joined into one long
+ * session by `chain`. Pure: the callers read the files.
  */
+import type { CacheRules } from "../cache/prompt-cache-simulator.js";
 import type { Message } from "../core/messages.js";
+import type { Usage } from "../core/provider.js";
 import type { ToolSpec } from "../core/tool.js";
+
+/** The file formats a session is read from. */
+export type SessionFormat = "corpus" | "claude-code" | "codex" | "mini-swe-agent" | "rhema-run";
+
+/** What a request carried after the harness's own compaction: `lead` (its summary), then the log from `from`. */
+export interface SentView {
+  lead: Message[];
+  from: number;
+}
+
+export interface ReplayRequest {
+  /** The log the model had seen: `messages.slice(0, logLength)`; the reply is `messages[logLength]`. */
+  logLength: number;
+  atMs: number;
+  /** What the provider billed for this request, when the log carries it. */
+  billed?: Usage;
+  model?: string;
+  /** Absent: the request carried the log itself. */
+  sent?: SentView;
+}
 
 export interface ReplaySession {
   name: string;
@@ -14,16 +38,33 @@ export interface ReplaySession {
   tools: ToolSpec[];
   messages: Message[];
   /** One entry per model request, in order. */
-  requests: Array<{ logLength: number; atMs: number }>;
+  requests: ReplayRequest[];
+  /** Absent: the corpus format. */
+  format?: SessionFormat;
+  /**
+   * Tokens every request carried that the log does not show (a harness's system prompt and
+   * tools): fitted from the first billed request, never below 0. Absent: none.
+   */
+  prefixTokens?: number;
+  /** Lines or items the reader skipped, by kind (`progress`, `torn last line`, …). */
+  skipped?: Record<string, number>;
+  /** The cache rules of the provider the session ran against, when the format tells. */
+  cache?: CacheRules;
+}
+
+/** The messages `request` carried: its sent view, else the log up to it. */
+export function sentMessages(session: ReplaySession, request: ReplayRequest): Message[] {
+  if (!request.sent) return session.messages.slice(0, request.logLength);
+  return [...request.sent.lead, ...session.messages.slice(request.sent.from, request.logLength)];
 }
 
 /** Steps without recorded times are this far apart. */
 export const DEFAULT_STEP_GAP_MS = 15_000;
 
-/** A corpus line that is not what the format says: names the line. */
+/** A line (or field) of a session file that is not what its format says: names the file and line (null: a JSON document's field, named instead). */
 export class CorpusFormatError extends Error {
-  constructor(source: string, line: number, what: string) {
-    super(`${source}:${line}: ${what}`);
+  constructor(source: string, line: number | null, what: string) {
+    super(`${source}${line === null ? "" : `:${line}`}: ${what}`);
     this.name = "CorpusFormatError";
   }
 }
@@ -51,7 +92,7 @@ export function parseCorpusSession(name: string, jsonl: string, times: Readonly<
   const rows = jsonl.split("\n").map((line, i) => ({ line, no: i + 1 })).filter((r) => r.line.trim() !== "");
   let system: string | null = null;
   const messages: Message[] = [];
-  const requests: ReplaySession["requests"] = [];
+  const requests: ReplayRequest[] = [];
   let pendingCall: string | null = null;
   let step = 0;
   for (const { line, no } of rows) {
@@ -82,7 +123,11 @@ export function parseCorpusSession(name: string, jsonl: string, times: Readonly<
         break;
       }
       case "tool":
-        if (pendingCall === null) throw new CorpusFormatError(name, no, "a tool message follows no tool call");
+        // A harness's feedback with no call before it (a reply without an action): the user's turn.
+        if (pendingCall === null) {
+          pushUserText(messages, row.content);
+          break;
+        }
         messages.push({ role: "user", content: [{ type: "tool_result", callId: pendingCall, content: row.content }] });
         pendingCall = null;
         break;
@@ -90,7 +135,7 @@ export function parseCorpusSession(name: string, jsonl: string, times: Readonly<
   }
   dropUnansweredCall(messages, pendingCall);
   if (requests.length === 0) throw new CorpusFormatError(name, rows.length, "the session has no assistant step");
-  return { name, system, tools: CORPUS_TOOLS, messages, requests };
+  return { name, system, tools: CORPUS_TOOLS, messages, requests, format: "corpus" };
 }
 
 function parseRow(source: string, line: string, no: number): CorpusRow {
@@ -129,7 +174,8 @@ function commandOf(args: unknown): string {
   return m ? m[2]! : args;
 }
 
-function pushUserText(messages: Message[], text: string): void {
+/** Appends user text, into the last message when that is the user's already. */
+export function pushUserText(messages: Message[], text: string): void {
   const last = messages[messages.length - 1];
   if (last?.role === "user") last.content.push({ type: "text", text });
   else messages.push({ role: "user", content: [{ type: "text", text }] });
@@ -145,13 +191,13 @@ function dropUnansweredCall(messages: Message[], callId: string | null): void {
 /**
  * Joins sessions into one long one: the first one's system prompt and task, then each later
  * one's task as a user message and its steps, its times continuing `gapMs` after the previous
- * session's last step.
+ * session's last step. The chain's requests carry no bills (no harness sent them).
  */
 export function chainSessions(sessions: readonly ReplaySession[], gapMs: number): ReplaySession {
   if (sessions.length === 0) throw new Error("chainSessions: no sessions");
   const first = sessions[0]!;
   const messages: Message[] = [];
-  const requests: ReplaySession["requests"] = [];
+  const requests: ReplayRequest[] = [];
   let offsetMs = 0;
   for (const [k, s] of sessions.entries()) {
     const base = messages.length;
@@ -163,10 +209,15 @@ export function chainSessions(sessions: readonly ReplaySession[], gapMs: number)
     }
     // Merging a task into the previous tool result shifts this session's indexes by one.
     const shift = messages.length - base - s.messages.length;
-    for (const r of s.requests) requests.push({ logLength: base + r.logLength + shift, atMs: offsetMs + r.atMs - startMs });
+    // A chain sends what no harness sent: bills and sent views do not carry over.
+    for (const r of s.requests) requests.push({ logLength: base + r.logLength + shift, atMs: offsetMs + r.atMs - startMs, ...(r.model ? { model: r.model } : {}) });
     offsetMs = (requests[requests.length - 1]?.atMs ?? offsetMs) + gapMs;
   }
-  return { name: sessions.map((s) => s.name).join("+"), system: first.system, tools: first.tools, messages, requests };
+  return {
+    name: sessions.map((s) => s.name).join("+"), system: first.system, tools: first.tools, messages, requests,
+    ...(first.prefixTokens !== undefined ? { prefixTokens: first.prefixTokens } : {}),
+    ...(first.cache !== undefined ? { cache: first.cache } : {}),
+  };
 }
 
 /**
@@ -174,7 +225,7 @@ export function chainSessions(sessions: readonly ReplaySession[], gapMs: number)
  * entry of `requestTimesMs` (missing ones `DEFAULT_STEP_GAP_MS` after the one before).
  */
 export function sessionFromLog(name: string, system: string | null, messages: readonly Message[], requestTimesMs: readonly number[]): ReplaySession {
-  const requests: ReplaySession["requests"] = [];
+  const requests: ReplayRequest[] = [];
   for (const [i, m] of messages.entries()) {
     if (m.role !== "assistant") continue;
     const previous = requests[requests.length - 1]?.atMs;

@@ -1,13 +1,21 @@
 /**
  * A replay sweep: every (input, strategy, budget) replayed through a fresh prompt-cache
- * simulator, one row each, and a total per (strategy, budget) over the inputs.
+ * simulator, one row each, and a total per (strategy, budget) over the inputs. The `recorded`
+ * strategy replays the requests as the harness sent them, once per input whatever the budgets,
+ * with the simulator's error against the bills. Each session goes through the cache rules
+ * asked for, else its own (its format's provider), else Anthropic's, with its hidden prefix.
  */
 import { PromptCacheSimulator, type CacheRules } from "../cache/prompt-cache-simulator.js";
 import { sumTranscriptStats } from "../core/transcript-types.js";
 import type { Usage } from "../core/provider.js";
 import type { StrategyName } from "./compaction-plan.js";
-import { figuresOf, replaySession, type ReplayFigures, type ReplayOptions, type ReplayTtl } from "./replay.js";
+import { HiddenPrefixCache } from "./hidden-prefix-cache.js";
+import { figuresOf, replaySession, type ReplayCache, type ReplayFigures, type ReplayOptions, type ReplayTtl } from "./replay.js";
+import { replayRecorded, sumSimulatorErrors, type SimulatorError } from "./replay-recorded.js";
 import type { ReplaySession } from "./replay-session.js";
+
+/** A compaction strategy, or `recorded`: the harness's own requests as it sent them. */
+export type ReplayStrategy = StrategyName | "recorded";
 
 export interface SweepInput {
   /** A file, a suite, or the chained inputs. */
@@ -16,10 +24,11 @@ export interface SweepInput {
 }
 
 export interface SweepOptions {
-  strategies: StrategyName[];
+  strategies: ReplayStrategy[];
   budgets: number[];
   blockTokens?: number;
-  cache: CacheRules;
+  /** Absent: each session's own rules, else Anthropic's. */
+  cache?: CacheRules;
   /** The model whose cache rules (minimum cacheable prefix) apply. */
   model?: string;
   /** Dollars for one request's usage of that model (the CLI's price table). */
@@ -35,9 +44,14 @@ export interface SweepOptions {
 
 export interface SweepRow {
   input: string;
-  strategy: StrategyName;
-  budget: number;
+  strategy: ReplayStrategy;
+  /** Null for `recorded` (the harness's own compaction, no budget of the replay's). */
+  budget: number | null;
   figures: ReplayFigures;
+  /** `recorded` only: the simulator's error against the bills, per session (none without bills). */
+  sessionErrors?: SimulatorError[];
+  /** `recorded` only: the row's sessions taken together; null without bills. */
+  error?: SimulatorError | null;
 }
 
 export interface SweepResult {
@@ -48,11 +62,22 @@ export interface SweepResult {
 
 export function runSweep(inputs: readonly SweepInput[], options: SweepOptions): SweepResult {
   const rows: SweepRow[] = [];
-  const jobs = inputs.length * options.strategies.length * options.budgets.length;
   let done = 0;
+  const compaction = options.strategies.filter((s): s is StrategyName => s !== "recorded");
+  const recorded = options.strategies.includes("recorded");
+  const jobs = inputs.length * (compaction.length * options.budgets.length + (recorded ? 1 : 0));
   for (const input of inputs) {
+    if (recorded) {
+      const parts = input.sessions.map((session) => replayRecorded(session, (model) => sessionCache(session, options, model), options.price));
+      const sessionErrors = parts.flatMap((p) => (p.error ? [p.error] : []));
+      rows.push({
+        input: input.name, strategy: "recorded", budget: null, figures: sumFigures(parts.map((p) => p.figures)),
+        sessionErrors, error: sumSimulatorErrors(input.name, sessionErrors),
+      });
+      options.onProgress?.(++done, jobs, `${input.name} recorded`);
+    }
     for (const budget of options.budgets) {
-      for (const strategy of options.strategies) {
+      for (const strategy of compaction) {
         const parts = input.sessions.map((session) => replayOne(session, strategy, budget, options));
         rows.push({ input: input.name, strategy, budget, figures: sumFigures(parts) });
         options.onProgress?.(++done, jobs, `${input.name} ${strategy} ${budget}`);
@@ -60,8 +85,13 @@ export function runSweep(inputs: readonly SweepInput[], options: SweepOptions): 
     }
   }
   const total: SweepRow[] = [];
+  if (recorded) {
+    const mine = rows.filter((r) => r.strategy === "recorded");
+    const errors = mine.flatMap((r) => r.sessionErrors ?? []);
+    total.push({ input: "total", strategy: "recorded", budget: null, figures: sumFigures(mine.map((r) => r.figures)), sessionErrors: errors, error: sumSimulatorErrors("total", errors) });
+  }
   for (const budget of options.budgets) {
-    for (const strategy of options.strategies) {
+    for (const strategy of compaction) {
       const mine = rows.filter((r) => r.strategy === strategy && r.budget === budget).map((r) => r.figures);
       total.push({ input: "total", strategy, budget, figures: sumFigures(mine) });
     }
@@ -69,9 +99,18 @@ export function runSweep(inputs: readonly SweepInput[], options: SweepOptions): 
   return { rows, total };
 }
 
+/**
+ * A fresh simulator for `session`: the rules asked for, else its own, else Anthropic's; the
+ * minimum of `--model`, else of `model`, else of the session's first model; its hidden prefix.
+ */
+function sessionCache(session: ReplaySession, options: SweepOptions, model = session.requests.find((r) => r.model)?.model): ReplayCache {
+  model = options.model ?? model;
+  const simulator = new PromptCacheSimulator({ rules: options.cache ?? session.cache ?? "anthropic", ...(model ? { model } : {}) });
+  return new HiddenPrefixCache(simulator, session.prefixTokens ?? 0, session.name);
+}
+
 function replayOne(session: ReplaySession, strategy: StrategyName, budget: number, options: SweepOptions): ReplayFigures {
-  const simulator = new PromptCacheSimulator({ rules: options.cache, ...(options.model ? { model: options.model } : {}) });
-  return replaySession(session, simulator, {
+  return replaySession(session, sessionCache(session, options), {
     strategy, budgetTokens: budget,
     ...(options.blockTokens !== undefined ? { blockTokens: options.blockTokens } : {}),
     ...(options.compaction ? { compaction: options.compaction } : {}),

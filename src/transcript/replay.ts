@@ -90,7 +90,8 @@ export function replaySession(session: ReplaySession, cache: ReplayCache, option
     compaction: { ...options.compaction, strategy: options.strategy },
     ...ttlOptions(session, options.cacheTtl ?? "5m"),
   });
-  const fixedTokens = fixedTokensOf(session.system, session.tools);
+  // A harness's hidden prefix (its system prompt and tools, not in the log) counts against the budget too.
+  const fixedTokens = fixedTokensOf(session.system, session.tools) + (session.prefixTokens ?? 0);
   const sent = new SentContent();
   let uncached = 0;
   let minTail: number | null = null;

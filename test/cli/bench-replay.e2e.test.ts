@@ -36,7 +36,7 @@ test("bench replay refuses an unknown strategy, a tiny budget and a missing inpu
   const dir = await tempDir(t);
   const strategy = await runCli(["bench", "replay", two[0]!, "--strategy", "magic"], { cwd: dir });
   assert.equal(strategy.code, 2);
-  assert.match(strategy.stderr, /--strategy takes sections, summarize-all, keep-recent, none; got "magic"/);
+  assert.match(strategy.stderr, /--strategy takes sections, summarize-all, keep-recent, none, recorded; got "magic"/);
   const budget = await runCli(["bench", "replay", two[0]!, "--budget", "10"], { cwd: dir });
   assert.equal(budget.code, 2);
   assert.match(budget.stderr, /--budget takes a whole number of tokens from 1000 up, got "10"/);

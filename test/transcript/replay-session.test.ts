@@ -44,7 +44,19 @@ test("steps without times are 15 s apart", () => {
 test("a bad corpus line is named by file and line", () => {
   assert.throws(() => parseCorpusSession("bad.jsonl", `${row({ role: "user", content: "x" })}\n{oops`, null), (err: unknown) => err instanceof CorpusFormatError && /^bad\.jsonl:2: not JSON/.test(err.message));
   assert.throws(() => parseCorpusSession("bad.jsonl", row({ role: "robot", content: "x" }), null), /bad\.jsonl:1: field "role"/);
-  assert.throws(() => parseCorpusSession("bad.jsonl", row({ role: "tool", content: "x" }), null), /bad\.jsonl:1: a tool message follows no tool call/);
+});
+
+test("a tool message that follows no call (the harness's feedback on a reply without an action) is the user's turn", () => {
+  const s = parseCorpusSession("feedback.jsonl", [
+    row({ role: "user", content: "fix it" }),
+    row({ role: "assistant", content: "I think the bug is in parse." }),
+    row({ role: "tool", content: "Please always provide EXACTLY ONE action in triple backticks." }),
+    row({ role: "assistant", content: "look", tool_name: "bash", tool_args: { command: "ls" } }),
+    row({ role: "tool", content: "a b" }),
+  ].join("\n"), null);
+  assert.deepEqual(s.messages.map((m) => m.role), ["user", "assistant", "user", "assistant", "user"]);
+  assert.deepEqual(s.messages[2], { role: "user", content: [{ type: "text", text: "Please always provide EXACTLY ONE action in triple backticks." }] });
+  assert.deepEqual(s.requests.map((r) => r.logLength), [1, 3]);
 });
 
 test("chained sessions: the first one's system and task, then each task as a user message, times continuing after a gap", () => {

@@ -2,13 +2,17 @@
  * The recorded sessions of a run directory, for `rhema bench replay`: each task's checkpointed
  * conversation and the times its model requests were sent, as replay sessions — one per trial
  * of a layout-2 run (`tasks/<suite>/<id>/<variant|default>/<n>/`), each with the matrix cell it
- * ran as. Read-only: nothing in the run directory changes.
+ * ran as. A trial that ran against a real provider carries each request's usage as the provider
+ * reported it (its bill) and that provider's cache rules; a scripted one's usage was the
+ * simulator's own, no bill. Read-only: nothing in the run directory changes.
  */
+import type { CacheRules } from "../../cache/prompt-cache-simulator.js";
 import { CodingAgent } from "../../agent.js";
 import { RhemaError } from "../../core/errors.js";
 import type { ModelProvider } from "../../core/provider.js";
 import type { Session } from "../../core/session.js";
 import type { ToolSpec } from "../../core/tool.js";
+import { isNamedProvider, providerEntry } from "../../providers/provider-registry.js";
 import { sessionFromLog, type ReplaySession } from "../../transcript/replay-session.js";
 import { RunDir } from "./run-dir.js";
 import { plannedTrials, type ManifestTask } from "./run-manifest.js";
@@ -37,6 +41,14 @@ function requestPrefix(session: Session, workspace: string): { system: string | 
   }
 }
 
+/** A provider id (`anthropic:claude-sonnet-4-6`) that names a real provider: its cache rules when they are known. */
+function liveProvider(id: string | undefined): { cache: CacheRules | null } | null {
+  const name = id?.split(":")[0] ?? "";
+  if (!isNamedProvider(name)) return null;
+  const rules = providerEntry(name).pricingId;
+  return { cache: rules === "anthropic" || rules === "openai" ? rules : null };
+}
+
 /** Replays never call a model. */
 const NO_MODEL: ModelProvider = {
   id: "replay:none",
@@ -58,8 +70,14 @@ export async function readRunDirSessions(path: string): Promise<RecordedSession[
       if (!session || session.messages.length === 0) continue;
       const times = await folder.readRequestTimes();
       const prefix = requestPrefix(session, folder.workspace);
-      const replay = sessionFromLog(name, prefix.system, session.messages, times);
-      out.push({ suite: ref.suite, id: ref.id, variant: ref.variant ?? null, session: { ...replay, tools: prefix.tools } });
+      const replay: ReplaySession = { ...sessionFromLog(name, prefix.system, session.messages, times), tools: prefix.tools, format: "rhema-run" };
+      const live = liveProvider((await folder.readResult().catch(() => null))?.provider);
+      if (live) {
+        const usages = await folder.readRequestUsages();
+        replay.requests = replay.requests.map((r, k) => (usages[k] ? { ...r, billed: usages[k]! } : r));
+        if (live.cache) replay.cache = live.cache;
+      }
+      out.push({ suite: ref.suite, id: ref.id, variant: ref.variant ?? null, session: replay });
     }
   }
   return sortByCell(out, manifest.variants ?? []);

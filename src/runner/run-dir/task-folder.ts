@@ -28,6 +28,7 @@ import { mkdir, readFile, realpath, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { Commit, CommitHook } from "../../core/commit-hook.js";
 import { RhemaError, errnoCode, errorMessage } from "../../core/errors.js";
+import type { Usage } from "../../core/provider.js";
 import type { Session } from "../../core/session.js";
 import { CheckpointStore, type CheckpointStoreOptions } from "../../store/checkpoint-store.js";
 import { PRIVATE_FILE_MODE, removeAtomicTemps, replaceFileAtomic, writePrivateFileAtomic, writePrivateJson } from "../../store/private-files.js";
@@ -220,6 +221,27 @@ export class TaskFolder {
     }
     const first = times[0] ?? 0;
     return times.map((t) => t - first);
+  }
+
+  /**
+   * Each model request's usage as the provider reported it (the `usage` event after its
+   * `request` event), null for a request that has none (interrupted, or a torn line), in the
+   * order of `readRequestTimes`.
+   */
+  async readRequestUsages(): Promise<Array<Usage | null>> {
+    const text = await readFile(this.path("events"), "utf8").catch(() => "");
+    const usages: Array<Usage | null> = [];
+    for (const line of text.split("\n")) {
+      if (!line.includes('"type":"request"') && !line.includes('"type":"usage"')) continue;
+      try {
+        const event = JSON.parse(line) as { type?: string; at?: string; usage?: Usage };
+        if (event.type === "request" && Number.isFinite(Date.parse(event.at ?? ""))) usages.push(null);
+        else if (event.type === "usage" && usages.length > 0 && event.usage) usages[usages.length - 1] = event.usage;
+      } catch {
+        // a torn line: that request's usage is unknown
+      }
+    }
+    return usages;
   }
 
   /**

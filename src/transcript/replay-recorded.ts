@@ -1,0 +1,140 @@
+/**
+ * The `recorded` replay: each request of an imported log sent again exactly as the harness sent
+ * it (after its own compaction, with the session's hidden prefix), through the prompt-cache
+ * simulator — and, where the log carries the provider's bill, the simulator's error against it:
+ * simulated vs billed cache read, cache write, uncached input and hit rate, per session and in
+ * total, so a benchmarker sees how far to trust the other strategies' figures.
+ *
+ * Marks are placed as a harness like Claude Code places them: the end of tools+system (the
+ * hidden prefix), the previous request's last message when this request still carries it, and
+ * its own last message. Each request goes to its own model's cache.
+ */
+import type { Message } from "../core/messages.js";
+import type { Usage } from "../core/provider.js";
+import { estimateMessageTokens } from "../core/token-estimate.js";
+import { fixedTokensOf } from "./compaction.js";
+import type { ReplayCache, ReplayFigures } from "./replay.js";
+import { figuresOf } from "./replay.js";
+import { sentMessages, type ReplaySession, type SessionFormat } from "./replay-session.js";
+import { TranscriptMirror } from "./transcript-mirror.js";
+
+/** Prompt-side sums over the requests that carry a bill. */
+export interface PromptTotals {
+  inputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  /** cacheRead ÷ (input + cacheRead + cacheWrite); 0 without tokens. */
+  hitRate: number;
+}
+
+export interface SimulatorError {
+  /** A session, an input, or `total`. */
+  name: string;
+  format: SessionFormat | "mixed";
+  /** Requests with a bill (the ones compared). */
+  billedRequests: number;
+  simulated: PromptTotals;
+  billed: PromptTotals;
+  /** (simulated − billed) ÷ billed, in percent; null where the bill is 0. */
+  cacheReadErrorPct: number | null;
+  cacheWriteErrorPct: number | null;
+  inputErrorPct: number | null;
+  /** (simulated − billed hit rate) in points. */
+  hitRateErrorPoints: number;
+}
+
+export interface RecordedReplay {
+  figures: ReplayFigures;
+  /** Null when no request carries a bill. */
+  error: SimulatorError | null;
+}
+
+/**
+ * `cacheFor(model)` gives the cache a request of that model goes through (each model has a
+ * cache of its own: a model switch finds nothing cached); called once per model.
+ */
+export function replayRecorded(session: ReplaySession, cacheFor: (model: string | undefined) => ReplayCache, price?: (usage: Usage) => number | null): RecordedReplay {
+  const caches = new Map<string | undefined, ReplayCache>();
+  const cacheOf = (model: string | undefined) => {
+    let cache = caches.get(model);
+    if (!cache) caches.set(model, cache = cacheFor(model));
+    return cache;
+  };
+  const mirror = new TranscriptMirror({ budgetTokens: Number.MAX_SAFE_INTEGER, compaction: { strategy: "none" } });
+  const fixedTokens = fixedTokensOf(session.system, session.tools) + (session.prefixTokens ?? 0);
+  const firstSent = new Set<Message>();
+  let firstSendTokens = fixedTokens;
+  let uncached = 0;
+  let dollars: number | null = price ? 0 : null;
+  const simulated: Usage[] = [];
+  const billed: Usage[] = [];
+  let previousTail: Message | null = null;
+  for (const request of session.requests) {
+    const messages = sentMessages(session, request);
+    const tail = messages.length - 1;
+    const previous = previousTail === null ? -1 : messages.lastIndexOf(previousTail, tail - 1);
+    const usage = cacheOf(request.model).observe({
+      system: session.system, tools: session.tools, messages,
+      cacheBreakpoints: [...(previous >= 0 ? [previous] : []), ...(tail >= 0 ? [tail] : [])],
+    }, request.atMs);
+    previousTail = messages[tail] ?? null;
+    const reply = session.messages[request.logLength];
+    const mainUsage = { ...usage, outputTokens: request.billed?.outputTokens ?? (reply ? estimateMessageTokens(reply) : 0) };
+    if (dollars !== null && price) {
+      const usd = price(mainUsage);
+      dollars = usd === null ? null : dollars + usd;
+    }
+    mirror.recordRequest(mainUsage, {
+      tokens: mirror.viewTokens(messages, fixedTokens),
+      uncompactedTokens: mirror.uncompactedTokens(session.messages.slice(0, request.logLength), fixedTokens),
+      atMs: request.atMs,
+    });
+    uncached += usage.inputTokens + usage.cacheWriteTokens;
+    for (const m of messages) {
+      if (firstSent.has(m)) continue;
+      firstSent.add(m);
+      firstSendTokens += estimateMessageTokens(m);
+    }
+    if (request.billed) {
+      simulated.push(usage);
+      billed.push(request.billed);
+    }
+  }
+  return {
+    figures: figuresOf(mirror.currentStats(), uncached - firstSendTokens, null, dollars),
+    error: billed.length === 0 ? null : errorOf(session.name, session.format ?? "corpus", totalsOf(simulated), totalsOf(billed), billed.length),
+  };
+}
+
+function totalsOf(usages: readonly Usage[]): PromptTotals {
+  const sum = (pick: (u: Usage) => number) => usages.reduce((n, u) => n + pick(u), 0);
+  return withHitRate({ inputTokens: sum((u) => u.inputTokens), cacheReadTokens: sum((u) => u.cacheReadTokens), cacheWriteTokens: sum((u) => u.cacheWriteTokens) });
+}
+
+function withHitRate(t: Omit<PromptTotals, "hitRate">): PromptTotals {
+  const prompt = t.inputTokens + t.cacheReadTokens + t.cacheWriteTokens;
+  return { ...t, hitRate: prompt === 0 ? 0 : t.cacheReadTokens / prompt };
+}
+
+function errorOf(name: string, format: SimulatorError["format"], simulated: PromptTotals, billed: PromptTotals, billedRequests: number): SimulatorError {
+  const pct = (sim: number, bill: number) => (bill === 0 ? null : ((sim - bill) / bill) * 100);
+  return {
+    name, format, billedRequests, simulated, billed,
+    cacheReadErrorPct: pct(simulated.cacheReadTokens, billed.cacheReadTokens),
+    cacheWriteErrorPct: pct(simulated.cacheWriteTokens, billed.cacheWriteTokens),
+    inputErrorPct: pct(simulated.inputTokens, billed.inputTokens),
+    hitRateErrorPoints: (simulated.hitRate - billed.hitRate) * 100,
+  };
+}
+
+/** Several sessions' errors taken together (their sums compared), named `name`. */
+export function sumSimulatorErrors(name: string, parts: readonly SimulatorError[]): SimulatorError | null {
+  if (parts.length === 0) return null;
+  const add = (pick: (e: SimulatorError) => PromptTotals) => withHitRate({
+    inputTokens: parts.reduce((n, e) => n + pick(e).inputTokens, 0),
+    cacheReadTokens: parts.reduce((n, e) => n + pick(e).cacheReadTokens, 0),
+    cacheWriteTokens: parts.reduce((n, e) => n + pick(e).cacheWriteTokens, 0),
+  });
+  const formats = new Set(parts.map((e) => e.format));
+  return errorOf(name, formats.size === 1 ? parts[0]!.format : "mixed", add((e) => e.simulated), add((e) => e.billed), parts.reduce((n, e) => n + e.billedRequests, 0));
+}
