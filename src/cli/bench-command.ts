@@ -39,7 +39,7 @@ export function benchReplayOptions<T>(y: Argv<T>) {
     .option("cache", { type: "string", choices: ["anthropic", "openai"], describe: "the provider whose cache rules apply (default: each session's own — openai for Codex — else anthropic)" })
     .option("model", { type: "string", describe: "price the requests in dollars as this model (its cache minimum applies too)" })
     .option("pricing", { type: "string", describe: "pricing file: prices for --model beyond (or instead of) the bundled table's" })
-    .option("ttl", { type: "string", default: "5m", describe: "the cache marks' TTL: 5m | 1h | auto (chosen per request as the engine does; the oracle that knows each next gap is printed apart) | oracle" })
+    .option("ttl", { type: "string", describe: "the cache marks' TTL: 5m | 1h | auto (chosen per request as the engine does; the oracle that knows each next gap is printed apart) | oracle (default 5m; recorded: as each session was billed)" })
     .option("warm-prefix", { type: "boolean", default: false, describe: "the tools and system prompt are cached before each session's first request (other sessions wrote them)" })
     .option("chain", { type: "boolean", default: false, describe: "join the inputs, in order, into one long session" })
     .option("gap", { type: "string", default: "15", describe: "seconds between chained inputs" })
@@ -93,7 +93,7 @@ export async function benchReplayCommand(args: BenchReplayArgs, io: CliIo): Prom
   }
   const live = !args.json && io.stderr.isTTY === true;
   const sweep = (cacheTtl: ReplayTtl) => runSweep(inputs, {
-    strategies, budgets, cacheTtl, ...(cache !== undefined ? { cache } : {}), ...(args.warmPrefix ? { warmPrefix: true } : {}), ...(block !== undefined ? { blockTokens: block } : {}),
+    strategies, budgets, cacheTtl, ...(cache !== undefined ? { cache } : {}), ...(args.ttl === "5m" || args.ttl === "1h" ? { recordedTtl: args.ttl } : {}), ...(args.warmPrefix ? { warmPrefix: true } : {}), ...(block !== undefined ? { blockTokens: block } : {}),
     ...(args.model !== undefined ? { model: args.model } : {}), ...(price ? { price } : {}),
     onProgress: (done, total, label) => {
       if (args.json) return;

@@ -30,6 +30,7 @@ const COLUMNS: Array<[string, (e: SimulatorError) => string]> = [
   ["hit sim", (e) => fixedNoNegativeZero(e.simulated.hitRate, 4)],
   ["hit billed", (e) => fixedNoNegativeZero(e.billed.hitRate, 4)],
   ["hit err pts", (e) => fixedNoNegativeZero(e.hitRateErrorPoints, 2)],
+  ["billed-eq sim÷bill", (e) => (e.billedEquivalentRatio === null ? "-" : fixedNoNegativeZero(e.billedEquivalentRatio, 3))],
 ];
 
 /** The table, or "" when no `recorded` row was replayed. */
@@ -43,7 +44,7 @@ export function renderSimulatorErrors(result: SweepResult): string {
   const widths = COLUMNS.map(([head], k) => Math.max(head.length, ...cells.map((c) => c[k]!.length)));
   const line = (values: string[]) => values.map((v, k) => (k < 2 ? v.padEnd(widths[k]!) : v.padStart(widths[k]!))).join("  ");
   return [
-    "simulator error (recorded vs billed, over the requests with a bill; err = simulated − billed, in % of the bill, hit rate in points):",
+    "simulator error (recorded vs billed, over the requests with a bill; err = simulated − billed, in % of the bill, hit rate in points; billed-eq = input + 1.25 × 5-minute writes + 2 × 1-hour writes + 0.1 × reads):",
     line(COLUMNS.map(([head]) => head)),
     ...cells.map(line),
   ].join("\n");

@@ -7,7 +7,8 @@
  *
  * Marks are placed as a harness like Claude Code places them: the end of tools+system (the
  * hidden prefix), the previous request's last message when this request still carries it, and
- * its own last message. Each request goes to its own model's cache.
+ * its own last message, with the TTL the session was billed with (the hour when any of its bills
+ * has 1-hour writes) unless one is asked for. Each request goes to its own model's cache.
  */
 import type { Message } from "../core/messages.js";
 import type { Usage } from "../core/provider.js";
@@ -23,8 +24,23 @@ export interface PromptTotals {
   inputTokens: number;
   cacheReadTokens: number;
   cacheWriteTokens: number;
+  /** Of `cacheWriteTokens`, the 1-hour ones. */
+  cacheWrite1hTokens: number;
   /** cacheRead ÷ (input + cacheRead + cacheWrite); 0 without tokens. */
   hitRate: number;
+  /** input + 1.25 × 5-minute writes + 2 × 1-hour writes + 0.1 × reads: the prompt's bill in input tokens. */
+  billedEquivalent: number;
+}
+
+/** The marks' TTL of a `recorded` replay: as the session was billed, or one for every mark. */
+export type RecordedTtl = "as-billed" | "5m" | "1h";
+
+export interface RecordedOptions {
+  /** Dollars for one request's usage; unset, or null for any request: not priced. */
+  price?: (usage: Usage) => number | null;
+  ttl?: RecordedTtl;
+  /** The hidden prefix and tools+system cached before each model's first request (`--warm-prefix`). */
+  warmPrefix?: boolean;
 }
 
 export interface SimulatorError {
@@ -41,6 +57,8 @@ export interface SimulatorError {
   inputErrorPct: number | null;
   /** (simulated − billed hit rate) in points. */
   hitRateErrorPoints: number;
+  /** Simulated ÷ billed billed-equivalent: how far the replay's cost figures stand from the bill; null where the bill is 0. */
+  billedEquivalentRatio: number | null;
 }
 
 export interface RecordedReplay {
@@ -53,11 +71,17 @@ export interface RecordedReplay {
  * `cacheFor(model)` gives the cache a request of that model goes through (each model has a
  * cache of its own: a model switch finds nothing cached); called once per model.
  */
-export function replayRecorded(session: ReplaySession, cacheFor: (model: string | undefined) => ReplayCache, price?: (usage: Usage) => number | null): RecordedReplay {
+export function replayRecorded(session: ReplaySession, cacheFor: (model: string | undefined) => ReplayCache, options: RecordedOptions = {}): RecordedReplay {
+  const { price, ttl = "as-billed" } = options;
+  const oneHour = ttl === "1h" || (ttl === "as-billed" && session.requests.some((r) => (r.billed?.cacheWrite1hTokens ?? 0) > 0));
   const caches = new Map<string | undefined, ReplayCache>();
-  const cacheOf = (model: string | undefined) => {
+  const cacheOf = (model: string | undefined, atMs: number) => {
     let cache = caches.get(model);
-    if (!cache) caches.set(model, cache = cacheFor(model));
+    if (!cache) {
+      caches.set(model, cache = cacheFor(model));
+      // Other sessions of the harness wrote its tools and system prompt: seeded, not counted.
+      if (options.warmPrefix) cache.observe({ system: session.system, tools: session.tools, messages: [], cacheBreakpoints: [], ...(oneHour ? { cacheOneHourThrough: -1 } : {}) }, atMs);
+    }
     return cache;
   };
   const mirror = new TranscriptMirror({ budgetTokens: Number.MAX_SAFE_INTEGER, compaction: { strategy: "none" } });
@@ -73,9 +97,10 @@ export function replayRecorded(session: ReplaySession, cacheFor: (model: string 
     const messages = sentMessages(session, request);
     const tail = messages.length - 1;
     const previous = previousTail === null ? -1 : messages.lastIndexOf(previousTail, tail - 1);
-    const usage = cacheOf(request.model).observe({
+    const usage = cacheOf(request.model, request.atMs).observe({
       system: session.system, tools: session.tools, messages,
       cacheBreakpoints: [...(previous >= 0 ? [previous] : []), ...(tail >= 0 ? [tail] : [])],
+      ...(oneHour ? { cacheOneHourThrough: tail } : {}),
     }, request.atMs);
     previousTail = messages[tail] ?? null;
     const reply = session.messages[request.logLength];
@@ -108,12 +133,18 @@ export function replayRecorded(session: ReplaySession, cacheFor: (model: string 
 
 function totalsOf(usages: readonly Usage[]): PromptTotals {
   const sum = (pick: (u: Usage) => number) => usages.reduce((n, u) => n + pick(u), 0);
-  return withHitRate({ inputTokens: sum((u) => u.inputTokens), cacheReadTokens: sum((u) => u.cacheReadTokens), cacheWriteTokens: sum((u) => u.cacheWriteTokens) });
+  return withHitRate({
+    inputTokens: sum((u) => u.inputTokens), cacheReadTokens: sum((u) => u.cacheReadTokens),
+    cacheWriteTokens: sum((u) => u.cacheWriteTokens), cacheWrite1hTokens: sum((u) => u.cacheWrite1hTokens ?? 0),
+  });
 }
 
-function withHitRate(t: Omit<PromptTotals, "hitRate">): PromptTotals {
+function withHitRate(t: Omit<PromptTotals, "hitRate" | "billedEquivalent">): PromptTotals {
   const prompt = t.inputTokens + t.cacheReadTokens + t.cacheWriteTokens;
-  return { ...t, hitRate: prompt === 0 ? 0 : t.cacheReadTokens / prompt };
+  return {
+    ...t, hitRate: prompt === 0 ? 0 : t.cacheReadTokens / prompt,
+    billedEquivalent: t.inputTokens + 1.25 * (t.cacheWriteTokens - t.cacheWrite1hTokens) + 2 * t.cacheWrite1hTokens + 0.1 * t.cacheReadTokens,
+  };
 }
 
 function errorOf(name: string, format: SimulatorError["format"], simulated: PromptTotals, billed: PromptTotals, billedRequests: number): SimulatorError {
@@ -124,6 +155,7 @@ function errorOf(name: string, format: SimulatorError["format"], simulated: Prom
     cacheWriteErrorPct: pct(simulated.cacheWriteTokens, billed.cacheWriteTokens),
     inputErrorPct: pct(simulated.inputTokens, billed.inputTokens),
     hitRateErrorPoints: (simulated.hitRate - billed.hitRate) * 100,
+    billedEquivalentRatio: billed.billedEquivalent === 0 ? null : simulated.billedEquivalent / billed.billedEquivalent,
   };
 }
 
@@ -134,6 +166,7 @@ export function sumSimulatorErrors(name: string, parts: readonly SimulatorError[
     inputTokens: parts.reduce((n, e) => n + pick(e).inputTokens, 0),
     cacheReadTokens: parts.reduce((n, e) => n + pick(e).cacheReadTokens, 0),
     cacheWriteTokens: parts.reduce((n, e) => n + pick(e).cacheWriteTokens, 0),
+    cacheWrite1hTokens: parts.reduce((n, e) => n + pick(e).cacheWrite1hTokens, 0),
   });
   const formats = new Set(parts.map((e) => e.format));
   return errorOf(name, formats.size === 1 ? parts[0]!.format : "mixed", add((e) => e.simulated), add((e) => e.billed), parts.reduce((n, e) => n + e.billedRequests, 0));

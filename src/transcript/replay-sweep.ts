@@ -11,7 +11,7 @@ import type { Usage } from "../core/provider.js";
 import type { StrategyName } from "./compaction-plan.js";
 import { HiddenPrefixCache } from "./hidden-prefix-cache.js";
 import { figuresOf, replaySession, type ReplayCache, type ReplayFigures, type ReplayOptions, type ReplayTtl } from "./replay.js";
-import { replayRecorded, sumSimulatorErrors, type SimulatorError } from "./replay-recorded.js";
+import { replayRecorded, sumSimulatorErrors, type RecordedTtl, type SimulatorError } from "./replay-recorded.js";
 import type { ReplaySession } from "./replay-session.js";
 
 /** A compaction strategy, or `recorded`: the harness's own requests as it sent them. */
@@ -36,6 +36,8 @@ export interface SweepOptions {
   compaction?: ReplayOptions["compaction"];
   /** The cache marks' TTL (default 5 minutes). */
   cacheTtl?: ReplayTtl;
+  /** The `recorded` strategy's marks: as each session was billed (the default), or one TTL for all. */
+  recordedTtl?: RecordedTtl;
   /** Tools+system cached before each session's first request. */
   warmPrefix?: boolean;
   /** Called after each replay, for a progress line. */
@@ -68,7 +70,9 @@ export function runSweep(inputs: readonly SweepInput[], options: SweepOptions): 
   const jobs = inputs.length * (compaction.length * options.budgets.length + (recorded ? 1 : 0));
   for (const input of inputs) {
     if (recorded) {
-      const parts = input.sessions.map((session) => replayRecorded(session, (model) => sessionCache(session, options, model), options.price));
+      const parts = input.sessions.map((session) => replayRecorded(session, (model) => sessionCache(session, options, model), {
+        ...(options.price ? { price: options.price } : {}), ...(options.recordedTtl ? { ttl: options.recordedTtl } : {}), ...(options.warmPrefix ? { warmPrefix: true } : {}),
+      }));
       const sessionErrors = parts.flatMap((p) => (p.error ? [p.error] : []));
       rows.push({
         input: input.name, strategy: "recorded", budget: null, figures: sumFigures(parts.map((p) => p.figures)),

@@ -52,7 +52,7 @@ test("--strategy recorded prints the simulator's error against the bills, per se
   assert.match(table.stdout, /^simulator error \(recorded vs billed/m);
   const row = table.stdout.split("\n").find((l) => l.startsWith("three.jsonl  claude-code"));
   assert.ok(row, table.stdout);
-  assert.deepEqual(row.split(/\s+/).slice(2), ["3", "2003", "2003", "+0.0%", "4036", "4050", "-0.3%", "0", "10", "-100.0%", "0.3317", "0.3304", "0.13"]);
+  assert.deepEqual(row.split(/\s+/).slice(2), ["3", "2003", "2003", "+0.0%", "4036", "4050", "-0.3%", "0", "10", "-100.0%", "0.3317", "0.3304", "0.13", "0.995"]);
 });
 
 test("the real public logs in bench/corpus/real replay in their formats, with the simulator's error on their bills", async (t) => {
@@ -101,5 +101,5 @@ checks:
   assert.deepEqual(json.inputs.map((i) => [i.format, i.sessions.map((s) => [s.requests, s.billedRequests, s.prefixTokens])]), [["rhema-run", [[2, 2, 0]]]]);
   const error = json.total[0]!.simulatorError as { billed: Record<string, number>; billedRequests: number };
   assert.equal(error.billedRequests, 2);
-  assert.deepEqual(error.billed, { inputTokens: 10, cacheReadTokens: 1500, cacheWriteTokens: 1540, hitRate: 1500 / 3050 });
+  assert.deepEqual(error.billed, { inputTokens: 10, cacheReadTokens: 1500, cacheWriteTokens: 1540, cacheWrite1hTokens: 0, hitRate: 1500 / 3050, billedEquivalent: 10 + 1.25 * 1540 + 0.1 * 1500 });
 });

@@ -21,10 +21,11 @@ export function threeRequestSession(): string {
 /** The simulator's error on that session, by hand (see the comments in the test). */
 export const HAND_COMPUTED = {
   billedRequests: 3,
-  simulated: { inputTokens: 0, cacheReadTokens: 2003, cacheWriteTokens: 2003 + 10 + 2023, hitRate: 2003 / 6039 },
-  billed: { inputTokens: 10, cacheReadTokens: 2003, cacheWriteTokens: 4050, hitRate: 2003 / 6063 },
+  simulated: { inputTokens: 0, cacheReadTokens: 2003, cacheWriteTokens: 2003 + 10 + 2023, cacheWrite1hTokens: 0, hitRate: 2003 / 6039, billedEquivalent: 1.25 * 4036 + 0.1 * 2003 },
+  billed: { inputTokens: 10, cacheReadTokens: 2003, cacheWriteTokens: 4050, cacheWrite1hTokens: 0, hitRate: 2003 / 6063, billedEquivalent: 10 + 1.25 * 4050 + 0.1 * 2003 },
   cacheReadErrorPct: 0,
   cacheWriteErrorPct: ((4036 - 4050) / 4050) * 100,
   inputErrorPct: -100,
   hitRateErrorPoints: (2003 / 6039 - 2003 / 6063) * 100,
+  billedEquivalentRatio: (1.25 * 4036 + 0.1 * 2003) / (10 + 1.25 * 4050 + 0.1 * 2003),
 };

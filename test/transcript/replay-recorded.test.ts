@@ -68,3 +68,31 @@ test("a model switch finds nothing cached: each model has its own cache", () => 
   assert.equal(error!.simulated.cacheReadTokens, 0);
   assert.equal(error!.simulated.cacheWriteTokens, 2003 + 2013 + 2023);
 });
+
+test("a session billed with 1-hour writes replays with 1-hour marks, so its 6-minute gap reads; --ttl 5m replays it as 5-minute", () => {
+  // The first bill's writes were 1-hour ones: the harness marked with ttl 1h.
+  const text = threeRequestSession().replace('"cache_creation_input_tokens":2000,', '"cache_creation_input_tokens":2000,"cache_creation":{"ephemeral_5m_input_tokens":0,"ephemeral_1h_input_tokens":2000},');
+  const session = parseClaudeCodeSession("hour.jsonl", text);
+  assert.equal(session.requests[0]!.billed!.cacheWrite1hTokens, 2000);
+  const replay = (ttl?: "5m" | "1h") => replayRecorded(session, () => new HiddenPrefixCache(new PromptCacheSimulator({ rules: "anthropic" }), session.prefixTokens!, session.name), ttl ? { ttl } : {}).error!;
+  // As billed: 1 writes 2003, 2 reads 2003 and writes 10, 3 (360 s later, within the hour) reads
+  // the 2013 through the previous tail and writes wxyz + more (10): every write a 1-hour one.
+  const asBilled = replay();
+  assert.deepEqual(
+    { read: asBilled.simulated.cacheReadTokens, write: asBilled.simulated.cacheWriteTokens, hour: asBilled.simulated.cacheWrite1hTokens },
+    { read: 2003 + 2013, write: 2003 + 10 + 10, hour: 2003 + 10 + 10 },
+  );
+  assert.equal(asBilled.simulated.billedEquivalent, 2 * 2023 + 0.1 * 4016);
+  assert.equal(replay("1h").simulated.cacheReadTokens, 4016);
+  const fiveMinute = replay("5m");
+  assert.deepEqual({ read: fiveMinute.simulated.cacheReadTokens, hour: fiveMinute.simulated.cacheWrite1hTokens }, { read: 2003, hour: 0 });
+});
+
+test("recorded with a warm prefix: the hidden prefix is cached before the first request, which reads it", () => {
+  const session = parseClaudeCodeSession("three.jsonl", threeRequestSession());
+  const cold = replayRecorded(session, () => new HiddenPrefixCache(new PromptCacheSimulator({ rules: "anthropic" }), session.prefixTokens!, session.name)).error!;
+  const warm = replayRecorded(session, () => new HiddenPrefixCache(new PromptCacheSimulator({ rules: "anthropic" }), session.prefixTokens!, session.name), { warmPrefix: true }).error!;
+  // The first request reads the 1997 hidden tokens and writes hello (6); the seeding itself is not counted.
+  assert.equal(warm.simulated.cacheReadTokens, cold.simulated.cacheReadTokens + 1997);
+  assert.equal(warm.simulated.cacheWriteTokens, cold.simulated.cacheWriteTokens - 1997);
+});
