@@ -149,7 +149,7 @@ function reportTrendOptions<T>(y: Argv<T>) {
 
 /** The commands, as `rhema bogus` lists them: each top-level name with its subcommands. */
 const COMMANDS: Readonly<Record<string, readonly string[]>> = {
-  run: [], validate: [], policy: ["check"], report: ["merge", "compare", "trend"], bench: ["replay"],
+  run: [], validate: [], policy: ["check"], report: ["merge", "compare", "trend"], bench: ["replay", "calibrate"],
 };
 
 /** Every command's full name (`policy check`) and its yargs command string: docs/cli.md is checked against these. */
@@ -161,6 +161,7 @@ export const COMMAND_LINES = {
   "report compare": "compare <dirs..>",
   "report trend": "trend <dirs..>",
   "bench replay": "replay <inputs..>",
+  "bench calibrate": "calibrate <inputs..>",
 } as const;
 
 export type CommandName = keyof typeof COMMAND_LINES;
@@ -173,10 +174,11 @@ export type OptionsBuilder = (y: Argv) => Argv<unknown>;
  * declared, for a test (docs/cli.md lists every option of every command, and no other).
  */
 export async function commandOptionBuilders(): Promise<Readonly<Record<CommandName, OptionsBuilder>>> {
-  const [policy, bench, compare] = await Promise.all([import("./policy-command.js"), import("./bench-command.js"), import("./compare-command.js")]);
+  const [policy, bench, compare, calibrate] = await Promise.all([import("./policy-command.js"), import("./bench-command.js"), import("./compare-command.js"), import("./calibrate-command.js")]);
   return {
     run: runOptions, validate: validateOptions, "policy check": policy.policyCheckOptions,
     "report merge": reportMergeOptions, "report compare": compare.reportCompareOptions, "report trend": reportTrendOptions, "bench replay": bench.benchReplayOptions,
+    "bench calibrate": calibrate.benchCalibrateOptions,
   };
 }
 
@@ -230,14 +232,16 @@ async function loadCommandModules(argv: readonly string[]) {
   const wanted = (...names: string[]) => first === undefined || first.startsWith("-") || names.includes(first);
   // A report command's own module loads only for it (or for help).
   const reportWanted = (name: string) => wanted("report") && (argv[1] === undefined || argv[1].startsWith("-") || argv[1] === name);
-  const [policy, bench, other, compare, trend] = await Promise.all([
+  const benchWanted = (name: string) => wanted("bench") && (argv[1] === undefined || argv[1].startsWith("-") || argv[1] === name);
+  const [policy, bench, other, compare, trend, calibrate] = await Promise.all([
     wanted("policy") ? import("./policy-command.js") : null,
-    wanted("bench") ? import("./bench-command.js") : null,
+    benchWanted("replay") ? import("./bench-command.js") : null,
     wanted("validate", "report") ? import("./other-commands.js") : null,
     reportWanted("compare") ? import("./compare-command.js") : null,
     reportWanted("trend") ? import("./trend-command.js") : null,
+    benchWanted("calibrate") ? import("./calibrate-command.js") : null,
   ]);
-  return { policy, bench, other, compare, trend };
+  return { policy, bench, other, compare, trend, calibrate };
 }
 
 /** A command module `loadCommandModules` was asked for; yargs calls a builder or handler only for the command given. */
@@ -316,8 +320,9 @@ function buildParser(argv: readonly string[], io: CliIo, commands: CommandModule
       .demandCommand(1, "name a report command: merge, compare, trend"))
     .command("bench", "benchmarks", (y) => y
       .command(COMMAND_LINES["bench replay"], "replay recorded sessions under compaction strategies and budgets through the prompt-cache simulator", (c) => loaded(commands.bench).benchReplayOptions(c), (a) => checked("bench replay", a, () => loaded(commands.bench).benchReplayCommand(a, io)))
-      .demandCommand(1, "name a bench command: replay"))
-    .demandCommand(1, "name a command: run, validate, policy check, report merge, report compare, report trend, bench replay")
+      .command(COMMAND_LINES["bench calibrate"], "fit a calibrated token counter from requests with their billed prompt tokens", (c) => loaded(commands.calibrate).benchCalibrateOptions(c), (a) => checked("bench calibrate", a, () => loaded(commands.calibrate).benchCalibrateCommand(a, io)))
+      .demandCommand(1, "name a bench command: replay, calibrate"))
+    .demandCommand(1, "name a command: run, validate, policy check, report merge, report compare, report trend, bench replay, bench calibrate")
     .help()
     .alias("h", "help")
     .alias("v", "version");

@@ -15,6 +15,7 @@ export const PATH_FLAGS = {
   "report compare": { flags: ["out", "json", "chart"], positional: "dirs" },
   "report trend": { flags: ["out", "json", "proposeQuarantine"], positional: "dirs" },
   "bench replay": { flags: ["pricing", "chart"], positional: "inputs" },
+  "bench calibrate": { flags: ["out"], positional: "inputs" },
   "policy check": { flags: ["policy", "workspace"], positional: null },
 } as const satisfies Record<string, { flags: readonly string[]; positional: string | null }>;
 export type PathCommand = keyof typeof PATH_FLAGS;

@@ -104,6 +104,11 @@ export function fitCalibration(samples: readonly CalibrationSample[]): Calibrati
   return { factors, sessions: sessions.length, fitted: errorFigures(sessions.flatMap((rows) => predict(rows, factors))), heldOut, unfitted };
 }
 
+/** The error of given factors on `samples`, each session's intercept from its first request (as the fit measures). */
+export function evaluateFactors(samples: readonly CalibrationSample[], factors: CalibrationFactors): ErrorFigures {
+  return errorFigures(bySession(samples).filter((rows) => rows.length >= 2).flatMap((rows) => predict(rows, factors)));
+}
+
 function fitFactors(sessions: readonly Row[][]): { factors: CalibrationFactors; unfitted: ContentKind[] } {
   const diffs = sessions.flatMap((rows) => rows.slice(1).map((r) => ({ x: r.x.map((v, j) => v - rows[0]!.x[j]!), y: r.y - rows[0]!.y })));
   const unfitted = CONTENT_KINDS.filter((_, j) => diffs.reduce((n, d) => n + Math.abs(d.x[j]!), 0) < MIN_FITTED_CHARS);

@@ -26,6 +26,7 @@ import { join } from "node:path";
 import type { Commit, CommitHook } from "../../core/commit-hook.js";
 import { RhemaError, errnoCode, errorMessage } from "../../core/errors.js";
 import type { Session } from "../../core/session.js";
+import type { Usage } from "../../core/provider.js";
 import { CheckpointStore, type CheckpointStoreOptions } from "../../store/checkpoint-store.js";
 import { PRIVATE_FILE_MODE, removeAtomicTemps, replaceFileAtomic, writePrivateFileAtomic, writePrivateJson } from "../../store/private-files.js";
 import type { TaskEvent } from "./runner-events.js";
@@ -197,6 +198,22 @@ export class TaskFolder {
     }
     const first = times[0] ?? 0;
     return times.map((t) => t - first);
+  }
+
+  /** The usage of each model request that was answered, in order (the events' `usage` lines; a torn line is skipped). */
+  async readRequestUsages(): Promise<Usage[]> {
+    const text = await readFile(this.path("events"), "utf8").catch(() => "");
+    const usages: Usage[] = [];
+    for (const line of text.split("\n")) {
+      if (!line.includes('"type":"usage"')) continue;
+      try {
+        const event = JSON.parse(line) as { type?: string; usage?: Usage };
+        if (event.type === "usage" && event.usage) usages.push(event.usage);
+      } catch {
+        // a torn line: that request's usage is unknown
+      }
+    }
+    return usages;
   }
 
   /**
