@@ -24,6 +24,8 @@ import { readRegularFile } from "../store/input-file.js";
 import { guardOutput } from "../runner/run-dir/output-guard.js";
 import { probeInto, reportDestination } from "../runner/reports/report-destination.js";
 import { canonicalPath, isWithinOrSame } from "../runner/tasks/canonical-path.js";
+import { loadCalibrationFile } from "../runner/plan/calibration-input.js";
+import { counterOfCalibration } from "../tokens/calibration-file.js";
 
 /** The options of `bench replay`, declared once. */
 export function benchReplayOptions<T>(y: Argv<T>) {
@@ -38,6 +40,7 @@ export function benchReplayOptions<T>(y: Argv<T>) {
     .option("cache", { type: "string", default: "anthropic", choices: ["anthropic", "openai"], describe: "the provider whose cache rules apply" })
     .option("model", { type: "string", describe: "price the requests in dollars as this model (its cache minimum applies too)" })
     .option("pricing", { type: "string", describe: "pricing file: prices for --model beyond (or instead of) the bundled table's" })
+    .option("calibration", { type: "string", describe: "count tokens with this calibration file's factors (rhema bench calibrate) instead of 4 characters a token" })
     .option("chain", { type: "boolean", default: false, describe: "join the inputs, in order, into one long session" })
     .option("gap", { type: "string", default: "15", describe: "seconds between chained inputs" })
     .option("json", { type: "boolean", default: false, describe: "one JSON object instead of the table" })
@@ -53,6 +56,7 @@ export interface BenchReplayArgs {
   cache: string;
   model?: string | undefined;
   pricing?: string | undefined;
+  calibration?: string | undefined;
   chain: boolean;
   gap: number | string;
   json: boolean;
@@ -78,6 +82,8 @@ export async function benchReplayCommand(args: BenchReplayArgs, io: CliIo): Prom
       return p.priced ? p.usd : null;
     };
   }
+  const calibration = args.calibration === undefined ? null : await loadCalibrationFile(resolve(io.cwd, args.calibration));
+  const counter = calibration === null ? null : counterOfCalibration(calibration);
   const inputs = await loadInputs(args.inputs.map((p) => resolve(io.cwd, p)), args.chain, gapSeconds * 1000);
   if (args.chart) {
     const chart = resolve(io.cwd, args.chart);
@@ -87,7 +93,7 @@ export async function benchReplayCommand(args: BenchReplayArgs, io: CliIo): Prom
   const live = !args.json && io.stderr.isTTY === true;
   const result = runSweep(inputs, {
     strategies, budgets, cache, ...(block !== undefined ? { blockTokens: block } : {}),
-    ...(args.model !== undefined ? { model: args.model } : {}), ...(price ? { price } : {}),
+    ...(args.model !== undefined ? { model: args.model } : {}), ...(price ? { price } : {}), ...(counter ? { counter } : {}),
     onProgress: (done, total, label) => {
       if (args.json) return;
       if (live) io.stderr.write(`\r\x1b[2Kreplay ${done}/${total} ${label}`);
@@ -96,7 +102,7 @@ export async function benchReplayCommand(args: BenchReplayArgs, io: CliIo): Prom
   });
   if (live) io.stderr.write("\r\x1b[2K");
   if (args.json) print(io.stdout, JSON.stringify(toJson(result, args.chain || inputs.some((i) => i.sessions.length > 1))));
-  else print(io.stdout, renderTable(result, cache, args.model, args.pricing));
+  else print(io.stdout, renderTable(result, cache, { model: args.model, pricingFile: args.pricing, counter: counter ? `${counter.id} (${args.calibration})` : undefined }));
   if (args.chart) {
     const path = resolve(io.cwd, args.chart);
     await guardOutput(path, "write", () => renderReplayChart(result.total, path));
@@ -249,14 +255,15 @@ export function fixedNoNegativeZero(n: number, digits: number): string {
 
 const COST_COLUMN: [string, (r: SweepRow) => string] = ["cost $", (r) => (r.figures.costUsd === null ? "unpriced" : fixedNoNegativeZero(r.figures.costUsd, 2))];
 
-export function renderTable(result: SweepResult, cache: CacheRules, model?: string, pricingFile?: string): string {
+export function renderTable(result: SweepResult, cache: CacheRules, labels: { model?: string | undefined; pricingFile?: string | undefined; counter?: string | undefined } = {}): string {
+  const { model, pricingFile } = labels;
   const rows = [...result.rows, ...(result.rows.length > result.total.length ? result.total : [])];
   const columns = model === undefined ? COLUMNS : [...COLUMNS, COST_COLUMN];
   const cells = rows.map((r) => columns.map(([, cell]) => cell(r)));
   const widths = columns.map(([head], k) => Math.max(head.length, ...cells.map((c) => c[k]!.length)));
   const line = (values: string[]) => values.map((v, k) => (k < 2 ? v.padEnd(widths[k]!) : v.padStart(widths[k]!))).join("  ");
   return [
-    `cache rules: ${cache}; token counter: estimate, 4 characters a token; billed-equivalent = input + 1.25 × 5-minute writes + 2 × 1-hour writes + 0.1 × reads (worker included)`,
+    `cache rules: ${cache}; token counter: ${labels.counter ?? "estimate, 4 characters a token"}; billed-equivalent = input + 1.25 × 5-minute writes + 2 × 1-hour writes + 0.1 × reads (worker included)`,
     ...(model === undefined ? [] : [`priced as ${model} (${PRICE_TABLE.source} ${PRICE_TABLE.version}${pricingFile === undefined ? "" : `, overridden by ${pricingFile}`}), each request on its own`]),
     line(columns.map(([head]) => head)),
     ...cells.map(line),

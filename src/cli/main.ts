@@ -46,6 +46,7 @@ const PROVIDER_OPTION = { type: "string", choices: NAMED_PROVIDERS, describe: "m
 const MODEL_OPTION = { type: "string", describe: "model name for tasks that name none" } as const;
 const BASE_URL_OPTION = { type: "string", describe: "endpoint for --provider/--model (a compatible server or proxy); else ANTHROPIC_BASE_URL/OPENAI_BASE_URL" } as const;
 const MATRIX_OPTION = { type: "string", describe: "matrix file (YAML, top-level matrix:): every task runs as each of its cells (variants), trials = task × variant × repeat" } as const;
+const CALIBRATION_OPTION = { type: "string", describe: "calibration file (JSON, rhema bench calibrate): every task counts its tokens with its factors" } as const;
 const PRICING_OPTION = { type: "string", describe: "pricing file (YAML, schema/pricing.schema.json): adds models to the price table or overrides their prices" } as const;
 const MAX_COST_OPTION = { type: "string", describe: "the run's budget in dollars, across all tasks: once spent, tasks stop (resumably, status stopped) and none starts" } as const;
 const TIMEOUT_OPTION = { type: "string", describe: "timeout for tasks that set none (90s, 10m, 1h, or a number of seconds as in limits.timeout; none: no limit)" } as const;
@@ -87,6 +88,7 @@ function runOptions<T>(y: Argv<T>) {
     .option("allow-env", { type: "string", array: true, default: [], describe: "secret-looking variable the shell may see (repeatable)" })
     .option("sandbox", SANDBOX_OPTION)
     .option("pricing", PRICING_OPTION)
+    .option("calibration", CALIBRATION_OPTION)
     .option("repeats", { type: "string", describe: "trials of each task that sets no repeats: (a whole number from 1 up; default 1); each has its own workspace, checkpoint and result" })
     .option("min-pass-rate", { type: "string", describe: "share of a task's counted trials that must pass, for tasks that set no pass.rate (above 0 to 1; default: every trial)" })
     .option("gate", { type: "string", choices: ["rate", "lower"], describe: "what a pass rate is judged on: the rate (default), or the lower bound of its Wilson 95% interval" })
@@ -111,6 +113,7 @@ function validateOptions<T>(y: Argv<T>) {
     .option("base-url", BASE_URL_OPTION)
     .option("sandbox", SANDBOX_OPTION)
     .option("pricing", PRICING_OPTION)
+    .option("calibration", CALIBRATION_OPTION)
     .option("matrix", MATRIX_OPTION)
     .option("max-cost", MAX_COST_OPTION)
     .option("timeout", TIMEOUT_OPTION)

@@ -5,6 +5,7 @@
 import { PromptCacheSimulator, type CacheRules } from "../cache/prompt-cache-simulator.js";
 import { sumTranscriptStats } from "../core/transcript-types.js";
 import type { Usage } from "../core/provider.js";
+import type { TokenCounter } from "../core/token-counter.js";
 import type { StrategyName } from "./compaction-plan.js";
 import { figuresOf, replaySession, type ReplayFigures, type ReplayOptions } from "./replay.js";
 import type { ReplaySession } from "./replay-session.js";
@@ -25,6 +26,8 @@ export interface SweepOptions {
   /** Dollars for one request's usage of that model (the CLI's price table). */
   price?: (usage: Usage) => number | null;
   compaction?: ReplayOptions["compaction"];
+  /** Counts the mirror's and the cache simulator's tokens (default chars4). */
+  counter?: TokenCounter;
   /** Called after each replay, for a progress line. */
   onProgress?: (done: number, total: number, label: string) => void;
 }
@@ -66,12 +69,13 @@ export function runSweep(inputs: readonly SweepInput[], options: SweepOptions): 
 }
 
 function replayOne(session: ReplaySession, strategy: StrategyName, budget: number, options: SweepOptions): ReplayFigures {
-  const simulator = new PromptCacheSimulator({ rules: options.cache, ...(options.model ? { model: options.model } : {}) });
+  const simulator = new PromptCacheSimulator({ rules: options.cache, ...(options.model ? { model: options.model } : {}), ...(options.counter ? { counter: options.counter } : {}) });
   return replaySession(session, simulator, {
     strategy, budgetTokens: budget,
     ...(options.blockTokens !== undefined ? { blockTokens: options.blockTokens } : {}),
     ...(options.compaction ? { compaction: options.compaction } : {}),
     ...(options.price ? { price: options.price } : {}),
+    ...(options.counter ? { counter: options.counter } : {}),
   });
 }
 
