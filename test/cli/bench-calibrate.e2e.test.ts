@@ -3,7 +3,8 @@ import assert from "node:assert/strict";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { loadTokenizerCounter } from "../../src/tokens/tokenizer-counter.js";
-import { parseCalibration } from "../../src/tokens/calibration-file.js";
+import { calibrationId, formatCalibration, parseCalibration } from "../../src/tokens/calibration-file.js";
+import { corpusDir } from "../support/paths.js";
 import { billedFixture } from "../support/calibration-fixture.js";
 import { runCli } from "../support/cli.js";
 import { tempDir } from "../support/temp-dir.js";
@@ -35,4 +36,18 @@ test("bench calibrate refuses a bad samples line naming it, and inputs with noth
   const one = await runCli(["bench", "calibrate", "one.jsonl", "--out", "cal.json"], { cwd: dir });
   assert.equal(one.code, 2);
   assert.match(one.stderr, /no session has two requests/);
+});
+
+test("bench replay --calibration counts with the file's factors and names the counter", async (t) => {
+  const dir = await tempDir(t);
+  const factors = { perChar: { prose: 0.4, code: 0.5, json: 0.5, tool_result: 0.45 }, perMessage: 4, perToolBlock: 4 };
+  await writeFile(join(dir, "cal.json"), formatCalibration({ version: 1, fittedFrom: "test", factors, fit: null }));
+  const input = join(corpusDir, "ledger-totals.jsonl");
+  const plain = await runCli(["bench", "replay", input, "--budget", "8000", "--strategy", "sections", "--json"], { cwd: dir });
+  const calibrated = await runCli(["bench", "replay", input, "--budget", "8000", "--strategy", "sections", "--calibration", "cal.json", "--json"], { cwd: dir });
+  assert.equal(calibrated.code, 0, calibrated.stderr);
+  const peak = (r: { stdout: string }) => (JSON.parse(r.stdout) as { total: Array<{ peakRequestTokens: number }> }).total[0]!.peakRequestTokens;
+  assert.ok(peak(calibrated) > peak(plain), `the calibration counts more tokens than chars/4: ${peak(calibrated)} vs ${peak(plain)}`);
+  const table = await runCli(["bench", "replay", input, "--budget", "8000", "--strategy", "sections", "--calibration", "cal.json"], { cwd: dir });
+  assert.match(table.stdout, new RegExp(`token counter: ${calibrationId(factors)} \\(cal\\.json\\)`));
 });
