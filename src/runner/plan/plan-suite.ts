@@ -149,9 +149,9 @@ async function chooseCounters(specs: ReadonlyMap<string, ProviderSpec>, calibrat
  * `scriptFor`, each trial with its own script cursor.
  */
 function providerMaker(
-  task: TaskDefinition, spec: ProviderSpec, env: ProviderEnv, made_: { streamIdleMs: number | undefined; counter: TokenCounter }, retries: RetryRelay,
+  task: TaskDefinition, spec: ProviderSpec, env: ProviderEnv, settings: { streamIdleMs: number | undefined; counter: TokenCounter }, retries: RetryRelay,
 ): (trial: TrialKey) => ModelProvider {
-  const options = (onRetry: (notice: RetryNotice) => void | Promise<void>) => ({ ...idleOption(made_.streamIdleMs), retry: { onRetry }, tokenCounter: made_.counter });
+  const options = (onRetry: (notice: RetryNotice) => void | Promise<void>) => ({ ...idleOption(settings.streamIdleMs), retry: { onRetry }, tokenCounter: settings.counter });
   if (!isScriptedSpec(spec)) {
     // Shared by the task's trials: a retry is told to each of them that listens.
     const provider = createProvider(spec, env, options(retries.hookTask(trialPrefix(task), "task")));
