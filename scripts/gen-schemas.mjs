@@ -15,6 +15,7 @@ const { pricingJsonSchema } = await import(join(root, "dist/src/runner/pricing/p
 const { resultJsonSchema } = await import(join(root, "dist/src/runner/run-dir/task-result.js"));
 const { matrixJsonSchema } = await import(join(root, "dist/src/runner/tasks/matrix-file.js"));
 const { compareJsonSchema } = await import(join(root, "dist/src/runner/reports/compare-json.js"));
+const { calibrationJsonSchema } = await import(join(root, "dist/src/tokens/calibration-file.js"));
 
 const schemas = [
   ["task.schema.json", taskJsonSchema()],
@@ -24,6 +25,7 @@ const schemas = [
   ["result.schema.json", resultJsonSchema()],
   ["matrix.schema.json", matrixJsonSchema()],
   ["compare.schema.json", compareJsonSchema()],
+  ["calibration.schema.json", calibrationJsonSchema()],
 ];
 for (const [name, schema] of schemas) {
   writeFileSync(join(root, "schema", name), JSON.stringify(schema, null, 2) + "\n");

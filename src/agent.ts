@@ -20,6 +20,7 @@ import { DEFAULT_MAX_TURN_STEPS, runSteps, runUnstartedCalls, type ModelOutput, 
 import type { ProcessStart, Tool, ToolSpec } from "./core/tool.js";
 import { compileInputChecks, type ToolInputChecks } from "./core/tool-input/tool-input-check.js";
 import type { Section, TranscriptConfig, TranscriptStats } from "./core/transcript-types.js";
+import { chars4Counter, counterOfRecord, type TokenCounter } from "./core/token-counter.js";
 import {
   DEFAULT_SYSTEM_TEMPLATE,
   renderEnvironmentReport,
@@ -105,6 +106,12 @@ export interface CodingAgentConfig {
    * last boundary. The runner supplies the task's and the run's limits here.
    */
   budget?: (who: "task" | "worker", stats: TranscriptStats | null) => SpentBudget | null;
+  /**
+   * Counts the tokens of budgets, compaction, sections and the stats' request sizes (default
+   * chars4). Recorded in the session at its first turn; a session that recorded one is counted
+   * with that one (a tokenizer's must be given again, as this).
+   */
+  tokenCounter?: TokenCounter;
   /** Clock and id source, injected so tests are deterministic. */
   now?: () => Date;
   newId?: () => string;
@@ -120,6 +127,8 @@ export class CodingAgent {
   private readonly inputChecks: ToolInputChecks;
   private readonly environment: string;
   private readonly mirror: TranscriptMirror | null;
+  /** The token counter: the session's recorded one, else the config's (see `counterFor`). */
+  readonly tokenCounter: TokenCounter;
   private commitHook: CommitHook | null = null;
   private readonly worker: CompactionWorker;
   /** What the last request was, for the stats: its size, the log it stood for, when it went. */
@@ -146,7 +155,8 @@ export class CodingAgent {
     // A session built by hand may lack call states: read off its messages (rhema's own have them all).
     this.session = session ? withCallStates(session) : newSession((config.newId ?? randomUUID)(), now());
     this.environment = this.session.environment ?? this.renderEnvironment(new Date(this.session.createdAt));
-    this.mirror = config.transcript === false ? null : new TranscriptMirror({ ...(config.transcript ?? {}), ...(config.price ? { price: config.price } : {}) });
+    this.tokenCounter = counterFor(this.session, config.tokenCounter);
+    this.mirror = config.transcript === false ? null : new TranscriptMirror({ ...(config.transcript ?? {}), ...(config.price ? { price: config.price } : {}), counter: this.tokenCounter });
     this.worker = config.compactionWorker ?? (provider.answersFromScript === true ? eliderWorker : modelWorker(provider));
     this.system(); // a template that cannot render fails construction, not the first turn
     if (session?.transcript && this.mirror) {
@@ -257,6 +267,7 @@ export class CodingAgent {
     try {
       await sink.emit({ type: "turn_start", sessionId: this.session.id, at: (this.config.now ?? (() => new Date()))().toISOString() });
       this.session.environment ??= this.environment;
+      this.session.tokenCounter ??= this.tokenCounter.record;
       const ports = this.stepPorts(sink, approval, signal);
       await this.revive(ports);
       await start();
@@ -335,7 +346,7 @@ export class CodingAgent {
         await this.commit("flush");
       }
     }
-    const fixed = fixedTokensOf(system, tools);
+    const fixed = fixedTokensOf(system, tools, this.tokenCounter);
     const view: RequestView = this.mirror
       ? this.mirror.view(messages, fixed, nowMs)
       : { messages, compactedSteps: 0, cacheBreakpoints: messages.length > 0 ? [messages.length - 1] : [] };
@@ -419,6 +430,19 @@ export class CodingAgent {
       ...(this.config.sandbox ? { sandbox: { network: this.config.sandbox.network } } : {}),
     });
   }
+}
+
+/**
+ * The counter a session counts with: the one it recorded (a tokenizer's only as `given`, which
+ * must be that one), chars4 for a session with messages from before counters, else `given`.
+ */
+function counterFor(session: Session, given: TokenCounter | undefined): TokenCounter {
+  const record = session.tokenCounter;
+  if (record === undefined) return session.messages.length > 0 ? chars4Counter : given ?? chars4Counter;
+  const made = counterOfRecord(record);
+  if (made) return made;
+  if (given?.id === (record.kind === "tokenizer" ? record.encoding : null)) return given!;
+  throw new CodingAgentError("invalid_config", `the session was counted with the ${JSON.stringify(record)} token counter; continue it with that counter (\`tokenCounter\`), got ${given?.id ?? "none"}`);
 }
 
 function checkConfig(config: CodingAgentConfig): void {

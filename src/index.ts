@@ -18,6 +18,14 @@ export * from "./core/provider.js";
 export * from "./core/tool.js";
 /** Transcript sections and stats. */
 export * from "./core/transcript-types.js";
+/** Token counters: chars4, calibrated (per content kind), the content kinds; what a session records of its counter. */
+export { chars4Counter, calibratedCounter, textKind, type TokenCounter, type TokenCounterRecord, type CalibrationFactors, type ContentKind } from "./core/token-counter.js";
+/** The OpenAI tokenizer (o200k_base, cl100k_base) as a counter, loaded on first use. */
+export { loadTokenizerCounter } from "./tokens/tokenizer-counter.js";
+/** Which counter a provider's model counts with, and the counter a session recorded. */
+export { chooseCounter, encodingForModel, loadRecordedCounter } from "./tokens/counter-choice.js";
+/** Calibration files: parse (validated, id checked), format, and the counter of one. */
+export { parseCalibration, formatCalibration, counterOfCalibration, calibrationId, type CalibrationFile } from "./tokens/calibration-file.js";
 /** The persisted conversation and its version. */
 export { type Session, type CallRecord, type CallState, SESSION_VERSION } from "./core/session.js";
 /** Session files: load (validated) and save (0600, atomic). */

@@ -8,7 +8,7 @@
  *   3. each message's content blocks, in order; a message with no content is one block (the
  *      placeholder the providers send in its place).
  * A message's first block also carries the message's framing (role), so the tokens of a
- * message's blocks add up to `estimateMessageTokens`.
+ * message's blocks add up to the counter's count of the message (chars4 by default).
  *
  * Where the marks go (`planCacheMarks`) is decided here once, for both the Anthropic provider
  * (which puts `cache_control` on the wire blocks) and the simulator (which writes entries at the
@@ -19,7 +19,8 @@
 import { createHash } from "node:crypto";
 import type { ContentBlock, Message } from "../core/messages.js";
 import type { ModelRequest } from "../core/provider.js";
-import { estimateBlockTokens, estimateTextTokens } from "../core/token-estimate.js";
+import { estimateTextTokens } from "../core/token-estimate.js";
+import { chars4Counter, type TokenCounter } from "../core/token-counter.js";
 import { ANTHROPIC_MAX_BREAKPOINTS, type CacheTtl } from "./cache-rules.js";
 
 /** One block of a prompt. Two blocks are the same block exactly when their `content` is equal. */
@@ -83,34 +84,35 @@ function oneHourThrough(req: ModelRequest): number | null {
  */
 export type BlockMemo = WeakMap<ContentBlock, { digest: string; tokens: number }>;
 
-/** The block sequence of `req` (see the header), with token estimates. */
-export function promptLayout(req: ModelRequest, memo: BlockMemo = new WeakMap()): PromptLayout {
+/** The block sequence of `req` (see the header), with token counts (`counter`'s; a memo serves one counter). */
+export function promptLayout(req: ModelRequest, memo: BlockMemo = new WeakMap(), counter: TokenCounter = chars4Counter): PromptLayout {
   const blocks: PromptBlock[] = req.tools.map((tool) => {
     const content = JSON.stringify({ tool });
-    return { content, tokens: estimateTextTokens(JSON.stringify(tool)) };
+    return { content, tokens: counter.text(JSON.stringify(tool), "json") };
   });
-  if (req.system) blocks.push({ content: JSON.stringify({ system: req.system }), tokens: estimateTextTokens(req.system) });
+  if (req.system) blocks.push({ content: JSON.stringify({ system: req.system }), tokens: counter.text(req.system) });
   const prefixEnd = blocks.length - 1;
   const messageEnds = req.messages.map((message) => {
-    blocks.push(...messageBlocks(message, memo));
+    blocks.push(...messageBlocks(message, memo, counter));
     return blocks.length - 1;
   });
   return { blocks, prefixEnd, messageEnds };
 }
 
-function messageBlocks(message: Message, memo: BlockMemo): PromptBlock[] {
-  const FRAMING_TOKENS = 4;
-  if (message.content.length === 0) return [{ content: `${message.role}:empty`, tokens: FRAMING_TOKENS }];
+function messageBlocks(message: Message, memo: BlockMemo, counter: TokenCounter): PromptBlock[] {
+  // The message's framing: what the counter counts for a message beyond its blocks.
+  const framing = counter.message({ role: message.role, content: [] });
+  if (message.content.length === 0) return [{ content: `${message.role}:empty`, tokens: framing }];
   return message.content.map((block, k) => {
-    const { digest, tokens } = measured(block, memo);
-    return k === 0 ? { content: `${message.role}:first:${digest}`, tokens: tokens + FRAMING_TOKENS } : { content: `next:${digest}`, tokens };
+    const { digest, tokens } = measured(block, memo, counter);
+    return k === 0 ? { content: `${message.role}:first:${digest}`, tokens: tokens + framing } : { content: `next:${digest}`, tokens };
   });
 }
 
-function measured(block: ContentBlock, memo: BlockMemo): { digest: string; tokens: number } {
+function measured(block: ContentBlock, memo: BlockMemo, counter: TokenCounter): { digest: string; tokens: number } {
   let known = memo.get(block);
   if (!known) {
-    known = { digest: createHash("sha256").update(JSON.stringify(block)).digest("hex"), tokens: estimateBlockTokens(block) };
+    known = { digest: createHash("sha256").update(JSON.stringify(block)).digest("hex"), tokens: counter.block(block) };
     memo.set(block, known);
   }
   return known;

@@ -13,6 +13,7 @@
  */
 import { RhemaError } from "../core/errors.js";
 import type { ModelRequest, Usage } from "../core/provider.js";
+import type { TokenCounter } from "../core/token-counter.js";
 import { anthropicOutcome } from "./anthropic-cache.js";
 import type { CacheEntry, CacheOutcome } from "./cache-outcome.js";
 import { CacheRequestError } from "./cache-request-error.js";
@@ -39,6 +40,8 @@ export interface PromptCacheSimulatorOptions {
   retention?: OpenAiCacheRetention;
   /** OpenAI: how long an unused entry lives; default 5 minutes in memory, 24 hours for `24h`. */
   idleTtlMs?: number;
+  /** Counts each block of an observed request (default chars4): the engine's counter, so usage and budgets agree. */
+  counter?: TokenCounter;
 }
 
 /** One request in blocks: `breakpoints` are ignored under OpenAI's rules. */
@@ -58,6 +61,7 @@ export class PromptCacheSimulator {
   private readonly entries = new Map<string, CacheEntry>();
   private readonly memo: BlockMemo = new WeakMap();
   private purgeAtSize = 1_024;
+  private readonly counter: TokenCounter | undefined;
 
   constructor(options: PromptCacheSimulatorOptions = {}) {
     this.rules = options.rules ?? "anthropic";
@@ -72,12 +76,13 @@ export class PromptCacheSimulator {
     if (retention !== "in_memory" && retention !== "24h") {
       throw new RhemaError("invalid_config", `prompt-cache simulator: expected \`retention\` "in_memory" or "24h", got ${JSON.stringify(options.retention)}`);
     }
+    this.counter = options.counter;
     this.idleTtlMs = positive("idleTtlMs", options.idleTtlMs ?? (retention === "24h" ? OPENAI_EXTENDED_RETENTION_MS : OPENAI_IN_MEMORY_IDLE_MS));
   }
 
   /** The usage the provider would report for `req` sent at `at` (output tokens 0); updates the cache. */
   observe(req: ModelRequest, at: number): Usage {
-    const layout = promptLayout(req, this.memo);
+    const layout = promptLayout(req, this.memo, this.counter);
     return this.request({ blocks: layout.blocks, breakpoints: breakpointsOf(planCacheMarks(req), layout), at });
   }
 

@@ -24,6 +24,8 @@ import { loadPricingFile } from "../runner/pricing/pricing-file.js";
 import { guardOutput } from "../runner/run-dir/output-guard.js";
 import { probeInto, reportDestination } from "../runner/reports/report-destination.js";
 import { canonicalPath, isWithinOrSame } from "../runner/tasks/canonical-path.js";
+import { loadCalibrationFile } from "../runner/plan/calibration-input.js";
+import { counterOfCalibration } from "../tokens/calibration-file.js";
 
 /** The options of `bench replay`, declared once. */
 export function benchReplayOptions<T>(y: Argv<T>) {
@@ -41,6 +43,7 @@ export function benchReplayOptions<T>(y: Argv<T>) {
     .option("pricing", { type: "string", describe: "pricing file: prices for --model beyond (or instead of) the bundled table's" })
     .option("ttl", { type: "string", describe: "the cache marks' TTL: 5m | 1h | auto (chosen per request as the engine does; the oracle that knows each next gap is printed apart) | oracle (default 5m; recorded: as each session was billed)" })
     .option("warm-prefix", { type: "boolean", default: false, describe: "the tools and system prompt are cached before each session's first request (other sessions wrote them)" })
+    .option("calibration", { type: "string", describe: "count tokens with this calibration file's factors (rhema bench calibrate) instead of 4 characters a token" })
     .option("chain", { type: "boolean", default: false, describe: "join the inputs, in order, into one long session" })
     .option("gap", { type: "string", default: "15", describe: "seconds between chained inputs" })
     .option("json", { type: "boolean", default: false, describe: "one JSON object instead of the table" })
@@ -58,6 +61,7 @@ export interface BenchReplayArgs {
   warmPrefix?: boolean | undefined;
   model?: string | undefined;
   pricing?: string | undefined;
+  calibration?: string | undefined;
   chain: boolean;
   gap: number | string;
   json: boolean;
@@ -85,6 +89,8 @@ export async function benchReplayCommand(args: BenchReplayArgs, io: CliIo): Prom
       return p.priced ? p.usd : null;
     };
   }
+  const calibration = args.calibration === undefined ? null : await loadCalibrationFile(resolve(io.cwd, args.calibration));
+  const counter = calibration === null ? null : counterOfCalibration(calibration);
   const { inputs, read } = await loadReplayInputs(args.inputs.map((p) => resolve(io.cwd, p)), args.chain, gapSeconds * 1000);
   if (args.chart) {
     const chart = resolve(io.cwd, args.chart);
@@ -94,7 +100,7 @@ export async function benchReplayCommand(args: BenchReplayArgs, io: CliIo): Prom
   const live = !args.json && io.stderr.isTTY === true;
   const sweep = (cacheTtl: ReplayTtl) => runSweep(inputs, {
     strategies, budgets, cacheTtl, ...(cache !== undefined ? { cache } : {}), ...(args.ttl === "5m" || args.ttl === "1h" ? { recordedTtl: args.ttl } : {}), ...(args.warmPrefix ? { warmPrefix: true } : {}), ...(block !== undefined ? { blockTokens: block } : {}),
-    ...(args.model !== undefined ? { model: args.model } : {}), ...(price ? { price } : {}),
+    ...(args.model !== undefined ? { model: args.model } : {}), ...(price ? { price } : {}), ...(counter ? { counter } : {}),
     onProgress: (done, total, label) => {
       if (args.json) return;
       if (live) io.stderr.write(`\r\x1b[2Kreplay ${cacheTtl === ttl ? "" : `${cacheTtl} `}${done}/${total} ${label}`);
@@ -106,10 +112,11 @@ export async function benchReplayCommand(args: BenchReplayArgs, io: CliIo): Prom
   const oracle = ttl === "auto" ? sweep("oracle") : null;
   if (live) io.stderr.write("\r\x1b[2K");
   const grouped = args.chain || inputs.some((i) => i.sessions.length > 1);
-  if (args.json) print(io.stdout, JSON.stringify({ ttl, warmPrefix: args.warmPrefix === true, ...toJson(result, read, grouped), ...(oracle ? { oracle: toJson(oracle, read, grouped) } : {}) }));
+  const labels = { model: args.model, pricingFile: args.pricing, counter: counter ? `${counter.id} (${args.calibration})` : undefined };
+  if (args.json) print(io.stdout, JSON.stringify({ ttl, warmPrefix: args.warmPrefix === true, ...(counter ? { tokenCounter: counter.id } : {}), ...toJson(result, read, grouped), ...(oracle ? { oracle: toJson(oracle, read, grouped) } : {}) }));
   else {
-    print(io.stdout, [renderReadInputs(read), renderTable(result, cache, args.model, args.pricing, { ttl, warmPrefix: args.warmPrefix === true }), renderSimulatorErrors(result)].filter((t) => t !== "").join("\n"));
-    if (oracle) print(io.stdout, `\n${ORACLE_NOTE}\n${renderTable(oracle, cache, args.model, args.pricing, { ttl: "oracle", heading: false })}`);
+    print(io.stdout, [renderReadInputs(read), renderTable(result, cache, { ...labels, ttl, warmPrefix: args.warmPrefix === true }), renderSimulatorErrors(result)].filter((t) => t !== "").join("\n"));
+    if (oracle) print(io.stdout, `\n${ORACLE_NOTE}\n${renderTable(oracle, cache, { ...labels, ttl: "oracle", heading: false })}`);
   }
   if (args.chart) {
     const path = resolve(io.cwd, args.chart);
@@ -213,22 +220,29 @@ const TTL_COLUMNS: Array<[string, (r: SweepRow) => string]> = [
 
 const ORACLE_NOTE = "oracle: the TTL that knows each next gap from the recorded times (1h exactly when it is over 5 minutes and at most an hour), an upper bound for auto, which never reads them";
 
-/** How a table is headed: the TTL its replay used (default 5m), whether the prefix was warm, whether to print the heading lines (default yes). */
+/**
+ * How a table is headed: the model its dollars price as and the pricing file, the token counter
+ * (default chars/4), the TTL its replay used (default 5m), whether the prefix was warm, whether
+ * to print the heading lines (default yes).
+ */
 export interface TableSetting {
+  model?: string | undefined;
+  pricingFile?: string | undefined;
+  counter?: string | undefined;
   ttl?: ReplayTtl;
   warmPrefix?: boolean;
   heading?: boolean;
 }
 
-export function renderTable(result: SweepResult, cache: CacheRules | undefined, model?: string, pricingFile?: string, setting: TableSetting = {}): string {
-  const { ttl = "5m", warmPrefix = false, heading = true } = setting;
+export function renderTable(result: SweepResult, cache: CacheRules | undefined, setting: TableSetting = {}): string {
+  const { model, pricingFile, ttl = "5m", warmPrefix = false, heading = true } = setting;
   const rows = [...result.rows, ...(result.rows.length > result.total.length ? result.total : [])];
   const columns = [...COLUMNS, ...(ttl === "5m" ? [] : TTL_COLUMNS), ...(model === undefined ? [] : [COST_COLUMN])];
   const cells = rows.map((r) => columns.map(([, cell]) => cell(r)));
   const widths = columns.map(([head], k) => Math.max(head.length, ...cells.map((c) => c[k]!.length)));
   const line = (values: string[]) => values.map((v, k) => (k < 2 ? v.padEnd(widths[k]!) : v.padStart(widths[k]!))).join("  ");
   return [
-    ...(heading ? [`cache rules: ${cache ?? "each session's own (anthropic where its format does not say)"}; TTL: ${ttl}${warmPrefix ? "; tools+system warm before the first request" : ""}; token counter: estimate, 4 characters a token; billed-equivalent = input + 1.25 × 5-minute writes + 2 × 1-hour writes + 0.1 × reads (worker included)`] : []),
+    ...(heading ? [`cache rules: ${cache ?? "each session's own (anthropic where its format does not say)"}; TTL: ${ttl}${warmPrefix ? "; tools+system warm before the first request" : ""}; token counter: ${setting.counter ?? "estimate, 4 characters a token"}; billed-equivalent = input + 1.25 × 5-minute writes + 2 × 1-hour writes + 0.1 × reads (worker included)`] : []),
     ...(model === undefined || !heading ? [] : [`priced as ${model} (${PRICE_TABLE.source} ${PRICE_TABLE.version}${pricingFile === undefined ? "" : `, overridden by ${pricingFile}`}), each request on its own`]),
     line(columns.map(([head]) => head)),
     ...cells.map(line),

@@ -46,6 +46,7 @@ const PROVIDER_OPTION = { type: "string", choices: NAMED_PROVIDERS, describe: "m
 const MODEL_OPTION = { type: "string", describe: "model name for tasks that name none" } as const;
 const BASE_URL_OPTION = { type: "string", describe: "endpoint for --provider/--model (a compatible server or proxy); else ANTHROPIC_BASE_URL/OPENAI_BASE_URL" } as const;
 const MATRIX_OPTION = { type: "string", describe: "matrix file (YAML, top-level matrix:): every task runs as each of its cells (variants), trials = task × variant × repeat" } as const;
+const CALIBRATION_OPTION = { type: "string", describe: "calibration file (JSON, rhema bench calibrate): every task counts its tokens with its factors" } as const;
 const PRICING_OPTION = { type: "string", describe: "pricing file (YAML, schema/pricing.schema.json): adds models to the price table or overrides their prices" } as const;
 const MAX_COST_OPTION = { type: "string", describe: "the run's budget in dollars, across all tasks: once spent, tasks stop (resumably, status stopped) and none starts" } as const;
 const TIMEOUT_OPTION = { type: "string", describe: "timeout for tasks that set none (90s, 10m, 1h, or a number of seconds as in limits.timeout; none: no limit)" } as const;
@@ -87,6 +88,7 @@ function runOptions<T>(y: Argv<T>) {
     .option("allow-env", { type: "string", array: true, default: [], describe: "secret-looking variable the shell may see (repeatable)" })
     .option("sandbox", SANDBOX_OPTION)
     .option("pricing", PRICING_OPTION)
+    .option("calibration", CALIBRATION_OPTION)
     .option("repeats", { type: "string", describe: "trials of each task that sets no repeats: (a whole number from 1 up; default 1); each has its own workspace, checkpoint and result" })
     .option("min-pass-rate", { type: "string", describe: "share of a task's counted trials that must pass, for tasks that set no pass.rate (above 0 to 1; default: every trial)" })
     .option("gate", { type: "string", choices: ["rate", "lower"], describe: "what a pass rate is judged on: the rate (default), or the lower bound of its Wilson 95% interval" })
@@ -111,6 +113,7 @@ function validateOptions<T>(y: Argv<T>) {
     .option("base-url", BASE_URL_OPTION)
     .option("sandbox", SANDBOX_OPTION)
     .option("pricing", PRICING_OPTION)
+    .option("calibration", CALIBRATION_OPTION)
     .option("matrix", MATRIX_OPTION)
     .option("max-cost", MAX_COST_OPTION)
     .option("timeout", TIMEOUT_OPTION)
@@ -149,7 +152,7 @@ function reportTrendOptions<T>(y: Argv<T>) {
 
 /** The commands, as `rhema bogus` lists them: each top-level name with its subcommands. */
 const COMMANDS: Readonly<Record<string, readonly string[]>> = {
-  run: [], validate: [], policy: ["check"], report: ["merge", "compare", "trend"], bench: ["replay"],
+  run: [], validate: [], policy: ["check"], report: ["merge", "compare", "trend"], bench: ["replay", "calibrate"],
 };
 
 /** Every command's full name (`policy check`) and its yargs command string: docs/cli.md is checked against these. */
@@ -161,6 +164,7 @@ export const COMMAND_LINES = {
   "report compare": "compare <dirs..>",
   "report trend": "trend <dirs..>",
   "bench replay": "replay <inputs..>",
+  "bench calibrate": "calibrate <inputs..>",
 } as const;
 
 export type CommandName = keyof typeof COMMAND_LINES;
@@ -173,10 +177,11 @@ export type OptionsBuilder = (y: Argv) => Argv<unknown>;
  * declared, for a test (docs/cli.md lists every option of every command, and no other).
  */
 export async function commandOptionBuilders(): Promise<Readonly<Record<CommandName, OptionsBuilder>>> {
-  const [policy, bench, compare] = await Promise.all([import("./policy-command.js"), import("./bench-command.js"), import("./compare-command.js")]);
+  const [policy, bench, compare, calibrate] = await Promise.all([import("./policy-command.js"), import("./bench-command.js"), import("./compare-command.js"), import("./calibrate-command.js")]);
   return {
     run: runOptions, validate: validateOptions, "policy check": policy.policyCheckOptions,
     "report merge": reportMergeOptions, "report compare": compare.reportCompareOptions, "report trend": reportTrendOptions, "bench replay": bench.benchReplayOptions,
+    "bench calibrate": calibrate.benchCalibrateOptions,
   };
 }
 
@@ -230,14 +235,16 @@ async function loadCommandModules(argv: readonly string[]) {
   const wanted = (...names: string[]) => first === undefined || first.startsWith("-") || names.includes(first);
   // A report command's own module loads only for it (or for help).
   const reportWanted = (name: string) => wanted("report") && (argv[1] === undefined || argv[1].startsWith("-") || argv[1] === name);
-  const [policy, bench, other, compare, trend] = await Promise.all([
+  const benchWanted = (name: string) => wanted("bench") && (argv[1] === undefined || argv[1].startsWith("-") || argv[1] === name);
+  const [policy, bench, other, compare, trend, calibrate] = await Promise.all([
     wanted("policy") ? import("./policy-command.js") : null,
-    wanted("bench") ? import("./bench-command.js") : null,
+    benchWanted("replay") ? import("./bench-command.js") : null,
     wanted("validate", "report") ? import("./other-commands.js") : null,
     reportWanted("compare") ? import("./compare-command.js") : null,
     reportWanted("trend") ? import("./trend-command.js") : null,
+    benchWanted("calibrate") ? import("./calibrate-command.js") : null,
   ]);
-  return { policy, bench, other, compare, trend };
+  return { policy, bench, other, compare, trend, calibrate };
 }
 
 /** A command module `loadCommandModules` was asked for; yargs calls a builder or handler only for the command given. */
@@ -316,8 +323,9 @@ function buildParser(argv: readonly string[], io: CliIo, commands: CommandModule
       .demandCommand(1, "name a report command: merge, compare, trend"))
     .command("bench", "benchmarks", (y) => y
       .command(COMMAND_LINES["bench replay"], "replay recorded sessions under compaction strategies and budgets through the prompt-cache simulator", (c) => loaded(commands.bench).benchReplayOptions(c), (a) => checked("bench replay", a, () => loaded(commands.bench).benchReplayCommand(a, io)))
-      .demandCommand(1, "name a bench command: replay"))
-    .demandCommand(1, "name a command: run, validate, policy check, report merge, report compare, report trend, bench replay")
+      .command(COMMAND_LINES["bench calibrate"], "fit a calibrated token counter from requests with their billed prompt tokens", (c) => loaded(commands.calibrate).benchCalibrateOptions(c), (a) => checked("bench calibrate", a, () => loaded(commands.calibrate).benchCalibrateCommand(a, io)))
+      .demandCommand(1, "name a bench command: replay, calibrate"))
+    .demandCommand(1, "name a command: run, validate, policy check, report merge, report compare, report trend, bench replay, bench calibrate")
     .help()
     .alias("h", "help")
     .alias("v", "version");

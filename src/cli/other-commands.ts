@@ -32,6 +32,7 @@ export interface ValidateArgs {
   baseUrl?: string | undefined;
   sandbox?: SandboxMode | undefined;
   pricing?: string | undefined;
+  calibration?: string | undefined;
   matrix?: string | undefined;
   maxCost?: number | string | undefined;
   timeout?: string | undefined;
@@ -57,7 +58,7 @@ export async function validateCommand(args: ValidateArgs, io: CliIo): Promise<Ex
   const matrix = args.matrix === undefined ? null : await loadMatrixFile(resolve(io.cwd, args.matrix));
   const loaded = await loadTasks(args.paths, { cwd: io.cwd, caps: inputCapsFromEnv(io.env), matrix });
   const plan = await planSuite(loaded.tasks, {
-    ...definedOnly({ provider: args.provider, model: args.model, baseUrl: args.baseUrl, policy: args.policy, pricing: args.pricing, sandbox: args.sandbox, streamIdle: args.streamIdle }),
+    ...definedOnly({ provider: args.provider, model: args.model, baseUrl: args.baseUrl, policy: args.policy, pricing: args.pricing, calibration: args.calibration, sandbox: args.sandbox, streamIdle: args.streamIdle }),
     ...(maxCost !== undefined ? { maxCost } : {}),
     allowEnv: args.allowEnv ?? [],
   }, { cwd: io.cwd, env: io.env });

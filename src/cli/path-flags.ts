@@ -9,12 +9,13 @@ import { RhemaError } from "../core/errors.js";
 
 /** The path-valued flags (camel-cased as yargs gives them) and positionals of each command. */
 export const PATH_FLAGS = {
-  run: { flags: ["out", "policy", "junit", "stats", "summary", "pricing", "matrix", "quarantine"], positional: "paths" },
-  validate: { flags: ["policy", "pricing", "matrix", "quarantine"], positional: "paths" },
+  run: { flags: ["out", "policy", "junit", "stats", "summary", "pricing", "matrix", "quarantine", "calibration"], positional: "paths" },
+  validate: { flags: ["policy", "pricing", "matrix", "quarantine", "calibration"], positional: "paths" },
   "report merge": { flags: ["out"], positional: "dirs" },
   "report compare": { flags: ["out", "json", "chart"], positional: "dirs" },
   "report trend": { flags: ["out", "json", "proposeQuarantine"], positional: "dirs" },
-  "bench replay": { flags: ["pricing", "chart"], positional: "inputs" },
+  "bench replay": { flags: ["pricing", "chart", "calibration"], positional: "inputs" },
+  "bench calibrate": { flags: ["out"], positional: "inputs" },
   "policy check": { flags: ["policy", "workspace"], positional: null },
 } as const satisfies Record<string, { flags: readonly string[]; positional: string | null }>;
 export type PathCommand = keyof typeof PATH_FLAGS;

@@ -12,6 +12,7 @@ import { SessionFileError } from "./errors.js";
 import { IMAGE_MEDIA_TYPES, toolCallsOf, type Message } from "./messages.js";
 import type { PidScope } from "./tool.js";
 import type { Section, TranscriptStats } from "./transcript-types.js";
+import type { TokenCounterRecord } from "./token-counter.js";
 
 export const SESSION_VERSION = 2;
 
@@ -25,6 +26,12 @@ export interface Session {
    * so a resumed conversation's request prefix equals the uninterrupted one.
    */
   environment?: string;
+  /**
+   * The token counter the conversation is counted with, stamped at the first turn: a resume
+   * counts with it whatever it is given, so sections and flush points stay where they were.
+   * Absent in a session with messages: it was counted with chars4 (before counters were).
+   */
+  tokenCounter?: TokenCounterRecord;
   messages: Message[];
   /** The transcript mirror as of the last save: restored with adoptTranscriptSections. */
   transcript?: { sections: Section[]; stats: TranscriptStats | null };
@@ -154,10 +161,26 @@ export const sectionSchema = z.object({
   summary: z.string().nullable(),
 });
 
+const perChar = z.number().nonnegative().finite();
+export const tokenCounterRecordSchema = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("chars4") }).strict(),
+  z.object({ kind: z.literal("tokenizer"), encoding: z.enum(["o200k_base", "cl100k_base"]) }).strict(),
+  z.object({
+    kind: z.literal("calibrated"),
+    id: z.string().min(1),
+    factors: z.object({
+      perChar: z.object({ prose: perChar, code: perChar, json: perChar, tool_result: perChar }).strict(),
+      perMessage: perChar,
+      perToolBlock: perChar,
+    }).strict(),
+  }).strict(),
+]);
+
 const sessionFields = {
   id: z.string().min(1),
   createdAt: z.string().min(1),
   environment: z.string().optional(),
+  tokenCounter: tokenCounterRecordSchema.optional(),
   messages: z.array(messageSchema),
   transcript: z.object({ sections: z.array(sectionSchema), stats: transcriptStatsSchema.nullable() }).optional(),
   journal: z.object({ generation: z.number().int().nonnegative() }).optional(),

@@ -9,6 +9,7 @@
  * against `NamedProviderName` by a test.
  */
 import type { ModelProvider } from "../core/provider.js";
+import type { TokenCounter } from "../core/token-counter.js";
 import type { RetryOptions } from "./provider-retry.js";
 import type { ScriptStep } from "./script.js";
 import { ScriptedProvider } from "./scripted.js";
@@ -34,6 +35,8 @@ export interface ProviderEnvKeys {
 /** Options every factory takes. */
 export interface ProviderOptions {
   retry?: RetryOptions;
+  /** What a provider that makes up its usage (scripted) counts it with; a model's own usage is its provider's. */
+  tokenCounter?: TokenCounter;
   timeoutMs?: number;
   streamIdleMs?: number;
 }
@@ -48,6 +51,11 @@ interface EntryShape {
    * a model is unpriced unless the pricing file names it. null: any base URL keeps the price (a proxy).
    */
   readonly ownHosts: readonly string[] | null;
+  /**
+   * How the engine counts this provider's tokens (src/tokens/counter-choice.ts): `tokenizer`, the
+   * provider's published one for the model; `calibration`, the shipped calibration; `chars4`.
+   */
+  readonly tokenCounting: "tokenizer" | "calibration" | "chars4";
 }
 
 const ENTRIES = {
@@ -56,18 +64,21 @@ const ENTRIES = {
     capabilities: { scripted: true, replays: false, structuredOutput: false, needsModelName: false },
     pricingId: null,
     ownHosts: null,
+    tokenCounting: "chars4",
   },
   anthropic: {
     envKeys: { apiKey: "ANTHROPIC_API_KEY", baseUrl: "ANTHROPIC_BASE_URL" },
     capabilities: { scripted: false, replays: false, structuredOutput: true, needsModelName: true },
     pricingId: "anthropic",
     ownHosts: null,
+    tokenCounting: "calibration",
   },
   openai: {
     envKeys: { apiKey: "OPENAI_API_KEY", baseUrl: "OPENAI_BASE_URL" },
     capabilities: { scripted: false, replays: false, structuredOutput: true, needsModelName: true },
     pricingId: "openai",
     ownHosts: ["api.openai.com"],
+    tokenCounting: "tokenizer",
   },
 } as const satisfies Record<string, EntryShape>;
 
@@ -118,7 +129,7 @@ export function nameList(names: readonly string[], last = "or"): string {
 
 /** A scripted provider from `script` (the registry's one factory for scripted entries). */
 export function scriptedProvider(script: readonly ScriptStep[], name: string | undefined, options: ProviderOptions = {}): ModelProvider {
-  return new ScriptedProvider(script, { name, record: false, ...(options.retry ? { retry: options.retry } : {}) });
+  return new ScriptedProvider(script, { name, record: false, ...(options.retry ? { retry: options.retry } : {}), ...(options.tokenCounter ? { counter: options.tokenCounter } : {}) });
 }
 
 /** The module and class of each named provider, loaded at its first request (the SDKs are slow to import). */

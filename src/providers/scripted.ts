@@ -7,15 +7,16 @@
  * the request (plus those its summaries stand for, `compactedSteps`), so a resumed or retried
  * conversation gets the same answer at the same point.
  * Usage comes from a prompt-cache simulator fed with the requests it receives, each stamped
- * with the provider's clock (`now`), so pauses between requests let entries expire; output
- * tokens are the estimate of what the step says and calls, plus its `reasoningTokens`.
+ * with the provider's clock (`now`), so pauses between requests let entries expire; its tokens
+ * are the token counter's (chars4 unless given one); output tokens are the count of what the step
+ * says and calls, plus its `reasoningTokens`.
  * A step's `fail` goes through the shared bounded retry (provider-retry.ts) as an HTTP
  * provider's failure does: a retryable one is tried again with the same policy and notices, so
  * retries can be tested offline.
  */
 import { ProviderError, errorMessage } from "../core/errors.js";
 import { ZERO_USAGE, type ModelProvider, type ModelRequest, type StreamEvent, type Usage } from "../core/provider.js";
-import { estimateTextTokens } from "../core/token-estimate.js";
+import { chars4Counter, type TokenCounter } from "../core/token-counter.js";
 import { PromptCacheSimulator } from "../cache/prompt-cache-simulator.js";
 import type { ScriptStep } from "./script.js";
 import { streamWithRetry, type RetryOptions } from "./provider-retry.js";
@@ -35,6 +36,8 @@ export interface ScriptedProviderOptions {
   record?: boolean;
   /** The retry of a retryable `fail` (default: the HTTP providers' policy, 4 attempts; `maxAttempts: 1` turns it off). */
   retry?: RetryOptions;
+  /** Counts the usage it reports: the default simulator's blocks and the output (default chars4). */
+  counter?: TokenCounter;
 }
 
 export class ScriptedProvider implements ModelProvider {
@@ -49,11 +52,13 @@ export class ScriptedProvider implements ModelProvider {
   private readonly record: boolean;
   private readonly now: () => number;
   private readonly retry: RetryOptions;
+  private readonly counter: TokenCounter;
 
   constructor(steps: readonly ScriptStep[], options: ScriptedProviderOptions = {}) {
     this.steps = steps;
     this.id = `scripted:${options.name ?? "script"}`;
-    this.cache = options.cache ?? new PromptCacheSimulator();
+    this.counter = options.counter ?? chars4Counter;
+    this.cache = options.cache ?? new PromptCacheSimulator({ counter: this.counter });
     this.record = options.record ?? true;
     this.now = options.now ?? Date.now;
     this.retry = options.retry ?? {};
@@ -78,11 +83,11 @@ export class ScriptedProvider implements ModelProvider {
 
     const usage = this.cache ? this.cache.observe(req, this.now()) : ZERO_USAGE;
     const delayMs = step.chunkDelayMs ?? 0;
-    let outputChars = 0;
+    let output = "";
     if (step.say !== undefined) {
       for (const chunk of chunksOf(step.say)) {
         await pause(delayMs, signal);
-        outputChars += chunk.length;
+        output += chunk;
         yield { type: "text", delta: chunk };
       }
     }
@@ -90,11 +95,11 @@ export class ScriptedProvider implements ModelProvider {
     for (const [k, c] of calls.entries()) {
       await pause(delayMs, signal);
       const input = c.input ?? {};
-      outputChars += c.call.length + JSON.stringify(input).length;
+      output += c.call + JSON.stringify(input);
       yield { type: "tool_call", id: `call_${position}_${k}`, name: c.call, input };
     }
     await pause(delayMs, signal);
-    yield { type: "usage", usage: withOutput(usage, estimateTextTokens("x".repeat(outputChars)), step.reasoningTokens ?? 0) };
+    yield { type: "usage", usage: withOutput(usage, this.counter.text(output), step.reasoningTokens ?? 0) };
     yield { type: "stop", reason: calls.length > 0 ? "tool_use" : "end_turn" };
   }
 

@@ -27,7 +27,7 @@ import type { Commit, CommitHook } from "../core/commit-hook.js";
 import { CodingAgentError, SessionFileError } from "../core/errors.js";
 import type { Message } from "../core/messages.js";
 import {
-  callRecordSchema, checkCallStates, messageSchema, parseStoredSession, sectionSchema, startedCallV1Schema, transcriptStatsSchema,
+  callRecordSchema, checkCallStates, messageSchema, parseStoredSession, sectionSchema, startedCallV1Schema, tokenCounterRecordSchema, transcriptStatsSchema,
   type CallRecord, type Session, type SessionV1,
 } from "../core/session.js";
 import { upgradeSession } from "../core/session-v1.js";
@@ -67,6 +67,7 @@ function journalRecordSchema<C extends z.ZodTypeAny>(callSchema: C) {
       keep: z.number().int().nonnegative(),
       messages: z.array(messageSchema),
       environment: z.string().optional(),
+      tokenCounter: tokenCounterRecordSchema.optional(),
       sections: z.array(sectionSchema).optional(),
       stats: transcriptStatsSchema.nullable(),
       /** The call states that changed at this boundary (without fingerprints); version 1: all started calls, when they changed. */
@@ -98,6 +99,7 @@ export class CheckpointStore {
   private persistedCount = 0;
   private persistedLastJson = "";
   private persistedEnvironment: string | undefined;
+  private persistedTokenCounterJson: string | undefined;
   private persistedSectionsJson = "[]";
   /** The call records as last written, by id (records are replaced, never edited: compared by identity). */
   private persistedCalls = new Map<string, CallRecord>();
@@ -134,6 +136,7 @@ export class CheckpointStore {
     for (const r of records) {
       base.messages = [...base.messages.slice(0, r.keep), ...r.messages];
       if (r.environment !== undefined) base.environment = r.environment;
+      if (r.tokenCounter !== undefined) base.tokenCounter = r.tokenCounter;
       const sections = r.sections ?? base.transcript?.sections ?? [];
       base.transcript = { sections, stats: r.stats };
       if (r.calls) applyCalls(base, r.calls);
@@ -230,6 +233,7 @@ export class CheckpointStore {
       keep,
       messages: messages.slice(keep) as Message[],
       ...(c.session.environment !== this.persistedEnvironment && c.session.environment !== undefined ? { environment: c.session.environment } : {}),
+      ...(c.session.tokenCounter !== undefined && JSON.stringify(c.session.tokenCounter) !== this.persistedTokenCounterJson ? { tokenCounter: c.session.tokenCounter } : {}),
       ...(sectionsJson !== this.persistedSectionsJson ? { sections: c.sections } : {}),
       stats: c.stats,
       ...(Object.keys(calls).length > 0 ? { calls } : {}),
@@ -253,6 +257,7 @@ export class CheckpointStore {
     this.persistedCount = session.messages.length;
     this.persistedLastJson = JSON.stringify(session.messages[session.messages.length - 1] ?? null);
     this.persistedEnvironment = session.environment;
+    this.persistedTokenCounterJson = session.tokenCounter === undefined ? undefined : JSON.stringify(session.tokenCounter);
     this.persistedSectionsJson = JSON.stringify(sections);
     this.persistedCalls = new Map(Object.entries(session.calls ?? {}));
   }

@@ -11,7 +11,8 @@
 import { errorMessage } from "../core/errors.js";
 import type { Message } from "../core/messages.js";
 import { ZERO_USAGE, type ModelProvider, type ModelRequest, type Usage } from "../core/provider.js";
-import { elideMessages } from "./elider.js";
+import { CHARS_PER_TOKEN } from "../core/token-estimate.js";
+import { elideToChars } from "./elider.js";
 
 export interface SummarizeRequest {
   /** The raw messages being flushed, oldest first. */
@@ -19,6 +20,8 @@ export interface SummarizeRequest {
   /** Summaries this one replaces (a merge), oldest first; empty for an appended summary. */
   earlierSummaries: string[];
   targetTokens: number;
+  /** Characters a token of the summary takes, as the task's counter counts (default 4). */
+  charsPerToken?: number;
   /**
    * The request the main loop would send now, uncompacted by this flush; a model worker sends
    * it again with its instruction so the cached prefix is read, not re-written.
@@ -55,8 +58,8 @@ export const eliderWorker: CompactionWorker = {
 };
 
 /** The elider's summary of a request, synchronously (the replay sizes summaries with it). */
-export function elide(req: Pick<SummarizeRequest, "messages" | "earlierSummaries" | "targetTokens">): string {
-  return elideMessages(req.messages, req.targetTokens, req.earlierSummaries);
+export function elide(req: Pick<SummarizeRequest, "messages" | "earlierSummaries" | "targetTokens" | "charsPerToken">): string {
+  return elideToChars(req.messages, req.targetTokens * (req.charsPerToken ?? CHARS_PER_TOKEN), req.earlierSummaries);
 }
 
 /** The instruction appended to the worker's request. */

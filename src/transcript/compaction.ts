@@ -7,7 +7,7 @@ import { BudgetError, type SpentBudget } from "../core/errors.js";
 import type { ModelRequest } from "../core/provider.js";
 import type { Message } from "../core/messages.js";
 import type { ToolSpec } from "../core/tool.js";
-import { estimateMessageTokens, estimateTextTokens } from "../core/token-estimate.js";
+import { chars4Counter, type TokenCounter } from "../core/token-counter.js";
 import type { CompactionWorker, SummarizeRequest } from "./compaction-worker.js";
 import { summaryTargetTokens } from "./elider.js";
 import type { FlushPlan } from "./compaction-plan.js";
@@ -34,9 +34,9 @@ export interface CompactionInput {
   spentBudget?: () => SpentBudget | null;
 }
 
-/** The estimated tokens of what every request carries before its messages. */
-export function fixedTokensOf(system: string | null, tools: readonly ToolSpec[]): number {
-  return estimateTextTokens(system ?? "") + estimateTextTokens(JSON.stringify(tools));
+/** The counted tokens of what every request carries before its messages. */
+export function fixedTokensOf(system: string | null, tools: readonly ToolSpec[], counter: TokenCounter = chars4Counter): number {
+  return counter.text(system ?? "") + counter.text(JSON.stringify(tools), "json");
 }
 
 /**
@@ -54,12 +54,12 @@ export function summarizeRequest(
   const view = mirror.view(messages, log.fixedTokens);
   const context: ModelRequest = { system: log.system, tools: log.tools, messages: view.messages, cacheBreakpoints: view.cacheBreakpoints };
   const source = mirror.flushSource(messages, plan);
-  const covered = source.messages.reduce((n, m) => n + estimateMessageTokens(m), 0)
-    + source.earlierSummaries.reduce((n, s) => n + estimateTextTokens(s), 0);
+  const covered = source.messages.reduce((n, m) => n + mirror.counter.message(m), 0)
+    + source.earlierSummaries.reduce((n, s) => n + mirror.counter.text(s), 0);
   const rawFrom = view.messages.length - (messages.length - rawStart);
   return {
     messages: source.messages, earlierSummaries: source.earlierSummaries,
-    targetTokens: summaryTargetTokens(covered, mirror.settings.summarySize), context,
+    targetTokens: summaryTargetTokens(covered, mirror.settings.summarySize), charsPerToken: mirror.counter.charsPerProseToken, context,
     range: { from: plan.mode === "replace" ? 0 : rawFrom, to: rawFrom + (plan.cut - rawStart) },
     scope,
   };
@@ -67,7 +67,7 @@ export function summarizeRequest(
 
 export async function compactBeforeRequest(mirror: TranscriptMirror, worker: CompactionWorker, input: CompactionInput): Promise<FlushReport | null> {
   const { messages } = input;
-  const fixedTokens = fixedTokensOf(input.system, input.tools);
+  const fixedTokens = fixedTokensOf(input.system, input.tools, mirror.counter);
   const plan = mirror.planFlush(messages, fixedTokens, input.nowMs);
   if (!plan) return null;
   const spent = worker.kind === "model" ? input.spentBudget?.() ?? null : null;
@@ -78,7 +78,7 @@ export async function compactBeforeRequest(mirror: TranscriptMirror, worker: Com
   mirror.applyFlush(messages, plan, result.summary);
   return {
     plan, start: plan.mode === "replace" ? 0 : rawStart, end: plan.cut,
-    summaryTokens: estimateTextTokens(result.summary), worker: worker.kind,
+    summaryTokens: mirror.counter.text(result.summary), worker: worker.kind,
     ...(result.fallbackReason ? { fallbackReason: result.fallbackReason } : {}),
   };
 }

@@ -7,7 +7,8 @@
  * also uses it to size the summaries a model would write.
  */
 import type { ContentBlock, Message } from "../core/messages.js";
-import { CHARS_PER_TOKEN, estimateTextTokens } from "../core/token-estimate.js";
+import { CHARS_PER_TOKEN } from "../core/token-estimate.js";
+import { chars4Counter, type TokenCounter } from "../core/token-counter.js";
 
 /** What a summary may cost: a share of what it covers, within bounds. */
 export interface SummarySize {
@@ -46,12 +47,16 @@ const MIN_KEPT_CHARS = 40;
  * go and a line says how many.
  */
 export function elideMessages(messages: readonly Message[], targetTokens: number, earlier: readonly string[] = []): string {
+  return elideToChars(messages, targetTokens * CHARS_PER_TOKEN, earlier);
+}
+
+/** `elideMessages` to a budget in characters (a counter's characters a token × the target). */
+export function elideToChars(messages: readonly Message[], budgetChars: number, earlier: readonly string[] = []): string {
   const all: Item[] = [
     ...earlier.map((text) => ({ label: "Earlier summary", text: oneSpace(text) })),
     ...messages.flatMap((m) => m.content.map((b) => itemOf(m.role, b))),
   ];
   if (all.length === 0) return "(nothing to summarize)";
-  const budgetChars = targetTokens * CHARS_PER_TOKEN;
   const items = fitCount(all, budgetChars);
   const labelChars = items.reduce((n, i) => n + i.label.length + 3, 0);
   const caps = fairShares(items.map((i) => i.text.length), Math.max(budgetChars - labelChars, items.length * MIN_KEPT_CHARS));
@@ -125,7 +130,7 @@ export function cutMiddle(text: string, maxChars: number): string {
   return `${text.slice(0, head)} …[${text.length - keep} chars cut]… ${text.slice(text.length - tail)}`;
 }
 
-/** The estimated tokens of a summary text as it stands in a request. */
-export function summaryTokens(summary: string): number {
-  return estimateTextTokens(summary);
+/** The counted tokens of a summary text as it stands in a request. */
+export function summaryTokens(summary: string, counter: TokenCounter = chars4Counter): number {
+  return counter.text(summary);
 }

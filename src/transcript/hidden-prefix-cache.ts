@@ -9,23 +9,39 @@ import { ANTHROPIC_MAX_BREAKPOINTS } from "../cache/cache-rules.js";
 import { breakpointsOf, planCacheMarks, promptLayout, type BlockMemo, type CacheBreakpoint } from "../cache/prompt-blocks.js";
 import type { PromptCacheSimulator } from "../cache/prompt-cache-simulator.js";
 import type { ModelRequest, Usage } from "../core/provider.js";
+import { chars4Counter, type TokenCounter } from "../core/token-counter.js";
 import type { ReplayCache } from "./replay.js";
 
 export class HiddenPrefixCache implements ReplayCache {
   private readonly memo: BlockMemo = new WeakMap();
+  private seeded = false;
 
-  /** `key` names the prefix: two requests share it exactly when their keys are equal. */
-  constructor(private readonly simulator: PromptCacheSimulator, private readonly tokens: number, private readonly key: string) {}
+  /**
+   * `key` names the prefix: two requests share it exactly when their keys are equal.
+   * `warmTokens` of it (its start) were cached before the first request — by other sessions of
+   * the harness, as the first bill's cache read says: seeded then, not counted.
+   */
+  constructor(
+    private readonly simulator: PromptCacheSimulator, private readonly tokens: number, private readonly key: string,
+    private readonly counter: TokenCounter = chars4Counter, private readonly warmTokens = 0,
+  ) {}
 
   observe(req: ModelRequest, atMs: number): Usage {
     if (this.tokens <= 0) return this.simulator.observe(req, atMs);
-    const layout = promptLayout(req, this.memo);
+    const layout = promptLayout(req, this.memo, this.counter);
     const marks = planCacheMarks(req);
-    let breakpoints: CacheBreakpoint[] = breakpointsOf(marks, layout).map((b) => ({ ...b, block: b.block + 1 }));
+    const warm = Math.min(this.warmTokens, this.tokens);
+    const hidden = warm > 0 && warm < this.tokens
+      ? [{ content: `hidden-prefix:${this.key}:warm`, tokens: warm }, { content: `hidden-prefix:${this.key}:rest`, tokens: this.tokens - warm }]
+      : [{ content: `hidden-prefix:${this.key}`, tokens: this.tokens }];
+    let breakpoints: CacheBreakpoint[] = breakpointsOf(marks, layout).map((b) => ({ ...b, block: b.block + hidden.length }));
+    const ttl = marks[0]?.ttl === "1h" ? "1h" : "5m";
     if (!marks.some((m) => m.target === "prefix")) {
       const rest = breakpoints.slice(-(ANTHROPIC_MAX_BREAKPOINTS - 1));
-      breakpoints = [{ block: 0, ttl: rest.some((b) => b.ttl === "1h") ? "1h" : "5m" }, ...rest];
+      breakpoints = [{ block: hidden.length - 1, ttl: rest.some((b) => b.ttl === "1h") ? "1h" : "5m" }, ...rest];
     }
-    return this.simulator.request({ blocks: [{ content: `hidden-prefix:${this.key}`, tokens: this.tokens }, ...layout.blocks], breakpoints, at: atMs });
+    if (warm > 0 && !this.seeded) this.simulator.request({ blocks: [hidden[0]!], breakpoints: [{ block: 0, ttl }], at: atMs });
+    this.seeded = true;
+    return this.simulator.request({ blocks: [...hidden, ...layout.blocks], breakpoints, at: atMs });
   }
 }

@@ -12,7 +12,7 @@
  */
 import type { Message } from "../core/messages.js";
 import type { Usage } from "../core/provider.js";
-import { estimateMessageTokens } from "../core/token-estimate.js";
+import { chars4Counter, type TokenCounter } from "../core/token-counter.js";
 import { fixedTokensOf } from "./compaction.js";
 import type { ReplayCache, ReplayFigures } from "./replay.js";
 import { figuresOf } from "./replay.js";
@@ -41,6 +41,8 @@ export interface RecordedOptions {
   ttl?: RecordedTtl;
   /** The hidden prefix and tools+system cached before each model's first request (`--warm-prefix`). */
   warmPrefix?: boolean;
+  /** Counts the requests' tokens (default chars4); the caches `cacheFor` makes should count alike. */
+  counter?: TokenCounter;
 }
 
 export interface SimulatorError {
@@ -72,7 +74,7 @@ export interface RecordedReplay {
  * cache of its own: a model switch finds nothing cached); called once per model.
  */
 export function replayRecorded(session: ReplaySession, cacheFor: (model: string | undefined) => ReplayCache, options: RecordedOptions = {}): RecordedReplay {
-  const { price, ttl = "as-billed" } = options;
+  const { price, ttl = "as-billed", counter = chars4Counter } = options;
   const oneHour = ttl === "1h" || (ttl === "as-billed" && session.requests.some((r) => (r.billed?.cacheWrite1hTokens ?? 0) > 0));
   const caches = new Map<string | undefined, ReplayCache>();
   const cacheOf = (model: string | undefined, atMs: number) => {
@@ -84,8 +86,8 @@ export function replayRecorded(session: ReplaySession, cacheFor: (model: string 
     }
     return cache;
   };
-  const mirror = new TranscriptMirror({ budgetTokens: Number.MAX_SAFE_INTEGER, compaction: { strategy: "none" } });
-  const fixedTokens = fixedTokensOf(session.system, session.tools) + (session.prefixTokens ?? 0);
+  const mirror = new TranscriptMirror({ budgetTokens: Number.MAX_SAFE_INTEGER, compaction: { strategy: "none" }, counter });
+  const fixedTokens = fixedTokensOf(session.system, session.tools, counter) + (session.prefixTokens ?? 0);
   const firstSent = new Set<Message>();
   let firstSendTokens = fixedTokens;
   let uncached = 0;
@@ -104,7 +106,7 @@ export function replayRecorded(session: ReplaySession, cacheFor: (model: string 
     }, request.atMs);
     previousTail = messages[tail] ?? null;
     const reply = session.messages[request.logLength];
-    const mainUsage = { ...usage, outputTokens: request.billed?.outputTokens ?? (reply ? estimateMessageTokens(reply) : 0) };
+    const mainUsage = { ...usage, outputTokens: request.billed?.outputTokens ?? (reply ? counter.message(reply) : 0) };
     if (dollars !== null && price) {
       const usd = price(mainUsage);
       dollars = usd === null ? null : dollars + usd;
@@ -118,7 +120,7 @@ export function replayRecorded(session: ReplaySession, cacheFor: (model: string 
     for (const m of messages) {
       if (firstSent.has(m)) continue;
       firstSent.add(m);
-      firstSendTokens += estimateMessageTokens(m);
+      firstSendTokens += counter.message(m);
     }
     if (request.billed) {
       simulated.push(usage);

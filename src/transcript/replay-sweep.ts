@@ -8,8 +8,10 @@
 import { PromptCacheSimulator, type CacheRules } from "../cache/prompt-cache-simulator.js";
 import { sumTranscriptStats } from "../core/transcript-types.js";
 import type { Usage } from "../core/provider.js";
+import type { TokenCounter } from "../core/token-counter.js";
 import type { StrategyName } from "./compaction-plan.js";
 import { HiddenPrefixCache } from "./hidden-prefix-cache.js";
+import { hiddenPrefixTokens } from "./import/session-builder.js";
 import { figuresOf, replaySession, type ReplayCache, type ReplayFigures, type ReplayOptions, type ReplayTtl } from "./replay.js";
 import { replayRecorded, sumSimulatorErrors, type RecordedTtl, type SimulatorError } from "./replay-recorded.js";
 import type { ReplaySession } from "./replay-session.js";
@@ -40,6 +42,8 @@ export interface SweepOptions {
   recordedTtl?: RecordedTtl;
   /** Tools+system cached before each session's first request. */
   warmPrefix?: boolean;
+  /** Counts the mirror's and the cache simulator's tokens (default chars4). */
+  counter?: TokenCounter;
   /** Called after each replay, for a progress line. */
   onProgress?: (done: number, total: number, label: string) => void;
 }
@@ -68,10 +72,12 @@ export function runSweep(inputs: readonly SweepInput[], options: SweepOptions): 
   const compaction = options.strategies.filter((s): s is StrategyName => s !== "recorded");
   const recorded = options.strategies.includes("recorded");
   const jobs = inputs.length * (compaction.length * options.budgets.length + (recorded ? 1 : 0));
-  for (const input of inputs) {
+  for (const given of inputs) {
+    const input = { ...given, sessions: given.sessions.map((s) => countedBy(s, options.counter)) };
     if (recorded) {
-      const parts = input.sessions.map((session) => replayRecorded(session, (model) => sessionCache(session, options, model), {
+      const parts = input.sessions.map((session) => replayRecorded(session, (model) => sessionCache(session, options, model, !options.warmPrefix), {
         ...(options.price ? { price: options.price } : {}), ...(options.recordedTtl ? { ttl: options.recordedTtl } : {}), ...(options.warmPrefix ? { warmPrefix: true } : {}),
+        ...(options.counter ? { counter: options.counter } : {}),
       }));
       const sessionErrors = parts.flatMap((p) => (p.error ? [p.error] : []));
       rows.push({
@@ -107,10 +113,24 @@ export function runSweep(inputs: readonly SweepInput[], options: SweepOptions): 
  * A fresh simulator for `session`: the rules asked for, else its own, else Anthropic's; the
  * minimum of `--model`, else of `model`, else of the session's first model; its hidden prefix.
  */
-function sessionCache(session: ReplaySession, options: SweepOptions, model = session.requests.find((r) => r.model)?.model): ReplayCache {
+function sessionCache(session: ReplaySession, options: SweepOptions, model = session.requests.find((r) => r.model)?.model, warm = false): ReplayCache {
   model = options.model ?? model;
-  const simulator = new PromptCacheSimulator({ rules: options.cache ?? session.cache ?? "anthropic", ...(model ? { model } : {}) });
-  return new HiddenPrefixCache(simulator, session.prefixTokens ?? 0, session.name);
+  const simulator = new PromptCacheSimulator({ rules: options.cache ?? session.cache ?? "anthropic", ...(model ? { model } : {}), ...(options.counter ? { counter: options.counter } : {}) });
+  return new HiddenPrefixCache(simulator, session.prefixTokens ?? 0, session.name, options.counter, warm ? warmAsBilled(session) : 0);
+}
+
+/** What the session's first bill read from the cache: the part of its hidden prefix other sessions had written. */
+function warmAsBilled(session: ReplaySession): number {
+  return session.requests.find((r) => r.billed)?.billed?.cacheReadTokens ?? 0;
+}
+
+/**
+ * The session with its hidden prefix fitted by `counter`: the prefix is the first bill less what
+ * the counter counts of the visible prompt, so a replay counting otherwise fits it again.
+ */
+function countedBy(session: ReplaySession, counter: TokenCounter | undefined): ReplaySession {
+  if (!counter || session.prefixTokens === undefined) return session;
+  return { ...session, prefixTokens: hiddenPrefixTokens(session, counter) };
 }
 
 function replayOne(session: ReplaySession, strategy: StrategyName, budget: number, options: SweepOptions): ReplayFigures {
@@ -121,6 +141,7 @@ function replayOne(session: ReplaySession, strategy: StrategyName, budget: numbe
     ...(options.price ? { price: options.price } : {}),
     ...(options.cacheTtl ? { cacheTtl: options.cacheTtl } : {}),
     ...(options.warmPrefix ? { warmPrefix: true } : {}),
+    ...(options.counter ? { counter: options.counter } : {}),
   });
 }
 

@@ -12,7 +12,7 @@
 import type { Message } from "../core/messages.js";
 import type { ModelRequest, Usage } from "../core/provider.js";
 import { billedEquivalentInput, type TranscriptStats } from "../core/transcript-types.js";
-import { estimateMessageTokens, estimateTextTokens } from "../core/token-estimate.js";
+import { chars4Counter, type TokenCounter } from "../core/token-counter.js";
 import type { CompactionSettings, StrategyName } from "./compaction-plan.js";
 import { elide, summaryInstruction, workerRequest } from "./compaction-worker.js";
 import { fixedTokensOf, summarizeRequest } from "./compaction.js";
@@ -44,6 +44,8 @@ export interface ReplayOptions {
   warmPrefix?: boolean;
   /** Dollars for one request's usage (main or worker); unset, or null for any request: not priced. */
   price?: (usage: Usage) => number | null;
+  /** Counts the mirror's tokens and the modelled output (default chars4); the cache must count with the same. */
+  counter?: TokenCounter;
 }
 
 export type ReplayTtl = CacheTtlSetting | "oracle";
@@ -84,15 +86,17 @@ export interface ReplayFigures {
 }
 
 export function replaySession(session: ReplaySession, cache: ReplayCache, options: ReplayOptions): ReplayFigures {
+  const counter = options.counter ?? chars4Counter;
   const mirror = new TranscriptMirror({
     budgetTokens: options.budgetTokens,
     ...(options.blockTokens !== undefined ? { blockTokens: options.blockTokens } : {}),
     compaction: { ...options.compaction, strategy: options.strategy },
     ...ttlOptions(session, options.cacheTtl ?? "5m"),
+    counter,
   });
   // A harness's hidden prefix (its system prompt and tools, not in the log) counts against the budget too.
-  const fixedTokens = fixedTokensOf(session.system, session.tools) + (session.prefixTokens ?? 0);
-  const sent = new SentContent();
+  const fixedTokens = fixedTokensOf(session.system, session.tools, counter) + (session.prefixTokens ?? 0);
+  const sent = new SentContent(counter);
   let uncached = 0;
   let minTail: number | null = null;
   let dollars: number | null = options.price ? 0 : null;
@@ -111,11 +115,11 @@ export function replaySession(session: ReplaySession, cache: ReplayCache, option
       const summarize = summarizeRequest(mirror, plan, { messages: log, system: session.system, tools: session.tools, fixedTokens });
       const summary = elide(summarize);
       const usage = cache.observe(workerRequest(summarize), atMs);
-      const workerUsage = { ...usage, outputTokens: estimateTextTokens(summary) };
+      const workerUsage = { ...usage, outputTokens: counter.text(summary) };
       mirror.recordWorker(workerUsage);
       addPrice(workerUsage);
       uncached += usage.inputTokens + usage.cacheWriteTokens;
-      sent.firstSendTokens += estimateTextTokens(summaryInstruction(summarize));
+      sent.firstSendTokens += counter.text(summaryInstruction(summarize));
       mirror.applyFlush(log, plan, summary);
       const tail = mirror.uncompactedTokens(log, 0) - mirror.uncompactedTokens(log.slice(0, mirror.rawStart()), 0);
       const share = tail / options.budgetTokens;
@@ -125,7 +129,7 @@ export function replaySession(session: ReplaySession, cache: ReplayCache, option
     const req = toRequest(session, view);
     const usage = cache.observe(req, atMs);
     const reply = session.messages[logLength];
-    const mainUsage = { ...usage, outputTokens: reply ? estimateMessageTokens(reply) : 0 };
+    const mainUsage = { ...usage, outputTokens: reply ? counter.message(reply) : 0 };
     addPrice(mainUsage);
     mirror.recordRequest(
       mainUsage,
@@ -163,6 +167,8 @@ class SentContent {
   private readonly seen = new Set<string>();
   firstSendTokens = 0;
 
+  constructor(private readonly counter: TokenCounter) {}
+
   request(fixedTokens: number, view: readonly Message[], rawStart: number, logLength: number): void {
     this.once("fixed", fixedTokens);
     const rawCount = logLength - rawStart;
@@ -170,9 +176,9 @@ class SentContent {
     for (let i = 0; i < view.length; i++) {
       const m = view[i]!;
       if (i < summaries) {
-        for (const b of m.content) if (b.type === "text") this.once(`s:${b.text}`, estimateTextTokens(b.text));
+        for (const b of m.content) if (b.type === "text") this.once(`s:${b.text}`, this.counter.text(b.text));
       } else {
-        this.once(`m:${rawStart + (i - summaries)}`, estimateMessageTokens(m));
+        this.once(`m:${rawStart + (i - summaries)}`, this.counter.message(m));
       }
     }
   }

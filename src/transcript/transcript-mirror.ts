@@ -25,7 +25,7 @@ import {
   type TranscriptConfig,
   type TranscriptStats,
 } from "../core/transcript-types.js";
-import { estimateMessageTokens, estimateTextTokens } from "../core/token-estimate.js";
+import { chars4Counter, type TokenCounter } from "../core/token-counter.js";
 import {
   DEFAULT_COMPACTION,
   planFlush,
@@ -67,6 +67,8 @@ export interface MirrorOptions extends TranscriptConfig {
   chooseCacheTtl?: (atMs: number, index: number) => CacheTtl;
   /** Prices each request as it is counted; without one, costs are not counted (nor unpriced). */
   price?: RequestPricer;
+  /** Counts every token the mirror sizes (sections, views, flush triggers). Default chars4. */
+  counter?: TokenCounter;
 }
 
 export function hashMessages(messages: readonly Message[]): string {
@@ -104,6 +106,7 @@ export class TranscriptMirror {
   readonly blockTokens: number;
   readonly budgetTokens: number;
   readonly settings: CompactionSettings;
+  readonly counter: TokenCounter;
   private readonly cacheTtl: CacheTtlSetting;
   private readonly chooseCacheTtl: MirrorOptions["chooseCacheTtl"];
   private readonly price: RequestPricer | null;
@@ -134,6 +137,7 @@ export class TranscriptMirror {
     this.cacheTtl = config.cacheTtl ?? "5m";
     this.chooseCacheTtl = config.chooseCacheTtl;
     this.price = config.price ?? null;
+    this.counter = config.counter ?? chars4Counter;
     this.stats = emptyTranscriptStats(this.blockTokens);
   }
 
@@ -358,7 +362,7 @@ export class TranscriptMirror {
 
   /** Estimated tokens of a view built by `view`. */
   viewTokens(view: readonly Message[], fixedTokens: number): number {
-    return fixedTokens + view.reduce((n, m) => n + estimateMessageTokens(m), 0);
+    return fixedTokens + view.reduce((n, m) => n + this.counter.message(m), 0);
   }
 
   private shape(messages: readonly Message[], fixedTokens: number, nowMs: number): ViewShape {
@@ -367,7 +371,7 @@ export class TranscriptMirror {
     const flushed = this.closed.filter((s) => s.summary !== null);
     const summaryTokens = flushed.length === 0
       ? 0
-      : 4 + flushed.reduce((n, s, k) => n + estimateTextTokens(summaryBlockText(s, k === 0)), 0);
+      : 4 + flushed.reduce((n, s, k) => n + this.counter.text(summaryBlockText(s, k === 0)), 0);
     const roundStarts: number[] = [];
     for (let i = rawStart + 1; i < messages.length; i++) if (messages[i]!.role === "assistant") roundStarts.push(i);
     return {
@@ -382,9 +386,9 @@ export class TranscriptMirror {
   private tokensOf(messages: readonly Message[]): number[] {
     const stable = this.closed[this.closed.length - 1]?.end ?? 0;
     if (this.tokenCache.length > stable) this.tokenCache.length = stable;
-    for (let i = this.tokenCache.length; i < stable; i++) this.tokenCache.push(estimateMessageTokens(messages[i]!));
+    for (let i = this.tokenCache.length; i < stable; i++) this.tokenCache.push(this.counter.message(messages[i]!));
     const out = this.tokenCache.slice();
-    for (let i = stable; i < messages.length; i++) out.push(estimateMessageTokens(messages[i]!));
+    for (let i = stable; i < messages.length; i++) out.push(this.counter.message(messages[i]!));
     return out;
   }
 
@@ -397,7 +401,7 @@ export class TranscriptMirror {
         start = i;
         tokens = 0;
       }
-      tokens += estimateMessageTokens(messages[i]!);
+      tokens += this.counter.message(messages[i]!);
     }
   }
 }

@@ -61,7 +61,7 @@ test("the real public logs in bench/corpus/real replay in their formats, with th
   assert.equal(r.code, 0, r.stderr);
   const out = JSON.parse(r.stdout) as Json;
   const requests = (name: string) => out.inputs.find((i) => i.input === name)!.sessions.reduce((n, s) => n + s.billedRequests, 0);
-  assert.deepEqual(out.inputs.map((i) => i.format), ["claude-code", "claude-code", "claude-code", "codex", "mini-swe-agent", "mini-swe-agent"]);
+  assert.deepEqual(out.inputs.map((i) => i.format), ["claude-code", "claude-code", "claude-code", "claude-code", "claude-code", "codex", "mini-swe-agent", "mini-swe-agent"]);
   // The request counts the sources' own tallies give (bench/corpus/real/README.md).
   assert.equal(requests("ccviewer__1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl"), 7);
   assert.equal(requests("ccviewer__5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl"), 20, "the inline subagent's requests are sessions of their own");
@@ -69,10 +69,11 @@ test("the real public logs in bench/corpus/real replay in their formats, with th
   assert.equal(requests("rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl"), 39);
   assert.equal(requests("gemini-3-pro__matplotlib__matplotlib-24637.traj.json"), 41, "the reply with no action and its feedback turn read through");
   const total = out.total[0]!;
-  assert.equal(total.sessionErrors!.length, 8, "1 + 3 (two inline subagents) + 1 Claude Code sessions, 1 Codex, 2 mini-swe-agent");
+  assert.equal(requests("ccviewer__fe5e1c67-53e7-4862-81ae-d0e013e3270b.prefix.jsonl"), 88);
+  assert.equal(total.sessionErrors!.length, 13, "1 + 3 (two inline subagents) + 4 (three) + 1 + 1 Claude Code sessions, 1 Codex, 2 mini-swe-agent");
   for (const key of ["cacheReadErrorPct", "cacheWriteErrorPct", "inputErrorPct", "hitRateErrorPoints"]) assert.equal(typeof total.simulatorError![key], "number", key);
   assert.equal((total.simulatorError!.billed as { cacheReadTokens: number }).cacheReadTokens,
-    103_219 + 324_259 + 107_559 + 1_027_328 + 402_983 + 120_198, "the bills summed once per request");
+    103_219 + 324_259 + 1_715_052 + 107_559 + 140_387 + 1_027_328 + 402_983 + 120_198, "the bills summed once per request");
 });
 
 test("a rhema run against a real provider replays with the usage it reported as its bills", async (t) => {

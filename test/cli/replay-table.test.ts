@@ -26,7 +26,7 @@ test("the gap pts column never prints -0.00 (a hit rate a rounding error above i
   } satisfies ReplayFigures;
   assert.ok(figures.gapPoints < 0 && figures.gapPoints.toFixed(2) === "-0.00", "the case this test is about");
   const row: SweepRow = { input: "a.jsonl", strategy: "sections", budget: 8000, figures };
-  const table = renderTable({ rows: [row], total: [row] }, "anthropic", "some-model");
+  const table = renderTable({ rows: [row], total: [row] }, "anthropic", { model: "some-model" });
   assert.doesNotMatch(table, /-0\.0/, table);
   assert.match(table.split("\n").at(-1)!, /\s0\.00\s/);
 });

@@ -265,3 +265,21 @@ test("the transcript stats' reasoningTokens round-trip through the snapshot and 
   }
   assert.equal(await reasoning(), 0);
 });
+
+test("the session's token counter is journalled when it is set and loaded back, before and after a fold", async (t) => {
+  for (const foldMinBytes of [1024 * 1024, 1]) {
+    const dir = join(await tempDir(t), `cp-${foldMinBytes}`);
+    const store = new CheckpointStore(dir, { foldMinBytes });
+    const session = newSession("s1", new Date("2026-01-01T00:00:00Z"));
+    session.messages.push(user("q0"));
+    await commitAll(store, session);
+    session.tokenCounter = { kind: "calibrated", id: "calibrated:0123456789abcdef", factors: { perChar: { prose: 0.3, code: 0.4, json: 0.35, tool_result: 0.33 }, perMessage: 3, perToolBlock: 2 } };
+    session.messages.push(assistant("a0"));
+    await commitAll(store, session, "intent");
+    assert.deepEqual((await new CheckpointStore(dir).load())!.tokenCounter, session.tokenCounter, `fold at ${foldMinBytes} bytes`);
+    session.messages.push(user("q1"));
+    await commitAll(store, session);
+    await store.close();
+    assert.deepEqual((await new CheckpointStore(dir).load())!.tokenCounter, session.tokenCounter, `fold at ${foldMinBytes} bytes, later`);
+  }
+});

@@ -96,3 +96,17 @@ test("recorded with a warm prefix: the hidden prefix is cached before the first 
   assert.equal(warm.simulated.cacheReadTokens, cold.simulated.cacheReadTokens + 1997);
   assert.equal(warm.simulated.cacheWriteTokens, cold.simulated.cacheWriteTokens - 1997);
 });
+
+test("the sweep's recorded replay takes the warm part of the hidden prefix from the first bill: what it read, other sessions had written", () => {
+  // The first request read 1500 of its 2003 tokens: the hidden prefix is still 1997, its first 1500 warm.
+  const text = threeRequestSession().replace('"cache_read_input_tokens":0,"cache_creation_input_tokens":2000', '"cache_read_input_tokens":1500,"cache_creation_input_tokens":500');
+  const session = parseClaudeCodeSession("warm.jsonl", text);
+  assert.equal(session.prefixTokens, 1997);
+  const error = runSweep([{ name: "in", sessions: [session] }], { strategies: ["recorded"], budgets: [] }).total[0]!.error!;
+  // 1 reads the warm 1500 and writes the rest through its tail (497 + 6); 2 as before (reads 2003,
+  // writes 10); 3, past the TTL, writes all 2023.
+  assert.deepEqual({ read: error.simulated.cacheReadTokens, write: error.simulated.cacheWriteTokens }, { read: 1500 + 2003, write: 503 + 10 + 2023 });
+  // --warm-prefix instead: the whole hidden prefix was warm.
+  const allWarm = runSweep([{ name: "in", sessions: [session] }], { strategies: ["recorded"], budgets: [], warmPrefix: true }).total[0]!.error!;
+  assert.equal(allWarm.simulated.cacheReadTokens, 1997 + 2003);
+});

@@ -72,6 +72,8 @@ export interface RunRequest {
   maxTokens?: number;
   /** `--pricing FILE`: a pricing file whose models add to or override the bundled price table (relative to cwd). */
   pricing?: string;
+  /** `--calibration FILE`: every task counts its tokens with this calibration's factors (relative to cwd). */
+  calibration?: string;
   /** `--sandbox`: the least sandbox the run asks for (a policy or task may ask for more); default auto. */
   sandbox?: SandboxMode;
   /** `--repeats`: trials of each task that sets no `repeats:`; default 1. */
@@ -206,6 +208,7 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
       providerFor: (trial) => planOf(trial.task).providerFor(trial.key),
       workerProviderFor: (trial) => planOf(trial.task).worker,
       pricingFor: (trial) => planOf(trial.task).pricing,
+      tokenCounterFor: (trial) => planOf(trial.task).tokenCounter,
       ...(plan.pricingFile ? { pricingFile: { path: plan.pricingFile.file, sha256: plan.pricingFile.sha256 } } : {}),
       approvalFor: (trial) => planOf(trial.task).approvalFor(trial.key),
       defaults: { ...(request.maxSteps !== undefined ? { maxSteps: request.maxSteps } : {}), ...(timeoutMs !== undefined ? { timeoutMs } : {}) },

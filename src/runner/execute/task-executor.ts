@@ -38,6 +38,7 @@ import type { Message } from "../../core/messages.js";
 import type { ModelProvider } from "../../core/provider.js";
 import type { RetryNotice } from "../../providers/provider-retry.js";
 import type { TranscriptStats } from "../../core/transcript-types.js";
+import type { TokenCounter } from "../../core/token-counter.js";
 import type { SandboxPlacement } from "../../process/sandbox.js";
 import type { SandboxUse } from "../../process/sandbox-mode.js";
 import type { NetworkSetting } from "../tasks/task-sandbox.js";
@@ -77,6 +78,8 @@ export interface TaskRunEnv {
   approvalFor(trial: Trial): Approval;
   /** What the trial's requests are priced as (task-pricing.ts); absent: no cost is counted. */
   pricingFor?(trial: Trial): TaskPricing;
+  /** What a trial's tokens are counted with (its plan's); absent: chars4. A resumed trial keeps its session's. */
+  tokenCounterFor?(trial: Trial): TokenCounter;
   /** The pricing file the run's prices came from, recorded in each result's cost; absent: the bundled table alone. */
   pricingFile?: { path: string; sha256: string };
   /** The run's defaults for tasks that set none; `timeoutMs` Infinity is none (`--timeout none`). */
@@ -233,6 +236,7 @@ async function turnPhase(run: TrialRun): Promise<{ kind: "interrupted" } | { kin
       workerProvider: env.workerProviderFor?.(trial) ?? null,
       ...(env.pricingFor ? { price: env.pricingFor(trial).pricer } : {}),
       ...(sandbox.placement ? { sandbox: sandbox.placement } : {}),
+      ...(env.tokenCounterFor ? { tokenCounter: env.tokenCounterFor(trial) } : {}),
     });
     // The conversation moved on since checks last ran (a retried turn): their records, and the patch, were of another workspace.
     if (agent.session.messages.length !== (saved?.messages.length ?? 0) && (book.current.checks.length > 0 || book.current.changes !== null)) {

@@ -19,6 +19,8 @@ import type { ModelProvider, RequestPricer } from "../../core/provider.js";
 import type { SpentBudget } from "../../core/errors.js";
 import type { TranscriptStats } from "../../core/transcript-types.js";
 import type { Session } from "../../core/session.js";
+import type { TokenCounter } from "../../core/token-counter.js";
+import { loadRecordedCounter } from "../../tokens/counter-choice.js";
 import type { SandboxPlacement } from "../../process/sandbox.js";
 import type { TaskDefinition } from "../tasks/task-file.js";
 import type { CommandEnvironment } from "../plan/task-plan.js";
@@ -70,6 +72,8 @@ export interface TaskTurnOptions {
   sandbox?: SandboxPlacement;
   /** Asked before each request (run-budget.ts): a spent budget stops the turn, resumably. */
   budget?: (who: "task" | "worker", stats: TranscriptStats | null) => SpentBudget | null;
+  /** The plan's token counter; a saved session keeps the one it recorded (a tokenizer's is loaded again). */
+  tokenCounter?: TokenCounter;
 }
 
 /** Runs (or continues) the task's turn; resolves with the agent when the turn has ended. */
@@ -84,6 +88,7 @@ export async function runTaskTurn(opts: TaskTurnOptions): Promise<CodingAgent> {
     stopProcesses: async (info) => (await stopRecordedGroup(info)) === "stopped",
     ...(opts.price ? { price: opts.price } : {}),
     ...(opts.budget ? { budget: opts.budget } : {}),
+    ...(await counterForTurn(opts) ?? {}),
   };
   const taken = opts.saved ? stepsTaken(opts.saved.messages) : 0;
   const left = opts.maxSteps - taken;
@@ -104,6 +109,13 @@ export async function runTaskTurn(opts: TaskTurnOptions): Promise<CodingAgent> {
     throw err;
   }
   return agent;
+}
+
+/** The counter to give the agent: the saved session's tokenizer when it recorded one (the agent rebuilds the others itself), else the plan's. */
+async function counterForTurn(opts: TaskTurnOptions): Promise<{ tokenCounter: TokenCounter } | null> {
+  const record = opts.saved?.tokenCounter;
+  if (record?.kind === "tokenizer" && opts.tokenCounter?.id !== record.encoding) return { tokenCounter: await loadRecordedCounter(record) };
+  return opts.tokenCounter ? { tokenCounter: opts.tokenCounter } : null;
 }
 
 /** Model steps a conversation has taken: its assistant messages. */

@@ -2,7 +2,7 @@
  * The planner: every selected task resolved once into a `TaskPlan` (task-plan.ts), and every
  * problem a run can know before it starts raised here as a `usage`-class error (exit 2): a task
  * with no model and no --provider/--model, an unknown provider, a missing API key, a bad pricing
- * or policy file, a cost budget on an unpriced model, a bad limit flag. `rhema run` and
+ * or policy file, a cost budget on an unpriced model, a bad limit flag, a bad calibration file. `rhema run` and
  * `rhema validate` both plan with it, so a suite one accepts the other accepts.
  */
 import { RhemaError } from "../../core/errors.js";
@@ -26,6 +26,9 @@ import { trialFolderSegments, type TrialKey } from "../trials/trial-key.js";
 import { trialId } from "../trials/trial.js";
 import { scriptFor, type CommandEnvironment, type TaskPlan } from "./task-plan.js";
 import { resolve } from "node:path";
+import type { TokenCounter } from "../../core/token-counter.js";
+import { chooseCounter } from "../../tokens/counter-choice.js";
+import { loadCalibrationFile } from "./calibration-input.js";
 
 /** The run flags that decide a plan (`rhema run`'s and `rhema validate`'s alike). */
 export interface PlanFlags {
@@ -40,6 +43,8 @@ export interface PlanFlags {
   /** `--stream-idle` as given (a duration or `none`). */
   streamIdle?: string;
   allowEnv?: readonly string[];
+  /** `--calibration FILE`, relative to cwd: every task counts tokens with its factors. */
+  calibration?: string;
 }
 
 export interface PlanContext {
@@ -80,7 +85,8 @@ export async function planSuite(tasks: readonly TaskDefinition[], flags: PlanFla
   const specs = new Map(tasks.map((task) => [taskKey(task), providerSpec(task, flags)]));
   const idleOf = (task: TaskDefinition) => task.limits.streamIdleMs ?? streamIdleMs;
   const retries = new RetryRelay();
-  const providers = new Map(tasks.map((task) => [taskKey(task), providerMaker(task, specs.get(taskKey(task))!, context.env, idleOf(task), retries)]));
+  const counters = await chooseCounters(specs, flags.calibration === undefined ? undefined : await loadCalibrationFile(resolve(context.cwd, flags.calibration)));
+  const providers = new Map(tasks.map((task) => [taskKey(task), providerMaker(task, specs.get(taskKey(task))!, context.env, { streamIdleMs: idleOf(task), counter: counters.get(taskKey(task))! }, retries)]));
   const workers = createWorkerProviders(tasks, context.env, idleOf, retries);
   const pricingFile = flags.pricing === undefined ? null : await loadPricingFile(resolve(context.cwd, flags.pricing));
   const pricings = await priceTasks(tasks, specs, pricingFile?.models ?? [], context.env);
@@ -103,6 +109,7 @@ export async function planSuite(tasks: readonly TaskDefinition[], flags: PlanFla
       sandbox: approvals.sandbox.get(key)!,
       streamIdleMs: idleOf(task),
       commands,
+      tokenCounter: counters.get(key)!,
     });
   }
   return {
@@ -127,15 +134,24 @@ function providerSpec(task: TaskDefinition, flags: PlanFlags): ProviderSpec {
   return { provider: flags.provider, name: flags.model, ...(flags.baseUrl ? { baseUrl: flags.baseUrl } : {}) };
 }
 
+/** Each task's token counter: its provider's way of counting for its model, or the calibration given. */
+async function chooseCounters(specs: ReadonlyMap<string, ProviderSpec>, calibration: Awaited<ReturnType<typeof loadCalibrationFile>> | undefined): Promise<Map<string, TokenCounter>> {
+  const counters = new Map<string, TokenCounter>();
+  for (const [key, spec] of specs) {
+    counters.set(key, await chooseCounter(providerEntry(spec.provider).tokenCounting, isScriptedSpec(spec) ? null : spec.name, calibration));
+  }
+  return counters;
+}
+
 /**
  * How a task's provider is made per trial. A named model's is made now (a missing key is exit 2
  * before anything runs) and shared by the trials; a scripted task's is made per trial from
  * `scriptFor`, each trial with its own script cursor.
  */
 function providerMaker(
-  task: TaskDefinition, spec: ProviderSpec, env: ProviderEnv, streamIdleMs: number | undefined, retries: RetryRelay,
+  task: TaskDefinition, spec: ProviderSpec, env: ProviderEnv, settings: { streamIdleMs: number | undefined; counter: TokenCounter }, retries: RetryRelay,
 ): (trial: TrialKey) => ModelProvider {
-  const options = (onRetry: (notice: RetryNotice) => void | Promise<void>) => ({ ...idleOption(streamIdleMs), retry: { onRetry } });
+  const options = (onRetry: (notice: RetryNotice) => void | Promise<void>) => ({ ...idleOption(settings.streamIdleMs), retry: { onRetry }, tokenCounter: settings.counter });
   if (!isScriptedSpec(spec)) {
     // Shared by the task's trials: a retry is told to each of them that listens.
     const provider = createProvider(spec, env, options(retries.hookTask(trialPrefix(task), "task")));

@@ -6,6 +6,7 @@
  * below receives a raw flag to decide again.
  */
 import type { Approval } from "../../core/approval.js";
+import type { TokenCounter } from "../../core/token-counter.js";
 import type { ModelProvider } from "../../core/provider.js";
 import type { ProviderCapabilities } from "../../providers/provider-registry.js";
 import type { ProviderSpec } from "../../providers/provider-factory.js";
@@ -48,6 +49,8 @@ export interface TaskPlan {
   /** Its stream idle limit: its own, else `--stream-idle`, else undefined (the providers' default). */
   streamIdleMs: number | undefined;
   commands: CommandEnvironment;
+  /** What its tokens are counted with (src/tokens/counter-choice.ts); a resumed trial keeps its session's. */
+  tokenCounter: TokenCounter;
 }
 
 /**

@@ -2,9 +2,10 @@
  * The recorded sessions of a run directory, for `rhema bench replay`: each task's checkpointed
  * conversation and the times its model requests were sent, as replay sessions — one per trial
  * of a layout-2 run (`tasks/<suite>/<id>/<variant|default>/<n>/`), each with the matrix cell it
- * ran as. A trial that ran against a real provider carries each request's usage as the provider
- * reported it (its bill) and that provider's cache rules; a scripted one's usage was the
- * simulator's own, no bill. Read-only: nothing in the run directory changes.
+ * ran as; and, for `rhema bench calibrate`, each request as sent with the usage it was billed. A
+ * trial that ran against a real provider carries each request's usage as the provider reported it
+ * (its bill) and that provider's cache rules; a scripted one's usage was the simulator's own, no
+ * bill. Read-only: nothing in the run directory changes.
  */
 import type { CacheRules } from "../../cache/prompt-cache-simulator.js";
 import { CodingAgent } from "../../agent.js";
@@ -14,6 +15,7 @@ import type { Session } from "../../core/session.js";
 import type { ToolSpec } from "../../core/tool.js";
 import { isNamedProvider, providerEntry } from "../../providers/provider-registry.js";
 import { sessionFromLog, type ReplaySession } from "../../transcript/replay-session.js";
+import type { CalibrationSample } from "../../tokens/calibration-fit.js";
 import { RunDir } from "./run-dir.js";
 import { plannedTrials, type ManifestTask } from "./run-manifest.js";
 import type { TaskFolder } from "./task-folder.js";
@@ -81,6 +83,49 @@ export async function readRunDirSessions(path: string): Promise<RecordedSession[
     }
   }
   return sortByCell(out, manifest.variants ?? []);
+}
+
+/** What a run directory gives `bench calibrate`: its samples, and the trials it could not use and why. */
+export interface RunDirSamples {
+  samples: CalibrationSample[];
+  skipped: string[];
+}
+
+/**
+ * Each answered request of each trial as sent — the system prompt, tools and the log up to it —
+ * with the usage it reported. A trial whose transcript was compacted is skipped (its requests
+ * were views, not the log's prefixes), as is one whose usages do not pair with its steps.
+ */
+export async function readRunDirBilledSamples(path: string): Promise<RunDirSamples> {
+  const runDir = new RunDir(path);
+  const manifest = await runDir.readManifest();
+  if (!manifest) throw new RhemaError("invalid_input", `${path}: not a run directory (no manifest.json)`);
+  const out: RunDirSamples = { samples: [], skipped: [] };
+  const hasVariants = (manifest.variants ?? []).length > 0;
+  for (const ref of manifest.tasks) {
+    const trials = manifest.layout === 2 ? manifestTrialFolders(runDir, ref, hasVariants) : [{ folder: runDir.task(ref), name: taskKey(ref) }];
+    for (const { folder, name } of trials) {
+      const session = await folder.openCheckpoint().load();
+      if (!session || session.messages.length === 0) continue;
+      if ((session.transcript?.stats?.flushes ?? 0) > 0) {
+        out.skipped.push(`${name}: compacted (its requests were not the log's prefixes)`);
+        continue;
+      }
+      const usages = await folder.readRequestUsages();
+      const replay = sessionFromLog(name, null, session.messages, []);
+      if (usages.length !== replay.requests.length) {
+        out.skipped.push(`${name}: ${usages.length} usages for ${replay.requests.length} answered requests`);
+        continue;
+      }
+      const prefix = requestPrefix(session, folder.workspace);
+      const session_ = `${path}#${name}`;
+      replay.requests.forEach(({ logLength }, i) => {
+        const billed = usages[i];
+        if (billed) out.samples.push({ session: session_, system: prefix.system, tools: prefix.tools, messages: session.messages.slice(0, logLength), billed });
+      });
+    }
+  }
+  return out;
 }
 
 /**

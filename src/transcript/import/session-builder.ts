@@ -6,6 +6,7 @@
  * skipped counted by kind, and the hidden prefix fitted from the first bill.
  */
 import type { CacheRules } from "../../cache/prompt-cache-simulator.js";
+import { chars4Counter, type TokenCounter } from "../../core/token-counter.js";
 import { promptLayout } from "../../cache/prompt-blocks.js";
 import type { ContentBlock, Message, TextBlock, ImageBlock } from "../../core/messages.js";
 import type { Usage } from "../../core/provider.js";
@@ -106,16 +107,16 @@ function relativeTimes(requests: readonly ReplayRequest[]): ReplayRequest[] {
  * The tokens the first billed request carried beyond what the log shows it: its billed prompt
  * (input + cache read + cache write) less the estimate of its visible prompt, never below 0.
  */
-export function hiddenPrefixTokens(session: ReplaySession): number {
+export function hiddenPrefixTokens(session: ReplaySession, counter: TokenCounter = chars4Counter): number {
   const first = session.requests.find((r) => r.billed);
   if (!first?.billed) return 0;
   const billed = first.billed.inputTokens + first.billed.cacheReadTokens + first.billed.cacheWriteTokens;
-  return Math.max(0, billed - visiblePromptTokens(session, first));
+  return Math.max(0, billed - visiblePromptTokens(session, first, counter));
 }
 
-/** The estimated tokens of what the log shows `request` carried, as the simulator lays it out. */
-export function visiblePromptTokens(session: ReplaySession, request: ReplayRequest): number {
-  const layout = promptLayout({ system: session.system, tools: session.tools, messages: sentMessages(session, request), cacheBreakpoints: [] });
+/** The tokens `counter` counts for what the log shows `request` carried, as the simulator lays it out. */
+export function visiblePromptTokens(session: ReplaySession, request: ReplayRequest, counter: TokenCounter = chars4Counter): number {
+  const layout = promptLayout({ system: session.system, tools: session.tools, messages: sentMessages(session, request), cacheBreakpoints: [] }, new WeakMap(), counter);
   return layout.blocks.reduce((n, b) => n + (b.tokens ?? 0), 0);
 }
 
