@@ -60,29 +60,39 @@ const NO_MODEL: ModelProvider = {
 };
 
 export async function readRunDirSessions(path: string): Promise<RecordedSession[]> {
+  const out: RecordedSession[] = [];
+  const { manifest, trials } = await trialSessions(path);
+  for await (const { ref, name, folder, session } of trials) {
+    const times = await folder.readRequestTimes();
+    const prefix = requestPrefix(session, folder.workspace);
+    const replay: ReplaySession = { ...sessionFromLog(name, prefix.system, session.messages, times), tools: prefix.tools, format: "rhema-run" };
+    const live = liveProvider((await folder.readResult().catch(() => null))?.provider);
+    if (live) {
+      const usages = await folder.readRequestUsages();
+      replay.requests = replay.requests.map((r, k) => (usages[k] ? { ...r, billed: usages[k]! } : r));
+      if (live.cache) replay.cache = live.cache;
+    }
+    out.push({ suite: ref.suite, id: ref.id, variant: ref.variant ?? null, session: replay });
+  }
+  return sortByCell(out, manifest.variants ?? []);
+}
+
+/** Each trial of a run directory that holds a conversation, in the manifest's order, with its folder and session. */
+async function trialSessions(path: string) {
   const runDir = new RunDir(path);
   const manifest = await runDir.readManifest();
   if (!manifest) throw new RhemaError("invalid_input", `${path}: not a run directory (no manifest.json)`);
-  const out: RecordedSession[] = [];
   const hasVariants = (manifest.variants ?? []).length > 0;
-  for (const ref of manifest.tasks) {
-    const trials = manifest.layout === 2 ? manifestTrialFolders(runDir, ref, hasVariants) : [{ folder: runDir.task(ref), name: taskKey(ref) }];
-    for (const { folder, name } of trials) {
-      const session = await folder.openCheckpoint().load();
-      if (!session || session.messages.length === 0) continue;
-      const times = await folder.readRequestTimes();
-      const prefix = requestPrefix(session, folder.workspace);
-      const replay: ReplaySession = { ...sessionFromLog(name, prefix.system, session.messages, times), tools: prefix.tools, format: "rhema-run" };
-      const live = liveProvider((await folder.readResult().catch(() => null))?.provider);
-      if (live) {
-        const usages = await folder.readRequestUsages();
-        replay.requests = replay.requests.map((r, k) => (usages[k] ? { ...r, billed: usages[k]! } : r));
-        if (live.cache) replay.cache = live.cache;
+  async function* trials() {
+    for (const ref of manifest!.tasks) {
+      const folders = manifest!.layout === 2 ? manifestTrialFolders(runDir, ref, hasVariants) : [{ folder: runDir.task(ref), name: taskKey(ref) }];
+      for (const { folder, name } of folders) {
+        const session = await folder.openCheckpoint().load();
+        if (session && session.messages.length > 0) yield { ref, name, folder, session };
       }
-      out.push({ suite: ref.suite, id: ref.id, variant: ref.variant ?? null, session: replay });
     }
   }
-  return sortByCell(out, manifest.variants ?? []);
+  return { manifest, trials: trials() };
 }
 
 /** What a run directory gives `bench calibrate`: its samples, and the trials it could not use and why. */
@@ -97,33 +107,25 @@ export interface RunDirSamples {
  * were views, not the log's prefixes), as is one whose usages do not pair with its steps.
  */
 export async function readRunDirBilledSamples(path: string): Promise<RunDirSamples> {
-  const runDir = new RunDir(path);
-  const manifest = await runDir.readManifest();
-  if (!manifest) throw new RhemaError("invalid_input", `${path}: not a run directory (no manifest.json)`);
   const out: RunDirSamples = { samples: [], skipped: [] };
-  const hasVariants = (manifest.variants ?? []).length > 0;
-  for (const ref of manifest.tasks) {
-    const trials = manifest.layout === 2 ? manifestTrialFolders(runDir, ref, hasVariants) : [{ folder: runDir.task(ref), name: taskKey(ref) }];
-    for (const { folder, name } of trials) {
-      const session = await folder.openCheckpoint().load();
-      if (!session || session.messages.length === 0) continue;
-      if ((session.transcript?.stats?.flushes ?? 0) > 0) {
-        out.skipped.push(`${name}: compacted (its requests were not the log's prefixes)`);
-        continue;
-      }
-      const usages = await folder.readRequestUsages();
-      const replay = sessionFromLog(name, null, session.messages, []);
-      if (usages.length !== replay.requests.length) {
-        out.skipped.push(`${name}: ${usages.length} usages for ${replay.requests.length} answered requests`);
-        continue;
-      }
-      const prefix = requestPrefix(session, folder.workspace);
-      const session_ = `${path}#${name}`;
-      replay.requests.forEach(({ logLength }, i) => {
-        const billed = usages[i];
-        if (billed) out.samples.push({ session: session_, system: prefix.system, tools: prefix.tools, messages: session.messages.slice(0, logLength), billed });
-      });
+  const { trials } = await trialSessions(path);
+  for await (const { name, folder, session } of trials) {
+    if ((session.transcript?.stats?.flushes ?? 0) > 0) {
+      out.skipped.push(`${name}: compacted (its requests were not the log's prefixes)`);
+      continue;
     }
+    const usages = await folder.readRequestUsages();
+    const replay = sessionFromLog(name, null, session.messages, []);
+    if (usages.length !== replay.requests.length) {
+      out.skipped.push(`${name}: ${usages.length} usages for ${replay.requests.length} answered requests`);
+      continue;
+    }
+    const prefix = requestPrefix(session, folder.workspace);
+    const session_ = `${path}#${name}`;
+    replay.requests.forEach(({ logLength }, i) => {
+      const billed = usages[i];
+      if (billed) out.samples.push({ session: session_, system: prefix.system, tools: prefix.tools, messages: session.messages.slice(0, logLength), billed });
+    });
   }
   return out;
 }
