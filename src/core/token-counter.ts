@@ -113,12 +113,12 @@ export const chars4Counter: TokenCounter = framedCounter(
   { message: 4, toolBlock: 4 },
 );
 
-/** A calibrated counter: Σ characters × the kind's factor, rounded up per text, plus framing. */
+/** A calibrated counter: Σ characters × the kind's factor, rounded up per text, plus framing rounded to whole tokens. */
 export function calibratedCounter(id: string, factors: CalibrationFactors): TokenCounter {
   return framedCounter(
     { id, record: { kind: "calibrated", id, factors }, charsPerProseToken: factors.perChar.prose > 0 ? 1 / factors.perChar.prose : CHARS_PER_TOKEN },
     (text, kind) => Math.ceil(text.length * factors.perChar[kind]),
-    { message: factors.perMessage, toolBlock: factors.perToolBlock },
+    { message: Math.round(factors.perMessage), toolBlock: Math.round(factors.perToolBlock) },
   );
 }
 

@@ -53,3 +53,12 @@ test("a content measure adds each kind's characters, messages, tool blocks and i
     messages: 1, toolBlocks: 3, images: 2,
   });
 });
+
+test("a calibrated counter counts whole tokens even when its fitted framing is fractional", () => {
+  const counter = calibratedCounter("calibrated:test", { perChar: { prose: 0.3, code: 0.4, json: 0.35, tool_result: 0.33 }, perMessage: 16.9956, perToolBlock: 3.4 });
+  const message = { role: "assistant" as const, content: [{ type: "text" as const, text: "hello there" }, { type: "tool_call" as const, id: "c1", name: "read", input: { path: "a.ts" } }] };
+  const tokens = counter.message(message);
+  assert.ok(Number.isInteger(tokens), String(tokens));
+  // 17 (framing) + ⌈11 × 0.3⌉ + ⌈the call's text × 0.35⌉ + 3 (the tool block's framing).
+  assert.equal(tokens, 17 + 4 + Math.ceil(counter.text(`read${JSON.stringify({ path: "a.ts" })}`, "json")) + 3);
+});
