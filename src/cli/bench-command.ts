@@ -4,7 +4,6 @@
  * the prompt-cache simulator, and prints one row per (input, strategy, budget) and a total, as a
  * table or JSON, with an optional chart; `recorded` adds the simulator's error against the bills.
  */
-import { open, rm } from "node:fs/promises";
 import { resolve } from "node:path";
 import type { Argv } from "yargs";
 import type { CacheRules } from "../cache/prompt-cache-simulator.js";
@@ -22,8 +21,7 @@ import { withExamples } from "./help-format.js";
 import { renderReplayChart } from "./replay-chart.js";
 import { loadPricingFile } from "../runner/pricing/pricing-file.js";
 import { guardOutput } from "../runner/run-dir/output-guard.js";
-import { probeInto, reportDestination } from "../runner/reports/report-destination.js";
-import { canonicalPath, isWithinOrSame } from "../runner/tasks/canonical-path.js";
+import { checkOutputApart, probeOutputFile } from "./output-file.js";
 import { loadCalibrationFile } from "../runner/plan/calibration-input.js";
 import { counterOfCalibration } from "../tokens/calibration-file.js";
 
@@ -94,8 +92,8 @@ export async function benchReplayCommand(args: BenchReplayArgs, io: CliIo): Prom
   const { inputs, read } = await loadReplayInputs(args.inputs.map((p) => resolve(io.cwd, p)), args.chain, gapSeconds * 1000);
   if (args.chart) {
     const chart = resolve(io.cwd, args.chart);
-    await checkChartApart(chart, args.inputs.map((p) => resolve(io.cwd, p)));
-    await guardOutput(chart, "write", () => probeChart(chart, io.pid));
+    await checkOutputApart("--chart", chart, args.inputs.map((p) => resolve(io.cwd, p)));
+    await guardOutput(chart, "write", () => probeOutputFile(chart, io.pid));
   }
   const live = !args.json && io.stderr.isTTY === true;
   const sweep = (cacheTtl: ReplayTtl) => runSweep(inputs, {
@@ -159,18 +157,6 @@ function secondsFlag(flag: string, value: number | string): number {
   return n;
 }
 
-/**
- * Checks before the replay that the chart can be written where it is asked for, as `run` checks
- * its report copies: not a folder, its folder there (a missing one is not made: exit 3 naming
- * the path, before any work), a file creatable beside it. Nothing is left behind.
- */
-async function probeChart(path: string, pid: number): Promise<void> {
-  if ((await reportDestination(path)) === "into") return probeInto(path);
-  const probe = `${path}.rhema-probe-${pid}`;
-  await (await open(probe, "w")).close();
-  await rm(probe, { force: true });
-}
-
 function checkTtl(given: string, cache: CacheRules | undefined): ReplayTtl {
   if (!(REPLAY_TTLS as readonly string[]).includes(given)) throw new RhemaError("usage", `--ttl takes ${REPLAY_TTLS.join(", ")}; got ${JSON.stringify(given)}`);
   if (cache === "openai" && given !== "5m") throw new RhemaError("usage", `--ttl ${given} is for Anthropic's cache marks; OpenAI's cache has no marks (--cache openai takes --ttl 5m)`);
@@ -180,14 +166,6 @@ function checkTtl(given: string, cache: CacheRules | undefined): ReplayTtl {
 function checkCache(given: string): CacheRules {
   if (given !== "anthropic" && given !== "openai") throw new RhemaError("usage", `--cache takes anthropic or openai, got ${JSON.stringify(given)}`);
   return given;
-}
-
-/** The chart is not written into what the replay reads (by real path: a link to an input is that input). */
-async function checkChartApart(chart: string, inputs: readonly string[]): Promise<void> {
-  const real = await canonicalPath(chart);
-  for (const input of inputs) {
-    if (isWithinOrSame(await canonicalPath(input), real)) throw new RhemaError("usage", `--chart ${chart} is${real === chart ? "" : ` (by its real path ${real})`} in the input ${input}: write the chart elsewhere`);
-  }
 }
 
 const COLUMNS: Array<[string, (r: SweepRow) => string]> = [

@@ -27,7 +27,8 @@ import { loadReplayInputs } from "./replay-inputs.js";
 import { EXIT_OK, type ExitCode } from "./exit-codes.js";
 import { withExamples } from "./help-format.js";
 import { print, type CliIo } from "./io.js";
-import { writeOutputFile } from "./output-file.js";
+import { checkOutputApart, probeOutputFile, writeOutputFile } from "./output-file.js";
+import { guardOutput } from "../runner/run-dir/output-guard.js";
 
 export function benchCalibrateOptions<T>(y: Argv<T>) {
   return withExamples(y, [
@@ -48,6 +49,9 @@ export interface BenchCalibrateArgs {
 const CHARS4 = { perChar: { prose: 0.25, code: 0.25, json: 0.25, tool_result: 0.25 }, perMessage: 4, perToolBlock: 4 };
 
 export async function benchCalibrateCommand(args: BenchCalibrateArgs, io: CliIo): Promise<ExitCode> {
+  const out = resolve(io.cwd, args.out);
+  await checkOutputApart("--out", out, args.inputs.map((p) => resolve(io.cwd, p)));
+  await guardOutput(out, "write", () => probeOutputFile(out, io.pid));
   const samples: CalibrationSample[] = [];
   const models = args.model ?? [];
   const matches = models.length === 0 ? null : picomatch(models);
@@ -70,8 +74,7 @@ export async function benchCalibrateCommand(args: BenchCalibrateArgs, io: CliIo)
   const requests = samples.length;
   const fittedFrom = `rhema bench calibrate on ${args.inputs.map((p) => basename(p)).join(", ")}: ${requests} requests of ${fit.sessions} sessions with two or more`;
   const text = formatCalibration({ version: CALIBRATION_VERSION, fittedFrom, factors: fit.factors, fit: { sessions: fit.sessions, fitted: fit.fitted, heldOut: fit.heldOut, unfitted: fit.unfitted } });
-  const out = resolve(io.cwd, args.out);
-  await writeOutputFile(out, text);
+  await guardOutput(out, "write", () => writeOutputFile(out, text));
   const { perChar } = fit.factors;
   print(io.stdout, [
     `calibration: ${requests} requests of ${fit.sessions} sessions`,

@@ -74,7 +74,16 @@ async function makeProject(root: string): Promise<void> {
   await symlink("policy.yaml", join(root, "link-to-policy"));
   await symlink("shard/stats.json", join(root, "link-to-shard-stats"));
   await symlink("no/such/target", join(root, "link-to-nothing"));
+  await writeFile(join(root, "samples.jsonl"), CALIBRATION_SAMPLES);
+  await symlink("samples.jsonl", join(root, "link-to-samples"));
 }
+
+/** Requests with their bills, two sessions of two: what `bench calibrate` fits from. */
+const CALIBRATION_SAMPLES = ["s1", "s2"].flatMap((session, k) => [1, 2].map((n) => JSON.stringify({
+  session, system: "You are terse.", tools: [],
+  messages: Array.from({ length: n }, (_, i) => ({ role: "user", content: [{ type: "text", text: "word ".repeat(200 * (i + 1 + k)) }] })),
+  billed: { inputTokens: 10, cacheReadTokens: 0, cacheWriteTokens: 300 * n + 100 * k, outputTokens: 5 },
+}))).join("\n") + "\n";
 
 /** The hostile values, each with what a message about it must name (the flag, for values that are no path). */
 const VALUES = (link: string): { label: string; value: string; names: string | null }[] => [
@@ -125,6 +134,10 @@ function cliCases(): Case[] {
   add("bench replay", "inputs", "link-to-shard", (v) => ["bench", "replay", v], ["root"]);
   add("bench replay", "--pricing", "link-to-policy", (v) => ["bench", "replay", "shard", "--model", "claude-sonnet-4-5", "--pricing", v]);
   add("bench replay", "--chart", "link-to-shard-stats", (v) => ["bench", "replay", "shard", "--chart", v]);
+  add("run", "--calibration", "link-to-policy", (v) => ["run", "tasks", ...run, "--out", fresh(), "--calibration", v]);
+  add("bench replay", "--calibration", "link-to-policy", (v) => ["bench", "replay", "shard", "--calibration", v]);
+  add("bench calibrate", "inputs", "link-to-samples", (v) => ["bench", "calibrate", v, "--out", `${fresh()}.json`], ["root"]);
+  add("bench calibrate", "--out", "link-to-samples", (v) => ["bench", "calibrate", "samples.jsonl", "--out", v]);
   add("policy check", "--policy", "link-to-policy", (v) => ["policy", "check", "--tool", "read_file", "--input", '{"path":"a"}', "--policy", v]);
   add("policy check", "--workspace", "link-to-tasks", (v) => ["policy", "check", "--tool", "read_file", "--input", '{"path":"a"}', "--policy", "policy.yaml", "--workspace", v]);
   return cases;
