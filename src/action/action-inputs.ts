@@ -22,7 +22,7 @@ export const ACTION_INPUT_NAMES = [
   "tasks", "policy", "provider", "model", "base-url", "concurrency", "filter", "tag", "shard", "out",
   "max-steps", "timeout", "stream-idle", "max-cost", "pricing", "sandbox", "fail-on", "resume", "comment", "github-token",
   "max-tokens", "stopped-ok", "allow-env", "retry-errored", "report-skipped", "restart-changed",
-  "repeats", "min-pass-rate", "gate", "stop-early", "pass-at", "junit-cases", "matrix", "quarantine",
+  "repeats", "min-pass-rate", "gate", "stop-early", "pass-at", "junit-cases", "matrix", "calibration", "quarantine",
   "baseline", "save-baseline", "compare-fail-on", "comment-diffstat",
 ] as const;
 export type ActionInputName = (typeof ACTION_INPUT_NAMES)[number];
@@ -98,6 +98,7 @@ export function readActionInputs(readInput: InputReader): ActionInputs {
     ...optional("maxTokens", wholeNumber("max-tokens", text("max-tokens"))),
     ...optional("pricing", text("pricing")),
     ...optional("matrix", text("matrix")),
+    ...optional("calibration", text("calibration")),
     ...optional("repeats", repeats(text("repeats"))),
     ...optional("minPassRate", passRate(text("min-pass-rate"))),
     ...optional("gate", text("gate") === undefined ? undefined : oneOf("gate", text("gate")!, ["rate", "lower"] as const)),

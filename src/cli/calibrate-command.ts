@@ -33,7 +33,7 @@ import { guardOutput } from "../runner/run-dir/output-guard.js";
 export function benchCalibrateOptions<T>(y: Argv<T>) {
   return withExamples(y, [
     ["$0 bench calibrate .rhema/runs/latest --out calibration.json", "fit the factors on a run against a real model"],
-    ["$0 bench replay bench/corpus/scripted --calibration calibration.json", "replay with the fitted counts"],
+    ["$0 bench calibrate ~/.claude/projects/app --model 'claude-*' --out claude.json", "fit Claude's factors on Claude Code sessions and their bills"],
   ])
     .positional("inputs", { type: "string", array: true, demandOption: true, describe: "rhema run directories, session files or folders of them (Claude Code, Codex, mini-swe-agent; as bench replay reads them), or samples files (.jsonl: one {session, system, tools, messages, billed} a line)" })
     .option("out", { type: "string", demandOption: true, describe: "write the calibration file (JSON) here" })

@@ -164,7 +164,7 @@ test("several typos in one task file: each on its own line with a did-you-mean, 
   const file = join(root, "bad/t.yaml");
   assert.equal(result.stderr, [
     `rhema: ${file}:1:1: promt: unknown key; did you mean \`prompt\`? (expected one of: ${TASK_KEYS})`,
-    `${file}:2:41: model.script.0.sya: unknown key; did you mean \`say\`? (expected one of: say, call, input, calls, fail, chunkDelayMs)`,
+    `${file}:2:41: model.script.0.sya: unknown key; did you mean \`say\`? (expected one of: say, call, input, calls, fail, chunkDelayMs, reasoningTokens)`,
     `${file}:3:1: tgas: unknown key; did you mean \`tags\`? (expected one of: ${TASK_KEYS})`,
     `${file}:4:11: limits.maxStep: unknown key; did you mean \`maxSteps\`? (expected one of: ${LIMIT_KEYS})`,
     `${file}:4:23: limits.timout: unknown key; did you mean \`timeout\`? (expected one of: ${LIMIT_KEYS})`,

@@ -28,6 +28,7 @@ function stableXml(text: string): string {
     .replace(/rhema run [^"<]+/g, "rhema run RUN")
     .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, "ID")
     .replace(/\/tmp\/[^/]+\/(shard-\d|merged)\//g, "DIR/")
+    .replace(/\[\[ATTACHMENT\|(shard-\d|merged)\//g, "[[ATTACHMENT|DIR/")
     .replace(/(value|name)="task\.[^".]+\.durationMs" value="\d+"/g, "$1=\"duration\"")
     .replace(/duration_ms [\d.]+/g, "duration_ms N")
     .replace(/durationMs" value="\d+"/g, 'durationMs" value="N"');

@@ -56,6 +56,8 @@ const GIT_SETTINGS = [
   "core.quotePath=false", "core.autocrlf=false", "core.safecrlf=false", "core.fileMode=true", "core.symlinks=true",
   "core.looseCompression=1", "gc.auto=0", "diff.renames=true", "diff.noprefix=false", "diff.mnemonicPrefix=false",
   "core.attributesFile=/dev/null", "core.excludesFile=/dev/null", "core.hooksPath=/dev/null", "core.fsmonitor=false",
+  // The snapshot holds the workspace's content: the owner's alone, as everything in the run directory (objects 0400, the rest 0600).
+  "core.sharedRepository=0600",
 ].flatMap((setting) => ["-c", setting]);
 
 /** Outranks the workspace's `.gitattributes`: no filter, conversion or diff driver of the agent's runs. */
@@ -151,15 +153,17 @@ function runGit(place: ChangesPlace, args: string[], onStdout?: (chunk: Buffer) 
   };
   return new Promise((resolve, reject) => {
     const child = spawn("git", [...GIT_SETTINGS, ...args], { cwd: opts.init ? place.gitDir : place.workspace, env, stdio: ["pipe", "pipe", "pipe"] });
+    // First: a spawn that fails (EMFILE, ENOENT) reports it here, and has no pipes to listen to.
+    child.on("error", (err) => {
+      if (errnoCode(err) === "ENOENT") reject(new ChangesUnavailable("git was not found on PATH: changes.patch needs git"));
+      else reject(err);
+    });
+    if (!child.stdout || !child.stderr || !child.stdin) return;
     const out: Buffer[] = [];
     let stderr = "";
     child.stdout.on("data", (chunk: Buffer) => (onStdout ? onStdout(chunk) : out.push(chunk)));
     child.stderr.on("data", (chunk: Buffer) => {
       if (stderr.length < STDERR_CHARS) stderr += chunk.toString("utf8");
-    });
-    child.on("error", (err) => {
-      if (errnoCode(err) === "ENOENT") reject(new ChangesUnavailable("git was not found on PATH: changes.patch needs git"));
-      else reject(err);
     });
     child.on("close", (code, signal) => {
       if (code === 0) resolve(Buffer.concat(out));

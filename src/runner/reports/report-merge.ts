@@ -28,7 +28,7 @@ import { checkDistinctDirs } from "./input-dirs.js";
 import { RhemaError, errnoCode, errorMessage } from "../../core/errors.js";
 import { writePrivateFileAtomic } from "../../store/private-files.js";
 import { writeReports, type ReportFiles } from "./run-reports.js";
-import { repositoryRelativePaths } from "./report-paths.js";
+import { repositoryRelativeDir, repositoryRelativePaths } from "./report-paths.js";
 import { parseStatsReport } from "./stats-report.js";
 import { formatShard, parseShard } from "../tasks/suite-loader.js";
 import { guardOutput } from "../run-dir/output-guard.js";
@@ -102,7 +102,8 @@ async function writeMerged(shards: readonly ShardRun[], coverage: ShardCoverage 
   const results = mergeResults(shards);
   const merged = { ...mergeMeta(shards, results, options), shard: null, shards: coverage };
   const files = [...results, ...(merged.skipped ?? []), ...(merged.unfinished ?? [])].map((t) => t.file);
-  const meta: ReportMeta = { ...merged, displayFiles: await repositoryRelativePaths(files, options.cwd ?? null) };
+  const runDirShown = await repositoryRelativeDir(outDir, options.cwd ?? null);
+  const meta: ReportMeta = { ...merged, displayFiles: await repositoryRelativePaths(files, options.cwd ?? null), ...(runDirShown !== null ? { runDirShown } : {}) };
   const missingTranscripts: string[] = [];
   const out = new RunDir(outDir);
   for (const shard of shards) {
@@ -110,6 +111,8 @@ async function writeMerged(shards: readonly ShardRun[], coverage: ShardCoverage 
       await out.folderOf(result).writeResult(result);
       const missing = await copyTranscript(new RunDir(shard.dir), out, result.transcriptPath);
       if (missing !== null) missingTranscripts.push(missing);
+      // The patch comes along, so the merged reports attach what the shard's did; one gone is not attached elsewhere.
+      if (result.changes?.path) await copyTranscript(new RunDir(shard.dir), out, result.changes.path);
     }
   }
   const reports = await writeReports(outDir, results, meta);
@@ -348,6 +351,7 @@ function latest(times: readonly string[]): string {
 }
 
 /** Copies a result's transcript into the out directory; returns its source path when it is missing (or escapes), else null. */
+/** Copies a trial's file (its transcript, its changes.patch) into the merged directory; the source path when it is gone. */
 async function copyTranscript(from: RunDir, out: RunDir, transcriptPath: string): Promise<string | null> {
   const source = from.resolveInside(transcriptPath);
   const target = out.resolveInside(transcriptPath);
