@@ -19,6 +19,10 @@
  * agent's work, so that trial has no patch rather than a wrong one.
  * In the sandbox, setup runs like the shell tool and checks but with the host's network (it
  * installs dependencies).
+ *
+ * A task whose setup is shared (`workspace.shared`, shared-setup.ts) runs no command here: its
+ * workspace is a copy of the prepared base, recorded copied once the copy is whole, then
+ * snapshot as above — so its patch diffs against the base, without the setup's output.
  */
 import { RhemaError } from "../../core/errors.js";
 import type { SandboxPlacement } from "../../process/sandbox.js";

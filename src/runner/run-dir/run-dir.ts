@@ -167,7 +167,8 @@ export class RunDir {
   }
 
   /**
-   * Starts the run over (`--restart`): removes every task folder, the snapshots' shared objects and the manifest; the lock and
+   * Starts the run over (`--restart`): removes every task folder, the snapshots' shared objects, the
+   * shared setups' prepared bases (`prepared/`) and the manifest; the lock and
    * reports stay. Only a folder whose manifest is rhema's (read and validated here) is wiped: a
    * folder without one has nothing of a run to wipe, and its `tasks/` (a project's own) is kept.
    */
