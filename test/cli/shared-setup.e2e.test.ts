@@ -16,11 +16,12 @@ import assert from "node:assert/strict";
 import { appendFile, readFile, readdir, utimes } from "node:fs/promises";
 import { join } from "node:path";
 import { readRunResults } from "../../src/runner/run-dir/run-dir.js";
-import { runCli, startCli } from "../support/cli.js";
+import { cliEnv, runCli, startCli } from "../support/cli.js";
 import { OPEN_POLICY, writeFiles } from "../support/suite-files.js";
 import { tempDir } from "../support/temp-dir.js";
 
 const IDS = ["a", "b", "c"] as const;
+const SECRET = "sk-shared-0123456789abcdef";
 
 function task(id: string, setup: readonly string[]): string {
   return `prompt: Tag it.
@@ -93,24 +94,31 @@ test("three tasks share one setup: it runs once, each task works in its own copy
 });
 
 test("a failing shared setup fails all three tasks with its message and runs once; --retry-errored runs it once more", async (t) => {
-  const { root, out, counter, args } = await suite(t, (r) => [`echo ran >> ${r}/count.txt; echo broken-dependency >&2; exit 3`]);
-  const run = await runCli(args, { cwd: root });
+  const { root, out, counter, args: plain } = await suite(t, (r) => [`echo ran >> ${r}/count.txt; echo broken-dependency $SHARED_API_KEY >&2; exit 3`]);
+  // A secret let through to the setup, printed by it: its recorded message is redacted.
+  const args = [...plain, "--allow-env", "SHARED_API_KEY"];
+  const env = cliEnv({ SHARED_API_KEY: SECRET });
+  const run = await runCli(args, { cwd: root, env });
   assert.equal(run.code, 1, run.stderr);
   assert.equal(await counter(), 1);
   const results = await readRunResults(out);
   assert.deepEqual(results.map((r) => [r.id, r.status, r.error?.code]), IDS.map((id) => [id, "errored", "setup_failed"]));
   const messages = new Set(results.map((r) => r.error?.message));
   assert.equal(messages.size, 1, "one message for all three");
-  assert.match([...messages][0]!, /^shared setup \(prepared\/[0-9a-f]{24}\): setup command `echo ran .*` exited 3:\nbroken-dependency/);
+  assert.match([...messages][0]!, /^shared setup \(prepared\/[0-9a-f]{24}\): setup command `echo ran .*` exited 3:\nbroken-dependency \[redacted:SHARED_API_KEY\]/);
+  const [base] = await preparedBases(out);
+  const state = await readFile(join(out, "prepared", base!, "prepare-state.json"), "utf8");
+  assert.equal(JSON.parse(state).outcome.status, "failed");
+  assert.ok(!state.includes(SECRET), "the secret is not written in the shared setup's state");
 
   // New trials of the tasks on resume: the failure on disk fails them with its message, the setup not run again.
-  const more = await runCli([...args, "--repeats", "2"], { cwd: root });
+  const more = await runCli([...args, "--repeats", "2"], { cwd: root, env });
   assert.equal(more.code, 1, more.stderr);
   assert.equal(await counter(), 1, "a recorded failure is not run again");
   const added = (await readRunResults(out)).filter((r) => r.trial?.repeat === 2);
   assert.deepEqual(added.map((r) => [r.id, r.error?.message]), IDS.map((id) => [id, [...messages][0]]));
 
-  const retried = await runCli([...args, "--repeats", "2", "--retry-errored"], { cwd: root });
+  const retried = await runCli([...args, "--repeats", "2", "--retry-errored"], { cwd: root, env });
   assert.equal(retried.code, 1, retried.stderr);
   assert.equal(await counter(), 2, "retried once for the six trials");
 });

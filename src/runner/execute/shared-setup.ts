@@ -54,6 +54,8 @@ export interface SharedSetupsOptions {
   retryFailed: boolean;
   /** Who prepares, written in `prepare.lock`. */
   pid: number;
+  /** The run's secret redactor: a failed setup's message is kept redacted. */
+  redact(text: string): string;
 }
 
 /** The run's shared setups: one per key, prepared once. */
@@ -119,9 +121,10 @@ export class SharedSetups {
       });
     } catch (err) {
       if (!(err instanceof RhemaError && err.code === "setup_failed")) throw err;
-      await book.update((s) => ({ ...s, outcome: { status: "failed", message: err.message, finishedAt: at() } }));
+      const message = this.opts.redact(err.message);
+      await book.update((s) => ({ ...s, outcome: { status: "failed", message, finishedAt: at() } }));
       await folder.unlock();
-      throw sharedSetupFailed(folder, err.message);
+      throw sharedSetupFailed(folder, message);
     }
     await book.update((s) => ({ ...s, outcome: { status: "done", finishedAt: at() } }));
     await folder.unlock();

@@ -254,6 +254,7 @@ async function runQueue(opts: SuiteRunOptions, runDir: RunDir, manifest: RunMani
   if (budget.limited) await budget.seed(runDir, manifestTrials(manifest));
   const sharedSetups = new SharedSetups(opts.runDir, {
     now: opts.env.now, signal: AbortSignal.any([opts.signal, lock.lost]), retryFailed: opts.retryErrored ?? false, pid: opts.pid,
+    redact: (text) => opts.env.redactor.redact(text),
   });
   const env: TaskRunEnv = {
     ...opts.env, runDir: opts.runDir, signal: opts.signal, budget, lock, sharedSetups,

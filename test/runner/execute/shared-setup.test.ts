@@ -29,9 +29,9 @@ async function request(t: { after(fn: () => unknown): void }) {
     commands: { env: { PATH: "/usr/bin", NPM_TOKEN: SECRET, OTHER: "x" }, allowEnv: ["NPM_TOKEN"] },
     sandbox: { mode: "bwrap", network: "deny", placement: null },
   };
-  const setups = new SharedSetups(join(root, "run"), { now: () => new Date(0), signal: new AbortController().signal, retryFailed: false, pid: 1 });
+  const setups = new SharedSetups(join(root, "run"), { now: () => new Date(0), signal: new AbortController().signal, retryFailed: false, pid: 1, redact: (text: string) => text });
   // A fresh registry per key: the fixture is stamped once per run.
-  const hashOf = async (r: SharedSetupRequest) => preparedHash(await new SharedSetups(join(root, "run"), { now: () => new Date(0), signal: new AbortController().signal, retryFailed: false, pid: 1 }).keyOf(r));
+  const hashOf = async (r: SharedSetupRequest) => preparedHash(await new SharedSetups(join(root, "run"), { now: () => new Date(0), signal: new AbortController().signal, retryFailed: false, pid: 1, redact: (text: string) => text }).keyOf(r));
   return { root, task, base, setups, hashOf };
 }
 
