@@ -70,6 +70,7 @@ test("three tasks share one setup: it runs once, each task works in its own copy
   const [base, ...others] = await preparedBases(out);
   assert.deepEqual(others, [], "one prepared base");
   assert.deepEqual((await readdir(join(out, "prepared", base!, "workspace"))).sort(), ["README.md", "dep.txt"], "no task's write reached the base");
+  assert.deepEqual(await readdir(join(root, "fixture")), ["README.md"], "nor the fixture");
   const state = JSON.parse(await readFile(join(out, "prepared", base!, "prepare-state.json"), "utf8"));
   assert.equal(state.outcome.status, "done");
   assert.deepEqual(state.setup.map((s: { status: string }) => s.status), ["done", "done"]);
