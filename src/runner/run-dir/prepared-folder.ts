@@ -141,8 +141,10 @@ export class PreparedFolder {
 function copyTree(from: string, to: string): Promise<void> {
   return new Promise((resolve, reject) => {
     execFile("cp", ["-a", "--no-target-directory", "--", from, to], { timeout: 30 * 60_000 }, (err, _stdout, stderr) => {
-      if (err === null) resolve();
-      else reject(Object.assign(new Error(`cp -a ${from}: ${stderr.trim() || errorMessage(err)}`, { cause: err }), { code: "EIO", path: to }));
+      if (err === null) return resolve();
+      // The errno cp met, as far as its message says: a full disk is the run's to report as such.
+      const code = /No space left/.test(stderr) ? "ENOSPC" : /Disk quota/.test(stderr) ? "EDQUOT" : "EIO";
+      reject(Object.assign(new Error(`cp -a ${from}: ${stderr.trim() || errorMessage(err)}`, { cause: err }), { code, path: to }));
     });
   });
 }
