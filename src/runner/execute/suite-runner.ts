@@ -32,6 +32,7 @@ import { repositoryRelativeDir, repositoryRelativePaths } from "../reports/repor
 import type { TaskDefinition } from "../tasks/task-file.js";
 import { CURRENT_HASH_SCHEME, hashUnder } from "../tasks/content-hash.js";
 import { runTask, type TaskRunEnv, type TaskRunOutcome } from "./task-executor.js";
+import { SharedSetups } from "./shared-setup.js";
 import { notStartedResult, stalledResult } from "./task-outcome.js";
 import { gateOf, repeatsOf, trialId, trialsOf, type Trial } from "../trials/trial.js";
 import { EVERY_TRIAL, gateDecision } from "../trials/trial-gate.js";
@@ -96,7 +97,7 @@ export interface SuiteRunOptions {
   pid: number;
   /** The run directory lock's stale limit and heartbeat; default 30 s and 5 s. */
   lockTiming?: LockTiming;
-  env: Omit<TaskRunEnv, "runDir" | "signal" | "onEvent" | "budget" | "lock">;
+  env: Omit<TaskRunEnv, "runDir" | "signal" | "onEvent" | "budget" | "lock" | "sharedSetups">;
   /** The run's budgets (`--max-cost`, `--max-tokens`), across every task of the run. */
   budget?: Budgets;
   /** `--repeats`: the trials of each task that sets no `repeats:`; default 1. */
@@ -251,8 +252,12 @@ async function runQueue(opts: SuiteRunOptions, runDir: RunDir, manifest: RunMani
   };
   const budget = new RunBudget(opts.budget ?? {}, cellBudgets(opts.tasks));
   if (budget.limited) await budget.seed(runDir, manifestTrials(manifest));
+  const sharedSetups = new SharedSetups(opts.runDir, {
+    now: opts.env.now, signal: AbortSignal.any([opts.signal, lock.lost]), retryFailed: opts.retryErrored ?? false, pid: opts.pid,
+    redact: (text) => opts.env.redactor.redact(text),
+  });
   const env: TaskRunEnv = {
-    ...opts.env, runDir: opts.runDir, signal: opts.signal, budget, lock,
+    ...opts.env, runDir: opts.runDir, signal: opts.signal, budget, lock, sharedSetups,
     onEvent: (trial, event) => opts.onProgress({ type: "task_event", task: trial.task, trial, event }),
   };
   /** A trial its cell's or the run's spent budget keeps from starting (one that began in an earlier run goes on, to stop at its first request). */

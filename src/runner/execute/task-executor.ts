@@ -58,6 +58,7 @@ import { freshTaskState, type TaskState } from "../run-dir/task-state.js";
 import { runTaskTurn, stepCapOf, stepsTaken } from "./task-turn.js";
 import { changesOf, changesPlace, prepareWorkspace } from "./task-workspace.js";
 import { writeChangesPatch } from "./workspace-changes.js";
+import type { SharedSetups } from "./shared-setup.js";
 import type { TaskPricing } from "../pricing/task-pricing.js";
 import { pricedAsOf, resultStats, taskCost } from "../pricing/cost-figures.js";
 import { PRICE_TABLE } from "../pricing/prices.js";
@@ -105,6 +106,8 @@ export interface TaskRunEnv {
   sandboxFor?(trial: Trial): TaskSandboxRun;
   /** The run directory's lock, confirmed before each side effect; absent: not checked (a caller holding none). */
   lock?: LockGuard;
+  /** The run's shared setups (`workspace.shared`); absent: every task runs its own setup. */
+  sharedSetups?: SharedSetups;
 }
 
 /** Told of one retry of the task's model (`task`) or its compaction worker (`worker`); awaited before the retry's wait. */
@@ -222,9 +225,16 @@ async function turnPhase(run: TrialRun): Promise<{ kind: "interrupted" } | { kin
   let agent: CodingAgent | null = null;
   let failure: RhemaError | null = null;
   try {
+    const shared = env.sharedSetups;
     await prepareWorkspace(trial.task, folder, book, {
       runCommand: env.runCommand, signal, now: env.now, onEvent: (e) => run.events.emit(e), snapshotEnv: env.hostEnv,
       ...(sandbox.placement ? { sandbox: { ...sandbox.placement, network: true } } : {}),
+      ...(shared ? {
+        sharedBase: () => shared.prepare({
+          task: trial.task, commands: env.commandsFor(trial), runCommand: env.runCommand, onEvent: (e) => run.events.emit(e),
+          sandbox: { mode: sandbox.record.mode, network: sandbox.record.network, placement: sandbox.placement },
+        }),
+      } : {}),
     });
     const saved = await checkpoint.load();
     agent = await runTaskTurn({

@@ -19,6 +19,10 @@
  * agent's work, so that trial has no patch rather than a wrong one.
  * In the sandbox, setup runs like the shell tool and checks but with the host's network (it
  * installs dependencies).
+ *
+ * A task whose setup is shared (`workspace.shared`, shared-setup.ts) runs no command here: its
+ * workspace is a copy of the prepared base, recorded copied once the copy is whole, then
+ * snapshot as above — so its patch diffs against the base, without the setup's output.
  */
 import { RhemaError } from "../../core/errors.js";
 import type { SandboxPlacement } from "../../process/sandbox.js";
@@ -26,7 +30,8 @@ import type { CommandRunner } from "./command-runner.js";
 import type { RunnerEvent } from "../run-dir/runner-events.js";
 import type { TaskDefinition } from "../tasks/task-file.js";
 import type { TaskFolder, TaskStateBook } from "../run-dir/task-folder.js";
-import { setupFinished, setupStarted } from "../run-dir/task-state.js";
+import { setupFinished, setupStarted, type SetupRecords } from "../run-dir/task-state.js";
+import type { PreparedFolder } from "../run-dir/prepared-folder.js";
 import { changesSettings, type ChangesSettings } from "../tasks/changes-settings.js";
 import { snapshotWorkspace, type ChangesPlace } from "./workspace-changes.js";
 
@@ -42,17 +47,59 @@ export interface SetupOptions {
   sandbox?: SandboxPlacement;
   /** The environment git runs with for the snapshot after setup (only its PATH); absent: no snapshot, so no changes.patch. */
   snapshotEnv?: Readonly<Record<string, string | undefined>>;
+  /**
+   * For a task whose setup is shared: its prepared base, made (or awaited) once for every task
+   * naming it; the trial's workspace is a copy of it. Absent: the task runs its own setup.
+   */
+  sharedBase?: () => Promise<PreparedFolder>;
 }
 
 export async function prepareWorkspace(task: TaskDefinition, folder: TaskFolder, book: TaskStateBook, opts: SetupOptions): Promise<void> {
   if (book.current.setupDone) return;
-  const at = () => opts.now().toISOString();
-  if (!book.current.workspaceCopied) {
-    // Nothing has run in it yet: a copy cut short by a kill is simply made again.
-    await book.update((s) => ({ ...s, setup: [] }));
-    await folder.resetWorkspace(task.workspace.from ?? null);
-    await book.update((s) => ({ ...s, workspaceCopied: true }));
+  const sharedBase = usesSharedSetup(task) ? opts.sharedBase : undefined;
+  if (sharedBase) {
+    if (!book.current.workspaceCopied) {
+      // The base is prepared once for every task naming it (shared-setup.ts); a failed one throws its setup's message.
+      const base = await sharedBase();
+      await book.update((s) => ({ ...s, setup: [] }));
+      await base.copyWorkspaceTo(folder.workspace);
+      await book.update((s) => ({ ...s, workspaceCopied: true }));
+    }
+  } else {
+    if (!book.current.workspaceCopied) {
+      // Nothing has run in it yet: a copy cut short by a kill is simply made again.
+      await book.update((s) => ({ ...s, setup: [] }));
+      await folder.resetWorkspace(task.workspace.from ?? null);
+      await book.update((s) => ({ ...s, workspaceCopied: true }));
+    }
+    await runSetupCommands(task, folder.workspace, book, opts);
   }
+  if (opts.snapshotEnv && book.current.changesBase === null) {
+    const base = await snapshotWorkspace(changesPlace(folder, opts.snapshotEnv), changesOf(task));
+    await book.update((s) => ({ ...s, changesBase: base }));
+  }
+  await book.update((s) => ({ ...s, setupDone: true }));
+}
+
+/** Whether the task's setup is shared (`workspace.shared` with commands to share). */
+export function usesSharedSetup(task: TaskDefinition): boolean {
+  return task.workspace.shared === true && task.workspace.setup.length > 0;
+}
+
+/** Where setup records are kept and written: a trial's state book, or a shared setup's. */
+export interface SetupBook<S extends SetupRecords> {
+  readonly current: S;
+  update(change: (state: S) => S): Promise<S>;
+}
+
+/**
+ * The task's setup commands run in `cwd` from their records in `book` (see the header): a done
+ * one is passed over, an interrupted one runs again; a failure is `setup_failed` with its output tail.
+ */
+export async function runSetupCommands<S extends SetupRecords>(
+  task: Pick<TaskDefinition, "workspace" | "env">, cwd: string, book: SetupBook<S>, opts: Omit<SetupOptions, "snapshotEnv" | "sharedBase">,
+): Promise<void> {
+  const at = () => opts.now().toISOString();
   const commands = task.workspace.setup;
   for (const [index, command] of commands.entries()) {
     const record = book.current.setup[index];
@@ -61,7 +108,7 @@ export async function prepareWorkspace(task: TaskDefinition, folder: TaskFolder,
     await book.update((s) => setupStarted(s, index, command, at()));
     await opts.onEvent?.({ type: "setup_start", index, total: commands.length, command, rerun });
     const outcome = await opts.runCommand({
-      command, cwd: folder.workspace, timeoutMs: SETUP_TIMEOUT_MS, signal: opts.signal, ...(opts.sandbox ? { sandbox: opts.sandbox } : {}),
+      command, cwd, timeoutMs: SETUP_TIMEOUT_MS, signal: opts.signal, ...(opts.sandbox ? { sandbox: opts.sandbox } : {}),
       // A matrix cell's `env` values (checked not to look secret when the matrix file loaded).
       ...(task.env ? { env: task.env } : {}),
     });
@@ -74,13 +121,7 @@ export async function prepareWorkspace(task: TaskDefinition, folder: TaskFolder,
     }
     await book.update((s) => setupFinished(s, index, at()));
   }
-  if (opts.snapshotEnv && book.current.changesBase === null) {
-    const base = await snapshotWorkspace(changesPlace(folder, opts.snapshotEnv), changesOf(task));
-    await book.update((s) => ({ ...s, changesBase: base }));
-  }
-  await book.update((s) => ({ ...s, setupDone: true }));
 }
-
 
 /** Where the trial's snapshot and patch live (task-folder.ts names the folders). */
 export function changesPlace(folder: TaskFolder, hostEnv: Readonly<Record<string, string | undefined>>): ChangesPlace {

@@ -18,7 +18,7 @@ const isoTime = z.string();
 const attempt = z.number().int().positive();
 
 /** One setup command: started (it may have partly run, if no `done` followed) or done (exit 0). */
-const setupRecordSchema = z.discriminatedUnion("status", [
+export const setupRecordSchema = z.discriminatedUnion("status", [
   z.strictObject({ status: z.literal("started"), command: z.string(), startedAt: isoTime, attempt }),
   z.strictObject({ status: z.literal("done"), command: z.string(), startedAt: isoTime, finishedAt: isoTime, attempt }),
 ]);
@@ -88,14 +88,17 @@ export function withRecord<R>(records: readonly R[], index: number, record: R): 
   return next;
 }
 
+/** What keeps setup records: a task's state, or a shared setup's (prepared-state.ts). */
+export type SetupRecords = { setup: SetupRecord[] };
+
 /** Setup command `index` (`command`) starts: its attempt counts on from an interrupted one's. */
-export function setupStarted(state: TaskState, index: number, command: string, at: string): TaskState {
+export function setupStarted<S extends SetupRecords>(state: S, index: number, command: string, at: string): S {
   const earlier = state.setup[index];
   const record: SetupRecord = { status: "started", command, startedAt: at, attempt: (earlier?.attempt ?? 0) + 1 };
   return { ...state, setup: withRecord(state.setup, index, record) };
 }
 
-export function setupFinished(state: TaskState, index: number, at: string): TaskState {
+export function setupFinished<S extends SetupRecords>(state: S, index: number, at: string): S {
   const started = state.setup[index];
   if (started?.status !== "started") return state;
   return { ...state, setup: withRecord(state.setup, index, { ...started, status: "done", finishedAt: at }) };

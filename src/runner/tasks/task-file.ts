@@ -119,7 +119,8 @@ export interface TaskDefinition {
   prompt: string;
   images: string[];
   /** `changes`: what changes.patch covers, defaults applied; absent when the file says nothing (then `changesSettings(undefined)`). */
-  workspace: { from: string | null; setup: string[]; changes?: ChangesSettings };
+  /** `shared`: the setup runs once for every task naming the same prepared base (shared-setup.ts); absent: per trial. */
+  workspace: { from: string | null; setup: string[]; shared?: boolean; changes?: ChangesSettings };
   /** null: the CLI's --policy decides. */
   policy: TaskPolicy | null;
   /** null: the CLI's --provider/--model decide. */
@@ -303,6 +304,7 @@ function resolveTask(
     workspace: {
       from: content.workspace?.from === undefined ? null : resolve(folder, content.workspace.from),
       setup: content.workspace?.setup ?? [],
+      ...(content.workspace?.shared === true ? { shared: true } : {}),
       ...(content.workspace?.changes !== undefined ? { changes: changesSettings(content.workspace.changes) } : {}),
     },
     policy: resolvePolicy(content.policy, base.file, locate),

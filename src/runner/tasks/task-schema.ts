@@ -163,6 +163,8 @@ const workspaceSchema = z.strictObject({
     .describe("Folder copied fresh into the task's workspace, relative to the task file."),
   setup: z.array(nonEmptyText("a setup command"), { error: "expected setup as a list of commands" })
     .optional().describe("Shell commands run in the fresh workspace before the agent starts."),
+  shared: z.boolean({ error: "expected shared as true or false" }).optional()
+    .describe("Run the setup once for every task and trial that names the same fixture, commands, allowed environment and sandbox (<out>/prepared/<hash>/); each trial gets its own copy of that prepared base. Default false: each trial runs its own setup."),
   changes: changesSchema.optional()
     .describe("The trial's changes.patch: the workspace against its state after setup ($RHEMA_CHANGES in checks)."),
 });

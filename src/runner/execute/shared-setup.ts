@@ -1,0 +1,166 @@
+/**
+ * Setup once per suite (issue 24 (c)): a task with `workspace: { from, setup, shared: true }`
+ * does not run its setup in its own workspace. Its setup runs once in `<out>/prepared/<hash>/`
+ * (prepared-folder.ts) for every task and trial whose setup would see the same things — the key:
+ *
+ *   the fixture's stamp    each entry's path, size, mtime and mode, not its bytes (fixture-stamp.ts)
+ *   the setup commands     in order
+ *   the environment        the `--allow-env` names and the matrix cell's `env`, with their values
+ *                          (hashed: a secret let through is never written down)
+ *   the sandbox            its mode (bwrap, none, off) and the network setting
+ *
+ * A changed key is another folder: the base is prepared again. Each trial then gets a copy of
+ * the base (task-workspace.ts), and its changes.patch diffs against that copy as it was made, so
+ * what the setup made is not in it.
+ *
+ * In one process the preparation is single-flight: the first trial to need a base prepares it,
+ * the others wait for the same promise. Its commands resume from their records exactly as a
+ * task's own setup does (task-workspace.ts `runSetupCommands`: a done command never runs again,
+ * one started but not done — a kill — runs again). A failure is recorded with the setup's
+ * message and fails every task naming the base with that message, without running it again — in
+ * this run and the next — unless `--retry-errored`, which prepares it afresh once.
+ *
+ * The shared setup runs under the run's interrupt and the lock, not any one task's timeout: other
+ * tasks wait for it. A task whose timeout passes meanwhile ends timed out once it is done.
+ */
+import { createHash } from "node:crypto";
+import { RhemaError } from "../../core/errors.js";
+import type { SandboxPlacement } from "../../process/sandbox.js";
+import { canonicalJson } from "../tasks/content-hash.js";
+import { fixtureStamp } from "../tasks/fixture-stamp.js";
+import type { TaskDefinition } from "../tasks/task-file.js";
+import type { CommandEnvironment } from "../plan/task-plan.js";
+import { RunDir } from "../run-dir/run-dir.js";
+import { freshPreparedState, type PreparedFolder, type PreparedKey, type PreparedState } from "../run-dir/prepared-folder.js";
+import type { RunnerEvent } from "../run-dir/runner-events.js";
+import type { CommandRunner } from "./command-runner.js";
+import { runSetupCommands, type SetupBook } from "./task-workspace.js";
+
+/** What one trial brings to a shared setup: the things its key is made of, and how to run commands. */
+export interface SharedSetupRequest {
+  task: TaskDefinition;
+  commands: CommandEnvironment;
+  sandbox: { mode: string; network: string; placement: SandboxPlacement | null };
+  runCommand: CommandRunner;
+  /** Where the setup's events go: the trial that prepares the base (the others only wait). */
+  onEvent?: (event: RunnerEvent) => void | Promise<void>;
+}
+
+export interface SharedSetupsOptions {
+  now: () => Date;
+  /** The run's interrupt (with the lock's loss): what stops a shared setup. */
+  signal: AbortSignal;
+  /** `--retry-errored`: a base whose setup failed in an earlier run is prepared afresh (once). */
+  retryFailed: boolean;
+  /** Who prepares, written in `prepare.lock`. */
+  pid: number;
+  /** The run's secret redactor: a failed setup's message is kept redacted. */
+  redact(text: string): string;
+}
+
+/** The run's shared setups: one per key, prepared once. */
+export class SharedSetups {
+  private readonly runDir: RunDir;
+  private readonly preparing = new Map<string, Promise<PreparedFolder>>();
+  private readonly stamps = new Map<string, Promise<string>>();
+
+  constructor(runDir: string, private readonly opts: SharedSetupsOptions) {
+    this.runDir = new RunDir(runDir);
+  }
+
+  /** The prepared base the request names: made now, or awaited, or found done on disk. A failed one throws its setup's message. */
+  async prepare(request: SharedSetupRequest): Promise<PreparedFolder> {
+    const key = await this.keyOf(request);
+    const hash = preparedHash(key);
+    let prepared = this.preparing.get(hash);
+    if (prepared === undefined) {
+      prepared = this.prepareOnce(this.runDir.prepared(hash), key, request);
+      this.preparing.set(hash, prepared);
+    }
+    return prepared;
+  }
+
+  /** The key of the request's setup (see the header); the fixture is stamped once a run. */
+  async keyOf(request: SharedSetupRequest): Promise<PreparedKey> {
+    const { task, commands, sandbox } = request;
+    const from = task.workspace.from;
+    let stamp: Promise<string> | null = null;
+    if (from !== null) {
+      stamp = this.stamps.get(from) ?? fixtureStamp(from);
+      this.stamps.set(from, stamp);
+    }
+    const env: Record<string, string> = {};
+    for (const name of commands.allowEnv) if (commands.env[name] !== undefined) env[name] = valueHash(commands.env[name]);
+    for (const [name, value] of Object.entries(task.env ?? {})) env[name] = valueHash(value);
+    return { from, fixtureStamp: stamp === null ? null : await stamp, setup: [...task.workspace.setup], env, sandbox: sandbox.mode, network: sandbox.network };
+  }
+
+  private async prepareOnce(folder: PreparedFolder, key: PreparedKey, request: SharedSetupRequest): Promise<PreparedFolder> {
+    const at = () => this.opts.now().toISOString();
+    let state = await folder.readState();
+    if (state?.outcome.status === "done") return folder;
+    if (state?.outcome.status === "failed") {
+      if (!this.opts.retryFailed) throw sharedSetupFailed(folder, state.outcome.message);
+      await folder.remove();
+      state = null;
+    }
+    const book = new PreparedBook(folder, state ?? freshPreparedState(key));
+    await folder.writeState(book.current);
+    await folder.lock(this.opts.pid, at());
+    if (!book.current.workspaceCopied) {
+      // Nothing has run in it yet: a copy cut short by a kill is made again.
+      await book.update((s) => ({ ...s, setup: [] }));
+      await folder.resetWorkspace(key.from);
+      await book.update((s) => ({ ...s, workspaceCopied: true }));
+    }
+    try {
+      await runSetupCommands(request.task, folder.workspace, book, {
+        runCommand: request.runCommand, signal: this.opts.signal, now: this.opts.now,
+        ...(request.onEvent ? { onEvent: request.onEvent } : {}),
+        ...(request.sandbox.placement ? { sandbox: { ...request.sandbox.placement, network: true } } : {}),
+      });
+    } catch (err) {
+      if (!(err instanceof RhemaError && err.code === "setup_failed")) throw err;
+      const message = this.opts.redact(err.message);
+      await book.update((s) => ({ ...s, outcome: { status: "failed", message, finishedAt: at() } }));
+      await folder.unlock();
+      throw sharedSetupFailed(folder, message);
+    }
+    await book.update((s) => ({ ...s, outcome: { status: "done", finishedAt: at() } }));
+    await folder.unlock();
+    return folder;
+  }
+}
+
+/** The folder name of a key: 24 hex digits of its sha256. */
+export function preparedHash(key: PreparedKey): string {
+  return createHash("sha256").update(canonicalJson(key)).digest("hex").slice(0, 24);
+}
+
+function valueHash(value: string): string {
+  return `sha256:${createHash("sha256").update(value).digest("hex").slice(0, 16)}`;
+}
+
+/** Every task naming a failed base fails with its setup's message, the base named. */
+function sharedSetupFailed(folder: PreparedFolder, message: string): RhemaError {
+  return new RhemaError("setup_failed", `shared setup (${folder.name}): ${message}`);
+}
+
+/** A shared setup's state, each change written whole before `update` resolves (like a task's state book). */
+class PreparedBook implements SetupBook<PreparedState> {
+  private writing: Promise<void> = Promise.resolve();
+  constructor(private readonly folder: PreparedFolder, private state: PreparedState) {}
+
+  get current(): PreparedState {
+    return this.state;
+  }
+
+  async update(change: (state: PreparedState) => PreparedState): Promise<PreparedState> {
+    const next = change(this.state);
+    this.state = next;
+    const write = this.writing.then(() => this.folder.writeState(next));
+    this.writing = write.catch(() => {});
+    await write;
+    return next;
+  }
+}
