@@ -1,6 +1,8 @@
 /**
- * A task's workspace: copied fresh from `workspace.from` (or made empty) inside the task's
- * folder, then the `setup` commands run in order, each exactly once. Every step is recorded in
+ * A task's workspace: copied fresh from `workspace.from`, cloned from `workspace.git` at its ref
+ * (git-workspace.ts; the ref resolved on the trial's first run and recorded as `gitCommit`, so a
+ * resume checks out the same commit), or made empty, inside the task's folder; then the `setup`
+ * commands run in order, each exactly once. Every step is recorded in
  * the task's state before and after it runs (task-state.ts), so a resume picks up exactly where
  * a kill left it:
  *
@@ -29,6 +31,9 @@ import type { TaskFolder, TaskStateBook } from "../run-dir/task-folder.js";
 import { setupFinished, setupStarted } from "../run-dir/task-state.js";
 import { changesSettings, type ChangesSettings } from "../tasks/changes-settings.js";
 import { snapshotWorkspace, type ChangesPlace } from "./workspace-changes.js";
+import type { GitSource } from "../tasks/git-source.js";
+import { GitMirrors } from "./git-mirror.js";
+import { cloneAtCommit } from "./git-workspace.js";
 
 /** Each setup command's own limit (the task's `limits.timeout` covers them all as well). */
 export const SETUP_TIMEOUT_MS = 10 * 60_000;
@@ -42,6 +47,10 @@ export interface SetupOptions {
   sandbox?: SandboxPlacement;
   /** The environment git runs with for the snapshot after setup (only its PATH); absent: no snapshot, so no changes.patch. */
   snapshotEnv?: Readonly<Record<string, string | undefined>>;
+  /** The run's mirrors of `workspace.git` repositories; absent: the trial's own handle on `<runDir>/git-mirrors`. */
+  gitMirrors?: GitMirrors;
+  /** rhema's own environment: a git workspace's URL is fetched with it (credentials, ssh); absent: empty. */
+  hostEnv?: Readonly<Record<string, string | undefined>>;
 }
 
 export async function prepareWorkspace(task: TaskDefinition, folder: TaskFolder, book: TaskStateBook, opts: SetupOptions): Promise<void> {
@@ -50,7 +59,9 @@ export async function prepareWorkspace(task: TaskDefinition, folder: TaskFolder,
   if (!book.current.workspaceCopied) {
     // Nothing has run in it yet: a copy cut short by a kill is simply made again.
     await book.update((s) => ({ ...s, setup: [] }));
-    await folder.resetWorkspace(task.workspace.from ?? null);
+    const git = task.workspace.git;
+    if (git) await cloneWorkspace(git, folder, book, opts);
+    else await folder.resetWorkspace(task.workspace.from ?? null);
     await book.update((s) => ({ ...s, workspaceCopied: true }));
   }
   const commands = task.workspace.setup;
@@ -81,6 +92,14 @@ export async function prepareWorkspace(task: TaskDefinition, folder: TaskFolder,
   await book.update((s) => ({ ...s, setupDone: true }));
 }
 
+
+/** A git workspace: its ref resolved once and recorded before the clone, so a resume checks out the same commit. */
+async function cloneWorkspace(git: GitSource, folder: TaskFolder, book: TaskStateBook, opts: SetupOptions): Promise<void> {
+  const mirrors = opts.gitMirrors ?? new GitMirrors(folder.gitMirrorsDir, opts.hostEnv ?? {});
+  const { mirror, commit } = await mirrors.commitFor(git, book.current.gitCommit);
+  if (book.current.gitCommit !== commit) await book.update((s) => ({ ...s, gitCommit: commit }));
+  await cloneAtCommit(mirror, commit, folder.workspace, opts.hostEnv ?? {});
+}
 
 /** Where the trial's snapshot and patch live (task-folder.ts names the folders). */
 export function changesPlace(folder: TaskFolder, hostEnv: Readonly<Record<string, string | undefined>>): ChangesPlace {
