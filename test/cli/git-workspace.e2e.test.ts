@@ -75,3 +75,19 @@ test("a git workspace in the sandbox: git works without the source or the mirror
     "@@ -0,0 +1,3 @@", "+two", "+one", "+?? seen.txt", "",
   ].join("\n"));
 });
+
+test("a ref the repository does not hold errors the task (exit 1) naming the repository and the ref", async (t) => {
+  const root = await tempDir(t);
+  const repo = join(root, "widget");
+  await writeFiles(repo, { "README.md": "hello\n" });
+  git(repo, "init", "-q", "-b", "main");
+  git(repo, "add", "-A");
+  git(repo, "commit", "-qm", "one");
+  await writeFiles(root, { "suite/task.yaml": "prompt: p\nworkspace: { git: ../widget, ref: release-9 }\nmodel: { provider: scripted, script: [{ say: done }] }\n" });
+  const out = join(root, "run");
+  const run = await runCli(["run", "suite", "--out", out, "--sandbox", "off"], { cwd: root });
+  assert.equal(run.code, 1, run.stderr);
+  const [result] = await readRunResults(out);
+  assert.equal(result?.status, "errored");
+  assert.deepEqual(result?.error, { code: "setup_failed", message: `workspace.git: ref "release-9" was not found in ${repo}: name a commit SHA, branch or tag of that repository` });
+});
