@@ -158,3 +158,17 @@ test("changes.patch of a git workspace shows only the agent's change, not its .g
     "-export const x = 2;", "+export const x = 42;", "",
   ].join("\n"));
 });
+
+test("trials that start together share one mirror, made once", async (t) => {
+  const { task, commits, runDir } = await gitTask(t, `  git: "../my repo ünï"\n  ref: main\n`);
+  const mirrors = new GitMirrors(join(runDir, "git-mirrors"), HOST_ENV);
+  const folders = [1, 2, 3].map((repeat) => new TaskFolder(runDir, { suite: task.suite, id: task.id, variant: null, repeat }));
+  const books = folders.map((folder) => folder.stateBook(FRESH));
+  await Promise.all(folders.map(async (folder, i) => {
+    await folder.writeState(FRESH);
+    await prepareWorkspace(task, folder, books[i]!, opts({ gitMirrors: mirrors }));
+  }));
+  assert.deepEqual(books.map((b) => b.current.gitCommit), [commits.two, commits.two, commits.two]);
+  assert.deepEqual(folders.map((f) => git(f.workspace, "rev-parse", "HEAD")), [commits.two, commits.two, commits.two]);
+  assert.equal((await readdir(join(runDir, "git-mirrors"))).length, 1, "one mirror, no temp left");
+});
