@@ -9,7 +9,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { access, readFile, readdir, writeFile } from "node:fs/promises";
+import { access, mkdir, readFile, readdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { RhemaError } from "../../../src/core/errors.js";
 import { processCommandRunner } from "../../../src/runner/execute/command-runner.js";
@@ -171,4 +171,25 @@ test("trials that start together share one mirror, made once", async (t) => {
   assert.deepEqual(books.map((b) => b.current.gitCommit), [commits.two, commits.two, commits.two]);
   assert.deepEqual(folders.map((f) => git(f.workspace, "rev-parse", "HEAD")), [commits.two, commits.two, commits.two]);
   assert.equal((await readdir(join(runDir, "git-mirrors"))).length, 1, "one mirror, no temp left");
+});
+
+test("a resume whose source is gone (offline) still clones the recorded commit from the mirror; a half-made mirror is made again", async (t) => {
+  const { folder, task, commits, repo, runDir } = await gitTask(t, `  git: "../my repo ünï"\n  ref: main\n`);
+  const mirrorsDir = join(runDir, "git-mirrors");
+  const book = folder.stateBook(FRESH);
+  await prepareWorkspace(task, folder, book, opts({ gitMirrors: new GitMirrors(mirrorsDir, HOST_ENV) }));
+  const [mirror] = await readdir(mirrorsDir);
+  await rm(repo, { recursive: true, force: true });
+  const resumed = folder.stateBook(setupRetried(book.current));
+  await prepareWorkspace(task, folder, resumed, opts({ gitMirrors: new GitMirrors(mirrorsDir, HOST_ENV) }));
+  assert.equal(git(folder.workspace, "rev-parse", "HEAD"), commits.two);
+
+  // A kill while the mirror was cloned leaves its temp folder: the next run clones afresh over it.
+  await rm(join(mirrorsDir, mirror!), { recursive: true });
+  await mkdir(join(mirrorsDir, `${mirror!}.tmp`, "objects"), { recursive: true });
+  await makeRepo(repo);
+  const fresh = folder.stateBook(FRESH);
+  await prepareWorkspace(task, folder, fresh, opts({ gitMirrors: new GitMirrors(mirrorsDir, HOST_ENV) }));
+  assert.equal(git(folder.workspace, "log", "-1", "--format=%s"), "two");
+  assert.deepEqual(await readdir(mirrorsDir), [mirror]);
 });
