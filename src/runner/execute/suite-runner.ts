@@ -19,6 +19,7 @@
  * before each side effect (run-lock.ts): a runner whose lock another took while it was stalled
  * stops there — no task starts, no report is written — and the `LockLostError` ends the run (exit 3).
  */
+import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import PQueue from "p-queue";
 import { RhemaError } from "../../core/errors.js";
@@ -45,6 +46,8 @@ import { stepCapOf } from "./task-turn.js";
 import { setupRetried } from "../run-dir/task-state.js";
 import { type TaskResult, type TaskSpend, type TaskTrialPlan, type UnfinishedTask } from "../run-dir/task-result.js";
 import { taskKey, type SkippedTask } from "../tasks/task-key.js";
+import { GitMirrors } from "./git-mirror.js";
+import { GIT_MIRRORS_DIR } from "../run-dir/task-folder.js";
 import type { CellRecord } from "../tasks/task-variants.js";
 import { type JunitCases, type QuarantineRecord, type ReportMeta } from "../reports/report-meta.js";
 
@@ -258,6 +261,7 @@ async function runQueue(opts: SuiteRunOptions, runDir: RunDir, manifest: RunMani
   });
   const env: TaskRunEnv = {
     ...opts.env, runDir: opts.runDir, signal: opts.signal, budget, lock, sharedSetups,
+    gitMirrors: opts.env.gitMirrors ?? new GitMirrors(join(opts.runDir, GIT_MIRRORS_DIR), opts.env.hostEnv),
     onEvent: (trial, event) => opts.onProgress({ type: "task_event", task: trial.task, trial, event }),
   };
   /** A trial its cell's or the run's spent budget keeps from starting (one that began in an earlier run goes on, to stop at its first request). */

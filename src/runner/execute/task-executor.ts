@@ -59,6 +59,7 @@ import { runTaskTurn, stepCapOf, stepsTaken } from "./task-turn.js";
 import { changesOf, changesPlace, prepareWorkspace } from "./task-workspace.js";
 import { writeChangesPatch } from "./workspace-changes.js";
 import type { SharedSetups } from "./shared-setup.js";
+import type { GitMirrors } from "./git-mirror.js";
 import type { TaskPricing } from "../pricing/task-pricing.js";
 import { pricedAsOf, resultStats, taskCost } from "../pricing/cost-figures.js";
 import { PRICE_TABLE } from "../pricing/prices.js";
@@ -104,6 +105,8 @@ export interface TaskRunEnv {
   listenRetries?(trial: Trial, listener: RetryListener): () => void;
   /** What the trial's commands run in, settled before any task started; absent: unsandboxed (`off`). */
   sandboxFor?(trial: Trial): TaskSandboxRun;
+  /** The run's mirrors of git workspaces' repositories, shared by its trials; absent: each trial opens its own. */
+  gitMirrors?: GitMirrors;
   /** The run directory's lock, confirmed before each side effect; absent: not checked (a caller holding none). */
   lock?: LockGuard;
   /** The run's shared setups (`workspace.shared`); absent: every task runs its own setup. */
@@ -227,7 +230,8 @@ async function turnPhase(run: TrialRun): Promise<{ kind: "interrupted" } | { kin
   try {
     const shared = env.sharedSetups;
     await prepareWorkspace(trial.task, folder, book, {
-      runCommand: env.runCommand, signal, now: env.now, onEvent: (e) => run.events.emit(e), snapshotEnv: env.hostEnv,
+      runCommand: env.runCommand, signal, now: env.now, onEvent: (e) => run.events.emit(e), snapshotEnv: env.hostEnv, hostEnv: env.hostEnv,
+      ...(env.gitMirrors ? { gitMirrors: env.gitMirrors } : {}),
       ...(sandbox.placement ? { sandbox: { ...sandbox.placement, network: true } } : {}),
       ...(shared ? {
         sharedBase: () => shared.prepare({

@@ -1,6 +1,8 @@
 /**
- * A task's workspace: copied fresh from `workspace.from` (or made empty) inside the task's
- * folder, then the `setup` commands run in order, each exactly once. Every step is recorded in
+ * A task's workspace: copied fresh from `workspace.from`, cloned from `workspace.git` at its ref
+ * (git-workspace.ts; the ref resolved on the trial's first run and recorded as `gitCommit`, so a
+ * resume checks out the same commit), or made empty, inside the task's folder; then the `setup`
+ * commands run in order, each exactly once. Every step is recorded in
  * the task's state before and after it runs (task-state.ts), so a resume picks up exactly where
  * a kill left it:
  *
@@ -34,6 +36,9 @@ import { setupFinished, setupStarted, type SetupRecords } from "../run-dir/task-
 import type { PreparedFolder } from "../run-dir/prepared-folder.js";
 import { changesSettings, type ChangesSettings } from "../tasks/changes-settings.js";
 import { snapshotWorkspace, type ChangesPlace } from "./workspace-changes.js";
+import type { GitSource } from "../tasks/git-source.js";
+import { GitMirrors } from "./git-mirror.js";
+import { cloneAtCommit } from "./git-workspace.js";
 
 /** Each setup command's own limit (the task's `limits.timeout` covers them all as well). */
 export const SETUP_TIMEOUT_MS = 10 * 60_000;
@@ -52,6 +57,10 @@ export interface SetupOptions {
    * naming it; the trial's workspace is a copy of it. Absent: the task runs its own setup.
    */
   sharedBase?: () => Promise<PreparedFolder>;
+  /** The run's mirrors of `workspace.git` repositories; absent: the trial's own handle on `<runDir>/git-mirrors`. */
+  gitMirrors?: GitMirrors;
+  /** rhema's own environment: a git workspace's URL is fetched with it (credentials, ssh); absent: empty. */
+  hostEnv?: Readonly<Record<string, string | undefined>>;
 }
 
 export async function prepareWorkspace(task: TaskDefinition, folder: TaskFolder, book: TaskStateBook, opts: SetupOptions): Promise<void> {
@@ -69,7 +78,9 @@ export async function prepareWorkspace(task: TaskDefinition, folder: TaskFolder,
     if (!book.current.workspaceCopied) {
       // Nothing has run in it yet: a copy cut short by a kill is simply made again.
       await book.update((s) => ({ ...s, setup: [] }));
-      await folder.resetWorkspace(task.workspace.from ?? null);
+      const git = task.workspace.git;
+      if (git) await cloneWorkspace(git, folder, book, opts);
+      else await folder.resetWorkspace(task.workspace.from ?? null);
       await book.update((s) => ({ ...s, workspaceCopied: true }));
     }
     await runSetupCommands(task, folder.workspace, book, opts);
@@ -83,7 +94,8 @@ export async function prepareWorkspace(task: TaskDefinition, folder: TaskFolder,
 
 /** Whether the task's setup is shared (`workspace.shared` with commands to share). */
 export function usesSharedSetup(task: TaskDefinition): boolean {
-  return task.workspace.shared === true && task.workspace.setup.length > 0;
+  // A git workspace is a clone a trial makes of its own (git-mirror.ts): its setup runs per trial.
+  return task.workspace.shared === true && task.workspace.setup.length > 0 && task.workspace.git === undefined;
 }
 
 /** Where setup records are kept and written: a trial's state book, or a shared setup's. */
@@ -121,6 +133,15 @@ export async function runSetupCommands<S extends SetupRecords>(
     }
     await book.update((s) => setupFinished(s, index, at()));
   }
+}
+
+
+/** A git workspace: its ref resolved once and recorded before the clone, so a resume checks out the same commit. */
+async function cloneWorkspace(git: GitSource, folder: TaskFolder, book: TaskStateBook, opts: SetupOptions): Promise<void> {
+  const mirrors = opts.gitMirrors ?? new GitMirrors(folder.gitMirrorsDir, opts.hostEnv ?? {});
+  const { mirror, commit } = await mirrors.commitFor(git, book.current.gitCommit);
+  if (book.current.gitCommit !== commit) await book.update((s) => ({ ...s, gitCommit: commit }));
+  await cloneAtCommit(mirror, commit, folder.workspace, opts.hostEnv ?? {});
 }
 
 /** Where the trial's snapshot and patch live (task-folder.ts names the folders). */

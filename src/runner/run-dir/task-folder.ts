@@ -4,7 +4,7 @@
  * which reports, merge and replay still read): the only code that joins its paths or reads and
  * writes its files —
  *
- *   workspace/              the task's copy of `workspace.from`, where the agent works
+ *   workspace/              the task's copy of `workspace.from` (or clone of `workspace.git`), where the agent works
  *   session.json            the checkpoint (with its journal, the journal's counter and the
  *   session.journal.jsonl   fingerprint of the call started last beside it)
  *   session.journal.count
@@ -64,6 +64,8 @@ const WORKSPACE_DIR = "workspace";
 const CHANGES_GIT_DIR = "changes.git";
 /** The run's object store that every trial's snapshot shares (workspace-changes.ts). */
 export const CHANGES_OBJECTS_DIR = "changes-objects";
+/** The run's mirrors of the repositories git workspaces are cloned from. */
+export const GIT_MIRRORS_DIR = "git-mirrors";
 
 export interface TaskRef {
   suite: string;
@@ -99,6 +101,11 @@ export class TaskFolder {
   /** The git folder of the workspace's snapshot after setup. */
   get changesGitDir(): string {
     return join(this.dir, CHANGES_GIT_DIR);
+  }
+
+  /** The run's mirrors of git workspaces' repositories (git-mirror.ts). */
+  get gitMirrorsDir(): string {
+    return join(this.runDir, GIT_MIRRORS_DIR);
   }
 
   /** The run's shared object store of snapshots. */

@@ -47,6 +47,13 @@ const taskStateSchema = z.strictObject({
   /** `workspace.from` is copied into the workspace: from here on it is never made again. */
   workspaceCopied: z.boolean().default(false),
   /**
+   * The commit a git workspace (`workspace.git`) is checked out at: its `ref` resolved on the
+   * trial's first run, before the clone. A resume (or `--retry-errored`) clones this commit again
+   * even if the branch moved; `--restart` drops the state and resolves anew. null: not resolved
+   * yet, or no git workspace.
+   */
+  gitCommit: z.string().regex(/^[0-9a-f]{40,64}$/).nullable().default(null),
+  /**
    * The workspace's snapshot right after setup, which changes.patch diffs against: its tree in the
    * run's `changes-objects/`, or why none could be taken. Taken once, before `setupDone`; null: not
    * taken (setup not done, or done by a rhema that took none: then no patch is made).
@@ -78,7 +85,7 @@ export const TASK_STATE_KIND: StateFileKind<TaskState> = {
 
 /** The state of a task that has not started anything yet. */
 export function freshTaskState(contentHash: string, startedAt: string): TaskState {
-  return { version: 1, contentHash, setupDone: false, resumed: 0, startedAt, activeMs: 0, workspaceCopied: false, changesBase: null, changes: null, setup: [], checks: [], interruptedSpent: null };
+  return { version: 1, contentHash, setupDone: false, resumed: 0, startedAt, activeMs: 0, workspaceCopied: false, gitCommit: null, changesBase: null, changes: null, setup: [], checks: [], interruptedSpent: null };
 }
 
 /** `records` with `record` at `index` (a record at the end, or one replacing its earlier attempt). */
@@ -119,7 +126,7 @@ export function checkFinished(state: TaskState, index: number, outcome: CheckOut
 /**
  * The state of a task whose setup failed, for `--retry-errored`: the workspace is made afresh
  * and every setup command runs again (a failed `npm ci` may have left half a `node_modules`).
- * Its start, resumes and time spent stay.
+ * Its start, resumes, time spent and a git workspace's resolved commit stay.
  */
 export function setupRetried(state: TaskState): TaskState {
   return { ...state, setupDone: false, workspaceCopied: false, changesBase: null, changes: null, setup: [], checks: [] };

@@ -20,7 +20,7 @@
  * - a file whose top level is a quarantine list (`quarantine`, and no `prompt`:
  *   quarantine-file.ts) is not a task either: it is listed in `quarantines` and applies only when
  *   `--quarantine` names it;
- * - a folder some loaded task uses as `workspace.from` is a fixture: files inside it are not
+ * - a folder some loaded task uses as `workspace.from` (or a repository as `workspace.git`) is a fixture: files inside it are not
  *   tasks, whatever they contain;
  * - every other `.yaml`/`.yml` is a task and must validate (a misspelled key is an error, never
  *   a silent skip). A file named explicitly is a task (or a policy) whatever its extension, and
@@ -136,8 +136,8 @@ export async function loadTasks(paths: readonly string[], options: LoadTasksOpti
       return asProblems(r.file, err);
     }
   }));
-  // A folder a task copies as its workspace is a fixture: what is inside is not a task.
-  const fixtures = perFile.flatMap((p) => (p.task?.workspace.from ? [p.task.workspace.from] : []));
+  // A folder a task copies (or clones, `workspace.git` a path) as its workspace is a fixture: what is inside is not a task.
+  const fixtures = perFile.flatMap((p) => (p.task?.workspace.from ? [p.task.workspace.from] : p.task?.workspace.git?.kind === "path" ? [p.task.workspace.git.path] : []));
   const roleTasks = perFile.filter((p) => !fixtures.some((dir) => isInside(dir, p.file)));
   if (roleTasks.length === 0 && notTasks.size === 0) throw new RhemaError("usage", `No task files (*.yaml, *.yml) under ${paths.join(" ")}: only workspace fixtures`);
   const problems: TaskProblem[] = roleTasks.flatMap((p) => p.problems);

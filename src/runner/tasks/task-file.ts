@@ -27,6 +27,7 @@ import { scanFixture, type FixtureProblem } from "./fixture-copy.js";
 import { splitSchemaIssues, type UnknownKey } from "../../yaml-source/schema-keys.js";
 import { contentHash, fileBytesHash } from "./content-hash.js";
 import { changesSettings, type ChangesSettings } from "./changes-settings.js";
+import { gitRepositoryProblem, gitSource, type GitSource } from "./git-source.js";
 import { TASK_NAME_PATTERN, taskFileSchema, type MatrixAxis, type TaskFileContent } from "./task-schema.js";
 
 export type { SourcePosition };
@@ -119,8 +120,11 @@ export interface TaskDefinition {
   prompt: string;
   images: string[];
   /** `changes`: what changes.patch covers, defaults applied; absent when the file says nothing (then `changesSettings(undefined)`). */
-  /** `shared`: the setup runs once for every task naming the same prepared base (shared-setup.ts); absent: per trial. */
-  workspace: { from: string | null; setup: string[]; shared?: boolean; changes?: ChangesSettings };
+  /**
+   * `shared`: the setup runs once for every task naming the same prepared base (shared-setup.ts); absent: per trial.
+   * `git`: the repository and ref the workspace is cloned from instead (`from` is then null).
+   */
+  workspace: { from: string | null; git?: GitSource; setup: string[]; shared?: boolean; changes?: ChangesSettings };
   /** null: the CLI's --policy decides. */
   policy: TaskPolicy | null;
   /** null: the CLI's --provider/--model decide. */
@@ -303,6 +307,7 @@ function resolveTask(
     images: (content.images ?? []).map((image) => resolve(folder, image)),
     workspace: {
       from: content.workspace?.from === undefined ? null : resolve(folder, content.workspace.from),
+      ...(content.workspace?.git !== undefined ? { git: gitSource(content.workspace.git, content.workspace.ref!, folder) } : {}),
       setup: content.workspace?.setup ?? [],
       ...(content.workspace?.shared === true ? { shared: true } : {}),
       ...(content.workspace?.changes !== undefined ? { changes: changesSettings(content.workspace.changes) } : {}),
@@ -381,6 +386,11 @@ async function checkReferencedPaths(task: TaskDefinition, locate: Locate, caps: 
       const found = await fixtures.get(from)!;
       if (found !== null) problem(["workspace", "from"], `${found.path} ${found.message}`);
     }
+  }
+  const git = task.workspace.git;
+  if (git?.kind === "path") {
+    const message = await gitRepositoryProblem(git.path);
+    if (message !== null) problem(["workspace", "git"], message);
   }
   for (const [index, image] of task.images.entries()) {
     const kind = await pathKind(image);

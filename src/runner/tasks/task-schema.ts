@@ -158,15 +158,33 @@ export const changesSchema = z.strictObject({
     .describe("The largest changes.patch in bytes (default 1048576): past it the patch ends at a file boundary with a marker line naming the files left out."),
 });
 
+/** A git ref as written: a commit SHA, a branch or a tag (no option-like or blank name). */
+const gitRefSchema = nonEmptyText("workspace.ref")
+  .refine((ref) => !ref.startsWith("-") && !/[\s\x00-\x1f\x7f]/.test(ref), { error: "a ref is a commit SHA, a branch or a tag: no leading - and no spaces or control characters" });
+
 const workspaceSchema = z.strictObject({
   from: nonEmptyText("workspace.from").optional()
-    .describe("Folder copied fresh into the task's workspace, relative to the task file."),
+    .describe("Folder copied fresh into the task's workspace, relative to the task file. Excludes `git`."),
+  git: nonEmptyText("workspace.git").optional()
+    .describe("A git repository the workspace is cloned from, checked out at `ref` (detached): a URL (`https://…`, `ssh://…`, `git@host:path`, `file://…`; mirrored once per run directory under `git-mirrors/`, with the host's network) or a path to a repository, relative to the task file. Excludes `from`."),
+  ref: gitRefSchema.optional()
+    .describe("With `git`: the commit SHA, branch or tag checked out. A branch or tag is resolved to its commit on a trial's first run and recorded: a resume checks out the same commit even if the branch moved since."),
   setup: z.array(nonEmptyText("a setup command"), { error: "expected setup as a list of commands" })
     .optional().describe("Shell commands run in the fresh workspace before the agent starts."),
   shared: z.boolean({ error: "expected shared as true or false" }).optional()
     .describe("Run the setup once for every task and trial that names the same fixture, commands, allowed environment and sandbox (<out>/prepared/<hash>/); each trial gets its own copy of that prepared base. Default false: each trial runs its own setup."),
   changes: changesSchema.optional()
     .describe("The trial's changes.patch: the workspace against its state after setup ($RHEMA_CHANGES in checks)."),
+}).superRefine((workspace, ctx) => {
+  if (workspace.from !== undefined && workspace.git !== undefined) {
+    ctx.addIssue({ code: "custom", path: ["git"], message: "from and git exclude each other: copy a folder or clone a repository, not both" });
+  }
+  if (workspace.git !== undefined && workspace.ref === undefined) {
+    ctx.addIssue({ code: "custom", path: ["git"], message: "git needs ref: the commit SHA, branch or tag to check out" });
+  }
+  if (workspace.ref !== undefined && workspace.git === undefined) {
+    ctx.addIssue({ code: "custom", path: ["ref"], message: "ref belongs to git: add git: URL-or-path, or drop ref" });
+  }
 });
 
 const inlinePolicySchema = z.record(z.string(), z.unknown())
@@ -260,6 +278,10 @@ export function taskJsonSchema(): Record<string, unknown> {
       if (ctx.zodSchema === scriptedModelSchema) {
         ctx.jsonSchema.oneOf = [{ required: ["script"] }, { required: ["scripts"] }];
         ctx.jsonSchema.dependentRequired = { pick: ["scripts"] };
+      }
+      if (ctx.zodSchema === workspaceSchema) {
+        ctx.jsonSchema.not = { required: ["from", "git"] };
+        ctx.jsonSchema.dependentRequired = { git: ["ref"], ref: ["git"] };
       }
       if (ctx.zodSchema === scriptStepSchema) {
         ctx.jsonSchema.anyOf = ["say", "call", "calls", "fail"].map((key) => ({ required: [key] }));

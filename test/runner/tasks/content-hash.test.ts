@@ -72,3 +72,16 @@ test("a run directory's scheme picks the hash it compares; a task without a file
 test("canonical JSON sorts keys at every level and drops undefined values", () => {
   assert.equal(canonicalJson({ b: [{ d: 1, c: undefined, a: "x" }], a: null }), '{"a":null,"b":[{"a":"x","d":1}]}');
 });
+
+test("a git workspace's source and ref as written are in the content hash (the commit it resolves to is not)", () => {
+  const GIT = `${BASE}workspace: { git: https://example.com/r.git, ref: main }\n`;
+  const base = hashes(GIT).content;
+  assert.notEqual(hashes(BASE).content, base);
+  for (const edited of [
+    GIT.replace("ref: main", "ref: v1.0"),
+    GIT.replace("ref: main", "ref: 0123456789abcdef0123456789abcdef01234567"),
+    GIT.replace("https://example.com/r.git", "https://example.com/other.git"),
+    GIT.replace("https://example.com/r.git", "../r"),
+  ]) assert.notEqual(hashes(edited).content, base, edited);
+  assert.equal(hashes(GIT.replace("{ git: https://example.com/r.git, ref: main }", "\n  ref: main\n  git: https://example.com/r.git")).content, base, "key order is no change");
+});

@@ -49,6 +49,18 @@ describe("suite loading: finding task files", () => {
     assert.deepStrictEqual(loaded.policies, [join(root, "suites/rules/ci.yml")]);
   });
 
+  test("a repository a task clones as workspace.git is skipped too: its own YAML is no task", async (t) => {
+    const root = await tempDir(t);
+    await writeFiles(root, {
+      "suites/web/fix.yaml": "prompt: fix it\nworkspace: { git: ../widget, ref: main }\n",
+      "suites/widget/.git/HEAD": "ref: refs/heads/main\n",
+      "suites/widget/.github/workflows/ci.yml": "on: push\n",
+      "suites/widget/config.yaml": "name: the repository's own YAML\n",
+    });
+    const loaded = await loadTasks(["suites"], { cwd: root });
+    assert.deepStrictEqual(keys(loaded), ["web/fix"]);
+  });
+
   test("folders named fixtures or policies are not skipped by name: a YAML there that is no task must validate", async (t) => {
     const root = await tempDir(t);
     await writeFiles(root, {
