@@ -9,6 +9,7 @@
 import { cp, mkdir, readdir, rename, rm, stat } from "node:fs/promises";
 import { isAbsolute, join, relative } from "node:path";
 import * as cache from "@actions/cache";
+import { PREPARED_DIR } from "../runner/run-dir/prepared-folder.js";
 import { RunDir } from "../runner/run-dir/run-dir.js";
 
 /** Where the run sits in the workflow: the parts of the key. */
@@ -72,7 +73,8 @@ export function cachePaths(runDir: string, cwd: string = process.cwd()): string[
   const rel = relative(cwd, runDir);
   const path = rel !== "" && !rel.startsWith("..") && !isAbsolute(rel) ? rel : runDir;
   const lock = relative(runDir, new RunDir(runDir).lockPath);
-  return [path, `!${join(path, lock)}`];
+  // Never the shared setups' prepared bases: a copy of the fixture and its setup's output, rebuilt on restore when a trial still needs one.
+  return [path, `!${join(path, lock)}`, `!${join(path, PREPARED_DIR)}`];
 }
 
 /** A folder of entries, one subfolder per key; restore by prefix takes the newest. */
@@ -92,7 +94,8 @@ export function folderCache(root: string): RunDirCache {
       await mkdir(root, { recursive: true });
       const lock = new RunDir(runDir).lockPath;
       await rm(`${entry}.partial`, { recursive: true, force: true });
-      await cp(runDir, `${entry}.partial`, { recursive: true, verbatimSymlinks: true, filter: (src) => src !== lock });
+      const prepared = join(runDir, PREPARED_DIR);
+      await cp(runDir, `${entry}.partial`, { recursive: true, verbatimSymlinks: true, filter: (src) => src !== lock && src !== prepared });
       await rename(`${entry}.partial`, entry);
     },
   };

@@ -48,3 +48,15 @@ test("the folder cache restores the newest earlier attempt of the same run, with
   assert.equal(await readFile(join(again, "manifest.json"), "utf8"), "attempt 2 run 99", "an entry is never overwritten");
   assert.equal(await cache.restore(join(root, "none"), runCacheKeys({ ...scope, runId: "7" })), undefined);
 });
+
+test("the folder cache leaves the shared setups' prepared bases out, as the Actions cache's paths do", async (t) => {
+  const root = await tempDir(t);
+  const cache = folderCache(join(root, "cache"));
+  const runDir = join(root, "run");
+  await writeFiles(runDir, { "manifest.json": "{}", "prepared/abc/workspace/node_modules/x.js": "x", "tasks/s/t/default/1/result.json": "{}" });
+  await cache.save(runDir, "k");
+  const target = join(root, "restored");
+  await cache.restore(target, { key: "k", restoreKeys: [] });
+  assert.ok(existsSync(join(target, "tasks/s/t/default/1/result.json")));
+  assert.equal(existsSync(join(target, "prepared")), false);
+});
