@@ -31,6 +31,7 @@ import { fixtureStamp } from "../tasks/fixture-stamp.js";
 import type { TaskDefinition } from "../tasks/task-file.js";
 import type { CommandEnvironment } from "../plan/task-plan.js";
 import { RunDir } from "../run-dir/run-dir.js";
+import { StateBook } from "../run-dir/task-folder.js";
 import { freshPreparedState, type PreparedFolder, type PreparedKey, type PreparedState } from "../run-dir/prepared-folder.js";
 import type { RunnerEvent } from "../run-dir/runner-events.js";
 import type { CommandRunner } from "./command-runner.js";
@@ -104,7 +105,7 @@ export class SharedSetups {
       await folder.remove();
       state = null;
     }
-    const book = new PreparedBook(folder, state ?? freshPreparedState(key));
+    const book = preparedBook(folder, state ?? freshPreparedState(key));
     await folder.writeState(book.current);
     await folder.lock(this.opts.pid, at());
     if (!book.current.workspaceCopied) {
@@ -147,20 +148,6 @@ function sharedSetupFailed(folder: PreparedFolder, message: string): RhemaError 
 }
 
 /** A shared setup's state, each change written whole before `update` resolves (like a task's state book). */
-class PreparedBook implements SetupBook<PreparedState> {
-  private writing: Promise<void> = Promise.resolve();
-  constructor(private readonly folder: PreparedFolder, private state: PreparedState) {}
-
-  get current(): PreparedState {
-    return this.state;
-  }
-
-  async update(change: (state: PreparedState) => PreparedState): Promise<PreparedState> {
-    const next = change(this.state);
-    this.state = next;
-    const write = this.writing.then(() => this.folder.writeState(next));
-    this.writing = write.catch(() => {});
-    await write;
-    return next;
-  }
+function preparedBook(folder: PreparedFolder, state: PreparedState): SetupBook<PreparedState> {
+  return new StateBook(state, (next) => folder.writeState(next));
 }

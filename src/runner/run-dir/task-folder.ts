@@ -284,27 +284,34 @@ export class TaskFolder {
 }
 
 /**
- * A task's state as the one writer of a run keeps it: each change is applied to the latest state
- * and written whole, atomically, before `update` resolves — so a record of a setup command or a
- * check is on disk before the command it announces runs, and no writer overwrites another's
- * newer record with a stale copy.
+ * A state as the one writer of a run keeps it: each change is applied to the latest state and
+ * written whole, atomically, before `update` resolves — so a record of a setup command or a check
+ * is on disk before the command it announces runs, and no writer overwrites another's newer
+ * record with a stale copy.
  */
-export class TaskStateBook {
+export class StateBook<S> {
   private writing: Promise<void> = Promise.resolve();
 
-  constructor(private readonly folder: TaskFolder, private state: TaskState) {}
+  constructor(private state: S, private readonly write: (state: S) => Promise<void>) {}
 
-  get current(): TaskState {
+  get current(): S {
     return this.state;
   }
 
-  async update(change: (state: TaskState) => TaskState): Promise<TaskState> {
+  async update(change: (state: S) => S): Promise<S> {
     const next = change(this.state);
     this.state = next;
-    const write = this.writing.then(() => this.folder.writeState(next));
+    const write = this.writing.then(() => this.write(next));
     this.writing = write.catch(() => {});
     await write;
     return next;
+  }
+}
+
+/** A task's state book: its task-state.json. */
+export class TaskStateBook extends StateBook<TaskState> {
+  constructor(folder: TaskFolder, state: TaskState) {
+    super(state, (next) => folder.writeState(next));
   }
 }
 
