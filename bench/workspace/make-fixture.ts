@@ -41,7 +41,7 @@ export async function makeFixture(root: string, shape: FixtureShape): Promise<{ 
   let links = 0;
   let hardLinks = 0;
   for (let p = 0; p < packages && written < shape.files; p++) {
-    const dir = join(root, "node_modules", `pkg-${p % 50}`, "node_modules", `dep-${p}`, p % 3 === 0 ? "lib/util" : "lib");
+    const dir = join(root, "packages", `pkg-${p % 50}`, "deps", `dep-${p}`, p % 3 === 0 ? "lib/util" : "lib");
     await mkdir(dir, { recursive: true });
     for (let f = 0; f < perPackage && written < shape.files; f++, written++) {
       const size = Math.max(1, Math.round(weights[written]! * scale));
@@ -51,8 +51,8 @@ export async function makeFixture(root: string, shape: FixtureShape): Promise<{ 
       bytes += size;
     }
     if (p % 10 === 0) {
-      await mkdir(join(root, "node_modules", ".bin"), { recursive: true });
-      await symlink(join("..", `pkg-${p % 50}`, "node_modules", `dep-${p}`, p % 3 === 0 ? "lib/util" : "lib", "file-0.js"), join(root, "node_modules", ".bin", `dep-${p}`));
+      await mkdir(join(root, "packages", ".bin"), { recursive: true });
+      await symlink(join("..", `pkg-${p % 50}`, "deps", `dep-${p}`, p % 3 === 0 ? "lib/util" : "lib", "file-0.js"), join(root, "packages", ".bin", `dep-${p}`));
       links++;
     }
     if (p % 20 === 5) {
