@@ -28,7 +28,7 @@ import type { TaskDefinition } from "../tasks/task-file.js";
 import type { TaskFolder, TaskStateBook } from "../run-dir/task-folder.js";
 import { setupFinished, setupStarted } from "../run-dir/task-state.js";
 import { changesSettings, type ChangesSettings } from "../tasks/changes-settings.js";
-import { snapshotWorkspace, type ChangesPlace } from "./workspace-changes.js";
+import { seedFixtureIndex, snapshotWorkspace, type ChangesPlace } from "./workspace-changes.js";
 
 /** Each setup command's own limit (the task's `limits.timeout` covers them all as well). */
 export const SETUP_TIMEOUT_MS = 10 * 60_000;
@@ -47,10 +47,14 @@ export interface SetupOptions {
 export async function prepareWorkspace(task: TaskDefinition, folder: TaskFolder, book: TaskStateBook, opts: SetupOptions): Promise<void> {
   if (book.current.setupDone) return;
   const at = () => opts.now().toISOString();
+  // The snapshot's index seeded from the fixture's, in this process only (a resume takes a whole snapshot).
+  let seeded = false;
   if (!book.current.workspaceCopied) {
     // Nothing has run in it yet: a copy cut short by a kill is simply made again.
     await book.update((s) => ({ ...s, setup: [] }));
     await folder.resetWorkspace(task.workspace.from ?? null);
+    seeded = opts.snapshotEnv !== undefined && task.workspace.from != null
+      && (await seedFixtureIndex(changesPlace(folder, opts.snapshotEnv), changesOf(task), task.workspace.from));
     await book.update((s) => ({ ...s, workspaceCopied: true }));
   }
   const commands = task.workspace.setup;
@@ -75,7 +79,7 @@ export async function prepareWorkspace(task: TaskDefinition, folder: TaskFolder,
     await book.update((s) => setupFinished(s, index, at()));
   }
   if (opts.snapshotEnv && book.current.changesBase === null) {
-    const base = await snapshotWorkspace(changesPlace(folder, opts.snapshotEnv), changesOf(task));
+    const base = await snapshotWorkspace(changesPlace(folder, opts.snapshotEnv), changesOf(task), { seeded });
     await book.update((s) => ({ ...s, changesBase: base }));
   }
   await book.update((s) => ({ ...s, setupDone: true }));
@@ -84,7 +88,7 @@ export async function prepareWorkspace(task: TaskDefinition, folder: TaskFolder,
 
 /** Where the trial's snapshot and patch live (task-folder.ts names the folders). */
 export function changesPlace(folder: TaskFolder, hostEnv: Readonly<Record<string, string | undefined>>): ChangesPlace {
-  return { workspace: folder.workspace, gitDir: folder.changesGitDir, objectsDir: folder.changesObjectsDir, hostEnv };
+  return { workspace: folder.workspace, gitDir: folder.changesGitDir, objectsDir: folder.changesObjectsDir, fixtureIndexesDir: folder.fixtureIndexesDir, hostEnv };
 }
 
 /** The task's changes settings, defaults applied. */
