@@ -9,7 +9,7 @@
 import { join } from "node:path";
 import { RhemaError } from "../../core/errors.js";
 import { canonicalPath, isWithinOrSame } from "../tasks/canonical-path.js";
-import { scanFixture } from "../tasks/fixture-copy.js";
+import { scanFixture } from "../tasks/fixture-check.js";
 import { TASKS_DIR } from "../run-dir/task-folder.js";
 import type { TaskDefinition } from "../tasks/task-file.js";
 

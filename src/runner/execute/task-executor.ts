@@ -60,6 +60,7 @@ import { changesOf, changesPlace, prepareWorkspace } from "./task-workspace.js";
 import { writeChangesPatch } from "./workspace-changes.js";
 import type { SharedSetups } from "./shared-setup.js";
 import type { GitMirrors } from "./git-mirror.js";
+import { allocatedBytes } from "./workspace-disk.js";
 import type { TaskPricing } from "../pricing/task-pricing.js";
 import { pricedAsOf, resultStats, taskCost } from "../pricing/cost-figures.js";
 import { PRICE_TABLE } from "../pricing/prices.js";
@@ -304,10 +305,12 @@ async function outcomePhase(run: TrialRun, agent: CodingAgent | null, checked: E
   const messages = agent?.session.messages ?? saved?.messages ?? [];
   const stats = agent?.transcriptStats() ?? saved?.transcript?.stats ?? null;
   const cost = costOf(trial, env, stats);
+  const diskBytes = await allocatedBytes(folder.workspace);
   const result = trialResult({
     trial, folder, state: book.current, messages, calls: (agent?.session ?? saved)?.calls, checks: checked.checks, failure: checked.failure,
     stats: stats && resultStats(stats, cost), cost, provider: run.provider.id,
     elapsedMs: run.activeMs(), sandbox: run.sandbox.record, finishedAt: env.now(), redactor: env.redactor,
+    workspace: diskBytes === null ? null : { mechanism: "copy", diskBytes },
   });
   await folder.writeResult(result);
   return { kind: "finished", result, kept: false };

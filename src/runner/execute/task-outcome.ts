@@ -11,7 +11,7 @@ import { policyDenials } from "./policy-denials.js";
 import type { SecretRedactor } from "../run-dir/secret-redactor.js";
 import type { TaskState } from "../run-dir/task-state.js";
 import type { TaskFolder } from "../run-dir/task-folder.js";
-import { TASK_RESULT_VERSION, type CheckOutcome, type TaskResult, type TaskSandboxRecord } from "../run-dir/task-result.js";
+import { TASK_RESULT_VERSION, type CheckOutcome, type ResultWorkspace, type TaskResult, type TaskSandboxRecord } from "../run-dir/task-result.js";
 import type { Trial } from "../trials/trial.js";
 import { stepsTaken } from "./task-turn.js";
 
@@ -33,6 +33,8 @@ export interface TrialOutcomeParts {
   provider: string;
   elapsedMs: number;
   sandbox: TaskSandboxRecord;
+  /** The workspace's mechanism and disk figure; null when there is no workspace. */
+  workspace: ResultWorkspace | null;
   finishedAt: Date;
   redactor: SecretRedactor;
 }
@@ -59,6 +61,7 @@ export function trialResult(p: TrialOutcomeParts): TaskResult {
     policyDenials: { count: denials.length, examples: denials.slice(0, DENIAL_EXAMPLES) },
     resumed: p.state.resumed,
     ...(p.state.changes ? { changes: p.state.changes } : {}),
+    ...(p.workspace ? { workspace: p.workspace } : {}),
     sandbox: p.sandbox,
   });
 }

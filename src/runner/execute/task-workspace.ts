@@ -35,7 +35,7 @@ import type { TaskFolder, TaskStateBook } from "../run-dir/task-folder.js";
 import { setupFinished, setupStarted, type SetupRecords } from "../run-dir/task-state.js";
 import type { PreparedFolder } from "../run-dir/prepared-folder.js";
 import { changesSettings, type ChangesSettings } from "../tasks/changes-settings.js";
-import { snapshotWorkspace, type ChangesPlace } from "./workspace-changes.js";
+import { seedFixtureIndex, snapshotWorkspace, type ChangesPlace } from "./workspace-changes.js";
 import type { GitSource } from "../tasks/git-source.js";
 import { GitMirrors } from "./git-mirror.js";
 import { cloneAtCommit } from "./git-workspace.js";
@@ -66,6 +66,8 @@ export interface SetupOptions {
 export async function prepareWorkspace(task: TaskDefinition, folder: TaskFolder, book: TaskStateBook, opts: SetupOptions): Promise<void> {
   if (book.current.setupDone) return;
   const sharedBase = usesSharedSetup(task) ? opts.sharedBase : undefined;
+  // The snapshot's index seeded from the fixture's, in this process only (a resume takes a whole snapshot).
+  let seeded = false;
   if (sharedBase) {
     if (!book.current.workspaceCopied) {
       // The base is prepared once for every task naming it (shared-setup.ts); a failed one throws its setup's message.
@@ -80,13 +82,17 @@ export async function prepareWorkspace(task: TaskDefinition, folder: TaskFolder,
       await book.update((s) => ({ ...s, setup: [] }));
       const git = task.workspace.git;
       if (git) await cloneWorkspace(git, folder, book, opts);
-      else await folder.resetWorkspace(task.workspace.from ?? null);
+      else {
+        await folder.resetWorkspace(task.workspace.from ?? null);
+        seeded = opts.snapshotEnv !== undefined && task.workspace.from != null
+          && (await seedFixtureIndex(changesPlace(folder, opts.snapshotEnv), changesOf(task), task.workspace.from));
+      }
       await book.update((s) => ({ ...s, workspaceCopied: true }));
     }
     await runSetupCommands(task, folder.workspace, book, opts);
   }
   if (opts.snapshotEnv && book.current.changesBase === null) {
-    const base = await snapshotWorkspace(changesPlace(folder, opts.snapshotEnv), changesOf(task));
+    const base = await snapshotWorkspace(changesPlace(folder, opts.snapshotEnv), changesOf(task), { seeded });
     await book.update((s) => ({ ...s, changesBase: base }));
   }
   await book.update((s) => ({ ...s, setupDone: true }));
@@ -146,7 +152,7 @@ async function cloneWorkspace(git: GitSource, folder: TaskFolder, book: TaskStat
 
 /** Where the trial's snapshot and patch live (task-folder.ts names the folders). */
 export function changesPlace(folder: TaskFolder, hostEnv: Readonly<Record<string, string | undefined>>): ChangesPlace {
-  return { workspace: folder.workspace, gitDir: folder.changesGitDir, objectsDir: folder.changesObjectsDir, hostEnv };
+  return { workspace: folder.workspace, gitDir: folder.changesGitDir, objectsDir: folder.changesObjectsDir, fixtureIndexesDir: folder.fixtureIndexesDir, hostEnv };
 }
 
 /** The task's changes settings, defaults applied. */

@@ -19,10 +19,19 @@
  * commit (a gitlink), or not at all without one; FIFOs and sockets are passed over.
  *
  * What is left out (`workspace.changes`, changes-settings.ts) is never hashed at all.
+ *
+ * A fixture is hashed once per run: the first trial stages its fresh copy before setup and keeps
+ * that index (`changes-indexes/`); later trials start from a copy of it (seedFixtureIndex), and
+ * since a copy keeps sizes and mtimes, `git add` hashes only what setup changed. Stat data is
+ * compared on size and whole-second mtime only (`core.checkStat=minimal`): inodes, owners and
+ * ctimes differ from copy to copy. An entry git found racily clean when it wrote the index is
+ * marked so (its size zeroed) and is read again, whatever the copy's times.
  */
 import { spawn } from "node:child_process";
-import { mkdir, rm, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { createHash } from "node:crypto";
+import { existsSync } from "node:fs";
+import { copyFile, mkdir, realpath, rename, rm, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import { errnoCode } from "../../core/errors.js";
 import type { ChangesSettings } from "../tasks/changes-settings.js";
 import { excludePathspecs, includePathspecs } from "../tasks/changes-settings.js";
@@ -39,6 +48,8 @@ export interface ChangesPlace {
   objectsDir: string;
   /** The environment git runs with: only its PATH is read. */
   hostEnv: Readonly<Record<string, string | undefined>>;
+  /** The run's fixture indexes (`changes-indexes/`); absent: none kept. */
+  fixtureIndexesDir?: string;
 }
 
 /** The snapshot after setup: a tree in the object store, or why none could be taken. */
@@ -58,6 +69,8 @@ const GIT_SETTINGS = [
   "core.attributesFile=/dev/null", "core.excludesFile=/dev/null", "core.hooksPath=/dev/null", "core.fsmonitor=false",
   // The snapshot holds the workspace's content: the owner's alone, as everything in the run directory (objects 0400, the rest 0600).
   "core.sharedRepository=0600",
+  // A fixture's index is reused on each copy (seedFixtureIndex): a copy keeps sizes and mtimes, not inodes, owners or ctimes.
+  "core.checkStat=minimal", "core.trustctime=false",
 ].flatMap((setting) => ["-c", setting]);
 
 /** Outranks the workspace's `.gitattributes`: no filter, conversion or diff driver of the agent's runs. */
@@ -67,14 +80,63 @@ const NEUTRAL_ATTRIBUTES = "* -text -ident -filter -working-tree-encoding !eol !
  * Records the workspace as it is now: the base every later `writeChangesPatch` diffs against.
  * Safe to repeat (it is taken again only while setup is not recorded done).
  */
-export async function snapshotWorkspace(place: ChangesPlace, settings: ChangesSettings): Promise<ChangesBase> {
+export async function snapshotWorkspace(place: ChangesPlace, settings: ChangesSettings, opts: { seeded?: boolean } = {}): Promise<ChangesBase> {
   try {
-    await prepareGitDir(place);
+    // A seeded index (seedFixtureIndex) is a stat cache: whatever setup changed since is hashed again.
+    if (!(opts.seeded && existsSync(join(place.gitDir, "index")))) await prepareGitDir(place);
     return { tree: await stageWorkspace(place, settings) };
   } catch (err) {
     if (err instanceof ChangesUnavailable) return { unavailable: err.message };
     throw asOutputError(err, place.gitDir, "write");
   }
+}
+
+/**
+ * Right after the fixture is copied, before setup: the trial's index made from the fixture's
+ * index of this run when there is one (copied: the copy has the fixture's sizes and mtimes, so
+ * git hashes nothing again), else staged from the copy and kept for the next trials. Keyed by
+ * the fixture's real path and the changes settings (what is staged). True when the trial's index
+ * is there for `snapshotWorkspace({ seeded: true })`; false when git could not make it.
+ */
+export async function seedFixtureIndex(place: ChangesPlace, settings: ChangesSettings, fixture: string): Promise<boolean> {
+  if (place.fixtureIndexesDir === undefined) return false;
+  const key = createHash("sha256").update(JSON.stringify([await realpath(fixture), excludePathspecs(settings), includePathspecs(settings)])).digest("hex").slice(0, 32);
+  const kept = join(place.fixtureIndexesDir, key);
+  try {
+    await prepareGitDir(place);
+    const index = join(place.gitDir, "index");
+    // Trials copying the fixture at once wait for the first one's index rather than each hashing it all.
+    // (No await between the look-up and the set below when none is under way: two trials never both start one.)
+    const underWay = buildsUnderWay.get(kept);
+    if (underWay !== undefined) await underWay;
+    if (existsSync(kept)) {
+      await copyFile(kept, index);
+      return true;
+    }
+    const build = keepFixtureIndex(place, settings, kept);
+    buildsUnderWay.set(kept, build.catch(() => {}));
+    try {
+      await build;
+    } finally {
+      buildsUnderWay.delete(kept);
+    }
+    return true;
+  } catch (err) {
+    if (err instanceof ChangesUnavailable) return false;
+    throw asOutputError(err, place.gitDir, "write");
+  }
+}
+
+/** Fixture indexes being made in this process, by where they are kept: a cache of work under way, not state. */
+const buildsUnderWay = new Map<string, Promise<void>>();
+
+/** Stages the fresh copy into the trial's index and keeps a copy of that index at `kept` (atomic). */
+async function keepFixtureIndex(place: ChangesPlace, settings: ChangesSettings, kept: string): Promise<void> {
+  await stageWorkspace(place, settings);
+  await mkdir(dirname(kept), { recursive: true, mode: 0o700 });
+  const temporary = `${kept}.${process.pid}.tmp`;
+  await copyFile(join(place.gitDir, "index"), temporary);
+  await rename(temporary, kept);
 }
 
 export interface PatchTarget {

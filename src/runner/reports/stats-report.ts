@@ -10,7 +10,7 @@ import { priceSources, sumCosts, sumResultStats } from "../pricing/cost-figures.
 import { trialAggregate, trialAggregateSchema, taskTrialsEntry, taskTrialsEntrySchema } from "./stats-trials.js";
 import { groupTaskTrials, trialKeyOf } from "./task-trials.js";
 import { compareTrials } from "../trials/trial-key.js";
-import { priceSourceSchema, resultStatsSchema, spentBudgetSchema, taskCostSchema, taskSandboxSchema, taskSpendSchema, type TaskResult, type TaskSpend, type UnfinishedTask } from "../run-dir/task-result.js";
+import { priceSourceSchema, resultStatsSchema, resultWorkspaceSchema, spentBudgetSchema, taskCostSchema, taskSandboxSchema, taskSpendSchema, type TaskResult, type TaskSpend, type UnfinishedTask } from "../run-dir/task-result.js";
 import { compareTasks } from "../tasks/task-key.js";
 import { type ReportMeta } from "./report-meta.js";
 
@@ -53,6 +53,10 @@ const aggregateSchema = z.strictObject({
     simulatedTasks: count.describe("Of them, scripted tasks priced as a real model (priceAs): simulated figures."),
   }).nullable().default(null).describe("What the tasks cost; null when no result has a cost."),
   trials: trialAggregateSchema.optional(),
+  workspaceDisk: z.strictObject({
+    bytes: count.describe("Σ of the trials' workspace.diskBytes."),
+    tasks: count.describe("Results (trials) with a disk figure."),
+  }).nullable().default(null).describe("The disk the trials' workspaces hold (result.json's workspace.diskBytes, summed); null when no result has one."),
 });
 
 const trialSchema = z.strictObject({ repeat: z.number().int().positive(), variant: z.string().nullable() });
@@ -74,6 +78,7 @@ const taskEntrySchema = z.strictObject({
   budget: spentBudgetSchema.nullable().default(null).describe("The budget a stopped task stopped on: scope, measure, limit and what was spent."),
   failedChecks: z.array(z.string()).describe("Names of the checks that failed."),
   sandbox: taskSandboxSchema.nullable().default(null).describe("What the task's commands ran in; null for results of older rhemas."),
+  workspace: resultWorkspaceSchema.nullable().default(null).describe("How the trial's workspace was made and the disk it holds (result.json's workspace); null when it has none."),
   trial: trialSchema.optional().describe("Which trial of its task this entry is: repeat from 1 and variant (null: none); absent for results made before trials."),
 });
 
@@ -189,6 +194,7 @@ export function aggregateResults(results: readonly TaskResult[], skipped: number
     stats: sumResultStats(withStats),
     sandbox: aggregateSandbox(results),
     cost: sumCosts(spent.map((r) => ({ cost: r.cost ?? undefined }))),
+    workspaceDisk: sumWorkspaceDisk(results),
   };
 }
 
@@ -198,6 +204,12 @@ function spendOf(results: readonly TaskResult[], unfinished: readonly Unfinished
     ...results.map((r) => ({ durationMs: r.durationMs, steps: r.steps, stats: r.stats, cost: r.cost ?? null })),
     ...unfinished.flatMap((u) => (u.spent ? [u.spent] : [])),
   ];
+}
+
+/** The trials' workspace disk figures summed; null when none has one. */
+function sumWorkspaceDisk(results: readonly TaskResult[]): StatsAggregate["workspaceDisk"] {
+  const figures = results.flatMap((r) => (r.workspace ? [r.workspace.diskBytes] : []));
+  return figures.length === 0 ? null : { bytes: sum(figures), tasks: figures.length };
 }
 
 /** The weakest sandbox among the results (none, then off, then bwrap), with counts. */
@@ -232,6 +244,7 @@ function taskEntry(result: TaskResult): StatsReport["tasks"][number] {
     budget: result.budget ?? null,
     failedChecks: result.checks.filter((check) => !check.passed).map((check) => check.name),
     sandbox: result.sandbox ?? null,
+    workspace: result.workspace ?? null,
     ...(result.trial ? { trial: { repeat: result.trial.repeat, variant: result.trial.variant } } : {}),
   };
 }

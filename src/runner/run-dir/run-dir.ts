@@ -14,7 +14,7 @@ import { acquireRunLock, type RunLock } from "./run-lock.js";
 import { MANIFEST_KIND, plannedTrials, type RunManifest } from "./run-manifest.js";
 import { readStateFile, writeStateFile } from "./state-file.js";
 import { PREPARED_DIR, PreparedFolder } from "./prepared-folder.js";
-import { CHANGES_OBJECTS_DIR, TASKS_DIR, TaskFolder, type TaskRef } from "./task-folder.js";
+import { CHANGES_OBJECTS_DIR, FIXTURE_INDEXES_DIR, TASKS_DIR, TaskFolder, type TaskRef } from "./task-folder.js";
 import { type TaskResult } from "./task-result.js";
 import { taskKey } from "../tasks/task-key.js";
 import { NO_VARIANT_FOLDER, VARIANT_NAME_PATTERN, compareTrials, type TrialKey } from "../trials/trial-key.js";
@@ -167,8 +167,8 @@ export class RunDir {
   }
 
   /**
-   * Starts the run over (`--restart`): removes every task folder, the snapshots' shared objects, the
-   * shared setups' prepared bases (`prepared/`) and the manifest; the lock and
+   * Starts the run over (`--restart`): removes every task folder, the snapshots' shared objects and
+   * fixture indexes, the shared setups' prepared bases (`prepared/`) and the manifest; the lock and
    * reports stay. Only a folder whose manifest is rhema's (read and validated here) is wiped: a
    * folder without one has nothing of a run to wipe, and its `tasks/` (a project's own) is kept.
    */
@@ -177,10 +177,10 @@ export class RunDir {
     const tasks = join(this.path, TASKS_DIR);
     await guardOutput(tasks, "remove", () => rm(tasks, { recursive: true, force: true }));
     await guardOutput(this.manifestPath, "remove", () => rm(this.manifestPath, { force: true }));
-    const objects = join(this.path, CHANGES_OBJECTS_DIR);
-    await guardOutput(objects, "remove", () => rm(objects, { recursive: true, force: true }));
-    const prepared = join(this.path, PREPARED_DIR);
-    await guardOutput(prepared, "remove", () => rm(prepared, { recursive: true, force: true }));
+    for (const shared of [CHANGES_OBJECTS_DIR, FIXTURE_INDEXES_DIR, PREPARED_DIR]) {
+      const dir = join(this.path, shared);
+      await guardOutput(dir, "remove", () => rm(dir, { recursive: true, force: true }));
+    }
   }
 
   /** The folder of the shared setup whose key hashes to `hash` (prepared-folder.ts). */

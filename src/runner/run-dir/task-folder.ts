@@ -14,7 +14,8 @@
  *   events.jsonl            the transcript (event-log.ts)
  *   final-answer.txt        the agent's final answer, for checks (RHEMA_FINAL_ANSWER)
  *   changes.git/            the workspace's snapshot after setup: a git index (its objects are in
- *                           the run's shared `changes-objects/`; workspace-changes.ts)
+ *                           the run's shared `changes-objects/`, its start copied from the run's
+ *                           `changes-indexes/` of the fixture; workspace-changes.ts)
  *   changes.patch           the agent's changes against that snapshot, for checks (RHEMA_CHANGES)
  *   result.json             the outcome (task-result.ts)
  *
@@ -66,6 +67,8 @@ const CHANGES_GIT_DIR = "changes.git";
 export const CHANGES_OBJECTS_DIR = "changes-objects";
 /** The run's mirrors of the repositories git workspaces are cloned from. */
 export const GIT_MIRRORS_DIR = "git-mirrors";
+/** The run's fixture indexes, copied into each trial's snapshot so it hashes only what setup changed. */
+export const FIXTURE_INDEXES_DIR = "changes-indexes";
 
 export interface TaskRef {
   suite: string;
@@ -111,6 +114,11 @@ export class TaskFolder {
   /** The run's shared object store of snapshots. */
   get changesObjectsDir(): string {
     return join(this.runDir, CHANGES_OBJECTS_DIR);
+  }
+
+  /** The run's git indexes of fixtures as copied, one per fixture and changes settings (workspace-changes.ts). */
+  get fixtureIndexesDir(): string {
+    return join(this.runDir, FIXTURE_INDEXES_DIR);
   }
 
   path(role: TaskFileRole): string {

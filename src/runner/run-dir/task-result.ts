@@ -115,6 +115,13 @@ export const resultChangesSchema = z.union([
 ]);
 export type ResultChanges = z.infer<typeof resultChangesSchema>;
 
+/** How the trial's workspace was made and the disk it holds at the end (workspace-disk.ts). */
+export const resultWorkspaceSchema = z.strictObject({
+  mechanism: z.enum(["copy"]).describe("How the workspace was made: copy (the fixture copied, fixture-copy.ts)."),
+  diskBytes: count.describe("Allocated bytes the workspace holds once checks ran, du-style: st_blocks × 512, holes not counted, hard links once; the copy, setup and agent's writes."),
+});
+export type ResultWorkspace = z.infer<typeof resultWorkspaceSchema>;
+
 export const taskResultSchema = z.strictObject({
   version: z.literal(TASK_RESULT_VERSION),
   suite: z.string().min(1),
@@ -154,6 +161,8 @@ export const taskResultSchema = z.strictObject({
   resumed: count,
   /** The agent's changes (changes.patch) and their figures; absent when the turn never ended (or in results of older rhemas). */
   changes: resultChangesSchema.optional(),
+  /** The workspace's mechanism and disk figure; absent when it was never made (or in results of older rhemas). */
+  workspace: resultWorkspaceSchema.optional(),
   /** The sandbox its commands ran in (absent in results of older rhemas). */
   sandbox: taskSandboxSchema.optional(),
   /**

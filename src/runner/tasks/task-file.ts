@@ -23,7 +23,7 @@ import {
 } from "../../yaml-source/yaml-source.js";
 import { parseDurationMs, parseLimitMs } from "./duration.js";
 import { readRegularFile } from "../../store/input-file.js";
-import { scanFixture, type FixtureProblem } from "./fixture-copy.js";
+import { scanFixture, type FixtureProblem } from "./fixture-check.js";
 import { splitSchemaIssues, type UnknownKey } from "../../yaml-source/schema-keys.js";
 import { contentHash, fileBytesHash } from "./content-hash.js";
 import { changesSettings, type ChangesSettings } from "./changes-settings.js";

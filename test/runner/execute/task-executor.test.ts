@@ -4,7 +4,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdir, readFile, readdir, rm, writeFile } from "node:fs/promises";
+import { lstat, mkdir, readFile, readdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { allowAll, type Approval, type Decision } from "../../../src/core/approval.js";
 import { OutputError } from "../../../src/core/errors.js";
@@ -84,6 +84,8 @@ test("runs a task to a passing result, written to result.json", async (t) => {
     finalAnswer: "done, one tag written", transcriptPath: "tasks/suite/task/default/1/events.jsonl",
     policyDenials: { count: 0, examples: [] }, resumed: 0, sandbox: { mode: "off", network: "allow" }, trial: { repeat: 1, variant: null },
     changes: { path: "tasks/suite/task/default/1/changes.patch", files: 1, insertions: 1, deletions: 0, binary: 0, bytes: 125, truncated: false, leftOut: 0 },
+    // The empty workspace's folder and the file the agent wrote, by their blocks.
+    workspace: { mechanism: "copy", diskBytes: ((await lstat(folder.workspace)).blocks + (await lstat(join(folder.workspace, "tags.txt"))).blocks) * 512 },
   });
   assert.match(await readFile(folder.path("changes"), "utf8"), /^diff --git a\/tags\.txt b\/tags\.txt\nnew file mode 100644\n[^]*\n\+one\n$/);
   assert.ok(outcome.result.stats && outcome.result.stats.requests === 2, "the transcript stats count the requests");

@@ -6,10 +6,11 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { chmod, lstat, mkdir, readFile, readdir, readlink, rename, rm, symlink, writeFile } from "node:fs/promises";
+import { chmod, lstat, mkdir, readFile, readdir, readlink, rename, rm, symlink, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { changesSettings, type ChangesSettings } from "../../../src/runner/tasks/changes-settings.js";
-import { snapshotWorkspace, writeChangesPatch, type ChangesBase, type ChangesPlace } from "../../../src/runner/execute/workspace-changes.js";
+import { seedFixtureIndex, snapshotWorkspace, writeChangesPatch, type ChangesBase, type ChangesPlace } from "../../../src/runner/execute/workspace-changes.js";
+import { copyFixture } from "../../../src/runner/tasks/fixture-copy.js";
 import type { ResultChanges } from "../../../src/runner/run-dir/task-result.js";
 import { writeFiles } from "../../support/suite-files.js";
 import { tempDir } from "../../support/temp-dir.js";
@@ -203,3 +204,32 @@ async function readdirWithContent(dir: string): Promise<Record<string, string>> 
   }
   return out;
 }
+
+test("a fixture's index is kept from the first copy and seeds the next: each trial's base still holds what its setup changed, same size and all", async (t) => {
+  const root = await tempDir(t);
+  const fixture = join(root, "fixture");
+  await mkdir(join(fixture, "src"), { recursive: true });
+  await writeFiles(fixture, { "src/a.txt": "x\n", "src/b.txt": "b\n" });
+  const past = new Date("2021-01-01T00:00:00Z");
+  for (const file of ["src/a.txt", "src/b.txt"]) await utimes(join(fixture, file), past, past);
+  const settings = changesSettings(undefined);
+  const trial = async (name: string, setupText: string, agent: (ws: string) => Promise<void>) => {
+    const workspace = join(root, name, "workspace");
+    await copyFixture(fixture, workspace);
+    const place = { workspace, gitDir: join(root, name, "changes.git"), objectsDir: join(root, "changes-objects"), fixtureIndexesDir: join(root, "changes-indexes"), hostEnv: HOST_ENV };
+    assert.equal(await seedFixtureIndex(place, settings, fixture), true);
+    await writeFile(join(workspace, "src/a.txt"), setupText); // setup: the same size as the fixture's
+    const base = await snapshotWorkspace(place, settings, { seeded: true });
+    await agent(workspace);
+    const path = join(root, name, "changes.patch");
+    await writeChangesPatch(place, base, settings, { path, relativePath: "changes.patch", redact: (s) => s, write: (bytes) => writeFile(path, bytes) });
+    return readFile(path, "utf8");
+  };
+  const first = await trial("one", "y\n", (ws) => writeFile(join(ws, "c.txt"), "new\n"));
+  assert.deepEqual((await readdir(join(root, "changes-indexes"))).length, 1, "the fixture's index is kept");
+  assert.match(first, /^diff --git a\/c\.txt b\/c\.txt\nnew file mode/);
+  assert.doesNotMatch(first, /a\.txt/, "setup's change is in the base, not the agent's patch");
+  const second = await trial("two", "z\n", (ws) => rm(join(ws, "src/b.txt")));
+  assert.match(second, /^diff --git a\/src\/b\.txt b\/src\/b\.txt\ndeleted file mode/);
+  assert.doesNotMatch(second, /a\.txt/, "the seeded index did not hide setup's change from the base");
+});
