@@ -40,7 +40,7 @@ export interface SweepOptions {
   cacheTtl?: ReplayTtl;
   /** The `recorded` strategy's marks: as each session was billed (the default), or one TTL for all. */
   recordedTtl?: RecordedTtl;
-  /** Tools+system cached before each session's first request. */
+  /** Tools+system (and a hidden prefix) cached before each session's first request; without it `recorded` caches the part its first bill read. */
   warmPrefix?: boolean;
   /** Counts the mirror's and the cache simulator's tokens (default chars4). */
   counter?: TokenCounter;

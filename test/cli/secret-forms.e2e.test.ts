@@ -94,8 +94,8 @@ async function filesUnder(dir: string): Promise<Array<[string, string]>> {
   for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
     const path = join(entry.parentPath, entry.name);
     const rel = path.slice(dir.length + 1);
-    // The workspace and its snapshot (changes.git's index, the shared objects) are the task's own files; changes.patch is rhema's and is checked.
-    if (!entry.isFile() || rel.split("/").some((part) => part === "workspace" || part === "changes.git" || part === "changes-objects")) continue;
+    // The workspace and its snapshot (changes.git's index, the shared objects, the fixture's index) are the task's own files; changes.patch is rhema's and is checked.
+    if (!entry.isFile() || rel.split("/").some((part) => ["workspace", "changes.git", "changes-objects", "changes-indexes"].includes(part))) continue;
     out.push([rel, await readFile(path, "utf8")]);
   }
   return out;
