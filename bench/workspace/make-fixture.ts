@@ -5,6 +5,7 @@
  */
 import { link, mkdir, open, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { seededRandom } from "../../test/support/seeded-random.js";
 
 export interface FixtureShape {
   files: number;
@@ -14,21 +15,9 @@ export interface FixtureShape {
 
 export const BENCH_FIXTURE: FixtureShape = { files: 20_000, totalBytes: 200 * 1024 * 1024, seed: 24 };
 
-/** A small deterministic generator (mulberry32). */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** Writes the fixture under `root` (made if missing); returns what it holds. */
 export async function makeFixture(root: string, shape: FixtureShape): Promise<{ files: number; links: number; hardLinks: number; bytes: number }> {
-  const next = random(shape.seed);
+  const { next } = seededRandom(shape.seed);
   const perPackage = 20;
   const packages = Math.ceil(shape.files / perPackage);
   // Sizes drawn skewed (many small, a few large), then scaled to the total.
