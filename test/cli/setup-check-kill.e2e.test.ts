@@ -13,9 +13,10 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFile, readdir } from "node:fs/promises";
 import { join } from "node:path";
-import { runCli, startCli } from "../support/cli.js";
+import { runCli } from "../support/cli.js";
 import { OPEN_POLICY, writeFiles } from "../support/suite-files.js";
 import { tempDir } from "../support/temp-dir.js";
+import { killInCommand } from "../support/kill-in-command.js";
 
 const COMMANDS = ["setup-1", "setup-2", "check-1"] as const;
 
@@ -37,16 +38,6 @@ checks:
 `;
 }
 
-async function waitForFile(path: string, limitMs = 20_000): Promise<string> {
-  const deadline = Date.now() + limitMs;
-  for (;;) {
-    const text = await readFile(path, "utf8").catch(() => "");
-    if (text.trim() !== "") return text.trim();
-    if (Date.now() > deadline) throw new Error(`${path} did not appear`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 for (const target of COMMANDS) {
   test(`a SIGKILL inside ${target}: after the resume every finished command's line appears once`, async (t) => {
     const root = await tempDir(t);
@@ -54,16 +45,7 @@ for (const target of COMMANDS) {
     const out = join(root, "run");
     // Unsandboxed: the commands write outside the workspace, and the test stops their process group from outside.
     const args = ["run", "suite", "--out", out, "--sandbox", "off"];
-    const first = startCli(args, { cwd: root });
-    const pgid = Number(await waitForFile(join(root, `${target}.pid`)));
-    await new Promise((r) => setTimeout(r, 300)); // inside the command's sleep
-    first.child.kill("SIGKILL");
-    try {
-      process.kill(-pgid, "SIGKILL");
-    } catch {
-      // already gone
-    }
-    await first.done;
+    await killInCommand(args, root, join(root, `${target}.pid`));
     const state = JSON.parse(await readFile(join(out, "tasks/suite/job/default/1/task-state.json"), "utf8"));
     assert.ok(state, "the task state parses after the kill");
 

@@ -16,9 +16,10 @@ import assert from "node:assert/strict";
 import { appendFile, readFile, readdir, utimes } from "node:fs/promises";
 import { join } from "node:path";
 import { readRunResults } from "../../src/runner/run-dir/run-dir.js";
-import { cliEnv, runCli, startCli } from "../support/cli.js";
+import { cliEnv, runCli } from "../support/cli.js";
 import { OPEN_POLICY, writeFiles } from "../support/suite-files.js";
 import { tempDir } from "../support/temp-dir.js";
+import { killInCommand } from "../support/kill-in-command.js";
 
 const IDS = ["a", "b", "c"] as const;
 const SECRET = "sk-shared-0123456789abcdef";
@@ -124,31 +125,12 @@ test("a failing shared setup fails all three tasks with its message and runs onc
   assert.equal(await counter(), 2, "retried once for the six trials");
 });
 
-async function waitForFile(path: string, limitMs = 20_000): Promise<string> {
-  const deadline = Date.now() + limitMs;
-  for (;;) {
-    const text = await readFile(path, "utf8").catch(() => "");
-    if (text.trim() !== "") return text.trim();
-    if (Date.now() > deadline) throw new Error(`${path} did not appear`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 for (const target of ["setup-1", "setup-2"] as const) {
   test(`a SIGKILL inside the shared ${target}: the resume finishes the setup once and the tasks run`, async (t) => {
     // Each command records its process group when it starts, and appends its line when it finishes.
     const command = (root: string, name: string) => `echo $$ > ${root}/${name}.pid; sleep 1; echo ${name} >> ${root}/log.txt`;
     const { root, out, args } = await suite(t, (r) => [command(r, "setup-1"), `${command(r, "setup-2")}; echo made > dep.txt`]);
-    const first = startCli(args, { cwd: root });
-    const pgid = Number(await waitForFile(join(root, `${target}.pid`)));
-    await new Promise((r) => setTimeout(r, 300)); // inside the command's sleep
-    first.child.kill("SIGKILL");
-    try {
-      process.kill(-pgid, "SIGKILL");
-    } catch {
-      // already gone
-    }
-    await first.done;
+    await killInCommand(args, root, join(root, `${target}.pid`));
 
     const resumed = await runCli(args, { cwd: root });
     assert.equal(resumed.code, 0, resumed.stderr);
