@@ -47,6 +47,8 @@ async function checkCopy(from: string, to: string): Promise<void> {
   assert.equal(script.mode & 0o777, 0o755);
   assert.equal(script.mtime.toISOString(), "2020-01-02T03:04:05.000Z");
   assert.equal((await stat(join(to, "locked"))).mode & 0o777, 0o555);
+  // Writable again, so that the temp folder can be removed by a user who is not root.
+  for (const dir of [from, to]) await chmod(join(dir, "locked"), 0o755);
 }
 
 test("GNU cp copies hard links as one file, holes as holes, modes and mtimes as they were", async (t) => {
