@@ -8,6 +8,7 @@
  */
 import { RhemaError, parseUsd } from "../core/errors.js";
 import { SANDBOX_MODES, type SandboxMode } from "../process/sandbox-mode.js";
+import { WORKSPACE_LAYER_CHOICES, type WorkspaceLayersChoice } from "../runner/execute/workspace-layers.js";
 import { NAMED_PROVIDERS } from "../providers/provider-registry.js";
 import type { RunRequest } from "../runner/execute/run-request.js";
 import { LIMIT_TEXT_RULE, parseLimitText } from "../runner/tasks/duration.js";
@@ -20,7 +21,7 @@ import { baselineSource, type BaselineSource } from "./baseline.js";
 /** Every input `action.yml` declares; a test holds the two lists equal and proves each is read. */
 export const ACTION_INPUT_NAMES = [
   "tasks", "policy", "provider", "model", "base-url", "concurrency", "filter", "tag", "shard", "out",
-  "max-steps", "timeout", "stream-idle", "max-cost", "pricing", "sandbox", "fail-on", "resume", "comment", "github-token",
+  "max-steps", "timeout", "stream-idle", "max-cost", "pricing", "sandbox", "workspace-layers", "fail-on", "resume", "comment", "github-token",
   "max-tokens", "stopped-ok", "allow-env", "retry-errored", "report-skipped", "restart-changed",
   "repeats", "min-pass-rate", "gate", "stop-early", "pass-at", "junit-cases", "matrix", "calibration", "quarantine",
   "baseline", "save-baseline", "compare-fail-on", "comment-diffstat",
@@ -94,6 +95,7 @@ export function readActionInputs(readInput: InputReader): ActionInputs {
     ...optional("timeout", limit("timeout", text("timeout"))),
     ...optional("streamIdle", limit("stream-idle", text("stream-idle"))),
     ...optional("sandbox", sandboxMode(text("sandbox"))),
+    ...optional("workspaceLayers", workspaceLayers(text("workspace-layers"))),
     ...optional("maxCost", dollars("max-cost", text("max-cost"))),
     ...optional("maxTokens", wholeNumber("max-tokens", text("max-tokens"))),
     ...optional("pricing", text("pricing")),
@@ -141,6 +143,11 @@ function providerName(value: string | undefined): string | undefined {
 /** `sandbox`, as `--sandbox` takes it; empty: rhema's default (auto). */
 function sandboxMode(value: string | undefined): SandboxMode | undefined {
   return value === undefined ? undefined : oneOf("sandbox", value, SANDBOX_MODES);
+}
+
+/** `workspace-layers`, as `--workspace-layers` takes it; empty: rhema's default (auto). */
+function workspaceLayers(value: string | undefined): WorkspaceLayersChoice | undefined {
+  return value === undefined ? undefined : oneOf("workspace-layers", value, WORKSPACE_LAYER_CHOICES);
 }
 
 /** Entries separated by newlines or commas (a YAML block or one line). */

@@ -16,6 +16,7 @@ import { SecretRedactor } from "../runner/run-dir/secret-redactor.js";
 import { checkPathFlags, type PathCommand } from "./path-flags.js";
 import { DEFAULT_RUN_DIR, runCommand } from "./run-command.js";
 import { SANDBOX_MODES } from "../process/sandbox-mode.js";
+import { WORKSPACE_LAYER_CHOICES } from "../runner/execute/workspace-layers.js";
 import { installShutdownSignals } from "../runner/execute/shutdown-signals.js";
 import { stallNetFor } from "../runner/execute/stall-net.js";
 import { expandExamples, helpWidth, oneNamePerUnknownArgument, withExamples } from "./help-format.js";
@@ -87,6 +88,7 @@ function runOptions<T>(y: Argv<T>) {
     .option("stopped-ok", { type: "boolean", default: false, describe: "a task stopped on a budget does not fail the run (exit 0 if the rest passed)" })
     .option("allow-env", { type: "string", array: true, default: [], describe: "secret-looking variable the shell may see (repeatable)" })
     .option("sandbox", SANDBOX_OPTION)
+    .option("workspace-layers", { type: "string", choices: WORKSPACE_LAYER_CHOICES, describe: "how fixture workspaces are made: a layer of each trial's own over one shared read-only base (overlay as root, fuse-overlayfs), or copies; auto (default) mounts where it can" })
     .option("pricing", PRICING_OPTION)
     .option("calibration", CALIBRATION_OPTION)
     .option("repeats", { type: "string", describe: "trials of each task that sets no repeats: (a whole number from 1 up; default 1); each has its own workspace, checkpoint and result" })

@@ -52,7 +52,7 @@ test("action.yml passes @action-validator/cli and runs on node24", async (t) => 
 const SAMPLE: Record<ActionInputName, string> = {
   tasks: "tasks/more", policy: "preset:ci", provider: "anthropic", model: "claude-sonnet-4-5", "base-url": "http://127.0.0.1:9",
   concurrency: "2", filter: "a/*", tag: "nightly", shard: "1/4", out: ".rhema/runs/other", "max-steps": "7", timeout: "5m", "stream-idle": "30s", "max-cost": "20", pricing: "pricing.yaml",
-  sandbox: "off", "fail-on": "never", resume: "false", comment: "true", "github-token": "ghs_example",
+  sandbox: "off", "workspace-layers": "copy", "fail-on": "never", resume: "false", comment: "true", "github-token": "ghs_example",
   "max-tokens": "50000", "stopped-ok": "true", "allow-env": "NPM_TOKEN\nGH_TOKEN", "retry-errored": "true", "report-skipped": "true", "restart-changed": "true",
   repeats: "5", "min-pass-rate": "0.8", gate: "lower", "stop-early": "true", "pass-at": "1,3", "junit-cases": "trial", matrix: "matrix.yaml", calibration: "calibration.json",
   quarantine: ".github/quarantine.yaml", baseline: "rhema-baseline-nightly-main", "save-baseline": "true", "compare-fail-on": "never", "comment-diffstat": "true",

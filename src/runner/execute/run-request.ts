@@ -19,6 +19,7 @@ import { runSuite, type RunProgress, type SuiteRunOutcome } from "./suite-runner
 import type { TaskDefinition } from "../tasks/task-file.js";
 import { preloadBashParser } from "../../policy/shell/grammar/bash-parser.js";
 import { taskKey } from "../tasks/task-key.js";
+import type { WorkspaceLayersChoice } from "./workspace-layers.js";
 import { probeSandbox } from "../../process/sandbox-probe.js";
 import { probeReaper } from "../../process/subreaper.js";
 import { chooseSandbox, needsProbe, type SandboxMode, type SandboxUse } from "../../process/sandbox-mode.js";
@@ -76,6 +77,8 @@ export interface RunRequest {
   calibration?: string;
   /** `--sandbox`: the least sandbox the run asks for (a policy or task may ask for more); default auto. */
   sandbox?: SandboxMode;
+  /** `--workspace-layers`: layered workspaces or copies (workspace-layers.ts); default auto. */
+  workspaceLayers?: WorkspaceLayersChoice;
   /** `--repeats`: trials of each task that sets no `repeats:`; default 1. */
   repeats?: number;
   /** `--min-pass-rate`: the share of counted trials that must pass, for tasks that set no `pass.rate`. */
@@ -190,6 +193,7 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
     restartChanged: request.restartChanged,
     selection: request.restart ? "restart" : request.add ? "add" : "resume",
     retryErrored: request.retryErrored,
+    ...(request.workspaceLayers ? { workspaceLayers: request.workspaceLayers } : {}),
     stillInSuite: (task) => taskStillDefined(task, [...loaded.tasks, ...loaded.skipped, ...loaded.otherShards]),
     reportCopies: copies,
     ...(summaryAppend ? { summaryAppend } : {}),

@@ -81,22 +81,42 @@ export class SharedSetups {
     return prepared;
   }
 
+  /**
+   * A layered run's base of a fixture with no shared setup: the fixture copied (and checked) once
+   * into `prepared/<hash>/` for every trial that lays its layer over it (task-workspace.ts), keyed
+   * by the fixture's stamp alone — no commands run in it, so the environment and sandbox are not
+   * part of its key.
+   */
+  async fixtureBase(from: string): Promise<PreparedFolder> {
+    const key: PreparedKey = { from, fixtureStamp: await this.stampOf(from), setup: [], env: {}, sandbox: "none", network: "none" };
+    const hash = preparedHash(key);
+    let prepared = this.preparing.get(hash);
+    if (prepared === undefined) {
+      prepared = this.prepareOnce(this.runDir.prepared(hash), key, null);
+      this.preparing.set(hash, prepared);
+    }
+    return prepared;
+  }
+
+  private stampOf(from: string): Promise<string> {
+    const stamp = this.stamps.get(from) ?? fixtureStamp(from);
+    this.stamps.set(from, stamp);
+    return stamp;
+  }
+
   /** The key of the request's setup (see the header); the fixture is stamped once a run. */
   async keyOf(request: SharedSetupRequest): Promise<PreparedKey> {
     const { task, commands, sandbox } = request;
     const from = task.workspace.from;
-    let stamp: Promise<string> | null = null;
-    if (from !== null) {
-      stamp = this.stamps.get(from) ?? fixtureStamp(from);
-      this.stamps.set(from, stamp);
-    }
+    const stamp = from === null ? null : this.stampOf(from);
     const env: Record<string, string> = {};
     for (const name of commands.allowEnv) if (commands.env[name] !== undefined) env[name] = valueHash(commands.env[name]);
     for (const [name, value] of Object.entries(task.env ?? {})) env[name] = valueHash(value);
     return { from, fixtureStamp: stamp === null ? null : await stamp, setup: [...task.workspace.setup], env, sandbox: sandbox.mode, network: sandbox.network };
   }
 
-  private async prepareOnce(folder: PreparedFolder, key: PreparedKey, request: SharedSetupRequest): Promise<PreparedFolder> {
+  /** Prepares `folder` for `key`: its copy, then the request's setup (none for a fixture base, `request` null). */
+  private async prepareOnce(folder: PreparedFolder, key: PreparedKey, request: SharedSetupRequest | null): Promise<PreparedFolder> {
     const at = () => this.opts.now().toISOString();
     let state = await folder.readState();
     if (state?.outcome.status === "done") return folder;
@@ -115,7 +135,7 @@ export class SharedSetups {
       await book.update((s) => ({ ...s, workspaceCopied: true }));
     }
     try {
-      await runSetupCommands(request.task, folder.workspace, book, {
+      if (request !== null) await runSetupCommands(request.task, folder.workspace, book, {
         runCommand: request.runCommand, signal: this.opts.signal, now: this.opts.now,
         ...(request.onEvent ? { onEvent: request.onEvent } : {}),
         ...(request.sandbox.placement ? { sandbox: { ...request.sandbox.placement, network: true } } : {}),

@@ -34,6 +34,10 @@ import type { TaskDefinition } from "../tasks/task-file.js";
 import { CURRENT_HASH_SCHEME, hashUnder } from "../tasks/content-hash.js";
 import { runTask, type TaskRunEnv, type TaskRunOutcome } from "./task-executor.js";
 import { SharedSetups } from "./shared-setup.js";
+import { LayerMounts } from "../run-dir/layer-mounts.js";
+import { findOnPath } from "../../process/sandbox-probe.js";
+import { chooseWorkspaceMechanism, type WorkspaceLayersChoice } from "./workspace-layers.js";
+import { usesSharedSetup, type WorkspaceLayering } from "./task-workspace.js";
 import { notStartedResult, stalledResult } from "./task-outcome.js";
 import { gateOf, repeatsOf, trialId, trialsOf, type Trial } from "../trials/trial.js";
 import { EVERY_TRIAL, gateDecision } from "../trials/trial-gate.js";
@@ -65,6 +69,11 @@ export type RunProgress =
   | { type: "run_end"; results: TaskResult[]; interrupted: boolean; reports: ReportFiles; unfinished?: UnfinishedTask[] };
 
 export interface SuiteRunOptions {
+  /**
+   * How workspaces of fixtures and shared setups are made (`--workspace-layers`,
+   * workspace-layers.ts): a layer over a shared base where one can be mounted, or copies; default auto.
+   */
+  workspaceLayers?: WorkspaceLayersChoice;
   /** The selected tasks; with a matrix, each task × cell (`variant` set) is one. */
   tasks: readonly TaskDefinition[];
   /** With a matrix: its cells, their overrides and hashes, as the manifest records them. */
@@ -177,6 +186,8 @@ export async function runSuite(opts: SuiteRunOptions): Promise<SuiteRunOutcome> 
   const lock = await runDir.lock(opts.pid, opts.env.now(), opts.lockTiming);
   try {
     const selection = opts.selection ?? "resume";
+    // Before anything is read or removed: a killed run's mounts, which a removal would delete through.
+    await new LayerMounts(opts.runDir).unmountLeftovers();
     if (selection === "restart") await runDir.wipeRun();
     const previous = await runDir.readManifest();
     if (previous !== null && previous.layout !== 2) throw new LayoutOneRunError(opts.runDir);
@@ -259,8 +270,9 @@ async function runQueue(opts: SuiteRunOptions, runDir: RunDir, manifest: RunMani
     now: opts.env.now, signal: AbortSignal.any([opts.signal, lock.lost]), retryFailed: opts.retryErrored ?? false, pid: opts.pid,
     redact: (text) => opts.env.redactor.redact(text),
   });
+  const layers = await layeringOf(opts, sharedSetups);
   const env: TaskRunEnv = {
-    ...opts.env, runDir: opts.runDir, signal: opts.signal, budget, lock, sharedSetups,
+    ...opts.env, runDir: opts.runDir, signal: opts.signal, budget, lock, sharedSetups, ...layers,
     gitMirrors: opts.env.gitMirrors ?? new GitMirrors(join(opts.runDir, GIT_MIRRORS_DIR), opts.env.hostEnv),
     onEvent: (trial, event) => opts.onProgress({ type: "task_event", task: trial.task, trial, event }),
   };
@@ -605,4 +617,19 @@ async function updateManifest(
   };
   await runDir.writeManifest(manifest);
   return manifest;
+}
+
+/**
+ * The run's layered workspaces, when some task lays a workspace over a base (a fixture or a shared
+ * setup, not a git clone): the mechanism tried once (workspace-layers.ts). Without such a task,
+ * nothing is probed.
+ */
+async function layeringOf(opts: SuiteRunOptions, sharedSetups: SharedSetups): Promise<{ layering?: WorkspaceLayering; copyReason?: string }> {
+  const layered = opts.tasks.some((task) => task.workspace.git === undefined && (task.workspace.from != null || usesSharedSetup(task)));
+  if (!layered) return {};
+  const fuseBinary = await findOnPath("fuse-overlayfs", opts.env.hostEnv.PATH ?? "");
+  const mechanism = await chooseWorkspaceMechanism(opts.runDir, opts.workspaceLayers ?? "auto", { uid: process.getuid?.() ?? -1, fuseBinary });
+  // Copies asked for by name need no reason.
+  if (mechanism.kind === "copy") return opts.workspaceLayers === "copy" ? {} : { copyReason: mechanism.reason };
+  return { layering: { mechanism: mechanism.kind, mounts: new LayerMounts(opts.runDir, fuseBinary ?? undefined), fixtureBase: (from) => sharedSetups.fixtureBase(from) } };
 }

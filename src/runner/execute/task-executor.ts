@@ -56,7 +56,7 @@ import { finalAnswerOf, trialResult } from "./task-outcome.js";
 import { type CheckOutcome, type TaskCost, type TaskResult, type TaskSandboxRecord, type TaskSpend } from "../run-dir/task-result.js";
 import { freshTaskState, type TaskState } from "../run-dir/task-state.js";
 import { runTaskTurn, stepCapOf, stepsTaken } from "./task-turn.js";
-import { changesOf, changesPlace, prepareWorkspace } from "./task-workspace.js";
+import { changesOf, changesPlace, prepareWorkspace, unmountLayer, type WorkspaceLayering } from "./task-workspace.js";
 import { writeChangesPatch } from "./workspace-changes.js";
 import type { SharedSetups } from "./shared-setup.js";
 import type { GitMirrors } from "./git-mirror.js";
@@ -112,6 +112,10 @@ export interface TaskRunEnv {
   lock?: LockGuard;
   /** The run's shared setups (`workspace.shared`); absent: every task runs its own setup. */
   sharedSetups?: SharedSetups;
+  /** The run's layered workspaces (workspace-layers.ts); absent: every workspace is a copy. */
+  layering?: WorkspaceLayering;
+  /** Why the workspaces are copies although layers were asked for (none could be mounted); absent: not asked, or layered. */
+  copyReason?: string;
 }
 
 /** Told of one retry of the task's model (`task`) or its compaction worker (`worker`); awaited before the retry's wait. */
@@ -218,6 +222,8 @@ async function openTrialRun(trial: Trial, folder: TaskFolder, env: TaskRunEnv): 
       unlistenRetries();
       timeout.clear();
       await log.close();
+      // The layer stays for a resume; the mount goes (the next run unmounts it after a kill).
+      await unmountLayer(folder, book, env.layering);
     },
   };
   return run;
@@ -233,6 +239,7 @@ async function turnPhase(run: TrialRun): Promise<{ kind: "interrupted" } | { kin
     await prepareWorkspace(trial.task, folder, book, {
       runCommand: env.runCommand, signal, now: env.now, onEvent: (e) => run.events.emit(e), snapshotEnv: env.hostEnv, hostEnv: env.hostEnv,
       ...(env.gitMirrors ? { gitMirrors: env.gitMirrors } : {}),
+      ...(env.layering ? { layering: env.layering } : {}),
       ...(sandbox.placement ? { sandbox: { ...sandbox.placement, network: true } } : {}),
       ...(shared ? {
         sharedBase: () => shared.prepare({
@@ -305,12 +312,14 @@ async function outcomePhase(run: TrialRun, agent: CodingAgent | null, checked: E
   const messages = agent?.session.messages ?? saved?.messages ?? [];
   const stats = agent?.transcriptStats() ?? saved?.transcript?.stats ?? null;
   const cost = costOf(trial, env, stats);
-  const diskBytes = await allocatedBytes(folder.workspace);
+  const layer = book.current.layer;
+  // A layer's disk is what the trial wrote into it; a copy's, the whole copy.
+  const diskBytes = await allocatedBytes(layer !== null ? folder.layerUpper : folder.workspace);
   const result = trialResult({
     trial, folder, state: book.current, messages, calls: (agent?.session ?? saved)?.calls, checks: checked.checks, failure: checked.failure,
     stats: stats && resultStats(stats, cost), cost, provider: run.provider.id,
     elapsedMs: run.activeMs(), sandbox: run.sandbox.record, finishedAt: env.now(), redactor: env.redactor,
-    workspace: diskBytes === null ? null : { mechanism: "copy", diskBytes },
+    workspace: diskBytes === null ? null : layer !== null ? { mechanism: layer.mechanism, diskBytes } : { mechanism: "copy", diskBytes, ...(env.copyReason ? { reason: env.copyReason } : {}) },
   });
   await folder.writeResult(result);
   return { kind: "finished", result, kept: false };

@@ -25,6 +25,14 @@
  * A task whose setup is shared (`workspace.shared`, shared-setup.ts) runs no command here: its
  * workspace is a copy of the prepared base, recorded copied once the copy is whole, then
  * snapshot as above — so its patch diffs against the base, without the setup's output.
+ *
+ * On a layered run (workspace-layers.ts) nothing is copied per trial: the base — the prepared
+ * base of a shared setup, or the fixture copied once into `prepared/` — is mounted read-only
+ * under a layer of the trial's own (layer-mounts.ts). The layer is recorded (`layer`) before the
+ * first mount and the workspace recorded copied once mounted; a resume mounts the same layer
+ * again over the same base (prepared anew when a restored cache left it out), whatever it had
+ * done; the trial's end unmounts it (`unmountLayer`). A trial's setup commands run in its
+ * mounted workspace: their output lands in its layer.
  */
 import { RhemaError } from "../../core/errors.js";
 import type { SandboxPlacement } from "../../process/sandbox.js";
@@ -39,6 +47,7 @@ import { seedFixtureIndex, snapshotWorkspace, type ChangesPlace } from "./worksp
 import type { GitSource } from "../tasks/git-source.js";
 import { GitMirrors } from "./git-mirror.js";
 import { cloneAtCommit } from "./git-workspace.js";
+import type { LayerMounts } from "../run-dir/layer-mounts.js";
 
 /** Each setup command's own limit (the task's `limits.timeout` covers them all as well). */
 export const SETUP_TIMEOUT_MS = 10 * 60_000;
@@ -61,41 +70,87 @@ export interface SetupOptions {
   gitMirrors?: GitMirrors;
   /** rhema's own environment: a git workspace's URL is fetched with it (credentials, ssh); absent: empty. */
   hostEnv?: Readonly<Record<string, string | undefined>>;
+  /** The run's layered workspaces; absent: every workspace is a copy. */
+  layering?: WorkspaceLayering;
+}
+
+/** A layered run's way to make workspaces (workspace-layers.ts chose the mechanism). */
+export interface WorkspaceLayering {
+  mechanism: "overlay" | "fuse-overlayfs";
+  mounts: LayerMounts;
+  /** The base of a fixture with no shared setup, prepared once a run (shared-setup.ts). */
+  fixtureBase(from: string): Promise<PreparedFolder>;
 }
 
 export async function prepareWorkspace(task: TaskDefinition, folder: TaskFolder, book: TaskStateBook, opts: SetupOptions): Promise<void> {
-  if (book.current.setupDone) return;
   const sharedBase = usesSharedSetup(task) ? opts.sharedBase : undefined;
+  const layerBase = layerBaseOf(task, sharedBase, opts.layering);
+  // A layer made by an earlier run: mounted again, whatever the trial had done.
+  if (book.current.layer !== null && book.current.workspaceCopied) await remountLayer(folder, book, layerBase, opts.layering);
+  if (book.current.setupDone) return;
   // The snapshot's index seeded from the fixture's, in this process only (a resume takes a whole snapshot).
   let seeded = false;
-  if (sharedBase) {
-    if (!book.current.workspaceCopied) {
+  const from = task.workspace.from;
+  if (!book.current.workspaceCopied) {
+    // Nothing has run in it yet: a copy (or mount) cut short by a kill is simply made again.
+    await book.update((s) => ({ ...s, setup: [] }));
+    if (layerBase !== null) {
+      await mountFreshLayer(folder, book, await layerBase(), opts.layering!);
+      seeded = !sharedBase && from !== null && opts.snapshotEnv !== undefined && (await seedFixtureIndex(changesPlace(folder, opts.snapshotEnv), changesOf(task), from));
+    } else if (sharedBase) {
       // The base is prepared once for every task naming it (shared-setup.ts); a failed one throws its setup's message.
-      const base = await sharedBase();
-      await book.update((s) => ({ ...s, setup: [] }));
-      await base.copyWorkspaceTo(folder.workspace);
-      await book.update((s) => ({ ...s, workspaceCopied: true }));
+      await (await sharedBase()).copyWorkspaceTo(folder.workspace);
+    } else if (task.workspace.git) await cloneWorkspace(task.workspace.git, folder, book, opts);
+    else {
+      await folder.resetWorkspace(from ?? null);
+      seeded = opts.snapshotEnv !== undefined && from != null && (await seedFixtureIndex(changesPlace(folder, opts.snapshotEnv), changesOf(task), from));
     }
-  } else {
-    if (!book.current.workspaceCopied) {
-      // Nothing has run in it yet: a copy cut short by a kill is simply made again.
-      await book.update((s) => ({ ...s, setup: [] }));
-      const git = task.workspace.git;
-      if (git) await cloneWorkspace(git, folder, book, opts);
-      else {
-        await folder.resetWorkspace(task.workspace.from ?? null);
-        seeded = opts.snapshotEnv !== undefined && task.workspace.from != null
-          && (await seedFixtureIndex(changesPlace(folder, opts.snapshotEnv), changesOf(task), task.workspace.from));
-      }
-      await book.update((s) => ({ ...s, workspaceCopied: true }));
-    }
-    await runSetupCommands(task, folder.workspace, book, opts);
+    await book.update((s) => ({ ...s, workspaceCopied: true }));
   }
+  if (!sharedBase) await runSetupCommands(task, folder.workspace, book, opts);
   if (opts.snapshotEnv && book.current.changesBase === null) {
     const base = await snapshotWorkspace(changesPlace(folder, opts.snapshotEnv), changesOf(task), { seeded });
     await book.update((s) => ({ ...s, changesBase: base }));
   }
   await book.update((s) => ({ ...s, setupDone: true }));
+}
+
+/** Where a layered trial's base comes from: its shared setup's, or its fixture's; null when the workspace is not layered. */
+function layerBaseOf(task: TaskDefinition, sharedBase: SetupOptions["sharedBase"], layering: WorkspaceLayering | undefined): (() => Promise<PreparedFolder>) | null {
+  if (layering === undefined || task.workspace.git !== undefined) return null;
+  if (sharedBase) return sharedBase;
+  const from = task.workspace.from;
+  return from == null ? null : () => layering.fixtureBase(from);
+}
+
+/** A new layer over `base`: recorded first (a kill after the mount leaves it in the ledger and the state), then mounted. */
+async function mountFreshLayer(folder: TaskFolder, book: TaskStateBook, base: PreparedFolder, layering: WorkspaceLayering): Promise<void> {
+  await layering.mounts.unmount(folder.workspace);
+  await folder.removeWorkspaceAndLayer();
+  await book.update((s) => ({ ...s, layer: { base: base.hash, mechanism: layering.mechanism } }));
+  await layering.mounts.mount({ kind: layering.mechanism, lower: base.workspace, upper: folder.layerUpper, work: folder.layerWork, target: folder.workspace });
+}
+
+/**
+ * The trial's layer mounted again over its base. The base is prepared again when it is missing
+ * (a restored Actions cache holds no `prepared/`); a fixture that changed since is another base,
+ * recorded. A run that cannot mount (copy) cannot resume a layered trial: an error saying so.
+ */
+async function remountLayer(folder: TaskFolder, book: TaskStateBook, layerBase: (() => Promise<PreparedFolder>) | null, layering: WorkspaceLayering | undefined): Promise<void> {
+  const layer = book.current.layer!;
+  if (layering === undefined || layerBase === null || layering.mechanism !== layer.mechanism) {
+    throw new RhemaError("workspace_missing", `${folder.name}: its workspace is a layer mounted with ${layer.mechanism}, which this run cannot mount (${layering ? `it mounts with ${layering.mechanism}` : "it copies workspaces"}); resume it where ${layer.mechanism} works (as the run that started it), or start it over with --restart`);
+  }
+  const base = await layerBase();
+  if (base.hash !== layer.base) await book.update((s) => ({ ...s, layer: { base: base.hash, mechanism: layer.mechanism } }));
+  await layering.mounts.unmount(folder.workspace);
+  await layering.mounts.mount({ kind: layer.mechanism, lower: base.workspace, upper: folder.layerUpper, work: folder.layerWork, target: folder.workspace });
+}
+
+/** Unmounts a layered trial's workspace (its layer stays, for a resume and the disk figure); nothing for a copied one. */
+export async function unmountLayer(folder: TaskFolder, book: TaskStateBook, layering: WorkspaceLayering | undefined): Promise<void> {
+  if (book.current.layer === null) return;
+  await (layering?.mounts ?? null)?.unmount(folder.workspace);
 }
 
 /** Whether the task's setup is shared (`workspace.shared` with commands to share). */

@@ -4,7 +4,10 @@
  * which reports, merge and replay still read): the only code that joins its paths or reads and
  * writes its files —
  *
- *   workspace/              the task's copy of `workspace.from` (or clone of `workspace.git`), where the agent works
+ *   workspace/              the task's copy of `workspace.from` (or clone of `workspace.git`), where the agent works;
+ *                           on a layered run, the mount point of its base and layer (layer-mounts.ts)
+ *   layer/upper/            a layered workspace's own layer: what the trial wrote (and deleted, as
+ *   layer/work/             whiteouts); `work/` is the overlay's scratch folder
  *   session.json            the checkpoint (with its journal, the journal's counter and the
  *   session.journal.jsonl   fingerprint of the call started last beside it)
  *   session.journal.count
@@ -62,6 +65,7 @@ export const TASK_FILES = {
 export type TaskFileRole = keyof typeof TASK_FILES;
 
 const WORKSPACE_DIR = "workspace";
+const LAYER_DIR = "layer";
 const CHANGES_GIT_DIR = "changes.git";
 /** The run's object store that every trial's snapshot shares (workspace-changes.ts). */
 export const CHANGES_OBJECTS_DIR = "changes-objects";
@@ -99,6 +103,21 @@ export class TaskFolder {
   /** The agent's workspace. */
   get workspace(): string {
     return join(this.dir, WORKSPACE_DIR);
+  }
+
+  /** A layered workspace's own layer, which receives its writes (overlay upperdir). */
+  get layerUpper(): string {
+    return join(this.dir, LAYER_DIR, "upper");
+  }
+
+  /** A layered workspace's overlay scratch folder (workdir). */
+  get layerWork(): string {
+    return join(this.dir, LAYER_DIR, "work");
+  }
+
+  /** Removes the workspace and its layer (neither may be mounted: the caller unmounted it). */
+  async removeWorkspaceAndLayer(): Promise<void> {
+    for (const dir of [this.workspace, join(this.dir, LAYER_DIR)]) await guardOutput(dir, "remove", () => rm(dir, { recursive: true, force: true }));
   }
 
   /** The git folder of the workspace's snapshot after setup. */

@@ -117,8 +117,9 @@ export type ResultChanges = z.infer<typeof resultChangesSchema>;
 
 /** How the trial's workspace was made and the disk it holds at the end (workspace-disk.ts). */
 export const resultWorkspaceSchema = z.strictObject({
-  mechanism: z.enum(["copy"]).describe("How the workspace was made: copy (the fixture copied, fixture-copy.ts)."),
-  diskBytes: count.describe("Allocated bytes the workspace holds once checks ran, du-style: st_blocks × 512, holes not counted, hard links once; the copy, setup and agent's writes."),
+  mechanism: z.enum(["copy", "overlay", "fuse-overlayfs"]).describe("How the workspace was made: copy (the fixture copied, fixture-copy.ts; a git clone; an empty folder), or a layer of the trial's own over a shared read-only base mounted with the kernel's overlay or fuse-overlayfs (layer-mounts.ts)."),
+  diskBytes: count.describe("Allocated bytes the trial's own workspace holds once checks ran, du-style: st_blocks × 512, holes not counted, hard links once. A copy: the copy, setup and agent's writes; a layer: what setup and the agent wrote (files copied up when changed), not the shared base."),
+  reason: z.string().optional().describe("Why a copy, when layers were asked for (--workspace-layers auto) and could not be mounted."),
 });
 export type ResultWorkspace = z.infer<typeof resultWorkspaceSchema>;
 

@@ -47,6 +47,12 @@ const taskStateSchema = z.strictObject({
   /** `workspace.from` is copied into the workspace: from here on it is never made again. */
   workspaceCopied: z.boolean().default(false),
   /**
+   * A layered workspace (layer-mounts.ts): the prepared base (`prepared/<base>/workspace/`) its
+   * layer lies over and how it is mounted; recorded before the first mount, so a resume mounts the
+   * same layer again. null: a copied (or cloned, or empty) workspace.
+   */
+  layer: z.strictObject({ base: z.string().regex(/^[0-9a-f]{16,64}$/), mechanism: z.enum(["overlay", "fuse-overlayfs"]) }).nullable().default(null),
+  /**
    * The commit a git workspace (`workspace.git`) is checked out at: its `ref` resolved on the
    * trial's first run, before the clone. A resume (or `--retry-errored`) clones this commit again
    * even if the branch moved; `--restart` drops the state and resolves anew. null: not resolved
@@ -85,7 +91,7 @@ export const TASK_STATE_KIND: StateFileKind<TaskState> = {
 
 /** The state of a task that has not started anything yet. */
 export function freshTaskState(contentHash: string, startedAt: string): TaskState {
-  return { version: 1, contentHash, setupDone: false, resumed: 0, startedAt, activeMs: 0, workspaceCopied: false, gitCommit: null, changesBase: null, changes: null, setup: [], checks: [], interruptedSpent: null };
+  return { version: 1, contentHash, setupDone: false, resumed: 0, startedAt, activeMs: 0, workspaceCopied: false, layer: null, gitCommit: null, changesBase: null, changes: null, setup: [], checks: [], interruptedSpent: null };
 }
 
 /** `records` with `record` at `index` (a record at the end, or one replacing its earlier attempt). */
@@ -129,5 +135,5 @@ export function checkFinished(state: TaskState, index: number, outcome: CheckOut
  * Its start, resumes, time spent and a git workspace's resolved commit stay.
  */
 export function setupRetried(state: TaskState): TaskState {
-  return { ...state, setupDone: false, workspaceCopied: false, changesBase: null, changes: null, setup: [], checks: [] };
+  return { ...state, setupDone: false, workspaceCopied: false, layer: null, changesBase: null, changes: null, setup: [], checks: [] };
 }

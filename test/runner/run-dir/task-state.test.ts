@@ -10,7 +10,7 @@ import { tempDir } from "../../support/temp-dir.js";
 
 const STATE: TaskState = {
   version: 1, contentHash: "ab12", setupDone: true, resumed: 2, startedAt: "2026-03-04T05:06:07.000Z", activeMs: 0,
-  workspaceCopied: true, gitCommit: "0123456789abcdef0123456789abcdef01234567", changesBase: { tree: "4b825dc642cb6eb9a060e54bf8d69288fbee4904" }, changes: null, setup: [{ status: "done", command: "npm ci", startedAt: "2026-03-04T05:06:08.000Z", finishedAt: "2026-03-04T05:06:09.000Z", attempt: 1 }],
+  workspaceCopied: true, layer: { base: "0123456789abcdef01234567", mechanism: "overlay" }, gitCommit: "0123456789abcdef0123456789abcdef01234567", changesBase: { tree: "4b825dc642cb6eb9a060e54bf8d69288fbee4904" }, changes: null, setup: [{ status: "done", command: "npm ci", startedAt: "2026-03-04T05:06:08.000Z", finishedAt: "2026-03-04T05:06:09.000Z", attempt: 1 }],
   checks: [{ status: "started", name: "unit", startedAt: "2026-03-04T05:06:10.000Z", attempt: 2 }], interruptedSpent: null,
 };
 

@@ -1,0 +1,140 @@
+/**
+ * Layered workspaces (issue 24 (b)) through the built CLI. As root (CI here), `--workspace-layers
+ * auto` mounts each trial's workspace as a kernel overlay: one read-only copy of the fixture in
+ * `prepared/`, a layer per trial that receives its writes. Shown:
+ *
+ * - isolation: a trial's writes (a new file, an edit, a deletion, a write through a link the
+ *   fixture holds) are invisible to the other trial, to the base and to the fixture; each one's
+ *   changes.patch holds its own; the result says `overlay` and counts its layer's disk, not the base;
+ * - no mount outlives the run; a SIGKILL leaves the mount behind (its ledger entry too), and the
+ *   next run unmounts it before anything else and resumes in the same layer — the write made
+ *   before the kill is still there;
+ * - `--restart` after a kill unmounts, then drops the layer; the fixture is untouched throughout.
+ *
+ * As a user who is not root (setpriv), the same suite runs on copies: auto says why in the
+ * result, and `--workspace-layers overlay` is exit 2 naming the reason. Neither branch skips.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFile, readdir, symlink } from "node:fs/promises";
+import { join } from "node:path";
+import { readRunResults } from "../../src/runner/run-dir/run-dir.js";
+import { mountPointsUnder } from "../../src/runner/run-dir/layer-mounts.js";
+import { runCli } from "../support/cli.js";
+import { OPEN_POLICY, writeFiles } from "../support/suite-files.js";
+import { tempDir } from "../support/temp-dir.js";
+import { killInCommand } from "../support/kill-in-command.js";
+
+const ROOT = process.getuid?.() === 0;
+
+function task(id: string, extraScript = ""): string {
+  return `prompt: Change it.
+policy: ../policy.yaml
+workspace: { from: ../fixture }
+model:
+  provider: scripted
+  script:
+    - call: write_file
+      input: { path: "mine-${id}.txt", content: "${id}\\n" }
+    - call: shell
+      input: { command: "echo ${id} >> shared.txt && rm gone.txt && echo ${id} > linked.txt${extraScript}" }
+    - say: done
+checks:
+  - { name: only its own file, run: 'test -f mine-${id}.txt && test "$(ls mine-*.txt)" = mine-${id}.txt' }
+  - { name: its own edit alone, run: 'test "$(cat shared.txt)" = "$(printf "base\\\\n${id}")"' }
+  - { name: patch holds its changes, run: 'grep -q "^+${id}$" "$RHEMA_CHANGES" && grep -q "deleted file mode" "$RHEMA_CHANGES"' }
+`;
+}
+
+async function suite(t: { after(fn: () => unknown): void }, tasks: Record<string, string>) {
+  const root = await tempDir(t);
+  const files: Record<string, string> = { "policy.yaml": OPEN_POLICY, "fixture/shared.txt": "base\n", "fixture/gone.txt": "bye\n", "fixture/target.txt": "target\n" };
+  for (const [id, text] of Object.entries(tasks)) files[`suite/${id}.yaml`] = text;
+  await writeFiles(root, files);
+  await symlink("target.txt", join(root, "fixture/linked.txt"));
+  const out = join(root, "run");
+  return { root, out, args: ["run", "suite", "--out", out, "--sandbox", "off"] };
+}
+
+async function fixtureUntouched(root: string): Promise<void> {
+  const fixture = join(root, "fixture");
+  assert.deepEqual((await readdir(fixture)).sort(), ["gone.txt", "linked.txt", "shared.txt", "target.txt"]);
+  assert.equal(await readFile(join(fixture, "shared.txt"), "utf8"), "base\n");
+  assert.equal(await readFile(join(fixture, "target.txt"), "utf8"), "target\n", "a write through the fixture's link never reaches it");
+}
+
+test("as root each trial writes into a layer of its own over one shared base; nothing stays mounted", { skip: !ROOT && "root mounts overlays (the unprivileged branch is the next test)" }, async (t) => {
+  const { root, out, args } = await suite(t, { a: task("a"), b: task("b") });
+  const run = await runCli([...args, "--concurrency", "2"], { cwd: root });
+  assert.equal(run.code, 0, run.stdout + run.stderr);
+  const results = await readRunResults(out);
+  assert.deepEqual(results.map((r) => [r.id, r.status, r.workspace?.mechanism]), [["a", "passed", "overlay"], ["b", "passed", "overlay"]]);
+  for (const r of results) assert.ok(r.workspace!.diskBytes < 256 * 1024, `${r.id}: the layer holds its writes, not a copy (${r.workspace!.diskBytes} bytes)`);
+  const bases = await readdir(join(out, "prepared"));
+  assert.equal(bases.length, 1, "one copy of the fixture for both trials");
+  const base = join(out, "prepared", bases[0]!, "workspace");
+  assert.deepEqual((await readdir(base)).sort(), ["gone.txt", "linked.txt", "shared.txt", "target.txt"], "no trial's write reached the base");
+  assert.equal(await readFile(join(base, "target.txt"), "utf8"), "target\n");
+  assert.deepEqual(await mountPointsUnder(out), [], "every mount is gone once the run ends");
+  // The layer keeps what the trial wrote: the copied-up edit, the link's target written through it, its new file.
+  const upper = join(out, "tasks/suite/a/default/1/layer/upper");
+  assert.equal(await readFile(join(upper, "mine-a.txt"), "utf8"), "a\n");
+  assert.equal(await readFile(join(upper, "target.txt"), "utf8"), "a\n", "the write through the link landed in the layer");
+  await fixtureUntouched(root);
+});
+
+test("a SIGKILL leaves the layer mounted; the next run unmounts it first and resumes in the same layer", { skip: !ROOT && "root mounts overlays" }, async (t) => {
+  const pidFile = "PIDFILE";
+  const { root, out, args } = await suite(t, {
+    a: task("a", ` && echo $$ > ${pidFile} && sleep 30`).replace("policy: ../policy.yaml", "policy: ../policy.yaml\nlimits: { timeout: 2m }"),
+  });
+  const pidPath = join(out, "tasks/suite/a/default/1/workspace", pidFile);
+  await killInCommand(args, root, pidPath);
+  const workspace = join(out, "tasks/suite/a/default/1/workspace");
+  assert.deepEqual(await mountPointsUnder(out), [workspace], "the kill left the mount");
+  assert.equal((await readdir(join(out, "mounts"))).length, 1, "and its ledger entry");
+
+  // The next run: the shell call was started and is never run again (its shell's effects stay, in the layer).
+  const again = await runCli(args, { cwd: root });
+  assert.deepEqual(await mountPointsUnder(out), [], "unmounted, and nothing left mounted");
+  const [result] = await readRunResults(out);
+  assert.equal(result!.workspace?.mechanism, "overlay");
+  assert.equal(await readFile(join(out, "tasks/suite/a/default/1/layer/upper/mine-a.txt"), "utf8"), "a\n", "the write before the kill is in the layer still");
+  assert.ok([0, 1].includes(again.code ?? -1), again.stderr);
+  await fixtureUntouched(root);
+});
+
+test("--restart after a kill unmounts the layer, then drops it; the fixture is untouched", { skip: !ROOT && "root mounts overlays" }, async (t) => {
+  const pidFile = "PIDFILE";
+  const { root, out, args } = await suite(t, { a: task("a", ` && echo $$ > ${pidFile} && sleep 30`) });
+  await killInCommand(args, root, join(out, "tasks/suite/a/default/1/workspace", pidFile));
+  assert.equal((await mountPointsUnder(out)).length, 1);
+  const restarted = await runCli([...args, "--restart"], { cwd: root });
+  assert.deepEqual(await mountPointsUnder(out), []);
+  assert.notEqual(restarted.code, 2, restarted.stderr);
+  const state = JSON.parse(await readFile(join(out, "tasks/suite/a/default/1/task-state.json"), "utf8")) as { resumed: number };
+  assert.equal(state.resumed, 0, "the trial started afresh");
+  await fixtureUntouched(root);
+});
+
+test("without root, auto copies each workspace and says why; asking for overlay is exit 2", { skip: ROOT && "root mounts (the unprivileged run is .ci/run's setpriv pass of this file)" }, async (t) => {
+  const { root, out, args } = await suite(t, { a: task("a") });
+  const run = await runCli(args, { cwd: root });
+  assert.equal(run.code, 0, run.stdout + run.stderr);
+  const [result] = await readRunResults(out);
+  assert.equal(result!.workspace?.mechanism, "copy");
+  assert.match(result!.workspace?.reason ?? "", /overlay: needs real root/);
+  const refused = await runCli([...args, "--workspace-layers", "overlay", "--restart"], { cwd: root });
+  assert.equal(refused.code, 2, refused.stderr);
+  assert.match(refused.stderr, /--workspace-layers overlay cannot be used here \(overlay: needs real root/);
+  await fixtureUntouched(root);
+});
+
+test("--workspace-layers copy copies as before, without a reason", async (t) => {
+  const { root, out, args } = await suite(t, { a: task("a") });
+  const run = await runCli([...args, "--workspace-layers", "copy"], { cwd: root });
+  assert.equal(run.code, 0, run.stdout + run.stderr);
+  const [result] = await readRunResults(out);
+  assert.deepEqual({ mechanism: result!.workspace?.mechanism, reason: result!.workspace?.reason }, { mechanism: "copy", reason: undefined });
+  await fixtureUntouched(root);
+});
