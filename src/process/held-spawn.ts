@@ -69,6 +69,13 @@ export interface HeldProcess extends ProcessGroupIdentity {
   release(): void;
   /** Kills the held group (nothing ran) and waits for the leader to exit. */
   discard(): Promise<void>;
+  /**
+   * Closes rhema's end of the control pipe once the leader is gone: a holder still waiting — its
+   * wrapper killed before the release, the holder orphaned outside the group (a sandbox whose
+   * inner process outlived its outer one) — reads end of file and exits, running nothing. Until
+   * then the open pipe kept the holder waiting and rhema's event loop alive: a run that never exited.
+   */
+  dropHold(): void;
 }
 
 /** Spawns `argv` held in a process group of its own (see the module comment). Rejects when the program cannot start. */
@@ -126,6 +133,10 @@ export async function spawnHeld(req: HeldSpawnRequest): Promise<HeldProcess> {
       }
       hold.destroy();
       await exited;
+    },
+    dropHold() {
+      released = true;
+      hold.destroy();
     },
   };
 }

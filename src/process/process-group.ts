@@ -168,6 +168,8 @@ async function runReleased(held: HeldProcess, run: GroupRun, wrapper: string, ma
     if (!(await settles(closed, SETTLE_MS))) abandonPipes(child);
     return { exitCode: exit.code, exitSignal: exit.signal, killed, straysKilled };
   } finally {
+    // Released, the holder closed its end before exec; cancelled before that, it may wait still.
+    held.dropHold();
     timer.clear();
     run.signal.removeEventListener("abort", onAbort);
   }

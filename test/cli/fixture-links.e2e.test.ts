@@ -41,8 +41,10 @@ model:
 `);
 }
 
+// Copies, whose trees these tests read after the run (a layered workspace is unmounted by then:
+// workspace-layers.e2e.test.ts shows links and sparse files over a layer).
 const run = (root: string, out = "out", ...extra: string[]) =>
-  runCli(["run", "tasks", "--out", out, "--sandbox", "off", ...extra], { cwd: root, env: cliEnv() });
+  runCli(["run", "tasks", "--out", out, "--sandbox", "off", "--workspace-layers", "copy", ...extra], { cwd: root, env: cliEnv() });
 
 /** Exit 2 naming `name`, no stack trace, no "run the same command" (which never helps here), and nothing written. */
 function assertRefused(result: { code: number | null; stderr: string }, name: RegExp, root: string): void {

@@ -71,11 +71,12 @@ test("runs the example suite offline with the expected outcome per task and vali
   for (const [path, hashAndMode] of await snapshotTree(out)) {
     // The changes snapshot's git objects are read-only (0400); like every other file, the owner's alone.
     if (/(^|\/)(changes\.git|changes-objects)\//.test(path)) assert.ok(/ (256|384)$/.test(hashAndMode), `${path} is 0400 or 0600`);
-    else if (!path.includes("/workspace/")) assert.ok(hashAndMode.endsWith(" 384"), `${path} is 0600`);
+    // A workspace's files, and a layered one's files in its layer (layer/upper), keep the fixture's modes.
+    else if (!path.includes("/workspace/") && !/\/layer\/(upper|work)\//.test(path)) assert.ok(hashAndMode.endsWith(" 384"), `${path} is 0600`);
   }
   for (const entry of await readdir(out, { withFileTypes: true, recursive: true })) {
     const path = join(entry.parentPath, entry.name);
-    if (entry.isDirectory() && !path.includes("/workspace")) assert.equal((await stat(path)).mode & 0o777, 0o700, `${path} is 0700`);
+    if (entry.isDirectory() && !path.includes("/workspace") && !/\/layer\/(upper|work)\//.test(path)) assert.equal((await stat(path)).mode & 0o777, 0o700, `${path} is 0700`);
   }
 });
 

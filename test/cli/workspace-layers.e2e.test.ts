@@ -11,17 +11,21 @@
  *   before the kill is still there;
  * - `--restart` after a kill unmounts, then drops the layer; the fixture is untouched throughout.
  *
- * As a user who is not root (setpriv), the same suite runs on copies: auto says why in the
- * result, and `--workspace-layers overlay` is exit 2 naming the reason. Neither branch skips.
+ * As a user who is not root (nobody through setpriv, when the tests run as root), the same suite
+ * runs on copies: auto says why in the result, and `--workspace-layers overlay` is exit 2 naming
+ * the reason.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFile, readdir, symlink } from "node:fs/promises";
+import { chmod, open, readFile, readdir, stat, symlink } from "node:fs/promises";
 import { join } from "node:path";
 import { readRunResults } from "../../src/runner/run-dir/run-dir.js";
 import { mountPointsUnder } from "../../src/runner/run-dir/layer-mounts.js";
-import { runCli } from "../support/cli.js";
-import { OPEN_POLICY, writeFiles } from "../support/suite-files.js";
+import { cliEnv, runCli, startCli } from "../support/cli.js";
+import { writeFiles } from "../support/suite-files.js";
+
+/** Every tool call allowed: the tests are about where the writes land. */
+const ALLOW_ALL = "version: 1\ndefault: allow\nrules: []\n";
 import { tempDir } from "../support/temp-dir.js";
 import { killInCommand } from "../support/kill-in-command.js";
 
@@ -48,17 +52,22 @@ checks:
 
 async function suite(t: { after(fn: () => unknown): void }, tasks: Record<string, string>) {
   const root = await tempDir(t);
-  const files: Record<string, string> = { "policy.yaml": OPEN_POLICY, "fixture/shared.txt": "base\n", "fixture/gone.txt": "bye\n", "fixture/target.txt": "target\n" };
+  const files: Record<string, string> = { "policy.yaml": ALLOW_ALL, "fixture/shared.txt": "base\n", "fixture/gone.txt": "bye\n", "fixture/target.txt": "target\n" };
   for (const [id, text] of Object.entries(tasks)) files[`suite/${id}.yaml`] = text;
   await writeFiles(root, files);
   await symlink("target.txt", join(root, "fixture/linked.txt"));
+  // 64 MiB holding 4 KiB: the base keeps the hole, and no layer copies it.
+  const sparse = await open(join(root, "fixture/sparse.bin"), "w");
+  await sparse.write(Buffer.alloc(4096, 1), 0, 4096, 0);
+  await sparse.truncate(64 * 1024 * 1024);
+  await sparse.close();
   const out = join(root, "run");
   return { root, out, args: ["run", "suite", "--out", out, "--sandbox", "off"] };
 }
 
 async function fixtureUntouched(root: string): Promise<void> {
   const fixture = join(root, "fixture");
-  assert.deepEqual((await readdir(fixture)).sort(), ["gone.txt", "linked.txt", "shared.txt", "target.txt"]);
+  assert.deepEqual((await readdir(fixture)).sort(), ["gone.txt", "linked.txt", "shared.txt", "sparse.bin", "target.txt"]);
   assert.equal(await readFile(join(fixture, "shared.txt"), "utf8"), "base\n");
   assert.equal(await readFile(join(fixture, "target.txt"), "utf8"), "target\n", "a write through the fixture's link never reaches it");
 }
@@ -69,11 +78,12 @@ test("as root each trial writes into a layer of its own over one shared base; no
   assert.equal(run.code, 0, run.stdout + run.stderr);
   const results = await readRunResults(out);
   assert.deepEqual(results.map((r) => [r.id, r.status, r.workspace?.mechanism]), [["a", "passed", "overlay"], ["b", "passed", "overlay"]]);
-  for (const r of results) assert.ok(r.workspace!.diskBytes < 256 * 1024, `${r.id}: the layer holds its writes, not a copy (${r.workspace!.diskBytes} bytes)`);
+  for (const r of results) assert.ok(r.workspace!.diskBytes < 1024 * 1024, `${r.id}: the layer holds its writes, not a copy (${r.workspace!.diskBytes} bytes)`);
   const bases = await readdir(join(out, "prepared"));
   assert.equal(bases.length, 1, "one copy of the fixture for both trials");
   const base = join(out, "prepared", bases[0]!, "workspace");
-  assert.deepEqual((await readdir(base)).sort(), ["gone.txt", "linked.txt", "shared.txt", "target.txt"], "no trial's write reached the base");
+  assert.deepEqual((await readdir(base)).sort(), ["gone.txt", "linked.txt", "shared.txt", "sparse.bin", "target.txt"], "no trial's write reached the base");
+  assert.ok((await stat(join(base, "sparse.bin"))).blocks * 512 < 1024 * 1024, "the base keeps the sparse file's hole");
   assert.equal(await readFile(join(base, "target.txt"), "utf8"), "target\n");
   assert.deepEqual(await mountPointsUnder(out), [], "every mount is gone once the run ends");
   // The layer keeps what the trial wrote: the copied-up edit, the link's target written through it, its new file.
@@ -83,24 +93,27 @@ test("as root each trial writes into a layer of its own over one shared base; no
   await fixtureUntouched(root);
 });
 
-test("a SIGKILL leaves the layer mounted; the next run unmounts it first and resumes in the same layer", { skip: !ROOT && "root mounts overlays" }, async (t) => {
+test("a SIGKILL leaves the layer mounted; the next run unmounts it first, even leaving that trial alone, and a resume mounts the same layer", { skip: !ROOT && "root mounts overlays" }, async (t) => {
   const pidFile = "PIDFILE";
-  const { root, out, args } = await suite(t, {
-    a: task("a", ` && echo $$ > ${pidFile} && sleep 30`).replace("policy: ../policy.yaml", "policy: ../policy.yaml\nlimits: { timeout: 2m }"),
-  });
-  const pidPath = join(out, "tasks/suite/a/default/1/workspace", pidFile);
-  await killInCommand(args, root, pidPath);
+  const { root, out, args } = await suite(t, { a: task("a", ` && echo $$ > ${pidFile} && sleep 30`), b: task("b") });
   const workspace = join(out, "tasks/suite/a/default/1/workspace");
+  await killInCommand([...args, "--concurrency", "1"], root, join(workspace, pidFile));
   assert.deepEqual(await mountPointsUnder(out), [workspace], "the kill left the mount");
   assert.equal((await readdir(join(out, "mounts"))).length, 1, "and its ledger entry");
 
-  // The next run: the shell call was started and is never run again (its shell's effects stay, in the layer).
-  const again = await runCli(args, { cwd: root });
+  // A run of the other task alone: the killed trial's mount goes before anything else.
+  const other = await runCli([...args, "--filter", "suite/b"], { cwd: root });
+  assert.equal(other.code, 0, other.stdout + other.stderr);
   assert.deepEqual(await mountPointsUnder(out), [], "unmounted, and nothing left mounted");
-  const [result] = await readRunResults(out);
-  assert.equal(result!.workspace?.mechanism, "overlay");
-  assert.equal(await readFile(join(out, "tasks/suite/a/default/1/layer/upper/mine-a.txt"), "utf8"), "a\n", "the write before the kill is in the layer still");
+
+  // The killed trial resumes in its layer: the write before the kill is there (its started shell call never runs again).
+  const again = await runCli(args, { cwd: root });
   assert.ok([0, 1].includes(again.code ?? -1), again.stderr);
+  assert.deepEqual(await mountPointsUnder(out), []);
+  const a = (await readRunResults(out)).find((r) => r.id === "a")!;
+  assert.equal(a.workspace?.mechanism, "overlay");
+  assert.equal(await readFile(join(out, "tasks/suite/a/default/1/layer/upper/mine-a.txt"), "utf8"), "a\n", "the write before the kill is in the layer still");
+  assert.ok(a.checks.some((c) => c.name === "only its own file" && c.passed), "its workspace holds its write, over the base");
   await fixtureUntouched(root);
 });
 
@@ -117,14 +130,17 @@ test("--restart after a kill unmounts the layer, then drops it; the fixture is u
   await fixtureUntouched(root);
 });
 
-test("without root, auto copies each workspace and says why; asking for overlay is exit 2", { skip: ROOT && "root mounts (the unprivileged run is .ci/run's setpriv pass of this file)" }, async (t) => {
+test("as a user who is not root, auto copies each workspace and says why; asking for overlay is exit 2", async (t) => {
   const { root, out, args } = await suite(t, { a: task("a") });
-  const run = await runCli(args, { cwd: root });
+  // Root runs the CLI as nobody (setpriv); a user who is not root runs it as themself.
+  await chmod(root, 0o777);
+  const asUser = (extra: string[]) => startCli([...args, ...extra], { cwd: root, ...(ROOT ? { launcher: ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"], env: cliEnv({ HOME: root }) } : {}) }).done;
+  const run = await asUser([]);
   assert.equal(run.code, 0, run.stdout + run.stderr);
   const [result] = await readRunResults(out);
   assert.equal(result!.workspace?.mechanism, "copy");
   assert.match(result!.workspace?.reason ?? "", /overlay: needs real root/);
-  const refused = await runCli([...args, "--workspace-layers", "overlay", "--restart"], { cwd: root });
+  const refused = await asUser(["--workspace-layers", "overlay", "--restart"]);
   assert.equal(refused.code, 2, refused.stderr);
   assert.match(refused.stderr, /--workspace-layers overlay cannot be used here \(overlay: needs real root/);
   await fixtureUntouched(root);

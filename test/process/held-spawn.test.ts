@@ -99,3 +99,21 @@ test("a spawn that fails for want of file handles rejects with EMFILE and never 
   assert.equal(result.status, 0, result.stderr);
   assert.match(result.stdout, /^rejected EMFILE\nalive\n$/, result.stdout + result.stderr);
 });
+
+test("a holder orphaned outside its group (its wrapper gone before the release) exits, running nothing, once the hold is dropped", async (t) => {
+  const ws = await tempDir(t);
+  const mark = `rhema-orphan-holder-${process.pid}`;
+  // `setsid -f`: the holder forks into a session of its own and the leader exits at once, as an
+  // outer bwrap killed before the release leaves its inner one behind.
+  const held = await spawnHeld({ argv: ["bash", "-c", "echo ran > marker", mark], cwd: ws, env: ENV, wrap: (holder) => ["setsid", "-f", ...holder] });
+  await held.exited;
+  const holders = () => spawnSync("pgrep", ["-f", mark]).stdout.toString().trim();
+  t.after(() => void spawnSync("pkill", ["-f", mark])); // when the drop failed, the test must still end
+  await sleep(200);
+  assert.notEqual(holders(), "", "the orphaned holder waits for its release");
+  held.dropHold();
+  const deadline = Date.now() + 5000;
+  while (holders() !== "" && Date.now() < deadline) await sleep(50);
+  assert.equal(holders(), "", "the holder still waits: the pipe keeps it (and rhema) alive");
+  assert.equal(existsSync(join(ws, "marker")), false, "the command ran");
+});
