@@ -13,6 +13,7 @@ import { existsSync, statSync } from "node:fs";
 import { join, relative, resolve, sep } from "node:path";
 import * as core from "@actions/core";
 import { runRequest, type RunRequestOutcome } from "../runner/execute/run-request.js";
+import { LayerMounts } from "../runner/run-dir/layer-mounts.js";
 import { SecretRedactor } from "../runner/run-dir/secret-redactor.js";
 import type { RunProgress } from "../runner/execute/suite-runner.js";
 import { readActionInputs, type ActionInputs } from "./action-inputs.js";
@@ -175,6 +176,8 @@ export async function runPostAction(cache: RunDirCache, ctx: Pick<ActionContext,
   }
   if (saved.resume) {
     try {
+      // A main step stopped mid-run leaves its layered workspaces mounted: the cache must hold the layers at rest, never a live mount.
+      await new LayerMounts(runDir).unmountLeftovers();
       await cache.save(runDir, key);
       core.info(`rhema: saved ${runDir} to the ${cache.name} as ${key}`);
     } catch (err) {

@@ -7,10 +7,11 @@
  * directory lands in a new container, where the old owner's pid means nothing.
  */
 import { cp, mkdir, readdir, rename, rm, stat } from "node:fs/promises";
-import { isAbsolute, join, relative } from "node:path";
+import { isAbsolute, join, relative, sep } from "node:path";
 import * as cache from "@actions/cache";
 import { PREPARED_DIR } from "../runner/run-dir/prepared-folder.js";
 import { RunDir } from "../runner/run-dir/run-dir.js";
+import { TASKS_DIR } from "../runner/run-dir/task-folder.js";
 
 /** Where the run sits in the workflow: the parts of the key. */
 export interface CacheScope {
@@ -73,8 +74,10 @@ export function cachePaths(runDir: string, cwd: string = process.cwd()): string[
   const rel = relative(cwd, runDir);
   const path = rel !== "" && !rel.startsWith("..") && !isAbsolute(rel) ? rel : runDir;
   const lock = relative(runDir, new RunDir(runDir).lockPath);
-  // Never the shared setups' prepared bases: a copy of the fixture and its setup's output, rebuilt on restore when a trial still needs one.
-  return [path, `!${join(path, lock)}`, `!${join(path, PREPARED_DIR)}`];
+  // Never the prepared bases (a copy of the fixture and its setup's output, rebuilt on restore when
+  // a trial still needs one), nor a layer's overlay scratch folder: a layer is saved at rest, its
+  // deletions listed in layer/deletions.json (layer-mounts.ts).
+  return [path, `!${join(path, lock)}`, `!${join(path, PREPARED_DIR)}`, `!${join(path, TASKS_DIR, "**", "layer", "work")}`];
 }
 
 /** A folder of entries, one subfolder per key; restore by prefix takes the newest. */
@@ -95,7 +98,7 @@ export function folderCache(root: string): RunDirCache {
       const lock = new RunDir(runDir).lockPath;
       await rm(`${entry}.partial`, { recursive: true, force: true });
       const prepared = join(runDir, PREPARED_DIR);
-      await cp(runDir, `${entry}.partial`, { recursive: true, verbatimSymlinks: true, filter: (src) => src !== lock && src !== prepared });
+      await cp(runDir, `${entry}.partial`, { recursive: true, verbatimSymlinks: true, filter: (src) => src !== lock && src !== prepared && !isLayerScratch(relative(runDir, src)) });
       await rename(`${entry}.partial`, entry);
     },
   };
@@ -117,3 +120,8 @@ async function exists(path: string): Promise<boolean> {
   return stat(path).then(() => true, () => false);
 }
 
+/** A layer's overlay scratch folder (`tasks/…/layer/work`), which no cache keeps. */
+function isLayerScratch(rel: string): boolean {
+  const parts = rel.split(sep);
+  return parts[0] === TASKS_DIR && parts.length >= 3 && parts.at(-1) === "work" && parts.at(-2) === "layer";
+}

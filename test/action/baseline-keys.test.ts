@@ -35,6 +35,6 @@ test("a saved baseline keeps everything but the lock and the trials' workspaces"
 });
 
 test("the Actions cache paths: relative to the workspace inside it, the lock excluded", () => {
-  assert.deepEqual(cachePaths("/w/.rhema/baseline", "/w"), [".rhema/baseline", "!.rhema/baseline/rhema.lock", "!.rhema/baseline/prepared"]);
-  assert.deepEqual(cachePaths("/elsewhere/run", "/w"), ["/elsewhere/run", "!/elsewhere/run/rhema.lock", "!/elsewhere/run/prepared"]);
+  assert.deepEqual(cachePaths("/w/.rhema/baseline", "/w"), [".rhema/baseline", "!.rhema/baseline/rhema.lock", "!.rhema/baseline/prepared", "!.rhema/baseline/tasks/**/layer/work"]);
+  assert.deepEqual(cachePaths("/elsewhere/run", "/w"), ["/elsewhere/run", "!/elsewhere/run/rhema.lock", "!/elsewhere/run/prepared", "!/elsewhere/run/tasks/**/layer/work"]);
 });

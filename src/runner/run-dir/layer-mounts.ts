@@ -10,14 +10,22 @@
  * any other mount found below the run directory — before they touch anything else
  * (`unmountLeftovers`). Removing a folder that holds a live mount would delete through it.
  *
+ * A layer at rest — unmounted: after its trial, after a kill once the next run unmounted it — holds
+ * only files, folders and links: the overlay's deletions (whiteouts: character devices 0/0; and
+ * folders made opaque by an xattr) do not survive the Actions cache's tar, nor a copy by a user
+ * who is not root. So before the unmount the deletions are read from the merged view (each entry
+ * of the base, in a folder the layer holds, that the view no longer shows), written to
+ * `layer/deletions.json`, and the whiteouts removed after it; before the next mount they are made
+ * again from the list (a whiteout for the kernel's overlay, a `.wh.` file for fuse-overlayfs).
+ *
  * Paths go to mount as one option string (`lowerdir=…,upperdir=…`), where `,` and `:` separate
  * options and layers: a run directory whose path holds them (or a newline or backslash) cannot be
  * mounted and the run uses copies (workspace-layers.ts says why).
  */
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdir, readdir, readFile, realpath, rm, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { lstat, mkdir, readdir, readFile, realpath, rm, writeFile } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
 import { errnoCode, errorMessage } from "../../core/errors.js";
 import { guardOutput } from "./output-guard.js";
 import { PREPARED_DIR } from "./prepared-folder.js";
@@ -83,6 +91,7 @@ export class LayerMounts {
       await mkdir(mount.work, { recursive: true, mode: 0o700 });
       await mkdir(mount.upper, { recursive: true, mode: 0o700 });
       await mkdir(mount.target, { recursive: true, mode: 0o700 });
+      await restoreDeletions(mount);
       const options = `lowerdir=${mount.lower},upperdir=${mount.upper},workdir=${mount.work}`;
       if (mount.kind === "overlay") await run("mount", ["-t", "overlay", "rhema-layer", "-o", options, mount.target]);
       else await run(this.fuseBinary, ["-o", options, mount.target]);
@@ -92,11 +101,24 @@ export class LayerMounts {
     }
   }
 
-  /** Unmounts the target if something is mounted there (lazily when busy), then drops its ledger entry. */
+  /**
+   * Unmounts the target if something is mounted there (lazily when busy), leaves the layer its
+   * ledger entry names at rest (see the header: its deletions listed, its whiteouts removed), then
+   * drops the entry.
+   */
   async unmount(target: string): Promise<void> {
-    const point = await canonical(target);
-    if ((await mountPointsUnder(point)).includes(point)) await unmountPath(point);
     const entry = this.entryPath(target);
+    const layer = layerOf(await readFile(entry, "utf8").catch(() => null));
+    const point = await canonical(target);
+    const mounted = (await mountPointsUnder(point)).includes(point);
+    if (mounted) {
+      if (layer) await recordDeletions({ ...layer, target: point });
+      await unmountPath(point);
+      // Only with the list just written: a layer found unmounted keeps its whiteouts (the list may be older than they are).
+      if (layer) await removeWhiteouts(layer.upper);
+      // The overlay's scratch folder keeps whiteouts of its own: emptied (each mount starts it afresh).
+      if (layer) await guardOutput(layer.work, "remove", () => rm(layer.work, { recursive: true, force: true }));
+    }
     await guardOutput(entry, "remove", () => rm(entry, { force: true }));
   }
 
@@ -109,15 +131,19 @@ export class LayerMounts {
     // listed elsewhere (a run directory moved since) is unmounted as well when it is live.
     const listed: string[] = [];
     for (const name of await readdir(this.ledger).catch(() => [] as string[])) {
-      const text = await readFile(join(this.ledger, name), "utf8").catch(() => null);
-      const target = text === null ? null : await canonical(targetOf(text));
-      if (target !== null && (await mountPointsUnder(target)).includes(target)) listed.push(target);
+      const layer = layerOf(await readFile(join(this.ledger, name), "utf8").catch(() => null));
+      if (layer === null) continue;
+      // Each listed layer left at rest, as its trial's end would have.
+      await this.unmount(layer.target);
+      listed.push(layer.target);
     }
-    const gone: string[] = [];
+    const gone: string[] = [...listed];
     // Only where rhema mounts (trial workspaces, the probe in prepared/): never the run directory itself, which may be a volume.
     const root = await canonical(this.runDir);
     const scanned = [...(await mountPointsUnder(join(root, TASKS_DIR))), ...(await mountPointsUnder(join(root, PREPARED_DIR)))];
-    for (const target of [...new Set([...scanned, ...listed])].sort().reverse()) {
+    // What the ledger did not list (a torn entry): unmounted as it is.
+    for (const target of scanned.sort().reverse()) {
+      if (!(await mountPointsUnder(target)).includes(target)) continue;
       await unmountPath(target);
       gone.push(target);
     }
@@ -132,12 +158,15 @@ async function canonical<P extends string | null>(path: P): Promise<P> {
   return (await realpath(path).catch(() => path)) as P;
 }
 
-function targetOf(text: string): string | null {
+/** The layer a ledger entry names, or null (none, or torn by a kill: the scan of the mount table finds its mount). */
+function layerOf(text: string | null): Pick<LayerMount, "lower" | "upper" | "work" | "target"> | null {
+  if (text === null) return null;
   try {
-    const parsed = JSON.parse(text) as { target?: unknown };
-    return typeof parsed.target === "string" ? parsed.target : null;
+    const parsed = JSON.parse(text) as Partial<Record<"lower" | "upper" | "work" | "target", unknown>>;
+    const { lower, upper, work, target } = parsed;
+    return typeof lower === "string" && typeof upper === "string" && typeof work === "string" && typeof target === "string" ? { lower, upper, work, target } : null;
   } catch {
-    return null; // a ledger entry torn by the kill: the scan of the mount table finds its mount
+    return null;
   }
 }
 
@@ -181,4 +210,79 @@ function run(command: string, args: string[]): Promise<void> {
       reject(Object.assign(new Error(`${command}: ${stderr.trim().split("\n").slice(0, 3).join("; ") || err.message}`, { cause: err }), { code: typeof code === "string" ? code : "EIO" }));
     });
   });
+}
+
+/** The list of a layer's deletions at rest, beside its upper folder. */
+export function deletionsPath(upper: string): string {
+  return join(dirname(upper), "deletions.json");
+}
+
+/**
+ * Every entry of the base that the merged view no longer shows, in a folder the layer holds (a
+ * deletion always copies its folder up): relative paths, sorted. Read through the mount, so
+ * neither whiteouts nor opaque folders need reading themselves.
+ */
+export async function listDeletions(layer: Pick<LayerMount, "lower" | "upper" | "target">): Promise<string[]> {
+  const deleted: string[] = [];
+  const walk = async (rel: string): Promise<void> => {
+    const upperEntries = await readdir(join(layer.upper, rel), { withFileTypes: true }).catch(() => null);
+    if (upperEntries === null) return;
+    const lowerNames = await readdir(join(layer.lower, rel)).catch(() => [] as string[]);
+    if (lowerNames.length > 0) {
+      const shown = new Set(await readdir(join(layer.target, rel)).catch(() => [] as string[]));
+      for (const name of lowerNames) if (!shown.has(name)) deleted.push(join(rel, name));
+    }
+    for (const entry of upperEntries) if (entry.isDirectory()) await walk(join(rel, entry.name));
+  };
+  await walk("");
+  return deleted.sort();
+}
+
+async function recordDeletions(layer: Pick<LayerMount, "lower" | "upper" | "target">): Promise<void> {
+  const path = deletionsPath(layer.upper);
+  const deleted = await listDeletions(layer);
+  await guardOutput(path, "write", () => writeFile(path, JSON.stringify({ version: 1, deleted }) + "\n", { mode: 0o600 }));
+}
+
+/** Removes the whiteouts (character devices 0/0, fuse-overlayfs's `.wh.` files) from an unmounted layer. */
+async function removeWhiteouts(upper: string): Promise<void> {
+  const entries = await readdir(upper, { withFileTypes: true, recursive: true }).catch(() => []);
+  for (const entry of entries) {
+    const path = join(entry.parentPath, entry.name);
+    const whiteout = entry.isCharacterDevice() ? (await lstat(path).catch(() => null))?.rdev === 0 : entry.name.startsWith(".wh.") && entry.isFile();
+    if (whiteout) await guardOutput(path, "remove", () => rm(path, { force: true }));
+  }
+}
+
+/**
+ * Makes the listed deletions again in a layer about to be mounted, where the layer shows no entry
+ * of that name: a whiteout device for the kernel's overlay (rhema is root), a `.wh.NAME` file for
+ * fuse-overlayfs. A list that cannot be read is an error naming it (a mount without it would bring
+ * deleted files back).
+ */
+async function restoreDeletions(mount: LayerMount): Promise<void> {
+  const path = deletionsPath(mount.upper);
+  const text = await readFile(path, "utf8").catch((err: unknown) => {
+    if (errnoCode(err) === "ENOENT") return null;
+    throw err;
+  });
+  if (text === null) return;
+  let deleted: string[];
+  try {
+    const parsed = JSON.parse(text) as { deleted?: unknown };
+    if (!Array.isArray(parsed.deleted) || !parsed.deleted.every((p) => typeof p === "string" && p !== "" && !p.split("/").includes(".."))) throw new Error("no list of relative paths");
+    deleted = parsed.deleted as string[];
+  } catch (err) {
+    throw Object.assign(new Error(`${path}: not a layer's list of deletions (${errorMessage(err)}); remove the trial's folder or run with --restart`), { code: "EINVAL", path });
+  }
+  const devices: string[] = [];
+  for (const rel of deleted) {
+    const at = join(mount.upper, rel);
+    if ((await lstat(at).catch(() => null)) !== null) continue;
+    await mkdir(dirname(at), { recursive: true, mode: 0o700 });
+    if (mount.kind === "overlay") devices.push(at);
+    else await writeFile(join(dirname(at), `.wh.${basename(at)}`), "", { mode: 0o600 });
+  }
+  // One shell for every whiteout: Node has no mknod.
+  if (devices.length > 0) await run("sh", ["-c", 'for p; do mknod "$p" c 0 0 || exit 1; done', "sh", ...devices]);
 }
