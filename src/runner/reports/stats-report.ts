@@ -56,6 +56,8 @@ const aggregateSchema = z.strictObject({
   workspaceDisk: z.strictObject({
     bytes: count.describe("Σ of the trials' workspace.diskBytes."),
     tasks: count.describe("Results (trials) with a disk figure."),
+    mechanisms: z.strictObject({ copy: count, overlay: count, "fuse-overlayfs": count }).optional().describe("Those results by how their workspace was made: copied, or a layer over a shared base mounted with overlay or fuse-overlayfs."),
+    copyReason: z.string().optional().describe("Why workspaces were copied although layers were asked for (--workspace-layers auto): the probe's finding."),
   }).nullable().default(null).describe("The disk the trials' workspaces hold (result.json's workspace.diskBytes, summed); null when no result has one."),
 });
 
@@ -208,8 +210,12 @@ function spendOf(results: readonly TaskResult[], unfinished: readonly Unfinished
 
 /** The trials' workspace disk figures summed; null when none has one. */
 function sumWorkspaceDisk(results: readonly TaskResult[]): StatsAggregate["workspaceDisk"] {
-  const figures = results.flatMap((r) => (r.workspace ? [r.workspace.diskBytes] : []));
-  return figures.length === 0 ? null : { bytes: sum(figures), tasks: figures.length };
+  const workspaces = results.flatMap((r) => (r.workspace ? [r.workspace] : []));
+  if (workspaces.length === 0) return null;
+  const mechanisms = { copy: 0, overlay: 0, "fuse-overlayfs": 0 };
+  for (const w of workspaces) mechanisms[w.mechanism]++;
+  const copyReason = workspaces.find((w) => w.reason !== undefined)?.reason;
+  return { bytes: sum(workspaces.map((w) => w.diskBytes)), tasks: workspaces.length, mechanisms, ...(copyReason !== undefined ? { copyReason } : {}) };
 }
 
 /** The weakest sandbox among the results (none, then off, then bwrap), with counts. */

@@ -75,6 +75,7 @@ function totalsSection(stats: ReturnType<typeof buildStatsReport>, repeated: boo
     ...costFigure(stats.total.cost),
     ...compactionFigures(stats.total.stats),
     counted(stats.total.policyDenials, "policy denial"),
+    ...workspaceFigure(stats.total.workspaceDisk, repeated ? "trial" : "task"),
   ];
   return [
     repeated ? repeatedHeading(stats) : `### rhema run \`${stats.runId}\`${shardLabel(stats)}: ${counts.passed} of ${counted(counts.tasks + counts.interrupted + counts.notStarted, "task")} passed`,
@@ -82,6 +83,35 @@ function totalsSection(stats: ReturnType<typeof buildStatsReport>, repeated: boo
     `${repeated ? "Trials: " : ""}${parts.join(" · ")} — ${figures.join(" · ")}`,
     ...sandboxLines(stats.total.sandbox, stats.tasks, repeated ? "trial" : "task"),
   ].join("\n");
+}
+
+/**
+ * How the workspaces were made and the disk they hold: "workspaces 4 overlay layers, 1.2 MB" (a
+ * layer's disk is what its trial wrote), "workspaces 2 copies, 468 MB (no layers: …)".
+ */
+function workspaceFigure(disk: StatsReport["total"]["workspaceDisk"], unit: "task" | "trial"): string[] {
+  if (disk === null) return [];
+  const kinds = disk.mechanisms ?? { copy: disk.tasks, overlay: 0, "fuse-overlayfs": 0 };
+  const parts = [
+    ...(kinds.overlay > 0 ? [`${kinds.overlay} overlay layer${kinds.overlay === 1 ? "" : "s"}`] : []),
+    ...(kinds["fuse-overlayfs"] > 0 ? [`${kinds["fuse-overlayfs"]} fuse-overlayfs layer${kinds["fuse-overlayfs"] === 1 ? "" : "s"}`] : []),
+    ...(kinds.copy > 0 ? [`${kinds.copy} cop${kinds.copy === 1 ? "y" : "ies"}`] : []),
+  ];
+  const why = disk.copyReason ? ` (no layers: ${escapeMarkdown(disk.copyReason)})` : "";
+  return [`workspaces ${parts.join(", ") || counted(disk.tasks, unit)}, ${formatBytes(disk.bytes)}${why}`];
+}
+
+/** Bytes as people read them: 512 B, 12.3 KB, 4.5 MB, 1.2 GB (powers of 1000, as du -h --si). */
+export function formatBytes(bytes: number): string {
+  if (bytes < 1000) return `${bytes} B`;
+  const units = ["KB", "MB", "GB", "TB"];
+  let value = bytes / 1000;
+  let unit = 0;
+  while (value >= 1000 && unit < units.length - 1) {
+    value /= 1000;
+    unit++;
+  }
+  return `${value >= 100 ? Math.round(value) : value.toFixed(1)} ${units[unit]}`;
 }
 
 /** With repeated tasks: tasks passed by their gate, then trials passed of those counted. */

@@ -145,3 +145,18 @@ test("a setup failure says its reason whole and is not an agent error; a timeout
   assert.doesNotMatch(summary, /setup\*\* — agent error/);
   assert.match(summary, /— timed out: the task's timeout of 10 ms passed while check "slow" ran: it was stopped\n\n.*— check `unit` failed \(exit 1\)\n\n```text\nError: boom\n```/);
 });
+
+test("the totals line says how the workspaces were made and the disk they hold, and why copies when layers were asked for", () => {
+  const [a, b, c] = [sampleResult("s", "a", "passed"), sampleResult("s", "b", "passed"), sampleResult("s", "c", "passed")];
+  const layered = renderSummaryReport([
+    { ...a, workspace: { mechanism: "overlay", diskBytes: 12_288 } },
+    { ...b, workspace: { mechanism: "overlay", diskBytes: 4_096 } },
+  ], sampleMeta());
+  assert.match(layered, / · workspaces 2 overlay layers, 16\.4 KB\n/);
+  const copied = renderSummaryReport([
+    { ...a, workspace: { mechanism: "copy", diskBytes: 234_000_000, reason: "overlay: needs real root (rhema runs as uid 1001)" } },
+    { ...c, workspace: { mechanism: "fuse-overlayfs", diskBytes: 900 } },
+  ], sampleMeta());
+  assert.match(copied, / · workspaces 1 fuse-overlayfs layer, 1 copy, 234 MB \(no layers: overlay: needs real root \(rhema runs as uid 1001\)\)\n/);
+  assert.doesNotMatch(renderSummaryReport([a], sampleMeta()), /workspaces/, "no figure without one");
+});
