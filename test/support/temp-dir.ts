@@ -1,5 +1,6 @@
 /** Real temp folders (and tmpfs mounts) for tests, removed when the test ends. */
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
+import { mountPointsUnder } from "../../src/runner/run-dir/layer-mounts.js";
 import { mkdtemp, realpath, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,7 +8,11 @@ import type { TestContext } from "node:test";
 
 export async function tempDir(t: TestContext | { after(fn: () => unknown): void }, prefix = "rhema-test-"): Promise<string> {
   const dir = await realpath(await mkdtemp(join(tmpdir(), prefix)));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  // A mount a failed test left inside (a layered workspace) goes first: rm would delete through it.
+  t.after(async () => {
+    for (const point of (await mountPointsUnder(dir)).sort().reverse()) spawnSync("umount", ["-l", point]);
+    await rm(dir, { recursive: true, force: true });
+  });
   return dir;
 }
 
