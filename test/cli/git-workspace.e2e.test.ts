@@ -7,7 +7,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { readFile, writeFile } from "node:fs/promises";
+import { readFile, readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { readRunResults } from "../../src/runner/run-dir/run-dir.js";
 import { runCli } from "../support/cli.js";
@@ -63,8 +63,16 @@ test("a git workspace in the sandbox: git works without the source or the mirror
   await writeFiles(root, { "suite/task.yaml": TASK, "suite/policy.yaml": POLICY });
   const out = join(root, "run");
 
-  const run = await runCli(["run", "suite", "--out", out, "--sandbox", "bwrap"], { cwd: root });
-  const [result] = await readRunResults(out);
+  // Two trials: as root, one clone of the commit in prepared/ and a layer each (each commits in its own).
+  const run = await runCli(["run", "suite", "--out", out, "--sandbox", "bwrap", "--repeats", "2"], { cwd: root });
+  const [result, second] = await readRunResults(out);
+  assert.equal(second?.status, "passed", JSON.stringify(second?.checks));
+  if (process.getuid?.() === 0) {
+    assert.deepEqual([result?.workspace?.mechanism, second?.workspace?.mechanism], ["overlay", "overlay"]);
+    const bases = await readdir(join(out, "prepared"));
+    assert.equal(bases.length, 1, "one clone of the commit for both trials");
+    assert.equal(git(join(out, "prepared", bases[0]!, "workspace"), "log", "-1", "--format=%s"), "two", "the base stays at the commit: each trial's commit is in its layer");
+  }
   assert.equal(run.code, 0, `${run.stderr}\n${JSON.stringify(result?.checks)}`);
   assert.equal(result?.status, "passed");
   const trial = join(out, "tasks/suite/task/default/1");

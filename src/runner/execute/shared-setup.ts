@@ -36,6 +36,7 @@ import { freshPreparedState, type PreparedFolder, type PreparedKey, type Prepare
 import type { RunnerEvent } from "../run-dir/runner-events.js";
 import type { CommandRunner } from "./command-runner.js";
 import { runSetupCommands, type SetupBook } from "./task-workspace.js";
+import { cloneAtCommit } from "./git-workspace.js";
 
 /** What one trial brings to a shared setup: the things its key is made of, and how to run commands. */
 export interface SharedSetupRequest {
@@ -98,6 +99,22 @@ export class SharedSetups {
     return prepared;
   }
 
+  /**
+   * A layered run's base of a git workspace at one commit: the run's mirror cloned once into
+   * `prepared/<hash>/` (git-workspace.ts), keyed by the mirror and the commit, for every trial that
+   * lays its layer over it.
+   */
+  async gitBase(mirror: string, commit: string, hostEnv: Readonly<Record<string, string | undefined>>): Promise<PreparedFolder> {
+    const key: PreparedKey = { from: mirror, fixtureStamp: `git:${commit}`, setup: [], env: {}, sandbox: "none", network: "none" };
+    const hash = preparedHash(key);
+    let prepared = this.preparing.get(hash);
+    if (prepared === undefined) {
+      prepared = this.prepareOnce(this.runDir.prepared(hash), key, null, (workspace) => cloneAtCommit(mirror, commit, workspace, hostEnv));
+      this.preparing.set(hash, prepared);
+    }
+    return prepared;
+  }
+
   private stampOf(from: string): Promise<string> {
     const stamp = this.stamps.get(from) ?? fixtureStamp(from);
     this.stamps.set(from, stamp);
@@ -115,8 +132,11 @@ export class SharedSetups {
     return { from, fixtureStamp: stamp === null ? null : await stamp, setup: [...task.workspace.setup], env, sandbox: sandbox.mode, network: sandbox.network };
   }
 
-  /** Prepares `folder` for `key`: its copy, then the request's setup (none for a fixture base, `request` null). */
-  private async prepareOnce(folder: PreparedFolder, key: PreparedKey, request: SharedSetupRequest | null): Promise<PreparedFolder> {
+  /**
+   * Prepares `folder` for `key`: its copy of the fixture (or what `fill` puts in its workspace: a
+   * git clone), then the request's setup (none for a fixture or git base, `request` null).
+   */
+  private async prepareOnce(folder: PreparedFolder, key: PreparedKey, request: SharedSetupRequest | null, fill?: (workspace: string) => Promise<void>): Promise<PreparedFolder> {
     const at = () => this.opts.now().toISOString();
     let state = await folder.readState();
     if (state?.outcome.status === "done") return folder;
@@ -131,7 +151,8 @@ export class SharedSetups {
     if (!book.current.workspaceCopied) {
       // Nothing has run in it yet: a copy cut short by a kill is made again.
       await book.update((s) => ({ ...s, setup: [] }));
-      await folder.resetWorkspace(key.from);
+      if (fill) await fill(folder.workspace);
+      else await folder.resetWorkspace(key.from);
       await book.update((s) => ({ ...s, workspaceCopied: true }));
     }
     try {

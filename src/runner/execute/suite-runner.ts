@@ -620,16 +620,22 @@ async function updateManifest(
 }
 
 /**
- * The run's layered workspaces, when some task lays a workspace over a base (a fixture or a shared
- * setup, not a git clone): the mechanism tried once (workspace-layers.ts). Without such a task,
- * nothing is probed.
+ * The run's layered workspaces, when some task lays a workspace over a base (a fixture, a shared
+ * setup, a git commit): the mechanism tried once (workspace-layers.ts). Without such a task (only
+ * empty workspaces), nothing is probed.
  */
 async function layeringOf(opts: SuiteRunOptions, sharedSetups: SharedSetups): Promise<{ layering?: WorkspaceLayering; copyReason?: string }> {
-  const layered = opts.tasks.some((task) => task.workspace.git === undefined && (task.workspace.from != null || usesSharedSetup(task)));
+  const layered = opts.tasks.some((task) => task.workspace.git !== undefined || task.workspace.from != null || usesSharedSetup(task));
   if (!layered) return {};
   const fuseBinary = await findOnPath("fuse-overlayfs", opts.env.hostEnv.PATH ?? "");
   const mechanism = await chooseWorkspaceMechanism(opts.runDir, opts.workspaceLayers ?? "auto", { uid: process.getuid?.() ?? -1, fuseBinary });
   // Copies asked for by name need no reason.
   if (mechanism.kind === "copy") return opts.workspaceLayers === "copy" ? {} : { copyReason: mechanism.reason };
-  return { layering: { mechanism: mechanism.kind, mounts: new LayerMounts(opts.runDir, fuseBinary ?? undefined), fixtureBase: (from) => sharedSetups.fixtureBase(from) } };
+  return {
+    layering: {
+      mechanism: mechanism.kind, mounts: new LayerMounts(opts.runDir, fuseBinary ?? undefined),
+      fixtureBase: (from) => sharedSetups.fixtureBase(from),
+      gitBase: (mirror, commit) => sharedSetups.gitBase(mirror, commit, opts.env.hostEnv),
+    },
+  };
 }

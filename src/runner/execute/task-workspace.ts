@@ -27,7 +27,8 @@
  * snapshot as above — so its patch diffs against the base, without the setup's output.
  *
  * On a layered run (workspace-layers.ts) nothing is copied per trial: the base — the prepared
- * base of a shared setup, or the fixture copied once into `prepared/` — is mounted read-only
+ * base of a shared setup, the fixture copied once into `prepared/`, or a git workspace's commit
+ * cloned once there (its ref resolved and recorded first, as for a clone) — is mounted read-only
  * under a layer of the trial's own (layer-mounts.ts). The layer is recorded (`layer`) before the
  * first mount and the workspace recorded copied once mounted; a resume mounts the same layer
  * again over the same base (prepared anew when a restored cache left it out), whatever it had
@@ -80,11 +81,13 @@ export interface WorkspaceLayering {
   mounts: LayerMounts;
   /** The base of a fixture with no shared setup, prepared once a run (shared-setup.ts). */
   fixtureBase(from: string): Promise<PreparedFolder>;
+  /** The base of a git workspace at one commit: the mirror cloned once a run (shared-setup.ts). */
+  gitBase(mirror: string, commit: string): Promise<PreparedFolder>;
 }
 
 export async function prepareWorkspace(task: TaskDefinition, folder: TaskFolder, book: TaskStateBook, opts: SetupOptions): Promise<void> {
   const sharedBase = usesSharedSetup(task) ? opts.sharedBase : undefined;
-  const layerBase = layerBaseOf(task, sharedBase, opts.layering);
+  const layerBase = layerBaseOf(task, sharedBase, opts.layering, () => gitBase(task.workspace.git!, folder, book, opts));
   // A layer made by an earlier run: mounted again, whatever the trial had done.
   if (book.current.layer !== null && book.current.workspaceCopied) await remountLayer(folder, book, layerBase, opts.layering);
   if (book.current.setupDone) return;
@@ -115,9 +118,10 @@ export async function prepareWorkspace(task: TaskDefinition, folder: TaskFolder,
   await book.update((s) => ({ ...s, setupDone: true }));
 }
 
-/** Where a layered trial's base comes from: its shared setup's, or its fixture's; null when the workspace is not layered. */
-function layerBaseOf(task: TaskDefinition, sharedBase: SetupOptions["sharedBase"], layering: WorkspaceLayering | undefined): (() => Promise<PreparedFolder>) | null {
-  if (layering === undefined || task.workspace.git !== undefined) return null;
+/** Where a layered trial's base comes from: its shared setup's, its git commit's, or its fixture's; null when the workspace is not layered. */
+function layerBaseOf(task: TaskDefinition, sharedBase: SetupOptions["sharedBase"], layering: WorkspaceLayering | undefined, gitBase: () => Promise<PreparedFolder>): (() => Promise<PreparedFolder>) | null {
+  if (layering === undefined) return null;
+  if (task.workspace.git !== undefined) return gitBase;
   if (sharedBase) return sharedBase;
   const from = task.workspace.from;
   return from == null ? null : () => layering.fixtureBase(from);
@@ -196,6 +200,14 @@ export async function runSetupCommands<S extends SetupRecords>(
   }
 }
 
+
+/** A layered git workspace's base: its ref resolved once and recorded (as for a clone), the commit's clone prepared once a run. */
+async function gitBase(git: GitSource, folder: TaskFolder, book: TaskStateBook, opts: SetupOptions): Promise<PreparedFolder> {
+  const mirrors = opts.gitMirrors ?? new GitMirrors(folder.gitMirrorsDir, opts.hostEnv ?? {});
+  const { mirror, commit } = await mirrors.commitFor(git, book.current.gitCommit);
+  if (book.current.gitCommit !== commit) await book.update((s) => ({ ...s, gitCommit: commit }));
+  return opts.layering!.gitBase(mirror, commit);
+}
 
 /** A git workspace: its ref resolved once and recorded before the clone, so a resume checks out the same commit. */
 async function cloneWorkspace(git: GitSource, folder: TaskFolder, book: TaskStateBook, opts: SetupOptions): Promise<void> {
