@@ -21,8 +21,9 @@
  * What is left out (`workspace.changes`, changes-settings.ts) is never hashed at all.
  *
  * A fixture is hashed once per run: the first trial stages its fresh copy before setup and keeps
- * that index (`changes-indexes/`); later trials start from a copy of it (seedFixtureIndex), and
- * since a copy keeps sizes and mtimes, `git add` hashes only what setup changed. Stat data is
+ * that index (`changes-indexes/`); later trials start from it (seedFixtureIndex: a hard link,
+ * which git replaces when it writes), and since a copy keeps sizes and mtimes, `git add` hashes
+ * only what setup changed. Stat data is
  * compared on size and whole-second mtime only (`core.checkStat=minimal`): inodes, owners and
  * ctimes differ from copy to copy. An entry git found racily clean when it wrote the index is
  * marked so (its size zeroed) and is read again, whatever the copy's times.
@@ -30,7 +31,7 @@
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
-import { copyFile, mkdir, readFile, realpath, rename, rm, writeFile } from "node:fs/promises";
+import { copyFile, link, mkdir, readFile, realpath, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { errnoCode } from "../../core/errors.js";
 import type { ChangesSettings } from "../tasks/changes-settings.js";
@@ -107,9 +108,9 @@ export async function snapshotWorkspace(place: ChangesPlace, settings: ChangesSe
 
 /**
  * Right after the fixture is copied, before setup: the trial's index made from the fixture's
- * index of this run when there is one (copied: the copy has the fixture's sizes and mtimes, so
- * git hashes nothing again), else staged from the copy and kept for the next trials. Keyed by
- * the fixture's real path and the changes settings (what is staged). The seeded index, with the
+ * index of this run when there is one (linked to it; the workspace, a copy or a layer, has the
+ * fixture's sizes and mtimes, so git hashes nothing again), else staged from the workspace and
+ * kept for the next trials. Keyed by the fixture's real path (a layered trial's: its base's) and the changes settings (what is staged). The seeded index, with the
  * tree it was staged as (null when not known), when the trial's index is there for
  * `snapshotWorkspace({ seeded: true })`; null when git could not make it.
  */
@@ -125,7 +126,9 @@ export async function seedFixtureIndex(place: ChangesPlace, settings: ChangesSet
     const underWay = buildsUnderWay.get(kept);
     if (underWay !== undefined) await underWay;
     if (existsSync(kept)) {
-      await copyFile(kept, index);
+      // A link, not a copy (a 20,000-file index is 2 MB a trial): git never writes an index in
+      // place — it renames index.lock over it — so nothing a trial's git does reaches the kept one.
+      await link(kept, index).catch(() => copyFile(kept, index));
       // A kept index without its tree (an older rhema's): still a stat cache.
       const tree = await readFile(`${kept}${TREE_SUFFIX}`, "utf8").catch(() => null);
       return { tree: tree !== null && /^[0-9a-f]{40,64}$/.test(tree.trim()) ? tree.trim() : null };

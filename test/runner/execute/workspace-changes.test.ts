@@ -261,3 +261,34 @@ test("a kept index's tree is the snapshot of a workspace known unchanged since s
   await writeChangesPatch(placeOf("two", second.workspace), full, settings, { path, relativePath: "changes.patch", redact: (s) => s, write: (bytes) => writeFile(path, bytes) });
   assert.match(await readFile(path, "utf8"), /^diff --git a\/src\/a\.txt b\/src\/a\.txt\n(?:.*\n)*-a\n\+changed by the agent\n$/);
 });
+
+test("a trial's index is the kept one linked, and git writing the trial's index never changes the kept one", async (t) => {
+  const root = await tempDir(t);
+  const fixture = join(root, "fixture");
+  await mkdir(fixture, { recursive: true });
+  await writeFiles(fixture, { "a.txt": "a\n", "b.txt": "b\n" });
+  // Older than the kept index: no entry is racily clean, so a snapshot with nothing changed writes no index.
+  const past = new Date("2021-01-01T00:00:00Z");
+  for (const file of ["a.txt", "b.txt"]) await utimes(join(fixture, file), past, past);
+  const settings = changesSettings(undefined);
+  const indexes = join(root, "changes-indexes");
+  const trial = async (name: string) => {
+    const workspace = join(root, name, "workspace");
+    await copyFixture(fixture, workspace);
+    const place = { workspace, gitDir: join(root, name, "changes.git"), objectsDir: join(root, "changes-objects"), fixtureIndexesDir: indexes, hostEnv: HOST_ENV };
+    await seedFixtureIndex(place, settings, fixture);
+    return { workspace, place, base: await snapshotWorkspace(place, settings, { seeded: true }) };
+  };
+  await trial("one");
+  const keptName = (await readdir(indexes)).find((name) => !name.endsWith(".tree"))!;
+  const keptBefore = await readFile(join(indexes, keptName));
+  const two = await trial("two");
+  assert.equal((await lstat(join(two.place.gitDir, "index"))).ino, (await lstat(join(indexes, keptName))).ino, "linked, not copied");
+  await writeFile(join(two.workspace, "a.txt"), "the agent's\n");
+  await writeFile(join(two.workspace, "c.txt"), "new\n");
+  const path = join(root, "two", "changes.patch");
+  await writeChangesPatch(two.place, two.base, settings, { path, relativePath: "changes.patch", redact: (s) => s, write: (bytes) => writeFile(path, bytes) });
+  assert.match(await readFile(path, "utf8"), /^diff --git a\/a\.txt b\/a\.txt\n(?:.*\n)*diff --git a\/c\.txt b\/c\.txt\nnew file mode/);
+  assert.deepEqual(await readFile(join(indexes, keptName)), keptBefore, "the kept index is as it was");
+  assert.notEqual((await lstat(join(two.place.gitDir, "index"))).ino, (await lstat(join(indexes, keptName))).ino, "git replaced the trial's link with an index of its own");
+});
