@@ -15,11 +15,12 @@
  * directory's allocated-blocks delta (du-style) per task and in all, split into the shared parts
  * (`prepared/`, `changes-objects/`, `changes-indexes/`) and the median task's own (its layer or
  * copy, as result.json `workspace.diskBytes`, and its `changes.git/`); the wall time. Beside them
- * `cp -a` of the fixture (median of 3).
+ * `cp -a` of the fixture (median of 3, each after a `sync`).
  *
  * With `--tasks` over 16 (the 200-task mode, `--tasks 200`) only the layered mechanisms run, at
  * concurrency 4 (N copies of 200 MB would fill the disk), and each prints the run directory's
- * final disk use against the fixture's size.
+ * final disk use against the fixture's size, split into the base, what the tasks wrote (their
+ * layers), the changes snapshot's git objects and the tasks' `changes.git/`, and the rest.
  *
  * Targets (issue 24): where a mount works, a task's prepare ≤ 50 ms and ≤ 1 MB of new disk
  * before the agent writes (the run's disk ≈ the fixture + what tasks wrote); where only the copy
@@ -57,6 +58,7 @@ function numberArg(flag: string, fallback: number): number {
   return Number(stringArg(flag, String(fallback)));
 }
 const median = (xs: number[]): number => (xs.length === 0 ? NaN : [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!);
+const sum = (xs: number[]): number => xs.reduce((a, b) => a + b, 0);
 const mb = (bytes: number): string => (bytes / MB).toFixed(bytes < 10 * MB ? 2 : 1);
 
 async function fixture(): Promise<string> {
@@ -113,6 +115,9 @@ interface RunFigures {
   afterFirstMs: number[];
   deltaBytes: number;
   sharedBytes: Record<string, number>;
+  /** Summed over the tasks: their layers or copies, and their `changes.git/`. */
+  workspaceBytes: number;
+  changesGitBytes: number;
   wallMs: number;
 }
 
@@ -136,6 +141,7 @@ async function runOnce(suiteDir: string, choice: LayersChoice, concurrency: numb
   const figures: RunFigures = {
     choice, concurrency, mechanism: [...new Set(trials.map((t) => t.mechanism))].join(", "),
     prepareMs: trials.map((t) => t.prepareMs), afterFirstMs: trials.filter((t) => t.startedAtMs >= oneOffDoneAtMs).map((t) => t.prepareMs), deltaBytes, sharedBytes, wallMs,
+    workspaceBytes: sum(trials.map((t) => t.workspaceBytes)), changesGitBytes: sum(trials.map((t) => t.changesGitBytes)),
   };
   const shared = Object.entries(sharedBytes).map(([part, bytes]) => `${part} ${mb(bytes)}`).join(", ");
   console.log(`${choice.padEnd(14)} c${concurrency}  mechanism ${figures.mechanism}\n` +
@@ -152,6 +158,8 @@ function cpATimeMs(from: string): number {
   for (let i = 0; i < 3; i++) {
     const to = join(DIR, "cp-a");
     execFileSync("rm", ["-rf", to]);
+    // The runs' removed copies and written files are flushed first: their writeback is not cp's time.
+    execFileSync("sync");
     const started = performance.now();
     execFileSync("cp", ["-a", from, to]);
     times.push(performance.now() - started);
@@ -174,11 +182,13 @@ function printTargets(runs: RunFigures[], cpAMs: number | null, fixtureBytes: nu
     const perTask = median(run.afterFirstMs);
     const later = `tasks started after the first request (${run.afterFirstMs.length})`;
     // What the tasks themselves added: the run's delta less the shared base and object store made once a run.
-    const sharedOnce = Object.values(run.sharedBytes).reduce((a, b) => a + b, 0);
+    const sharedOnce = sum(Object.values(run.sharedBytes));
     const newPerTask = (run.deltaBytes - sharedOnce) / tasks;
     console.log(`  ${name} prepare of ${later} median ${perTask} ms vs ≤ ${PREPARE_TARGET_MS} ms: ${perTask <= PREPARE_TARGET_MS ? "met" : "MISSED"}; ` +
       `new disk per task ${mb(newPerTask)} MB vs ≤ ${mb(NEW_DISK_TARGET_BYTES)} MB: ${newPerTask <= NEW_DISK_TARGET_BYTES ? "met" : "MISSED"}; ` +
-      `run dir ${mb(run.deltaBytes)} MB = ${(run.deltaBytes / fixtureBytes).toFixed(2)}× the fixture (${mb(fixtureBytes)} MB)`);
+      `run dir ${mb(run.deltaBytes)} MB = ${(run.deltaBytes / fixtureBytes).toFixed(2)}× the fixture (${mb(fixtureBytes)} MB): ` +
+      `base ${mb(run.sharedBytes.prepared ?? 0)} + what tasks wrote (layers) ${mb(run.workspaceBytes)} + git objects ${mb(run.sharedBytes["changes-objects"] ?? 0)} ` +
+      `+ tasks' changes.git ${mb(run.changesGitBytes)} + the rest ${mb(run.deltaBytes - (run.sharedBytes.prepared ?? 0) - (run.sharedBytes["changes-objects"] ?? 0) - run.workspaceBytes - run.changesGitBytes)} MB`);
   }
 }
 
