@@ -14,7 +14,8 @@
  * concurrency 4 the first four wait for it together: there, tasks 5..N); the run
  * directory's allocated-blocks delta (du-style) per task and in all, split into the shared parts
  * (`prepared/`, `changes-objects/`, `changes-indexes/`) and the median task's own (its layer or
- * copy, as result.json `workspace.diskBytes`, and its `changes.git/`); the wall time. Beside them
+ * copy, as result.json `workspace.diskBytes`, and its `changes.git/` less what is linked to the
+ * kept index); the wall time. Beside them
  * `cp -a` of the fixture (median of 3, each after a `sync`).
  *
  * With `--tasks` over 16 (the 200-task mode, `--tasks 200`) only the layered mechanisms run, at
@@ -29,7 +30,7 @@
 import { execFileSync, spawn } from "node:child_process";
 import { once } from "node:events";
 import { existsSync, readFileSync } from "node:fs";
-import { mkdir, readdir, rm, writeFile } from "node:fs/promises";
+import { lstat, mkdir, readdir, rm, writeFile } from "node:fs/promises";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -102,8 +103,21 @@ async function trialFigures(out: string, task: string): Promise<TrialFigures> {
     startedAtMs, prepareMs: Date.parse(request!.at) - startedAtMs, requestAtMs: Date.parse(request!.at),
     mechanism: result.workspace ? result.workspace.mechanism + (result.workspace.reason ? ` (${result.workspace.reason})` : "") : "none",
     workspaceBytes: result.workspace?.diskBytes ?? 0,
-    changesGitBytes: (await allocatedBytes(join(trial, "changes.git"))) ?? 0,
+    changesGitBytes: await ownBytes(join(trial, "changes.git")),
   };
+}
+
+/**
+ * Allocated bytes under `root` of what is its own: a file with other links (a seeded index linked
+ * to the kept one) is counted where it is kept, not in each trial.
+ */
+async function ownBytes(root: string): Promise<number> {
+  let bytes = 0;
+  for (const name of await readdir(root, { recursive: true }).catch(() => [] as string[])) {
+    const stats = await lstat(join(root, name));
+    if (stats.isDirectory() || stats.nlink === 1) bytes += stats.blocks * 512;
+  }
+  return bytes;
 }
 
 /** The run's figures, for the summary. */
