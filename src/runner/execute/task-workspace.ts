@@ -93,26 +93,34 @@ export async function prepareWorkspace(task: TaskDefinition, folder: TaskFolder,
   if (book.current.setupDone) return;
   // The snapshot's index seeded from the fixture's, in this process only (a resume takes a whole snapshot).
   let seeded = false;
+  // The snapshot when nothing can have changed the workspace since its index was seeded.
+  let unchangedTree: string | undefined;
   const from = task.workspace.from;
   if (!book.current.workspaceCopied) {
     // Nothing has run in it yet: a copy (or mount) cut short by a kill is simply made again.
     await book.update((s) => ({ ...s, setup: [] }));
     if (layerBase !== null) {
-      await mountFreshLayer(folder, book, await layerBase(), opts.layering!);
-      seeded = !sharedBase && from !== null && opts.snapshotEnv !== undefined && (await seedFixtureIndex(changesPlace(folder, opts.snapshotEnv), changesOf(task), from));
+      const base = await layerBase();
+      await mountFreshLayer(folder, book, base, opts.layering!);
+      // Seeded from the base's own index (prepared/<hash>, which never changes once made), not the
+      // fixture's, which may have changed since: so, while no setup command runs in the fresh
+      // layer, the workspace is that index's tree.
+      const seed = !sharedBase && from !== null && opts.snapshotEnv !== undefined ? await seedFixtureIndex(changesPlace(folder, opts.snapshotEnv), changesOf(task), base.workspace) : null;
+      seeded = seed !== null;
+      if (seed?.tree != null && task.workspace.setup.length === 0) unchangedTree = seed.tree;
     } else if (sharedBase) {
       // The base is prepared once for every task naming it (shared-setup.ts); a failed one throws its setup's message.
       await (await sharedBase()).copyWorkspaceTo(folder.workspace);
     } else if (task.workspace.git) await cloneWorkspace(task.workspace.git, folder, book, opts);
     else {
       await folder.resetWorkspace(from ?? null);
-      seeded = opts.snapshotEnv !== undefined && from != null && (await seedFixtureIndex(changesPlace(folder, opts.snapshotEnv), changesOf(task), from));
+      seeded = opts.snapshotEnv !== undefined && from != null && (await seedFixtureIndex(changesPlace(folder, opts.snapshotEnv), changesOf(task), from)) !== null;
     }
     await book.update((s) => ({ ...s, workspaceCopied: true }));
   }
   if (!sharedBase) await runSetupCommands(task, folder.workspace, book, opts);
   if (opts.snapshotEnv && book.current.changesBase === null) {
-    const base = await snapshotWorkspace(changesPlace(folder, opts.snapshotEnv), changesOf(task), { seeded });
+    const base = await snapshotWorkspace(changesPlace(folder, opts.snapshotEnv), changesOf(task), { seeded, ...(unchangedTree !== undefined ? { unchangedTree } : {}) });
     await book.update((s) => ({ ...s, changesBase: base }));
   }
   await book.update((s) => ({ ...s, setupDone: true }));

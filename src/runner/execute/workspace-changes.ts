@@ -21,8 +21,9 @@
  * What is left out (`workspace.changes`, changes-settings.ts) is never hashed at all.
  *
  * A fixture is hashed once per run: the first trial stages its fresh copy before setup and keeps
- * that index (`changes-indexes/`); later trials start from a copy of it (seedFixtureIndex), and
- * since a copy keeps sizes and mtimes, `git add` hashes only what setup changed. Stat data is
+ * that index (`changes-indexes/`); later trials start from it (seedFixtureIndex: a hard link,
+ * which git replaces when it writes), and since a copy keeps sizes and mtimes, `git add` hashes
+ * only what setup changed. Stat data is
  * compared on size and whole-second mtime only (`core.checkStat=minimal`): inodes, owners and
  * ctimes differ from copy to copy. An entry git found racily clean when it wrote the index is
  * marked so (its size zeroed) and is read again, whatever the copy's times.
@@ -30,7 +31,7 @@
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
-import { copyFile, mkdir, realpath, rename, rm, writeFile } from "node:fs/promises";
+import { copyFile, link, mkdir, readFile, realpath, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { errnoCode } from "../../core/errors.js";
 import type { ChangesSettings } from "../tasks/changes-settings.js";
@@ -76,12 +77,26 @@ const GIT_SETTINGS = [
 /** Outranks the workspace's `.gitattributes`: no filter, conversion or diff driver of the agent's runs. */
 const NEUTRAL_ATTRIBUTES = "* -text -ident -filter -working-tree-encoding !eol !diff\n";
 
+export interface SnapshotOptions {
+  /** The trial's index was seeded (seedFixtureIndex): a stat cache, so only what changed since is hashed. */
+  seeded?: boolean;
+  /**
+   * The seeded index's tree, given only when the workspace is known to hold exactly what that
+   * index was staged from — a fresh layer over an unchanging base, no setup run in it: the
+   * snapshot is that tree, and no git runs (over a large fixture, `git add` matching the excludes
+   * against every path takes most of a second).
+   */
+  unchangedTree?: string;
+}
+
 /**
  * Records the workspace as it is now: the base every later `writeChangesPatch` diffs against.
  * Safe to repeat (it is taken again only while setup is not recorded done).
  */
-export async function snapshotWorkspace(place: ChangesPlace, settings: ChangesSettings, opts: { seeded?: boolean } = {}): Promise<ChangesBase> {
+export async function snapshotWorkspace(place: ChangesPlace, settings: ChangesSettings, opts: SnapshotOptions = {}): Promise<ChangesBase> {
   try {
+    // Nothing to stage: the workspace is what the seeded index was staged from.
+    if (opts.seeded && opts.unchangedTree !== undefined && existsSync(join(place.gitDir, "index"))) return { tree: opts.unchangedTree };
     // A seeded index (seedFixtureIndex) is a stat cache: whatever setup changed since is hashed again.
     if (!(opts.seeded && existsSync(join(place.gitDir, "index")))) await prepareGitDir(place);
     return { tree: await stageWorkspace(place, settings) };
@@ -93,13 +108,14 @@ export async function snapshotWorkspace(place: ChangesPlace, settings: ChangesSe
 
 /**
  * Right after the fixture is copied, before setup: the trial's index made from the fixture's
- * index of this run when there is one (copied: the copy has the fixture's sizes and mtimes, so
- * git hashes nothing again), else staged from the copy and kept for the next trials. Keyed by
- * the fixture's real path and the changes settings (what is staged). True when the trial's index
- * is there for `snapshotWorkspace({ seeded: true })`; false when git could not make it.
+ * index of this run when there is one (linked to it; the workspace, a copy or a layer, has the
+ * fixture's sizes and mtimes, so git hashes nothing again), else staged from the workspace and
+ * kept for the next trials. Keyed by the fixture's real path (a layered trial's: its base's) and the changes settings (what is staged). The seeded index, with the
+ * tree it was staged as (null when not known), when the trial's index is there for
+ * `snapshotWorkspace({ seeded: true })`; null when git could not make it.
  */
-export async function seedFixtureIndex(place: ChangesPlace, settings: ChangesSettings, fixture: string): Promise<boolean> {
-  if (place.fixtureIndexesDir === undefined) return false;
+export async function seedFixtureIndex(place: ChangesPlace, settings: ChangesSettings, fixture: string): Promise<SeededIndex | null> {
+  if (place.fixtureIndexesDir === undefined) return null;
   const key = createHash("sha256").update(JSON.stringify([await realpath(fixture), excludePathspecs(settings), includePathspecs(settings)])).digest("hex").slice(0, 32);
   const kept = join(place.fixtureIndexesDir, key);
   try {
@@ -110,33 +126,49 @@ export async function seedFixtureIndex(place: ChangesPlace, settings: ChangesSet
     const underWay = buildsUnderWay.get(kept);
     if (underWay !== undefined) await underWay;
     if (existsSync(kept)) {
-      await copyFile(kept, index);
-      return true;
+      // A link, not a copy (a 20,000-file index is 2 MB a trial): git never writes an index in
+      // place — it renames index.lock over it — so nothing a trial's git does reaches the kept one.
+      await link(kept, index).catch(() => copyFile(kept, index));
+      // A kept index without its tree (an older rhema's): still a stat cache.
+      const tree = await readFile(`${kept}${TREE_SUFFIX}`, "utf8").catch(() => null);
+      return { tree: tree !== null && /^[0-9a-f]{40,64}$/.test(tree.trim()) ? tree.trim() : null };
     }
     const build = keepFixtureIndex(place, settings, kept);
     buildsUnderWay.set(kept, build.catch(() => {}));
     try {
-      await build;
+      return { tree: await build };
     } finally {
       buildsUnderWay.delete(kept);
     }
-    return true;
   } catch (err) {
-    if (err instanceof ChangesUnavailable) return false;
+    if (err instanceof ChangesUnavailable) return null;
     throw asOutputError(err, place.gitDir, "write");
   }
 }
 
-/** Fixture indexes being made in this process, by where they are kept: a cache of work under way, not state. */
-const buildsUnderWay = new Map<string, Promise<void>>();
+/** A trial's index seeded from its fixture's: `tree`, what that index was staged as (null: not known). */
+export interface SeededIndex {
+  tree: string | null;
+}
 
-/** Stages the fresh copy into the trial's index and keeps a copy of that index at `kept` (atomic). */
-async function keepFixtureIndex(place: ChangesPlace, settings: ChangesSettings, kept: string): Promise<void> {
-  await stageWorkspace(place, settings);
+/** Fixture indexes being made in this process, by where they are kept: a cache of work under way, not state. */
+const buildsUnderWay = new Map<string, Promise<unknown>>();
+
+/** The tree staged from a kept index's copy, kept beside it (`<kept>.tree`). */
+const TREE_SUFFIX = ".tree";
+
+/** Stages the fresh copy into the trial's index and keeps a copy of that index at `kept`, its tree beside it (each atomic); returns the tree. */
+async function keepFixtureIndex(place: ChangesPlace, settings: ChangesSettings, kept: string): Promise<string> {
+  const tree = await stageWorkspace(place, settings);
   await mkdir(dirname(kept), { recursive: true, mode: 0o700 });
-  const temporary = `${kept}.${process.pid}.tmp`;
-  await copyFile(join(place.gitDir, "index"), temporary);
-  await rename(temporary, kept);
+  // The tree first: an index found kept always has its tree, unless an older rhema kept it.
+  for (const [from, to] of [[null, `${kept}${TREE_SUFFIX}`], [join(place.gitDir, "index"), kept]] as const) {
+    const temporary = `${to}.${process.pid}.tmp`;
+    if (from === null) await writeFile(temporary, tree + "\n", { mode: 0o600 });
+    else await copyFile(from, temporary);
+    await rename(temporary, to);
+  }
+  return tree;
 }
 
 export interface PatchTarget {

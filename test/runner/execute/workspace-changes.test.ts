@@ -217,7 +217,7 @@ test("a fixture's index is kept from the first copy and seeds the next: each tri
     const workspace = join(root, name, "workspace");
     await copyFixture(fixture, workspace);
     const place = { workspace, gitDir: join(root, name, "changes.git"), objectsDir: join(root, "changes-objects"), fixtureIndexesDir: join(root, "changes-indexes"), hostEnv: HOST_ENV };
-    assert.equal(await seedFixtureIndex(place, settings, fixture), true);
+    assert.notEqual(await seedFixtureIndex(place, settings, fixture), null);
     await writeFile(join(workspace, "src/a.txt"), setupText); // setup: the same size as the fixture's
     const base = await snapshotWorkspace(place, settings, { seeded: true });
     await agent(workspace);
@@ -226,10 +226,69 @@ test("a fixture's index is kept from the first copy and seeds the next: each tri
     return readFile(path, "utf8");
   };
   const first = await trial("one", "y\n", (ws) => writeFile(join(ws, "c.txt"), "new\n"));
-  assert.deepEqual((await readdir(join(root, "changes-indexes"))).length, 1, "the fixture's index is kept");
+  const kept = (await readdir(join(root, "changes-indexes"))).map((name) => name.replace(/^[0-9a-f]{32}/, "<key>")).sort();
+  assert.deepEqual(kept, ["<key>", "<key>.tree"], "the fixture's index is kept, its tree beside it");
   assert.match(first, /^diff --git a\/c\.txt b\/c\.txt\nnew file mode/);
   assert.doesNotMatch(first, /a\.txt/, "setup's change is in the base, not the agent's patch");
   const second = await trial("two", "z\n", (ws) => rm(join(ws, "src/b.txt")));
   assert.match(second, /^diff --git a\/src\/b\.txt b\/src\/b\.txt\ndeleted file mode/);
   assert.doesNotMatch(second, /a\.txt/, "the seeded index did not hide setup's change from the base");
+});
+
+test("a kept index's tree is the snapshot of a workspace known unchanged since seeding: no git runs for it, and the patch after the agent is the same as with a full snapshot", async (t) => {
+  const root = await tempDir(t);
+  const fixture = join(root, "fixture");
+  await mkdir(join(fixture, "src"), { recursive: true });
+  await writeFiles(fixture, { "src/a.txt": "a\n", "src/b.txt": "b\n", "package-lock.json": "{}\n" });
+  const settings = changesSettings(undefined);
+  const placeOf = (name: string, workspace: string, path = process.env.PATH) => ({ workspace, gitDir: join(root, name, "changes.git"), objectsDir: join(root, "changes-objects"), fixtureIndexesDir: join(root, "changes-indexes"), hostEnv: { PATH: path } });
+  const trial = async (name: string) => {
+    const workspace = join(root, name, "workspace");
+    await copyFixture(fixture, workspace);
+    return { workspace, seed: await seedFixtureIndex(placeOf(name, workspace), settings, fixture) };
+  };
+  const first = await trial("one");
+  const full = await snapshotWorkspace(placeOf("one", first.workspace), settings, { seeded: true });
+  assert.deepEqual(first.seed, full, "the first trial's seed carries the tree it staged, the fixture's snapshot");
+  const second = await trial("two");
+  assert.deepEqual(second.seed, full, "a later trial's seed carries the kept tree");
+  // Without git on PATH only a snapshot that runs no git can be taken.
+  const noGit = placeOf("two", second.workspace, join(root, "no-git"));
+  assert.deepEqual(await snapshotWorkspace(noGit, settings, { seeded: true, unchangedTree: second.seed!.tree! }), full);
+  assert.deepEqual(await snapshotWorkspace(noGit, settings, { seeded: true }), { unavailable: "git was not found on PATH: changes.patch needs git" });
+  await writeFile(join(second.workspace, "src/a.txt"), "changed by the agent\n");
+  const path = join(root, "two", "changes.patch");
+  await writeChangesPatch(placeOf("two", second.workspace), full, settings, { path, relativePath: "changes.patch", redact: (s) => s, write: (bytes) => writeFile(path, bytes) });
+  assert.match(await readFile(path, "utf8"), /^diff --git a\/src\/a\.txt b\/src\/a\.txt\n(?:.*\n)*-a\n\+changed by the agent\n$/);
+});
+
+test("a trial's index is the kept one linked, and git writing the trial's index never changes the kept one", async (t) => {
+  const root = await tempDir(t);
+  const fixture = join(root, "fixture");
+  await mkdir(fixture, { recursive: true });
+  await writeFiles(fixture, { "a.txt": "a\n", "b.txt": "b\n" });
+  // Older than the kept index: no entry is racily clean, so a snapshot with nothing changed writes no index.
+  const past = new Date("2021-01-01T00:00:00Z");
+  for (const file of ["a.txt", "b.txt"]) await utimes(join(fixture, file), past, past);
+  const settings = changesSettings(undefined);
+  const indexes = join(root, "changes-indexes");
+  const trial = async (name: string) => {
+    const workspace = join(root, name, "workspace");
+    await copyFixture(fixture, workspace);
+    const place = { workspace, gitDir: join(root, name, "changes.git"), objectsDir: join(root, "changes-objects"), fixtureIndexesDir: indexes, hostEnv: HOST_ENV };
+    await seedFixtureIndex(place, settings, fixture);
+    return { workspace, place, base: await snapshotWorkspace(place, settings, { seeded: true }) };
+  };
+  await trial("one");
+  const keptName = (await readdir(indexes)).find((name) => !name.endsWith(".tree"))!;
+  const keptBefore = await readFile(join(indexes, keptName));
+  const two = await trial("two");
+  assert.equal((await lstat(join(two.place.gitDir, "index"))).ino, (await lstat(join(indexes, keptName))).ino, "linked, not copied");
+  await writeFile(join(two.workspace, "a.txt"), "the agent's\n");
+  await writeFile(join(two.workspace, "c.txt"), "new\n");
+  const path = join(root, "two", "changes.patch");
+  await writeChangesPatch(two.place, two.base, settings, { path, relativePath: "changes.patch", redact: (s) => s, write: (bytes) => writeFile(path, bytes) });
+  assert.match(await readFile(path, "utf8"), /^diff --git a\/a\.txt b\/a\.txt\n(?:.*\n)*diff --git a\/c\.txt b\/c\.txt\nnew file mode/);
+  assert.deepEqual(await readFile(join(indexes, keptName)), keptBefore, "the kept index is as it was");
+  assert.notEqual((await lstat(join(two.place.gitDir, "index"))).ino, (await lstat(join(indexes, keptName))).ino, "git replaced the trial's link with an index of its own");
 });
