@@ -21,6 +21,7 @@ import { chmod, open, readFile, readdir, stat, symlink } from "node:fs/promises"
 import { join } from "node:path";
 import { readRunResults } from "../../src/runner/run-dir/run-dir.js";
 import { mountPointsUnder } from "../../src/runner/run-dir/layer-mounts.js";
+import { findOnPath } from "../../src/process/sandbox-probe.js";
 import { cliEnv, runCli, startCli } from "../support/cli.js";
 import { writeFiles } from "../support/suite-files.js";
 
@@ -30,6 +31,7 @@ import { tempDir } from "../support/temp-dir.js";
 import { killInCommand } from "../support/kill-in-command.js";
 
 const ROOT = process.getuid?.() === 0;
+const FUSE = await findOnPath("fuse-overlayfs", process.env.PATH ?? "");
 
 function task(id: string, extraScript = ""): string {
   return `prompt: Change it.
@@ -72,12 +74,12 @@ async function fixtureUntouched(root: string): Promise<void> {
   assert.equal(await readFile(join(fixture, "target.txt"), "utf8"), "target\n", "a write through the fixture's link never reaches it");
 }
 
-test("as root each trial writes into a layer of its own over one shared base; nothing stays mounted", { skip: !ROOT && "root mounts overlays (the unprivileged branch is the next test)" }, async (t) => {
+async function isolatedLayers(t: { after(fn: () => unknown): void }, mechanism: "overlay" | "fuse-overlayfs"): Promise<void> {
   const { root, out, args } = await suite(t, { a: task("a"), b: task("b") });
-  const run = await runCli([...args, "--concurrency", "2"], { cwd: root });
+  const run = await runCli([...args, "--concurrency", "2", "--workspace-layers", mechanism], { cwd: root });
   assert.equal(run.code, 0, run.stdout + run.stderr);
   const results = await readRunResults(out);
-  assert.deepEqual(results.map((r) => [r.id, r.status, r.workspace?.mechanism]), [["a", "passed", "overlay"], ["b", "passed", "overlay"]]);
+  assert.deepEqual(results.map((r) => [r.id, r.status, r.workspace?.mechanism]), [["a", "passed", mechanism], ["b", "passed", mechanism]]);
   for (const r of results) assert.ok(r.workspace!.diskBytes < 1024 * 1024, `${r.id}: the layer holds its writes, not a copy (${r.workspace!.diskBytes} bytes)`);
   const bases = await readdir(join(out, "prepared"));
   assert.equal(bases.length, 1, "one copy of the fixture for both trials");
@@ -91,7 +93,11 @@ test("as root each trial writes into a layer of its own over one shared base; no
   assert.equal(await readFile(join(upper, "mine-a.txt"), "utf8"), "a\n");
   assert.equal(await readFile(join(upper, "target.txt"), "utf8"), "a\n", "the write through the link landed in the layer");
   await fixtureUntouched(root);
-});
+}
+
+test("as root each trial writes into a layer of its own over one shared base; nothing stays mounted", { skip: !ROOT && "root mounts overlays (the unprivileged branch is below)" }, (t) => isolatedLayers(t, "overlay"));
+
+test("with fuse-overlayfs the same: a layer each, the base and the fixture untouched, nothing left mounted", { skip: FUSE === null ? "fuse-overlayfs is not installed (apt-get install fuse-overlayfs)" : !ROOT && "/dev/fuse is root's here" }, (t) => isolatedLayers(t, "fuse-overlayfs"));
 
 test("a SIGKILL leaves the layer mounted; the next run unmounts it first, even leaving that trial alone, and a resume mounts the same layer", { skip: !ROOT && "root mounts overlays" }, async (t) => {
   const pidFile = "PIDFILE";
