@@ -72,14 +72,7 @@ export class SharedSetups {
 
   /** The prepared base the request names: made now, or awaited, or found done on disk. A failed one throws its setup's message. */
   async prepare(request: SharedSetupRequest): Promise<PreparedFolder> {
-    const key = await this.keyOf(request);
-    const hash = preparedHash(key);
-    let prepared = this.preparing.get(hash);
-    if (prepared === undefined) {
-      prepared = this.prepareOnce(this.runDir.prepared(hash), key, request);
-      this.preparing.set(hash, prepared);
-    }
-    return prepared;
+    return this.once(await this.keyOf(request), request);
   }
 
   /**
@@ -89,14 +82,7 @@ export class SharedSetups {
    * part of its key.
    */
   async fixtureBase(from: string): Promise<PreparedFolder> {
-    const key: PreparedKey = { from, fixtureStamp: await this.stampOf(from), setup: [], env: {}, sandbox: "none", network: "none" };
-    const hash = preparedHash(key);
-    let prepared = this.preparing.get(hash);
-    if (prepared === undefined) {
-      prepared = this.prepareOnce(this.runDir.prepared(hash), key, null);
-      this.preparing.set(hash, prepared);
-    }
-    return prepared;
+    return this.once({ from, fixtureStamp: await this.stampOf(from), setup: [], env: {}, sandbox: "none", network: "none" }, null);
   }
 
   /**
@@ -106,10 +92,15 @@ export class SharedSetups {
    */
   async gitBase(mirror: string, commit: string, hostEnv: Readonly<Record<string, string | undefined>>): Promise<PreparedFolder> {
     const key: PreparedKey = { from: mirror, fixtureStamp: `git:${commit}`, setup: [], env: {}, sandbox: "none", network: "none" };
+    return this.once(key, null, (workspace) => cloneAtCommit(mirror, commit, workspace, hostEnv));
+  }
+
+  /** The base of `key`, prepared once in this process (single-flight: later callers await the first's promise). */
+  private once(key: PreparedKey, request: SharedSetupRequest | null, fill?: (workspace: string) => Promise<void>): Promise<PreparedFolder> {
     const hash = preparedHash(key);
     let prepared = this.preparing.get(hash);
     if (prepared === undefined) {
-      prepared = this.prepareOnce(this.runDir.prepared(hash), key, null, (workspace) => cloneAtCommit(mirror, commit, workspace, hostEnv));
+      prepared = this.prepareOnce(this.runDir.prepared(hash), key, request, fill);
       this.preparing.set(hash, prepared);
     }
     return prepared;
