@@ -22,7 +22,8 @@ import { join } from "node:path";
 import { readRunResults } from "../../src/runner/run-dir/run-dir.js";
 import { mountPointsUnder } from "../../src/runner/run-dir/layer-mounts.js";
 import { findOnPath } from "../../src/process/sandbox-probe.js";
-import { cliEnv, runCli, startCli } from "../support/cli.js";
+import { spawnSync } from "node:child_process";
+import { CLI, cliEnv, runCli, startCli } from "../support/cli.js";
 import { writeFiles } from "../support/suite-files.js";
 
 /** Every tool call allowed: the tests are about where the writes land. */
@@ -136,7 +137,11 @@ test("--restart after a kill unmounts the layer, then drops it; the fixture is u
   await fixtureUntouched(root);
 });
 
-test("as a user who is not root, auto copies each workspace and says why; asking for overlay is exit 2", async (t) => {
+/** Root runs the CLI as nobody, which needs the checkout readable by others (a clone under a 0700 temp folder is not). */
+const NOBODY_CANNOT_READ = ROOT && spawnSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "--", process.execPath, "-e", `require("fs").accessSync(${JSON.stringify(CLI)})`]).status !== 0
+  && `nobody cannot read ${CLI} (a folder above it is not readable by others); test/runner/execute/workspace-layers.test.ts covers the choice without root`;
+
+test("as a user who is not root, auto copies each workspace and says why; asking for overlay is exit 2", { skip: NOBODY_CANNOT_READ }, async (t) => {
   const { root, out, args } = await suite(t, { a: task("a") });
   // Root runs the CLI as nobody (setpriv); a user who is not root runs it as themself.
   await chmod(root, 0o777);

@@ -57,6 +57,7 @@ import { type CheckOutcome, type TaskCost, type TaskResult, type TaskSandboxReco
 import { freshTaskState, type TaskState } from "../run-dir/task-state.js";
 import { runTaskTurn, stepCapOf, stepsTaken } from "./task-turn.js";
 import { changesOf, changesPlace, prepareWorkspace, unmountLayer, type WorkspaceLayering } from "./task-workspace.js";
+import { layerPaths } from "../run-dir/layer-mounts.js";
 import { writeChangesPatch } from "./workspace-changes.js";
 import type { SharedSetups } from "./shared-setup.js";
 import type { GitMirrors } from "./git-mirror.js";
@@ -284,10 +285,14 @@ async function changesPhase(run: TrialRun): Promise<void> {
   if (book.current.changes !== null || !book.current.setupDone) return;
   await env.lock?.confirm();
   const base = book.current.changesBase ?? { unavailable: "no snapshot of the workspace was taken after its setup (set up by a rhema without changes.patch): rerun the task with --restart for one" };
+  // A layered workspace can differ from its snapshot only where its layer does: git looks there alone.
+  const layer = book.current.layer;
+  const onlyPaths = layer === null ? undefined
+    : await layerPaths({ lower: new RunDir(env.runDir).prepared(layer.base).workspace, upper: folder.layerUpper, target: folder.workspace });
   const changes = await writeChangesPatch(changesPlace(folder, env.hostEnv), base, changesOf(run.trial.task), {
     path: folder.path("changes"), relativePath: folder.relativePath("changes"),
     write: (bytes) => folder.writeChangesPatch(bytes), redact: (text) => env.redactor.redact(text),
-  });
+  }, onlyPaths);
   await book.update((s) => ({ ...s, changes }));
 }
 

@@ -180,11 +180,16 @@ export interface PatchTarget {
   relativePath: string;
 }
 
-/** Diffs the workspace against `base` and writes changes.patch; what result.json records of it. */
-export async function writeChangesPatch(place: ChangesPlace, base: ChangesBase, settings: ChangesSettings, target: PatchTarget): Promise<ResultChanges> {
+/**
+ * Diffs the workspace against `base` and writes changes.patch; what result.json records of it.
+ * `onlyPaths`: the only paths that can differ from the snapshot (a layered trial's: what its layer
+ * holds and what it deleted, layer-mounts.ts `layerPaths`) — git looks at them alone instead of
+ * matching the excludes against every path of the workspace.
+ */
+export async function writeChangesPatch(place: ChangesPlace, base: ChangesBase, settings: ChangesSettings, target: PatchTarget, onlyPaths?: readonly string[]): Promise<ResultChanges> {
   if ("unavailable" in base) return { path: null, reason: base.unavailable };
   try {
-    const tree = await stageWorkspace(place, settings);
+    const tree = await stageWorkspace(place, settings, onlyPaths);
     const range = [base.tree, tree];
     const files = parseNumstat(await runGit(place, ["diff-tree", "-r", "-z", "--numstat", "-M", ...range]));
     const cap = new PatchCap(settings.maxBytes, target.redact);
@@ -217,10 +222,15 @@ async function prepareGitDir(place: ChangesPlace): Promise<void> {
  * the includes are staged after (added, updated, or removed when gone). The index keeps each
  * file's stat data, so the diff after the turn hashes only what changed since the snapshot.
  */
-async function stageWorkspace(place: ChangesPlace, settings: ChangesSettings): Promise<string> {
+async function stageWorkspace(place: ChangesPlace, settings: ChangesSettings, onlyPaths?: readonly string[]): Promise<string> {
   // A kill during `git add` leaves its lock; the run directory's lock says no other git is at work here.
   await rm(join(place.gitDir, "index.lock"), { force: true });
-  await runGit(place, ["add", "--all", "--force", "--", ...excludePathspecs(settings)]);
+  if (onlyPaths === undefined) await runGit(place, ["add", "--all", "--force", "--", ...excludePathspecs(settings)]);
+  else if (onlyPaths.length > 0) {
+    // Each path literally (no glob of the agent's file names), the excludes as ever; from stdin, as there may be many.
+    const specs = [...onlyPaths.map((path) => `:(literal)${path}`), ...excludePathspecs(settings).slice(1)];
+    await runGit(place, ["add", "--all", "--force", "--pathspec-from-file=-", "--pathspec-file-nul"], undefined, { input: specs.join("\0") + "\0" });
+  }
   const includes = includePathspecs(settings);
   if (includes.length > 0) {
     const listed = (await runGit(place, ["ls-files", "-z", "--cached", "--others", "--", ...includes])).toString("utf8").split("\0");

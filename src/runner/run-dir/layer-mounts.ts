@@ -25,7 +25,7 @@
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import { lstat, mkdir, readdir, readFile, realpath, rm, writeFile } from "node:fs/promises";
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, join, relative } from "node:path";
 import { errnoCode, errorMessage } from "../../core/errors.js";
 import { guardOutput } from "./output-guard.js";
 import { PREPARED_DIR } from "./prepared-folder.js";
@@ -236,6 +236,19 @@ export async function listDeletions(layer: Pick<LayerMount, "lower" | "upper" | 
   };
   await walk("");
   return deleted.sort();
+}
+
+/**
+ * Every path a mounted layer can have changed: each entry it holds but folders (files, links,
+ * whiteouts), and each base entry the view no longer shows (`listDeletions`: also those an opaque
+ * folder hides). Relative, sorted, unique.
+ */
+export async function layerPaths(layer: Pick<LayerMount, "lower" | "upper" | "target">): Promise<string[]> {
+  const held: string[] = [];
+  for (const entry of await readdir(layer.upper, { withFileTypes: true, recursive: true }).catch(() => [])) {
+    if (!entry.isDirectory()) held.push(relative(layer.upper, join(entry.parentPath, entry.name)));
+  }
+  return [...new Set([...held, ...(await listDeletions(layer))])].sort();
 }
 
 async function recordDeletions(layer: Pick<LayerMount, "lower" | "upper" | "target">): Promise<void> {

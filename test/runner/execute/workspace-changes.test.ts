@@ -14,6 +14,7 @@ import { copyFixture } from "../../../src/runner/tasks/fixture-copy.js";
 import type { ResultChanges } from "../../../src/runner/run-dir/task-result.js";
 import { writeFiles } from "../../support/suite-files.js";
 import { tempDir } from "../../support/temp-dir.js";
+import { LayerMounts, layerPaths } from "../../../src/runner/run-dir/layer-mounts.js";
 
 const HOST_ENV = { PATH: process.env.PATH };
 
@@ -291,4 +292,35 @@ test("a trial's index is the kept one linked, and git writing the trial's index 
   assert.match(await readFile(path, "utf8"), /^diff --git a\/a\.txt b\/a\.txt\n(?:.*\n)*diff --git a\/c\.txt b\/c\.txt\nnew file mode/);
   assert.deepEqual(await readFile(join(indexes, keptName)), keptBefore, "the kept index is as it was");
   assert.notEqual((await lstat(join(two.place.gitDir, "index"))).ino, (await lstat(join(indexes, keptName))).ino, "git replaced the trial's link with an index of its own");
+});
+
+test("a layered workspace's patch, staged from its layer's paths alone, applies back onto the base and gives the workspace: deleted folders and a folder deleted and made again included", { skip: process.getuid?.() !== 0 && "mounting a kernel overlay needs root (CI runs as root)" }, async (t) => {
+  const root = await tempDir(t);
+  const lower = join(root, "run/prepared/base/workspace");
+  await mkdir(lower, { recursive: true });
+  await writeFiles(lower, { "a.txt": "one\n", "old-name.txt": LONG, "gone/x.txt": "x\n", "remade/y.txt": "y\n", "remade/z.txt": "z\n", "keep/k.txt": "k\n", "node_modules/m.js": "m\n" });
+  const mounts = new LayerMounts(join(root, "run"));
+  const layer = { kind: "overlay" as const, lower, upper: join(root, "run/tasks/t/layer/upper"), work: join(root, "run/tasks/t/layer/work"), target: join(root, "run/tasks/t/workspace") };
+  await mounts.mount(layer);
+  try {
+    const b = await snapshotBench(join(root, "run"), layer.target, DEFAULTS);
+    const ws = layer.target;
+    await writeFile(join(ws, "a.txt"), "one\ntwo\n");
+    await rename(join(ws, "old-name.txt"), join(ws, "new-name.txt"));
+    await rm(join(ws, "gone"), { recursive: true });
+    await rm(join(ws, "remade"), { recursive: true });
+    await mkdir(join(ws, "remade"));
+    await writeFile(join(ws, "remade/new.txt"), "new\n");
+    await writeFile(join(ws, "node_modules/m.js"), "changed but excluded\n");
+    const onlyPaths = await layerPaths(layer);
+    assert.ok(!onlyPaths.includes("keep/k.txt"), "an untouched file is not among the layer's paths");
+    const path = join(root, "run/tasks/t/changes.patch");
+    const record = await writeChangesPatch(b.place, b.base, DEFAULTS, { path, relativePath: "changes.patch", redact: (x) => x, write: (bytes) => writeFile(path, bytes) }, onlyPaths);
+    assert.equal(record.path, "changes.patch");
+    assert.doesNotMatch(await readFile(path, "utf8"), /node_modules/, "the excludes hold");
+    applyPatch(b.baseCopy, path);
+    assert.deepEqual(await tree(b.baseCopy, (rel) => rel.startsWith("node_modules")), await tree(ws, (rel) => rel.startsWith("node_modules")));
+  } finally {
+    await mounts.unmount(layer.target);
+  }
 });
