@@ -11,19 +11,20 @@
  *   before the kill is still there;
  * - `--restart` after a kill unmounts, then drops the layer; the fixture is untouched throughout.
  *
- * As a user who is not root (nobody through setpriv, when the tests run as root), the same suite
- * runs on copies: auto says why in the result, and `--workspace-layers overlay` is exit 2 naming
+ * As a user who is not root (nobody through setpriv, the checkout bound at a place nobody may
+ * enter, when the tests run as root), the same suite runs on copies: auto says why in the result, and `--workspace-layers overlay` is exit 2 naming
  * the reason.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { chmod, open, readFile, readdir, stat, symlink } from "node:fs/promises";
-import { join } from "node:path";
+import { chmod, mkdir, open, readFile, readdir, stat, symlink } from "node:fs/promises";
+import { join, relative, resolve } from "node:path";
 import { readRunResults } from "../../src/runner/run-dir/run-dir.js";
 import { mountPointsUnder } from "../../src/runner/run-dir/layer-mounts.js";
 import { findOnPath } from "../../src/process/sandbox-probe.js";
-import { spawnSync } from "node:child_process";
-import { CLI, cliEnv, runCli, startCli } from "../support/cli.js";
+import { execFileSync, spawn } from "node:child_process";
+import { once } from "node:events";
+import { CLI, cliEnv, runCli } from "../support/cli.js";
 import { writeFiles } from "../support/suite-files.js";
 
 /** Every tool call allowed: the tests are about where the writes land. */
@@ -137,21 +138,41 @@ test("--restart after a kill unmounts the layer, then drops it; the fixture is u
   await fixtureUntouched(root);
 });
 
-/** Root runs the CLI as nobody, which needs the checkout readable by others (a clone under a 0700 temp folder is not). */
-const NOBODY_CANNOT_READ = ROOT && spawnSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "--", process.execPath, "-e", `require("fs").accessSync(${JSON.stringify(CLI)})`]).status !== 0
-  && `nobody cannot read ${CLI} (a folder above it is not readable by others); test/runner/execute/workspace-layers.test.ts covers the choice without root`;
+/**
+ * Runs the CLI as nobody (setpriv) when the tests run as root, else as the user. The checkout may
+ * lie under a folder others cannot enter (a clone in a 0700 temp folder), so root binds it at a
+ * 0755 place first and runs the CLI from there.
+ */
+async function asUser(t: { after(fn: () => unknown): void }, args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  if (!ROOT) return runCli(args, { cwd });
+  const repo = resolve(CLI, "../../../..");
+  const place = await tempDir(t, "rhema-nobody-");
+  await chmod(place, 0o755);
+  const bound = join(place, "rhema");
+  await mkdir(bound);
+  execFileSync("mount", ["--bind", repo, bound]);
+  try {
+    const child = spawn("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "--", process.execPath, join(bound, relative(repo, CLI)), ...args], { cwd, env: cliEnv({ HOME: cwd }), stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+    const [code] = (await once(child, "close")) as [number | null];
+    return { code, stdout, stderr };
+  } finally {
+    execFileSync("umount", [bound]);
+  }
+}
 
-test("as a user who is not root, auto copies each workspace and says why; asking for overlay is exit 2", { skip: NOBODY_CANNOT_READ }, async (t) => {
+test("as a user who is not root, auto copies each workspace and says why; asking for overlay is exit 2", async (t) => {
   const { root, out, args } = await suite(t, { a: task("a") });
-  // Root runs the CLI as nobody (setpriv); a user who is not root runs it as themself.
   await chmod(root, 0o777);
-  const asUser = (extra: string[]) => startCli([...args, ...extra], { cwd: root, ...(ROOT ? { launcher: ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"], env: cliEnv({ HOME: root }) } : {}) }).done;
-  const run = await asUser([]);
+  const run = await asUser(t, args, root);
   assert.equal(run.code, 0, run.stdout + run.stderr);
   const [result] = await readRunResults(out);
   assert.equal(result!.workspace?.mechanism, "copy");
   assert.match(result!.workspace?.reason ?? "", /overlay: needs real root/);
-  const refused = await asUser(["--workspace-layers", "overlay", "--restart"]);
+  const refused = await asUser(t, [...args, "--workspace-layers", "overlay", "--restart"], root);
   assert.equal(refused.code, 2, refused.stderr);
   assert.match(refused.stderr, /--workspace-layers overlay cannot be used here \(overlay: needs real root/);
   await fixtureUntouched(root);
