@@ -23,6 +23,7 @@ import { readRunResults } from "../../src/runner/run-dir/run-dir.js";
 import { mountPointsUnder } from "../../src/runner/run-dir/layer-mounts.js";
 import { findOnPath } from "../../src/process/sandbox-probe.js";
 import { execFileSync, spawn } from "node:child_process";
+import { lstatSync } from "node:fs";
 import { once } from "node:events";
 import { CLI, cliEnv, runCli } from "../support/cli.js";
 import { writeFiles } from "../support/suite-files.js";
@@ -145,7 +146,7 @@ test("--restart after a kill unmounts the layer, then drops it; the fixture is u
  */
 async function asUser(t: { after(fn: () => unknown): void }, args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   if (!ROOT) return runCli(args, { cwd });
-  const repo = resolve(CLI, "../../../..");
+  const repo = REPO;
   const place = await tempDir(t, "rhema-nobody-");
   await chmod(place, 0o755);
   const bound = join(place, "rhema");
@@ -164,7 +165,12 @@ async function asUser(t: { after(fn: () => unknown): void }, args: string[], cwd
   }
 }
 
-test("as a user who is not root, auto copies each workspace and says why; asking for overlay is exit 2", async (t) => {
+/** A checkout whose node_modules links elsewhere (.ci/run's other-Node clones) cannot be bound whole for nobody: said, not failed. */
+const REPO = resolve(CLI, "../../../..");
+const LINKED_MODULES = ROOT && lstatSync(join(REPO, "node_modules"), { throwIfNoEntry: false })?.isSymbolicLink() === true
+  && `${join(REPO, "node_modules")} is a link out of the checkout (.ci/run's other-Node clones), which a bind of the checkout does not carry to nobody; the Node 20 phase runs this test`;
+
+test("as a user who is not root, auto copies each workspace and says why; asking for overlay is exit 2", { skip: LINKED_MODULES }, async (t) => {
   const { root, out, args } = await suite(t, { a: task("a") });
   await chmod(root, 0o777);
   const run = await asUser(t, args, root);
