@@ -22,7 +22,7 @@ import { join, relative, resolve } from "node:path";
 import { readRunResults } from "../../src/runner/run-dir/run-dir.js";
 import { mountPointsUnder } from "../../src/runner/run-dir/layer-mounts.js";
 import { findOnPath } from "../../src/process/sandbox-probe.js";
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { lstatSync } from "node:fs";
 import { once } from "node:events";
 import { CLI, cliEnv, runCli } from "../support/cli.js";
@@ -91,6 +91,10 @@ async function isolatedLayers(t: { after(fn: () => unknown): void }, mechanism: 
   assert.ok((await stat(join(base, "sparse.bin"))).blocks * 512 < 1024 * 1024, "the base keeps the sparse file's hole");
   assert.equal(await readFile(join(base, "target.txt"), "utf8"), "target\n");
   assert.deepEqual(await mountPointsUnder(out), [], "every mount is gone once the run ends");
+  // The run's git objects hold the base files a patch shows (shared.txt, edited), never the rest of the base.
+  const objects = { PATH: process.env.PATH, GIT_DIR: join(out, "tasks/suite/a/default/1/changes.git"), GIT_OBJECT_DIRECTORY: join(out, "changes-objects") };
+  const stored = (file: string) => spawnSync("git", ["cat-file", "-e", execFileSync("git", ["hash-object", join(base, file)]).toString("utf8").trim()], { env: objects }).status === 0;
+  assert.deepEqual([stored("shared.txt"), stored("sparse.bin")], [true, false], "the changes snapshot stores what changed, not the base");
   // The layer keeps what the trial wrote: the copied-up edit, the link's target written through it, its new file.
   const upper = join(out, "tasks/suite/a/default/1/layer/upper");
   assert.equal(await readFile(join(upper, "mine-a.txt"), "utf8"), "a\n");

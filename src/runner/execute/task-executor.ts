@@ -287,9 +287,9 @@ async function changesPhase(run: TrialRun): Promise<void> {
   const base = book.current.changesBase ?? { unavailable: "no snapshot of the workspace was taken after its setup (set up by a rhema without changes.patch): rerun the task with --restart for one" };
   // A layered workspace can differ from its snapshot only where its layer does: git looks there alone.
   const layer = book.current.layer;
-  const onlyPaths = layer === null ? undefined
-    : await layerPaths({ lower: new RunDir(env.runDir).prepared(layer.base).workspace, upper: folder.layerUpper, target: folder.workspace });
-  const changes = await writeChangesPatch(changesPlace(folder, env.hostEnv), base, changesOf(run.trial.task), {
+  const lower = layer === null ? undefined : folder.preparedWorkspace(layer.base);
+  const onlyPaths = lower === undefined ? undefined : await layerPaths({ lower, upper: folder.layerUpper, target: folder.workspace });
+  const changes = await writeChangesPatch(changesPlace(folder, env.hostEnv, lower), base, changesOf(run.trial.task), {
     path: folder.path("changes"), relativePath: folder.relativePath("changes"),
     write: (bytes) => folder.writeChangesPatch(bytes), redact: (text) => env.redactor.redact(text),
   }, onlyPaths);

@@ -105,9 +105,9 @@ export async function prepareWorkspace(task: TaskDefinition, folder: TaskFolder,
       // Seeded from the base's own index (prepared/<hash>, which never changes once made), not the
       // fixture's, which may have changed since: so, while no setup command runs in the fresh
       // layer, the workspace is that index's tree.
-      const seed = !sharedBase && from !== null && opts.snapshotEnv !== undefined ? await seedFixtureIndex(changesPlace(folder, opts.snapshotEnv), changesOf(task), base.workspace) : null;
+      const seed = opts.snapshotEnv !== undefined ? await seedFixtureIndex(changesPlace(folder, opts.snapshotEnv, base.workspace), changesOf(task), base.workspace) : null;
       seeded = seed !== null;
-      if (seed?.tree != null && task.workspace.setup.length === 0) unchangedTree = seed.tree;
+      if (seed?.tree != null && (sharedBase !== undefined || task.workspace.setup.length === 0)) unchangedTree = seed.tree;
     } else if (sharedBase) {
       // The base is prepared once for every task naming it (shared-setup.ts); a failed one throws its setup's message.
       await (await sharedBase()).copyWorkspaceTo(folder.workspace);
@@ -120,7 +120,11 @@ export async function prepareWorkspace(task: TaskDefinition, folder: TaskFolder,
   }
   if (!sharedBase) await runSetupCommands(task, folder.workspace, book, opts);
   if (opts.snapshotEnv && book.current.changesBase === null) {
-    const base = await snapshotWorkspace(changesPlace(folder, opts.snapshotEnv), changesOf(task), { seeded, ...(unchangedTree !== undefined ? { unchangedTree } : {}) });
+    const baseWorkspace = book.current.layer === null ? undefined : folder.preparedWorkspace(book.current.layer.base);
+    const place = changesPlace(folder, opts.snapshotEnv, baseWorkspace);
+    // A resumed layered trial is seeded too: its base never changes, so its index is a true stat cache of the view.
+    if (!seeded && baseWorkspace !== undefined) seeded = (await seedFixtureIndex(place, changesOf(task), baseWorkspace)) !== null;
+    const base = await snapshotWorkspace(place, changesOf(task), { seeded, ...(unchangedTree !== undefined ? { unchangedTree } : {}) });
     await book.update((s) => ({ ...s, changesBase: base }));
   }
   await book.update((s) => ({ ...s, setupDone: true }));
@@ -226,8 +230,8 @@ async function cloneWorkspace(git: GitSource, folder: TaskFolder, book: TaskStat
 }
 
 /** Where the trial's snapshot and patch live (task-folder.ts names the folders). */
-export function changesPlace(folder: TaskFolder, hostEnv: Readonly<Record<string, string | undefined>>): ChangesPlace {
-  return { workspace: folder.workspace, gitDir: folder.changesGitDir, objectsDir: folder.changesObjectsDir, fixtureIndexesDir: folder.fixtureIndexesDir, hostEnv };
+export function changesPlace(folder: TaskFolder, hostEnv: Readonly<Record<string, string | undefined>>, base?: string): ChangesPlace {
+  return { workspace: folder.workspace, gitDir: folder.changesGitDir, objectsDir: folder.changesObjectsDir, fixtureIndexesDir: folder.fixtureIndexesDir, hostEnv, ...(base !== undefined ? { base } : {}) };
 }
 
 /** The task's changes settings, defaults applied. */

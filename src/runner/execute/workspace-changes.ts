@@ -20,6 +20,11 @@
  *
  * What is left out (`workspace.changes`, changes-settings.ts) is never hashed at all.
  *
+ * A layered workspace's base (`ChangesPlace.base`) is read-only and kept by the run, so its files'
+ * contents are not stored again as objects: its index is staged by id alone, and a patch writes
+ * the base files it shows from the base (`writeBaseBlobs`). Trees over missing blobs are written
+ * with `--missing-ok`; a diff that needs one and cannot find it fails, and the trial has no patch.
+ *
  * A fixture is hashed once per run: the first trial stages its fresh copy before setup and keeps
  * that index (`changes-indexes/`); later trials start from it (seedFixtureIndex: a hard link,
  * which git replaces when it writes), and since a copy keeps sizes and mtimes, `git add` hashes
@@ -51,6 +56,14 @@ export interface ChangesPlace {
   hostEnv: Readonly<Record<string, string | undefined>>;
   /** The run's fixture indexes (`changes-indexes/`); absent: none kept. */
   fixtureIndexesDir?: string;
+  /**
+   * A layered workspace's read-only base (the folder its layer is mounted over); absent: a copy.
+   * The base is never written, so its files' contents need not be kept in the object store: its
+   * index is staged with their ids alone (`update-index --info-only`), and a patch writes, from
+   * the base, only the few base files it shows changed (`writeBaseBlobs`) — a run's objects hold
+   * what its tasks changed, not the fixture again.
+   */
+  base?: string;
 }
 
 /** The snapshot after setup: a tree in the object store, or why none could be taken. */
@@ -159,7 +172,7 @@ const TREE_SUFFIX = ".tree";
 
 /** Stages the fresh copy into the trial's index and keeps a copy of that index at `kept`, its tree beside it (each atomic); returns the tree. */
 async function keepFixtureIndex(place: ChangesPlace, settings: ChangesSettings, kept: string): Promise<string> {
-  const tree = await stageWorkspace(place, settings);
+  const tree = place.base === undefined ? await stageWorkspace(place, settings) : await stageBaseIds(place, place.base, settings);
   await mkdir(dirname(kept), { recursive: true, mode: 0o700 });
   // The tree first: an index found kept always has its tree, unless an older rhema kept it.
   for (const [from, to] of [[null, `${kept}${TREE_SUFFIX}`], [join(place.gitDir, "index"), kept]] as const) {
@@ -191,6 +204,7 @@ export async function writeChangesPatch(place: ChangesPlace, base: ChangesBase, 
   try {
     const tree = await stageWorkspace(place, settings, onlyPaths);
     const range = [base.tree, tree];
+    if (place.base !== undefined) await writeBaseBlobs(place, place.base, range);
     const files = parseNumstat(await runGit(place, ["diff-tree", "-r", "-z", "--numstat", "-M", ...range]));
     const cap = new PatchCap(settings.maxBytes, target.redact);
     await runGit(place, ["diff-tree", "-r", "-p", "-M", "--no-color", "--no-ext-diff", "--no-textconv", ...range], (chunk) => cap.push(chunk));
@@ -225,12 +239,9 @@ async function prepareGitDir(place: ChangesPlace): Promise<void> {
 async function stageWorkspace(place: ChangesPlace, settings: ChangesSettings, onlyPaths?: readonly string[]): Promise<string> {
   // A kill during `git add` leaves its lock; the run directory's lock says no other git is at work here.
   await rm(join(place.gitDir, "index.lock"), { force: true });
-  if (onlyPaths === undefined) await runGit(place, ["add", "--all", "--force", "--", ...excludePathspecs(settings)]);
-  else if (onlyPaths.length > 0) {
-    // Each path literally (no glob of the agent's file names), the excludes as ever; from stdin, as there may be many.
-    const specs = [...onlyPaths.map((path) => `:(literal)${path}`), ...excludePathspecs(settings).slice(1)];
-    await runGit(place, ["add", "--all", "--force", "--pathspec-from-file=-", "--pathspec-file-nul"], undefined, { input: specs.join("\0") + "\0" });
-  }
+  // Each path literally (no glob of the agent's file names), the excludes as ever; from stdin, as there may be many.
+  const specs = onlyPaths === undefined ? excludePathspecs(settings) : [...onlyPaths.map((path) => `:(literal)${path}`), ...excludePathspecs(settings).slice(1)];
+  if (onlyPaths === undefined || onlyPaths.length > 0) await addAll(place, specs);
   const includes = includePathspecs(settings);
   if (includes.length > 0) {
     const listed = (await runGit(place, ["ls-files", "-z", "--cached", "--others", "--", ...includes])).toString("utf8").split("\0");
@@ -238,25 +249,107 @@ async function stageWorkspace(place: ChangesPlace, settings: ChangesSettings, on
     const paths = [...new Set(listed.filter((p) => p !== "" && !p.endsWith("/")))];
     if (paths.length > 0) await runGit(place, ["update-index", "--add", "--remove", "-z", "--stdin"], undefined, { input: paths.join("\0") + "\0" });
   }
-  return (await runGit(place, ["write-tree"])).toString("utf8").trim();
+  return await writeTree(place);
+}
+
+/**
+ * `git add --all --force` of `specs`. A nested repository without a commit has nothing to stage
+ * (git refuses it, and so the whole add): it is left out and the add made again without it.
+ */
+async function addAll(place: ChangesPlace, specs: readonly string[]): Promise<void> {
+  const leftOut: string[] = [];
+  for (;;) {
+    try {
+      const all = [...specs, ...leftOut.map((path) => `:(exclude,literal)${path}`)];
+      await runGit(place, ["add", "--all", "--force", "--pathspec-from-file=-", "--pathspec-file-nul"], undefined, { input: all.join("\0") + "\0" });
+      return;
+    } catch (err) {
+      const empty = err instanceof ChangesUnavailable ? /error: '(.+)\/' does not have a commit checked out/.exec(err.message)?.[1] : undefined;
+      if (empty === undefined || leftOut.includes(empty)) throw err;
+      leftOut.push(empty);
+    }
+  }
+}
+
+/** The index as a tree; a layered workspace's may name base files whose contents are not stored (`ChangesPlace.base`). */
+async function writeTree(place: ChangesPlace): Promise<string> {
+  return (await runGit(place, ["write-tree", ...(place.base !== undefined ? ["--missing-ok"] : [])])).toString("utf8").trim();
+}
+
+/**
+ * A layered workspace's base into the trial's empty index by id alone: each file is hashed,
+ * none is written to the object store (`--info-only`). What `git add` would stage: every path
+ * the excludes leave (FIFOs and sockets passed over, a nested repository as its commit), then
+ * the includes. Read from the base itself, not through the mount: the same files, no overlay.
+ */
+async function stageBaseIds(place: ChangesPlace, base: string, settings: ChangesSettings): Promise<string> {
+  const inBase = { workTree: base };
+  for (const specs of [excludePathspecs(settings), includePathspecs(settings)]) {
+    if (specs.length === 0) continue;
+    // An empty index: every file is "other". A nested repository is listed as `dir/`; without the slash, update-index stages its commit.
+    const listed = (await runGit(place, ["ls-files", "-z", "--others", "--", ...specs], undefined, inBase)).toString("utf8").split("\0");
+    const paths: string[] = [];
+    for (const path of new Set(listed.filter((p) => p !== ""))) {
+      if (!path.endsWith("/")) paths.push(path);
+      else if (await hasCommit(place, join(base, path))) paths.push(path.slice(0, -1));
+    }
+    if (paths.length > 0) await runGit(place, ["update-index", "--add", "--info-only", "-z", "--stdin"], undefined, { ...inBase, input: paths.join("\0") + "\0" });
+  }
+  return await writeTree(place);
+}
+
+/** Whether the nested repository at `dir` has a commit checked out (`git add` stages it as that commit; without one, not at all). */
+async function hasCommit(place: ChangesPlace, dir: string): Promise<boolean> {
+  const ownGit = { workTree: dir, gitDir: join(dir, ".git") };
+  return runGit(place, ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], undefined, ownGit).then(() => true, () => false);
+}
+
+/**
+ * The base files a layered trial's diff reads (what it changed or deleted of them), written to the
+ * object store from the base where their contents are not there yet (`stageBaseIds` kept their
+ * ids alone). Found from the trees' raw diff, which reads no file; staged from the base through a
+ * throwaway index, so links and modes are hashed as `git add` hashes them. A base that no longer
+ * holds what its id says leaves the object missing, and the diff then fails, saying which.
+ */
+async function writeBaseBlobs(place: ChangesPlace, base: string, range: readonly string[]): Promise<void> {
+  const raw = (await runGit(place, ["diff-tree", "-r", "-z", "--no-renames", ...range])).toString("utf8").split("\0");
+  // `:old-mode new-mode old-id new-id status\0path\0`: the old side's files (not commits: mode 160000; not absent: mode 000000).
+  const wanted = new Map<string, string>();
+  for (let at = 0; at + 1 < raw.length; at += 2) {
+    const [oldMode, , oldId] = raw[at]!.slice(1).split(" ");
+    if (oldMode !== undefined && oldId !== undefined && oldMode !== "000000" && oldMode !== "160000") wanted.set(oldId, raw[at + 1]!);
+  }
+  if (wanted.size === 0) return;
+  const checked = (await runGit(place, ["cat-file", "--batch-check=%(objectname)"], undefined, { input: [...wanted.keys()].join("\n") + "\n" })).toString("utf8").split("\n");
+  const missing = checked.filter((line) => line.endsWith(" missing")).map((line) => wanted.get(line.slice(0, -" missing".length))!).filter((p) => p !== undefined);
+  if (missing.length === 0) return;
+  const index = join(place.gitDir, "base-blobs.index");
+  await rm(index, { force: true });
+  try {
+    await runGit(place, ["update-index", "--add", "-z", "--stdin"], undefined, { workTree: base, indexFile: index, input: missing.join("\0") + "\0" });
+  } finally {
+    await rm(index, { force: true });
+  }
 }
 
 /** Runs git in the workspace with the trial's git folder; stdout whole, or to `onStdout` as it comes. Throws `ChangesUnavailable` when git fails. */
-function runGit(place: ChangesPlace, args: string[], onStdout?: (chunk: Buffer) => void, opts: { init?: boolean; input?: string } = {}): Promise<Buffer> {
+function runGit(place: ChangesPlace, args: string[], onStdout?: (chunk: Buffer) => void, opts: { init?: boolean; input?: string; workTree?: string; indexFile?: string; gitDir?: string } = {}): Promise<Buffer> {
   const env: Record<string, string> = {
     PATH: place.hostEnv.PATH ?? "/usr/local/bin:/usr/bin:/bin",
-    GIT_DIR: place.gitDir,
-    GIT_OBJECT_DIRECTORY: place.objectsDir,
+    GIT_DIR: opts.gitDir ?? place.gitDir,
+    // A nested repository is read with its own objects.
+    ...(opts.gitDir === undefined ? { GIT_OBJECT_DIRECTORY: place.objectsDir } : {}),
     GIT_CONFIG_NOSYSTEM: "1",
     GIT_CONFIG_GLOBAL: "/dev/null",
     HOME: place.gitDir,
     XDG_CONFIG_HOME: place.gitDir,
     LC_ALL: "C",
     GIT_TERMINAL_PROMPT: "0",
-    ...(opts.init ? {} : { GIT_WORK_TREE: place.workspace }),
+    ...(opts.init ? {} : { GIT_WORK_TREE: opts.workTree ?? place.workspace }),
+    ...(opts.indexFile !== undefined ? { GIT_INDEX_FILE: opts.indexFile } : {}),
   };
   return new Promise((resolve, reject) => {
-    const child = spawn("git", [...GIT_SETTINGS, ...args], { cwd: opts.init ? place.gitDir : place.workspace, env, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn("git", [...GIT_SETTINGS, ...args], { cwd: opts.init ? place.gitDir : (opts.workTree ?? place.workspace), env, stdio: ["pipe", "pipe", "pipe"] });
     // First: a spawn that fails (EMFILE, ENOENT) reports it here, and has no pipes to listen to.
     child.on("error", (err) => {
       if (errnoCode(err) === "ENOENT") reject(new ChangesUnavailable("git was not found on PATH: changes.patch needs git"));

@@ -40,6 +40,7 @@ import type { TaskEvent } from "./runner-events.js";
 import type { SecretRedactor } from "./secret-redactor.js";
 import { EventLog } from "./event-log.js";
 import { copyFixture } from "../tasks/fixture-copy.js";
+import { PreparedFolder } from "./prepared-folder.js";
 import { asOutputError, guardOutput, machineReadError } from "./output-guard.js";
 import { readStateFile, writeStateFile } from "./state-file.js";
 import { TaskResultFileError, checkTaskResult, parseTaskResult, type TaskResult } from "./task-result.js";
@@ -133,6 +134,11 @@ export class TaskFolder {
   /** The run's shared object store of snapshots. */
   get changesObjectsDir(): string {
     return join(this.runDir, CHANGES_OBJECTS_DIR);
+  }
+
+  /** The workspace of the run's prepared base `hash` (prepared-folder.ts): what a layered trial's layer is mounted over. */
+  preparedWorkspace(hash: string): string {
+    return new PreparedFolder(this.runDir, hash).workspace;
   }
 
   /** The run's git indexes of fixtures as copied, one per fixture and changes settings (workspace-changes.ts). */

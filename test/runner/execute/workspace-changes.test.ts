@@ -324,3 +324,125 @@ test("a layered workspace's patch, staged from its layer's paths alone, applies 
     await mounts.unmount(layer.target);
   }
 });
+
+/** Every file under `dir` an hour old: none is racily clean in an index written now (git would hash it again, and store it). */
+async function ageFiles(dir: string): Promise<void> {
+  const then = new Date(Date.now() - 3_600_000);
+  for (const rel of await readdir(dir, { recursive: true })) {
+    if (!(await lstat(join(dir, rel))).isSymbolicLink()) await utimes(join(dir, rel), then, then);
+  }
+}
+
+/** Whether the object `id` is in the place's store. */
+function stored(place: ChangesPlace, id: string): boolean {
+  try {
+    execFileSync("git", ["cat-file", "-e", id], { env: { PATH: process.env.PATH, GIT_DIR: place.gitDir, GIT_OBJECT_DIRECTORY: place.objectsDir }, stdio: "pipe" });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The id git gives `path`'s content (a file, not a link). */
+function blobId(path: string): string {
+  return execFileSync("git", ["hash-object", "--no-filters", path], { env: { PATH: process.env.PATH } }).toString("utf8").trim();
+}
+
+test("over a layered workspace's base the object store keeps what the trial changed, not the base: its files are staged by id, and a patch writes the base files it shows from the base; it applies back with every kind of change", async (t) => {
+  const root = await tempDir(t);
+  // The base a layer is mounted over, and the view of it: here a copy (same sizes and mtimes), so no mount is needed and any user runs this.
+  const base = join(root, "run/prepared/base/workspace");
+  await mkdir(base, { recursive: true });
+  await writeFiles(base, {
+    "a.txt": "one\ntwo\nthree\n", "old-name.txt": LONG, "gone/x.txt": "x\n", "run.sh": "echo hi\n", "untouched.txt": "never read again\n",
+    "package-lock.json": "{\"v\":1}\n", "dir with space/é 文件.txt": "unicode\n", "node_modules/m.js": "m\n",
+  });
+  await writeFile(join(base, "blob.bin"), Buffer.from([0, 1, 2, 0, 255]));
+  await symlink("a.txt", join(base, "link"));
+  execFileSync("git", ["init", "-q", join(base, "nested")]);
+  await ageFiles(base);
+  const settings = changesSettings({ include: ["package-lock.json"] });
+  const workspace = join(root, "run/tasks/t/workspace");
+  await mkdir(join(root, "run/tasks/t"), { recursive: true });
+  execFileSync("cp", ["-a", base, workspace]);
+  const objectsDir = join(root, "run/changes-objects");
+  const place: ChangesPlace = { workspace, base, gitDir: join(root, "run/tasks/t/changes.git"), objectsDir, fixtureIndexesDir: join(root, "run/changes-indexes"), hostEnv: HOST_ENV };
+  const seed = await seedFixtureIndex(place, settings, base);
+  assert.ok(seed?.tree, "the base's index is kept with its tree");
+  const snapshot = await snapshotWorkspace(place, settings, { seeded: true });
+  assert.deepEqual(snapshot, { tree: seed.tree }, "the snapshot of the unchanged view is the base's tree");
+  for (const file of ["a.txt", "untouched.txt", "blob.bin", "package-lock.json"]) assert.equal(stored(place, blobId(join(base, file))), false, `${file}: no base file is stored before a patch needs it`);
+
+  await writeFile(join(workspace, "a.txt"), "one\n2\nthree\n");
+  await rename(join(workspace, "old-name.txt"), join(workspace, "new-name.txt"));
+  await rm(join(workspace, "gone"), { recursive: true });
+  await chmod(join(workspace, "run.sh"), 0o755);
+  await writeFile(join(workspace, "blob.bin"), Buffer.from([9, 0, 9]));
+  await rm(join(workspace, "link"));
+  await symlink("run.sh", join(workspace, "link"));
+  await writeFile(join(workspace, "package-lock.json"), "{\"v\":2}\n");
+  await writeFile(join(workspace, "dir with space/é 文件.txt"), "unicode, changed\n");
+  await writeFile(join(workspace, "made.txt"), "new\n");
+  const onlyPaths = ["a.txt", "blob.bin", "dir with space/é 文件.txt", "gone", "link", "made.txt", "new-name.txt", "old-name.txt", "package-lock.json", "run.sh"];
+  const path = join(root, "run/tasks/t/changes.patch");
+  const record = await writeChangesPatch(place, snapshot, settings, { path, relativePath: "changes.patch", redact: (x) => x, write: (bytes) => writeFile(path, bytes) }, onlyPaths);
+  assert.equal(record.path, "changes.patch", JSON.stringify(record));
+  const text = await readFile(path, "utf8");
+  assert.match(text, /^similarity index 100%\nrename from old-name\.txt\nrename to new-name\.txt$/m);
+  assert.match(text, /^-\{"v":1\}\n\+\{"v":2\}$/m);
+  assert.match(text, /^Binary files a\/blob\.bin and b\/blob\.bin differ$/m);
+  assert.equal(stored(place, blobId(join(base, "untouched.txt"))), false, "a base file the trial left alone is never stored");
+  assert.equal(stored(place, blobId(join(base, "a.txt"))), true, "a base file the patch shows is stored");
+  const applied = join(root, "applied");
+  execFileSync("cp", ["-a", base, applied]);
+  applyPatch(applied, path, ["blob.bin"]);
+  const skip = (rel: string) => rel === "blob.bin" || rel.startsWith("node_modules") || rel.startsWith("nested");
+  assert.deepEqual(await tree(applied, skip), await tree(workspace, skip));
+});
+
+test("a layered workspace's base that changed under a trial gives no patch, saying why, rather than a wrong one", async (t) => {
+  const root = await tempDir(t);
+  const base = join(root, "base");
+  await mkdir(base, { recursive: true });
+  await writeFiles(base, { "a.txt": "one\n" });
+  await ageFiles(base);
+  const workspace = join(root, "workspace");
+  execFileSync("cp", ["-a", base, workspace]);
+  const place: ChangesPlace = { workspace, base, gitDir: join(root, "t/changes.git"), objectsDir: join(root, "objects"), fixtureIndexesDir: join(root, "indexes"), hostEnv: HOST_ENV };
+  await seedFixtureIndex(place, DEFAULTS, base);
+  const snapshot = await snapshotWorkspace(place, DEFAULTS, { seeded: true });
+  await writeFile(join(workspace, "a.txt"), "two\n");
+  await writeFile(join(base, "a.txt"), "not what was staged\n");
+  const path = join(root, "t/changes.patch");
+  const record = await writeChangesPatch(place, snapshot, DEFAULTS, { path, relativePath: "changes.patch", redact: (x) => x, write: (bytes) => writeFile(path, bytes) }, ["a.txt"]);
+  assert.equal(record.path, null);
+  assert.match(record.reason ?? "", /git diff-tree exited \d+: .*unable to read/s);
+});
+
+test("a nested repository shows as its commit, and one without a commit is left out rather than failing the snapshot: copied and layered workspaces alike", async (t) => {
+  for (const layered of [false, true]) {
+    const root = await tempDir(t);
+    const base = join(root, "base");
+    await mkdir(base, { recursive: true });
+    await writeFiles(base, { "a.txt": "a\n", "with-commit/w.txt": "w\n" });
+    execFileSync("git", ["init", "-q", join(base, "empty-repo")]);
+    execFileSync("git", ["init", "-q", join(base, "with-commit")]);
+    const inRepo = { cwd: join(base, "with-commit"), env: { PATH: process.env.PATH, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null", GIT_AUTHOR_NAME: "a", GIT_AUTHOR_EMAIL: "a@b", GIT_COMMITTER_NAME: "a", GIT_COMMITTER_EMAIL: "a@b" } };
+    execFileSync("git", ["add", "w.txt"], inRepo);
+    execFileSync("git", ["commit", "-qm", "one"], inRepo);
+    const commit = execFileSync("git", ["rev-parse", "HEAD"], inRepo).toString("utf8").trim();
+    const workspace = join(root, "workspace");
+    execFileSync("cp", ["-a", base, workspace]);
+    const place: ChangesPlace = { workspace, gitDir: join(root, "t/changes.git"), objectsDir: join(root, "objects"), fixtureIndexesDir: join(root, "indexes"), hostEnv: HOST_ENV, ...(layered ? { base } : {}) };
+    const seeded = (await seedFixtureIndex(place, DEFAULTS, layered ? base : workspace)) !== null;
+    const snapshot = await snapshotWorkspace(place, DEFAULTS, { seeded });
+    assert.ok("tree" in snapshot, `${layered ? "layered" : "copied"}: ${JSON.stringify(snapshot)}`);
+    const listed = execFileSync("git", ["ls-tree", "-r", snapshot.tree], { env: { PATH: process.env.PATH, GIT_DIR: place.gitDir, GIT_OBJECT_DIRECTORY: place.objectsDir } }).toString("utf8");
+    assert.match(listed, new RegExp(`^160000 commit ${commit}\twith-commit$`, "m"));
+    assert.doesNotMatch(listed, /empty-repo/);
+    await writeFile(join(workspace, "a.txt"), "b\n");
+    const path = join(root, "t/changes.patch");
+    const record = await writeChangesPatch(place, snapshot, DEFAULTS, { path, relativePath: "changes.patch", redact: (x) => x, write: (bytes) => writeFile(path, bytes) }, layered ? ["a.txt"] : undefined);
+    assert.equal(record.path !== null && record.files, 1, JSON.stringify(record));
+  }
+});
