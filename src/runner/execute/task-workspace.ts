@@ -98,7 +98,6 @@ export async function prepareWorkspace(task: TaskDefinition, folder: TaskFolder,
   const from = task.workspace.from;
   if (!book.current.workspaceCopied) {
     // Nothing has run in it yet: a copy (or mount) cut short by a kill is simply made again.
-    await book.update((s) => ({ ...s, setup: [] }));
     if (layerBase !== null) {
       const base = await layerBase();
       await mountFreshLayer(folder, book, base, opts.layering!);
@@ -108,13 +107,22 @@ export async function prepareWorkspace(task: TaskDefinition, folder: TaskFolder,
       const seed = opts.snapshotEnv !== undefined ? await seedFixtureIndex(changesPlace(folder, opts.snapshotEnv, base.workspace), changesOf(task), base.workspace) : null;
       seeded = seed !== null;
       if (seed?.tree != null && (sharedBase !== undefined || task.workspace.setup.length === 0)) unchangedTree = seed.tree;
-    } else if (sharedBase) {
-      // The base is prepared once for every task naming it (shared-setup.ts); a failed one throws its setup's message.
-      await (await sharedBase()).copyWorkspaceTo(folder.workspace);
-    } else if (task.workspace.git) await cloneWorkspace(task.workspace.git, folder, book, opts);
-    else {
-      await folder.resetWorkspace(from ?? null);
-      seeded = opts.snapshotEnv !== undefined && from != null && (await seedFixtureIndex(changesPlace(folder, opts.snapshotEnv), changesOf(task), from)) !== null;
+      // Nothing runs in the fresh layer before the agent: mounted, snapshot and set up are one record.
+      if (unchangedTree !== undefined) {
+        const tree = unchangedTree;
+        await book.update((s) => ({ ...s, workspaceCopied: true, changesBase: { tree }, setupDone: true }));
+        return;
+      }
+    } else {
+      await book.update((s) => ({ ...s, setup: [] }));
+      if (sharedBase) {
+        // The base is prepared once for every task naming it (shared-setup.ts); a failed one throws its setup's message.
+        await (await sharedBase()).copyWorkspaceTo(folder.workspace);
+      } else if (task.workspace.git) await cloneWorkspace(task.workspace.git, folder, book, opts);
+      else {
+        await folder.resetWorkspace(from ?? null);
+        seeded = opts.snapshotEnv !== undefined && from != null && (await seedFixtureIndex(changesPlace(folder, opts.snapshotEnv), changesOf(task), from)) !== null;
+      }
     }
     await book.update((s) => ({ ...s, workspaceCopied: true }));
   }
@@ -139,11 +147,11 @@ function layerBaseOf(task: TaskDefinition, sharedBase: SetupOptions["sharedBase"
   return from == null ? null : () => layering.fixtureBase(from);
 }
 
-/** A new layer over `base`: recorded first (a kill after the mount leaves it in the ledger and the state), then mounted. */
+/** A new layer over `base`, no setup run in it: recorded first (a kill after the mount leaves it in the ledger and the state), then mounted. */
 async function mountFreshLayer(folder: TaskFolder, book: TaskStateBook, base: PreparedFolder, layering: WorkspaceLayering): Promise<void> {
   await layering.mounts.unmount(folder.workspace);
   await folder.removeWorkspaceAndLayer();
-  await book.update((s) => ({ ...s, layer: { base: base.hash, mechanism: layering.mechanism } }));
+  await book.update((s) => ({ ...s, setup: [], layer: { base: base.hash, mechanism: layering.mechanism } }));
   await layering.mounts.mount({ kind: layering.mechanism, lower: base.workspace, upper: folder.layerUpper, work: folder.layerWork, target: folder.workspace });
 }
 

@@ -36,8 +36,8 @@
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
-import { copyFile, link, mkdir, readFile, realpath, rename, rm, writeFile } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { copyFile, link, mkdir, readdir, readFile, realpath, rename, rm, writeFile } from "node:fs/promises";
+import { dirname, join, relative } from "node:path";
 import { errnoCode } from "../../core/errors.js";
 import type { ChangesSettings } from "../tasks/changes-settings.js";
 import { excludePathspecs, includePathspecs } from "../tasks/changes-settings.js";
@@ -222,13 +222,47 @@ export async function writeChangesPatch(place: ChangesPlace, base: ChangesBase, 
   }
 }
 
+/** A trial's git folder made empty: the first by `git init`, the next ones as copies of what it made (a git process less per trial). */
 async function prepareGitDir(place: ChangesPlace): Promise<void> {
   await mkdir(place.objectsDir, { recursive: true, mode: 0o700 });
   await rm(place.gitDir, { recursive: true, force: true });
   await mkdir(place.gitDir, { recursive: true, mode: 0o700 });
+  const blank = await (blankGitDir ??= initBlankGitDir(place).catch((err: unknown) => {
+    blankGitDir = undefined;
+    throw err;
+  })).catch(() => null);
+  if (blank === null) await initGitDir(place);
+  else {
+    for (const entry of blank) {
+      const path = join(place.gitDir, entry.path);
+      if (entry.content === null) await mkdir(path, { recursive: true, mode: 0o700 });
+      else await writeFile(path, entry.content, { mode: 0o600 });
+    }
+  }
+}
+
+async function initGitDir(place: ChangesPlace): Promise<void> {
   await runGit(place, ["init", "--quiet", "--bare", "--template="], undefined, { init: true });
   await mkdir(join(place.gitDir, "info"), { recursive: true, mode: 0o700 });
   await writeFile(join(place.gitDir, "info", "attributes"), NEUTRAL_ATTRIBUTES, { mode: 0o600 });
+}
+
+/** What `initGitDir` made, folders (content null) before what they hold; taken in the first trial's git folder. */
+type BlankGitDir = { path: string; content: Buffer | null }[];
+/** A cache of this process's (its git's) blank git folder: not state. */
+let blankGitDir: Promise<BlankGitDir> | undefined;
+
+async function initBlankGitDir(place: ChangesPlace): Promise<BlankGitDir> {
+  await initGitDir(place);
+  const entries: BlankGitDir = [];
+  for (const entry of await readdir(place.gitDir, { withFileTypes: true, recursive: true })) {
+    const path = relative(place.gitDir, join(entry.parentPath, entry.name));
+    if (entry.isDirectory()) entries.push({ path, content: null });
+    else if (entry.isFile()) entries.push({ path, content: await readFile(join(place.gitDir, path)) });
+    else throw new Error(`git init made ${path}, neither a file nor a folder`);
+  }
+  // Folders first, shallow before deep: each written into a folder that is there.
+  return entries.sort((a, b) => Number(a.content !== null) - Number(b.content !== null) || a.path.split("/").length - b.path.split("/").length);
 }
 
 /**
