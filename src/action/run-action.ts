@@ -16,6 +16,7 @@ import { runRequest, type RunRequestOutcome } from "../runner/execute/run-reques
 import { LayerMounts } from "../runner/run-dir/layer-mounts.js";
 import { SecretRedactor } from "../runner/run-dir/secret-redactor.js";
 import type { RunProgress } from "../runner/execute/suite-runner.js";
+import { describeWorkspaces } from "../runner/execute/workspace-layers.js";
 import { readActionInputs, type ActionInputs } from "./action-inputs.js";
 import { actionOutputs, runAnnotations, stepFailure, type ActionRunOutcome, type Annotation } from "./action-outcome.js";
 import { nameInputs } from "./input-names.js";
@@ -262,7 +263,7 @@ async function restoreRunDir(cache: RunDirCache, runDir: string, keys: ReturnTyp
 function logProgress(p: RunProgress, groups: TaskLogGroups): void {
   switch (p.type) {
     case "run_start":
-      core.info(`rhema: ${p.resumed ? "resuming" : "starting"} ${counted(p.tasks, "task")}${p.trials !== p.tasks ? ` (${counted(p.trials, "trial")})` : ""} in ${p.runDir}`);
+      core.info(`rhema: ${p.resumed ? "resuming" : "starting"} ${counted(p.tasks, "task")}${p.trials !== p.tasks ? ` (${counted(p.trials, "trial")})` : ""} in ${p.runDir}${p.workspaces ? `; workspaces: ${describeWorkspaces(p.workspaces)}` : ""}`);
       return;
     case "task_start":
       core.info(`▶ ${p.trial.label}`);

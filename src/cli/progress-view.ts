@@ -5,6 +5,7 @@
  */
 import type { TaskEvent } from "../runner/run-dir/runner-events.js";
 import type { RunProgress } from "../runner/execute/suite-runner.js";
+import { describeWorkspaces } from "../runner/execute/workspace-layers.js";
 import { taskKey } from "../runner/tasks/task-key.js";
 import { formatTaskCost, formatUsd } from "../runner/pricing/cost-figures.js";
 import { counted } from "../core/counted.js";
@@ -60,7 +61,7 @@ class PlainView implements ProgressView {
   update(p: RunProgress): void {
     switch (p.type) {
       case "run_start":
-        this.line(`${p.resumed ? "resuming" : "starting"} run ${p.runId.slice(0, 8)}: ${tasksAndTrials(p)} in ${p.runDir}`);
+        this.line(`${p.resumed ? "resuming" : "starting"} run ${p.runId.slice(0, 8)}: ${tasksAndTrials(p)} in ${p.runDir}${p.workspaces ? `; workspaces: ${describeWorkspaces(p.workspaces)}` : ""}`);
         break;
       case "task_start":
         this.line(`[${p.trial.label}] started`);

@@ -55,7 +55,7 @@ test("the plain view writes a timestamped line for starts, tool calls, denials, 
   const s = streams();
   const view = chooseProgressView({ json: false, ci: true, color: true, streams: s.streams, now: NOW });
   const updates: RunProgress[] = [
-    { type: "run_start", runDir: "/runs/r", runId: "0123456789abcdef", tasks: 2, trials: 2, resumed: false },
+    { type: "run_start", runDir: "/runs/r", runId: "0123456789abcdef", tasks: 2, trials: 2, resumed: false, workspaces: { mechanism: "overlay", reason: null } },
     { type: "task_start", task: ONE, trial: trialOf(ONE) },
     event(ONE, { type: "request", step: 1, messages: 1 }),
     event(ONE, { type: "text", step: 1, delta: "thinking" }),
@@ -74,14 +74,14 @@ test("the plain view writes a timestamped line for starts, tool calls, denials, 
     { type: "task_start", task: TWO, trial: trialOf(TWO) },
     { type: "task_end", task: TWO, trial: trialOf(TWO), result: failed, kept: false },
     { type: "task_interrupted", task: TWO, trial: trialOf(TWO) },
-    { type: "run_start", runDir: "/runs/r", runId: "fedcba9876543210", tasks: 1, trials: 1, resumed: true },
+    { type: "run_start", runDir: "/runs/r", runId: "fedcba9876543210", tasks: 1, trials: 1, resumed: true, workspaces: { mechanism: "copy", reason: "not root, and fuse-overlayfs is not installed" } },
     { type: "task_end", task: TWO, trial: trialOf(TWO), result: errored, kept: true },
     { type: "run_end", results: [passed], interrupted: false, reports: { junit: "j", stats: "s", summary: "m" } },
   ];
   for (const u of updates) view.update(u);
   view.close();
   assert.equal(s.err.text(), [
-    "05:06:07 starting run 01234567: 2 tasks in /runs/r",
+    "05:06:07 starting run 01234567: 2 tasks in /runs/r; workspaces: overlay layers",
     "05:06:07 [alpha/one] started",
     "05:06:07 [alpha/one] step 1 shell: npm test --watch=false",
     "05:06:07 [alpha/one] step 2 write_file: src/a.ts",
@@ -96,7 +96,7 @@ test("the plain view writes a timestamped line for starts, tool calls, denials, 
     "05:06:07 [beta/two] started",
     '05:06:07 [beta/two] failed (check "unit tests") in 3.5s, 4 steps, cache 73%, 2 denied',
     "05:06:07 [beta/two] interrupted; checkpointed, a rerun continues it",
-    "05:06:07 resuming run fedcba98: 1 task in /runs/r",
+    "05:06:07 resuming run fedcba98: 1 task in /runs/r; workspaces: copies (not root, and fuse-overlayfs is not installed)",
     "05:06:07 [beta/two] errored (step_cap) (kept from an earlier run) in 4.7s, 5 steps",
     "",
   ].join("\n"));

@@ -81,6 +81,7 @@ async function isolatedLayers(t: { after(fn: () => unknown): void }, mechanism: 
   const { root, out, args } = await suite(t, { a: task("a"), b: task("b") });
   const run = await runCli([...args, "--concurrency", "2", "--workspace-layers", mechanism], { cwd: root });
   assert.equal(run.code, 0, run.stdout + run.stderr);
+  assert.match(run.stderr, new RegExp(`starting run \\w+: 2 tasks in .*; workspaces: ${mechanism} layers\n`), "the run's first line says how it makes workspaces");
   const results = await readRunResults(out);
   assert.deepEqual(results.map((r) => [r.id, r.status, r.workspace?.mechanism]), [["a", "passed", mechanism], ["b", "passed", mechanism]]);
   for (const r of results) assert.ok(r.workspace!.diskBytes < 1024 * 1024, `${r.id}: the layer holds its writes, not a copy (${r.workspace!.diskBytes} bytes)`);
@@ -182,6 +183,7 @@ test("as a user who is not root, auto copies each workspace and says why; asking
   const [result] = await readRunResults(out);
   assert.equal(result!.workspace?.mechanism, "copy");
   assert.match(result!.workspace?.reason ?? "", /overlay: needs real root/);
+  assert.match(run.stderr, /starting run \w+: 1 task in .*; workspaces: copies \(overlay: needs real root/);
   const refused = await asUser(t, [...args, "--workspace-layers", "overlay", "--restart"], root);
   assert.equal(refused.code, 2, refused.stderr);
   assert.match(refused.stderr, /--workspace-layers overlay cannot be used here \(overlay: needs real root/);

@@ -36,7 +36,7 @@ import { runTask, type TaskRunEnv, type TaskRunOutcome } from "./task-executor.j
 import { SharedSetups } from "./shared-setup.js";
 import { LayerMounts } from "../run-dir/layer-mounts.js";
 import { findOnPath } from "../../process/sandbox-probe.js";
-import { chooseWorkspaceMechanism, type WorkspaceLayersChoice } from "./workspace-layers.js";
+import { chooseWorkspaceMechanism, type RunWorkspaces, type WorkspaceLayersChoice } from "./workspace-layers.js";
 import { usesSharedSetup, type WorkspaceLayering } from "./task-workspace.js";
 import { notStartedResult, stalledResult } from "./task-outcome.js";
 import { gateOf, repeatsOf, trialId, trialsOf, type Trial } from "../trials/trial.js";
@@ -58,7 +58,7 @@ import { type JunitCases, type QuarantineRecord, type ReportMeta } from "../repo
 /** Each `task_*` progress names its trial (`trial.label`: `suite/id`, `suite/id#3` among repeats) and its task. */
 export type RunProgress =
   /** `tasks`: the selected tasks; `trials`: their trials (as many as tasks without repeats). */
-  | { type: "run_start"; runDir: string; runId: string; tasks: number; trials: number; resumed: boolean }
+  | { type: "run_start"; runDir: string; runId: string; tasks: number; trials: number; resumed: boolean; workspaces?: RunWorkspaces }
   /** A trial begins (or continues) running; none for a trial whose result an earlier run left (only its `task_end`, `kept`). */
   | { type: "task_start"; task: TaskDefinition; trial: Trial }
   | { type: "task_event"; task: TaskDefinition; trial: Trial; event: TaskEvent }
@@ -208,14 +208,18 @@ export async function runSuite(opts: SuiteRunOptions): Promise<SuiteRunOutcome> 
     const manifest = await updateManifest(opts, runDir, previous, { tasks: plan.tasks, hashScheme });
     for (const task of removed) opts.onNote?.(removedNote(task));
     const trials = opts.tasks.reduce((n, task) => n + trialCountOf(task, opts), 0);
-    opts.onProgress({ type: "run_start", runDir: opts.runDir, runId: manifest.runId, tasks: opts.tasks.length, trials, resumed: manifest.resumes > 0 });
-    return await runQueue(opts, runDir, manifest, lock, removed);
+    const workspaces = await chooseRunWorkspaces(opts);
+    opts.onProgress({
+      type: "run_start", runDir: opts.runDir, runId: manifest.runId, tasks: opts.tasks.length, trials, resumed: manifest.resumes > 0,
+      ...(workspaces !== null ? { workspaces: workspaces.shown } : {}),
+    });
+    return await runQueue(opts, runDir, manifest, lock, removed, workspaces);
   } finally {
     await lock.release();
   }
 }
 
-async function runQueue(opts: SuiteRunOptions, runDir: RunDir, manifest: RunManifest, lock: LockGuard, removed: readonly ManifestTask[]): Promise<SuiteRunOutcome> {
+async function runQueue(opts: SuiteRunOptions, runDir: RunDir, manifest: RunManifest, lock: LockGuard, removed: readonly ManifestTask[], workspaces: ChosenWorkspaces | null): Promise<SuiteRunOutcome> {
   const writer = new ReportWriter(opts.runDir, opts.reportCopies ?? {});
   const selectedTasks = new Set(opts.tasks.map(taskKey));
   const trials = opts.tasks.flatMap((task) => trialsOf(task, trialCountOf(task, opts)));
@@ -270,7 +274,7 @@ async function runQueue(opts: SuiteRunOptions, runDir: RunDir, manifest: RunMani
     now: opts.env.now, signal: AbortSignal.any([opts.signal, lock.lost]), retryFailed: opts.retryErrored ?? false, pid: opts.pid,
     redact: (text) => opts.env.redactor.redact(text),
   });
-  const layers = await layeringOf(opts, sharedSetups);
+  const layers = layeringOf(opts, sharedSetups, workspaces);
   const env: TaskRunEnv = {
     ...opts.env, runDir: opts.runDir, signal: opts.signal, budget, lock, sharedSetups, ...layers,
     gitMirrors: opts.env.gitMirrors ?? new GitMirrors(join(opts.runDir, GIT_MIRRORS_DIR), opts.env.hostEnv),
@@ -619,21 +623,35 @@ async function updateManifest(
   return manifest;
 }
 
+/** The run's choice of workspaces, as shown, and the fuse-overlayfs it found. */
+interface ChosenWorkspaces {
+  shown: RunWorkspaces;
+  fuseBinary: string | null;
+}
+
 /**
- * The run's layered workspaces, when some task lays a workspace over a base (a fixture, a shared
- * setup, a git commit): the mechanism tried once (workspace-layers.ts). Without such a task (only
- * empty workspaces), nothing is probed.
+ * How the run lays workspaces over bases, when some task does (a fixture, a shared setup, a git
+ * commit): the mechanism tried once (workspace-layers.ts). Without such a task (only empty
+ * workspaces), nothing is probed: null.
  */
-async function layeringOf(opts: SuiteRunOptions, sharedSetups: SharedSetups): Promise<{ layering?: WorkspaceLayering; copyReason?: string }> {
+async function chooseRunWorkspaces(opts: SuiteRunOptions): Promise<ChosenWorkspaces | null> {
   const layered = opts.tasks.some((task) => task.workspace.git !== undefined || task.workspace.from != null || usesSharedSetup(task));
-  if (!layered) return {};
+  if (!layered) return null;
   const fuseBinary = await findOnPath("fuse-overlayfs", opts.env.hostEnv.PATH ?? "");
   const mechanism = await chooseWorkspaceMechanism(opts.runDir, opts.workspaceLayers ?? "auto", { uid: process.getuid?.() ?? -1, fuseBinary });
   // Copies asked for by name need no reason.
-  if (mechanism.kind === "copy") return opts.workspaceLayers === "copy" ? {} : { copyReason: mechanism.reason };
+  const shown: RunWorkspaces = mechanism.kind === "copy" ? { mechanism: "copy", reason: opts.workspaceLayers === "copy" ? null : mechanism.reason } : { mechanism: mechanism.kind, reason: null };
+  return { shown, fuseBinary };
+}
+
+/** The run's layered workspaces (or, for copies, why): what each trial is given. */
+function layeringOf(opts: SuiteRunOptions, sharedSetups: SharedSetups, chosen: ChosenWorkspaces | null): { layering?: WorkspaceLayering; copyReason?: string } {
+  if (chosen === null) return {};
+  const { shown } = chosen;
+  if (shown.mechanism === "copy") return shown.reason === null ? {} : { copyReason: shown.reason };
   return {
     layering: {
-      mechanism: mechanism.kind, mounts: new LayerMounts(opts.runDir, fuseBinary ?? undefined),
+      mechanism: shown.mechanism, mounts: new LayerMounts(opts.runDir, chosen.fuseBinary ?? undefined),
       fixtureBase: (from) => sharedSetups.fixtureBase(from),
       gitBase: (mirror, commit) => sharedSetups.gitBase(mirror, commit, opts.env.hostEnv),
     },

@@ -82,3 +82,14 @@ async function mountRefusal(runDir: string, kind: MountKind, probe: ProbeOptions
     await rm(where, { recursive: true, force: true }).catch(() => {});
   }
 }
+
+/**
+ * How a run makes the workspaces laid over a base (a fixture, a shared setup, a git commit),
+ * chosen once before any task starts: layers, or copies (`reason`: why, when auto fell back).
+ */
+export type RunWorkspaces = { mechanism: "overlay" | "fuse-overlayfs"; reason: null } | { mechanism: "copy"; reason: string | null };
+
+/** As the run's first line says it: `overlay layers`, `copies (not root, …)`. */
+export function describeWorkspaces(w: RunWorkspaces): string {
+  return w.mechanism === "copy" ? `copies${w.reason !== null ? ` (${w.reason})` : ""}` : `${w.mechanism} layers`;
+}
