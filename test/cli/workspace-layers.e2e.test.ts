@@ -35,6 +35,8 @@ import { killInCommand } from "../support/kill-in-command.js";
 
 const ROOT = process.getuid?.() === 0;
 const FUSE = await findOnPath("fuse-overlayfs", process.env.PATH ?? "");
+// CI installs it (scripts/ci-install-fuse-overlayfs.sh) and sets this: there its tests run, never skip.
+if (FUSE === null && process.env.RHEMA_REQUIRE_FUSE_OVERLAYFS === "1") throw new Error("fuse-overlayfs required (RHEMA_REQUIRE_FUSE_OVERLAYFS=1) but not on PATH");
 
 function task(id: string, extraScript = ""): string {
   return `prompt: Change it.

@@ -29,6 +29,7 @@ import type { LockTiming } from "../run-dir/lock-owner.js";
 import type { LockGuard } from "../run-dir/run-lock.js";
 import { planManifestTasks, plannedTrials, shardChange, type ManifestTask, type RunManifest, type SelectionMode } from "../run-dir/run-manifest.js";
 import { ReportWriter, appendSummary, probeReportCopies, probeSummaryAppend } from "../reports/run-reports.js";
+import { ReportPacer } from "../reports/report-pacer.js";
 import { repositoryRelativeDir, repositoryRelativePaths } from "../reports/report-paths.js";
 import type { TaskDefinition } from "../tasks/task-file.js";
 import { CURRENT_HASH_SCHEME, hashUnder } from "../tasks/content-hash.js";
@@ -299,10 +300,12 @@ async function runQueue(opts: SuiteRunOptions, runDir: RunDir, manifest: RunMani
     const passes = counted.filter((r) => r.status === "passed").length;
     return gateDecision(plan.gate, { passes, counted: counted.length, planned: plan.trials }).decided;
   };
+  // The reports while the run goes on: written behind the trials, paced (report-pacer.ts).
+  const reports = new ReportPacer(() => writeAll());
   const finish = async (trial: Trial, result: TaskResult, kept: boolean): Promise<void> => {
     results.set(trialId(trial.key), result);
     opts.onProgress({ type: "task_end", task: trial.task, trial, result, kept });
-    await writeAll();
+    reports.ask();
   };
   const runOne = async (trial: Trial): Promise<void> => {
     if (opts.signal.aborted) {
@@ -316,7 +319,7 @@ async function runQueue(opts: SuiteRunOptions, runDir: RunDir, manifest: RunMani
     if (await decidedWithout(trial)) {
       gateDecided.add(trialId(trial.key));
       opts.onProgress({ type: "trial_skipped", task: trial.task, trial, reason: "gate_decided" });
-      await writeAll();
+      reports.ask();
       return;
     }
     const stopped = await notStarted(trial);
@@ -350,6 +353,8 @@ async function runQueue(opts: SuiteRunOptions, runDir: RunDir, manifest: RunMani
     });
   }
   await queue.onIdle();
+  // The last paced write done (its failure, if any, is the run's) before the final one.
+  await reports.settle().catch((err: unknown) => thrown.push(err));
   if (thrown.length > 0) throw thrown[0];
   interrupted ||= opts.signal.aborted;
   const { unfinished } = view();

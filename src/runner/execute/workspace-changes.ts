@@ -173,6 +173,7 @@ const TREE_SUFFIX = ".tree";
 /** Stages the fresh copy into the trial's index and keeps a copy of that index at `kept`, its tree beside it (each atomic); returns the tree. */
 async function keepFixtureIndex(place: ChangesPlace, settings: ChangesSettings, kept: string): Promise<string> {
   const tree = place.base === undefined ? await stageWorkspace(place, settings) : await stageBaseIds(place, place.base, settings);
+  if (place.base !== undefined) await packTrees(place, tree);
   await mkdir(dirname(kept), { recursive: true, mode: 0o700 });
   // The tree first: an index found kept always has its tree, unless an older rhema kept it.
   for (const [from, to] of [[null, `${kept}${TREE_SUFFIX}`], [join(place.gitDir, "index"), kept]] as const) {
@@ -336,6 +337,20 @@ async function stageBaseIds(place: ChangesPlace, base: string, settings: Changes
 async function hasCommit(place: ChangesPlace, dir: string): Promise<boolean> {
   const ownGit = { workTree: dir, gitDir: join(dir, ".git") };
   return runGit(place, ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], undefined, ownGit).then(() => true, () => false);
+}
+
+/**
+ * A layered base's trees into one pack: thousands of small loose objects (a 20,000-file base has
+ * ~2,400 trees, 0.8 MB) each take a disk block of their own (10 MB). Loose copies left by the
+ * packing are removed (`prune-packed` removes only what a pack holds: other trials' new objects stay).
+ */
+async function packTrees(place: ChangesPlace, tree: string): Promise<void> {
+  const listed = (await runGit(place, ["ls-tree", "-r", "-t", "-z", "--full-tree", tree])).toString("utf8").split("\0");
+  // `<mode> <type> <id>\t<path>`
+  const trees = listed.map((line) => line.split("\t")[0]!.split(" ")).filter(([, type]) => type === "tree").map(([, , id]) => id!);
+  await mkdir(join(place.objectsDir, "pack"), { recursive: true, mode: 0o700 });
+  await runGit(place, ["pack-objects", "-q", "--window=0", join(place.objectsDir, "pack", "pack")], undefined, { input: [tree, ...trees].join("\n") + "\n" });
+  await runGit(place, ["prune-packed", "-q"]);
 }
 
 /**

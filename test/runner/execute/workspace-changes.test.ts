@@ -6,7 +6,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { chmod, lstat, mkdir, readFile, readdir, readlink, rename, rm, symlink, utimes, writeFile } from "node:fs/promises";
+import { chmod, lstat, lutimes, mkdir, readFile, readdir, readlink, rename, rm, symlink, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { changesSettings, type ChangesSettings } from "../../../src/runner/tasks/changes-settings.js";
 import { seedFixtureIndex, snapshotWorkspace, writeChangesPatch, type ChangesBase, type ChangesPlace } from "../../../src/runner/execute/workspace-changes.js";
@@ -329,7 +329,7 @@ test("a layered workspace's patch, staged from its layer's paths alone, applies 
 async function ageFiles(dir: string): Promise<void> {
   const then = new Date(Date.now() - 3_600_000);
   for (const rel of await readdir(dir, { recursive: true })) {
-    if (!(await lstat(join(dir, rel))).isSymbolicLink()) await utimes(join(dir, rel), then, then);
+    await lutimes(join(dir, rel), then, then);
   }
 }
 
@@ -372,6 +372,9 @@ test("over a layered workspace's base the object store keeps what the trial chan
   const snapshot = await snapshotWorkspace(place, settings, { seeded: true });
   assert.deepEqual(snapshot, { tree: seed.tree }, "the snapshot of the unchanged view is the base's tree");
   for (const file of ["a.txt", "untouched.txt", "blob.bin", "package-lock.json"]) assert.equal(stored(place, blobId(join(base, file))), false, `${file}: no base file is stored before a patch needs it`);
+  const loose = (await readdir(objectsDir, { recursive: true })).filter((name) => /^[0-9a-f]{2}\/[0-9a-f]+$/.test(name));
+  assert.deepEqual(loose, [], "the base's trees are packed, none loose");
+  assert.equal((await readdir(join(objectsDir, "pack"))).filter((name) => name.endsWith(".pack")).length, 1);
 
   await writeFile(join(workspace, "a.txt"), "one\n2\nthree\n");
   await rename(join(workspace, "old-name.txt"), join(workspace, "new-name.txt"));
