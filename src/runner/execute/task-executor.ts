@@ -289,7 +289,9 @@ async function changesPhase(run: TrialRun): Promise<void> {
   const layer = book.current.layer;
   const lower = layer === null ? undefined : folder.preparedWorkspace(layer.base);
   const onlyPaths = lower === undefined ? undefined : await layerPaths({ lower, upper: folder.layerUpper, target: folder.workspace });
-  const changes = await writeChangesPatch(changesPlace(folder, env.hostEnv, lower), base, changesOf(run.trial.task), {
+  // The files the snapshot names without storing them are read from where it says (a copied fixture), else from the layer's base.
+  const baseFiles = ("tree" in base ? base.baseFiles : undefined) ?? lower;
+  const changes = await writeChangesPatch(changesPlace(folder, env.hostEnv, baseFiles), base, changesOf(run.trial.task), {
     path: folder.path("changes"), relativePath: folder.relativePath("changes"),
     write: (bytes) => folder.writeChangesPatch(bytes), redact: (text) => env.redactor.redact(text),
   }, onlyPaths);

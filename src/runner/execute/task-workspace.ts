@@ -95,6 +95,8 @@ export async function prepareWorkspace(task: TaskDefinition, folder: TaskFolder,
   let seeded = false;
   // The snapshot when nothing can have changed the workspace since its index was seeded.
   let unchangedTree: string | undefined;
+  // The fixture this process copied the workspace from: the snapshot stores none of its files (ChangesPlace.base).
+  let copiedFrom: string | undefined;
   const from = task.workspace.from;
   if (!book.current.workspaceCopied) {
     // Nothing has run in it yet: a copy (or mount) cut short by a kill is simply made again.
@@ -121,17 +123,20 @@ export async function prepareWorkspace(task: TaskDefinition, folder: TaskFolder,
       } else if (task.workspace.git) await cloneWorkspace(task.workspace.git, folder, book, opts);
       else {
         await folder.resetWorkspace(from ?? null);
-        seeded = opts.snapshotEnv !== undefined && from != null && (await seedFixtureIndex(changesPlace(folder, opts.snapshotEnv), changesOf(task), from)) !== null;
+        if (opts.snapshotEnv !== undefined && from != null) {
+          seeded = (await seedFixtureIndex(changesPlace(folder, opts.snapshotEnv, from), changesOf(task), from)) !== null;
+          if (seeded) copiedFrom = from;
+        }
       }
     }
     await book.update((s) => ({ ...s, workspaceCopied: true }));
   }
   if (!sharedBase) await runSetupCommands(task, folder.workspace, book, opts);
   if (opts.snapshotEnv && book.current.changesBase === null) {
-    const baseWorkspace = book.current.layer === null ? undefined : folder.preparedWorkspace(book.current.layer.base);
+    const baseWorkspace = book.current.layer === null ? copiedFrom : folder.preparedWorkspace(book.current.layer.base);
     const place = changesPlace(folder, opts.snapshotEnv, baseWorkspace);
     // A resumed layered trial is seeded too: its base never changes, so its index is a true stat cache of the view.
-    if (!seeded && baseWorkspace !== undefined) seeded = (await seedFixtureIndex(place, changesOf(task), baseWorkspace)) !== null;
+    if (!seeded && book.current.layer !== null && baseWorkspace !== undefined) seeded = (await seedFixtureIndex(place, changesOf(task), baseWorkspace)) !== null;
     const base = await snapshotWorkspace(place, changesOf(task), { seeded, ...(unchangedTree !== undefined ? { unchangedTree } : {}) });
     await book.update((s) => ({ ...s, changesBase: base }));
   }

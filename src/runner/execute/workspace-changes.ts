@@ -20,13 +20,14 @@
  *
  * What is left out (`workspace.changes`, changes-settings.ts) is never hashed at all.
  *
- * A layered workspace's base (`ChangesPlace.base`) is read-only and kept by the run, so its files'
- * contents are not stored again as objects: its index is staged by id alone, and a patch writes
- * the base files it shows from the base (`writeBaseBlobs`). Trees over missing blobs are written
- * with `--missing-ok`; a diff that needs one and cannot find it fails, and the trial has no patch.
+ * The folder a workspace began as (`ChangesPlace.base`: a layered workspace's read-only base, or
+ * the fixture a copy was made from) is there already, so its files' contents are not stored again
+ * as objects: its index is staged by id alone, and a patch writes the base files it shows from the
+ * base (`writeBaseBlobs`). Trees over missing blobs are written with `--missing-ok`; a diff that
+ * needs one and cannot find it fails, and the trial has no patch.
  *
- * A fixture is hashed once per run: the first trial stages its fresh copy before setup and keeps
- * that index (`changes-indexes/`); later trials start from it (seedFixtureIndex: a hard link,
+ * A fixture is hashed once per run: the first trial stages it by id right after its copy, before
+ * setup, and keeps that index (`changes-indexes/`); later trials start from it (seedFixtureIndex: a hard link,
  * which git replaces when it writes), and since a copy keeps sizes and mtimes, `git add` hashes
  * only what setup changed. Stat data is
  * compared on size and whole-second mtime only (`core.checkStat=minimal`): inodes, owners and
@@ -57,17 +58,23 @@ export interface ChangesPlace {
   /** The run's fixture indexes (`changes-indexes/`); absent: none kept. */
   fixtureIndexesDir?: string;
   /**
-   * A layered workspace's read-only base (the folder its layer is mounted over); absent: a copy.
-   * The base is never written, so its files' contents need not be kept in the object store: its
-   * index is staged with their ids alone (`update-index --info-only`), and a patch writes, from
-   * the base, only the few base files it shows changed (`writeBaseBlobs`) — a run's objects hold
-   * what its tasks changed, not the fixture again.
+   * The folder the workspace began as, whose files' contents need not be kept in the object store:
+   * a layered workspace's read-only base (the folder its layer is mounted over), or the fixture a
+   * copy was made from. Its index is staged with their ids alone (`update-index --info-only`), and
+   * a patch writes, from this folder, only the few base files it shows changed (`writeBaseBlobs`)
+   * — a run's objects hold what its tasks changed, not the fixture again. A fixture changed since
+   * its copy no longer holds what the ids say: the patch then fails, naming the object, and the
+   * trial has none (never a wrong one). Absent: every file is stored (a shared setup's or a git
+   * workspace's copy, a resumed copy).
    */
   base?: string;
 }
 
-/** The snapshot after setup: a tree in the object store, or why none could be taken. */
-export type ChangesBase = { tree: string } | { unavailable: string };
+/**
+ * The snapshot after setup: a tree in the object store (`baseFiles`: the `ChangesPlace.base` its
+ * unstored files are read from), or why none could be taken.
+ */
+export type ChangesBase = { tree: string; baseFiles?: string } | { unavailable: string };
 
 /** Git could not do it (not installed, or it failed): the patch is unavailable, the trial goes on. */
 export class ChangesUnavailable extends Error {}
@@ -109,10 +116,11 @@ export interface SnapshotOptions {
 export async function snapshotWorkspace(place: ChangesPlace, settings: ChangesSettings, opts: SnapshotOptions = {}): Promise<ChangesBase> {
   try {
     // Nothing to stage: the workspace is what the seeded index was staged from.
-    if (opts.seeded && opts.unchangedTree !== undefined && existsSync(join(place.gitDir, "index"))) return { tree: opts.unchangedTree };
+    const baseFiles = place.base !== undefined ? { baseFiles: place.base } : {};
+    if (opts.seeded && opts.unchangedTree !== undefined && existsSync(join(place.gitDir, "index"))) return { tree: opts.unchangedTree, ...baseFiles };
     // A seeded index (seedFixtureIndex) is a stat cache: whatever setup changed since is hashed again.
     if (!(opts.seeded && existsSync(join(place.gitDir, "index")))) await prepareGitDir(place);
-    return { tree: await stageWorkspace(place, settings) };
+    return { tree: await stageWorkspace(place, settings), ...baseFiles };
   } catch (err) {
     if (err instanceof ChangesUnavailable) return { unavailable: err.message };
     throw asOutputError(err, place.gitDir, "write");
@@ -306,16 +314,18 @@ async function addAll(place: ChangesPlace, specs: readonly string[]): Promise<vo
   }
 }
 
-/** The index as a tree; a layered workspace's may name base files whose contents are not stored (`ChangesPlace.base`). */
+/** The index as a tree; it may name base files whose contents are not stored (`ChangesPlace.base`). */
 async function writeTree(place: ChangesPlace): Promise<string> {
   return (await runGit(place, ["write-tree", ...(place.base !== undefined ? ["--missing-ok"] : [])])).toString("utf8").trim();
 }
 
 /**
- * A layered workspace's base into the trial's empty index by id alone: each file is hashed,
- * none is written to the object store (`--info-only`). What `git add` would stage: every path
- * the excludes leave (FIFOs and sockets passed over, a nested repository as its commit), then
- * the includes. Read from the base itself, not through the mount: the same files, no overlay.
+ * A workspace's base (`ChangesPlace.base`) into the trial's empty index by id alone: each file is
+ * hashed, none is written to the object store (`--info-only`). What `git add` would stage: every
+ * path the excludes leave (FIFOs and sockets passed over, a nested repository as its commit), then
+ * the includes. Read from the base itself: a layered one's not through the mount (the same files,
+ * no overlay); a copied fixture's as it was copied a moment before (the index's sizes and mtimes
+ * are the copy's too, so a file that changed between is hashed again from the copy).
  */
 async function stageBaseIds(place: ChangesPlace, base: string, settings: ChangesSettings): Promise<string> {
   const inBase = { workTree: base };
@@ -354,7 +364,7 @@ async function packTrees(place: ChangesPlace, tree: string): Promise<void> {
 }
 
 /**
- * The base files a layered trial's diff reads (what it changed or deleted of them), written to the
+ * The base files a trial's diff reads (what it changed or deleted of them), written to the
  * object store from the base where their contents are not there yet (`stageBaseIds` kept their
  * ids alone). Found from the trees' raw diff, which reads no file; staged from the base through a
  * throwaway index, so links and modes are hashed as `git add` hashes them. A base that no longer

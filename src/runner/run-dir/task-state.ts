@@ -62,9 +62,11 @@ const taskStateSchema = z.strictObject({
   /**
    * The workspace's snapshot right after setup, which changes.patch diffs against: its tree in the
    * run's `changes-objects/`, or why none could be taken. Taken once, before `setupDone`; null: not
-   * taken (setup not done, or done by a rhema that took none: then no patch is made).
+   * taken (setup not done, or done by a rhema that took none: then no patch is made). `baseFiles`:
+   * the folder whose files the tree names without their contents stored (a copied fixture; a
+   * layered trial's base, which its `layer` names too), read when a patch shows one of them.
    */
-  changesBase: z.union([z.strictObject({ tree: z.string() }), z.strictObject({ unavailable: z.string() })]).nullable().default(null),
+  changesBase: z.union([z.strictObject({ tree: z.string(), baseFiles: z.string().optional() }), z.strictObject({ unavailable: z.string() })]).nullable().default(null),
   /** changes.patch as written after the turn ended (before the checks); null: not yet, or the turn is to run again. */
   changes: resultChangesSchema.nullable().default(null),
   /** Setup commands by position, as far as they got; a finished one is never run again. */

@@ -4,7 +4,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { lstat, mkdir, readFile, readdir, rm, writeFile } from "node:fs/promises";
+import { lstat, mkdir, readFile, readdir, rm, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { allowAll, type Approval, type Decision } from "../../../src/core/approval.js";
 import { OutputError } from "../../../src/core/errors.js";
@@ -141,6 +141,36 @@ checks:
     { status: "passed", resumed: 1, steps: 3, finalAnswer: "finished after the resume", output: ["one\ntwo\n"] },
   );
   assert.deepEqual(await folder.readResult(), resumed.result);
+});
+
+test("a trial over a copied fixture interrupted after its snapshot resumes to a patch whose old side is read from the fixture, which the snapshot did not store", async (t) => {
+  const { root, task, runDir, folder } = await scriptedTask(t, `workspace: { from: ../fixture }
+model:
+  provider: scripted
+  script:
+    - call: shell
+      input: { command: "echo one >> tags.txt; sleep 30" }
+    - say: finished after the resume
+`, { "fixture/tags.txt": "zero\n", "fixture/other.txt": "never changed\n" });
+  // As old as a fixture's files: none is read again for being written in the second git stages it.
+  for (const name of ["tags.txt", "other.txt"]) await utimes(join(root, "fixture", name), 1577836800, 1577836800);
+  const controller = new AbortController();
+  const abortOnceWritten = async () => {
+    while (!(await readFile(join(folder.workspace, "tags.txt"), "utf8").catch(() => "")).includes("one")) await new Promise((r) => setTimeout(r, 20));
+    controller.abort();
+  };
+  const onEvent = (e: AgentEvent) => {
+    if (e.type === "tool_call") void abortOnceWritten();
+  };
+  const cut = await runTask(onlyTrial(task), runEnv(runDir, { signal: controller.signal, onEvent }));
+  assert.equal(cut.kind, "interrupted");
+  const snapshot = (await folder.readState())?.changesBase;
+  assert.ok(snapshot && "tree" in snapshot, JSON.stringify(snapshot));
+  assert.equal(snapshot.baseFiles, join(root, "fixture"), "the snapshot names where its unstored files are read");
+
+  const resumed = await runTask(onlyTrial(task), runEnv(runDir));
+  assert.equal(resumed.kind, "finished");
+  assert.equal(await readFile(folder.path("changes"), "utf8"), "diff --git a/tags.txt b/tags.txt\nindex 26af6a8..2edebd4 100644\n--- a/tags.txt\n+++ b/tags.txt\n@@ -1 +1,2 @@\n zero\n+one\n");
 });
 
 test("a provider failure is an errored result with code provider, and no checks run", async (t) => {

@@ -370,7 +370,7 @@ test("over a layered workspace's base the object store keeps what the trial chan
   const seed = await seedFixtureIndex(place, settings, base);
   assert.ok(seed?.tree, "the base's index is kept with its tree");
   const snapshot = await snapshotWorkspace(place, settings, { seeded: true });
-  assert.deepEqual(snapshot, { tree: seed.tree }, "the snapshot of the unchanged view is the base's tree");
+  assert.deepEqual(snapshot, { tree: seed.tree, baseFiles: base }, "the snapshot of the unchanged view is the base's tree");
   for (const file of ["a.txt", "untouched.txt", "blob.bin", "package-lock.json"]) assert.equal(stored(place, blobId(join(base, file))), false, `${file}: no base file is stored before a patch needs it`);
   const loose = (await readdir(objectsDir, { recursive: true })).filter((name) => /^[0-9a-f]{2}\/[0-9a-f]+$/.test(name));
   assert.deepEqual(loose, [], "the base's trees are packed, none loose");
