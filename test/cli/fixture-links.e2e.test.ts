@@ -67,7 +67,7 @@ test("a workspace.from that is a link is copied as the folder it names: the task
   assert.equal(await readFile(join(workspace, "b.txt"), "utf8"), "original\nappended\n");
 });
 
-test("FIFOs, sockets and devices in a fixture are exit 2 naming the file, at validate and at run, before anything is written", async (t) => {
+test("FIFOs, sockets and devices in a fixture are exit 2 naming the file, at validate and at run (copied or layered), before anything is written", async (t) => {
   const root = await tempDir(t);
   await project(root);
   const fixture = join(root, "fixture");
@@ -88,6 +88,8 @@ test("FIFOs, sockets and devices in a fixture are exit 2 naming the file, at val
     assert.match(validate.stderr, message);
     assert.match(validate.stderr, /t\.yaml:3:\d+: workspace\.from: /);
     assertRefused(await run(root), message, root);
+    // Layered (as root: an overlay over the base prepared from the fixture), refused the same, before any base or mount.
+    assertRefused(await runCli(["run", "tasks", "--out", "out", "--sandbox", "off", "--workspace-layers", "auto"], { cwd: root, env: cliEnv() }), message, root);
     execFileSync("rm", ["-f", join(fixture, name)]);
   }
 });
@@ -110,6 +112,8 @@ test("links leading out of a fixture — absolute, climbing, to /proc and /dev, 
   for (const [name, target, message] of outward) {
     await symlink(target, join(fixture, name));
     assertRefused(await run(root), message, root);
+    // Layered (as root: an overlay over the base prepared from the fixture), refused the same, before any base or mount.
+    assertRefused(await runCli(["run", "tasks", "--out", "out", "--sandbox", "off", "--workspace-layers", "auto"], { cwd: root, env: cliEnv() }), message, root);
     execFileSync("rm", ["-f", join(fixture, name)]);
   }
   await symlink("a.txt", join(fixture, "alias"));

@@ -200,3 +200,37 @@ test("--workspace-layers copy copies as before, without a reason", async (t) => 
   assert.deepEqual({ mechanism: result!.workspace?.mechanism, reason: result!.workspace?.reason }, { mechanism: "copy", reason: undefined });
   await fixtureUntouched(root);
 });
+
+test("special files in a layered base (a shared setup's FIFO and device) and in a layer (the agent's FIFO): no tool hangs on them, the patch passes over them, and the layer at rest keeps the agent's", { skip: !ROOT && "root mounts overlays (and makes device nodes)" }, async (t) => {
+  const root = await tempDir(t);
+  await writeFiles(root, {
+    "policy.yaml": ALLOW_ALL, "fixture/a.txt": "a\n",
+    "suite/t.yaml": `prompt: Look around.
+policy: ../policy.yaml
+workspace: { from: ../fixture, setup: ["mkfifo pipe", "mknod null c 1 3"], shared: true }
+model:
+  provider: scripted
+  script:
+    - call: read_file
+      input: { path: pipe }
+    - call: grep
+      input: { pattern: "a" }
+    - call: shell
+      input: { command: "cat a.txt > copy.txt && mkfifo own-pipe" }
+    - say: done
+`,
+  });
+  const out = join(root, "run");
+  const started = Date.now();
+  const run = await runCli(["run", "suite", "--out", out, "--sandbox", "off", "--workspace-layers", "auto"], { cwd: root });
+  assert.equal(run.code, 0, run.stdout + run.stderr);
+  assert.ok(Date.now() - started < 60_000, "nothing waited on a FIFO");
+  const [result] = await readRunResults(out);
+  assert.equal(result!.workspace?.mechanism, "overlay");
+  const events = await readFile(join(out, "tasks/suite/t/default/1/events.jsonl"), "utf8");
+  assert.match(events, /"name":"read_file","isError":true,[^\n]*pipe is not a regular file/);
+  const { bytes: _bytes, ...figures } = result!.changes as { bytes: number };
+  assert.deepEqual(figures, { path: "tasks/suite/t/default/1/changes.patch", files: 1, insertions: 1, deletions: 0, binary: 0, truncated: false, leftOut: 0 }, "copy.txt alone: FIFOs and devices are no change");
+  assert.ok(lstatSync(join(out, "tasks/suite/t/default/1/layer/upper/own-pipe")).isFIFO(), "the layer at rest keeps the FIFO the agent made");
+  assert.deepEqual(await mountPointsUnder(out), []);
+});
