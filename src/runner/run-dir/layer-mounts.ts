@@ -17,6 +17,8 @@
  * of the base, in a folder the layer holds, that the view no longer shows), written to
  * `layer/deletions.json`, and the whiteouts removed after it; before the next mount they are made
  * again from the list (a whiteout for the kernel's overlay, a `.wh.` file for fuse-overlayfs).
+ * A layer whose mount went without rhema (its mount namespace ended) still holds its whiteouts:
+ * the next unmount of its ledger entry mounts it once more to list them the same way.
  *
  * Paths go to mount as one option string (`lowerdir=…,upperdir=…`), where `,` and `:` separate
  * options and layers: a run directory whose path holds them (or a newline or backslash) cannot be
@@ -106,11 +108,19 @@ export class LayerMounts {
    * ledger entry names at rest (see the header: its deletions listed, its whiteouts removed), then
    * drops the entry.
    */
-  async unmount(target: string): Promise<void> {
+  async unmount(target: string, remount = true): Promise<void> {
     const entry = this.entryPath(target);
     const layer = layerOf(await readFile(entry, "utf8").catch(() => null));
     const point = await canonical(target);
     const mounted = (await mountPointsUnder(point)).includes(point);
+    if (!mounted && remount && layer !== null && (await whiteoutsIn(layer.upper)).length > 0) {
+      // Its mount went without rhema (the mount namespace it lived in ended, a reboot): its
+      // whiteouts may be newer than its list, and at rest they must go. Mounted once more, its
+      // deletions are read from the view as at any trial's end; where it cannot be mounted, it
+      // keeps its whiteouts (a mount by the same means reads them).
+      const mountedAgain = await this.mount({ ...layer, target }).then(() => true, () => false);
+      if (mountedAgain) return this.unmount(target, false);
+    }
     if (mounted) {
       if (layer) await recordDeletions({ ...layer, target: point });
       await unmountPath(point);
@@ -159,12 +169,13 @@ async function canonical<P extends string | null>(path: P): Promise<P> {
 }
 
 /** The layer a ledger entry names, or null (none, or torn by a kill: the scan of the mount table finds its mount). */
-function layerOf(text: string | null): Pick<LayerMount, "lower" | "upper" | "work" | "target"> | null {
+function layerOf(text: string | null): LayerMount | null {
   if (text === null) return null;
   try {
-    const parsed = JSON.parse(text) as Partial<Record<"lower" | "upper" | "work" | "target", unknown>>;
-    const { lower, upper, work, target } = parsed;
-    return typeof lower === "string" && typeof upper === "string" && typeof work === "string" && typeof target === "string" ? { lower, upper, work, target } : null;
+    const parsed = JSON.parse(text) as Partial<Record<keyof LayerMount, unknown>>;
+    const { kind, lower, upper, work, target } = parsed;
+    if (kind !== "overlay" && kind !== "fuse-overlayfs") return null;
+    return typeof lower === "string" && typeof upper === "string" && typeof work === "string" && typeof target === "string" ? { kind, lower, upper, work, target } : null;
   } catch {
     return null;
   }
@@ -257,14 +268,20 @@ async function recordDeletions(layer: Pick<LayerMount, "lower" | "upper" | "targ
   await guardOutput(path, "write", () => writeFile(path, JSON.stringify({ version: 1, deleted }) + "\n", { mode: 0o600 }));
 }
 
-/** Removes the whiteouts (character devices 0/0, fuse-overlayfs's `.wh.` files) from an unmounted layer. */
-async function removeWhiteouts(upper: string): Promise<void> {
-  const entries = await readdir(upper, { withFileTypes: true, recursive: true }).catch(() => []);
-  for (const entry of entries) {
+/** The whiteouts in a layer (character devices 0/0, fuse-overlayfs's `.wh.` files). */
+async function whiteoutsIn(upper: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const entry of await readdir(upper, { withFileTypes: true, recursive: true }).catch(() => [])) {
     const path = join(entry.parentPath, entry.name);
     const whiteout = entry.isCharacterDevice() ? (await lstat(path).catch(() => null))?.rdev === 0 : entry.name.startsWith(".wh.") && entry.isFile();
-    if (whiteout) await guardOutput(path, "remove", () => rm(path, { force: true }));
+    if (whiteout) found.push(path);
   }
+  return found;
+}
+
+/** Removes the whiteouts from an unmounted layer. */
+async function removeWhiteouts(upper: string): Promise<void> {
+  for (const path of await whiteoutsIn(upper)) await guardOutput(path, "remove", () => rm(path, { force: true }));
 }
 
 /**

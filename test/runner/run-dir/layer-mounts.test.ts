@@ -10,6 +10,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { cp, lstat, mkdir, readFile, readdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { execFileSync } from "node:child_process";
 import { LayerMounts, deletionsPath, mountPointsUnder, type LayerMount } from "../../../src/runner/run-dir/layer-mounts.js";
 import { tempDir } from "../../support/temp-dir.js";
 
@@ -100,4 +101,37 @@ test("a path mount options cannot carry is refused before anything is mounted or
   const mounts = new LayerMounts(run);
   await assert.rejects(mounts.mount(layerIn(run, "t1", join(root, "lower"))), /mount options cannot carry/);
   assert.equal(await lstat(join(run, "mounts")).catch(() => null), null);
+});
+
+test("a layer whose mount went without rhema (its mount namespace ended) keeps whiteouts newer than its list: the next run mounts it once more and leaves it at rest", { skip }, async (t) => {
+  const root = await tempDir(t);
+  const lower = join(root, "run/prepared/base/workspace");
+  await mkdir(join(lower, "d"), { recursive: true });
+  for (const name of ["f.txt", "g.txt", "d/h.txt"]) await writeFile(join(lower, name), name);
+  const layer = layerIn(join(root, "run"), "t1", lower);
+  const mounts = new LayerMounts(join(root, "run"));
+  t.after(() => mounts.unmountLeftovers());
+  // A first session deleted f.txt and came to rest; a second deleted g.txt and d, then its mount vanished.
+  await mounts.mount(layer);
+  await rm(join(layer.target, "f.txt"));
+  await mounts.unmount(layer.target);
+  await mounts.mount(layer);
+  await rm(join(layer.target, "g.txt"));
+  await rm(join(layer.target, "d"), { recursive: true });
+  execFileSync("umount", [layer.target]);
+  assert.ok((await devicesIn(layer.upper)).length >= 3, "whiteouts left behind");
+  assert.deepEqual(JSON.parse(await readFile(deletionsPath(layer.upper), "utf8")).deleted, ["f.txt"], "the list is older than them");
+
+  const next = new LayerMounts(join(root, "run"));
+  assert.deepEqual(await next.unmountLeftovers(), [layer.target]);
+  assert.deepEqual(await mountPointsUnder(join(root, "run")), []);
+  assert.deepEqual(await devicesIn(layer.upper), [], "no whiteout device at rest");
+  assert.deepEqual(JSON.parse(await readFile(deletionsPath(layer.upper), "utf8")).deleted, ["d", "f.txt", "g.txt"]);
+  // As a cache brings it back: copied without devices, mounted over the base, the same view.
+  await cp(join(root, "run/tasks/t1/layer"), join(root, "restored/tasks/t1/layer"), { recursive: true });
+  const restored = layerIn(join(root, "restored"), "t1", lower);
+  const again = new LayerMounts(join(root, "restored"));
+  t.after(() => again.unmountLeftovers());
+  await again.mount(restored);
+  assert.deepEqual(await tree(restored.target), []);
 });
