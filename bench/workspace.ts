@@ -3,7 +3,8 @@
  *
  * TASKS (default 8) tasks over a generated 20,000-file / 200 MB fixture (bench/workspace/
  * make-fixture.ts, made once under DIR, default the system's temp folder), each a scripted model
- * that answers at once, run through the `rhema` executable at concurrency 1 and 4 with each
+ * that writes one file and answers at once (so each end makes a patch, as a task that changes
+ * something does), run through the `rhema` executable at concurrency 1 and 4 with each
  * workspace mechanism (`--workspace-layers`): `copy`; `auto`, which as root is the kernel's
  * overlay (the mechanism printed is the one result.json names); `fuse-overlayfs` when it is on
  * PATH. Printed per mechanism and concurrency: each task's prepare time — from its start
@@ -79,8 +80,10 @@ async function suite(from: string): Promise<string> {
   const dir = join(DIR, "suite", "ws");
   await rm(join(DIR, "suite"), { recursive: true, force: true });
   await mkdir(dir, { recursive: true });
+  await writeFile(join(DIR, "suite", "policy.yaml"), "version: 1\ndefault: deny\nrules:\n  - allow: { tools: [write_file] }\n");
+  // Each task writes a file, as a task that does something does: its end makes a patch (git runs), beside the others' starts.
   for (let i = 0; i < TASKS; i++) {
-    await writeFile(join(dir, `t${i}.yaml`), `prompt: answer\nmodel:\n  provider: scripted\n  script:\n    - say: done\nworkspace: { from: ${JSON.stringify(from)} }\n`);
+    await writeFile(join(dir, `t${i}.yaml`), `prompt: answer\npolicy: ../policy.yaml\nmodel:\n  provider: scripted\n  script:\n    - call: write_file\n      input: { path: "out-${i}.txt", content: "task ${i}\\n" }\n    - say: done\nworkspace: { from: ${JSON.stringify(from)} }\n`);
   }
   return join(DIR, "suite");
 }

@@ -68,6 +68,8 @@ export interface ChangesPlace {
    * workspace's copy, a resumed copy).
    */
   base?: string;
+  /** The index git stages into; absent: the trial's (`index` in its git folder). */
+  indexFile?: string;
 }
 
 /**
@@ -210,8 +212,15 @@ export interface PatchTarget {
  */
 export async function writeChangesPatch(place: ChangesPlace, base: ChangesBase, settings: ChangesSettings, target: PatchTarget, onlyPaths?: readonly string[]): Promise<ResultChanges> {
   if ("unavailable" in base) return { path: null, reason: base.unavailable };
+  if (onlyPaths !== undefined && onlyPaths.length === 0) {
+    // A layer holding nothing (no write, no deletion, by setup or the agent): the workspace is its
+    // base, as its snapshot was, and no git need run (each git a process: over a large suite, the
+    // spawns are most of what a trial's end costs rhema's own process).
+    await target.write(Buffer.alloc(0));
+    return { path: target.relativePath, ...patchStats([]), bytes: 0, truncated: false, leftOut: 0 };
+  }
   try {
-    const tree = await stageWorkspace(place, settings, onlyPaths);
+    const tree = onlyPaths === undefined ? await stageWorkspace(place, settings) : await stageOnScratchIndex(place, settings, base.tree, onlyPaths);
     const range = [base.tree, tree];
     if (place.base !== undefined) await writeBaseBlobs(place, place.base, range);
     const files = parseNumstat(await runGit(place, ["diff-tree", "-r", "-z", "--numstat", "-M", ...range]));
@@ -228,6 +237,31 @@ export async function writeChangesPatch(place: ChangesPlace, base: ChangesBase, 
   } catch (err) {
     if (err instanceof ChangesUnavailable) return { path: null, reason: err.message };
     throw err;
+  }
+}
+
+/**
+ * A layered trial's paths staged on a copy of its index, removed after: its own index stays the
+ * link to the base's kept one. Staged in place, a 20,000-file base's index (2 MB) would be written
+ * anew in each trial's folder for the one file the trial changed. A trial without its index (its
+ * folder's `changes.git/` lost) starts from its snapshot's tree instead: every other path as the
+ * snapshot had it, never as deleted.
+ */
+async function stageOnScratchIndex(place: ChangesPlace, settings: ChangesSettings, snapshotTree: string, onlyPaths: readonly string[]): Promise<string> {
+  const indexFile = join(place.gitDir, "patch.index");
+  await rm(indexFile, { force: true });
+  const copied = await copyFile(join(place.gitDir, "index"), indexFile).then(() => true, (err: unknown) => {
+    if (errnoCode(err) === "ENOENT") return false;
+    throw err;
+  });
+  try {
+    if (!copied) {
+      if (!existsSync(join(place.gitDir, "HEAD"))) await prepareGitDir(place);
+      await runGit({ ...place, indexFile }, ["read-tree", snapshotTree]);
+    }
+    return await stageWorkspace({ ...place, indexFile }, settings, onlyPaths);
+  } finally {
+    await rm(indexFile, { force: true });
   }
 }
 
@@ -281,7 +315,7 @@ async function initBlankGitDir(place: ChangesPlace): Promise<BlankGitDir> {
  */
 async function stageWorkspace(place: ChangesPlace, settings: ChangesSettings, onlyPaths?: readonly string[]): Promise<string> {
   // A kill during `git add` leaves its lock; the run directory's lock says no other git is at work here.
-  await rm(join(place.gitDir, "index.lock"), { force: true });
+  await rm(`${place.indexFile ?? join(place.gitDir, "index")}.lock`, { force: true });
   // Each path literally (no glob of the agent's file names), the excludes as ever; from stdin, as there may be many.
   const specs = onlyPaths === undefined ? excludePathspecs(settings) : [...onlyPaths.map((path) => `:(literal)${path}`), ...excludePathspecs(settings).slice(1)];
   if (onlyPaths === undefined || onlyPaths.length > 0) await addAll(place, specs);
@@ -378,9 +412,9 @@ async function writeBaseBlobs(place: ChangesPlace, base: string, range: readonly
     const [oldMode, , oldId] = raw[at]!.slice(1).split(" ");
     if (oldMode !== undefined && oldId !== undefined && oldMode !== "000000" && oldMode !== "160000") wanted.set(oldId, raw[at + 1]!);
   }
-  if (wanted.size === 0) return;
-  const checked = (await runGit(place, ["cat-file", "--batch-check=%(objectname)"], undefined, { input: [...wanted.keys()].join("\n") + "\n" })).toString("utf8").split("\n");
-  const missing = checked.filter((line) => line.endsWith(" missing")).map((line) => wanted.get(line.slice(0, -" missing".length))!).filter((p) => p !== undefined);
+  // Looked for as loose objects, without a git process: the blobs a trial writes are loose (only a
+  // base's trees are packed). One found nowhere loose is written again, which git skips if a pack has it.
+  const missing = [...wanted].filter(([id]) => !existsSync(join(place.objectsDir, id.slice(0, 2), id.slice(2)))).map(([, path]) => path);
   if (missing.length === 0) return;
   const index = join(place.gitDir, "base-blobs.index");
   await rm(index, { force: true });
@@ -405,7 +439,7 @@ function runGit(place: ChangesPlace, args: string[], onStdout?: (chunk: Buffer) 
     LC_ALL: "C",
     GIT_TERMINAL_PROMPT: "0",
     ...(opts.init ? {} : { GIT_WORK_TREE: opts.workTree ?? place.workspace }),
-    ...(opts.indexFile !== undefined ? { GIT_INDEX_FILE: opts.indexFile } : {}),
+    ...((opts.indexFile ?? place.indexFile) !== undefined ? { GIT_INDEX_FILE: (opts.indexFile ?? place.indexFile)! } : {}),
   };
   return new Promise((resolve, reject) => {
     const child = spawn("git", [...GIT_SETTINGS, ...args], { cwd: opts.init ? place.gitDir : (opts.workTree ?? place.workspace), env, stdio: ["pipe", "pipe", "pipe"] });

@@ -197,6 +197,18 @@ test("nothing changed: an empty patch, zero figures", async (t) => {
   assert.deepEqual(record, { path: "trial/changes.patch", files: 0, insertions: 0, deletions: 0, binary: 0, bytes: 0, truncated: false, leftOut: 0 });
 });
 
+test("a layer holding nothing: an empty patch with zero figures and no git run (none is on PATH here)", async (t) => {
+  const b = await bench(t, { "a.txt": "x\n" }, DEFAULTS);
+  const path = join(b.root, "trial", "changes.patch");
+  const noGit = { ...b.place, hostEnv: { PATH: join(b.root, "no-bin") } };
+  const record = await writeChangesPatch(noGit, b.base, DEFAULTS, { path, relativePath: "trial/changes.patch", redact: (text) => text, write: (bytes) => writeFile(path, bytes) }, []);
+  assert.deepEqual(record, { path: "trial/changes.patch", files: 0, insertions: 0, deletions: 0, binary: 0, bytes: 0, truncated: false, leftOut: 0 });
+  assert.equal(await readFile(path, "utf8"), "");
+  // With a path to look at, git is needed: without it, no patch, saying why.
+  const withPath = await writeChangesPatch(noGit, b.base, DEFAULTS, { path, relativePath: "trial/changes.patch", redact: (text) => text, write: (bytes) => writeFile(path, bytes) }, ["a.txt"]);
+  assert.match((withPath as { reason: string }).reason, /git was not found/);
+});
+
 async function readdirWithContent(dir: string): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
   for (const rel of (await readdir(dir, { recursive: true })).sort()) {
@@ -388,9 +400,17 @@ test("over a layered workspace's base the object store keeps what the trial chan
   await writeFile(join(workspace, "made.txt"), "new\n");
   const onlyPaths = ["a.txt", "blob.bin", "dir with space/é 文件.txt", "gone", "link", "made.txt", "new-name.txt", "old-name.txt", "package-lock.json", "run.sh"];
   const path = join(root, "run/tasks/t/changes.patch");
+  const index = join(place.gitDir, "index");
+  const indexBefore = await lstat(index);
   const record = await writeChangesPatch(place, snapshot, settings, { path, relativePath: "changes.patch", redact: (x) => x, write: (bytes) => writeFile(path, bytes) }, onlyPaths);
   assert.equal(record.path, "changes.patch", JSON.stringify(record));
+  const indexAfter = await lstat(index);
+  assert.deepEqual([indexAfter.ino, indexAfter.mtimeMs], [indexBefore.ino, indexBefore.mtimeMs], "the trial's index is as it was (a link to the kept one but in the first trial): the patch staged on a scratch copy");
   const text = await readFile(path, "utf8");
+  // A trial whose git folder is lost: the patch starts from the snapshot's tree, and is the same.
+  await rm(place.gitDir, { recursive: true });
+  await writeChangesPatch(place, snapshot, settings, { path, relativePath: "changes.patch", redact: (x) => x, write: (bytes) => writeFile(path, bytes) }, onlyPaths);
+  assert.equal(await readFile(path, "utf8"), text, "the same patch without the trial's index");
   assert.match(text, /^similarity index 100%\nrename from old-name\.txt\nrename to new-name\.txt$/m);
   assert.match(text, /^-\{"v":1\}\n\+\{"v":2\}$/m);
   assert.match(text, /^Binary files a\/blob\.bin and b\/blob\.bin differ$/m);
