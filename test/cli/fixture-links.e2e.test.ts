@@ -79,8 +79,10 @@ test("FIFOs, sockets and devices in a fixture are exit 2 naming the file, at val
       await new Promise<void>((resolve) => server.listen(join(fixture, "sock"), resolve));
       t.after(() => server.close());
     }, /sock is a socket/],
-    ["null", async () => void execFileSync("mknod", [join(fixture, "null"), "c", "1", "3"]), /null is a character device/],
+    // Only root may make a device node (CAP_MKNOD): as another user the FIFO and the socket stand for the class.
+    ...(process.getuid?.() === 0 ? [["null", async () => void execFileSync("mknod", [join(fixture, "null"), "c", "1", "3"]), /null is a character device/] as [string, () => Promise<void>, RegExp]] : []),
   ];
+  if (process.getuid?.() !== 0) t.diagnostic("not root: no device node made (mknod needs CAP_MKNOD)");
   for (const [name, make, message] of kinds) {
     await make();
     const validate = await runCli(["validate", "tasks"], { cwd: root, env: cliEnv() });
