@@ -1,6 +1,7 @@
 /**
  * The machine running out of file handles (a real `ulimit -n`) while many tasks run at once:
- * the spawn of a setup command, a shell call or a check, the copy of a fixture, a checkpoint
+ * the spawn of a setup command, a shell call or a check, the copy of a fixture (cp saying "Too
+ * many open files"), a layer's mount, a checkpoint
  * write — whichever meets EMFILE, no task is recorded as failed or errored for it. The run exits
  * 3 naming the errno, the tasks that met it are left unfinished, and the same command with a
  * normal limit finishes them all.
@@ -47,14 +48,15 @@ function runLimited(limit: number, args: string[], cwd: string): Promise<CliResu
   return new Promise((resolve) => child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr })));
 }
 
-for (const limit of [100, 60]) {
-  test(`${TASKS} tasks at concurrency ${TASKS} under ulimit -n ${limit}: exit 3 naming EMFILE, no task failed or errored for it, and the same command with a normal limit finishes them all`, async (t) => {
+// Each limit with one way of making workspaces (as root, auto mounts layers; copies are what a user who is not root gets).
+for (const [limit, layers] of [[100, "auto"], [60, "copy"]] as const) {
+  test(`${TASKS} tasks at concurrency ${TASKS} under ulimit -n ${limit}, workspaces ${layers}: exit 3 naming EMFILE, no task failed or errored for it, and the same command with a normal limit finishes them all`, async (t) => {
     const root = await tempDir(t);
     const files: Record<string, string> = { "policy.yaml": OPEN_POLICY };
     for (let k = 0; k < 8; k++) files[`fixture/src/file-${k}.txt`] = `fixture ${k}\n`;
     for (let id = 0; id < TASKS; id++) files[`suite/t${String(id).padStart(2, "0")}.yaml`] = busyTask(id);
     await writeFiles(root, files);
-    const args = ["run", "suite", "--out", "run", "--concurrency", String(TASKS), "--sandbox", "off"];
+    const args = ["run", "suite", "--out", "run", "--concurrency", String(TASKS), "--sandbox", "off", "--workspace-layers", layers];
 
     const limited = await runLimited(limit, args, root);
     assert.equal(limited.code, 3, limited.stderr);

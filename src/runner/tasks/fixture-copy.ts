@@ -63,10 +63,30 @@ function copyWithCp(root: string, to: string): Promise<boolean> {
     execFile("cp", args, { timeout: CP_TIMEOUT_MS, maxBuffer: 1 << 20 }, (err, _stdout, stderr) => {
       if (err === null) resolveCopy(true);
       else if ((err as NodeJS.ErrnoException).code === "ENOENT" || /unrecognized option|invalid option|illegal option|unknown option/.test(stderr)) resolveCopy(false);
-      // cp that could not start for want of file handles or processes keeps its errno: the machine's limit, not a bad fixture.
-      else reject(Object.assign(new Error(`cp: ${stderr.trim().split("\n").slice(0, 3).join("; ") || err.message}`, { cause: err }), { code: "EIO", path: to }));
+      // The machine's limit, not a bad fixture: cp that could not start for want of file handles or
+      // processes keeps its errno, and cp that stopped for one says which in its message.
+      else {
+        const spawnCode = (err as NodeJS.ErrnoException).code;
+        const code = typeof spawnCode === "string" ? spawnCode : (cpErrno(stderr) ?? "EIO");
+        reject(Object.assign(new Error(`cp: ${stderr.trim().split("\n").slice(0, 3).join("; ") || err.message}`, { cause: err }), { code, path: to }));
+      }
     });
   });
+}
+
+/** strerror's words, as cp prints them, for the errors that are the machine's and not the fixture's. */
+const CP_ERRNOS: readonly (readonly [string, string])[] = [
+  ["Too many open files in system", "ENFILE"],
+  ["Too many open files", "EMFILE"],
+  ["No space left on device", "ENOSPC"],
+  ["Disk quota exceeded", "EDQUOT"],
+  ["Cannot allocate memory", "ENOMEM"],
+  ["Read-only file system", "EROFS"],
+];
+
+/** The errno cp's message names, of those above; null for any other. */
+export function cpErrno(stderr: string): string | null {
+  return CP_ERRNOS.find(([words]) => stderr.includes(words))?.[1] ?? null;
 }
 
 /**

@@ -10,7 +10,7 @@ import { execFileSync } from "node:child_process";
 import { chmod, link, lstat, mkdir, open, readFile, stat, symlink, utimes, writeFile } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { copyFixture } from "../../../src/runner/tasks/fixture-copy.js";
+import { copyFixture, cpErrno } from "../../../src/runner/tasks/fixture-copy.js";
 import { FixtureError } from "../../../src/runner/tasks/fixture-check.js";
 import { tempDir } from "../../support/temp-dir.js";
 
@@ -101,4 +101,14 @@ test("a run directory inside the fixture is refused before anything is copied", 
   await mkdir(join(from, "runs", "out"), { recursive: true });
   await assert.rejects(copyFixture(from, join(root, "ws"), { forbidden: [join(from, "runs", "out")] }), /runs\/out is the run directory/);
   assert.equal(existsSync(join(root, "ws")), false);
+});
+
+test("cp's message names the machine's errors by their errno: file handles, space, quota, memory, a read-only file system; anything else is none", () => {
+  assert.equal(cpErrno("cp: cannot open 'a/b' for reading: Too many open files\n"), "EMFILE");
+  assert.equal(cpErrno("cp: cannot create regular file 'x': Too many open files in system\n"), "ENFILE");
+  assert.equal(cpErrno("cp: error writing 'x': No space left on device\n"), "ENOSPC");
+  assert.equal(cpErrno("cp: error writing 'x': Disk quota exceeded\n"), "EDQUOT");
+  assert.equal(cpErrno("cp: fts_read failed: Cannot allocate memory\n"), "ENOMEM");
+  assert.equal(cpErrno("cp: cannot create directory 'x': Read-only file system\n"), "EROFS");
+  assert.equal(cpErrno("cp: cannot stat 'x': No such file or directory\n"), null);
 });
