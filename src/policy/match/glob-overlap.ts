@@ -73,7 +73,9 @@ function expandSequence(body: string): string[] | null {
 }
 
 function parseSegment(text: string): Segment {
-  if (text === "**") return { kind: "globstar" };
+  // A segment of three or more stars is taken as `**`: picomatch matches `a/**/***` against `a`
+  // (no segment at all), though `a/***` alone wants one. Taken as a globstar it can only say yes more often.
+  if (/^\*{2,}$/.test(text)) return { kind: "globstar" };
   if (/[@*+?!]\(/.test(text)) return { kind: "tokens", tokens: [{ kind: "star" }] };
   const tokens: Token[] = [];
   for (let i = 0; i < text.length; i++) {
