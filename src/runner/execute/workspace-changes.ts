@@ -249,6 +249,7 @@ export async function writeChangesPatch(place: ChangesPlace, base: ChangesBase, 
  */
 async function stageOnScratchIndex(place: ChangesPlace, settings: ChangesSettings, snapshotTree: string, onlyPaths: readonly string[]): Promise<string> {
   const indexFile = join(place.gitDir, "patch.index");
+  const scratch: ChangesPlace = { ...place, indexFile };
   await rm(indexFile, { force: true });
   const copied = await copyFile(join(place.gitDir, "index"), indexFile).then(() => true, (err: unknown) => {
     if (errnoCode(err) === "ENOENT") return false;
@@ -257,9 +258,9 @@ async function stageOnScratchIndex(place: ChangesPlace, settings: ChangesSetting
   try {
     if (!copied) {
       if (!existsSync(join(place.gitDir, "HEAD"))) await prepareGitDir(place);
-      await runGit({ ...place, indexFile }, ["read-tree", snapshotTree]);
+      await runGit(scratch, ["read-tree", snapshotTree]);
     }
-    return await stageWorkspace({ ...place, indexFile }, settings, onlyPaths);
+    return await stageWorkspace(scratch, settings, onlyPaths);
   } finally {
     await rm(indexFile, { force: true });
   }
@@ -427,6 +428,7 @@ async function writeBaseBlobs(place: ChangesPlace, base: string, range: readonly
 
 /** Runs git in the workspace with the trial's git folder; stdout whole, or to `onStdout` as it comes. Throws `ChangesUnavailable` when git fails. */
 function runGit(place: ChangesPlace, args: string[], onStdout?: (chunk: Buffer) => void, opts: { init?: boolean; input?: string; workTree?: string; indexFile?: string; gitDir?: string } = {}): Promise<Buffer> {
+  const indexFile = opts.indexFile ?? place.indexFile;
   const env: Record<string, string> = {
     PATH: place.hostEnv.PATH ?? "/usr/local/bin:/usr/bin:/bin",
     GIT_DIR: opts.gitDir ?? place.gitDir,
@@ -439,7 +441,7 @@ function runGit(place: ChangesPlace, args: string[], onStdout?: (chunk: Buffer) 
     LC_ALL: "C",
     GIT_TERMINAL_PROMPT: "0",
     ...(opts.init ? {} : { GIT_WORK_TREE: opts.workTree ?? place.workspace }),
-    ...((opts.indexFile ?? place.indexFile) !== undefined ? { GIT_INDEX_FILE: (opts.indexFile ?? place.indexFile)! } : {}),
+    ...(indexFile !== undefined ? { GIT_INDEX_FILE: indexFile } : {}),
   };
   return new Promise((resolve, reject) => {
     const child = spawn("git", [...GIT_SETTINGS, ...args], { cwd: opts.init ? place.gitDir : (opts.workTree ?? place.workspace), env, stdio: ["pipe", "pipe", "pipe"] });
