@@ -22,5 +22,9 @@ export interface Commit {
   stats: TranscriptStats | null;
 }
 
-/** Contract: resolves once the commit is durable; a throw fails the turn. */
+/**
+ * Contract: resolves once the commit is durable; a throw fails the turn and means the boundary is
+ * not on disk — the engine undoes what it says (a call recorded as started is discarded, never
+ * run), so nothing after the durable point may throw.
+ */
 export type CommitHook = (commit: Commit) => Promise<void>;

@@ -167,14 +167,26 @@ export class CheckpointStore {
     const line = JSON.stringify(record) + "\n";
     await writeFully(this.journal, Buffer.from(line));
     await this.journal.datasync();
+    // The boundary is on disk: what follows is bookkeeping, and it may not fail the commit — the
+    // engine would undo what the record already says (a call recorded as started would be
+    // discarded, never run, and closed as interrupted on resume). A counter that lags is allowed
+    // (the loader takes records past it); a fold that failed is tried again later.
     this.seq = record.seq!;
-    await this.counter!.write({ generation: this.generation, count: this.seq });
     this.journalBytes += Buffer.byteLength(line);
     this.markPersisted(c.session, c.sections);
-    if (this.journalBytes > Math.max(this.foldMinBytes, this.snapshotBytes)) await this.fold(c.session, c.sections, c.stats);
+    try {
+      await this.counter!.write({ generation: this.generation, count: this.seq });
+      if (this.journalBytes > Math.max(this.foldMinBytes, this.snapshotBytes)) await this.fold(c.session, c.sections, c.stats);
+    } catch {
+      // the journal holds the boundary; the next commit writes (or folds) again
+    }
   }
 
-  /** Writes the whole session as the new snapshot and starts an empty journal. */
+  /**
+   * Writes the whole session as the new snapshot (the boundary is durable once it is renamed into
+   * place), then starts an empty journal. A failure while starting the journal is not the
+   * commit's: the journal stays closed, and the next commit folds again.
+   */
   async fold(session: Session, sections: Section[], stats: TranscriptStats | null): Promise<void> {
     await ensurePrivateDir(this.dir);
     if (session.calls) await this.saveNewFingerprint({ session });
@@ -184,18 +196,25 @@ export class CheckpointStore {
       ...rest, ...(calls ? { calls: withoutFingerprints(calls) } : {}), transcript: { sections, stats }, journal: { generation },
     };
     await saveSession(snapshot, this.sessionPath);
-    await this.journal?.close();
-    this.journal = null;
-    await rm(this.journalPath, { force: true });
-    await fsyncDir(this.dir);
-    this.journal = await openPrivateAppend(this.journalPath);
-    this.counter ??= await JournalCounter.open(this.counterPath);
-    await this.counter.write({ generation, count: 0 });
     this.generation = generation;
     this.seq = 0;
     this.journalBytes = 0;
     this.snapshotBytes = JSON.stringify(snapshot).length;
     this.markPersisted(session, sections);
+    const old = this.journal;
+    this.journal = null;
+    let journal: FileHandle | null = null;
+    try {
+      await old?.close();
+      await rm(this.journalPath, { force: true });
+      await fsyncDir(this.dir);
+      journal = await openPrivateAppend(this.journalPath);
+      this.counter ??= await JournalCounter.open(this.counterPath);
+      await this.counter.write({ generation, count: 0 });
+      this.journal = journal;
+    } catch {
+      await journal?.close().catch(() => {});
+    }
   }
 
   async close(): Promise<void> {

@@ -1,4 +1,5 @@
 import { test } from "node:test";
+import { spawnSync } from "node:child_process";
 import assert from "node:assert/strict";
 import { appendFile, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -283,3 +284,38 @@ test("the session's token counter is journalled when it is set and loaded back, 
     assert.deepEqual((await new CheckpointStore(dir).load())!.tokenCounter, session.tokenCounter, `fold at ${foldMinBytes} bytes, later`);
   }
 });
+
+test("a boundary on disk stays committed when what follows it fails: out of file handles, the fold after the journal's line fails, and the commit does not", async (t) => {
+  const dir = join(await tempDir(t), "cp");
+  // A child under a low `ulimit -n` takes every file handle left once the journal is open: the
+  // journal's line needs none, the fold that the line's size asks for needs several.
+  const script = `
+    import { closeSync, openSync } from "node:fs";
+    const { CheckpointStore } = await import(${JSON.stringify(new URL("../../src/store/checkpoint-store.js", import.meta.url).href)});
+    const { newSession } = await import(${JSON.stringify(new URL("../../src/core/session.js", import.meta.url).href)});
+    const say = (text) => ({ role: "user", content: [{ type: "text", text }] });
+    const commit = (store, session) => store.commit({ boundary: "result", session, sections: [], stats: null });
+    const store = new CheckpointStore(${JSON.stringify(dir)}, { foldMinBytes: 1 });
+    const session = newSession("s1", new Date("2026-12-03T00:00:00Z"));
+    session.messages.push(say("one"));
+    await commit(store, session);
+    session.messages.push(say("two ".repeat(5000)));
+    const held = [];
+    try { for (;;) held.push(openSync("/dev/null", "r")); } catch (err) { if (err.code !== "EMFILE") throw err; }
+    let outcome = "committed";
+    await commit(store, session).catch((err) => (outcome = "failed: " + err.message));
+    for (const fd of held) closeSync(fd);
+    session.messages.push(say("three"));
+    await commit(store, session);
+    await store.close();
+    process.stdout.write(JSON.stringify({ outcome, held: held.length }));
+  `;
+  const child = spawnSync("bash", ["-c", 'ulimit -n 256 && exec "$@"', "bash", process.execPath, "--input-type=module", "-e", script], { encoding: "utf8" });
+  assert.equal(child.status, 0, child.stderr);
+  const { outcome, held } = JSON.parse(child.stdout) as { outcome: string; held: number };
+  assert.ok(held > 0, "the child held the handles it could take");
+  assert.equal(outcome, "committed", "the line was on disk: the fold's failure is not the commit's");
+  const loaded = await new CheckpointStore(dir).load();
+  assert.deepEqual(loaded!.messages.map((m) => (m.content[0] as { text: string }).text.slice(0, 5)), ["one", "two t", "three"]);
+});
+

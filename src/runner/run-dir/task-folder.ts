@@ -285,15 +285,16 @@ export class TaskFolder {
   }
 
   /**
-   * The task's checkpoint: its store, with write failures named as OutputErrors. `afterCommit`
-   * runs after each boundary is on disk (the runner records the task's active time there, so a
-   * kill loses at most one boundary's worth).
+   * The task's checkpoint: its store, with write failures named as OutputErrors. `beforeCommit`
+   * runs before each boundary is written (the runner records the task's active time there, so a
+   * kill loses at most one boundary's worth): a commit that fails fails before its boundary is on
+   * disk, never after it.
    */
-  openCheckpoint(options: CheckpointStoreOptions = {}, afterCommit?: () => Promise<void>): TaskCheckpoint {
+  openCheckpoint(options: CheckpointStoreOptions = {}, beforeCommit?: () => Promise<void>): TaskCheckpoint {
     return new TaskCheckpoint(new CheckpointStore(
       { sessionPath: this.path("session"), journalPath: this.path("journal"), counterPath: this.path("counter"), fingerprintPath: this.path("fingerprint") },
       options,
-    ), this.dir, afterCommit);
+    ), this.dir, beforeCommit);
   }
 
   /**
@@ -354,19 +355,21 @@ export class TaskStateBook extends StateBook<TaskState> {
  * when the failing write did not say which file).
  */
 export class TaskCheckpoint {
-  constructor(private readonly store: CheckpointStore, private readonly dir: string, private readonly afterCommit?: () => Promise<void>) {}
+  constructor(private readonly store: CheckpointStore, private readonly dir: string, private readonly beforeCommit?: () => Promise<void>) {}
 
   load(): Promise<Session | null> {
     return this.store.load();
   }
 
   readonly hook: CommitHook = async (commit: Commit) => {
+    // First: once the store has written the boundary, nothing may fail the commit (the engine
+    // would undo what the boundary says: a call recorded as started, discarded before it ran).
+    await this.beforeCommit?.();
     try {
       await this.store.commit(commit);
     } catch (err) {
       throw asOutputError(err, this.fileOf(err), "write");
     }
-    await this.afterCommit?.();
   };
 
   close(): Promise<void> {

@@ -113,6 +113,24 @@ test("the checkpoint lives in the folder under its own names", async (t) => {
   assert.deepEqual((await folder.openCheckpoint().load())?.messages, session.messages);
 });
 
+test("a commit whose bookkeeping fails fails before its boundary is on disk: the checkpoint still says the boundary before", async (t) => {
+  const folder = new TaskFolder(await tempDir(t), { suite: "s", id: "x" });
+  const say = (text: string) => ({ role: "user" as const, content: [{ type: "text" as const, text }] });
+  let refuse = false;
+  const checkpoint = folder.openCheckpoint({}, async () => {
+    if (refuse) throw Object.assign(new Error("EMFILE: too many open files, open 'task-state.json'"), { code: "EMFILE" });
+  });
+  const session = { ...newSession("s1", new Date()), messages: [say("one")] };
+  await checkpoint.hook({ boundary: "input", session, sections: [], stats: null });
+  session.messages.push(say("two"));
+  refuse = true;
+  await assert.rejects(checkpoint.hook({ boundary: "result", session, sections: [], stats: null }), /EMFILE/);
+  await checkpoint.close();
+  // Had the boundary been written before the failure, the engine (which undoes it: a call recorded as
+  // started is discarded, never run) and the disk (which says it started) would disagree.
+  assert.deepEqual((await folder.openCheckpoint().load())?.messages, [say("one")]);
+});
+
 test("temp files of atomic writes a killed run left in the folder are removed, and nothing else", async (t) => {
   const folder = new TaskFolder(await tempDir(t), { suite: "s", id: "x" });
   await mkdir(join(folder.workspace), { recursive: true });
