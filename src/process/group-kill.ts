@@ -14,16 +14,21 @@ export const KILL_GRACE_MS = 2000;
 export const SETTLE_MS = 2000;
 const POLL_MS = 25;
 
-/** SIGTERM to group `pgid` (led by process `pgid`) and the snapshot of its tree; SIGKILL to what is left after `graceMs`. */
+/**
+ * SIGTERM to group `pgid` (led by process `pgid`) and the snapshot of its tree; SIGKILL to what is
+ * left after `graceMs`. Never throws: where /proc cannot be read (the machine out of file handles)
+ * the group is signalled all the same, and the waits run their full length.
+ */
 export async function killGroup(pgid: number, graceMs: number): Promise<void> {
-  const tree = await descendantPids(pgid);
+  const tree = await descendantPids(pgid).catch(() => [] as number[]);
   const gone = async (): Promise<boolean> =>
     !(await groupRunning(pgid)) && (await Promise.all(tree.map(isRunning))).every((running) => !running);
+  const goneOrUnknown = (): Promise<boolean> => gone().catch(() => false);
   signalAll([-pgid, ...tree], "SIGTERM");
-  if (await pollUntil(gone, graceMs)) return;
+  if (await pollUntil(goneOrUnknown, graceMs)) return;
   signalAll([-pgid, ...tree], "SIGKILL");
   treeKill(pgid, "SIGKILL", () => {});
-  await pollUntil(gone, SETTLE_MS);
+  await pollUntil(goneOrUnknown, SETTLE_MS);
 }
 
 /** Sends `signal` to each target (a pid, or a negative pgid); one already gone is skipped. */

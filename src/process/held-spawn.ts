@@ -113,8 +113,18 @@ export async function spawnHeld(req: HeldSpawnRequest): Promise<HeldProcess> {
   await spawned;
   const pgid = child.pid!;
   let released = false;
+  let identity: { startTime: number; pidScope?: PidScope };
+  try {
+    identity = { startTime: (await processStartTime(pgid)) ?? 0, ...pidScopeField(await currentPidScope()) };
+  } catch (err) {
+    // /proc could not be read (the machine out of file handles): no identity to record, so nothing runs.
+    killHeldGroup(pgid);
+    hold.destroy();
+    await exited;
+    throw err;
+  }
   return {
-    host: thisHost(), pgid, startTime: (await processStartTime(pgid)) ?? 0, ...pidScopeField(await currentPidScope()), child, exited, closed, report,
+    host: thisHost(), pgid, ...identity, child, exited, closed, report,
     onOutput(listener) {
       for (const chunk of early.splice(0)) listener(chunk);
       forward = listener;
@@ -126,11 +136,7 @@ export async function spawnHeld(req: HeldSpawnRequest): Promise<HeldProcess> {
     },
     async discard() {
       released = true;
-      try {
-        process.kill(-pgid, "SIGKILL");
-      } catch {
-        // already gone
-      }
+      killHeldGroup(pgid);
       hold.destroy();
       await exited;
     },
@@ -139,6 +145,15 @@ export async function spawnHeld(req: HeldSpawnRequest): Promise<HeldProcess> {
       hold.destroy();
     },
   };
+}
+
+/** SIGKILL to a held group (it has run nothing). */
+function killHeldGroup(pgid: number): void {
+  try {
+    process.kill(-pgid, "SIGKILL");
+  } catch {
+    // already gone
+  }
 }
 
 /** Reads the control pipe until it closes: "r" the holder ran, "s" the wrapper stopped strays. */

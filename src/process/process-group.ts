@@ -151,8 +151,11 @@ async function runReleased(held: HeldProcess, run: GroupRun, wrapper: string, ma
     // After a timeout or cancel the reaper may still see the group's last members dying: they
     // were killed with the command, not left behind by it.
     let straysKilled = !killing && report.straysStopped;
-    if (!killing && (await groupRunning(pgid))) {
-      straysKilled = true;
+    // null: /proc could not be read (the machine out of file handles): the group is stopped all
+    // the same, and nothing is claimed about it.
+    const running = killing ? false : await groupRunning(pgid).catch(() => null);
+    if (running !== false) {
+      straysKilled ||= running === true;
       killing = killGroup(pgid, STRAY_GRACE_MS);
     }
     if (killing) await killing;

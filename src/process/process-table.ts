@@ -3,9 +3,49 @@
  * of a process group) still run, which processes descend from one, and when one started. A
  * zombie does not run: it is dead and only waits for its reaper (PID 1 for orphans, which may take
  * its time), and no signal can do more to it. Reads /proc where there is one, else trusts kill(pid, 0) and `ps`.
+ * A /proc read that fails for the machine's limits (EMFILE, ENOMEM) throws: it says nothing about
+ * the process, and an answer made up from it would leave processes running or spare a reused pid.
  */
 import { execFile } from "node:child_process";
 import { readFile, readdir } from "node:fs/promises";
+import { errnoCode } from "../core/errors.js";
+
+/**
+ * Errnos that mean a /proc entry is not there to read (the process went, or is not ours to
+ * read). Any other failure — out of file handles or memory above all — is thrown: an answer
+ * made up from it ("gone", "no such process") would leave a command's processes running.
+ */
+const ABSENT = new Set(["ENOENT", "ESRCH", "EACCES", "EPERM", "EINVAL"]);
+
+/** `path` read, or null when it is absent (`ABSENT`); other failures are thrown. */
+async function readProcFile(path: string): Promise<Buffer | null> {
+  try {
+    return await readFile(path);
+  } catch (err) {
+    if (ABSENT.has(errnoCode(err) ?? "")) return null;
+    throw err;
+  }
+}
+
+/** The pids under /proc (none where there is no /proc). */
+async function procPids(): Promise<string[]> {
+  try {
+    return (await readdir("/proc")).filter((n) => /^\d+$/.test(n));
+  } catch (err) {
+    if (ABSENT.has(errnoCode(err) ?? "")) return [];
+    throw err;
+  }
+}
+
+/** How many /proc files are read at once: a full table read all at once would itself use up the file handles. */
+const READ_AT_ONCE = 16;
+
+/** `read` over `items`, at most READ_AT_ONCE at a time, in order. */
+async function readEach<T, R>(items: readonly T[], read: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = [];
+  for (let i = 0; i < items.length; i += READ_AT_ONCE) out.push(...(await Promise.all(items.slice(i, i + READ_AT_ONCE).map(read))));
+  return out;
+}
 
 /** Whether a process (or, negative, a process group) exists, zombies included. */
 export function exists(target: number): boolean {
@@ -19,9 +59,9 @@ export function exists(target: number): boolean {
 
 interface ProcStat { pid: number; state: string; ppid: number; pgrp: number; startTime: number }
 
-/** Fields of /proc/<pid>/stat, or null when gone or unreadable. */
+/** Fields of /proc/<pid>/stat, or null when gone or unreadable (see `ABSENT`). */
 async function procStat(pid: number | string): Promise<ProcStat | null> {
-  const text = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => null);
+  const text = (await readProcFile(`/proc/${pid}/stat`))?.toString("utf8") ?? null;
   if (text === null) return null;
   // "pid (comm) state ppid pgrp ..." — comm may hold spaces and parentheses: split after the last ")".
   const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
@@ -84,20 +124,19 @@ export async function descendantPids(pid: number): Promise<number[]> {
  * [] without /proc.
  */
 export async function pidsWithEnvironmentEntry(entry: string): Promise<number[]> {
-  const names = (await readdir("/proc").catch(() => [] as string[])).filter((n) => /^\d+$/.test(n) && Number(n) !== process.pid);
+  const names = (await procPids()).filter((n) => Number(n) !== process.pid);
   const needle = Buffer.from(`\0${entry}\0`);
-  const found = await Promise.all(names.map(async (name) => {
-    const environ = await readFile(`/proc/${name}/environ`).catch(() => null);
+  const found = await readEach(names, async (name) => {
+    const environ = await readProcFile(`/proc/${name}/environ`);
     if (environ === null || environ.length === 0) return null;
     // Each entry ends with a NUL; a leading one makes the first entry match like the rest.
     return Buffer.concat([Buffer.from([0]), environ]).includes(needle) ? Number(name) : null;
-  }));
+  });
   return found.filter((pid): pid is number => pid !== null);
 }
 
 async function allProcStats(): Promise<ProcStat[]> {
-  const names = await readdir("/proc").catch(() => [] as string[]);
-  const stats = await Promise.all(names.filter((n) => /^\d+$/.test(n)).map((n) => procStat(n)));
+  const stats = await readEach(await procPids(), (n) => procStat(n));
   return stats.filter((s): s is ProcStat => s !== null);
 }
 

@@ -92,3 +92,45 @@ test("where the scope cannot be told here, a group recorded with one is not sign
   assert.equal(await stopRecordedGroup({ ...g, pidScope: here }, { graceMs: 100, pidScope: null }), "elsewhere");
   assert.equal(await isRunning(g.pgid), true);
 });
+
+test("out of file handles, a live group is not taken for gone: the questions about it throw, and a group kill still kills it", async (t) => {
+  // A child under a low `ulimit -n` asks about a live group of its own once it has taken every file handle.
+  const module = (path: string) => JSON.stringify(new URL(path, import.meta.url).href);
+  const script = `
+    import { spawn } from "node:child_process";
+    import { once } from "node:events";
+    import { closeSync, openSync } from "node:fs";
+    import { hostname } from "node:os";
+    const { stopRecordedGroup } = await import(${module("../../src/process/process-identity.js")});
+    const { groupRunning, isRunning, processStartTime } = await import(${module("../../src/process/process-table.js")});
+    const { killGroup } = await import(${module("../../src/process/group-kill.js")});
+    const child = spawn("sleep", ["30"], { detached: true, stdio: "ignore" });
+    await once(child, "spawn");
+    const exited = once(child, "exit");
+    const identity = { host: hostname(), pgid: child.pid, startTime: await processStartTime(child.pid) };
+    const held = [];
+    try { for (;;) held.push(openSync("/dev/null", "r")); } catch (err) { if (err.code !== "EMFILE") throw err; }
+    const said = (p) => p.then((v) => String(v), (err) => "threw " + err.code);
+    const answers = {
+      stop: await said(stopRecordedGroup(identity, { graceMs: 100 })),
+      groupRunning: await said(groupRunning(child.pid)),
+      isRunning: await said(isRunning(child.pid)),
+    };
+    await killGroup(child.pid, 100);
+    const [, signal] = await exited;
+    for (const fd of held) closeSync(fd);
+    process.stdout.write(JSON.stringify({ answers, signal, held: held.length }));
+  `;
+  const child = spawn("bash", ["-c", 'ulimit -n 256 && exec "$@"', "bash", process.execPath, "--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+  const [code] = await once(child, "close");
+  t.diagnostic(stdout);
+  assert.equal(code, 0, stderr);
+  const { answers, signal, held } = JSON.parse(stdout) as { answers: Record<string, string>; signal: string; held: number };
+  assert.ok(held > 0);
+  assert.deepEqual(answers, { stop: "threw EMFILE", groupRunning: "threw EMFILE", isRunning: "threw EMFILE" }, "no answer is made up from a /proc that could not be read");
+  assert.equal(signal, "SIGTERM", "the group kill signalled it all the same");
+});
