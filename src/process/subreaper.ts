@@ -65,12 +65,15 @@ sub sweep {
   for (;;) { my @t = tree(); last unless @t; kill "STOP", @t; kill "KILL", @t, tree(); reap(); select(undef, undef, undef, 0.005) }
   1 while waitpid(-1, 0) > 0;
 }
-my $orphaned = sub { return if getppid() == $parent; sweep(); exit 137 };
+my $pid;
+# The command's own group dies first, at once: a command released just before rhema died must not
+# get to run while the tree is read from /proc (milliseconds on a busy machine).
+my $orphaned = sub { return if getppid() == $parent; kill "KILL", -$pid if $pid; sweep(); exit 137 };
 $SIG{$_} = $orphaned for qw(TERM INT HUP QUIT);
 syscall($nr, ${PR_SET_CHILD_SUBREAPER}, 1, 0, 0, 0);
 syscall($nr, ${PR_SET_PDEATHSIG}, ${SIGTERM_NUMBER}, 0, 0, 0);
 $orphaned->();
-my $pid = fork;
+$pid = fork;
 if (!defined $pid) { print STDERR "rhema-reaper: cannot fork: $!\\n"; exit 126 }
 if ($pid == 0) { $SIG{$_} = "DEFAULT" for qw(TERM INT HUP QUIT); setpgrp(0, 0); exec { $cmd[0] } @cmd; print STDERR "rhema-reaper: $cmd[0]: $!\\n"; exit 127 }
 my $status;
