@@ -69,6 +69,7 @@ export function exitCodeFor(code: ErrorCode): ExitCode {
     case "timeout":
     case "step_cap":
     case "setup_failed":
+    case "cassette_miss":
     case "sandbox_failed":
     case "budget":
     case "internal":

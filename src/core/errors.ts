@@ -37,6 +37,8 @@ export type ErrorCode =
   | "timeout"
   | "step_cap"
   | "setup_failed"
+  // A replay found no recorded answer for a request (issue 25): the prompt, tools or policy changed.
+  | "cassette_miss"
   // A command's wrapper (the bwrap sandbox, the perl reaper) exited before the command started.
   | "sandbox_failed"
   | "cancelled"

@@ -40,6 +40,7 @@ export function failureKind(code: ErrorCode): TaskFailure["kind"] {
     case "timeout":
     case "step_cap":
     case "setup_failed":
+    case "cassette_miss":
     case "sandbox_failed":
     case "budget":
     case "cancelled":
