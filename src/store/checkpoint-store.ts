@@ -89,6 +89,8 @@ export class CheckpointStore {
   readonly fingerprintPath: string;
   private readonly foldMinBytes: number;
   private journal: FileHandle | null = null;
+  /** A fold wrote its snapshot but could not start the journal after it (see `fold`). */
+  private journalPending = false;
   private counter: JournalCounter | null = null;
   private generation = 0;
   /** Records of this generation in the journal. */
@@ -158,6 +160,9 @@ export class CheckpointStore {
   }
 
   async commit(c: Commit): Promise<void> {
+    // A journal a fold could not start is started first: failing again, this commit fails
+    // before anything of its boundary is written.
+    if (this.journalPending) await this.startJournal();
     if (!this.journal || this.generation === 0 || this.callsDropped(c.session)) {
       await this.fold(c.session, c.sections, c.stats);
       return;
@@ -170,7 +175,8 @@ export class CheckpointStore {
     // The boundary is on disk: what follows is bookkeeping, and it may not fail the commit — the
     // engine would undo what the record already says (a call recorded as started would be
     // discarded, never run, and closed as interrupted on resume). A counter that lags is allowed
-    // (the loader takes records past it); a fold that failed is tried again later.
+    // (the loader takes records past it, and the next commit writes it again); a fold that failed
+    // before its snapshot left the journal as it was, to be folded later.
     this.seq = record.seq!;
     this.journalBytes += Buffer.byteLength(line);
     this.markPersisted(c.session, c.sections);
@@ -178,14 +184,15 @@ export class CheckpointStore {
       await this.counter!.write({ generation: this.generation, count: this.seq });
       if (this.journalBytes > Math.max(this.foldMinBytes, this.snapshotBytes)) await this.fold(c.session, c.sections, c.stats);
     } catch {
-      // the journal holds the boundary; the next commit writes (or folds) again
+      // the journal holds the boundary
     }
   }
 
   /**
-   * Writes the whole session as the new snapshot (the boundary is durable once it is renamed into
-   * place), then starts an empty journal. A failure while starting the journal is not the
-   * commit's: the journal stays closed, and the next commit folds again.
+   * Writes the whole session as the new snapshot — the boundary is durable once it is renamed
+   * into place, and a failure before that changes nothing — then starts an empty journal. A
+   * journal that cannot be started then is not this commit's failure: the next commit starts it
+   * first, and fails (before writing) if it still cannot.
    */
   async fold(session: Session, sections: Section[], stats: TranscriptStats | null): Promise<void> {
     await ensurePrivateDir(this.dir);
@@ -201,20 +208,28 @@ export class CheckpointStore {
     this.journalBytes = 0;
     this.snapshotBytes = JSON.stringify(snapshot).length;
     this.markPersisted(session, sections);
-    const old = this.journal;
+    await this.startJournal().catch(() => {
+      this.journalPending = true;
+    });
+  }
+
+  /** An empty journal for the current generation (the last one's lines removed), its counter at 0. */
+  private async startJournal(): Promise<void> {
+    this.journalPending = true;
+    await this.journal?.close();
     this.journal = null;
-    let journal: FileHandle | null = null;
+    await rm(this.journalPath, { force: true });
+    await fsyncDir(this.dir);
+    const journal = await openPrivateAppend(this.journalPath);
     try {
-      await old?.close();
-      await rm(this.journalPath, { force: true });
-      await fsyncDir(this.dir);
-      journal = await openPrivateAppend(this.journalPath);
       this.counter ??= await JournalCounter.open(this.counterPath);
-      await this.counter.write({ generation, count: 0 });
-      this.journal = journal;
-    } catch {
-      await journal?.close().catch(() => {});
+      await this.counter.write({ generation: this.generation, count: 0 });
+    } catch (err) {
+      await journal.close().catch(() => {});
+      throw err;
     }
+    this.journal = journal;
+    this.journalPending = false;
   }
 
   async close(): Promise<void> {

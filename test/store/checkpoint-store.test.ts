@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import { spawnSync } from "node:child_process";
 import assert from "node:assert/strict";
-import { appendFile, readFile, stat, writeFile } from "node:fs/promises";
+import { appendFile, mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { COUNTER_FILE, CheckpointStore, FINGERPRINT_FILE, JOURNAL_FILE, SESSION_FILE } from "../../src/store/checkpoint-store.js";
 import { COUNTER_BYTES, encodeCount, readJournalCount } from "../../src/store/journal-counter.js";
@@ -319,3 +319,21 @@ test("a boundary on disk stays committed when what follows it fails: out of file
   assert.deepEqual(loaded!.messages.map((m) => (m.content[0] as { text: string }).text.slice(0, 5)), ["one", "two t", "three"]);
 });
 
+
+test("a fold whose snapshot is written but whose journal cannot be started keeps its boundary; the next commit fails before writing, and once the journal can be made, goes on", async (t) => {
+  const dir = join(await tempDir(t), "cp");
+  await mkdir(join(dir, JOURNAL_FILE), { recursive: true }); // a folder where the journal must go
+  const store = new CheckpointStore(dir);
+  const session = newSession("s1", new Date());
+  session.messages.push(user("one"));
+  await commitAll(store, session); // the first commit folds: the snapshot holds it
+  const snapshotMessages = async () => (JSON.parse(await readFile(join(dir, SESSION_FILE), "utf8")) as Session).messages;
+  assert.deepEqual(await snapshotMessages(), [user("one")]);
+  session.messages.push(assistant("two"));
+  await assert.rejects(commitAll(store, session, "intent"), (err: unknown) => (err as { code?: string }).code === "ERR_FS_EISDIR" || (err as { code?: string }).code === "EISDIR");
+  assert.deepEqual(await snapshotMessages(), [user("one")], "nothing of the failed boundary was written");
+  await rm(join(dir, JOURNAL_FILE), { recursive: true });
+  await commitAll(store, session, "intent");
+  await store.close();
+  assert.deepEqual((await new CheckpointStore(dir).load())?.messages, [user("one"), assistant("two")]);
+});
