@@ -147,8 +147,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
-/** A copy of `value` with every string passed through `f`. */
-function mapStrings(value: unknown, f: (s: string) => string): unknown {
+/** A copy of `value` with every string passed through `f` (object keys kept). */
+export function mapStrings(value: unknown, f: (s: string) => string): unknown {
   if (typeof value === "string") return f(value);
   if (Array.isArray(value)) return value.map((v) => mapStrings(v, f));
   if (isRecord(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, mapStrings(v, f)]));

@@ -19,7 +19,7 @@
 import { RhemaError } from "../core/errors.js";
 import type { ModelProvider, ModelRequest, StreamEvent, Usage } from "../core/provider.js";
 import type { CassetteExchange, ExchangeSink } from "../core/cassette-exchange.js";
-import { type KeyedRequest, type VolatileParts, firstDifference, keyRequest } from "./cassette-request.js";
+import { type KeyedRequest, type VolatileParts, firstDifference, keyRequest, mapStrings } from "./cassette-request.js";
 
 /** How a run keys its requests: who answers them, what is volatile, and the redactor. */
 export interface CassetteKeying {
@@ -92,17 +92,10 @@ function redactEvent(event: StreamEvent, redact: (text: string) => string): Stre
     case "text":
       return { type: "text", delta: redact(event.delta) };
     case "tool_call":
-      return { type: "tool_call", id: event.id, name: event.name, input: redactStrings(event.input, redact) };
+      return { type: "tool_call", id: event.id, name: event.name, input: mapStrings(event.input, redact) };
     default:
       return event;
   }
-}
-
-function redactStrings(value: unknown, redact: (text: string) => string): unknown {
-  if (typeof value === "string") return redact(value);
-  if (Array.isArray(value)) return value.map((v) => redactStrings(v, redact));
-  if (value !== null && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redactStrings(v, redact)]));
-  return value;
 }
 
 export interface ReplayOptions {
@@ -163,13 +156,18 @@ function missText(exchanges: readonly CassetteExchange[], used: ReadonlySet<numb
 function nearestExchange(exchanges: readonly CassetteExchange[], used: ReadonlySet<number>, requested: KeyedRequest["request"]): CassetteExchange | null {
   const unused = exchanges.filter((e) => !used.has(e.exchange));
   if (unused.length === 0) return null;
+  const asked = requested.messages.map((m) => JSON.stringify(m));
   const shared = (e: CassetteExchange): number => {
     let n = 0;
-    while (n < Math.min(e.request.messages.length, requested.messages.length) && JSON.stringify(e.request.messages[n]) === JSON.stringify(requested.messages[n])) n++;
+    while (n < Math.min(e.request.messages.length, asked.length) && JSON.stringify(e.request.messages[n]) === asked[n]) n++;
     return n;
   };
   // The next one in order unless another shares more of the conversation.
   let best = unused[0]!;
-  for (const e of unused) if (shared(e) > shared(best)) best = e;
+  let bestShared = shared(best);
+  for (const e of unused) {
+    const n = shared(e);
+    if (n > bestShared) [best, bestShared] = [e, n];
+  }
   return best;
 }

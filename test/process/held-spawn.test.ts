@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { once } from "node:events";
 import { existsSync } from "node:fs";
-import { readFile, writeFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { spawnSync } from "node:child_process";
 import { hostname } from "node:os";
 import { join } from "node:path";
@@ -10,6 +10,7 @@ import { test } from "node:test";
 import { spawnHeld } from "../../src/process/held-spawn.js";
 import { currentPidScope } from "../../src/process/pid-scope.js";
 import { exists } from "../../src/process/process-table.js";
+import { TAKE_EVERY_HANDLE, nodeUnderFileLimit } from "../support/file-limit.js";
 import { tempDir } from "../support/temp-dir.js";
 
 const ENV = { PATH: "/usr/bin:/bin" };
@@ -76,15 +77,13 @@ test("the released command does not inherit the hold pipe", async (t) => {
 
 test("a spawn that fails for want of file handles rejects with EMFILE and never crashes the process (no unhandled 'error')", async (t) => {
   const dir = await tempDir(t);
-  const script = join(dir, "fill.mjs");
   const heldSpawn = new URL("../../src/process/held-spawn.js", import.meta.url).href;
   // Uses up the file handles but a few (too few for the four pipes of a held spawn), then spawns.
-  await writeFile(script, `
+  const result = nodeUnderFileLimit(64, `
     import { openSync, closeSync } from "node:fs";
     import { spawnHeld } from ${JSON.stringify(heldSpawn)};
-    const fds = [];
-    try { for (;;) fds.push(openSync("/dev/null", "r")); } catch (err) { if (err.code !== "EMFILE") throw err; }
-    for (const fd of fds.splice(-3)) closeSync(fd);
+    ${TAKE_EVERY_HANDLE}
+    for (const fd of held.splice(-3)) closeSync(fd);
     try {
       const held = await spawnHeld({ argv: ["true"], cwd: ${JSON.stringify(dir)}, env: { PATH: "/usr/bin:/bin" } });
       await held.discard();
@@ -92,10 +91,9 @@ test("a spawn that fails for want of file handles rejects with EMFILE and never 
     } catch (err) {
       console.log("rejected " + (err.code ?? err.message));
     }
-    for (const fd of fds) closeSync(fd);
+    for (const fd of held) closeSync(fd);
     setTimeout(() => console.log("alive"), 100);
   `);
-  const result = spawnSync("bash", ["-c", `ulimit -n 64 && exec "${process.execPath}" "${script}"`], { encoding: "utf8", timeout: 30_000 });
   assert.equal(result.status, 0, result.stderr);
   assert.match(result.stdout, /^rejected EMFILE\nalive\n$/, result.stdout + result.stderr);
 });

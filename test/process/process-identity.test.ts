@@ -7,6 +7,7 @@ import { test } from "node:test";
 import { currentPidScope } from "../../src/process/pid-scope.js";
 import { type ProcessGroupIdentity, stopRecordedGroup } from "../../src/process/process-identity.js";
 import { groupRunning, isRunning, processStartTime } from "../../src/process/process-table.js";
+import { TAKE_EVERY_HANDLE, nodeUnderFileLimit } from "../support/file-limit.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -108,8 +109,7 @@ test("out of file handles, a live group is not taken for gone: the questions abo
     await once(child, "spawn");
     const exited = once(child, "exit");
     const identity = { host: hostname(), pgid: child.pid, startTime: await processStartTime(child.pid) };
-    const held = [];
-    try { for (;;) held.push(openSync("/dev/null", "r")); } catch (err) { if (err.code !== "EMFILE") throw err; }
+    ${TAKE_EVERY_HANDLE}
     const said = (p) => p.then((v) => String(v), (err) => "threw " + err.code);
     const answers = {
       stop: await said(stopRecordedGroup(identity, { graceMs: 100 })),
@@ -121,14 +121,9 @@ test("out of file handles, a live group is not taken for gone: the questions abo
     for (const fd of held) closeSync(fd);
     process.stdout.write(JSON.stringify({ answers, signal, held: held.length }));
   `;
-  const child = spawn("bash", ["-c", 'ulimit -n 256 && exec "$@"', "bash", process.execPath, "--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
-  const [code] = await once(child, "close");
+  const { status, stdout, stderr } = nodeUnderFileLimit(256, script);
   t.diagnostic(stdout);
-  assert.equal(code, 0, stderr);
+  assert.equal(status, 0, stderr);
   const { answers, signal, held } = JSON.parse(stdout) as { answers: Record<string, string>; signal: string; held: number };
   assert.ok(held > 0);
   assert.deepEqual(answers, { stop: "threw EMFILE", groupRunning: "threw EMFILE", isRunning: "threw EMFILE" }, "no answer is made up from a /proc that could not be read");

@@ -1,5 +1,4 @@
 import { test } from "node:test";
-import { spawnSync } from "node:child_process";
 import assert from "node:assert/strict";
 import { appendFile, mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -10,6 +9,7 @@ import { SessionFileError } from "../../src/core/errors.js";
 import type { Message } from "../../src/core/messages.js";
 import { newSession, type Session } from "../../src/core/session.js";
 import { emptyTranscriptStats } from "../../src/core/transcript-types.js";
+import { TAKE_EVERY_HANDLE, nodeUnderFileLimit } from "../support/file-limit.js";
 import { tempDir } from "../support/temp-dir.js";
 
 const user = (text: string): Message => ({ role: "user", content: [{ type: "text", text }] });
@@ -300,8 +300,7 @@ test("a boundary on disk stays committed when what follows it fails: out of file
     session.messages.push(say("one"));
     await commit(store, session);
     session.messages.push(say("two ".repeat(5000)));
-    const held = [];
-    try { for (;;) held.push(openSync("/dev/null", "r")); } catch (err) { if (err.code !== "EMFILE") throw err; }
+    ${TAKE_EVERY_HANDLE}
     let outcome = "committed";
     await commit(store, session).catch((err) => (outcome = "failed: " + err.message));
     for (const fd of held) closeSync(fd);
@@ -310,7 +309,7 @@ test("a boundary on disk stays committed when what follows it fails: out of file
     await store.close();
     process.stdout.write(JSON.stringify({ outcome, held: held.length }));
   `;
-  const child = spawnSync("bash", ["-c", 'ulimit -n 256 && exec "$@"', "bash", process.execPath, "--input-type=module", "-e", script], { encoding: "utf8" });
+  const child = nodeUnderFileLimit(256, script);
   assert.equal(child.status, 0, child.stderr);
   const { outcome, held } = JSON.parse(child.stdout) as { outcome: string; held: number };
   assert.ok(held > 0, "the child held the handles it could take");
