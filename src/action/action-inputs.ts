@@ -17,6 +17,7 @@ import { parsePassRate } from "../runner/trials/trial-gate.js";
 import { parseKList } from "../runner/trials/trial-figures.js";
 import { FAIL_ON_CHOICES as COMPARE_FAIL_ON_CHOICES, type FailOn as CompareFailOn } from "../runner/reports/compare-verdict.js";
 import { baselineSource, type BaselineSource } from "./baseline.js";
+import { CASSETTE_MODES } from "../runner/execute/trial-cassette.js";
 
 /** Every input `action.yml` declares; a test holds the two lists equal and proves each is read. */
 export const ACTION_INPUT_NAMES = [
@@ -24,7 +25,7 @@ export const ACTION_INPUT_NAMES = [
   "max-steps", "timeout", "stream-idle", "max-cost", "pricing", "sandbox", "workspace-layers", "fail-on", "resume", "comment", "github-token",
   "max-tokens", "stopped-ok", "allow-env", "retry-errored", "report-skipped", "restart-changed",
   "repeats", "min-pass-rate", "gate", "stop-early", "pass-at", "junit-cases", "matrix", "calibration", "quarantine",
-  "baseline", "save-baseline", "compare-fail-on", "comment-diffstat",
+  "cassette", "cassette-mode", "baseline", "save-baseline", "compare-fail-on", "comment-diffstat",
 ] as const;
 export type ActionInputName = (typeof ACTION_INPUT_NAMES)[number];
 
@@ -108,6 +109,8 @@ export function readActionInputs(readInput: InputReader): ActionInputs {
     ...optional("passAt", passAt(text("pass-at"))),
     ...optional("junitCases", text("junit-cases") === undefined ? undefined : oneOf("junit-cases", text("junit-cases")!, ["task", "trial"] as const)),
     ...optional("quarantine", text("quarantine")),
+    ...optional("cassette", text("cassette")),
+    ...optional("cassetteMode", text("cassette-mode") === undefined ? undefined : oneOf("cassette-mode", text("cassette-mode")!, CASSETTE_MODES)),
   };
   return {
     request,

@@ -98,6 +98,8 @@ function runOptions<T>(y: Argv<T>) {
     .option("pass-at", { type: "string", describe: "the k's of pass@k and pass^k the reports show, e.g. 1,3" })
     .option("junit-cases", { type: "string", choices: ["task", "trial"], describe: "a JUnit testcase per task (default: its trials as properties and flaky/rerun entries) or per trial" })
     .option("quarantine", QUARANTINE_OPTION)
+    .option("cassette", { type: "string", describe: "folder of cassettes: record each trial's model exchanges there, or answer from them (DIR/<suite>/<id>/<variant|default>/<n>.jsonl)" })
+    .option("cassette-mode", { type: "string", choices: ["record", "strict", "hybrid", "record-missing"], describe: "record; strict (replay, a request with no recorded answer fails its trial; no key needed); hybrid (a miss and the rest of its trial go live); record-missing (as hybrid, and recorded). Default: strict when --cassette holds cassettes, else record" })
     .epilogue(EXIT_CODES_HELP);
 }
 

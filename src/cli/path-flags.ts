@@ -9,7 +9,7 @@ import { RhemaError } from "../core/errors.js";
 
 /** The path-valued flags (camel-cased as yargs gives them) and positionals of each command. */
 export const PATH_FLAGS = {
-  run: { flags: ["out", "policy", "junit", "stats", "summary", "pricing", "matrix", "quarantine", "calibration"], positional: "paths" },
+  run: { flags: ["out", "policy", "junit", "stats", "summary", "pricing", "matrix", "quarantine", "calibration", "cassette"], positional: "paths" },
   validate: { flags: ["policy", "pricing", "matrix", "quarantine", "calibration"], positional: "paths" },
   "report merge": { flags: ["out"], positional: "dirs" },
   "report compare": { flags: ["out", "json", "chart"], positional: "dirs" },

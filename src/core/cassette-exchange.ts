@@ -30,6 +30,8 @@ export interface CassetteExchange {
   events: StreamEvent[];
   usage: Usage | null;
   timing: { firstEventMs: number | null; totalMs: number };
+  /** Whose request: absent for the task's model, `worker` for its compaction worker (`transcript.worker`). */
+  who?: "worker";
 }
 
 /** Where recorded exchanges go (the store's cassette writer). */

@@ -50,7 +50,10 @@ export interface KeyedRequest {
 export const BUILT_IN_RULES: readonly NormaliseRule[] = [
   { name: "timestamp", pattern: /\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?/g, replacement: "<timestamp>" },
   { name: "date", pattern: /\b\d{4}-\d{2}-\d{2}\b/g, replacement: "<date>" },
-  { name: "duration", pattern: /\b\d+(?:\.\d+)?\s?(?:ns|µs|us|ms|s|sec|secs|seconds|m|min|minutes)\b/g, replacement: "<duration>", toolResultsOnly: true },
+  // `0m0.003s` (time), then a number with a unit, then a number after a key that says it is one (`duration_ms: 2.18`, TAP).
+  { name: "duration", pattern: /\b\d+m\d+(?:\.\d+)?s\b/g, replacement: "<duration>", toolResultsOnly: true },
+  { name: "duration", pattern: /\b\d+(?:\.\d+)?\s?(?:ns|\u00b5s|us|ms|s|sec|secs|seconds|m|min|minutes)\b/g, replacement: "<duration>", toolResultsOnly: true },
+  { name: "duration", pattern: /\b(\w*(?:duration|elapsed|took)\w*["']?\s*[:=]?\s*)\d+(?:\.\d+)?/gi, replacement: "$1<duration>", toolResultsOnly: true },
   { name: "temp path", pattern: /(?<![\w.-])\/(?:tmp|var\/tmp)\/[^\s'"`:;,)\]}]+/g, replacement: "<tmp>", toolResultsOnly: true },
 ];
 
@@ -115,7 +118,11 @@ const FIELD_ORDER = ["provider", "model", "system", "tools", "messages", "cacheB
 /** The first place `requested` differs from `recorded`; null when they are equal. Values shown are capped at `cap` characters. */
 export function firstDifference(recorded: CanonicalRequest, requested: CanonicalRequest, cap = 200): Difference | null {
   const found = differenceIn(recorded, requested, "", FIELD_ORDER);
-  return found === null ? null : { path: found.path, recorded: shown(found.recorded, cap), requested: shown(found.requested, cap) };
+  if (found === null) return null;
+  const [a, b] = [shownText(found.recorded), shownText(found.requested)];
+  // Long texts are shown around where they part, not from their start (a duration deep in a test's output).
+  const from = Math.max(0, firstUnequal(a, b) - Math.floor(cap / 4));
+  return { path: found.path, recorded: window(a, from, cap), requested: window(b, from, cap) };
 }
 
 function differenceIn(a: unknown, b: unknown, path: string, order?: readonly string[]): { path: string; recorded: unknown; requested: unknown } | null {
@@ -138,9 +145,23 @@ function differenceIn(a: unknown, b: unknown, path: string, order?: readonly str
   return stableJson(a) === stableJson(b) ? null : { path: path || "(request)", recorded: a, requested: b };
 }
 
-function shown(value: unknown, cap: number): string {
-  const text = value === undefined ? "(absent)" : typeof value === "string" ? value : stableJson(value);
-  return text.length > cap ? `${text.slice(0, cap)}… (${text.length} characters)` : text;
+function shownText(value: unknown): string {
+  return value === undefined ? "(absent)" : typeof value === "string" ? value : stableJson(value);
+}
+
+function firstUnequal(a: string, b: string): number {
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  return i;
+}
+
+/** `cap` characters of `text` from `from`, on one line (newlines as \n), with what was left out said. */
+function window(text: string, from: number, cap: number): string {
+  if (text.length <= cap && from === 0 && !text.includes("\n")) return text;
+  const part = JSON.stringify(text.slice(from, from + cap)).slice(1, -1);
+  const before = from > 0 ? `…(from character ${from + 1}) ` : "";
+  const after = from + cap < text.length ? ` …(${text.length} characters)` : "";
+  return `${before}${part}${after}`;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -27,6 +27,8 @@ export interface CassetteKeying {
   model: string | null;
   volatile: VolatileParts;
   redact(text: string): string;
+  /** Whose requests: absent for the task's model, `worker` for its compaction worker. */
+  who?: "worker";
 }
 
 export type ReplayMode = "strict" | "hybrid" | "record-missing";
@@ -69,6 +71,7 @@ async function* recorded(stream: AsyncIterable<StreamEvent>, keyed: KeyedRequest
     hash: keyed.hash, request: keyed.request, normalised: keyed.normalised,
     events: coalesceText(events).map((e) => redactEvent(e, keying.redact)), usage,
     timing: { firstEventMs: firstEventMs === null ? null : Math.round(firstEventMs), totalMs: Math.round(performance.now() - started) },
+    ...(keying.who ? { who: keying.who } : {}),
   });
 }
 
@@ -99,8 +102,9 @@ function redactEvent(event: StreamEvent, redact: (text: string) => string): Stre
 }
 
 export interface ReplayOptions {
-  /** The provider id the trial reports (`cassette:anthropic:claude-…`). */
+  /** The provider id the trial reports (the live model's: a replay's results read like its recording's). */
   id: string;
+  /** The recorded exchanges; only those of `keying.who` answer. */
   exchanges: readonly CassetteExchange[];
   keying: CassetteKeying;
   mode: ReplayMode;
@@ -110,10 +114,13 @@ export interface ReplayOptions {
   sink?: ExchangeSink;
   /** Told once, at the first miss that goes live (the trial says so). */
   onLive?(reason: string): void;
+  /** Told of each recorded exchange that answered a request (what `cassette prune` keeps). */
+  onUsed?(exchange: number): void;
 }
 
 /** Answers requests from recorded exchanges; see the module comment for what a miss does. */
 export function replayingProvider(opts: ReplayOptions): ModelProvider {
+  const exchanges = opts.exchanges.filter((e) => e.who === opts.keying.who);
   const used = new Set<number>();
   let live = false;
   return {
@@ -121,13 +128,14 @@ export function replayingProvider(opts: ReplayOptions): ModelProvider {
     async *stream(req, signal) {
       const keyed = key(req, opts.keying);
       if (!live) {
-        const found = opts.exchanges.find((e) => e.hash === keyed.hash && !used.has(e.exchange));
+        const found = exchanges.find((e) => e.hash === keyed.hash && !used.has(e.exchange));
         if (found) {
           used.add(found.exchange);
+          opts.onUsed?.(found.exchange);
           yield* found.events;
           return;
         }
-        const miss = missText(opts.exchanges, used, keyed.request);
+        const miss = missText(exchanges, used, keyed.request);
         if (opts.mode === "strict" || !opts.live) throw new CassetteMissError(miss);
         live = true;
         opts.onLive?.(`${miss}; this request and the rest of the trial go to the live model`);

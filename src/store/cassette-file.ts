@@ -40,6 +40,11 @@ export const cassetteHeaderSchema = z.object({
   provider: z.string().min(1),
   model: z.string().nullable(),
   recordedAt: z.string().datetime(),
+  /**
+   * The trial this recording belongs to, by when it first started (its task state's `startedAt`):
+   * a resumed trial continues its cassette; a trial started afresh (`--restart`, a new run) replaces it.
+   */
+  trialStartedAt: z.string().optional(),
 }).strict();
 
 const canonicalRequestSchema = z.object({
@@ -62,6 +67,7 @@ export const cassetteExchangeSchema = z.object({
   events: z.array(streamEventSchema),
   usage: usageSchema.nullable(),
   timing: z.object({ firstEventMs: z.number().nonnegative().nullable(), totalMs: z.number().nonnegative() }).strict(),
+  who: z.literal("worker").optional(),
 }).strict();
 
 export type CassetteHeader = z.infer<typeof cassetteHeaderSchema>;
@@ -133,18 +139,21 @@ function parseLine<S extends z.ZodTypeAny>(path: string, line: string, number: n
 /**
  * Appends exchanges to one trial's cassette, each durable before `append` resolves. Opening an
  * existing cassette continues it (a resumed recording): its exchanges are counted, its header kept,
- * and a torn last line is cut off first.
+ * and a torn last line is cut off first — unless its header is of another recording (`continues`
+ * says no): then it is replaced, emptied before the new header is written.
  */
 export class CassetteWriter implements ExchangeSink {
   private constructor(private readonly handle: FileHandle, readonly path: string, private next: number) {}
 
-  static async open(path: string, header: CassetteHeader): Promise<CassetteWriter> {
+  static async open(path: string, header: CassetteHeader, continues: (kept: CassetteHeader) => boolean = () => true): Promise<CassetteWriter> {
     const text = await readFile(path, "utf8").catch((err: unknown) => {
       if (errnoCode(err) === "ENOENT") return null;
       throw new CassetteFileError(path, `cannot read (${errorMessage(err)})`, { cause: err });
     });
     // What a kill cut (a torn last line; a header never finished) goes; the rest is checked.
-    const complete = text === null ? 0 : text.lastIndexOf("\n") + 1;
+    let complete = text === null ? 0 : text.lastIndexOf("\n") + 1;
+    // Another recording's cassette is replaced whole (its exchanges unread); this recording's is checked.
+    if (complete > 0 && !continues(parseLine(path, text!.slice(0, text!.indexOf("\n")), 1, cassetteHeaderSchema))) complete = 0;
     const kept = complete === 0 ? null : parseCassette(path, text!.slice(0, complete));
     const handle = await openPrivateAppend(path);
     try {

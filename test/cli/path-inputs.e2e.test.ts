@@ -1,9 +1,9 @@
 /**
  * A property of every path input, through the built CLI and the Action's bundle: each path flag
  * and path field — task `workspace.from` and `policy`, --out, --junit, --stats, --summary,
- * --policy, --pricing, --quarantine (run and validate), the positional paths, report merge's inputs and --out, bench replay's
+ * --policy, --pricing, --quarantine (run and validate), --cassette, the positional paths, report merge's inputs and --out, bench replay's
  * inputs, --pricing and --chart, policy check's --policy and --workspace, the Action's `out`,
- * `tasks`, `policy`, `pricing`, `quarantine` — fed "", blanks, ".", "/", a link to an input, a FIFO, a device
+ * `tasks`, `policy`, `pricing`, `quarantine`, `cassette` — fed "", blanks, ".", "/", a link to an input, a FIFO, a device
  * (mknod copies of /dev/null and /dev/full in the temp project, never a path under /dev), a
  * missing parent, a path of spaces and unicode. Whatever each does, none deletes or replaces
  * anything it did not create (the project tree is snapshotted before and after: type, inode,
@@ -160,6 +160,8 @@ function cliCases(): Case[] {
   add("bench replay", "--pricing", "link-to-policy", (v) => ["bench", "replay", "shard", "--model", "claude-sonnet-4-5", "--pricing", v]);
   add("bench replay", "--chart", "link-to-shard-stats", (v) => ["bench", "replay", "shard", "--chart", v]);
   add("run", "--calibration", "link-to-policy", (v) => ["run", "tasks", ...run, "--out", fresh(), "--calibration", v]);
+  // A cassette folder that holds none records into it ("/" would record into the machine's root: meaningful, not a test's to do).
+  add("run", "--cassette", "link-to-tasks", (v) => ["run", "tasks", ...run, "--out", fresh(), "--cassette", v], ["root"]);
   add("bench replay", "--calibration", "link-to-policy", (v) => ["bench", "replay", "shard", "--calibration", v]);
   add("bench calibrate", "inputs", "link-to-samples", (v) => ["bench", "calibrate", v, "--out", `${fresh()}.json`], ["root"]);
   add("bench calibrate", "--out", "link-to-samples", (v) => ["bench", "calibrate", "samples.jsonl", "--out", v]);
@@ -235,6 +237,7 @@ test("the Action's path inputs: out set to nothing is refused (it has a default)
     { input: "policy", value: "special/fifo", names: "special/fifo" },
     ...(ROOT ? [{ input: "pricing", value: "special/full", names: "special/full" }] : [{ input: "pricing", value: "special/fifo", names: "special/fifo" }]),
     { input: "quarantine", value: "special/fifo", names: "special/fifo" },
+    { input: "cassette", value: ROOT ? "special/null" : "special/fifo", names: ROOT ? "special/null" : "special/fifo" },
   ];
   for (const c of cases) {
     const inputs: Record<string, string> = { tasks: "tasks", out: ".rhema/runs/latest", resume: "false", sandbox: "off", [c.input]: c.value };

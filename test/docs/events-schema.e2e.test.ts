@@ -31,7 +31,7 @@ const LINE_TYPES: { [K in RunProgress["type"]]: true } = {
 const EVENT_TYPES: { [K in TaskEvent["type"]]: true } = {
   turn_start: true, request: true, text: true, tool_call: true, approval: true, tool_result: true, usage: true,
   revived: true, steer: true, flush: true, step_end: true, turn_end: true, turn_error: true,
-  setup_start: true, setup_end: true, check_start: true, check_end: true, retry: true,
+  setup_start: true, setup_end: true, check_start: true, check_end: true, retry: true, cassette_live: true,
 };
 
 type Schema = { oneOf: { $ref: string }[]; $defs: Record<string, { properties: { type: { const: string }; event?: { oneOf: { $ref: string }[] } } }> };

@@ -3,7 +3,8 @@
  * directory (`--out`) is not inside a task's fixture (each copy would hold the run directory,
  * itself holding copies…), no fixture entry grows past PATH_MAX where it is copied, and no
  * report copy (`--junit`, `--stats`, `--summary`) is — by real path, links resolved — a file
- * the run reads (a task file, a policy, the pricing file, an image) or inside a fixture. Each
+ * the run reads (a task file, a policy, the pricing file, an image) or inside a fixture; a
+ * folder it writes (`--cassette`) is neither inside a fixture nor inside the trials' folders. Each
  * problem is a `usage` error (exit 2) naming the path.
  */
 import { join } from "node:path";
@@ -21,6 +22,8 @@ export interface RunPaths {
   outputs: ReadonlyMap<string, string>;
   /** Files the run reads beyond the tasks' own (`--policy`, `--pricing`), absolute. */
   inputs: readonly string[];
+  /** Folders the run writes into beyond the run directory (`--cassette`), by flag, absolute. */
+  folders?: ReadonlyMap<string, string>;
 }
 
 export async function checkRunPaths(paths: RunPaths): Promise<void> {
@@ -51,5 +54,14 @@ export async function checkRunPaths(paths: RunPaths): Promise<void> {
     if (read.has(real)) throw new RhemaError("usage", `${flag} ${output} is${real === output ? "" : ` (by its real path ${real})`} a file this run reads: choose another report path`);
     const fixture = fixtureRoots.find((root) => isWithinOrSame(root, real));
     if (fixture !== undefined) throw new RhemaError("usage", `${flag} ${output} is inside the fixture ${fixture} tasks copy their workspace from: choose a report path outside it`);
+  }
+  const trials = join(runDir, TASKS_DIR);
+  for (const [flag, folder] of paths.folders ?? []) {
+    const real = await canonicalPath(folder);
+    // What it writes would be in the next task's copy (and change a shared setup's key).
+    const fixture = fixtureRoots.find((root) => isWithinOrSame(root, real));
+    if (fixture !== undefined) throw new RhemaError("usage", `${flag} ${folder} is inside the fixture ${fixture} tasks copy their workspace from: choose a folder outside it`);
+    // `--restart` removes the trials' folders: what is kept there would go with them.
+    if (isWithinOrSame(trials, real)) throw new RhemaError("usage", `${flag} ${folder} is inside the run directory's trials (--out ${paths.runDir}), which --restart removes: choose a folder outside ${trials}`);
   }
 }

@@ -27,6 +27,8 @@ import type { TaskSandboxSetting } from "../tasks/task-sandbox.js";
 import type { TaskSandboxRun } from "./task-executor.js";
 import type { LockTiming } from "../run-dir/lock-owner.js";
 import { checkRunPaths } from "./run-paths.js";
+import { settleCassette } from "./cassette-flag.js";
+import type { CassetteSettings } from "./trial-cassette.js";
 import { counted } from "../../core/counted.js";
 import { parseLimitFlag, planSuite } from "../plan/plan-suite.js";
 import type { TaskPlan } from "../plan/task-plan.js";
@@ -93,6 +95,10 @@ export interface RunRequest {
   junitCases?: JunitCases;
   /** `--quarantine FILE`: tasks whose failures are reported but do not fail the gate (relative to cwd). */
   quarantine?: string;
+  /** `--cassette DIR`: record each trial's model exchanges there, or replay them (relative to cwd). */
+  cassette?: string;
+  /** `--cassette-mode`: record, strict, hybrid or record-missing; default strict when DIR holds cassettes, else record. */
+  cassetteMode?: string;
   /** The run directory lock's stale limit and heartbeat (the CLI shortens them for tests: `RHEMA_LOCK_STALE_MS`); default 30 s and 5 s. */
   lockTiming?: LockTiming;
 }
@@ -151,7 +157,9 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
   }
   // Each task resolved once into its plan (model, worker, pricing, approval, sandbox, commands' environment):
   // every problem found here is exit 2, before anything runs.
-  const plan = await planSuite(loaded.tasks, { ...request, ...(request.pricing !== undefined ? { pricing: request.pricing } : {}) }, context);
+  const cassette = await settleCassette(request, context.cwd);
+  const plan = await planSuite(loaded.tasks, { ...request, ...(request.pricing !== undefined ? { pricing: request.pricing } : {}), offline: cassette?.mode === "strict" }, context);
+  if (cassette !== null) context.onNote(`cassettes: ${cassetteNote(cassette)}`);
   for (const note of plan.notes) context.onNote(note);
   const quarantine = request.quarantine === undefined ? undefined
     : await readQuarantine(resolve(context.cwd, request.quarantine), [...loaded.tasks, ...loaded.skipped, ...loaded.otherShards], context.onNote);
@@ -172,6 +180,7 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
   const summaryAppend = request.summary ? resolve(context.cwd, request.summary) : undefined;
   await checkRunPaths({
     runDir, tasks: loaded.tasks,
+    ...(cassette ? { folders: new Map([["--cassette", cassette.dir]]) } : {}),
     outputs: new Map([
       ...(copies.junit ? [["--junit", copies.junit] as const] : []), ...(copies.stats ? [["--stats", copies.stats] as const] : []),
       ...(summaryAppend ? [["--summary", summaryAppend] as const] : []),
@@ -218,6 +227,7 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
       defaults: { ...(request.maxSteps !== undefined ? { maxSteps: request.maxSteps } : {}), ...(timeoutMs !== undefined ? { timeoutMs } : {}) },
       sandboxFor: (trial) => sandbox.runs.get(taskKey(trial.task))!,
       listenRetries: (trial, listener) => plan.listenRetries(trialId(trial.key), listener),
+      ...(cassette ? { cassette } : {}),
     },
     onProgress: context.onProgress,
     onNote: context.onNote,
@@ -230,6 +240,15 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
     ...(quarantine ? { quarantine } : {}),
   });
   return { ...outcome, runDir, selected: loaded.tasks.length, sandboxWarning: sandbox.warning };
+}
+
+function cassetteNote(cassette: CassetteSettings): string {
+  switch (cassette.mode) {
+    case "record": return `recording each trial's model exchanges to ${cassette.dir}`;
+    case "strict": return `answering every model request from ${cassette.dir} (a request with no recorded answer fails its trial)`;
+    case "hybrid": return `answering model requests from ${cassette.dir}; a trial's first request with no recorded answer and the rest of it go to the live model`;
+    case "record-missing": return `answering model requests from ${cassette.dir}; what has no recorded answer goes to the live model and is recorded`;
+  }
 }
 
 /**

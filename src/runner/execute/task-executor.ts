@@ -67,6 +67,7 @@ import { pricedAsOf, resultStats, taskCost } from "../pricing/cost-figures.js";
 import { PRICE_TABLE } from "../pricing/prices.js";
 import { RunBudget } from "../pricing/run-budget.js";
 import type { LockGuard } from "../run-dir/run-lock.js";
+import { openTrialCassette, type CassetteSettings, type TrialCassette } from "./trial-cassette.js";
 import { lockedCommandRunner, lockedCommitHook, lockedProvider, lockedSink, throwIfLost } from "./lock-boundaries.js";
 
 export interface TaskRunEnv {
@@ -117,6 +118,8 @@ export interface TaskRunEnv {
   layering?: WorkspaceLayering;
   /** Why the workspaces are copies although layers were asked for (none could be mounted); absent: not asked, or layered. */
   copyReason?: string;
+  /** `--cassette`: the trials' model exchanges recorded to, or replayed from, a cassette each (trial-cassette.ts). */
+  cassette?: CassetteSettings;
 }
 
 /** Told of one retry of the task's model (`task`) or its compaction worker (`worker`); awaited before the retry's wait. */
@@ -168,6 +171,8 @@ interface TrialRun {
   /** The run's interrupt, the task's timeout and the lock's loss: what stops the trial's work. */
   signal: AbortSignal;
   provider: ModelProvider;
+  /** `--cassette`: the trial's cassette, which `provider` and the worker record to or replay from. */
+  cassette: TrialCassette | null;
   events: { emit(event: TaskEvent): void | Promise<void> };
   sandbox: { placement: SandboxPlacement | null; record: TaskSandboxRecord };
   store: { readonly hook: (commit: Commit) => Promise<void> };
@@ -191,9 +196,13 @@ async function openTrialRun(trial: Trial, folder: TaskFolder, env: TaskRunEnv): 
   // The task's timeout covers setup, turn and checks, less what earlier runs already spent.
   const timeout = taskTimeout(task, env, book.current.activeMs);
   const signal = AbortSignal.any([env.signal, ...(timeout.signal ? [timeout.signal] : []), ...(env.lock ? [env.lock.lost] : [])]);
-  const provider = env.providerFor(trial);
   const log = await folder.openEventLog(env.redactor, (e) => env.onEvent(trial, e), env.now);
   const events = env.lock ? lockedSink(log, env.lock) : log;
+  const cassette = env.cassette ? openTrialCassette(env.cassette, {
+    key: trial.key, trialStartedAt: book.current.startedAt, workspace: folder.workspace, runDir: env.runDir,
+    redact: (text) => env.redactor.redact(text), now: env.now, onLive: (reason) => events.emit({ type: "cassette_live", reason }),
+  }) : null;
+  const provider = cassette ? cassette.wrap(env.providerFor(trial)) : env.providerFor(trial);
   const unlistenRetries = env.listenRetries?.(trial, (who, notice) => events.emit({ type: "retry", who, ...notice })) ?? (() => {});
   const sandbox = await taskPlacements(env.sandboxFor?.(trial) ?? { use: { mode: "off" }, network: "allow" }, env.runDir, env.hostEnv);
   const budget = env.budget ?? new RunBudget({});
@@ -203,7 +212,7 @@ async function openTrialRun(trial: Trial, folder: TaskFolder, env: TaskRunEnv): 
     budget.record(trial.key, commit.stats);
   };
   const run: TrialRun = {
-    trial, folder, env, book, checkpoint, timeout, signal, provider, events, sandbox, budget,
+    trial, folder, env, book, checkpoint, timeout, signal, provider, events, sandbox, budget, cassette,
     store: { hook: env.lock ? lockedCommitHook(commitHook, env.lock) : commitHook },
     activeMs: () => book.current.activeMs + sinceStart(),
     async interrupted(agent = null) {
@@ -222,6 +231,7 @@ async function openTrialRun(trial: Trial, folder: TaskFolder, env: TaskRunEnv): 
     async close() {
       unlistenRetries();
       timeout.clear();
+      await cassette?.close();
       await log.close();
       // The layer stays for a resume; the mount goes (the next run unmounts it after a kill).
       await unmountLayer(folder, book, env.layering);
@@ -256,7 +266,7 @@ async function turnPhase(run: TrialRun): Promise<{ kind: "interrupted" } | { kin
       maxSteps: stepCapOf(trial.task, env.defaults), now: env.now,
       commands: env.commandsFor(trial), filterToolOutput: (text) => env.redactor.redact(text),
       filterCommitted: (text) => env.redactor.redact(text),
-      workerProvider: env.workerProviderFor?.(trial) ?? null,
+      workerProvider: workerOf(run),
       ...(env.pricingFor ? { price: env.pricingFor(trial).pricer } : {}),
       ...(sandbox.placement ? { sandbox: sandbox.placement } : {}),
       ...(env.tokenCounterFor ? { tokenCounter: env.tokenCounterFor(trial) } : {}),
@@ -330,6 +340,12 @@ async function outcomePhase(run: TrialRun, agent: CodingAgent | null, checked: E
   });
   await folder.writeResult(result);
   return { kind: "finished", result, kept: false };
+}
+
+/** The trial's compaction worker (`transcript.worker`), through its cassette when it has one; null: none. */
+function workerOf(run: TrialRun): ModelProvider | null {
+  const worker = run.env.workerProviderFor?.(run.trial) ?? null;
+  return worker && run.cassette ? run.cassette.wrap(worker, "worker") : worker;
 }
 
 /** `env` with its requests and commands behind the lock (lock-boundaries.ts). */

@@ -45,6 +45,11 @@ export interface PlanFlags {
   allowEnv?: readonly string[];
   /** `--calibration FILE`, relative to cwd: every task counts tokens with its factors. */
   calibration?: string;
+  /**
+   * A strict cassette replay (`--cassette-mode strict`): every request is answered from the
+   * cassettes, so named models are not made — no key is needed — and a request that reaches one is a bug.
+   */
+  offline?: boolean;
 }
 
 export interface PlanContext {
@@ -86,8 +91,9 @@ export async function planSuite(tasks: readonly TaskDefinition[], flags: PlanFla
   const idleOf = (task: TaskDefinition) => task.limits.streamIdleMs ?? streamIdleMs;
   const retries = new RetryRelay();
   const counters = await chooseCounters(specs, flags.calibration === undefined ? undefined : await loadCalibrationFile(resolve(context.cwd, flags.calibration)));
-  const providers = new Map(tasks.map((task) => [taskKey(task), providerMaker(task, specs.get(taskKey(task))!, context.env, { streamIdleMs: idleOf(task), counter: counters.get(taskKey(task))! }, retries)]));
-  const workers = createWorkerProviders(tasks, context.env, idleOf, retries);
+  const make = flags.offline === true ? offlineProvider : createProvider;
+  const providers = new Map(tasks.map((task) => [taskKey(task), providerMaker(task, specs.get(taskKey(task))!, context.env, { streamIdleMs: idleOf(task), counter: counters.get(taskKey(task))! }, retries, make)]));
+  const workers = createWorkerProviders(tasks, context.env, idleOf, retries, make);
   const pricingFile = flags.pricing === undefined ? null : await loadPricingFile(resolve(context.cwd, flags.pricing));
   const pricings = await priceTasks(tasks, specs, pricingFile?.models ?? [], context.env);
   checkCostBudgets(tasks, specs, pricings, flags.maxCost);
@@ -150,11 +156,12 @@ async function chooseCounters(specs: ReadonlyMap<string, ProviderSpec>, calibrat
  */
 function providerMaker(
   task: TaskDefinition, spec: ProviderSpec, env: ProviderEnv, settings: { streamIdleMs: number | undefined; counter: TokenCounter }, retries: RetryRelay,
+  make: typeof createProvider,
 ): (trial: TrialKey) => ModelProvider {
   const options = (onRetry: (notice: RetryNotice) => void | Promise<void>) => ({ ...idleOption(settings.streamIdleMs), retry: { onRetry }, tokenCounter: settings.counter });
   if (!isScriptedSpec(spec)) {
     // Shared by the task's trials: a retry is told to each of them that listens.
-    const provider = createProvider(spec, env, options(retries.hookTask(trialPrefix(task), "task")));
+    const provider = make(spec, env, options(retries.hookTask(trialPrefix(task), "task")));
     return () => provider;
   }
   const made = new Map<string, ModelProvider>();
@@ -172,17 +179,33 @@ function providerMaker(
 /** The compaction workers tasks name (`transcript.worker`), made up front like the task models. */
 function createWorkerProviders(
   tasks: readonly TaskDefinition[], env: ProviderEnv, idleOf: (task: TaskDefinition) => number | undefined, retries: RetryRelay,
+  make: typeof createProvider,
 ): Map<string, ModelProvider> {
   const workers = new Map<string, ModelProvider>();
   for (const task of tasks) {
     const worker = task.transcript?.worker;
     if (worker) {
-      workers.set(taskKey(task), createProvider({ provider: worker.provider, name: worker.name }, env, {
+      workers.set(taskKey(task), make({ provider: worker.provider, name: worker.name }, env, {
         ...idleOption(idleOf(task)), retry: { onRetry: retries.hookTask(trialPrefix(task), "worker") },
       }));
     }
   }
   return workers;
+}
+
+/**
+ * A named model that is never asked (a strict replay answers from the cassettes): its id is the
+ * live model's, so results read alike; a scripted spec is made as always (it needs no key).
+ */
+function offlineProvider(spec: ProviderSpec, env: ProviderEnv, options: Parameters<typeof createProvider>[2]): ModelProvider {
+  if (isScriptedSpec(spec)) return createProvider(spec, env, options);
+  return {
+    id: `${spec.provider}:${spec.name}`,
+    // eslint-disable-next-line require-yield
+    async *stream() {
+      throw new RhemaError("provider_unavailable", `a strict cassette replay asked the live model ${spec.provider}:${spec.name}; strict replays answer every request from the cassette`);
+    },
+  };
 }
 
 function idleOption(streamIdleMs: number | undefined): { streamIdleMs?: number } {

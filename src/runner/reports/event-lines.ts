@@ -27,6 +27,8 @@ export function describeEvent(event: TaskEvent, detailChars = DEFAULT_DETAIL_CHA
       return event.decision.decision === "deny" ? `denied ${event.name} by ${event.decision.rule ?? "policy"}: ${event.decision.reason ?? ""}` : null;
     case "retry":
       return describeRetry(event);
+    case "cassette_live":
+      return `cassette: ${clip(event.reason)}`;
     case "revived":
       return `resumed: closed ${counted(event.callIds.length, "interrupted call")}`;
     case "turn_error":

@@ -25,7 +25,9 @@ export type RunnerEvent =
    * about to be made, after `delayMs`; `reason` is short (`503`, `connection reset`, `stream
    * idle`), `status` the HTTP status if any, `message` the failure in full.
    */
-  | { type: "retry"; who: "task" | "worker"; attempt: number; of: number; delayMs: number; reason: string; status: number | null; message: string };
+  | { type: "retry"; who: "task" | "worker"; attempt: number; of: number; delayMs: number; reason: string; status: number | null; message: string }
+  /** A replay (`--cassette-mode hybrid` or `record-missing`) found no recorded answer: `reason` names the first difference; the rest of the trial goes live. */
+  | { type: "cassette_live"; reason: string };
 
 /** Everything a task's event stream carries. */
 export type TaskEvent = AgentEvent | RunnerEvent;

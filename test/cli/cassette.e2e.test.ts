@@ -1,0 +1,222 @@
+/**
+ * Cassettes end to end (issue 25), through the built CLI and the official Anthropic SDK against
+ * the local wire-protocol server: a run recorded with `--cassette`, then replayed with the server
+ * stopped and no key — the same outcomes, the same model messages and usage, though the tool
+ * (a real command printing a duration, a timestamp and its working folder) ran again. A recording
+ * killed midway replays up to its last exchange and resumes; a changed tool description is a miss
+ * that names it; hybrid mode asks the live server for the miss alone; each repeat replays its own
+ * trial; the key, sent in a header and written in a prompt, is in no cassette.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { readFile, readdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { Ajv2020 } from "ajv/dist/2020.js";
+import { readRunResults } from "../../src/runner/run-dir/run-dir.js";
+import { parseCassette } from "../../src/store/cassette-file.js";
+import { requestHash } from "../../src/providers/cassette-request.js";
+import { cliEnv, runCli, startCli } from "../support/cli.js";
+import { FakeAnthropicServer, type FakeAnthropicReply } from "../support/fake-anthropic-server.js";
+import { repoRoot } from "../support/paths.js";
+import { writeFiles } from "../support/suite-files.js";
+import { tempDir } from "../support/temp-dir.js";
+import { waitFor } from "../support/wait.js";
+
+const KEY = "sk-ant-api03-cassette-secret-0123456789abcdef";
+const POLICY = "version: 1\ndefault: allow\nrules: []\n";
+/** A real command whose output changes every run: a duration, an instant, the workspace's path. */
+const COMMAND = `node -e "require('fs').writeFileSync('out.txt', 'done'); console.log('took ' + (Math.random() * 900 + 1).toFixed(3) + 'ms at ' + new Date().toISOString() + ' in ' + process.cwd())"`;
+
+const task = (prompt: string, extra = "") => `prompt: ${prompt}
+policy: ../policy.yaml
+model: { provider: anthropic, name: claude-test }
+${extra}checks:
+  - { name: wrote, run: "test -f out.txt" }
+`;
+
+const toolCall = (id: string): FakeAnthropicReply => ({
+  kind: "stream", blocks: [{ type: "text", text: "Running it." }, { type: "tool_use", id, name: "shell", input: { command: COMMAND } }],
+  usage: { input_tokens: 900, cache_creation_input_tokens: 1200, output_tokens: 40 },
+});
+const finalSay = (text: string): FakeAnthropicReply => ({
+  kind: "stream", blocks: [{ type: "text", text }], usage: { input_tokens: 150, cache_read_input_tokens: 1200, output_tokens: 12 },
+});
+
+const liveEnv = (server: FakeAnthropicServer) => cliEnv({ ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: server.baseUrl });
+/** No key, no base URL: a strict replay needs neither. */
+const offlineEnv = () => {
+  const env = cliEnv();
+  for (const name of ["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL"]) delete env[name];
+  return env;
+};
+
+async function cassetteFiles(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  return entries.filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name)).sort();
+}
+
+/** What a trial's session says the model said, and what it was billed: the parts a replay must repeat byte for byte. */
+async function modelSide(out: string, trial: string): Promise<unknown> {
+  const session = JSON.parse(await readFile(join(out, "tasks", trial, "session.json"), "utf8")) as { messages: { role: string; content: unknown }[] };
+  return session.messages.filter((m) => m.role === "assistant");
+}
+
+/** The billed figures a replay repeats: what the provider reported, not what rhema estimated (tool output differs). */
+const BILLED = ["requests", "inputTokens", "cacheReadTokens", "cacheWriteTokens", "outputTokens", "cacheHitRate", "costUsd"] as const;
+const billed = (stats: Record<string, unknown> | null) => (stats === null ? null : Object.fromEntries(BILLED.map((k) => [k, stats[k]])));
+
+async function outcomes(out: string) {
+  return (await readRunResults(out)).map((r) => ({
+    trial: `${r.suite}/${r.id}#${r.trial?.repeat ?? 1}`, status: r.status, steps: r.steps, finalAnswer: r.finalAnswer,
+    checks: r.checks.map((c) => [c.name, c.passed]), billed: billed(r.stats as Record<string, unknown> | null),
+  })).sort((a, b) => a.trial.localeCompare(b.trial));
+}
+
+test("a run recorded through the SDK replays with the server stopped and no key: the same outcomes, model messages and billed usage; the key is in no cassette", async (t) => {
+  const server = await FakeAnthropicServer.start();
+  t.after(() => server.close());
+  const root = await tempDir(t);
+  await writeFiles(root, { "policy.yaml": POLICY, "suite/write.yaml": task("Run the command.") });
+  // The model says the key back: its answer is recorded redacted, as every store keeps it.
+  server.reply(toolCall("toolu_1"), finalSay(`Wrote out.txt with ${KEY}.`));
+  const cassettes = join(root, "cassettes");
+  const live = await runCli(["run", "suite", "--sandbox", "off", "--out", join(root, "live"), "--cassette", cassettes], { cwd: root, env: liveEnv(server) });
+  assert.equal(live.code, 0, live.stderr);
+  assert.match(live.stderr + live.stdout, /recording each trial's model exchanges/);
+  assert.equal(server.requests.length, 2);
+  assert.ok(server.requests.every((r) => JSON.stringify(r.headers).includes(KEY)), "the SDK sent the key in a header");
+
+  const [file, ...more] = await cassetteFiles(cassettes);
+  assert.deepEqual(more, []);
+  assert.equal(file, join(cassettes, "suite/write/default/1.jsonl"));
+  const text = await readFile(file!, "utf8");
+  assert.ok(!text.includes(KEY), "the key is in no cassette");
+  assert.ok(!text.includes(root), "no absolute run path is in the cassette");
+  const cassette = parseCassette(file!, text);
+  assert.equal(cassette.exchanges.length, 2);
+  for (const rule of ["duration", "timestamp", "workspace path"]) assert.ok(cassette.exchanges[1]!.normalised.includes(rule), `request 2 normalised its ${rule}: ${cassette.exchanges[1]!.normalised.join(", ")}`);
+
+  await server.close();
+  const replay = await runCli(["run", "suite", "--sandbox", "off", "--out", join(root, "replay"), "--cassette", cassettes], { cwd: root, env: offlineEnv() });
+  assert.equal(replay.code, 0, replay.stderr);
+  assert.match(replay.stderr + replay.stdout, /answering every model request from/);
+  assert.deepEqual(await outcomes(join(root, "replay")), await outcomes(join(root, "live")));
+  assert.deepEqual(await modelSide(join(root, "replay"), "suite/write/default/1"), await modelSide(join(root, "live"), "suite/write/default/1"));
+  const [liveStats, replayStats] = await Promise.all(["live", "replay"].map(async (d) => JSON.parse(await readFile(join(root, d, "stats.json"), "utf8")).total.stats));
+  assert.deepEqual(billed(replayStats), billed(liveStats));
+  assert.equal(liveStats.cacheReadTokens, 1200, "the recorded usage is the server's");
+});
+
+test("a recording killed between exchanges replays up to its last one, then resumes recording; the whole cassette then replays", async (t) => {
+  const server = await FakeAnthropicServer.start();
+  t.after(() => server.close());
+  const root = await tempDir(t);
+  await writeFiles(root, { "policy.yaml": POLICY, "suite/write.yaml": task("Run the command.") });
+  const cassettes = join(root, "cassettes");
+  const out = join(root, "live");
+  // The second request's answer never ends: the CLI is killed while it waits.
+  server.reply(toolCall("toolu_1"), { kind: "stream", blocks: [{ type: "text", text: "Almost" }], hangAfterFrames: 2 });
+  const run = startCli(["run", "suite", "--sandbox", "off", "--out", out, "--cassette", cassettes], { cwd: root, env: liveEnv(server), detached: true });
+  await waitFor(async () => server.requests.length === 2);
+  process.kill(-run.child.pid!, "SIGKILL");
+  await run.done;
+  const file = join(cassettes, "suite/write/default/1.jsonl");
+  const kept = parseCassette(file, await readFile(file, "utf8"));
+  assert.equal(kept.exchanges.length, 1, "the exchange the kill cut is not in the cassette");
+
+  // What was kept replays: the first request is answered, the second has no recorded answer.
+  const partial = await runCli(["run", "suite", "--sandbox", "off", "--out", join(root, "partial"), "--cassette", cassettes], { cwd: root, env: offlineEnv() });
+  assert.equal(partial.code, 1, partial.stderr);
+  const [missed] = await readRunResults(join(root, "partial"));
+  assert.equal(missed!.status, "errored");
+  assert.equal(missed!.error?.code, "cassette_miss");
+  assert.match(missed!.error!.message, /no recorded answer for request 2.*holds no more exchanges \(1 recorded, all used\)/s);
+
+  // The recording resumes (its mode said: the folder holds a cassette now) and continues the file.
+  server.reply(finalSay("Wrote out.txt."));
+  const resumed = await runCli(["run", "suite", "--sandbox", "off", "--out", out, "--cassette", cassettes, "--cassette-mode", "record"], { cwd: root, env: liveEnv(server) });
+  assert.equal(resumed.code, 0, resumed.stderr);
+  const whole = parseCassette(file, await readFile(file, "utf8"));
+  assert.equal(whole.exchanges.length, 2);
+  assert.equal(whole.header.recordedAt, kept.header.recordedAt, "the resumed recording continued its cassette");
+
+  await server.close();
+  const replay = await runCli(["run", "suite", "--sandbox", "off", "--out", join(root, "replay"), "--cassette", cassettes], { cwd: root, env: offlineEnv() });
+  assert.equal(replay.code, 0, replay.stderr);
+  assert.deepEqual(await outcomes(join(root, "replay")), await outcomes(out));
+});
+
+test("a changed tool description is a miss naming the tool spec; hybrid mode asks the live server for the miss alone and says so", async (t) => {
+  const server = await FakeAnthropicServer.start();
+  t.after(() => server.close());
+  const root = await tempDir(t);
+  await writeFiles(root, { "policy.yaml": POLICY, "suite/write.yaml": task("Run the command.") });
+  const cassettes = join(root, "cassettes");
+  server.reply(toolCall("toolu_1"), finalSay("Wrote out.txt."));
+  const live = await runCli(["run", "suite", "--sandbox", "off", "--out", join(root, "live"), "--cassette", cassettes], { cwd: root, env: liveEnv(server) });
+  assert.equal(live.code, 0, live.stderr);
+
+  // The shell tool's description as it was when recorded, in the second request only: as if
+  // rhema's description changed between the recording and the replay, and the model's first
+  // answer came from the part of the cassette the change did not reach.
+  const file = join(cassettes, "suite/write/default/1.jsonl");
+  const lines = (await readFile(file, "utf8")).trimEnd().split("\n");
+  const second = JSON.parse(lines[2]!);
+  const shell = second.request.tools.findIndex((tool: { name: string }) => tool.name === "shell");
+  assert.ok(shell >= 0);
+  second.request.tools[shell].description = "An older description of the shell tool.";
+  second.hash = requestHash(second.request);
+  lines[2] = JSON.stringify(second);
+  await writeFile(file, lines.join("\n") + "\n");
+
+  const strict = await runCli(["run", "suite", "--sandbox", "off", "--out", join(root, "strict"), "--cassette", cassettes, "--cassette-mode", "strict"], { cwd: root, env: offlineEnv() });
+  assert.equal(strict.code, 1, strict.stderr);
+  const [missed] = await readRunResults(join(root, "strict"));
+  assert.equal(missed!.error?.code, "cassette_miss");
+  assert.match(missed!.error!.message, new RegExp(`differs first at tools\\[${shell}\\]\\.description:\\n  recorded:  An older description of the shell tool\\.`));
+
+  const before = server.requests.length;
+  server.reply(finalSay("Wrote out.txt, live."));
+  const hybrid = await runCli(["run", "suite", "--sandbox", "off", "--json", "--out", join(root, "hybrid"), "--cassette", cassettes, "--cassette-mode", "hybrid"], { cwd: root, env: liveEnv(server) });
+  assert.equal(hybrid.code, 0, hybrid.stderr);
+  assert.equal(server.requests.length - before, 1, "only the request that missed went to the server");
+  const lines2 = hybrid.stdout.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l));
+  const said = lines2.filter((l) => l.type === "task_event" && l.event.type === "cassette_live");
+  assert.equal(said.length, 1);
+  assert.match(said[0].event.reason, /tools\[\d+\]\.description.*go to the live model/s);
+  const validate = eventsValidator();
+  for (const line of lines2) assert.ok(validate(line), JSON.stringify(validate.errors?.slice(0, 3)));
+  assert.equal(parseCassette(file, await readFile(file, "utf8")).exchanges.length, 2, "hybrid stores nothing");
+});
+
+test("each repeat replays its own recorded trial", async (t) => {
+  const server = await FakeAnthropicServer.start();
+  t.after(() => server.close());
+  const root = await tempDir(t);
+  await writeFiles(root, { "policy.yaml": POLICY, "suite/write.yaml": task("Run the command.", "repeats: 3\n") });
+  const cassettes = join(root, "cassettes");
+  // The same request each time; three different answers, one per trial (run one at a time, in order).
+  for (const word of ["alpha", "beta", "gamma"]) server.reply(toolCall(`toolu_${word}`), finalSay(`Answer ${word}.`));
+  const live = await runCli(["run", "suite", "--sandbox", "off", "--concurrency", "1", "--out", join(root, "live"), "--cassette", cassettes], { cwd: root, env: liveEnv(server) });
+  assert.equal(live.code, 0, live.stderr);
+  assert.equal((await cassetteFiles(cassettes)).length, 3);
+  await server.close();
+  // Replayed in another order (all at once): each trial still gets its own answers.
+  const replay = await runCli(["run", "suite", "--sandbox", "off", "--concurrency", "3", "--out", join(root, "replay"), "--cassette", cassettes], { cwd: root, env: offlineEnv() });
+  assert.equal(replay.code, 0, replay.stderr);
+  for (const n of [1, 2, 3]) {
+    const trial = `suite/write/default/${n}`;
+    const [recorded, replayed] = await Promise.all(["live", "replay"].map((d) => readFile(join(root, d, "tasks", trial, "final-answer.txt"), "utf8").catch(() => null)));
+    assert.match(recorded ?? "", /Answer (alpha|beta|gamma)\./, `trial ${n}`);
+    assert.equal(replayed, recorded, `trial ${n} replayed its own answers`);
+  }
+});
+
+function eventsValidator() {
+  const readJson = (rel: string): object => JSON.parse(readFileSync(join(repoRoot, rel), "utf8"));
+  const ajv = new Ajv2020({ allErrors: true, strict: false });
+  ajv.addFormat("date-time", (text: string) => !Number.isNaN(Date.parse(text)));
+  ajv.addSchema(readJson("schema/result.schema.json"), "result.schema.json");
+  return ajv.compile(readJson("schema/events.schema.json"));
+}
