@@ -16,6 +16,7 @@ const { resultJsonSchema } = await import(join(root, "dist/src/runner/run-dir/ta
 const { matrixJsonSchema } = await import(join(root, "dist/src/runner/tasks/matrix-file.js"));
 const { compareJsonSchema } = await import(join(root, "dist/src/runner/reports/compare-json.js"));
 const { calibrationJsonSchema } = await import(join(root, "dist/src/tokens/calibration-file.js"));
+const { cassetteJsonSchema } = await import(join(root, "dist/src/store/cassette-file.js"));
 
 const schemas = [
   ["task.schema.json", taskJsonSchema()],
@@ -26,6 +27,7 @@ const schemas = [
   ["matrix.schema.json", matrixJsonSchema()],
   ["compare.schema.json", compareJsonSchema()],
   ["calibration.schema.json", calibrationJsonSchema()],
+  ["cassette.schema.json", cassetteJsonSchema()],
 ];
 for (const [name, schema] of schemas) {
   writeFileSync(join(root, "schema", name), JSON.stringify(schema, null, 2) + "\n");

@@ -156,7 +156,7 @@ function reportTrendOptions<T>(y: Argv<T>) {
 
 /** The commands, as `rhema bogus` lists them: each top-level name with its subcommands. */
 const COMMANDS: Readonly<Record<string, readonly string[]>> = {
-  run: [], validate: [], policy: ["check"], report: ["merge", "compare", "trend"], bench: ["replay", "calibrate"],
+  run: [], validate: [], policy: ["check"], report: ["merge", "compare", "trend"], bench: ["replay", "calibrate"], cassette: ["show"],
 };
 
 /** Every command's full name (`policy check`) and its yargs command string: docs/cli.md is checked against these. */
@@ -169,6 +169,7 @@ export const COMMAND_LINES = {
   "report trend": "trend <dirs..>",
   "bench replay": "replay <inputs..>",
   "bench calibrate": "calibrate <inputs..>",
+  "cassette show": "show <file>",
 } as const;
 
 export type CommandName = keyof typeof COMMAND_LINES;
@@ -181,11 +182,13 @@ export type OptionsBuilder = (y: Argv) => Argv<unknown>;
  * declared, for a test (docs/cli.md lists every option of every command, and no other).
  */
 export async function commandOptionBuilders(): Promise<Readonly<Record<CommandName, OptionsBuilder>>> {
-  const [policy, bench, compare, calibrate] = await Promise.all([import("./policy-command.js"), import("./bench-command.js"), import("./compare-command.js"), import("./calibrate-command.js")]);
+  const [policy, bench, compare, calibrate, cassette] = await Promise.all([
+    import("./policy-command.js"), import("./bench-command.js"), import("./compare-command.js"), import("./calibrate-command.js"), import("./cassette-command.js"),
+  ]);
   return {
     run: runOptions, validate: validateOptions, "policy check": policy.policyCheckOptions,
     "report merge": reportMergeOptions, "report compare": compare.reportCompareOptions, "report trend": reportTrendOptions, "bench replay": bench.benchReplayOptions,
-    "bench calibrate": calibrate.benchCalibrateOptions,
+    "bench calibrate": calibrate.benchCalibrateOptions, "cassette show": cassette.cassetteShowOptions,
   };
 }
 
@@ -240,15 +243,16 @@ async function loadCommandModules(argv: readonly string[]) {
   // A report command's own module loads only for it (or for help).
   const reportWanted = (name: string) => wanted("report") && (argv[1] === undefined || argv[1].startsWith("-") || argv[1] === name);
   const benchWanted = (name: string) => wanted("bench") && (argv[1] === undefined || argv[1].startsWith("-") || argv[1] === name);
-  const [policy, bench, other, compare, trend, calibrate] = await Promise.all([
+  const [policy, bench, other, compare, trend, calibrate, cassette] = await Promise.all([
     wanted("policy") ? import("./policy-command.js") : null,
     benchWanted("replay") ? import("./bench-command.js") : null,
     wanted("validate", "report") ? import("./other-commands.js") : null,
     reportWanted("compare") ? import("./compare-command.js") : null,
     reportWanted("trend") ? import("./trend-command.js") : null,
     benchWanted("calibrate") ? import("./calibrate-command.js") : null,
+    wanted("cassette") ? import("./cassette-command.js") : null,
   ]);
-  return { policy, bench, other, compare, trend, calibrate };
+  return { policy, bench, other, compare, trend, calibrate, cassette };
 }
 
 /** A command module `loadCommandModules` was asked for; yargs calls a builder or handler only for the command given. */
@@ -329,7 +333,10 @@ function buildParser(argv: readonly string[], io: CliIo, commands: CommandModule
       .command(COMMAND_LINES["bench replay"], "replay recorded sessions under compaction strategies and budgets through the prompt-cache simulator", (c) => loaded(commands.bench).benchReplayOptions(c), (a) => checked("bench replay", a, () => loaded(commands.bench).benchReplayCommand(a, io)))
       .command(COMMAND_LINES["bench calibrate"], "fit a calibrated token counter from requests with their billed prompt tokens", (c) => loaded(commands.calibrate).benchCalibrateOptions(c), (a) => checked("bench calibrate", a, () => loaded(commands.calibrate).benchCalibrateCommand(a, io)))
       .demandCommand(1, "name a bench command: replay, calibrate"))
-    .demandCommand(1, "name a command: run, validate, policy check, report merge, report compare, report trend, bench replay, bench calibrate")
+    .command("cassette", "cassettes (run --cassette)", (y) => y
+      .command(COMMAND_LINES["cassette show"], "show a cassette's exchanges: each request, its answer, usage and timing", (c) => loaded(commands.cassette).cassetteShowOptions(c), (a) => checked("cassette show", a, () => loaded(commands.cassette).cassetteShowCommand(a, io)))
+      .demandCommand(1, "name a cassette command: show"))
+    .demandCommand(1, "name a command: run, validate, policy check, report merge, report compare, report trend, bench replay, bench calibrate, cassette show")
     .help()
     .alias("h", "help")
     .alias("v", "version");

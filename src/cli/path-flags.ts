@@ -17,6 +17,7 @@ export const PATH_FLAGS = {
   "bench replay": { flags: ["pricing", "chart", "calibration"], positional: "inputs" },
   "bench calibrate": { flags: ["out"], positional: "inputs" },
   "policy check": { flags: ["policy", "workspace"], positional: null },
+  "cassette show": { flags: [], positional: "file" },
 } as const satisfies Record<string, { flags: readonly string[]; positional: string | null }>;
 export type PathCommand = keyof typeof PATH_FLAGS;
 

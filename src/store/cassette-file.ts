@@ -11,11 +11,12 @@
  * The request is the canonical one (providers/cassette-request.ts); the events are the stream as
  * the provider adapter yielded it (`StreamEvent`s: text deltas, whole tool calls, usage, stop).
  */
-import { readFile, type FileHandle } from "node:fs/promises";
+import type { FileHandle } from "node:fs/promises";
 import { z } from "zod";
 import type { CassetteExchange, ExchangeSink } from "../core/cassette-exchange.js";
 import { RhemaError, errnoCode, errorMessage } from "../core/errors.js";
 import { openPrivateAppend, writeFully } from "./private-files.js";
+import { readRegularFile } from "./input-file.js";
 
 export const CASSETTE_VERSION = 1;
 
@@ -71,6 +72,18 @@ export const cassetteExchangeSchema = z.object({
 }).strict();
 
 export type CassetteHeader = z.infer<typeof cassetteHeaderSchema>;
+
+/**
+ * schema/cassette.schema.json: one line of a cassette — its header (the first line) or an
+ * exchange (every line after it).
+ */
+export function cassetteJsonSchema(): Record<string, unknown> {
+  const line = z.union([cassetteHeaderSchema, cassetteExchangeSchema]).meta({
+    title: "rhema cassette line",
+    description: "One line of a cassette (rhema run --cassette; DIR/<suite>/<id>/<variant|default>/<n>.jsonl): the first line is the header, each line after it one model exchange.",
+  });
+  return z.toJSONSchema(line, { target: "draft-2020-12" }) as Record<string, unknown>;
+}
 export type { CassetteExchange };
 
 // The schema reads exactly the core's shape, both ways.
@@ -95,14 +108,18 @@ export class CassetteFileError extends RhemaError {
 
 /** Reads a cassette; null when there is no file at `path`. */
 export async function readCassette(path: string): Promise<Cassette | null> {
-  let text: string;
+  const text = await cassetteText(path);
+  return text === null ? null : parseCassette(path, text);
+}
+
+/** The file's text; null when there is none. A FIFO, device or folder there is an error naming it (never a read that waits). */
+async function cassetteText(path: string): Promise<string | null> {
   try {
-    text = await readFile(path, "utf8");
+    return (await readRegularFile(path)).toString("utf8");
   } catch (err) {
     if (errnoCode(err) === "ENOENT") return null;
     throw new CassetteFileError(path, `cannot read (${errorMessage(err)})`, { cause: err });
   }
-  return parseCassette(path, text);
 }
 
 /** Parses a cassette's text (pure; `path` only names it in errors). */
@@ -146,10 +163,7 @@ export class CassetteWriter implements ExchangeSink {
   private constructor(private readonly handle: FileHandle, readonly path: string, private next: number) {}
 
   static async open(path: string, header: CassetteHeader, continues: (kept: CassetteHeader) => boolean = () => true): Promise<CassetteWriter> {
-    const text = await readFile(path, "utf8").catch((err: unknown) => {
-      if (errnoCode(err) === "ENOENT") return null;
-      throw new CassetteFileError(path, `cannot read (${errorMessage(err)})`, { cause: err });
-    });
+    const text = await cassetteText(path);
     // What a kill cut (a torn last line; a header never finished) goes; the rest is checked.
     let complete = text === null ? 0 : text.lastIndexOf("\n") + 1;
     // Another recording's cassette is replaced whole (its exchanges unread); this recording's is checked.

@@ -77,11 +77,14 @@ test("a run recorded through the SDK replays with the server stopped and no key:
   const server = await FakeAnthropicServer.start();
   t.after(() => server.close());
   const root = await tempDir(t);
-  await writeFiles(root, { "policy.yaml": POLICY, "suite/write.yaml": task("Run the command.") });
+  await writeFiles(root, {
+    "policy.yaml": POLICY, "suite/write.yaml": task("Run the command."),
+    "pricing.yaml": "version: 1\nmodels:\n  - { provider: anthropic, model: claude-test, inputPerMTok: 3, outputPerMTok: 15, cacheReadPerMTok: 0.3, cacheWritePerMTok: 3.75 }\n",
+  });
   // The model says the key back: its answer is recorded redacted, as every store keeps it.
   server.reply(toolCall("toolu_1"), finalSay(`Wrote out.txt with ${KEY}.`));
   const cassettes = join(root, "cassettes");
-  const live = await runCli(["run", "suite", "--sandbox", "off", "--out", join(root, "live"), "--cassette", cassettes], { cwd: root, env: liveEnv(server) });
+  const live = await runCli(["run", "suite", "--sandbox", "off", "--pricing", "pricing.yaml", "--out", join(root, "live"), "--cassette", cassettes], { cwd: root, env: liveEnv(server) });
   assert.equal(live.code, 0, live.stderr);
   assert.match(live.stderr + live.stdout, /recording each trial's model exchanges/);
   assert.equal(server.requests.length, 2);
@@ -97,10 +100,31 @@ test("a run recorded through the SDK replays with the server stopped and no key:
   assert.equal(cassette.exchanges.length, 2);
   for (const rule of ["duration", "timestamp", "workspace path"]) assert.ok(cassette.exchanges[1]!.normalised.includes(rule), `request 2 normalised its ${rule}: ${cassette.exchanges[1]!.normalised.join(", ")}`);
 
+  // `rhema cassette show` reads it for people, and as JSON.
+  const shown = await runCli(["cassette", "show", file!], { cwd: root, env: offlineEnv() });
+  assert.equal(shown.code, 0, shown.stderr);
+  assert.match(shown.stdout, /anthropic claude-test, recorded .*, 2 exchanges\n#1 sha256:[0-9a-f]{12}…  1 messages, \d+ tools; in 900, cache read 0, cache write 1200, out 40; \d+ ms/);
+  assert.match(shown.stdout, /answered: shell \{"command":"node -e/);
+  assert.match(shown.stdout, /#2 [^\n]*\n  made stable: [^\n]*duration[^\n]*\n  asked: {4}user: \[tool_result\] took <duration> at <timestamp> in <workspace>/);
+  assert.ok(!shown.stdout.includes(KEY));
+  const asJson = await runCli(["cassette", "show", file!, "--json"], { cwd: root, env: offlineEnv() });
+  assert.deepEqual(JSON.parse(asJson.stdout).exchanges.map((e: { exchange: number }) => e.exchange), [1, 2]);
+  const none = await runCli(["cassette", "show", join(root, "no-such.jsonl")], { cwd: root, env: offlineEnv() });
+  assert.equal(none.code, 2);
+  assert.match(none.stderr, /no-such\.jsonl: no such cassette/);
+
   await server.close();
-  const replay = await runCli(["run", "suite", "--sandbox", "off", "--out", join(root, "replay"), "--cassette", cassettes], { cwd: root, env: offlineEnv() });
+  const replay = await runCli(["run", "suite", "--sandbox", "off", "--pricing", "pricing.yaml", "--out", join(root, "replay"), "--cassette", cassettes], { cwd: root, env: offlineEnv() });
   assert.equal(replay.code, 0, replay.stderr);
   assert.match(replay.stderr + replay.stdout, /answering every model request from/);
+  // Its cost is the recording's, marked replayed: no money was spent on it.
+  const [liveCost, replayCost] = await Promise.all(["live", "replay"].map(async (d) => (await readRunResults(join(root, d)))[0]?.cost));
+  assert.ok((liveCost?.usd ?? 0) > 0, JSON.stringify(liveCost));
+  assert.equal(replayCost?.usd, liveCost?.usd);
+  assert.equal(liveCost?.replayed, undefined);
+  assert.equal(replayCost?.replayed, true);
+  assert.match(replay.stdout + replay.stderr, /\$0\.\d+ \(replayed\)/);
+  assert.match(await readFile(join(root, "replay", "summary.md"), "utf8"), /replayed: answered from cassettes/);
   assert.deepEqual(await outcomes(join(root, "replay")), await outcomes(join(root, "live")));
   assert.deepEqual(await modelSide(join(root, "replay"), "suite/write/default/1"), await modelSide(join(root, "live"), "suite/write/default/1"));
   const [liveStats, replayStats] = await Promise.all(["live", "replay"].map(async (d) => JSON.parse(await readFile(join(root, d, "stats.json"), "utf8")).total.stats));

@@ -59,7 +59,7 @@ test("a scripted task priced as a real model: its simulated cost in every report
 
   const stats = parseStatsReport(await readFile(join(out, "stats.json"), "utf8"));
   assert.ok(close(stats.total.cost!.usd!, priced.cost!.usd!));
-  assert.deepEqual({ ...stats.total.cost!, usd: 0 }, { usd: 0, workerUsd: 0, unpricedRequests: 3, tasks: 2, unpricedTasks: 1, simulatedTasks: 1 });
+  assert.deepEqual({ ...stats.total.cost!, usd: 0 }, { usd: 0, workerUsd: 0, unpricedRequests: 3, tasks: 2, unpricedTasks: 1, simulatedTasks: 1, replayedTasks: 0 });
   assert.deepEqual(stats.prices, [{ source: "@pydantic/genai-prices", version: "0.1.8", pricingFile: null }]);
 
   const xml = await readFile(join(out, "junit.xml"), "utf8");
@@ -97,7 +97,7 @@ test("a model on an OpenAI-compatible server is unpriced, said once; a pricing f
   assert.equal(unpriced.stderr.split(note).length - 1, 1, `said once:\n${unpriced.stderr}`);
   assert.match(unpriced.stdout, /^Cost: unpriced$/m);
   const stats = parseStatsReport(await readFile(join(unpricedOut, "stats.json"), "utf8"));
-  assert.deepEqual(stats.total.cost, { usd: null, workerUsd: 0, unpricedRequests: 2, tasks: 2, unpricedTasks: 2, simulatedTasks: 0 });
+  assert.deepEqual(stats.total.cost, { usd: null, workerUsd: 0, unpricedRequests: 2, tasks: 2, unpricedTasks: 2, simulatedTasks: 0, replayedTasks: 0 });
   assert.match(await readFile(join(unpricedOut, "summary.md"), "utf8"), / · cost unpriced · /);
   assert.match(await readFile(join(unpricedOut, "junit.xml"), "utf8"), /<property name="suite\.costUsd" value="unpriced"\/>/);
 

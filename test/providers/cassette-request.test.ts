@@ -76,3 +76,25 @@ test("the hash does not depend on the order fields were built in", () => {
   reordered.tools = [{ inputSchema: { type: "object" }, description: "Runs a command.", name: "shell" }];
   assert.equal(keyRequest(reordered, WHO, volatile("/r"), noRedaction).hash, one.hash);
 });
+
+test("in tool results, test runners' durations are made stable in the forms they print: after a key (TAP's duration_ms), as time's 0m0.003s, with a unit", () => {
+  const output = (n: string) => `ok 1 - adds\n  ---\n  duration_ms: ${n}\n  ...\n# duration_ms ${n}\nreal\t0m0.${n.replace(".", "").slice(0, 3)}s\nTime: ${n} s\n{"elapsed":${n}}`;
+  const keyed = (n: string) => keyRequest(request("/r", { messages: [{ role: "user", content: [{ type: "tool_result", callId: "c", content: output(n) }] }] }), WHO, volatile("/r"), noRedaction);
+  const [a, b] = [keyed("2.188884"), keyed("15.62")];
+  assert.equal(a.hash, b.hash);
+  const text = (a.request.messages[0] as { content: Array<{ content: string }> }).content[0]!.content;
+  assert.equal(text, "ok 1 - adds\n  ---\n  duration_ms: <duration>\n  ...\n# duration_ms <duration>\nreal\t<duration>\nTime: <duration>\n{\"elapsed\":<duration>}");
+  // A count that is not a duration stays: the test's number and its plan.
+  assert.match(text, /^ok 1 - adds/);
+});
+
+test("a miss between long texts shows where they part, on one line, with what was left out said", () => {
+  const long = (n: string) => `${"line of test output\n".repeat(40)}checksum ${n}\n${"more output\n".repeat(40)}`;
+  const tool = (n: string) => keyRequest(request("/r", { messages: [{ role: "user", content: [{ type: "tool_result", callId: "c", content: long(n) }] }] }), WHO, volatile("/r"), noRedaction);
+  const diff = firstDifference(tool("1111").request, tool("2222").request, 80)!;
+  assert.equal(diff.path, "messages[0].content[0].content");
+  assert.match(diff.recorded, /^…\(from character \d+\) .*checksum 1111\\nmore output.* …\(\d+ characters\)$/);
+  assert.match(diff.requested, /checksum 2222/);
+  assert.ok(!diff.recorded.includes("\n"), "one line");
+  assert.ok(diff.recorded.length < 160, diff.recorded);
+});

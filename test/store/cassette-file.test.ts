@@ -3,7 +3,10 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { appendFile, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { CassetteFileError, CassetteWriter, readCassette } from "../../src/store/cassette-file.js";
+import { execFileSync } from "node:child_process";
+import { Ajv2020 } from "ajv/dist/2020.js";
+import { CassetteFileError, CassetteWriter, cassetteJsonSchema, readCassette } from "../../src/store/cassette-file.js";
+import { repoRoot } from "../support/paths.js";
 import type { CassetteExchange } from "../../src/core/cassette-exchange.js";
 import { tempDir } from "../support/temp-dir.js";
 
@@ -70,4 +73,44 @@ test("a damaged line before the last is an error naming the file, the line and t
   await writeFile(path, [JSON.stringify({ ...HEADER, cassette: 2 })].join("\n") + "\n");
   await assert.rejects(readCassette(path), /line 1, field cassette/);
   assert.match(await readFile(path, "utf8"), /"cassette":2/, "reading never rewrites");
+});
+
+test("another recording's cassette is replaced, this recording's continued; a FIFO or folder at the path is an error naming it, never a read that waits", async (t) => {
+  const dir = await tempDir(t);
+  const path = join(dir, "s/t/default/1.jsonl");
+  const first = await CassetteWriter.open(path, { ...HEADER, trialStartedAt: "A" }, (kept) => kept.trialStartedAt === "A");
+  await first.append(exchange("one"));
+  await first.close();
+  const again = await CassetteWriter.open(path, { ...HEADER, trialStartedAt: "A" }, (kept) => kept.trialStartedAt === "A");
+  await again.append(exchange("two"));
+  await again.close();
+  assert.equal((await readCassette(path))!.exchanges.length, 2, "the same trial continues its cassette");
+  const fresh = await CassetteWriter.open(path, { ...HEADER, trialStartedAt: "B" }, (kept) => kept.trialStartedAt === "B");
+  await fresh.append(exchange("anew"));
+  await fresh.close();
+  const replaced = (await readCassette(path))!;
+  assert.equal(replaced.header.trialStartedAt, "B");
+  assert.deepEqual(replaced.exchanges.map((e) => e.exchange), [1]);
+
+  const fifo = join(dir, "fifo.jsonl");
+  execFileSync("mkfifo", [fifo]);
+  await assert.rejects(readCassette(fifo), (err: unknown) => err instanceof CassetteFileError && /fifo\.jsonl.*FIFO/.test(err.message));
+  await assert.rejects(CassetteWriter.open(fifo, HEADER), (err: unknown) => err instanceof CassetteFileError && /FIFO/.test(err.message));
+  await assert.rejects(readCassette(dir), (err: unknown) => err instanceof CassetteFileError && err.message.includes(dir));
+});
+
+test("schema/cassette.schema.json is the zod schema's, and a cassette's every line validates against it", async (t) => {
+  const committed = JSON.parse(await readFile(join(repoRoot, "schema/cassette.schema.json"), "utf8"));
+  assert.deepStrictEqual(committed, cassetteJsonSchema(), "run `npm run build && node scripts/gen-schemas.mjs`");
+  const dir = await tempDir(t);
+  const path = join(dir, "1.jsonl");
+  const writer = await CassetteWriter.open(path, { ...HEADER, trialStartedAt: "2026-12-03T14:00:00.000Z" });
+  await writer.append(exchange("one"));
+  await writer.append({ ...exchange("summary"), who: "worker" });
+  await writer.close();
+  const validate = new Ajv2020({ strict: false }).addFormat("date-time", (s: string) => !Number.isNaN(Date.parse(s))).compile(committed);
+  const lines = (await readFile(path, "utf8")).trimEnd().split("\n");
+  assert.equal(lines.length, 3);
+  for (const line of lines) assert.ok(validate(JSON.parse(line)), JSON.stringify(validate.errors));
+  assert.ok(!validate({ ...JSON.parse(lines[1]!), who: "someone" }), "an unknown field value is refused");
 });

@@ -374,7 +374,8 @@ function failureOf(err: unknown, signal: AbortSignal): RhemaError {
 /** What the trial's stats cost, priced as the run priced it; undefined when no cost is counted. */
 function costOf(trial: Trial, env: TaskRunEnv, stats: TranscriptStats | null): TaskCost | undefined {
   const pricing = env.pricingFor?.(trial);
-  return pricing ? taskCost(stats, pricedAsOf(pricing), { ...PRICE_TABLE, pricingFile: env.pricingFile ?? null }) : undefined;
+  const replayed = env.cassette !== undefined && env.cassette.mode !== "record";
+  return pricing ? taskCost(stats, pricedAsOf(pricing), { ...PRICE_TABLE, pricingFile: env.pricingFile ?? null }, replayed) : undefined;
 }
 
 /** An interrupted trial's figures so far: time over every run, steps, stats and cost (unpriced: null, never 0). */

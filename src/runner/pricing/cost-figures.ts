@@ -3,7 +3,7 @@
  * stats and what it was priced as; costs summed over tasks (a suite, a run, merged shards);
  * and the one way a cost is written for people — `$0.0123`, `unpriced` (never `$0`),
  * `≥ $0.0123 (3 unpriced requests)` when only some requests had a price, `(simulated)` where a
- * scripted task was priced as a real model. Pure functions.
+ * scripted task was priced as a real model, `(replayed)` where a cassette answered. Pure functions.
  */
 import { formatUsd } from "../../core/errors.js";
 import { sumTranscriptStats, totalCostUsd, type TranscriptStats } from "../../core/transcript-types.js";
@@ -39,7 +39,7 @@ export function pricedAsOf(pricing: { task: PricedModelLike | null; worker: Pric
 }
 
 /** The cost block of a result; undefined without stats (the transcript off: nothing was counted). */
-export function taskCost(stats: TranscriptStats | null, pricedAs: PricedAs, prices: PriceSource): TaskCost | undefined {
+export function taskCost(stats: TranscriptStats | null, pricedAs: PricedAs, prices: PriceSource, replayed = false): TaskCost | undefined {
   if (stats === null) return undefined;
   const total = totalCostUsd(stats);
   const unpriced = total === null || (pricedAs.task === null && pricedAs.worker === null);
@@ -50,6 +50,7 @@ export function taskCost(stats: TranscriptStats | null, pricedAs: PricedAs, pric
     pricedAs: pricedAs.task,
     workerPricedAs: pricedAs.worker,
     simulated: pricedAs.simulated,
+    ...(replayed ? { replayed: true } : {}),
     prices,
   };
 }
@@ -94,6 +95,8 @@ export interface CostTotal {
   unpricedTasks: number;
   /** Of them, those priced as a real model by `priceAs`. */
   simulatedTasks: number;
+  /** Of them, those answered from cassettes (their recorded usage priced). */
+  replayedTasks: number;
 }
 
 /** The sum of the results' costs; null when none has a cost block (results from before costs were counted). */
@@ -108,27 +111,31 @@ export function sumCosts(results: readonly Pick<TaskResult, "cost">[]): CostTota
     tasks: costs.length,
     unpricedTasks: costs.length - priced.length,
     simulatedTasks: priced.filter((c) => c.simulated).length,
+    replayedTasks: priced.filter((c) => c.replayed === true).length,
   };
 }
 
 /** A task's cost for people: `$0.0123 (simulated)`, `unpriced`, `≥ $0.01 (2 unpriced requests)`; `—` without one. */
 export function formatTaskCost(cost: TaskCost | undefined): string {
   if (cost === undefined) return "—";
-  return formatCostReading(cost.usd, cost.unpricedRequests, cost.simulated ? "all" : "none");
+  return formatCostReading(cost.usd, cost.unpricedRequests, cost.simulated ? "all" : "none", cost.replayed === true ? "all" : "none");
 }
 
 /** Summed costs for people; `—` when no task had a cost block. */
 export function formatCostTotal(total: CostTotal | null): string {
   if (total === null) return "—";
   const priced = total.tasks - total.unpricedTasks;
-  const simulated = total.simulatedTasks === 0 ? "none" : total.simulatedTasks === priced ? "all" : "some";
-  return formatCostReading(total.usd, total.unpricedRequests, simulated);
+  const share = (n: number) => (n === 0 ? "none" : n === priced ? "all" : "some");
+  return formatCostReading(total.usd, total.unpricedRequests, share(total.simulatedTasks), share(total.replayedTasks));
 }
 
-function formatCostReading(usd: number | null, unpricedRequests: number, simulated: "none" | "some" | "all"): string {
+type Share = "none" | "some" | "all";
+
+function formatCostReading(usd: number | null, unpricedRequests: number, simulated: Share, replayed: Share): string {
   if (usd === null) return "unpriced";
   const notes = [
     ...(simulated === "all" ? ["simulated"] : simulated === "some" ? ["partly simulated"] : []),
+    ...(replayed === "all" ? ["replayed"] : replayed === "some" ? ["partly replayed"] : []),
     ...(unpricedRequests > 0 ? [`${unpricedRequests} unpriced request${unpricedRequests === 1 ? "" : "s"}`] : []),
   ];
   return `${unpricedRequests > 0 ? "≥ " : ""}${formatUsd(usd)}${notes.length > 0 ? ` (${notes.join("; ")})` : ""}`;

@@ -92,6 +92,8 @@ export const taskCostSchema = z.strictObject({
   workerPricedAs: z.string().nullable(),
   /** A scripted task priced as a real model (`model.priceAs`): the figures are simulated. */
   simulated: z.boolean(),
+  /** Answered from a cassette (`--cassette`, a replay mode): the recorded usage priced, not money spent by this run. Absent: live. */
+  replayed: z.boolean().optional(),
   prices: priceSourceSchema,
 });
 

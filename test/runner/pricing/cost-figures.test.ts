@@ -48,8 +48,17 @@ test("costs read as dollars, unpriced, a lower bound with the unpriced requests 
   assert.equal(formatTaskCost(costed("a", { usd: null, pricedAs: null, unpricedRequests: 3 }).cost), "unpriced");
   assert.equal(formatTaskCost(costed("a", { usd: 0.01, unpricedRequests: 2 }).cost), "≥ $0.0100 (2 unpriced requests)");
   assert.equal(formatTaskCost(costed("a", { simulated: true }).cost), "$0.5000 (simulated)");
+  assert.equal(formatTaskCost(costed("a", { replayed: true }).cost), "$0.5000 (replayed)");
   assert.equal(formatTaskCost(undefined), "—");
   assert.deepEqual([0, 0.00001, 0.0123, 1.5].map(formatUsd), ["$0.00", "<$0.0001", "$0.0123", "$1.50"]);
+});
+
+test("summed costs of replayed tasks say replayed, all or partly", () => {
+  const live = costed("a", { usd: 0.25 });
+  const replayed = costed("b", { usd: 0.5, replayed: true });
+  assert.equal(sumCosts([live, replayed])!.replayedTasks, 1);
+  assert.equal(formatCostTotal(sumCosts([live, replayed])), "$0.7500 (partly replayed)");
+  assert.equal(formatCostTotal(sumCosts([replayed])), "$0.5000 (replayed)");
 });
 
 test("summed costs: priced dollars add up, unpriced tasks add their requests, all unpriced reads unpriced", () => {
@@ -57,7 +66,7 @@ test("summed costs: priced dollars add up, unpriced tasks add their requests, al
   const simulated = costed("b", { usd: 0.5, simulated: true });
   const unpriced = costed("c", { usd: null, pricedAs: null, workerPricedAs: null, unpricedRequests: 3 });
   const old = sampleResult("s", "old", "passed", 1);
-  assert.deepEqual(sumCosts([priced, simulated, unpriced, old]), { usd: 0.75, workerUsd: 0.05, unpricedRequests: 3, tasks: 3, unpricedTasks: 1, simulatedTasks: 1 });
+  assert.deepEqual(sumCosts([priced, simulated, unpriced, old]), { usd: 0.75, workerUsd: 0.05, unpricedRequests: 3, tasks: 3, unpricedTasks: 1, simulatedTasks: 1, replayedTasks: 0 });
   assert.equal(formatCostTotal(sumCosts([priced, simulated, unpriced])), "≥ $0.7500 (partly simulated; 3 unpriced requests)");
   assert.equal(formatCostTotal(sumCosts([simulated])), "$0.5000 (simulated)");
   assert.equal(formatCostTotal(sumCosts([unpriced, unpriced])), "unpriced");
@@ -69,7 +78,7 @@ test("stats.json carries each task's cost, the sums per suite and run, and the p
   const file = { ...PRICES, pricingFile: { path: "/repo/pricing.yaml", sha256: "cd".repeat(32) } };
   const report = buildStatsReport([costed("a", { usd: 0.25, prices: file }), costed("c", { usd: null, pricedAs: null, unpricedRequests: 2, prices: file })], sampleMeta());
   assert.deepEqual(report.prices, [file]);
-  assert.deepEqual(report.total.cost, { usd: 0.25, workerUsd: 0, unpricedRequests: 2, tasks: 2, unpricedTasks: 1, simulatedTasks: 0 });
+  assert.deepEqual(report.total.cost, { usd: 0.25, workerUsd: 0, unpricedRequests: 2, tasks: 2, unpricedTasks: 1, simulatedTasks: 0, replayedTasks: 0 });
   assert.deepEqual(report.suites[0]!.cost, report.total.cost);
   assert.equal(report.tasks[1]!.cost!.usd, null);
   assert.equal(buildStatsReport([sampleResult("s", "old", "passed")], sampleMeta()).total.cost, null);
