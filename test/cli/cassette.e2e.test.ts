@@ -18,6 +18,7 @@ import { parseCassette } from "../../src/store/cassette-file.js";
 import { requestHash } from "../../src/providers/cassette-request.js";
 import { cliEnv, runCli, startCli } from "../support/cli.js";
 import { FakeAnthropicServer, type FakeAnthropicReply } from "../support/fake-anthropic-server.js";
+import { FakeOpenAIServer } from "../support/fake-openai-server.js";
 import { repoRoot } from "../support/paths.js";
 import { writeFiles } from "../support/suite-files.js";
 import { tempDir } from "../support/temp-dir.js";
@@ -125,6 +126,12 @@ test("a run recorded through the SDK replays with the server stopped and no key:
   assert.equal(replayCost?.replayed, true);
   assert.match(replay.stdout + replay.stderr, /\$0\.\d+ \(replayed\)/);
   assert.match(await readFile(join(root, "replay", "summary.md"), "utf8"), /replayed: answered from cassettes/);
+  // The replay compares with its recording: nothing regressed, nothing changed.
+  const compared = await runCli(["report", "compare", join(root, "live"), join(root, "replay"), "--format", "json"], { cwd: root, env: offlineEnv() });
+  assert.equal(compared.code, 0, compared.stderr);
+  const comparison = JSON.parse(compared.stdout) as { counts: { regressed: number; removed: number }; rows: Array<{ base: { passes: number }; head: { passes: number } }> };
+  assert.deepEqual([comparison.counts.regressed, comparison.counts.removed, comparison.rows.length], [0, 0, 1]);
+  assert.equal(comparison.rows[0]!.head.passes, comparison.rows[0]!.base.passes);
   assert.deepEqual(await outcomes(join(root, "replay")), await outcomes(join(root, "live")));
   assert.deepEqual(await modelSide(join(root, "replay"), "suite/write/default/1"), await modelSide(join(root, "live"), "suite/write/default/1"));
   const [liveStats, replayStats] = await Promise.all(["live", "replay"].map(async (d) => JSON.parse(await readFile(join(root, d, "stats.json"), "utf8")).total.stats));
@@ -235,6 +242,31 @@ test("each repeat replays its own recorded trial", async (t) => {
     assert.match(recorded ?? "", /Answer (alpha|beta|gamma)\./, `trial ${n}`);
     assert.equal(replayed, recorded, `trial ${n} replayed its own answers`);
   }
+});
+
+test("the OpenAI provider records and replays too, through its SDK", async (t) => {
+  const server = await FakeOpenAIServer.start();
+  t.after(() => server.close());
+  const root = await tempDir(t);
+  await writeFiles(root, {
+    "policy.yaml": POLICY,
+    "suite/write.yaml": task("Run the command.").replace("model: { provider: anthropic, name: claude-test }", "model: { provider: openai, name: gpt-test }"),
+  });
+  server.reply(
+    { kind: "stream", text: "Running it.", toolCalls: [{ id: "call_1", name: "shell", arguments: { command: COMMAND } }], usage: { prompt_tokens: 900, completion_tokens: 30, cached_tokens: 0 } },
+    { kind: "stream", text: "Wrote out.txt.", usage: { prompt_tokens: 1000, completion_tokens: 8, cached_tokens: 896 } },
+  );
+  const cassettes = join(root, "cassettes");
+  const env = cliEnv({ OPENAI_API_KEY: KEY, OPENAI_BASE_URL: server.baseUrl });
+  const live = await runCli(["run", "suite", "--sandbox", "off", "--out", join(root, "live"), "--cassette", cassettes], { cwd: root, env });
+  assert.equal(live.code, 0, live.stderr);
+  assert.equal(server.requests.length, 2);
+  await server.close();
+  const replay = await runCli(["run", "suite", "--sandbox", "off", "--out", join(root, "replay"), "--cassette", cassettes], { cwd: root, env: offlineEnv() });
+  assert.equal(replay.code, 0, replay.stderr);
+  assert.deepEqual(await outcomes(join(root, "replay")), await outcomes(join(root, "live")));
+  const [cassette] = await cassetteFiles(cassettes);
+  assert.equal(parseCassette(cassette!, await readFile(cassette!, "utf8")).header.provider, "openai");
 });
 
 function eventsValidator() {
