@@ -1,15 +1,20 @@
 /**
- * `rhema cassette show FILE [--json]`: a cassette (issue 25) for people — who recorded it and
+ * `rhema cassette show FILE [--json]` and `rhema cassette prune DIR --runs RUNS…` (below).
+ *
+ * show: a cassette (issue 25) for people — who recorded it and
  * when, then each exchange: the request's hash and size, what was made stable in it, its last
  * message, the answer (text, tool calls, stop reason), the billed usage and the time it took.
  * `--json` prints the cassette as read (its header and exchanges), one object. A file a killed
  * recording cut is read up to its last whole exchange, and says so. Nothing is written.
  */
-import { resolve } from "node:path";
+import { readdir, stat } from "node:fs/promises";
+import { join, relative, resolve, sep } from "node:path";
 import type { Argv } from "yargs";
 import { RhemaError } from "../core/errors.js";
 import type { CassetteExchange } from "../core/cassette-exchange.js";
-import { readCassette, type Cassette } from "../store/cassette-file.js";
+import { keptExchanges, readCassette, writeCassette, type Cassette } from "../store/cassette-file.js";
+import { readCassetteUse } from "../runner/run-dir/cassette-use.js";
+import { TASKS_DIR, TASK_FILES } from "../runner/run-dir/task-folder.js";
 import { EXIT_OK, type ExitCode } from "./exit-codes.js";
 import { print, type CliIo } from "./io.js";
 import { withExamples } from "./help-format.js";
@@ -82,4 +87,75 @@ function answer(e: CassetteExchange): string[] {
 function clip(text: string, max = 160): string {
   const line = text.replace(/\s+/g, " ").trim();
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
+export interface CassettePruneArgs {
+  dir: string;
+  runs: string[];
+  dryRun?: boolean | undefined;
+}
+
+export function cassettePruneOptions<T>(y: Argv<T>) {
+  return withExamples(y, [
+    ["$0 cassette prune cassettes --runs .rhema/runs/replay", "drop the exchanges the replay did not use"],
+    ["$0 cassette prune cassettes --runs shard-1 shard-2 --dry-run", "say what would go, from two shards' replays"],
+  ])
+    .positional("dir", { type: "string", demandOption: true, describe: "the folder of cassettes (run --cassette)" })
+    .option("runs", { type: "string", array: true, demandOption: true, describe: "run directories of replays of DIR: what their trials used is kept" })
+    .option("dry-run", { type: "boolean", default: false, describe: "say what would be dropped, and write nothing" });
+}
+
+/**
+ * `rhema cassette prune DIR --runs RUNS…`: each cassette a run replayed keeps the exchanges its
+ * trials used (their cassette-used.json, over every run given) and drops the rest, numbered again;
+ * a cassette no run replayed is kept whole and named. Each file is replaced atomically.
+ */
+export async function cassettePruneCommand(args: CassettePruneArgs, io: CliIo): Promise<ExitCode> {
+  const dir = resolve(io.cwd, args.dir);
+  const runs = args.runs.map((r) => resolve(io.cwd, r));
+  if (!(await isFolder(dir))) throw new RhemaError("usage", `${args.dir}: not a folder of cassettes`);
+  for (const [i, run] of runs.entries()) {
+    if (!(await isFolder(join(run, TASKS_DIR)))) throw new RhemaError("usage", `--runs ${args.runs[i]}: not a run directory (no ${TASKS_DIR}/ folder)`);
+  }
+  let dropped = 0;
+  let pruned = 0;
+  const unreplayed: string[] = [];
+  for (const file of await cassetteFiles(dir)) {
+    const rel = relative(dir, file);
+    const trialFolder = rel.slice(0, -".jsonl".length);
+    const uses = await Promise.all(runs.map(async (run) => {
+      const path = join(run, TASKS_DIR, trialFolder, TASK_FILES.cassetteUsed);
+      return (await isFile(path)) ? readCassetteUse(path) : null;
+    }));
+    if (uses.every((u) => u === null)) {
+      unreplayed.push(rel);
+      continue;
+    }
+    const cassette = (await readCassette(file))!;
+    const kept = keptExchanges(cassette.exchanges, new Set(uses.flatMap((u) => u ?? [])));
+    if (kept.length === cassette.exchanges.length && !cassette.tornTail) continue;
+    pruned += 1;
+    dropped += cassette.exchanges.length - kept.length;
+    print(io.stdout, `${rel}: ${args.dryRun === true ? "would keep" : "kept"} ${kept.length} of ${cassette.exchanges.length} exchanges`);
+    if (args.dryRun !== true) await writeCassette(file, cassette.header, kept);
+  }
+  if (unreplayed.length > 0) print(io.stdout, `not replayed by any run given, kept whole: ${unreplayed.join(", ")}`);
+  print(io.stdout, `${args.dryRun === true ? "would prune" : "pruned"} ${pruned} cassette${pruned === 1 ? "" : "s"}: ${dropped} exchange${dropped === 1 ? "" : "s"} ${args.dryRun === true ? "to drop" : "dropped"}`);
+  return EXIT_OK;
+}
+
+/** The `.jsonl` files four levels down (`<suite>/<id>/<variant>/<n>.jsonl`), sorted. */
+async function cassetteFiles(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  return entries
+    .filter((e) => e.isFile() && e.name.endsWith(".jsonl") && relative(dir, join(e.parentPath, e.name)).split(sep).length === 4)
+    .map((e) => join(e.parentPath, e.name)).sort();
+}
+
+async function isFolder(path: string): Promise<boolean> {
+  return (await stat(path).catch(() => null))?.isDirectory() ?? false;
+}
+
+async function isFile(path: string): Promise<boolean> {
+  return (await stat(path).catch(() => null))?.isFile() ?? false;
 }

@@ -156,7 +156,7 @@ function reportTrendOptions<T>(y: Argv<T>) {
 
 /** The commands, as `rhema bogus` lists them: each top-level name with its subcommands. */
 const COMMANDS: Readonly<Record<string, readonly string[]>> = {
-  run: [], validate: [], policy: ["check"], report: ["merge", "compare", "trend"], bench: ["replay", "calibrate"], cassette: ["show"],
+  run: [], validate: [], policy: ["check"], report: ["merge", "compare", "trend"], bench: ["replay", "calibrate"], cassette: ["show", "prune"],
 };
 
 /** Every command's full name (`policy check`) and its yargs command string: docs/cli.md is checked against these. */
@@ -170,6 +170,7 @@ export const COMMAND_LINES = {
   "bench replay": "replay <inputs..>",
   "bench calibrate": "calibrate <inputs..>",
   "cassette show": "show <file>",
+  "cassette prune": "prune <dir>",
 } as const;
 
 export type CommandName = keyof typeof COMMAND_LINES;
@@ -188,7 +189,7 @@ export async function commandOptionBuilders(): Promise<Readonly<Record<CommandNa
   return {
     run: runOptions, validate: validateOptions, "policy check": policy.policyCheckOptions,
     "report merge": reportMergeOptions, "report compare": compare.reportCompareOptions, "report trend": reportTrendOptions, "bench replay": bench.benchReplayOptions,
-    "bench calibrate": calibrate.benchCalibrateOptions, "cassette show": cassette.cassetteShowOptions,
+    "bench calibrate": calibrate.benchCalibrateOptions, "cassette show": cassette.cassetteShowOptions, "cassette prune": cassette.cassettePruneOptions,
   };
 }
 
@@ -335,8 +336,9 @@ function buildParser(argv: readonly string[], io: CliIo, commands: CommandModule
       .demandCommand(1, "name a bench command: replay, calibrate"))
     .command("cassette", "cassettes (run --cassette)", (y) => y
       .command(COMMAND_LINES["cassette show"], "show a cassette's exchanges: each request, its answer, usage and timing", (c) => loaded(commands.cassette).cassetteShowOptions(c), (a) => checked("cassette show", a, () => loaded(commands.cassette).cassetteShowCommand(a, io)))
-      .demandCommand(1, "name a cassette command: show"))
-    .demandCommand(1, "name a command: run, validate, policy check, report merge, report compare, report trend, bench replay, bench calibrate, cassette show")
+      .command(COMMAND_LINES["cassette prune"], "drop the exchanges no replay used (run --cassette), keeping those the given runs' trials used", (c) => loaded(commands.cassette).cassettePruneOptions(c), (a) => checked("cassette prune", a, () => loaded(commands.cassette).cassettePruneCommand(a, io)))
+      .demandCommand(1, "name a cassette command: show, prune"))
+    .demandCommand(1, "name a command: run, validate, policy check, report merge, report compare, report trend, bench replay, bench calibrate, cassette show, cassette prune")
     .help()
     .alias("h", "help")
     .alias("v", "version");

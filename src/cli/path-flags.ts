@@ -18,6 +18,7 @@ export const PATH_FLAGS = {
   "bench calibrate": { flags: ["out"], positional: "inputs" },
   "policy check": { flags: ["policy", "workspace"], positional: null },
   "cassette show": { flags: [], positional: "file" },
+  "cassette prune": { flags: ["runs"], positional: "dir" },
 } as const satisfies Record<string, { flags: readonly string[]; positional: string | null }>;
 export type PathCommand = keyof typeof PATH_FLAGS;
 

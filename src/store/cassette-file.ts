@@ -15,7 +15,7 @@ import type { FileHandle } from "node:fs/promises";
 import { z } from "zod";
 import type { CassetteExchange, ExchangeSink } from "../core/cassette-exchange.js";
 import { RhemaError, errnoCode, errorMessage } from "../core/errors.js";
-import { openPrivateAppend, writeFully } from "./private-files.js";
+import { openPrivateAppend, writeFully, writePrivateFileAtomic } from "./private-files.js";
 import { readRegularFile } from "./input-file.js";
 
 export const CASSETTE_VERSION = 1;
@@ -195,4 +195,15 @@ export class CassetteWriter implements ExchangeSink {
   close(): Promise<void> {
     return this.handle.close();
   }
+}
+
+/** `exchanges` less those not in `used`, numbered again from 1 in their order (pure). */
+export function keptExchanges(exchanges: readonly CassetteExchange[], used: ReadonlySet<number>): CassetteExchange[] {
+  return exchanges.filter((e) => used.has(e.exchange)).map((e, i) => ({ ...e, exchange: i + 1 }));
+}
+
+/** Replaces the cassette at `path` whole (temp + fsync + rename, 0600): a kill leaves the old file or the new one. */
+export function writeCassette(path: string, header: CassetteHeader, exchanges: readonly CassetteExchange[]): Promise<void> {
+  const lines = [cassetteHeaderSchema.parse(header), ...exchanges].map((line) => JSON.stringify(line) + "\n");
+  return writePrivateFileAtomic(path, lines.join(""));
 }

@@ -148,7 +148,7 @@ test("the README's example workflows pass the validator and give the action only
   const readme = await readFile(join(repoRoot, "README.md"), "utf8");
   const section = readme.slice(readme.indexOf("## The GitHub Action"), readme.indexOf("## The library"));
   const workflows = [...section.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]!);
-  assert.equal(workflows.length, 5);
+  assert.equal(workflows.length, 6);
   const dir = join(await tempDir(t, "rhema-workflows-"), ".github", "workflows");
   await mkdir(dir, { recursive: true });
   const declared = Object.keys((parse(await readFile(actionYml, "utf8")) as { inputs: Record<string, unknown> }).inputs);

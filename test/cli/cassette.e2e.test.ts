@@ -10,7 +10,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { readFile, readdir, writeFile } from "node:fs/promises";
+import { readFile, readdir, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { readRunResults } from "../../src/runner/run-dir/run-dir.js";
@@ -178,7 +178,7 @@ test("a recording killed between exchanges replays up to its last one, then resu
   assert.deepEqual(await outcomes(join(root, "replay")), await outcomes(out));
 });
 
-test("a changed tool description is a miss naming the tool spec; hybrid mode asks the live server for the miss alone and says so", async (t) => {
+test("a changed tool description is a miss naming the tool spec; hybrid mode asks the live server for the miss alone and says so; a prune keeps what the replay used", async (t) => {
   const server = await FakeAnthropicServer.start();
   t.after(() => server.close());
   const root = await tempDir(t);
@@ -207,6 +207,17 @@ test("a changed tool description is a miss naming the tool spec; hybrid mode ask
   assert.equal(missed!.error?.code, "cassette_miss");
   assert.match(missed!.error!.message, new RegExp(`differs first at tools\\[${shell}\\]\\.description:\\n  recorded:  An older description of the shell tool\\.`));
 
+  // The strict replay used exchange 1 only: a prune of what it used drops exchange 2 (a dry run first, which writes nothing).
+  assert.deepEqual(JSON.parse(await readFile(join(root, "strict/tasks/suite/write/default/1/cassette-used.json"), "utf8")), { version: 1, used: [1] });
+  const edited = await readFile(file, "utf8");
+  const dry = await runCli(["cassette", "prune", cassettes, "--runs", join(root, "strict"), "--dry-run"], { cwd: root, env: offlineEnv() });
+  assert.equal(dry.code, 0, dry.stderr);
+  assert.match(dry.stdout, /suite\/write\/default\/1\.jsonl: would keep 1 of 2 exchanges/);
+  assert.equal(await readFile(file, "utf8"), edited, "a dry run writes nothing");
+  const notRun = await runCli(["cassette", "prune", cassettes, "--runs", join(root, "nowhere")], { cwd: root, env: offlineEnv() });
+  assert.equal(notRun.code, 2);
+  assert.match(notRun.stderr, /nowhere: not a run directory/);
+
   const before = server.requests.length;
   server.reply(finalSay("Wrote out.txt, live."));
   const hybrid = await runCli(["run", "suite", "--sandbox", "off", "--json", "--out", join(root, "hybrid"), "--cassette", cassettes, "--cassette-mode", "hybrid"], { cwd: root, env: liveEnv(server) });
@@ -219,6 +230,12 @@ test("a changed tool description is a miss naming the tool spec; hybrid mode ask
   const validate = eventsValidator();
   for (const line of lines2) assert.ok(validate(line), JSON.stringify(validate.errors?.slice(0, 3)));
   assert.equal(parseCassette(file, await readFile(file, "utf8")).exchanges.length, 2, "hybrid stores nothing");
+  const pruned = await runCli(["cassette", "prune", cassettes, "--runs", join(root, "strict")], { cwd: root, env: offlineEnv() });
+  assert.equal(pruned.code, 0, pruned.stderr);
+  assert.match(pruned.stdout, /pruned 1 cassette: 1 exchange dropped/);
+  const left = parseCassette(file, await readFile(file, "utf8"));
+  assert.deepEqual(left.exchanges.map((e) => [e.exchange, e.hash]), [[1, JSON.parse(lines[1]!).hash]]);
+  assert.equal((await stat(file)).mode & 0o777, 0o600);
 });
 
 test("each repeat replays its own recorded trial", async (t) => {

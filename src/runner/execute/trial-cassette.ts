@@ -22,6 +22,7 @@ import { CassetteMissError, recordingProvider, replayingProvider, type CassetteK
 import type { VolatileParts } from "../../providers/cassette-request.js";
 import { CassetteWriter, readCassette } from "../../store/cassette-file.js";
 import { trialFolderSegments, type TrialKey } from "../trials/trial-key.js";
+import { readCassetteUse, writeCassetteUse } from "../run-dir/cassette-use.js";
 
 export type CassetteMode = "record" | ReplayMode;
 export const CASSETTE_MODES: readonly CassetteMode[] = ["record", "strict", "hybrid", "record-missing"];
@@ -45,6 +46,8 @@ export interface TrialCassetteContext {
   /** The paths that differ between runs of the same trial. */
   workspace: string;
   runDir: string;
+  /** Where a replay records which exchanges it used (the trial folder's cassette-used.json). */
+  usedFile: string;
   redact(text: string): string;
   now(): Date;
   /** Told once when a replay's miss sends the rest of the trial to the live model. */
@@ -65,6 +68,7 @@ export function openTrialCassette(settings: CassetteSettings, context: TrialCass
   let writer: Promise<CassetteWriter> | null = null;
   let recorded: Promise<CassetteExchange[]> | null = null;
   let wentLive = false;
+  const usage = usedExchanges(context.usedFile);
   const keying = async (live: ModelProvider, who: "worker" | undefined): Promise<CassetteKeying> => ({
     ...providerAndModel(live.id), volatile: await volatile, redact: context.redact, ...(who ? { who } : {}),
   });
@@ -73,7 +77,10 @@ export function openTrialCassette(settings: CassetteSettings, context: TrialCass
       writer ??= CassetteWriter.open(path, {
         cassette: 1, ...providerAndModel(live.id), recordedAt: context.now().toISOString(), trialStartedAt: context.trialStartedAt,
       }, (kept) => kept.trialStartedAt === context.trialStartedAt);
-      return (await writer).append(exchange);
+      const written = await (await writer).append(exchange);
+      // What record-missing appends, the next replay answers from: it is kept by a prune.
+      if (settings.mode === "record-missing") usage.add(written.exchange);
+      return written;
     },
   });
   const replayed = async (): Promise<CassetteExchange[]> => {
@@ -96,6 +103,7 @@ export function openTrialCassette(settings: CassetteSettings, context: TrialCass
           inner = replayingProvider({
             id: live.id, exchanges, keying: keyed, mode: settings.mode, live,
             ...(settings.mode === "record-missing" ? { sink: sink(live) } : {}),
+            onUsed: (n) => usage.add(n),
             onLive: (reason) => {
               if (wentLive) return;
               wentLive = true;
@@ -115,6 +123,34 @@ export function openTrialCassette(settings: CassetteSettings, context: TrialCass
     },
     async close() {
       if (writer !== null) await (await writer.catch(() => null))?.close();
+      await usage.settled();
+    },
+  };
+}
+
+/**
+ * The exchanges a replay used, written after each one (a kill loses none already answered),
+ * added to what the trial's earlier runs used. A write that fails is thrown at `settled`.
+ */
+function usedExchanges(file: string): { add(exchange: number): void; settled(): Promise<void> } {
+  let used: Set<number> | null = null;
+  let writes: Promise<void> = Promise.resolve();
+  let failure: { error: unknown } | null = null;
+  return {
+    add(exchange) {
+      // Chained, so the record is read once and written in order; a failure is kept for `settled`, not left unhandled.
+      writes = writes.then(async () => {
+        used ??= new Set(await readCassetteUse(file));
+        if (used.has(exchange)) return;
+        used.add(exchange);
+        await writeCassetteUse(file, used);
+      }).catch((error: unknown) => {
+        failure ??= { error };
+      });
+    },
+    async settled() {
+      await writes;
+      if (failure !== null) throw failure.error;
     },
   };
 }

@@ -62,6 +62,8 @@ export const TASK_FILES = {
   finalAnswer: "final-answer.txt",
   changes: "changes.patch",
   result: "result.json",
+  /** Which exchanges of the trial's cassette a replay used (`--cassette`, cassette-use.ts). */
+  cassetteUsed: "cassette-used.json",
 } as const;
 export type TaskFileRole = keyof typeof TASK_FILES;
 
