@@ -293,3 +293,37 @@ function eventsValidator() {
   ajv.addSchema(readJson("schema/result.schema.json"), "result.schema.json");
   return ajv.compile(readJson("schema/events.schema.json"));
 }
+
+test("a task's cassette.normalise makes its own volatile output stable: without it the replay misses, with it the replay meets its recording", async (t) => {
+  const root = await tempDir(t);
+  // A scripted model (it records like any other) runs a command that prints a port of its own each run.
+  const scripted = (normalise: string) => `prompt: Start it.
+policy: ../policy.yaml
+model:
+  provider: scripted
+  script:
+    - call: shell
+      input: { command: "node -e \\"require('fs').writeFileSync('out.txt', 'x'); console.log('listening on port ' + (10000 + Math.floor(Math.random() * 50000)))\\"" }
+    - say: Started.
+${normalise}checks:
+  - { name: wrote, run: "test -f out.txt" }
+`;
+  await writeFiles(root, { "policy.yaml": POLICY, "plain/serve.yaml": scripted(""), "ruled/serve.yaml": scripted("cassette: { normalise: ['port \\d+'] }\n") });
+  const cassettes = join(root, "cassettes");
+  const live = await runCli(["run", "plain", "ruled", "--sandbox", "off", "--out", join(root, "live"), "--cassette", cassettes], { cwd: root, env: offlineEnv() });
+  assert.equal(live.code, 0, live.stderr);
+  const replay = await runCli(["run", "plain", "ruled", "--sandbox", "off", "--out", join(root, "replay"), "--cassette", cassettes], { cwd: root, env: offlineEnv() });
+  const results = new Map((await readRunResults(join(root, "replay"))).map((r) => [r.suite, r]));
+  assert.equal(results.get("ruled")?.status, "passed", JSON.stringify(results.get("ruled")?.error));
+  assert.equal(results.get("plain")?.status, "errored");
+  assert.match(results.get("plain")!.error!.message, /listening on port \d+/);
+  assert.equal(replay.code, 1);
+  const ruled = parseCassette(join(cassettes, "ruled/serve/default/1.jsonl"), await readFile(join(cassettes, "ruled/serve/default/1.jsonl"), "utf8"));
+  assert.ok(ruled.exchanges[1]!.normalised.includes("cassette.normalise[0]"), ruled.exchanges[1]!.normalised.join(", "));
+
+  // A pattern that matches the empty string is refused at its line, before anything runs.
+  await writeFiles(root, { "bad/serve.yaml": scripted("cassette: { normalise: ['x*'] }\n") });
+  const bad = await runCli(["run", "bad", "--sandbox", "off", "--out", join(root, "bad-run")], { cwd: root, env: offlineEnv() });
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /serve\.yaml:\d+:\d+: cassette\.normalise\.0: \/x\*\/ matches the empty string/);
+});

@@ -200,6 +200,7 @@ async function openTrialRun(trial: Trial, folder: TaskFolder, env: TaskRunEnv): 
   const events = env.lock ? lockedSink(log, env.lock) : log;
   const cassette = env.cassette ? openTrialCassette(env.cassette, {
     key: trial.key, trialStartedAt: book.current.startedAt, workspace: folder.workspace, runDir: env.runDir, usedFile: folder.path("cassetteUsed"),
+    ...(trial.task.cassetteNormalise ? { normalise: trial.task.cassetteNormalise } : {}),
     redact: (text) => env.redactor.redact(text), now: env.now, onLive: (reason) => events.emit({ type: "cassette_live", reason }),
   }) : null;
   const provider = cassette ? cassette.wrap(env.providerFor(trial)) : env.providerFor(trial);

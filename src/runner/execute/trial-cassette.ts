@@ -48,6 +48,8 @@ export interface TrialCassetteContext {
   runDir: string;
   /** Where a replay records which exchanges it used (the trial folder's cassette-used.json). */
   usedFile: string;
+  /** The task's own patterns to make stable (`cassette.normalise`), checked when the task file was read. */
+  normalise?: readonly string[];
   redact(text: string): string;
   now(): Date;
   /** Told once when a replay's miss sends the rest of the trial to the live model. */
@@ -172,5 +174,6 @@ async function volatileParts(context: TrialCassetteContext): Promise<VolatilePar
       { name: "run directory", value: context.runDir, placeholder: "<run>" },
       { name: "run directory", value: runDir, placeholder: "<run>" },
     ],
+    rules: (context.normalise ?? []).map((pattern, i) => ({ name: `cassette.normalise[${i}]`, pattern: new RegExp(pattern, "g"), replacement: "<normalised>" })),
   };
 }

@@ -8,8 +8,8 @@
  *                the budgets: raising one continues a stopped task instead of refusing it) and
  *                without `model.priceAs` (it only changes what the requests are priced as, never
  *                what the model is sent), `repeats` and `pass` (how many trials run and what
- *                makes them pass: a larger N on resume adds trials); comments and formatting do
- *                not count either
+ *                makes them pass: a larger N on resume adds trials), `pin` and `cassette` (how a
+ *                cassette keys its requests); comments and formatting do not count either
  *
  * A run directory keeps the scheme it was made with, so an old one is compared as it was written.
  */
@@ -28,7 +28,7 @@ export function fileBytesHash(bytes: Uint8Array): string {
 
 /** The `content-v2` hash of a parsed (schema-checked) task file. */
 export function contentHash(content: TaskFileContent): string {
-  const { limits: _limits, repeats: _repeats, pass: _pass, pin: _pin, model, ...rest } = content;
+  const { limits: _limits, repeats: _repeats, pass: _pass, pin: _pin, cassette: _cassette, model, ...rest } = content;
   const hashed: Record<string, unknown> = { ...rest };
   if (model !== undefined) {
     const { priceAs: _priceAs, ...kept } = model as Record<string, unknown>;

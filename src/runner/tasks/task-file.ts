@@ -143,6 +143,8 @@ export interface TaskDefinition {
   repeats?: number;
   /** `pass.rate`: the share of counted trials that must pass; absent: the run's `--min-pass-rate`, else every trial. */
   passRate?: number;
+  /** `cassette.normalise`: the task's own patterns a cassette makes stable in its requests (run --cassette). */
+  cassetteNormalise?: readonly string[];
   /** `seed:` as text (a number's decimal form): seeds the scripted alternatives' draw per trial. */
   seed?: string;
   /** `pin:`: the matrix axes this task keeps its own setting for. */
@@ -333,6 +335,7 @@ function resolveTask(
   if (content.pass !== undefined) task.passRate = content.pass.rate;
   if (content.seed !== undefined) task.seed = String(content.seed);
   if (content.pin !== undefined) task.pin = [...new Set(content.pin)];
+  if (content.cassette !== undefined) task.cassetteNormalise = [...content.cassette.normalise];
   return task;
 }
 

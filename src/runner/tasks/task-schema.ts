@@ -236,6 +236,23 @@ const tagSchema = z.string({ error: "expected a tag as a string" })
   .regex(/^[^\s,]+$/, { error: "a tag is one word: no spaces or commas" });
 
 /** The whole task file. */
+/** A regular expression of `cassette.normalise`: one that compiles and matches something. */
+const normalisePattern = z.string({ error: "expected a regular expression (JavaScript syntax) as text" }).superRefine((text, ctx) => {
+  let pattern: RegExp;
+  try {
+    pattern = new RegExp(text, "g");
+  } catch (err) {
+    ctx.addIssue({ code: "custom", message: `not a regular expression: ${err instanceof Error ? err.message : String(err)}` });
+    return;
+  }
+  if (pattern.test("")) ctx.addIssue({ code: "custom", message: `/${text}/ matches the empty string: it would mark every position of every request` });
+});
+
+const cassetteSchema = z.strictObject({
+  normalise: z.array(normalisePattern, { error: "expected cassette.normalise as a list of regular expressions" })
+    .describe("Regular expressions (JavaScript syntax): every match in this task's requests becomes <normalised> before a cassette keys them (run --cassette), beside the built-in rules (paths, instants, dates; durations and temporary paths in tool results). For what changes between runs without changing what was asked: a port, a PID, a random name."),
+}).describe("How a cassette (run --cassette) keys this task's requests. Not in the content hash.");
+
 export const taskFileSchema = z.strictObject({
   id: taskName("task id").optional().describe("Unique within its suite; default: the file name."),
   suite: taskName("suite name").optional().describe("Default: the task file's folder name."),
@@ -259,6 +276,7 @@ export const taskFileSchema = z.strictObject({
     .describe("Seeds the scripted model's draw among its `scripts` alternatives: each trial's is a hash of the seed and the trial's key, so a resumed trial replays its alternative and the repeats draw independently (default \"\"; a number counts as its decimal text; in the content hash)."),
   pin: z.array(z.enum(MATRIX_AXES, { error: `expected a matrix axis: ${MATRIX_AXES.join(", ")}` }), { error: "expected pin as a list of matrix axes, e.g. [model]" }).optional()
     .describe("Matrix axes (--matrix) this task keeps its own setting for: a matrix overrides the task's settings on every other axis. Not in the content hash."),
+  cassette: cassetteSchema.optional(),
   sandbox: z.enum(["auto", "bwrap", "off"], { error: "expected sandbox as auto, bwrap or off" }).optional()
     .describe("The OS sandbox this task asks for; the strictest of --sandbox, the policy's `sandbox:` and this wins (off < auto < bwrap), so `off` here cannot switch off what the run or the policy asked for."),
 }).meta({
