@@ -27,7 +27,7 @@ import { waitFor } from "../support/wait.js";
 const KEY = "sk-ant-api03-cassette-secret-0123456789abcdef";
 const POLICY = "version: 1\ndefault: allow\nrules: []\n";
 /** A real command whose output changes every run: a duration, an instant, the workspace's path. */
-const COMMAND = `node -e "require('fs').writeFileSync('out.txt', 'done'); console.log('took ' + (Math.random() * 900 + 1).toFixed(3) + 'ms at ' + new Date().toISOString() + ' in ' + process.cwd())"`;
+const COMMAND = `node -e "require('fs').writeFileSync('out.txt', 'done'); console.log('took ' + (Math.random() * 899 + 100).toFixed(3) + 'ms at ' + new Date().toISOString() + ' in ' + process.cwd())"`;
 
 const task = (prompt: string, extra = "") => `prompt: ${prompt}
 policy: ../policy.yaml
@@ -66,6 +66,13 @@ async function modelSide(out: string, trial: string): Promise<unknown> {
 /** The billed figures a replay repeats: what the provider reported, not what rhema estimated (tool output differs). */
 const BILLED = ["requests", "inputTokens", "cacheReadTokens", "cacheWriteTokens", "outputTokens", "cacheHitRate", "costUsd"] as const;
 const billed = (stats: Record<string, unknown> | null) => (stats === null ? null : Object.fromEntries(BILLED.map((k) => [k, stats[k]])));
+
+/** A trial's session.json with the fields a replay may not repeat named and blanked: `id`, `createdAt`, the run directory, and the command's duration and instant. */
+async function sessionApartFrom(out: string): Promise<unknown> {
+  const text = await readFile(join(out, "tasks/suite/write/default/1/session.json"), "utf8");
+  const session = JSON.parse(text.split(out).join("<run>").replace(/took [\d.]+ms at [\dT:.Z-]+/g, "took <duration> at <instant>")) as Record<string, unknown>;
+  return { ...session, id: "<id>", createdAt: "<createdAt>" };
+}
 
 async function outcomes(out: string) {
   return (await readRunResults(out)).map((r) => ({
@@ -115,26 +122,30 @@ test("a run recorded through the SDK replays with the server stopped and no key:
   assert.match(none.stderr, /no-such\.jsonl: no such cassette/);
 
   await server.close();
-  const replay = await runCli(["run", "suite", "--sandbox", "off", "--pricing", "pricing.yaml", "--out", join(root, "replay"), "--cassette", cassettes], { cwd: root, env: offlineEnv() });
+  const replay = await runCli(["run", "suite", "--sandbox", "off", "--pricing", "pricing.yaml", "--out", join(root, "redo"), "--cassette", cassettes], { cwd: root, env: offlineEnv() });
   assert.equal(replay.code, 0, replay.stderr);
   assert.match(replay.stderr + replay.stdout, /answering every model request from/);
   // Its cost is the recording's, marked replayed: no money was spent on it.
-  const [liveCost, replayCost] = await Promise.all(["live", "replay"].map(async (d) => (await readRunResults(join(root, d)))[0]?.cost));
+  const [liveCost, replayCost] = await Promise.all(["live", "redo"].map(async (d) => (await readRunResults(join(root, d)))[0]?.cost));
   assert.ok((liveCost?.usd ?? 0) > 0, JSON.stringify(liveCost));
   assert.equal(replayCost?.usd, liveCost?.usd);
   assert.equal(liveCost?.replayed, undefined);
   assert.equal(replayCost?.replayed, true);
   assert.match(replay.stdout + replay.stderr, /\$0\.\d+ \(replayed\)/);
-  assert.match(await readFile(join(root, "replay", "summary.md"), "utf8"), /replayed: answered from cassettes/);
+  assert.match(await readFile(join(root, "redo", "summary.md"), "utf8"), /replayed: answered from cassettes/);
   // The replay compares with its recording: nothing regressed, nothing changed.
-  const compared = await runCli(["report", "compare", join(root, "live"), join(root, "replay"), "--format", "json"], { cwd: root, env: offlineEnv() });
+  const compared = await runCli(["report", "compare", join(root, "live"), join(root, "redo"), "--format", "json"], { cwd: root, env: offlineEnv() });
   assert.equal(compared.code, 0, compared.stderr);
   const comparison = JSON.parse(compared.stdout) as { counts: { regressed: number; removed: number }; rows: Array<{ base: { passes: number }; head: { passes: number } }> };
   assert.deepEqual([comparison.counts.regressed, comparison.counts.removed, comparison.rows.length], [0, 0, 1]);
   assert.equal(comparison.rows[0]!.head.passes, comparison.rows[0]!.base.passes);
-  assert.deepEqual(await outcomes(join(root, "replay")), await outcomes(join(root, "live")));
-  assert.deepEqual(await modelSide(join(root, "replay"), "suite/write/default/1"), await modelSide(join(root, "live"), "suite/write/default/1"));
-  const [liveStats, replayStats] = await Promise.all(["live", "replay"].map(async (d) => JSON.parse(await readFile(join(root, d, "stats.json"), "utf8")).total.stats));
+  assert.deepEqual(await outcomes(join(root, "redo")), await outcomes(join(root, "live")));
+  assert.deepEqual(await modelSide(join(root, "redo"), "suite/write/default/1"), await modelSide(join(root, "live"), "suite/write/default/1"));
+  // (The replay's folder is named as long as the recording's: the paths in the tool's output count the same tokens.)
+  // The whole session file alike, but for a named list: its id and creation time, the run directory in
+  // its paths, and what the tool printed that changes every run (the duration and the instant).
+  assert.deepEqual(await sessionApartFrom(join(root, "redo")), await sessionApartFrom(join(root, "live")));
+  const [liveStats, replayStats] = await Promise.all(["live", "redo"].map(async (d) => JSON.parse(await readFile(join(root, d, "stats.json"), "utf8")).total.stats));
   assert.deepEqual(billed(replayStats), billed(liveStats));
   assert.equal(liveStats.cacheReadTokens, 1200, "the recorded usage is the server's");
 });
