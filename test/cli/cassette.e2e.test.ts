@@ -338,3 +338,34 @@ ${normalise}checks:
   assert.equal(bad.code, 2);
   assert.match(bad.stderr, /serve\.yaml:\d+:\d+: cassette\.normalise\.0: \/x\*\/ matches the empty string/);
 });
+
+test("a compaction worker's requests are recorded beside the task's, marked, and replayed with no key", async (t) => {
+  const server = await FakeAnthropicServer.start();
+  t.after(() => server.close());
+  const root = await tempDir(t);
+  // The compaction benchmark's log-reading task, its summaries written by a worker on the fake server.
+  const source = await readFile(join(repoRoot, "bench/compaction-live/triage/count-failures.yaml"), "utf8");
+  const fixture = join(repoRoot, "bench/compaction-live/fixtures/service");
+  const taskText = source
+    .replace("workspace: { from: ../fixtures/service }", `workspace: { from: ${JSON.stringify(fixture)} }`)
+    .replace("policy: ../policy.yaml", `policy: ${JSON.stringify(join(repoRoot, "bench/compaction-live/policy.yaml"))}`)
+    .replace("limits: { maxSteps: 20 }", "limits: { maxSteps: 20 }\ntranscript: { budgetTokens: 6000, worker: { provider: anthropic, name: claude-worker-test } }");
+  await writeFiles(root, { "triage/count-failures.yaml": taskText });
+  for (let i = 0; i < 40; i++) server.reply(finalSay(`Summary ${i}: lines read so far; failed captures counted as they appear.`));
+  const cassettes = join(root, "cassettes");
+  const live = await runCli(["run", "triage", "--sandbox", "off", "--out", join(root, "live"), "--cassette", cassettes], { cwd: root, env: liveEnv(server) });
+  assert.equal(live.code, 0, live.stderr);
+  const file = join(cassettes, "triage/count-failures/default/1.jsonl");
+  const cassette = parseCassette(file, await readFile(file, "utf8"));
+  const workers = cassette.exchanges.filter((e) => e.who === "worker");
+  assert.ok(server.requests.length > 0 && workers.length === server.requests.length, `every worker request recorded: ${workers.length} of ${server.requests.length}`);
+  assert.ok(workers.every((e) => e.request.provider === "anthropic" && e.request.model === "claude-worker-test"));
+  assert.ok(cassette.exchanges.some((e) => e.who === undefined), "the task's own exchanges beside them");
+
+  await server.close();
+  const replay = await runCli(["run", "triage", "--sandbox", "off", "--out", join(root, "redo"), "--cassette", cassettes], { cwd: root, env: offlineEnv() });
+  assert.equal(replay.code, 0, replay.stderr);
+  const [a, b] = await Promise.all(["live", "redo"].map(async (d) => (await readRunResults(join(root, d)))[0]!.stats));
+  assert.deepEqual([b?.flushes, b?.workerRequests, b?.workerInputTokens], [a?.flushes, a?.workerRequests, a?.workerInputTokens]);
+  assert.ok((a?.flushes ?? 0) > 0);
+});
