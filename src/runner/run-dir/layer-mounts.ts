@@ -28,7 +28,7 @@ import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import { lstat, mkdir, readdir, readFile, realpath, rm, writeFile } from "node:fs/promises";
 import { basename, dirname, join, relative } from "node:path";
-import { errnoCode, errorMessage } from "../../core/errors.js";
+import { errnoCode, errorMessage, isMachineLimitErrno } from "../../core/errors.js";
 import { guardOutput } from "./output-guard.js";
 import { PREPARED_DIR } from "./prepared-folder.js";
 
@@ -184,17 +184,31 @@ function layerOf(text: string | null): LayerMount | null {
 /** Unmounts `target`: `umount` (root), `fusermount3 -u`/`fusermount -u` (a user's FUSE mount); lazily when busy. */
 async function unmountPath(target: string): Promise<void> {
   const attempts: Array<[string, string[]]> = [["umount", [target]], ["fusermount3", ["-u", target]], ["fusermount", ["-u", target]], ["umount", ["-l", target]], ["fusermount3", ["-uz", target]]];
-  const errors: string[] = [];
+  const failures: Array<{ attempt: string; error: unknown }> = [];
   for (const [command, args] of attempts) {
     try {
       await run(command, args);
       return;
-    } catch (err) {
-      errors.push(`${command} ${args.join(" ")}: ${errorMessage(err)}`);
+    } catch (error) {
+      failures.push({ attempt: `${command} ${args.join(" ")}`, error });
       if (!(await mountPointsUnder(target)).includes(target)) return;
     }
   }
-  throw Object.assign(new Error(`cannot unmount ${target}: ${errors.join("; ")}`), { code: "EBUSY", path: target });
+  throw unmountError(target, failures);
+}
+
+/**
+ * Why `target` stayed mounted: busy (EBUSY), unless an attempt could not even start for the
+ * machine's limit (`spawn umount EMFILE`) — then that errno, its error the cause, so the run ends
+ * as the machine's (exit 3) and the same command unmounts it later, not as a bad input (exit 2).
+ */
+export function unmountError(target: string, failures: ReadonlyArray<{ attempt: string; error: unknown }>): Error {
+  const limited = failures.find(({ error }) => {
+    const code = errnoCode(error);
+    return code !== null && isMachineLimitErrno(code);
+  })?.error;
+  const message = `cannot unmount ${target}: ${failures.map(({ attempt, error }) => `${attempt}: ${errorMessage(error)}`).join("; ")}`;
+  return Object.assign(new Error(message, limited === undefined ? undefined : { cause: limited }), { code: limited === undefined ? "EBUSY" : errnoCode(limited)!, path: target });
 }
 
 /**

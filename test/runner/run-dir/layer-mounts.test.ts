@@ -11,7 +11,8 @@ import assert from "node:assert/strict";
 import { cp, lstat, mkdir, readFile, readdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { execFileSync } from "node:child_process";
-import { LayerMounts, deletionsPath, mountPointsUnder, type LayerMount } from "../../../src/runner/run-dir/layer-mounts.js";
+import { LayerMounts, deletionsPath, mountPointsUnder, unmountError, type LayerMount } from "../../../src/runner/run-dir/layer-mounts.js";
+import { EXIT_CANNOT_CONTINUE, describeFailure } from "../../../src/cli/exit-codes.js";
 import { tempDir } from "../../support/temp-dir.js";
 
 const ROOT = process.getuid?.() === 0;
@@ -134,4 +135,18 @@ test("a layer whose mount went without rhema (its mount namespace ended) keeps w
   t.after(() => again.unmountLeftovers());
   await again.mount(restored);
   assert.deepEqual(await tree(restored.target), []);
+});
+
+test("an unmount that could not even start for the machine's limit ends the run as the machine's (exit 3), a busy one stays EBUSY", () => {
+  const spawnFailed = Object.assign(new Error("spawn umount EMFILE"), { code: "EMFILE", syscall: "spawn umount", path: "umount" });
+  const busy = Object.assign(new Error("umount: target is busy"), { code: 32 });
+  const limited = unmountError("/run/ws", [{ attempt: "umount /run/ws", error: busy }, { attempt: "fusermount3 -u /run/ws", error: spawnFailed }]);
+  assert.equal((limited as { code?: string }).code, "EMFILE");
+  assert.match(limited.message, /^cannot unmount \/run\/ws: umount \/run\/ws: umount: target is busy; fusermount3 -u \/run\/ws: spawn umount EMFILE$/);
+  const described = describeFailure(limited);
+  assert.equal(described.code, EXIT_CANNOT_CONTINUE);
+  assert.match(described.message, /too many open files \(EMFILE\)/);
+  const plain = unmountError("/run/ws", [{ attempt: "umount /run/ws", error: busy }]);
+  assert.equal((plain as { code?: string }).code, "EBUSY");
+  assert.equal(plain.cause, undefined);
 });
