@@ -6,7 +6,10 @@
  *                       cassette before the engine sees the end of the stream — so the exchange is
  *                       on disk before the boundary that commits its answer
  *   replayingProvider   answers each request from the cassette: the next unused exchange with the
- *                       request's hash (identical requests are answered in their recorded order).
+ *                       request's hash (identical requests are answered in their recorded order,
+ *                       across a resume too: the exchanges earlier runs of the trial used are
+ *                       skipped, and taken again only when nothing else matches — the request
+ *                       whose answer a kill cut before its boundary was committed).
  *                       A miss: `strict` fails the trial naming the first difference from the
  *                       nearest recorded request; `hybrid` asks the live model and stores nothing;
  *                       `record-missing` asks it and appends the exchange. After a miss the history
@@ -116,29 +119,55 @@ export interface ReplayOptions {
   onLive?(reason: string): void;
   /** Told of each recorded exchange that answered a request (what `cassette prune` keeps). */
   onUsed?(exchange: number): void;
+  /** The exchanges earlier runs of this trial answered from (a resumed replay goes on after them). */
+  earlier?: ReadonlySet<number>;
+  /** Told of the trial's first miss (the replay's record keeps it for `cassette show`). */
+  onMiss?(miss: ReplayMiss): void;
+  /**
+   * `--cassette-usage simulate`: the usage a replayed answer reports, from the request as sent now
+   * and the recorded exchange (absent: the recorded usage, as billed).
+   */
+  usage?(req: ModelRequest, recorded: CassetteExchange): Usage;
+}
+
+export interface ReplayMiss {
+  /** The request's place among the trial's requests (of `who`). */
+  request: number;
+  hash: string;
+  detail: string;
+  wentLive: boolean;
 }
 
 /** Answers requests from recorded exchanges; see the module comment for what a miss does. */
 export function replayingProvider(opts: ReplayOptions): ModelProvider {
   const exchanges = opts.exchanges.filter((e) => e.who === opts.keying.who);
+  const earlier = new Set([...(opts.earlier ?? [])].filter((n) => exchanges.some((e) => e.exchange === n)));
   const used = new Set<number>();
   let live = false;
+  const answer = (hash: string): CassetteExchange | undefined =>
+    exchanges.find((e) => e.hash === hash && !used.has(e.exchange) && !earlier.has(e.exchange))
+    // An answer an earlier run took last: its boundary may not have been committed before the kill.
+    ?? exchanges.findLast((e) => e.hash === hash && !used.has(e.exchange) && earlier.has(e.exchange));
   return {
     id: opts.id,
     async *stream(req, signal) {
       const keyed = key(req, opts.keying);
       if (!live) {
-        const found = exchanges.find((e) => e.hash === keyed.hash && !used.has(e.exchange));
+        const found = answer(keyed.hash);
         if (found) {
           used.add(found.exchange);
           opts.onUsed?.(found.exchange);
-          yield* found.events;
+          const usage = opts.usage?.(req, found);
+          yield* usage === undefined ? found.events : found.events.map((e) => (e.type === "usage" ? { type: "usage" as const, usage } : e));
           return;
         }
-        const miss = missText(exchanges, used, keyed.request);
-        if (opts.mode === "strict" || !opts.live) throw new CassetteMissError(miss);
+        const taken = new Set([...earlier, ...used]);
+        const detail = missText(exchanges, taken, keyed.request);
+        const wentLive = opts.mode !== "strict" && opts.live !== undefined;
+        opts.onMiss?.({ request: taken.size + 1, hash: keyed.hash, detail, wentLive });
+        if (!wentLive) throw new CassetteMissError(detail);
         live = true;
-        opts.onLive?.(`${miss}; this request and the rest of the trial go to the live model`);
+        opts.onLive?.(`${detail}; this request and the rest of the trial go to the live model`);
       }
       const stream = opts.live!.stream(req, signal);
       if (opts.mode === "record-missing" && opts.sink) yield* recorded(stream, keyed, opts.sink, opts.keying);

@@ -1,12 +1,12 @@
 /**
- * `--cassette DIR` and `--cassette-mode` settled before a run starts (issue 25): the folder is a
- * folder (or nothing yet, when recording), and the mode defaults to `strict` when the folder holds
- * cassettes, `record` when it holds none. Every problem is a `usage` error (exit 2) naming the path.
+ * `--cassette DIR`, `--cassette-mode` and `--cassette-usage` settled before a run starts (issue
+ * 25): the folder is a folder (or nothing yet, when recording), the mode defaults to `strict` when
+ * the folder holds cassettes, `record` when it holds none, and simulated usage is a replay's. Every problem is a `usage` error (exit 2) naming the path.
  */
-import { lstat, readdir, stat } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { lstat, stat } from "node:fs/promises";
+import { resolve } from "node:path";
 import { RhemaError, errnoCode, errorMessage } from "../../core/errors.js";
-import { CASSETTE_MODES, type CassetteMode, type CassetteSettings } from "./trial-cassette.js";
+import { CASSETTE_MODES, CASSETTE_USAGES, cassetteFilesUnder, type CassetteMode, type CassetteSettings, type CassetteUsage } from "./trial-cassette.js";
 
 export function parseCassetteMode(value: string): CassetteMode {
   const mode = CASSETTE_MODES.find((m) => m === value);
@@ -14,22 +14,30 @@ export function parseCassetteMode(value: string): CassetteMode {
   return mode;
 }
 
+function parseCassetteUsage(value: string): CassetteUsage {
+  const usage = CASSETTE_USAGES.find((u) => u === value);
+  if (usage === undefined) throw new RhemaError("usage", `Expected --cassette-usage to be one of ${CASSETTE_USAGES.join(", ")}, got "${value}"`);
+  return usage;
+}
+
 /** The run's cassette settings, or null without `--cassette`. */
-export async function settleCassette(flags: { cassette?: string; cassetteMode?: string }, cwd: string): Promise<CassetteSettings | null> {
+export async function settleCassette(flags: { cassette?: string; cassetteMode?: string; cassetteUsage?: string }, cwd: string): Promise<CassetteSettings | null> {
   if (flags.cassette === undefined) {
-    if (flags.cassetteMode !== undefined) throw new RhemaError("usage", "--cassette-mode needs --cassette DIR (the folder of cassettes to record to or replay from)");
+    for (const [given, flag] of [[flags.cassetteMode, "--cassette-mode"], [flags.cassetteUsage, "--cassette-usage"]] as const) {
+      if (given !== undefined) throw new RhemaError("usage", `${flag} needs --cassette DIR (the folder of cassettes to record to or replay from)`);
+    }
     return null;
   }
   const dir = resolve(cwd, flags.cassette);
   const asked = flags.cassetteMode === undefined ? null : parseCassetteMode(flags.cassetteMode);
+  const usage = flags.cassetteUsage === undefined ? null : parseCassetteUsage(flags.cassetteUsage);
   const kind = await folderKind(dir, flags.cassette);
-  if (kind === "absent") {
-    if (asked !== null && asked !== "record" && asked !== "record-missing") {
-      throw new RhemaError("usage", `--cassette ${flags.cassette}: no such folder to replay from (record into it first with --cassette-mode record)`);
-    }
-    return { dir, mode: asked ?? "record" };
+  if (kind === "absent" && asked !== null && asked !== "record" && asked !== "record-missing") {
+    throw new RhemaError("usage", `--cassette ${flags.cassette}: no such folder to replay from (record into it first with --cassette-mode record)`);
   }
-  return { dir, mode: asked ?? ((await holdsCassettes(dir)) ? "strict" : "record") };
+  const mode = asked ?? (kind === "folder" && (await holdsCassettes(dir, flags.cassette)) ? "strict" : "record");
+  if (usage === "simulate" && mode === "record") throw new RhemaError("usage", "--cassette-usage simulate is for a replay: a recording reports the usage the model billed");
+  return { dir, mode, ...(usage !== null ? { usage } : {}) };
 }
 
 async function folderKind(dir: string, given: string): Promise<"absent" | "folder"> {
@@ -57,19 +65,11 @@ function describeKind(info: { isFile(): boolean; isFIFO(): boolean; isCharacterD
   return "not a file or folder";
 }
 
-/** Whether some `.jsonl` file lies under `dir` (suite/id/variant/n.jsonl), looked for breadth-first. */
-async function holdsCassettes(dir: string): Promise<boolean> {
-  let level = [dir];
-  for (let depth = 0; depth < 4 && level.length > 0; depth++) {
-    const next: string[] = [];
-    for (const folder of level) {
-      const entries = await readdir(folder, { withFileTypes: true }).catch(() => []);
-      for (const entry of entries) {
-        if (depth === 3 && entry.isFile() && entry.name.endsWith(".jsonl")) return true;
-        if (depth < 3 && entry.isDirectory()) next.push(join(folder, entry.name));
-      }
-    }
-    level = next;
+/** Whether `dir` holds a cassette; a folder under it that cannot be read is an error naming it. */
+async function holdsCassettes(dir: string, given: string): Promise<boolean> {
+  try {
+    return (await cassetteFilesUnder(dir, 1)).length > 0;
+  } catch (err) {
+    throw new RhemaError("usage", `--cassette ${given}: cannot be read (${errorMessage(err)})`);
   }
-  return false;
 }

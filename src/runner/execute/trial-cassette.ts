@@ -9,34 +9,68 @@
  *   hybrid          a miss, and the rest of the trial, go to the live model; nothing is stored
  *   record-missing  as hybrid, and what went live is appended
  *
+ * A replayed answer reports the recorded usage, or with `--cassette-usage simulate` the cache
+ * simulator's for the request as sent now (below).
+ *
  * The file is opened at the trial's first request, not before: a trial whose result is kept, or
  * whose setup fails, touches no cassette. What is volatile in the trial's requests (its
  * workspace's path, the run directory's) is named here, so a replay in another run directory
  * keys its requests as the recording did.
  */
 import { join } from "node:path";
-import { realpath } from "node:fs/promises";
-import type { ModelProvider } from "../../core/provider.js";
+import { readdir, realpath } from "node:fs/promises";
+import type { ModelProvider, ModelRequest, Usage } from "../../core/provider.js";
+import { PromptCacheSimulator } from "../../cache/prompt-cache-simulator.js";
 import type { CassetteExchange } from "../../core/cassette-exchange.js";
 import { CassetteMissError, recordingProvider, replayingProvider, type CassetteKeying, type ReplayMode } from "../../providers/cassette.js";
 import type { VolatileParts } from "../../providers/cassette-request.js";
-import { CassetteWriter, readCassette } from "../../store/cassette-file.js";
-import { trialFolderSegments, type TrialKey } from "../trials/trial-key.js";
-import { readCassetteUse, writeCassetteUse } from "../run-dir/cassette-use.js";
+import { CASSETTE_VERSION, CassetteWriter, readCassette, type Cassette } from "../../store/cassette-file.js";
+import type { LockGuard } from "../run-dir/run-lock.js";
+import type { TrialKey } from "../trials/trial-key.js";
+import { cassettePath } from "../trials/cassette-path.js";
+import { readCassetteUse, writeCassetteUse, type CassetteMiss, type CassetteUse } from "../run-dir/cassette-use.js";
 
 export type CassetteMode = "record" | ReplayMode;
 export const CASSETTE_MODES: readonly CassetteMode[] = ["record", "strict", "hybrid", "record-missing"];
 
-/** `--cassette DIR` (absolute) and its mode as the run settled it. */
+export type CassetteUsage = "recorded" | "simulate";
+export const CASSETTE_USAGES: readonly CassetteUsage[] = ["recorded", "simulate"];
+
+/** `--cassette DIR` (absolute), its mode and `--cassette-usage` as the run settled them. */
 export interface CassetteSettings {
   dir: string;
+  /** One cassette every trial answers from (a task's `model.path` naming a file), instead of each trial's under `dir`. */
+  file?: string;
   mode: CassetteMode;
+  /** What a replayed answer's usage is: the recorded one (default), or the cache simulator's for the request as sent now. */
+  usage?: CassetteUsage;
+  /** A recording's hold on the folder (cassette-lock.ts), confirmed before each exchange is written. */
+  recorder?: LockGuard;
 }
 
-/** Where trial `key`'s cassette lives under `dir`. */
-export function cassettePath(dir: string, key: TrialKey): string {
-  const [suite, id, variant, repeat] = trialFolderSegments(key);
-  return join(dir, suite, id, variant, `${repeat}.jsonl`);
+/** How deep a cassette lies under DIR: `<suite>/<id>/<variant>/<n>.jsonl`. */
+const CASSETTE_DEPTH = 4;
+
+/**
+ * The cassettes under `dir`, sorted: the `.jsonl` files at a trial's depth, found breadth-first
+ * (never deeper), at most `limit` of them (1: whether the folder holds any).
+ */
+export async function cassetteFilesUnder(dir: string, limit = Infinity): Promise<string[]> {
+  const found: string[] = [];
+  let level = [dir];
+  for (let depth = 1; depth <= CASSETTE_DEPTH && level.length > 0; depth++) {
+    const next: string[] = [];
+    for (const folder of level.sort()) {
+      for (const entry of await readdir(folder, { withFileTypes: true })) {
+        const path = join(folder, entry.name);
+        if (depth === CASSETTE_DEPTH && entry.isFile() && entry.name.endsWith(".jsonl")) found.push(path);
+        else if (depth < CASSETTE_DEPTH && entry.isDirectory()) next.push(path);
+        if (found.length >= limit) return found.sort();
+      }
+    }
+    level = next;
+  }
+  return found.sort();
 }
 
 export interface TrialCassetteContext {
@@ -61,34 +95,34 @@ export interface TrialCassette {
   readonly path: string;
   /** `live` wrapped: the trial's model (`who` absent) or its compaction worker. */
   wrap(live: ModelProvider, who?: "worker"): ModelProvider;
+  /** A replay's: when the recorded trial started (its session began then); null when recording or with no recorded start. */
+  recordedStart(): Promise<string | null>;
   close(): Promise<void>;
 }
 
 export function openTrialCassette(settings: CassetteSettings, context: TrialCassetteContext): TrialCassette {
-  const path = cassettePath(settings.dir, context.key);
+  const path = settings.file ?? cassettePath(settings.dir, context.key);
   const volatile = volatileParts(context);
   let writer: Promise<CassetteWriter> | null = null;
-  let recorded: Promise<CassetteExchange[]> | null = null;
+  let recorded: Promise<Cassette | null> | null = null;
   let wentLive = false;
-  const usage = usedExchanges(context.usedFile);
+  const use = useRecord(context.usedFile, context.trialStartedAt);
   const keying = async (live: ModelProvider, who: "worker" | undefined): Promise<CassetteKeying> => ({
     ...providerAndModel(live.id), volatile: await volatile, redact: context.redact, ...(who ? { who } : {}),
   });
   const sink = (live: ModelProvider) => ({
     append: async (exchange: Omit<CassetteExchange, "exchange">) => {
+      await settings.recorder?.confirm();
       writer ??= CassetteWriter.open(path, {
-        cassette: 1, ...providerAndModel(live.id), recordedAt: context.now().toISOString(), trialStartedAt: context.trialStartedAt,
+        cassette: CASSETTE_VERSION, ...providerAndModel(live.id), recordedAt: context.now().toISOString(), trialStartedAt: context.trialStartedAt,
       }, (kept) => kept.trialStartedAt === context.trialStartedAt);
       const written = await (await writer).append(exchange);
       // What record-missing appends, the next replay answers from: it is kept by a prune.
-      if (settings.mode === "record-missing") usage.add(written.exchange);
+      if (settings.mode === "record-missing") use.add(written.exchange);
       return written;
     },
   });
-  const replayed = async (): Promise<CassetteExchange[]> => {
-    recorded ??= readCassette(path).then((cassette) => cassette?.exchanges ?? []);
-    return recorded;
-  };
+  const replayed = (): Promise<Cassette | null> => recorded ??= readCassette(path);
   return {
     path,
     wrap(live, who) {
@@ -100,12 +134,15 @@ export function openTrialCassette(settings: CassetteSettings, context: TrialCass
         if (settings.mode === "record") {
           inner = recordingProvider(live, sink(live), keyed);
         } else {
-          const exchanges = await replayed();
+          const exchanges = (await replayed())?.exchanges ?? [];
           if (exchanges.length === 0 && settings.mode === "strict") throw new CassetteMissError(`no recorded exchanges at ${path}: record the trial first (--cassette-mode record)`);
           inner = replayingProvider({
             id: live.id, exchanges, keying: keyed, mode: settings.mode, live,
             ...(settings.mode === "record-missing" ? { sink: sink(live) } : {}),
-            onUsed: (n) => usage.add(n),
+            earlier: await use.earlier(),
+            onUsed: (n) => use.add(n),
+            onMiss: (miss) => use.missed({ ...miss, ...(who ? { who } : {}) }),
+            ...(settings.usage === "simulate" ? { usage: simulatedUsage(keyed, context.now) } : {}),
             onLive: (reason) => {
               if (wentLive) return;
               wentLive = true;
@@ -123,37 +160,84 @@ export function openTrialCassette(settings: CassetteSettings, context: TrialCass
         },
       };
     },
+    async recordedStart() {
+      return settings.mode === "record" ? null : (await replayed())?.header.trialStartedAt ?? null;
+    },
     async close() {
       if (writer !== null) await (await writer.catch(() => null))?.close();
-      await usage.settled();
+      await use.settled();
     },
   };
 }
 
 /**
- * The exchanges a replay used, written after each one (a kill loses none already answered),
- * added to what the trial's earlier runs used. A write that fails is thrown at `settled`.
+ * The trial's cassette-used.json: the exchanges a replay used, written after each one (a kill
+ * loses none already answered) and added to what the trial's earlier runs used — unless the record
+ * is of another start of the trial — and its first miss. A write that fails is thrown at `settled`.
  */
-function usedExchanges(file: string): { add(exchange: number): void; settled(): Promise<void> } {
-  let used: Set<number> | null = null;
+function useRecord(file: string, trialStartedAt: string): {
+  earlier(): Promise<ReadonlySet<number>>;
+  add(exchange: number): void;
+  missed(miss: CassetteMiss): void;
+  settled(): Promise<void>;
+} {
+  let record: Promise<Omit<CassetteUse, "version">> | null = null;
+  const read = () => record ??= readCassetteUse(file).then((kept) =>
+    kept !== null && (kept.trialStartedAt ?? trialStartedAt) === trialStartedAt ? kept : { used: [] })
+    .then((kept) => ({ ...kept, trialStartedAt }));
   let writes: Promise<void> = Promise.resolve();
   let failure: { error: unknown } | null = null;
+  // Chained, so the record is read once and written in order; a failure is kept for `settled`, not left unhandled.
+  const change = (how: (use: Omit<CassetteUse, "version">) => boolean) => {
+    writes = writes.then(async () => {
+      const use = await read();
+      if (how(use)) await writeCassetteUse(file, use);
+    }).catch((error: unknown) => {
+      failure ??= { error };
+    });
+  };
   return {
+    async earlier() {
+      return new Set((await read()).used);
+    },
     add(exchange) {
-      // Chained, so the record is read once and written in order; a failure is kept for `settled`, not left unhandled.
-      writes = writes.then(async () => {
-        used ??= new Set(await readCassetteUse(file));
-        if (used.has(exchange)) return;
-        used.add(exchange);
-        await writeCassetteUse(file, used);
-      }).catch((error: unknown) => {
-        failure ??= { error };
+      change((use) => {
+        if (use.used.includes(exchange)) return false;
+        use.used = [...use.used, exchange];
+        return true;
+      });
+    },
+    missed(miss) {
+      change((use) => {
+        if (use.miss !== undefined) return false;
+        use.miss = miss;
+        return true;
       });
     },
     async settled() {
       await writes;
       if (failure !== null) throw failure.error;
     },
+  };
+}
+
+/**
+ * `--cassette-usage simulate`: each replayed answer's usage recomputed by the prompt-cache
+ * simulator (the provider's rules; chars4 counts, as a scripted model's) for the request as sent
+ * now, with the recorded output. The simulator's clock is the replay's, plus the model time the
+ * replay skipped (each recorded exchange's `totalMs`), so its TTLs see the recording's pauses. A
+ * resumed trial starts with an empty simulated cache.
+ */
+function simulatedUsage(keying: CassetteKeying, now: () => Date): (req: ModelRequest, recorded: CassetteExchange) => Usage {
+  const simulator = new PromptCacheSimulator({
+    rules: keying.provider === "openai" ? "openai" : "anthropic", ...(keying.model !== null ? { model: keying.model } : {}),
+  });
+  let skippedMs = 0;
+  return (req, recorded) => {
+    const input = simulator.observe(req, now().getTime() + skippedMs);
+    skippedMs += recorded.timing.totalMs;
+    const output = recorded.usage;
+    return { ...input, outputTokens: output?.outputTokens ?? 0, ...(output?.reasoningTokens !== undefined ? { reasoningTokens: output.reasoningTokens } : {}) };
   };
 }
 
