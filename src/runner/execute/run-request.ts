@@ -28,6 +28,7 @@ import type { TaskSandboxRun } from "./task-executor.js";
 import type { LockTiming } from "../run-dir/lock-owner.js";
 import { checkRunPaths } from "./run-paths.js";
 import { settleCassette } from "./cassette-flag.js";
+import { lockCassetteFolder } from "./cassette-lock.js";
 import type { CassetteSettings } from "./trial-cassette.js";
 import { counted } from "../../core/counted.js";
 import { parseLimitFlag, planSuite } from "../plan/plan-suite.js";
@@ -99,6 +100,8 @@ export interface RunRequest {
   cassette?: string;
   /** `--cassette-mode`: record, strict, hybrid or record-missing; default strict when DIR holds cassettes, else record. */
   cassetteMode?: string;
+  /** `--cassette-usage`: recorded (default) or simulate; a replay's only. */
+  cassetteUsage?: string;
   /** The run directory lock's stale limit and heartbeat (the CLI shortens them for tests: `RHEMA_LOCK_STALE_MS`); default 30 s and 5 s. */
   lockTiming?: LockTiming;
 }
@@ -192,6 +195,9 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
       ...(quarantine ? [quarantine.file] : []),
     ],
   });
+  // Two runs never write the same cassettes at once: a recording holds the folder's lock throughout.
+  const recorder = cassette !== null && (cassette.mode === "record" || cassette.mode === "record-missing")
+    ? await lockCassetteFolder(cassette.dir, context.pid, request.lockTiming) : null;
   const outcome = await runSuite({
     tasks: loaded.tasks,
     ...(loaded.variants !== null ? { cells: loaded.variants.cells } : {}),
@@ -227,7 +233,7 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
       defaults: { ...(request.maxSteps !== undefined ? { maxSteps: request.maxSteps } : {}), ...(timeoutMs !== undefined ? { timeoutMs } : {}) },
       sandboxFor: (trial) => sandbox.runs.get(taskKey(trial.task))!,
       listenRetries: (trial, listener) => plan.listenRetries(trialId(trial.key), listener),
-      ...(cassette ? { cassette } : {}),
+      ...(cassette ? { cassette: { ...cassette, ...(recorder ? { recorder } : {}) } } : {}),
     },
     onProgress: context.onProgress,
     onNote: context.onNote,
@@ -238,7 +244,7 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
     ...(request.passAt !== undefined ? { passAt: request.passAt } : {}),
     ...(request.junitCases !== undefined ? { junitCases: request.junitCases } : {}),
     ...(quarantine ? { quarantine } : {}),
-  });
+  }).finally(() => recorder?.release());
   return { ...outcome, runDir, selected: loaded.tasks.length, sandboxWarning: sandbox.warning };
 }
 

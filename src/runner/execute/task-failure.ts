@@ -25,7 +25,8 @@ export type TaskFailure = { kind: "errored"; error: RhemaError } | { kind: "stop
 export function classifyTaskFailure(err: unknown, timeoutReason?: unknown): TaskFailure {
   const output = findCause(err, (e): e is OutputError => e instanceof OutputError);
   if (output) return { kind: "stop", error: output };
-  if (timeoutReason instanceof RhemaError) return { kind: "errored", error: timeoutReason };
+  // What aborted the task: its timeout (its outcome), or a lock the run lost (the run's end).
+  if (timeoutReason instanceof RhemaError) return { kind: failureKind(timeoutReason.code) === "stop" ? "stop" : "errored", error: timeoutReason };
   const limit = machineLimitOf(err);
   if (limit) return { kind: "stop", error: limit };
   if (!(err instanceof RhemaError)) return { kind: "errored", error: new RhemaError("internal", errorMessage(err), { cause: err }) };

@@ -41,16 +41,18 @@ import {
 import { asOutputError, guardOutput } from "./output-guard.js";
 import { parseJsonText } from "./state-file.js";
 
+const DEFAULT_REMEDY = "wait for it, or pass another --out";
+
 export class RunLockedError extends RhemaError {
   /**
    * `owner`: the lock's owner record, or just its pid. `heartbeatOnly`: its pid cannot be
    * looked at from here, so only its heartbeat going stale (after `staleMs`) frees the lock.
    */
-  constructor(runDir: string, owner: RecordedOwner | number | null, heartbeatOnly?: { staleMs: number }) {
+  constructor(runDir: string, owner: RecordedOwner | number | null, heartbeatOnly?: { staleMs: number }, remedy = DEFAULT_REMEDY) {
     const when = heartbeatOnly
       ? `; its pid is not one this process can check (another pid namespace, container, boot or machine), so the lock is taken over only once its heartbeat is ${heartbeatOnly.staleMs / 1000} s old`
       : "";
-    super("run_locked", `${runDir} is in use by another rhema run${describeOwner(owner)}${when}; wait for it, or pass another --out`);
+    super("run_locked", `${runDir} is in use by another rhema run${describeOwner(owner)}${when}; ${remedy}`);
   }
 }
 
@@ -59,11 +61,11 @@ export class RunLockedError extends RhemaError {
  * for longer than the stale limit): it must stop before any further side effect. Exit 3.
  */
 export class LockLostError extends RhemaError {
-  constructor(runDir: string, owner: RecordedOwner | null) {
+  constructor(runDir: string, owner: RecordedOwner | null, what = "the run directory's lock") {
     const now = owner === null ? "its lock file was removed or replaced" : `another rhema run${describeOwner(owner)} took it over`;
-    super("lock_lost", `${runDir}: this run lost the run directory's lock — ${now} while this run was stalled (paused, stopped or suspended) ` +
+    super("lock_lost", `${runDir}: this run lost ${what} — ${now} while this run was stalled (paused, stopped or suspended) ` +
       "past the lock's stale limit; it stopped before starting anything more (no request, tool call, setup command or check), " +
-      "and the run holding the directory carries on with its tasks");
+      "and the run holding it now carries on");
   }
 }
 
@@ -92,6 +94,10 @@ export interface RunLock extends LockGuard {
 }
 
 export interface RunLockOptions extends Partial<LockTiming> {
+  /** What a refused runner is told to do (default: wait, or pass another --out). */
+  remedy?: string;
+  /** What a runner that lost the lock lost (default: "the run directory's lock"). */
+  what?: string;
   /** Default: this machine's name. */
   host?: string;
   /** How a pid is judged alive here; default /proc and kill(pid, 0). */
@@ -120,7 +126,7 @@ export async function acquireRunLock(lockPath: string, pid: number, now: Date = 
   const timing: LockTiming = { staleMs: options.staleMs ?? DEFAULT_LOCK_TIMING.staleMs, heartbeatMs: options.heartbeatMs ?? DEFAULT_LOCK_TIMING.heartbeatMs };
   let last: RecordedOwner | null = null;
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-    if (await guardOutput(lockPath, "write", () => publishExclusive(lockPath, self))) return holdLock(lockPath, self, false, timing);
+    if (await guardOutput(lockPath, "write", () => publishExclusive(lockPath, self))) return holdLock(lockPath, self, false, timing, options.what);
     const current = await readLock(lockPath);
     if (current === null) continue; // released meanwhile: try to create it again
     last = current.owner;
@@ -133,14 +139,14 @@ export async function acquireRunLock(lockPath: string, pid: number, now: Date = 
     const ours = comparable && current.owner!.pid === pid;
     const verdict = ours && current.owner!.processStartTime === self.processStartTime && self.processStartTime !== null ? { kind: "held" as const }
       : ours ? { kind: "stale" as const } : judgeLock(facts);
-    if (verdict.kind === "held") throw new RunLockedError(runDir, current.owner, comparable ? undefined : { staleMs: timing.staleMs });
-    if (await guardOutput(lockPath, "write", () => takeOver(lockPath, current, self))) return holdLock(lockPath, self, true, timing);
+    if (verdict.kind === "held") throw new RunLockedError(runDir, current.owner, comparable ? undefined : { staleMs: timing.staleMs }, options.remedy);
+    if (await guardOutput(lockPath, "write", () => takeOver(lockPath, current, self))) return holdLock(lockPath, self, true, timing, options.what);
     await sleep(RETRY_MS); // another taker is at work: judge again once it is done
   }
-  throw new RunLockedError(runDir, last);
+  throw new RunLockedError(runDir, last, undefined, options.remedy);
 }
 
-function holdLock(path: string, self: LockOwner, tookOver: boolean, timing: LockTiming): RunLock {
+function holdLock(path: string, self: LockOwner, tookOver: boolean, timing: LockTiming, what?: string): RunLock {
   const runDir = dirname(path);
   const lost = new AbortController();
   let released = false;
@@ -148,7 +154,7 @@ function holdLock(path: string, self: LockOwner, tookOver: boolean, timing: Lock
   let queue: Promise<unknown> = Promise.resolve();
   const lose = (owner: RecordedOwner | null): never => {
     clearInterval(timer);
-    if (!lost.signal.aborted) lost.abort(new LockLostError(runDir, owner));
+    if (!lost.signal.aborted) lost.abort(new LockLostError(runDir, owner, what));
     throw lost.signal.reason;
   };
   const check = async (): Promise<void> => {
