@@ -115,6 +115,11 @@ export interface CodingAgentConfig {
   /** Clock and id source, injected so tests are deterministic. */
   now?: () => Date;
   newId?: () => string;
+  /**
+   * When a new session began (default `now()`): the date its environment report gives. The runner
+   * gives its trial's start; a cassette replay the recording's, so the requests match it.
+   */
+  createdAt?: Date;
 }
 
 export class CodingAgent {
@@ -153,7 +158,7 @@ export class CodingAgent {
     this.inputChecks = compileInputChecks([...this.tools.values()].map((t) => t.spec), { metaCheck: (spec) => given.has(spec) });
     const now = config.now ?? (() => new Date());
     // A session built by hand may lack call states: read off its messages (rhema's own have them all).
-    this.session = session ? withCallStates(session) : newSession((config.newId ?? randomUUID)(), now());
+    this.session = session ? withCallStates(session) : newSession((config.newId ?? randomUUID)(), config.createdAt ?? now());
     this.environment = this.session.environment ?? this.renderEnvironment(new Date(this.session.createdAt));
     this.tokenCounter = counterFor(this.session, config.tokenCounter);
     this.mirror = config.transcript === false ? null : new TranscriptMirror({ ...(config.transcript ?? {}), ...(config.price ? { price: config.price } : {}), counter: this.tokenCounter });

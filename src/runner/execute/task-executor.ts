@@ -68,6 +68,7 @@ import { PRICE_TABLE } from "../pricing/prices.js";
 import { RunBudget } from "../pricing/run-budget.js";
 import type { LockGuard } from "../run-dir/run-lock.js";
 import { openTrialCassette, type CassetteSettings, type TrialCassette } from "./trial-cassette.js";
+import { taskCassette } from "../plan/recorded-model.js";
 import { lockedCommandRunner, lockedCommitHook, lockedProvider, lockedSink, throwIfLost } from "./lock-boundaries.js";
 
 export interface TaskRunEnv {
@@ -184,8 +185,11 @@ interface TrialRun {
   close(): Promise<void>;
 }
 
-async function openTrialRun(trial: Trial, folder: TaskFolder, env: TaskRunEnv): Promise<TrialRun> {
+async function openTrialRun(trial: Trial, folder: TaskFolder, runEnv: TaskRunEnv): Promise<TrialRun> {
   const { task } = trial;
+  // A task whose model is a recording replays its own cassettes, whatever --cassette says.
+  const own = await taskCassette(task);
+  const env: TaskRunEnv = own ? { ...runEnv, cassette: { ...own, mode: "strict" } } : runEnv;
   await folder.removeStaleTemps();
   const clock = () => env.now().getTime();
   const started = clock();
@@ -195,7 +199,9 @@ async function openTrialRun(trial: Trial, folder: TaskFolder, env: TaskRunEnv): 
   const checkpoint = folder.openCheckpoint({}, () => folder.recordState({ ...book.current, activeMs: book.current.activeMs + sinceStart() }));
   // The task's timeout covers setup, turn and checks, less what earlier runs already spent.
   const timeout = taskTimeout(task, env, book.current.activeMs);
-  const signal = AbortSignal.any([env.signal, ...(timeout.signal ? [timeout.signal] : []), ...(env.lock ? [env.lock.lost] : [])]);
+  // A lost lock — the run directory's, or a recording's on its cassette folder — stops the trial's requests and commands.
+  const locks = [env.lock, env.cassette?.recorder].flatMap((lock) => (lock ? [lock.lost] : []));
+  const signal = AbortSignal.any([env.signal, ...(timeout.signal ? [timeout.signal] : []), ...locks]);
   const log = await folder.openEventLog(env.redactor, (e) => env.onEvent(trial, e), env.now);
   const events = env.lock ? lockedSink(log, env.lock) : log;
   const cassette = env.cassette ? openTrialCassette(env.cassette, {
@@ -271,6 +277,8 @@ async function turnPhase(run: TrialRun): Promise<{ kind: "interrupted" } | { kin
       ...(env.pricingFor ? { price: env.pricingFor(trial).pricer } : {}),
       ...(sandbox.placement ? { sandbox: sandbox.placement } : {}),
       ...(env.tokenCounterFor ? { tokenCounter: env.tokenCounterFor(trial) } : {}),
+      // A replay's session begins when its recording's did: its environment report, and so its requests, match.
+      sessionCreatedAt: new Date((saved === null ? await run.cassette?.recordedStart() : null) ?? book.current.startedAt),
     });
     // The conversation moved on since checks last ran (a retried turn): their records, and the patch, were of another workspace.
     if (agent.session.messages.length !== (saved?.messages.length ?? 0) && (book.current.checks.length > 0 || book.current.changes !== null)) {
@@ -376,7 +384,11 @@ function failureOf(err: unknown, signal: AbortSignal): RhemaError {
 function costOf(trial: Trial, env: TaskRunEnv, stats: TranscriptStats | null): TaskCost | undefined {
   const pricing = env.pricingFor?.(trial);
   const replayed = env.cassette !== undefined && env.cassette.mode !== "record";
-  return pricing ? taskCost(stats, pricedAsOf(pricing), { ...PRICE_TABLE, pricingFile: env.pricingFile ?? null }, replayed) : undefined;
+  if (!pricing) return undefined;
+  const pricedAs = pricedAsOf(pricing);
+  // `--cassette-usage simulate`: the cache simulator's figures priced, as a scripted task's `priceAs` is.
+  const simulated = pricedAs.simulated || (replayed && env.cassette?.usage === "simulate");
+  return taskCost(stats, { ...pricedAs, simulated }, { ...PRICE_TABLE, pricingFile: env.pricingFile ?? null }, replayed);
 }
 
 /** An interrupted trial's figures so far: time over every run, steps, stats and cost (unpriced: null, never 0). */

@@ -74,12 +74,15 @@ export interface TaskTurnOptions {
   budget?: (who: "task" | "worker", stats: TranscriptStats | null) => SpentBudget | null;
   /** The plan's token counter; a saved session keeps the one it recorded (a tokenizer's is loaded again). */
   tokenCounter?: TokenCounter;
+  /** When a new session begins: the trial's start, or in a cassette replay the recorded trial's. */
+  sessionCreatedAt?: Date;
 }
 
 /** Runs (or continues) the task's turn; resolves with the agent when the turn has ended. */
 export async function runTaskTurn(opts: TaskTurnOptions): Promise<CodingAgent> {
   const config: CodingAgentConfig = {
     workspace: opts.workspace, transcript: opts.task.transcript ?? {}, now: opts.now,
+    ...(opts.sessionCreatedAt ? { createdAt: opts.sessionCreatedAt } : {}),
     env: opts.commands.env, allowEnv: [...opts.commands.allowEnv], filterToolOutput: opts.filterToolOutput,
     ...(opts.filterCommitted ? { filterCommitted: opts.filterCommitted } : {}),
     ...(opts.workerProvider ? { compactionWorker: modelWorker(opts.workerProvider) } : {}),
