@@ -51,6 +51,9 @@ export function createProvider(spec: ProviderSpec, env: ProviderEnv, options: Cr
     throw new RhemaError("invalid_config", `unknown model provider "${name}"; expected one of: ${[...PROVIDER_NAMES].sort().join(", ")}`);
   }
   if (isScriptedSpec(spec)) return scriptedProvider(spec.script, spec.name, options);
+  if (providerEntry(spec.provider).capabilities.replays) {
+    throw new RhemaError("invalid_config", `a ${spec.provider} model is planned as the model it recorded (model.path), not made as a provider`);
+  }
   const named = spec as Extract<ProviderSpec, { baseUrl?: string }>;
   const { apiKey, baseUrl } = credentials(named, env);
   return lazyProvider(`${named.provider}:${named.name}`, () => loadNamedProvider(named.provider, {

@@ -80,6 +80,15 @@ const ENTRIES = {
     ownHosts: ["api.openai.com"],
     tokenCounting: "tokenizer",
   },
+  // A task whose model is a recording (`model: { provider: cassette, path }`): the planner reads
+  // the recorded provider and model from the cassette and plans the task as a strict replay of it.
+  cassette: {
+    envKeys: null,
+    capabilities: { scripted: false, replays: true, structuredOutput: false, needsModelName: false },
+    pricingId: null,
+    ownHosts: null,
+    tokenCounting: "chars4",
+  },
 } as const satisfies Record<string, EntryShape>;
 
 type Entries = typeof ENTRIES;
@@ -87,8 +96,10 @@ type Entries = typeof ENTRIES;
 export type ProviderName = keyof Entries;
 /** The providers that answer from a script in the task file. */
 export type ScriptedProviderName = { [K in ProviderName]: Entries[K]["capabilities"]["scripted"] extends true ? K : never }[ProviderName];
+/** The providers that answer from a recording (a cassette). */
+export type ReplayProviderName = { [K in ProviderName]: Entries[K]["capabilities"]["replays"] extends true ? K : never }[ProviderName];
 /** The providers that run a named model (a key or a base URL, a model name). */
-export type NamedProviderName = Exclude<ProviderName, ScriptedProviderName>;
+export type NamedProviderName = Exclude<ProviderName, ScriptedProviderName | ReplayProviderName>;
 
 /** A provider's entry. */
 export interface ProviderEntry extends EntryShape {
@@ -98,7 +109,9 @@ export interface ProviderEntry extends EntryShape {
 /** Every provider's name, in the registry's order. */
 export const PROVIDER_NAMES = Object.keys(ENTRIES) as [ProviderName, ...ProviderName[]];
 /** The providers whose models are named (`--provider`'s choices, a worker's, a pricing file's). */
-export const NAMED_PROVIDERS = PROVIDER_NAMES.filter((n) => !ENTRIES[n].capabilities.scripted) as [NamedProviderName, ...NamedProviderName[]];
+export const NAMED_PROVIDERS = PROVIDER_NAMES.filter((n) => !ENTRIES[n].capabilities.scripted && !ENTRIES[n].capabilities.replays) as [NamedProviderName, ...NamedProviderName[]];
+/** The providers that answer from a recording. */
+export const REPLAY_PROVIDERS = PROVIDER_NAMES.filter((n) => ENTRIES[n].capabilities.replays) as [ReplayProviderName, ...ReplayProviderName[]];
 /** The providers that answer from the task file's script. */
 export const SCRIPTED_PROVIDERS = PROVIDER_NAMES.filter((n) => ENTRIES[n].capabilities.scripted) as [ScriptedProviderName, ...ScriptedProviderName[]];
 
@@ -109,7 +122,7 @@ export function isProviderName(name: string): name is ProviderName {
 
 /** Whether `name` names a provider that runs a named model. */
 export function isNamedProvider(name: string): name is NamedProviderName {
-  return isProviderName(name) && !ENTRIES[name].capabilities.scripted;
+  return isProviderName(name) && !ENTRIES[name].capabilities.scripted && !ENTRIES[name].capabilities.replays;
 }
 
 /** Whether `name` is a provider that answers from the task file's script (the `scripted` capability). */

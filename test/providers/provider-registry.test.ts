@@ -1,9 +1,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { ModelProviderName } from "../../src/core/transcript-types.js";
+import { RhemaError } from "../../src/core/errors.js";
 import { createProvider, type ProviderSpec } from "../../src/providers/provider-factory.js";
 import {
-  NAMED_PROVIDERS, PROVIDER_NAMES, SCRIPTED_PROVIDERS, isNamedProvider, isScriptedProvider, providerEntry, type NamedProviderName,
+  NAMED_PROVIDERS, PROVIDER_NAMES, REPLAY_PROVIDERS, SCRIPTED_PROVIDERS, isNamedProvider, isScriptedProvider, providerEntry, type NamedProviderName,
 } from "../../src/providers/provider-registry.js";
 import { taskFileSchema } from "../../src/runner/tasks/task-schema.js";
 import { pricingFileSchema } from "../../src/runner/pricing/pricing-file.js";
@@ -17,21 +18,26 @@ test("core's ModelProviderName is the registry's NamedProviderName", () => {
   assert.equal(coreAgrees, true);
 });
 
-test("each provider is named or scripted, never both; named ones read a key and a base URL and need a model name", () => {
-  assert.deepEqual([...PROVIDER_NAMES].sort(), [...NAMED_PROVIDERS, ...SCRIPTED_PROVIDERS].sort());
+test("each provider is named, scripted or a recording, one of the three; named ones read a key and a base URL and need a model name", () => {
+  assert.deepEqual([...PROVIDER_NAMES].sort(), [...NAMED_PROVIDERS, ...SCRIPTED_PROVIDERS, ...REPLAY_PROVIDERS].sort());
+  assert.deepEqual([...REPLAY_PROVIDERS], ["cassette"]);
   for (const name of PROVIDER_NAMES) {
     const entry = providerEntry(name);
+    const named = !entry.capabilities.scripted && !entry.capabilities.replays;
+    assert.ok(!(entry.capabilities.scripted && entry.capabilities.replays), name);
     assert.equal(isScriptedProvider(name), entry.capabilities.scripted, name);
-    assert.equal(isNamedProvider(name), !entry.capabilities.scripted, name);
-    assert.equal(entry.envKeys !== null, !entry.capabilities.scripted, `${name}: env keys`);
-    assert.equal(entry.capabilities.needsModelName, !entry.capabilities.scripted, `${name}: model name`);
+    assert.equal(isNamedProvider(name), named, name);
+    assert.equal(entry.envKeys !== null, named, `${name}: env keys`);
+    assert.equal(entry.capabilities.needsModelName, named, `${name}: model name`);
   }
   assert.equal(isNamedProvider("nope"), false);
   assert.equal(isScriptedProvider("nope"), false);
 });
 
-test("the provider each entry makes carries its scripted capability (the agent reads it, not the id)", () => {
-  for (const name of PROVIDER_NAMES) {
+test("the provider each entry makes carries its scripted capability (the agent reads it, not the id); a recording is never made as a provider", () => {
+  assert.throws(() => createProvider({ provider: "cassette", name: "m" } as unknown as ProviderSpec, {}), (err: unknown) =>
+    err instanceof RhemaError && err.code === "invalid_config" && /planned as the model it recorded/.test(err.message));
+  for (const name of [...NAMED_PROVIDERS, ...SCRIPTED_PROVIDERS]) {
     const spec = (isScriptedProvider(name)
       ? { provider: name, script: [{ say: "hi" }], name: "s/t" }
       : { provider: name, name: "m" }) as ProviderSpec;
@@ -43,7 +49,8 @@ test("the provider each entry makes carries its scripted capability (the agent r
 
 test("the task and pricing schemas take exactly the registry's providers", () => {
   for (const name of PROVIDER_NAMES) {
-    const model = isScriptedProvider(name) ? { provider: name, script: [{ say: "done" }] } : { provider: name, name: "m" };
+    const model = isScriptedProvider(name) ? { provider: name, script: [{ say: "done" }] }
+      : REPLAY_PROVIDERS.some((r) => r === name) ? { provider: name, path: "cassettes" } : { provider: name, name: "m" };
     assert.equal(taskFileSchema.safeParse({ prompt: "p", model }).success, true, name);
     assert.equal(pricingFileSchema.safeParse({ version: 1, models: [{ provider: name, model: "m", inputPerMTok: 1, outputPerMTok: 1 }] }).success, isNamedProvider(name), name);
   }

@@ -22,6 +22,7 @@ import { LIMIT_TEXT_RULE, parseLimitText } from "../tasks/duration.js";
 import type { TaskDefinition } from "../tasks/task-file.js";
 import { resolveTaskApprovals } from "../tasks/task-policy.js";
 import { taskKey } from "../tasks/task-key.js";
+import { recordedModelOf, recordedSpec } from "./recorded-model.js";
 import { trialFolderSegments, type TrialKey } from "../trials/trial-key.js";
 import { trialId } from "../trials/trial.js";
 import { scriptFor, type CommandEnvironment, type TaskPlan } from "./task-plan.js";
@@ -87,13 +88,15 @@ export function parseLimitFlag(flag: string, value: string | undefined): number 
 /** Plans `tasks`; throws (exit 2) on the first problem a run would meet before starting. */
 export async function planSuite(tasks: readonly TaskDefinition[], flags: PlanFlags, context: PlanContext): Promise<SuitePlan> {
   const streamIdleMs = parseLimitFlag("--stream-idle", flags.streamIdle);
-  const specs = new Map(tasks.map((task) => [taskKey(task), providerSpec(task, flags)]));
+  // A task whose model is a recording is planned as the model it recorded, replayed offline.
+  const recorded = new Map(await Promise.all(tasks.filter((task) => recordedModelOf(task) !== null).map(async (task) => [taskKey(task), await recordedSpec(task)] as const)));
+  const specs = new Map(tasks.map((task) => [taskKey(task), recorded.get(taskKey(task)) ?? providerSpec(task, flags)]));
   const idleOf = (task: TaskDefinition) => task.limits.streamIdleMs ?? streamIdleMs;
   const retries = new RetryRelay();
   const counters = await chooseCounters(specs, flags.calibration === undefined ? undefined : await loadCalibrationFile(resolve(context.cwd, flags.calibration)));
-  const make = flags.offline === true ? offlineProvider : createProvider;
-  const providers = new Map(tasks.map((task) => [taskKey(task), providerMaker(task, specs.get(taskKey(task))!, context.env, { streamIdleMs: idleOf(task), counter: counters.get(taskKey(task))! }, retries, make)]));
-  const workers = createWorkerProviders(tasks, context.env, idleOf, retries, make);
+  const makerOf = (task: TaskDefinition) => (flags.offline === true || recorded.has(taskKey(task)) ? offlineProvider : createProvider);
+  const providers = new Map(tasks.map((task) => [taskKey(task), providerMaker(task, specs.get(taskKey(task))!, context.env, { streamIdleMs: idleOf(task), counter: counters.get(taskKey(task))! }, retries, makerOf(task))]));
+  const workers = createWorkerProviders(tasks, context.env, idleOf, retries, makerOf);
   const pricingFile = flags.pricing === undefined ? null : await loadPricingFile(resolve(context.cwd, flags.pricing));
   const pricings = await priceTasks(tasks, specs, pricingFile?.models ?? [], context.env);
   checkCostBudgets(tasks, specs, pricings, flags.maxCost);
@@ -129,7 +132,7 @@ export async function planSuite(tasks: readonly TaskDefinition[], flags: PlanFla
 function providerSpec(task: TaskDefinition, flags: PlanFlags): ProviderSpec {
   const model = task.model;
   if (model && "script" in model) return { provider: model.provider, script: model.script, name: taskKey(task) };
-  if (model) return { provider: model.provider, name: model.name, ...(model.baseUrl ? { baseUrl: model.baseUrl } : {}) };
+  if (model && "name" in model) return { provider: model.provider, name: model.name, ...(model.baseUrl ? { baseUrl: model.baseUrl } : {}) };
   if (flags.provider === undefined) {
     throw new RhemaError("usage", `${task.file}: the task names no model: add \`model:\` to it, or pass --provider and --model`);
   }
@@ -179,13 +182,13 @@ function providerMaker(
 /** The compaction workers tasks name (`transcript.worker`), made up front like the task models. */
 function createWorkerProviders(
   tasks: readonly TaskDefinition[], env: ProviderEnv, idleOf: (task: TaskDefinition) => number | undefined, retries: RetryRelay,
-  make: typeof createProvider,
+  makerOf: (task: TaskDefinition) => typeof createProvider,
 ): Map<string, ModelProvider> {
   const workers = new Map<string, ModelProvider>();
   for (const task of tasks) {
     const worker = task.transcript?.worker;
     if (worker) {
-      workers.set(taskKey(task), make({ provider: worker.provider, name: worker.name }, env, {
+      workers.set(taskKey(task), makerOf(task)({ provider: worker.provider, name: worker.name }, env, {
         ...idleOption(idleOf(task)), retry: { onRetry: retries.hookTask(trialPrefix(task), "worker") },
       }));
     }

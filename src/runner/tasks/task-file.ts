@@ -13,7 +13,7 @@ import { RhemaError, errorMessage, throwIfMachineLimit } from "../../core/errors
 import type { TranscriptConfig } from "../../core/transcript-types.js";
 import type { ScriptAlternative, ScriptPick, ScriptStep } from "../../providers/script.js";
 import { chooseScript } from "../../providers/script-choice.js";
-import type { NamedProviderName, ScriptedProviderName } from "../../providers/provider-registry.js";
+import type { NamedProviderName, ReplayProviderName, ScriptedProviderName } from "../../providers/provider-registry.js";
 import {
   formatLocatedMessage,
   parseYamlSource,
@@ -69,7 +69,15 @@ export class TaskFileError extends RhemaError {
 
 export type TaskModel =
   | ScriptedTaskModel
-  | { provider: NamedProviderName; name: string; baseUrl?: string };
+  | { provider: NamedProviderName; name: string; baseUrl?: string }
+  | CassetteTaskModel;
+
+/** A recorded model (`provider: cassette`): the task replays its cassettes strictly, as the recorded provider and model. */
+export interface CassetteTaskModel {
+  provider: ReplayProviderName;
+  /** Absolute: a folder of cassettes (`DIR/<suite>/<id>/<variant|default>/<n>.jsonl`) or one cassette file. */
+  path: string;
+}
 
 /**
  * A scripted model. With `scripts`, each trial plays the alternative `chooseScript(model, task.seed
@@ -315,7 +323,7 @@ function resolveTask(
       ...(content.workspace?.changes !== undefined ? { changes: changesSettings(content.workspace.changes) } : {}),
     },
     policy: resolvePolicy(content.policy, base.file, locate),
-    model: resolveModel(content.model, content.seed, base),
+    model: resolveModel(content.model, content.seed, base, folder),
     limits: {},
     checks: (content.checks ?? []).map((check) => {
       const resolved: TaskCheck = { name: check.name, run: check.run };
@@ -339,8 +347,9 @@ function resolveTask(
   return task;
 }
 
-function resolveModel(model: TaskFileContent["model"], seed: TaskFileContent["seed"], trial: { suite: string; id: string }): TaskModel | null {
+function resolveModel(model: TaskFileContent["model"], seed: TaskFileContent["seed"], trial: { suite: string; id: string }, folder: string): TaskModel | null {
   if (model === undefined) return null;
+  if ("path" in model) return { provider: model.provider, path: resolve(folder, model.path) };
   if (model.provider !== "scripted") return model;
   const { script: _script, ...rest } = model;
   const first = chooseScript(model, seed === undefined ? "" : String(seed), { suite: trial.suite, id: trial.id, variant: null, repeat: 1 });

@@ -9,7 +9,7 @@
  */
 import { z } from "zod";
 import type { CacheTtlSetting } from "../../core/transcript-types.js";
-import { NAMED_PROVIDERS, PROVIDER_NAMES, SCRIPTED_PROVIDERS, nameList } from "../../providers/provider-registry.js";
+import { NAMED_PROVIDERS, PROVIDER_NAMES, REPLAY_PROVIDERS, SCRIPTED_PROVIDERS, nameList } from "../../providers/provider-registry.js";
 import { DURATION_PATTERN, NO_LIMIT, parseDurationMs } from "./duration.js";
 
 /**
@@ -137,7 +137,14 @@ export const remoteModelSchema = z.strictObject({
     .describe("A compatible server's base URL (Ollama, vLLM, llama.cpp, LM Studio)."),
 });
 
-const modelSchema = z.discriminatedUnion("provider", [scriptedModelSchema, remoteModelSchema], {
+/** A recorded model: the task is a strict replay of a cassette (`run --cassette`), with no key. */
+export const cassetteModelSchema = z.strictObject({
+  provider: z.enum(REPLAY_PROVIDERS),
+  path: nonEmptyText("model.path")
+    .describe("Relative to the task file: a folder of cassettes (as `run --cassette DIR` records them: trial n of this task answers from DIR/<suite>/<id>/<variant|default>/<n>.jsonl), or one cassette file that every trial of the task answers from. The recorded provider and model are the task's; a request with no recorded answer fails its trial (cassette_miss)."),
+});
+
+const modelSchema = z.discriminatedUnion("provider", [scriptedModelSchema, remoteModelSchema, cassetteModelSchema], {
   error: `expected provider: ${nameList(PROVIDER_NAMES)}`,
 }).describe("The model; absent, the CLI's --provider/--model decide.");
 
