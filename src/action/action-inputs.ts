@@ -17,7 +17,7 @@ import { parsePassRate } from "../runner/trials/trial-gate.js";
 import { parseKList } from "../runner/trials/trial-figures.js";
 import { FAIL_ON_CHOICES as COMPARE_FAIL_ON_CHOICES, type FailOn as CompareFailOn } from "../runner/reports/compare-verdict.js";
 import { baselineSource, type BaselineSource } from "./baseline.js";
-import { CASSETTE_MODES } from "../runner/execute/trial-cassette.js";
+import { CASSETTE_MODES, CASSETTE_USAGES } from "../runner/execute/trial-cassette.js";
 
 /** Every input `action.yml` declares; a test holds the two lists equal and proves each is read. */
 export const ACTION_INPUT_NAMES = [
@@ -25,7 +25,7 @@ export const ACTION_INPUT_NAMES = [
   "max-steps", "timeout", "stream-idle", "max-cost", "pricing", "sandbox", "workspace-layers", "fail-on", "resume", "comment", "github-token",
   "max-tokens", "stopped-ok", "allow-env", "retry-errored", "report-skipped", "restart-changed",
   "repeats", "min-pass-rate", "gate", "stop-early", "pass-at", "junit-cases", "matrix", "calibration", "quarantine",
-  "cassette", "cassette-mode", "baseline", "save-baseline", "compare-fail-on", "comment-diffstat",
+  "cassette", "cassette-mode", "cassette-usage", "baseline", "save-baseline", "compare-fail-on", "comment-diffstat",
 ] as const;
 export type ActionInputName = (typeof ACTION_INPUT_NAMES)[number];
 
@@ -111,6 +111,7 @@ export function readActionInputs(readInput: InputReader): ActionInputs {
     ...optional("quarantine", text("quarantine")),
     ...optional("cassette", text("cassette")),
     ...optional("cassetteMode", text("cassette-mode") === undefined ? undefined : oneOf("cassette-mode", text("cassette-mode")!, CASSETTE_MODES)),
+    ...optional("cassetteUsage", text("cassette-usage") === undefined ? undefined : oneOf("cassette-usage", text("cassette-usage")!, CASSETTE_USAGES)),
   };
   return {
     request,

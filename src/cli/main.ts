@@ -100,6 +100,7 @@ function runOptions<T>(y: Argv<T>) {
     .option("quarantine", QUARANTINE_OPTION)
     .option("cassette", { type: "string", describe: "folder of cassettes: record each trial's model exchanges there, or answer from them (DIR/<suite>/<id>/<variant|default>/<n>.jsonl)" })
     .option("cassette-mode", { type: "string", choices: ["record", "strict", "hybrid", "record-missing"], describe: "record; strict (replay, a request with no recorded answer fails its trial; no key needed); hybrid (a miss and the rest of its trial go live); record-missing (as hybrid, and recorded). Default: strict when --cassette holds cassettes, else record" })
+    .option("cassette-usage", { type: "string", choices: ["recorded", "simulate"], describe: "in a replay, each answer's usage: recorded (default, as billed) or simulate (the prompt-cache simulator's for the request as sent now; cost marked simulated)" })
     .epilogue(EXIT_CODES_HELP);
 }
 

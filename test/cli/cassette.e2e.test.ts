@@ -10,12 +10,13 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { readFile, readdir, stat, writeFile } from "node:fs/promises";
+import { readFile, readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { readRunResults } from "../../src/runner/run-dir/run-dir.js";
-import { parseCassette } from "../../src/store/cassette-file.js";
+import { parseCassette, writeCassette } from "../../src/store/cassette-file.js";
 import { requestHash } from "../../src/providers/cassette-request.js";
+import type { CassetteExchange } from "../../src/core/cassette-exchange.js";
 import { cliEnv, runCli, startCli } from "../support/cli.js";
 import { FakeAnthropicServer, type FakeAnthropicReply } from "../support/fake-anthropic-server.js";
 import { FakeOpenAIServer } from "../support/fake-openai-server.js";
@@ -67,11 +68,11 @@ async function modelSide(out: string, trial: string): Promise<unknown> {
 const BILLED = ["requests", "inputTokens", "cacheReadTokens", "cacheWriteTokens", "outputTokens", "cacheHitRate", "costUsd"] as const;
 const billed = (stats: Record<string, unknown> | null) => (stats === null ? null : Object.fromEntries(BILLED.map((k) => [k, stats[k]])));
 
-/** A trial's session.json with the fields a replay may not repeat named and blanked: `id`, `createdAt`, the run directory, and the command's duration and instant. */
+/** A trial's session.json with the fields a replay may not repeat named and blanked: `id`, the run directory, and the command's duration and instant. */
 async function sessionApartFrom(out: string): Promise<unknown> {
   const text = await readFile(join(out, "tasks/suite/write/default/1/session.json"), "utf8");
   const session = JSON.parse(text.split(out).join("<run>").replace(/took [\d.]+ms at [\dT:.Z-]+/g, "took <duration> at <instant>")) as Record<string, unknown>;
-  return { ...session, id: "<id>", createdAt: "<createdAt>" };
+  return { ...session, id: "<id>" };
 }
 
 async function outcomes(out: string) {
@@ -142,12 +143,29 @@ test("a run recorded through the SDK replays with the server stopped and no key:
   assert.deepEqual(await outcomes(join(root, "redo")), await outcomes(join(root, "live")));
   assert.deepEqual(await modelSide(join(root, "redo"), "suite/write/default/1"), await modelSide(join(root, "live"), "suite/write/default/1"));
   // (The replay's folder is named as long as the recording's: the paths in the tool's output count the same tokens.)
-  // The whole session file alike, but for a named list: its id and creation time, the run directory in
-  // its paths, and what the tool printed that changes every run (the duration and the instant).
+  // The whole session file alike, but for a named list: its id, the run directory in its paths, and
+  // what the tool printed that changes every run (the duration and the instant). Its creation time
+  // is the recording's: the replay's session begins when the recorded trial did.
   assert.deepEqual(await sessionApartFrom(join(root, "redo")), await sessionApartFrom(join(root, "live")));
   const [liveStats, replayStats] = await Promise.all(["live", "redo"].map(async (d) => JSON.parse(await readFile(join(root, d, "stats.json"), "utf8")).total.stats));
   assert.deepEqual(billed(replayStats), billed(liveStats));
   assert.equal(liveStats.cacheReadTokens, 1200, "the recorded usage is the server's");
+
+  // `--cassette-usage simulate`: the same replay, its usage the cache simulator's (not the
+  // server's), its cost marked simulated as well as replayed; a recording cannot simulate.
+  const simulate = await runCli(["run", "suite", "--sandbox", "off", "--pricing", "pricing.yaml", "--out", join(root, "sim"), "--cassette", cassettes, "--cassette-usage", "simulate"], { cwd: root, env: offlineEnv() });
+  assert.equal(simulate.code, 0, simulate.stderr);
+  const unbilled = async (out: string) => (await outcomes(out)).map(({ billed: _billed, ...rest }) => rest);
+  assert.deepEqual(await unbilled(join(root, "sim")), await unbilled(join(root, "live")));
+  const simStats = JSON.parse(await readFile(join(root, "sim", "stats.json"), "utf8")).total.stats;
+  assert.notDeepEqual(billed(simStats), billed(liveStats), "the simulator's figures, not the recorded ones");
+  assert.equal(simStats.outputTokens, liveStats.outputTokens, "the recorded output is kept");
+  const [simCost] = (await readRunResults(join(root, "sim"))).map((r) => r.cost);
+  assert.deepEqual([simCost?.simulated, simCost?.replayed], [true, true]);
+  assert.match(simulate.stdout + simulate.stderr, /\$0\.\d+ \(simulated; replayed\)/);
+  const recordSimulated = await runCli(["run", "suite", "--sandbox", "off", "--out", join(root, "nope"), "--cassette", join(root, "fresh"), "--cassette-usage", "simulate"], { cwd: root, env: offlineEnv() });
+  assert.equal(recordSimulated.code, 2);
+  assert.match(recordSimulated.stderr, /--cassette-usage simulate is for a replay/);
 });
 
 test("a recording killed between exchanges replays up to its last one, then resumes recording; the whole cassette then replays", async (t) => {
@@ -203,14 +221,12 @@ test("a changed tool description is a miss naming the tool spec; hybrid mode ask
   // rhema's description changed between the recording and the replay, and the model's first
   // answer came from the part of the cassette the change did not reach.
   const file = join(cassettes, "suite/write/default/1.jsonl");
-  const lines = (await readFile(file, "utf8")).trimEnd().split("\n");
-  const second = JSON.parse(lines[2]!);
-  const shell = second.request.tools.findIndex((tool: { name: string }) => tool.name === "shell");
+  const recording = parseCassette(file, await readFile(file, "utf8"));
+  const [first, second] = recording.exchanges as [CassetteExchange, CassetteExchange];
+  const shell = second.request.tools.findIndex((tool) => (tool as { name: string }).name === "shell");
   assert.ok(shell >= 0);
-  second.request.tools[shell].description = "An older description of the shell tool.";
-  second.hash = requestHash(second.request);
-  lines[2] = JSON.stringify(second);
-  await writeFile(file, lines.join("\n") + "\n");
+  const older = { ...second.request, tools: second.request.tools.map((tool, i) => (i === shell ? { ...(tool as object), description: "An older description of the shell tool." } : tool)) };
+  await writeCassette(file, recording.header, [first, { ...second, request: older, hash: requestHash(older) }]);
 
   const strict = await runCli(["run", "suite", "--sandbox", "off", "--out", join(root, "strict"), "--cassette", cassettes, "--cassette-mode", "strict"], { cwd: root, env: offlineEnv() });
   assert.equal(strict.code, 1, strict.stderr);
@@ -219,7 +235,9 @@ test("a changed tool description is a miss naming the tool spec; hybrid mode ask
   assert.match(missed!.error!.message, new RegExp(`differs first at tools\\[${shell}\\]\\.description:\\n  recorded:  An older description of the shell tool\\.`));
 
   // The strict replay used exchange 1 only: a prune of what it used drops exchange 2 (a dry run first, which writes nothing).
-  assert.deepEqual(JSON.parse(await readFile(join(root, "strict/tasks/suite/write/default/1/cassette-used.json"), "utf8")), { version: 1, used: [1] });
+  const use = JSON.parse(await readFile(join(root, "strict/tasks/suite/write/default/1/cassette-used.json"), "utf8"));
+  assert.deepEqual(use.used, [1]);
+  assert.deepEqual({ ...use.miss, detail: undefined }, { request: 2, hash: requestHash(second.request), detail: undefined, wentLive: false }, "the miss is kept: request 2, by its hash as requested now");
   const edited = await readFile(file, "utf8");
   const dry = await runCli(["cassette", "prune", cassettes, "--runs", join(root, "strict"), "--dry-run"], { cwd: root, env: offlineEnv() });
   assert.equal(dry.code, 0, dry.stderr);
@@ -241,11 +259,20 @@ test("a changed tool description is a miss naming the tool spec; hybrid mode ask
   const validate = eventsValidator();
   for (const line of lines2) assert.ok(validate(line), JSON.stringify(validate.errors?.slice(0, 3)));
   assert.equal(parseCassette(file, await readFile(file, "utf8")).exchanges.length, 2, "hybrid stores nothing");
+  // `cassette show --runs` says what each replay did with the cassette: used, and where it missed.
+  const shown = await runCli(["cassette", "show", file, "--runs", join(root, "strict"), join(root, "hybrid"), join(root, "live")], { cwd: root, env: offlineEnv() });
+  assert.equal(shown.code, 0, shown.stderr);
+  const replays = shown.stdout.slice(shown.stdout.indexOf("replay in"));
+  assert.match(replays, new RegExp(`^replay in [^\n]*strict: used exchange #1\n  missed request 2 \\(sha256:[0-9a-f]{12}…\\), which failed the trial:\n    no recorded answer for request 2 [^\n]*differs first at tools\\[${shell}\\]\\.description:\n    recorded:  An older`));
+  assert.match(replays, /replay in [^\n]*hybrid: used exchange #1\n  missed request 2 [^\n]*, which and the rest of the trial went live:/);
+  assert.match(replays, /replay in [^\n]*live: did not replay this cassette$/m);
+  const shownJson = JSON.parse((await runCli(["cassette", "show", file, "--json", "--runs", join(root, "strict")], { cwd: root, env: offlineEnv() })).stdout);
+  assert.deepEqual(shownJson.replays.map((r: { use: { used: number[]; miss: { request: number } } }) => [r.use.used, r.use.miss.request]), [[[1], 2]]);
   const pruned = await runCli(["cassette", "prune", cassettes, "--runs", join(root, "strict")], { cwd: root, env: offlineEnv() });
   assert.equal(pruned.code, 0, pruned.stderr);
   assert.match(pruned.stdout, /pruned 1 cassette: 1 exchange dropped/);
   const left = parseCassette(file, await readFile(file, "utf8"));
-  assert.deepEqual(left.exchanges.map((e) => [e.exchange, e.hash]), [[1, JSON.parse(lines[1]!).hash]]);
+  assert.deepEqual(left.exchanges.map((e) => [e.exchange, e.hash]), [[1, first.hash]]);
   assert.equal((await stat(file)).mode & 0o777, 0o600);
 });
 
@@ -295,6 +322,22 @@ test("the OpenAI provider records and replays too, through its SDK", async (t) =
   assert.deepEqual(await outcomes(join(root, "replay")), await outcomes(join(root, "live")));
   const [cassette] = await cassetteFiles(cassettes);
   assert.equal(parseCassette(cassette!, await readFile(cassette!, "utf8")).header.provider, "openai");
+
+  // The same task with the recording as its model (`model: { provider: cassette, path }`, through
+  // the registry): no --cassette, no key; the path a folder of cassettes or one cassette file.
+  const asModel = join(root, "as-model");
+  const withPath = (path: string) => task("Run the command.").replace("model: { provider: anthropic, name: claude-test }", `model: { provider: cassette, path: ${path} }`);
+  for (const [path, out] of [["../../cassettes", "by-folder"], ["../../cassettes/suite/write/default/1.jsonl", "by-file"]] as const) {
+    await writeFiles(asModel, { "policy.yaml": POLICY, "suite/write.yaml": withPath(path) });
+    const byModel = await runCli(["run", "suite", "--sandbox", "off", "--out", join(root, out)], { cwd: asModel, env: offlineEnv() });
+    assert.equal(byModel.code, 0, byModel.stderr);
+    assert.deepEqual(await outcomes(join(root, out)), await outcomes(join(root, "live")), `model.path ${path}`);
+    assert.equal((await readRunResults(join(root, out)))[0]!.cost?.replayed, true);
+  }
+  await writeFiles(asModel, { "suite/write.yaml": withPath("../../nowhere") });
+  const missing = await runCli(["run", "suite", "--sandbox", "off", "--out", join(root, "missing")], { cwd: asModel, env: offlineEnv() });
+  assert.equal(missing.code, 2);
+  assert.match(missing.stderr, /write\.yaml: model\.path: \S*nowhere: no such folder or file/);
 });
 
 function eventsValidator() {

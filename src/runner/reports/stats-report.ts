@@ -50,7 +50,7 @@ const aggregateSchema = z.strictObject({
     unpricedRequests: count.describe("Requests with no known price."),
     tasks: count.describe("Tasks with a cost."),
     unpricedTasks: count.describe("Of them, tasks whose model has no known price."),
-    simulatedTasks: count.describe("Of them, scripted tasks priced as a real model (priceAs): simulated figures."),
+    simulatedTasks: count.describe("Of them, tasks whose usage came from the prompt-cache simulator: scripted tasks priced as a real model (priceAs), replays with --cassette-usage simulate."),
     replayedTasks: count.default(0).describe("Of them, tasks answered from cassettes (--cassette): their recorded usage priced, not money spent by the run."),
   }).nullable().default(null).describe("What the tasks cost; null when no result has a cost."),
   trials: trialAggregateSchema.optional(),

@@ -352,7 +352,7 @@ function trialsSection(tasks: readonly TaskTrials[], ks: readonly number[]): str
 function costNote(total: CostTotal | null): string {
   if (total === null) return "";
   const notes: string[] = [];
-  if (total.simulatedTasks > 0) notes.push("simulated: scripted tasks priced as a real model (`priceAs`), not money spent");
+  if (total.simulatedTasks > 0) notes.push("simulated: usage from the prompt-cache simulator (scripted tasks priced as a real model with `priceAs`, or a replay with `--cassette-usage simulate`), not money spent");
   if (total.replayedTasks > 0) notes.push("replayed: answered from cassettes (`--cassette`), the recorded usage priced, not money spent by this run");
   if (total.unpricedTasks > 0 || total.unpricedRequests > 0) notes.push("unpriced: a model with no known price (add it to a pricing file, `--pricing`), not $0");
   return notes.length === 0 ? "" : dollars(`_Cost — ${notes.join("; ")}._`);

@@ -89,7 +89,7 @@ test("the summary has a cost column and total; unpriced is never $0, simulated i
   assert.match(summary, / · cost ≥ \\\$0\.0123 \(simulated; 2 unpriced requests\) · /);
   assert.match(summary, /^\| ✅ \| `s\/a` \| .* \| \\\$0\.0123 \(simulated\) \| 0 \|$/m);
   assert.match(summary, /^\| ✅ \| `s\/c` \| .* \| unpriced \| 0 \|$/m);
-  assert.match(summary, /_Cost — simulated: scripted tasks priced as a real model/);
+  assert.match(summary, /_Cost — simulated: usage from the prompt-cache simulator \(scripted tasks priced as a real model/);
   assert.doesNotMatch(summary.split("_Cost —")[0]!, /\$0\.00\b/);
 });
 
