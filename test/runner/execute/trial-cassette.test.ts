@@ -13,6 +13,7 @@ import type { ModelProvider, ModelRequest, Usage } from "../../../src/core/provi
 import { cassetteFilesUnder, openTrialCassette, type CassetteMode, type CassetteUsage, type TrialCassetteContext } from "../../../src/runner/execute/trial-cassette.js";
 import { PromptCacheSimulator } from "../../../src/cache/prompt-cache-simulator.js";
 import { readCassetteUse } from "../../../src/runner/run-dir/cassette-use.js";
+import { readCassette, writeCassette } from "../../../src/store/cassette-file.js";
 import { tempDir } from "../../support/temp-dir.js";
 
 const KEY = { suite: "s", id: "t", variant: null, repeat: 1 };
@@ -128,6 +129,27 @@ test("--cassette-usage simulate: each replayed answer's usage is the cache simul
   const expected = REQUESTS.map((request) => ({ ...simulator.observe(request, Date.parse(STARTED)), outputTokens: 3 }));
   assert.deepEqual(simulated, expected);
   assert.notDeepEqual(simulated, recordedUsages);
+});
+
+test("--cassette-usage simulate: the simulator's clock adds the model time the recording spent, so a long recorded answer lets the cache expire", async (t) => {
+  const dir = await tempDir(t);
+  await mkdir(join(dir, "run"), { recursive: true });
+  // A prompt long enough to cache (over 1,024 tokens), marked for caching.
+  const long = (texts: string[]): ModelRequest => ({ ...req(texts), system: "Work. ".repeat(1_500), cacheBreakpoints: [0] });
+  const asked = [long(["go"]), long(["go", "first", "again"])];
+  await session(dir, "record", asked);
+  // The first answer took the model ten minutes: longer than the five-minute cache.
+  const file = join(dir, "cassettes/s/t/default/1.jsonl");
+  const recording = (await readCassette(file))!;
+  await writeCassette(file, recording.header, recording.exchanges.map((e, i) => ({ ...e, timing: { firstEventMs: 0, totalMs: i === 0 ? 600_000 : 10 } })));
+  const simulated: Usage[] = [];
+  await session(dir, "strict", asked, { usage: "simulate", usages: simulated });
+  const at = Date.parse(STARTED);
+  const expire = new PromptCacheSimulator({ rules: "anthropic" });
+  assert.deepEqual(simulated, [expire.observe(asked[0]!, at), expire.observe(asked[1]!, at + 600_000)].map((u) => ({ ...u, outputTokens: 3 })));
+  assert.equal(simulated[1]!.cacheReadTokens, 0, "the cache written by request 1 expired during its recorded answer");
+  const kept = new PromptCacheSimulator({ rules: "anthropic" });
+  assert.ok(kept.observe(asked[0]!, at).cacheWriteTokens > 0 && kept.observe(asked[1]!, at + 10).cacheReadTokens > 0, "without the recorded time, request 2 would read the cache");
 });
 
 test("cassettes are found at a trial's depth only, sorted, and the search stops at the limit", async (t) => {
