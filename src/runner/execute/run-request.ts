@@ -234,6 +234,7 @@ export async function runRequest(request: RunRequest, context: RunContext): Prom
       sandboxFor: (trial) => sandbox.runs.get(taskKey(trial.task))!,
       listenRetries: (trial, listener) => plan.listenRetries(trialId(trial.key), listener),
       ...(cassette ? { cassette: { ...cassette, ...(recorder ? { recorder } : {}) } } : {}),
+      recordedCassettesFor: (trial) => planOf(trial.task).recordedCassettes,
     },
     onProgress: context.onProgress,
     onNote: context.onNote,

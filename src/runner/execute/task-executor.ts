@@ -68,7 +68,6 @@ import { PRICE_TABLE } from "../pricing/prices.js";
 import { RunBudget } from "../pricing/run-budget.js";
 import type { LockGuard } from "../run-dir/run-lock.js";
 import { openTrialCassette, type CassetteSettings, type TrialCassette } from "./trial-cassette.js";
-import { taskCassette } from "../plan/recorded-model.js";
 import { lockedCommandRunner, lockedCommitHook, lockedProvider, lockedSink, throwIfLost } from "./lock-boundaries.js";
 
 export interface TaskRunEnv {
@@ -121,6 +120,8 @@ export interface TaskRunEnv {
   copyReason?: string;
   /** `--cassette`: the trials' model exchanges recorded to, or replayed from, a cassette each (trial-cassette.ts). */
   cassette?: CassetteSettings;
+  /** The cassettes a task whose model is a recording replays (its plan's), in place of `cassette`. */
+  recordedCassettesFor?: (trial: Trial) => { dir: string; file?: string } | null;
 }
 
 /** Told of one retry of the task's model (`task`) or its compaction worker (`worker`); awaited before the retry's wait. */
@@ -188,7 +189,7 @@ interface TrialRun {
 async function openTrialRun(trial: Trial, folder: TaskFolder, runEnv: TaskRunEnv): Promise<TrialRun> {
   const { task } = trial;
   // A task whose model is a recording replays its own cassettes, whatever --cassette says.
-  const own = await taskCassette(task);
+  const own = runEnv.recordedCassettesFor?.(trial) ?? null;
   const env: TaskRunEnv = own ? { ...runEnv, cassette: { ...own, mode: "strict" } } : runEnv;
   await folder.removeStaleTemps();
   const clock = () => env.now().getTime();

@@ -22,7 +22,7 @@ import { LIMIT_TEXT_RULE, parseLimitText } from "../tasks/duration.js";
 import type { TaskDefinition } from "../tasks/task-file.js";
 import { resolveTaskApprovals } from "../tasks/task-policy.js";
 import { taskKey } from "../tasks/task-key.js";
-import { recordedModelOf, recordedSpec } from "./recorded-model.js";
+import { planRecordedTask, recordedModelOf } from "./recorded-model.js";
 import { trialFolderSegments, type TrialKey } from "../trials/trial-key.js";
 import { trialId } from "../trials/trial.js";
 import { scriptFor, type CommandEnvironment, type TaskPlan } from "./task-plan.js";
@@ -89,8 +89,11 @@ export function parseLimitFlag(flag: string, value: string | undefined): number 
 export async function planSuite(tasks: readonly TaskDefinition[], flags: PlanFlags, context: PlanContext): Promise<SuitePlan> {
   const streamIdleMs = parseLimitFlag("--stream-idle", flags.streamIdle);
   // A task whose model is a recording is planned as the model it recorded, replayed offline.
-  const recorded = new Map(await Promise.all(tasks.filter((task) => recordedModelOf(task) !== null).map(async (task) => [taskKey(task), await recordedSpec(task)] as const)));
-  const specs = new Map(tasks.map((task) => [taskKey(task), recorded.get(taskKey(task)) ?? providerSpec(task, flags)]));
+  const recorded = new Map(await Promise.all(tasks.flatMap((task) => {
+    const model = recordedModelOf(task);
+    return model === null ? [] : [planRecordedTask(task, model).then((planned) => [taskKey(task), planned] as const)];
+  })));
+  const specs = new Map(tasks.map((task) => [taskKey(task), recorded.get(taskKey(task))?.spec ?? providerSpec(task, flags)]));
   const idleOf = (task: TaskDefinition) => task.limits.streamIdleMs ?? streamIdleMs;
   const retries = new RetryRelay();
   const counters = await chooseCounters(specs, flags.calibration === undefined ? undefined : await loadCalibrationFile(resolve(context.cwd, flags.calibration)));
@@ -119,6 +122,7 @@ export async function planSuite(tasks: readonly TaskDefinition[], flags: PlanFla
       streamIdleMs: idleOf(task),
       commands,
       tokenCounter: counters.get(key)!,
+      recordedCassettes: recorded.get(key)?.cassettes ?? null,
     });
   }
   return {

@@ -17,21 +17,24 @@ import { cassettePath } from "../trials/cassette-path.js";
 import { taskKey } from "../tasks/task-key.js";
 import type { CassetteTaskModel, TaskDefinition } from "../tasks/task-file.js";
 
+/** Where a recorded task's cassettes are: a folder of them, or one file (`file`, in the folder `dir`). */
+export interface RecordedCassettes {
+  dir: string;
+  file?: string;
+}
+
 /** The task's model when it is a recording; null otherwise. */
 export function recordedModelOf(task: Pick<TaskDefinition, "model">): CassetteTaskModel | null {
   return task.model !== null && "path" in task.model ? task.model : null;
 }
 
-/** Where a recorded task's cassettes are: a folder of them, or one file (`file`, in the folder `dir`); null for a task with another model. */
-export async function taskCassette(task: Pick<TaskDefinition, "model" | "file">): Promise<{ dir: string; file?: string } | null> {
-  const model = recordedModelOf(task);
-  if (model === null) return null;
-  return (await pathKind(task.file, model.path)) === "file" ? { dir: dirname(model.path), file: model.path } : { dir: model.path };
+/** A recorded task's cassettes, and the spec it is planned with: the provider and model they recorded. */
+export async function planRecordedTask(task: TaskDefinition, model: CassetteTaskModel): Promise<{ cassettes: RecordedCassettes; spec: ProviderSpec }> {
+  const cassettes = (await pathKind(task.file, model.path)) === "file" ? { dir: dirname(model.path), file: model.path } : { dir: model.path };
+  return { cassettes, spec: await recordedSpec(task, cassettes) };
 }
 
-/** The provider and model the task's cassette recorded, as the spec the task is planned with. */
-export async function recordedSpec(task: TaskDefinition): Promise<ProviderSpec> {
-  const settings = (await taskCassette(task))!;
+async function recordedSpec(task: TaskDefinition, settings: RecordedCassettes): Promise<ProviderSpec> {
   const path = settings.file ?? cassettePath(settings.dir, { suite: task.suite, id: task.id, variant: task.variant ?? null, repeat: 1 });
   const cassette = await readCassette(path).catch((err: unknown) => {
     throw new RhemaError("task_invalid", `${task.file}: model.path: ${errorMessage(err)}`, { cause: err });

@@ -9,6 +9,7 @@ import type { Approval } from "../../core/approval.js";
 import type { TokenCounter } from "../../core/token-counter.js";
 import type { ModelProvider } from "../../core/provider.js";
 import type { ProviderCapabilities } from "../../providers/provider-registry.js";
+import type { RecordedCassettes } from "./recorded-model.js";
 import type { ProviderSpec } from "../../providers/provider-factory.js";
 import type { ScriptStep } from "../../providers/script.js";
 import type { TaskPricing } from "../pricing/task-pricing.js";
@@ -51,6 +52,8 @@ export interface TaskPlan {
   commands: CommandEnvironment;
   /** What its tokens are counted with (src/tokens/counter-choice.ts); a resumed trial keeps its session's. */
   tokenCounter: TokenCounter;
+  /** A task whose model is a recording (`provider: cassette`): the cassettes its trials replay strictly; else null. */
+  recordedCassettes: RecordedCassettes | null;
 }
 
 /**
