@@ -37,11 +37,11 @@
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
-import { copyFile, link, mkdir, readdir, readFile, realpath, rename, rm, writeFile } from "node:fs/promises";
+import { copyFile, link, lstat, mkdir, readdir, readFile, realpath, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join, relative } from "node:path";
 import { errnoCode } from "../../core/errors.js";
 import type { ChangesSettings } from "../tasks/changes-settings.js";
-import { excludePathspecs, includePathspecs } from "../tasks/changes-settings.js";
+import { excludePathspecs, includePathspecs, patternPathspecs } from "../tasks/changes-settings.js";
 import { PatchCap, parseNumstat, patchStats, truncationMarker } from "./changes-patch.js";
 import type { ResultChanges } from "../run-dir/task-result.js";
 import { asOutputError } from "../run-dir/output-guard.js";
@@ -260,7 +260,7 @@ async function stageOnScratchIndex(place: ChangesPlace, settings: ChangesSetting
       if (!existsSync(join(place.gitDir, "HEAD"))) await prepareGitDir(place);
       await runGit(scratch, ["read-tree", snapshotTree]);
     }
-    return await stageWorkspace(scratch, settings, onlyPaths);
+    return await stageLayerPaths(scratch, settings, snapshotTree, onlyPaths);
   } finally {
     await rm(indexFile, { force: true });
   }
@@ -314,18 +314,48 @@ async function initBlankGitDir(place: ChangesPlace): Promise<BlankGitDir> {
  * the includes are staged after (added, updated, or removed when gone). The index keeps each
  * file's stat data, so the diff after the turn hashes only what changed since the snapshot.
  */
-async function stageWorkspace(place: ChangesPlace, settings: ChangesSettings, onlyPaths?: readonly string[]): Promise<string> {
-  // A kill during `git add` leaves its lock; the run directory's lock says no other git is at work here.
-  await rm(`${place.indexFile ?? join(place.gitDir, "index")}.lock`, { force: true });
-  // Each path literally (no glob of the agent's file names), the excludes as ever; from stdin, as there may be many.
-  const specs = onlyPaths === undefined ? excludePathspecs(settings) : [...onlyPaths.map((path) => `:(literal)${path}`), ...excludePathspecs(settings).slice(1)];
-  if (onlyPaths === undefined || onlyPaths.length > 0) await addAll(place, specs);
+async function stageWorkspace(place: ChangesPlace, settings: ChangesSettings): Promise<string> {
+  await removeIndexLock(place);
+  await addAll(place, excludePathspecs(settings));
   const includes = includePathspecs(settings);
   if (includes.length > 0) {
     const listed = (await runGit(place, ["ls-files", "-z", "--cached", "--others", "--", ...includes])).toString("utf8").split("\0");
     // A nested repository is listed as `dir/`: it is no file to stage.
     const paths = [...new Set(listed.filter((p) => p !== "" && !p.endsWith("/")))];
     if (paths.length > 0) await runGit(place, ["update-index", "--add", "--remove", "-z", "--stdin"], undefined, { input: paths.join("\0") + "\0" });
+  }
+  return await writeTree(place);
+}
+
+/** A kill during `git add` leaves its lock; the run directory's lock says no other git is at work here. */
+async function removeIndexLock(place: ChangesPlace): Promise<void> {
+  await rm(`${place.indexFile ?? join(place.gitDir, "index")}.lock`, { force: true });
+}
+
+/**
+ * A layered workspace's `onlyPaths` (the only ones that can differ from the snapshot, whose tree
+ * the index holds) into the index, then its tree — as `stageWorkspace` would stage the whole
+ * workspace. Each path literally (no glob of the agent's file names) and with no exclude: git
+ * walks only their folders. (Given with the excludes, whose globs begin with `**`, git walks every
+ * folder of the view — over a 20,000-file base through the overlay, most of a trial's end.) Then
+ * what the excludes leave out, unless an include keeps it, leaves the index again: found by
+ * comparing the index with the snapshot's tree, which reads no file. The snapshot holds no
+ * excluded path (it was staged with the excludes), so each one the index holds now was added here.
+ */
+async function stageLayerPaths(place: ChangesPlace, settings: ChangesSettings, snapshotTree: string, onlyPaths: readonly string[]): Promise<string> {
+  await removeIndexLock(place);
+  // What the view no longer holds leaves the index (a folder with what it held); `git add` would
+  // refuse the name of a deleted path the index never held (an excluded one).
+  const present: string[] = [];
+  const absent: string[] = [];
+  for (const path of onlyPaths) ((await lstat(join(place.workspace, path)).catch(() => null)) === null ? absent : present).push(`:(literal)${path}`);
+  if (absent.length > 0) await runGit(place, ["rm", "--cached", "-r", "-q", "--ignore-unmatch", "--pathspec-from-file=-", "--pathspec-file-nul"], undefined, { input: absent.join("\0") + "\0" });
+  if (present.length > 0) await addAll(place, present);
+  const excluded = settings.exclude.flatMap(patternPathspecs).map((spec) => `:(glob)${spec}`);
+  if (present.length > 0 && excluded.length > 0) {
+    const kept = settings.include.flatMap(patternPathspecs).map((spec) => `:(exclude,glob)${spec}`);
+    const added = (await runGit(place, ["diff-index", "--cached", "--no-renames", "--name-only", "-z", snapshotTree, "--", ...excluded, ...kept])).toString("utf8");
+    if (added !== "") await runGit(place, ["update-index", "--force-remove", "-z", "--stdin"], undefined, { input: added });
   }
   return await writeTree(place);
 }

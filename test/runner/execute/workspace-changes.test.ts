@@ -469,3 +469,50 @@ test("a nested repository shows as its commit, and one without a commit is left 
     assert.equal(record.path !== null && record.files, 1, JSON.stringify(record));
   }
 });
+
+test("a layered workspace's patch leaves out what the excludes leave out, as a whole-workspace snapshot's does: a changed, a deleted and a new excluded file, a folder deleted whole beside excluded files, a folder of excluded files made a file; an include brings its file back", async (t) => {
+  const root = await tempDir(t);
+  const base = join(root, "run/prepared/base/workspace");
+  await mkdir(base, { recursive: true });
+  await writeFiles(base, {
+    "package-lock.json": "{\"v\":1}\n", "yarn.lock": "a@1\n", "src.js": "let x = 1;\n",
+    "node_modules/dep/a.js": "a\n", "node_modules/dep/b.js": "b\n",
+    "old/keep.js": "kept\n", "old/node_modules/m.js": "m\n", "old/dist/o.js": "o\n",
+    "swap/node_modules/n.js": "n\n", "swap/build/x.o": "x\n",
+  });
+  await ageFiles(base);
+  const settings = changesSettings({ include: ["package-lock.json"] });
+  // The same changes in a layered trial's view and in a copied trial's workspace.
+  const change = async (ws: string) => {
+    await writeFiles(ws, { "package-lock.json": "{\"v\":2}\n", "yarn.lock": "a@2\n", "src.js": "let x = 2;\n", "node_modules/dep/a.js": "A\n", "node_modules/new.js": "new\n" });
+    await rm(join(ws, "node_modules/dep/b.js"));
+    await rm(join(ws, "old"), { recursive: true });
+    await rm(join(ws, "swap"), { recursive: true });
+    await writeFile(join(ws, "swap"), "a file now\n");
+  };
+  const workspace = join(root, "run/tasks/t/workspace");
+  await mkdir(join(root, "run/tasks/t"), { recursive: true });
+  execFileSync("cp", ["-a", base, workspace]);
+  const layered: ChangesPlace = { workspace, base, gitDir: join(root, "run/tasks/t/changes.git"), objectsDir: join(root, "run/changes-objects"), fixtureIndexesDir: join(root, "run/changes-indexes"), hostEnv: HOST_ENV };
+  await seedFixtureIndex(layered, settings, base);
+  const layeredBase = await snapshotWorkspace(layered, settings, { seeded: true });
+  await change(workspace);
+  // What the layer would hold, and the deletions it would list (layerPaths): no folder, the deleted ones by name.
+  const onlyPaths = ["node_modules/dep/a.js", "node_modules/dep/b.js", "node_modules/new.js", "old", "package-lock.json", "src.js", "swap", "yarn.lock"];
+  const patchPath = join(root, "run/tasks/t/changes.patch");
+  const record = await writeChangesPatch(layered, layeredBase, settings, { path: patchPath, relativePath: "changes.patch", redact: (x) => x, write: (bytes) => writeFile(patchPath, bytes) }, onlyPaths);
+  assert.equal(record.path, "changes.patch", JSON.stringify(record));
+
+  const whole = await bench(t, {}, settings, "copied");
+  await rm(whole.workspace, { recursive: true });
+  execFileSync("cp", ["-a", base, whole.workspace]);
+  const wholeBase = await snapshotWorkspace(whole.place, settings);
+  await change(whole.workspace);
+  const wholePatch = await patchOf({ ...whole, base: wholeBase }, settings);
+
+  const text = await readFile(patchPath, "utf8");
+  assert.equal(text, wholePatch.text, "the same patch as staging the whole workspace with the excludes");
+  const named = [...text.matchAll(/^diff --git a\/(\S+) /gm)].map((m) => m[1]);
+  // Excluded files were never in the snapshot: a change to them, or their folder's, is no change to show.
+  assert.deepEqual(named, ["old/keep.js", "package-lock.json", "src.js", "swap"]);
+});
