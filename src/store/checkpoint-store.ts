@@ -21,10 +21,10 @@
  * checkpoint (snapshot and journal) is read as written, then upgraded (session-v1.ts); the
  * first commit after a load folds it into a current snapshot.
  */
-import { readFile, rm, type FileHandle } from "node:fs/promises";
+import { readFile, unlink, type FileHandle } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { Commit, CommitHook } from "../core/commit-hook.js";
-import { CodingAgentError, SessionFileError } from "../core/errors.js";
+import { CodingAgentError, SessionFileError, errnoCode } from "../core/errors.js";
 import type { Message } from "../core/messages.js";
 import {
   callRecordSchema, checkCallStates, messageSchema, parseStoredSession, sectionSchema, startedCallV1Schema, tokenCounterRecordSchema, transcriptStatsSchema,
@@ -218,8 +218,12 @@ export class CheckpointStore {
     this.journalPending = true;
     await this.journal?.close();
     this.journal = null;
-    await rm(this.journalPath, { force: true });
-    await fsyncDir(this.dir);
+    // The last generation's lines removed for good; nothing to make durable where there were none (a first fold).
+    const removed = await unlink(this.journalPath).then(() => true, (err: unknown) => {
+      if (errnoCode(err) === "ENOENT") return false;
+      throw err;
+    });
+    if (removed) await fsyncDir(this.dir);
     const journal = await openPrivateAppend(this.journalPath);
     try {
       this.counter ??= await JournalCounter.open(this.counterPath);

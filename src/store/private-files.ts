@@ -21,11 +21,19 @@ export async function ensurePrivateDir(dir: string): Promise<void> {
   await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
 }
 
+/**
+ * How much of an atomic write is on disk when it returns. `full`: its contents and its rename (the
+ * folder fsynced): it survives a power cut. `contents`: its contents only — after a power cut the
+ * file is the old one or the new one whole, never torn; the rename is made durable by the next
+ * fsync of its folder (one sync fewer, for a record that may fall back to the one before).
+ */
+export type Durability = "full" | "contents";
+
 /** Writes `data` to `path` atomically with mode 0600, its folder made private first. */
-export async function writePrivateFileAtomic(path: string, data: string | Buffer): Promise<void> {
+export async function writePrivateFileAtomic(path: string, data: string | Buffer, durability: Durability = "full"): Promise<void> {
   await ensurePrivateDir(dirname(path));
   await replaceFileAtomic(path, data, { mode: PRIVATE_FILE_MODE, fsync: true });
-  await fsyncDir(dirname(path));
+  if (durability === "full") await fsyncDir(dirname(path));
 }
 
 /**
@@ -54,8 +62,8 @@ export async function replaceFileAtomic(path: string, data: string | Buffer, opt
 }
 
 /** Writes a value as pretty JSON (two spaces, trailing newline), atomically, 0600. */
-export async function writePrivateJson(path: string, value: unknown): Promise<void> {
-  await writePrivateFileAtomic(path, JSON.stringify(value, null, 2) + "\n");
+export async function writePrivateJson(path: string, value: unknown, durability: Durability = "full"): Promise<void> {
+  await writePrivateFileAtomic(path, JSON.stringify(value, null, 2) + "\n", durability);
 }
 
 /** Opens `path` for appending, creating it 0600 in a private folder. */

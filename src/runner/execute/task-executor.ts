@@ -438,12 +438,17 @@ async function checkTurn(p: CheckPhase): Promise<CheckPhaseOutcome> {
   return { kind: "finished", checks: ran.outcomes, failure: ran.deadline ? p.timeout.during(ran.deadline) : null };
 }
 
+/**
+ * The trial's state as this run starts it. Written with `contents` durability (TaskStateBook): a
+ * power cut may take it back to the one before — a fresh trial then starts afresh, a resumed one
+ * counts one resume fewer.
+ */
 async function startState(task: TaskDefinition, folder: TaskFolder, now: Date): Promise<TaskState> {
   const previous = await folder.readState();
   const state: TaskState = previous
     ? { ...previous, resumed: previous.resumed + 1 }
     : freshTaskState(task.contentHash, now.toISOString());
-  await folder.writeState(state);
+  await folder.writeState(state, "contents");
   return state;
 }
 

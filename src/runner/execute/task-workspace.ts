@@ -102,17 +102,24 @@ export async function prepareWorkspace(task: TaskDefinition, folder: TaskFolder,
     // Nothing has run in it yet: a copy (or mount) cut short by a kill is simply made again.
     if (layerBase !== null) {
       const base = await layerBase();
-      await mountFreshLayer(folder, book, base, opts.layering!);
       // Seeded from the base's own index (prepared/<hash>, which never changes once made), not the
       // fixture's, which may have changed since: so, while no setup command runs in the fresh
-      // layer, the workspace is that index's tree.
-      const seed = opts.snapshotEnv !== undefined ? await seedFixtureIndex(changesPlace(folder, opts.snapshotEnv, base.workspace), changesOf(task), base.workspace) : null;
+      // layer, the workspace is that index's tree. Staged from the base, not through the view: so
+      // seeded while the layer is mounted (the snapshot's folder is the trial's, not the layer's).
+      const seeding = opts.snapshotEnv !== undefined ? seedFixtureIndex(changesPlace(folder, opts.snapshotEnv, base.workspace), changesOf(task), base.workspace) : Promise.resolve(null);
+      const [mounted, seedOutcome] = await Promise.allSettled([mountFreshLayer(folder, book, base, opts.layering!), seeding]);
+      if (mounted.status === "rejected") throw mounted.reason;
+      if (seedOutcome.status === "rejected") throw seedOutcome.reason;
+      const seed = seedOutcome.value;
       seeded = seed !== null;
       if (seed?.tree != null && (sharedBase !== undefined || task.workspace.setup.length === 0)) unchangedTree = seed.tree;
-      // Nothing runs in the fresh layer before the agent: mounted, snapshot and set up are one record.
+      // Nothing runs in the fresh layer before the agent: mounted, snapshot and set up are one
+      // record — durable with the checkpoint's first commit, before the agent's first request
+      // (TaskStateBook); a power cut before it finds the layer not recorded as mounted, and
+      // mounts it afresh.
       if (unchangedTree !== undefined) {
         const tree = unchangedTree;
-        await book.update((s) => ({ ...s, workspaceCopied: true, changesBase: { tree }, setupDone: true }));
+        await book.update((s) => ({ ...s, workspaceCopied: true, changesBase: { tree }, setupDone: true }), "contents");
         return;
       }
     } else {
@@ -152,11 +159,15 @@ function layerBaseOf(task: TaskDefinition, sharedBase: SetupOptions["sharedBase"
   return from == null ? null : () => layering.fixtureBase(from);
 }
 
-/** A new layer over `base`, no setup run in it: recorded first (a kill after the mount leaves it in the ledger and the state), then mounted. */
+/**
+ * A new layer over `base`, no setup run in it: recorded first (a kill after the mount leaves it in
+ * the ledger and the state), then mounted. The record needs no folder sync: a power cut that takes
+ * it back takes the mount too.
+ */
 async function mountFreshLayer(folder: TaskFolder, book: TaskStateBook, base: PreparedFolder, layering: WorkspaceLayering): Promise<void> {
   await layering.mounts.unmount(folder.workspace);
   await folder.removeWorkspaceAndLayer();
-  await book.update((s) => ({ ...s, setup: [], layer: { base: base.hash, mechanism: layering.mechanism } }));
+  await book.update((s) => ({ ...s, setup: [], layer: { base: base.hash, mechanism: layering.mechanism } }), "contents");
   await layering.mounts.mount({ kind: layering.mechanism, lower: base.workspace, upper: folder.layerUpper, work: folder.layerWork, target: folder.workspace });
 }
 

@@ -7,7 +7,7 @@
 import { readFile } from "node:fs/promises";
 import type { z } from "zod";
 import { RhemaError, errnoCode, errorMessage } from "../../core/errors.js";
-import { writePrivateJson } from "../../store/private-files.js";
+import { writePrivateJson, type Durability } from "../../store/private-files.js";
 import { guardOutput, machineReadError } from "./output-guard.js";
 
 export interface StateFileKind<T> {
@@ -44,8 +44,8 @@ export async function readStateFile<T>(path: string, kind: StateFileKind<T>): Pr
 }
 
 /** Writes the state atomically, 0600; a failure is an OutputError naming the file. */
-export async function writeStateFile(path: string, value: unknown): Promise<void> {
-  await guardOutput(path, "write", () => writePrivateJson(path, value));
+export async function writeStateFile(path: string, value: unknown, durability: Durability = "full"): Promise<void> {
+  await guardOutput(path, "write", () => writePrivateJson(path, value, durability));
 }
 
 /** JSON text parsed, or why it is not JSON: the one place state text is parsed. */

@@ -35,7 +35,7 @@ import { RhemaError, errnoCode, errorMessage } from "../../core/errors.js";
 import type { Usage } from "../../core/provider.js";
 import type { Session } from "../../core/session.js";
 import { CheckpointStore, type CheckpointStoreOptions } from "../../store/checkpoint-store.js";
-import { PRIVATE_FILE_MODE, removeAtomicTemps, replaceFileAtomic, writePrivateFileAtomic, writePrivateJson } from "../../store/private-files.js";
+import { PRIVATE_FILE_MODE, removeAtomicTemps, replaceFileAtomic, writePrivateFileAtomic, writePrivateJson, type Durability } from "../../store/private-files.js";
 import type { TaskEvent } from "./runner-events.js";
 import type { SecretRedactor } from "./secret-redactor.js";
 import { EventLog } from "./event-log.js";
@@ -203,8 +203,9 @@ export class TaskFolder {
     return readStateFile(this.path("state"), TASK_STATE_KIND);
   }
 
-  writeState(state: TaskState): Promise<void> {
-    return writeStateFile(this.path("state"), state);
+  /** `durability` `contents`: see `TaskStateBook.update`. */
+  writeState(state: TaskState, durability: Durability = "full"): Promise<void> {
+    return writeStateFile(this.path("state"), state, durability);
   }
 
   /** The state as one writer keeps it from here on (see `TaskStateBook`). */
@@ -328,26 +329,34 @@ export class TaskFolder {
 export class StateBook<S> {
   private writing: Promise<void> = Promise.resolve();
 
-  constructor(private state: S, private readonly write: (state: S) => Promise<void>) {}
+  constructor(private state: S, private readonly write: (state: S, durability: Durability) => Promise<void>) {}
 
   get current(): S {
     return this.state;
   }
 
-  async update(change: (state: S) => S): Promise<S> {
+  /**
+   * `durability` `contents` (private-files.ts): for a record that a power cut may take back to the
+   * one before — its rename is made durable by the next fsync of the folder — saving a sync.
+   */
+  async update(change: (state: S) => S, durability: Durability = "full"): Promise<S> {
     const next = change(this.state);
     this.state = next;
-    const write = this.writing.then(() => this.write(next));
+    const write = this.writing.then(() => this.write(next, durability));
     this.writing = write.catch(() => {});
     await write;
     return next;
   }
 }
 
-/** A task's state book: its task-state.json. */
+/**
+ * A task's state book: its task-state.json. In the trial's folder with its checkpoint, whose first
+ * commit (a snapshot, its folder fsynced) comes before the agent's first request: so a record
+ * written with `contents` durability before the turn is durable before anything of the turn is.
+ */
 export class TaskStateBook extends StateBook<TaskState> {
   constructor(folder: TaskFolder, state: TaskState) {
-    super(state, (next) => folder.writeState(next));
+    super(state, (next, durability) => folder.writeState(next, durability));
   }
 }
 
