@@ -32,6 +32,13 @@ if (!/^[1-9]\d*$/.test(concurrency)) {
   console.error(`run-tests: expected RHEMA_TEST_CONCURRENCY as a whole number from 1, got "${concurrency}"`);
   process.exit(2);
 }
-const flags = [`--test-concurrency=${concurrency}`];
+// RHEMA_TEST_SHARD=K/N runs the K-th of N shards of the files (node's --test-shard): .ci/run
+// splits the end-to-end tests between the other Nodes this way.
+const shard = process.env.RHEMA_TEST_SHARD;
+if (shard !== undefined && !/^[1-9]\d*\/[1-9]\d*$/.test(shard)) {
+  console.error(`run-tests: expected RHEMA_TEST_SHARD as K/N (e.g. 1/2), got "${shard}"`);
+  process.exit(2);
+}
+const flags = [`--test-concurrency=${concurrency}`, ...(shard !== undefined ? [`--test-shard=${shard}`] : [])];
 const result = spawnSync(process.execPath, ["--test", "--test-reporter=tap", ...flags, ...files], { stdio: "inherit" });
 process.exit(result.status ?? 1);
