@@ -349,7 +349,7 @@ async function stageLayerPaths(place: ChangesPlace, settings: ChangesSettings, s
   const present: string[] = [];
   const absent: string[] = [];
   for (const path of onlyPaths) ((await lstat(join(place.workspace, path)).catch(() => null)) === null ? absent : present).push(`:(literal)${path}`);
-  if (absent.length > 0) await runGit(place, ["rm", "--cached", "-r", "-q", "--ignore-unmatch", "--pathspec-from-file=-", "--pathspec-file-nul"], undefined, { input: absent.join("\0") + "\0" });
+  if (absent.length > 0) await runGit(place, ["rm", "--cached", "--force", "-r", "-q", "--ignore-unmatch", "--pathspec-from-file=-", "--pathspec-file-nul"], undefined, { input: absent.join("\0") + "\0" });
   if (present.length > 0) await addAll(place, present);
   const excluded = settings.exclude.flatMap(patternPathspecs).map((spec) => `:(glob)${spec}`);
   if (present.length > 0 && excluded.length > 0) {
