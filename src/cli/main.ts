@@ -141,6 +141,13 @@ function reportMergeOptions<T>(y: Argv<T>) {
     .option("junit-cases", { type: "string", choices: ["task", "trial"], default: "task", describe: "a JUnit testcase per task (its trials as properties and flaky/rerun entries) or per trial" });
 }
 
+/** The options of `report html`. */
+function reportHtmlOptions<T>(y: Argv<T>) {
+  return withExamples(y, [["$0 report html .rhema/runs/latest", "write the run's report.html again (an old or merged run's too)"]])
+    .positional("dir", { type: "string", demandOption: true, default: undefined, describe: "the run directory (a run's or a merge's --out)" })
+    .option("out", { type: "string", describe: "write the page here instead of DIR/report.html" });
+}
+
 /** The options of `report trend`. */
 function reportTrendOptions<T>(y: Argv<T>) {
   return withExamples(y, [
@@ -157,7 +164,7 @@ function reportTrendOptions<T>(y: Argv<T>) {
 
 /** The commands, as `rhema bogus` lists them: each top-level name with its subcommands. */
 const COMMANDS: Readonly<Record<string, readonly string[]>> = {
-  run: [], validate: [], policy: ["check"], report: ["merge", "compare", "trend"], bench: ["replay", "calibrate"], cassette: ["show", "prune"],
+  run: [], validate: [], policy: ["check"], report: ["merge", "compare", "trend", "html"], bench: ["replay", "calibrate"], cassette: ["show", "prune"],
 };
 
 /** Every command's full name (`policy check`) and its yargs command string: docs/cli.md is checked against these. */
@@ -168,6 +175,7 @@ export const COMMAND_LINES = {
   "report merge": "merge <dirs..>",
   "report compare": "compare <dirs..>",
   "report trend": "trend <dirs..>",
+  "report html": "html <dir>",
   "bench replay": "replay <inputs..>",
   "bench calibrate": "calibrate <inputs..>",
   "cassette show": "show <file>",
@@ -189,7 +197,7 @@ export async function commandOptionBuilders(): Promise<Readonly<Record<CommandNa
   ]);
   return {
     run: runOptions, validate: validateOptions, "policy check": policy.policyCheckOptions,
-    "report merge": reportMergeOptions, "report compare": compare.reportCompareOptions, "report trend": reportTrendOptions, "bench replay": bench.benchReplayOptions,
+    "report merge": reportMergeOptions, "report compare": compare.reportCompareOptions, "report trend": reportTrendOptions, "report html": reportHtmlOptions, "bench replay": bench.benchReplayOptions,
     "bench calibrate": calibrate.benchCalibrateOptions, "cassette show": cassette.cassetteShowOptions, "cassette prune": cassette.cassettePruneOptions,
   };
 }
@@ -330,7 +338,8 @@ function buildParser(argv: readonly string[], io: CliIo, commands: CommandModule
       .command(COMMAND_LINES["report merge"], "merge the reports of several run directories (CI shards)", reportMergeOptions, (a) => checked("report merge", a, () => loaded(commands.other).reportMergeCommand(a, io)))
       .command(COMMAND_LINES["report compare"], "compare two runs (or one run's cells): pass-rate changes with confidence intervals, cost, tokens, cache; exit 1 on a regression", (c) => loaded(commands.compare).reportCompareOptions(c), (a) => checked("report compare", a, () => loaded(commands.compare).reportCompareCommand(a, io)))
       .command(COMMAND_LINES["report trend"], "each task's pass rate, flakiness and cost over several runs, and a proposed quarantine", reportTrendOptions, (a) => checked("report trend", a, () => loaded(commands.trend).reportTrendCommand(a, io)))
-      .demandCommand(1, "name a report command: merge, compare, trend"))
+      .command(COMMAND_LINES["report html"], "write a run directory's report.html: one self-contained page of its trials", reportHtmlOptions, (a) => checked("report html", a, () => loaded(commands.other).reportHtmlCommand(a, io)))
+      .demandCommand(1, "name a report command: merge, compare, trend, html"))
     .command("bench", "benchmarks", (y) => y
       .command(COMMAND_LINES["bench replay"], "replay recorded sessions under compaction strategies and budgets through the prompt-cache simulator", (c) => loaded(commands.bench).benchReplayOptions(c), (a) => checked("bench replay", a, () => loaded(commands.bench).benchReplayCommand(a, io)))
       .command(COMMAND_LINES["bench calibrate"], "fit a calibrated token counter from requests with their billed prompt tokens", (c) => loaded(commands.calibrate).benchCalibrateOptions(c), (a) => checked("bench calibrate", a, () => loaded(commands.calibrate).benchCalibrateCommand(a, io)))
@@ -339,7 +348,7 @@ function buildParser(argv: readonly string[], io: CliIo, commands: CommandModule
       .command(COMMAND_LINES["cassette show"], "show a cassette's exchanges: each request, its answer, usage and timing", (c) => loaded(commands.cassette).cassetteShowOptions(c), (a) => checked("cassette show", a, () => loaded(commands.cassette).cassetteShowCommand(a, io)))
       .command(COMMAND_LINES["cassette prune"], "drop the exchanges no replay used (run --cassette), keeping those the given runs' trials used", (c) => loaded(commands.cassette).cassettePruneOptions(c), (a) => checked("cassette prune", a, () => loaded(commands.cassette).cassettePruneCommand(a, io)))
       .demandCommand(1, "name a cassette command: show, prune"))
-    .demandCommand(1, "name a command: run, validate, policy check, report merge, report compare, report trend, bench replay, bench calibrate, cassette show, cassette prune")
+    .demandCommand(1, "name a command: run, validate, policy check, report merge, report compare, report trend, report html, bench replay, bench calibrate, cassette show, cassette prune")
     .help()
     .alias("h", "help")
     .alias("v", "version");

@@ -1,8 +1,9 @@
-/** `rhema validate` and `rhema report merge`. */
+/** `rhema validate`, `rhema report merge` and `rhema report html`. */
 import { resolve } from "node:path";
 import { PolicyFileError, formatPolicyIssue, loadPolicyFile } from "../policy/file/policy-file.js";
 import { permissiveWarnings } from "../policy/file/permissive-warnings.js";
 import { mergeRunReports } from "../runner/reports/report-merge.js";
+import { REPORT_HTML, checkReportHtmlPaths, writeReportHtml } from "../runner/reports/report-html-file.js";
 import { loadTasks } from "../runner/tasks/suite-loader.js";
 import { parseLimitFlag, planSuite } from "../runner/plan/plan-suite.js";
 import type { TaskDefinition } from "../runner/tasks/task-file.js";
@@ -159,6 +160,15 @@ export async function reportMergeCommand(
   const shards = outcome.meta.shards ? ` (shards ${outcome.meta.shards.merged.join(", ")} of ${outcome.meta.shards.count})` : "";
   print(io.stdout, `merged ${counted(outcome.results.length, "task result")} from ${counted(args.dirs.length, "run")}${shards}${cost === null ? "" : `, cost ${formatCostTotal(cost)}`}: ` +
     `${outcome.files.junit}, ${outcome.files.stats}, ${outcome.files.summary}`);
+  return EXIT_OK;
+}
+
+/** `rhema report html DIR [--out FILE]`: the run directory's page, written at DIR/report.html or FILE. */
+export async function reportHtmlCommand(args: { dir: string; out?: string }, io: CliIo): Promise<ExitCode> {
+  const dir = resolve(io.cwd, args.dir);
+  const out = args.out === undefined ? resolve(dir, REPORT_HTML) : resolve(io.cwd, args.out);
+  await checkReportHtmlPaths(dir, out);
+  print(io.stdout, `wrote ${await writeReportHtml(dir, out)}`);
   return EXIT_OK;
 }
 

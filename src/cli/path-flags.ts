@@ -14,6 +14,7 @@ export const PATH_FLAGS = {
   "report merge": { flags: ["out"], positional: "dirs" },
   "report compare": { flags: ["out", "json", "chart"], positional: "dirs" },
   "report trend": { flags: ["out", "json", "proposeQuarantine"], positional: "dirs" },
+  "report html": { flags: ["out"], positional: "dir" },
   "bench replay": { flags: ["pricing", "chart", "calibration"], positional: "inputs" },
   "bench calibrate": { flags: ["out"], positional: "inputs" },
   "policy check": { flags: ["policy", "workspace"], positional: null },

@@ -3,6 +3,8 @@
  * directory, each atomically and 0600 through store/private-files, and to the user's copies
  * (--junit/--stats/--summary). The executor calls `writeReports` after each finished task and
  * at the end (a `ReportWriter` keeps such calls from overlapping); `report merge` calls it once.
+ * The final write (the run's end or interrupt, a merge) also writes `report.html`, once: it reads
+ * every trial's events, which a write after each task must not.
  * The content depends only on results + meta. A report that cannot be written is an
  * `OutputError` naming its path; `probeReportCopies` finds that out before a run starts.
  * `--summary FILE` is different: the final summary is appended to it once per run
@@ -17,6 +19,7 @@ import { renderJUnitReport } from "./junit-report.js";
 import { probeInto, reportDestination, writeInto } from "./report-destination.js";
 import { buildStatsReport, renderStatsReport } from "./stats-report.js";
 import { renderSummaryReport } from "./summary-report.js";
+import { writeReportHtml } from "./report-html-file.js";
 import { guardOutput } from "../run-dir/output-guard.js";
 import { RunDir, compareResults, trialKeyOf, type ReportFiles } from "../run-dir/run-dir.js";
 import { type TaskResult } from "../run-dir/task-result.js";
@@ -57,6 +60,7 @@ export function renderReports(results: readonly TaskResult[], meta: ReportMeta):
  * folder is the user's: created 0700 when missing, never re-moded when it exists. A copy
  * whose path is a link, a device or a FIFO is written into, not replaced (report-destination.ts),
  * and only when `final` (the run's last write): a reader of `/dev/stdout` or a FIFO gets one report.
+ * When `final`, `report.html` is written too, from the run directory's files (report-html-file.ts).
  * Returns the paths written in the run directory.
  */
 export async function writeReports(
@@ -73,6 +77,7 @@ export async function writeReports(
     const copy = copies[kind];
     if (copy !== undefined && copy !== files[kind]) await guardOutput(copy, "write", () => writeReportCopy(copy, rendered[kind], options.final));
   }
+  if (options.final) await writeReportHtml(runDir);
   return files;
 }
 

@@ -1,6 +1,7 @@
 /**
  * A run directory (`--out`, default `.rhema/runs/latest`): the one owner of its own files'
- * paths — `manifest.json`, `rhema.lock`, the reports `junit.xml`, `stats.json`, `summary.md` —
+ * paths — `manifest.json`, `rhema.lock`, the reports `junit.xml`, `stats.json`, `summary.md`,
+ * `report.html` —
  * and of the way to each task's folder (`TaskFolder`, task-folder.ts). Reads validate and name
  * the file; failed writes are `OutputError`s naming the file and the operation.
  */
@@ -26,6 +27,8 @@ export const RUN_FILES = {
   junit: "junit.xml",
   stats: "stats.json",
   summary: "summary.md",
+  /** The run viewer (reports/report-html.ts), written with the final reports. */
+  html: "report.html",
 } as const;
 
 /**
