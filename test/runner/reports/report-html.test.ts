@@ -1,0 +1,75 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { renderReportHtml } from "../../../src/runner/reports/report-html.js";
+import { MAX_PAYLOAD_BYTES, trialKeyText, type HtmlReportData, type HtmlTrialInput } from "../../../src/runner/reports/report-html-data.js";
+import { DEEP_LINK_SCRIPT } from "../../../src/runner/reports/report-html-script.js";
+import { buildStatsReport } from "../../../src/runner/reports/stats-report.js";
+import type { TaskEvent } from "../../../src/runner/run-dir/runner-events.js";
+import { sampleMeta, sampleResult } from "../sample-results.js";
+
+/** A trial whose one step ran a shell call with `output` as its result (in the event's preview and the session). */
+function trialWithOutput(output: string, inSession: boolean): HtmlTrialInput {
+  const result = sampleResult("suite", "t", "passed");
+  const events: Array<TaskEvent & { at?: string }> = [
+    { type: "request", step: 1, messages: 1, at: "2026-01-01T00:00:00.000Z" },
+    { type: "tool_call", step: 1, callId: "c1", name: "shell", input: { command: "cat notes.txt" } },
+    { type: "approval", step: 1, callId: "c1", name: "shell", decision: { decision: "allow", rule: "rule 1 (p.yaml:3)", reason: "cat is allowed" } },
+    { type: "tool_result", step: 1, callId: "c1", name: "shell", isError: false, durationMs: 5, preview: output },
+    { type: "step_end", step: 1, stopReason: "tool_use" },
+  ];
+  const messages = inSession ? [
+    { role: "user" as const, content: [{ type: "text" as const, text: "Read the notes." }] },
+    { role: "assistant" as const, content: [{ type: "tool_call" as const, id: "c1", name: "shell", input: { command: "cat notes.txt" } }] },
+    { role: "user" as const, content: [{ type: "tool_result" as const, callId: "c1", content: output }] },
+  ] : null;
+  return { result, events, messages, patch: null };
+}
+
+function render(trial: HtmlTrialInput): string {
+  return renderReportHtml({ stats: buildStatsReport([trial.result], sampleMeta()), trials: [trial] });
+}
+
+/** The embedded data, read as a browser reads it: the script element's text runs to the first `</script`. */
+function embeddedData(html: string): HtmlReportData {
+  const start = html.indexOf('<script type="application/json" id="rhema-data">');
+  assert.ok(start >= 0);
+  const open = html.indexOf(">", start) + 1;
+  return JSON.parse(html.slice(open, html.indexOf("</script", open))) as HtmlReportData;
+}
+
+test("a value the runner already redacted stays redacted in the page, in the markup and the data", () => {
+  const html = render(trialWithOutput("API_KEY=[redacted:API_KEY]\nok", true));
+  const call = embeddedData(html).trials[0]!.steps[0]!.calls[0]!;
+  assert.equal(call.result, "API_KEY=[redacted:API_KEY]\nok");
+  assert.equal(call.decision?.rule, "rule 1 (p.yaml:3)");
+  assert.ok(html.includes("[redacted:API_KEY]"));
+});
+
+test("</script> in a tool result cannot end the data block: the block parses back to the same text", () => {
+  const output = "</script><script>alert(1)</script> <!-- \u2028\u2029 </SCRIPT>";
+  const html = render(trialWithOutput(output, true));
+  assert.equal(embeddedData(html).trials[0]!.steps[0]!.calls[0]!.result, output);
+  const block = html.slice(html.indexOf('id="rhema-data">'), html.indexOf("</script>", html.indexOf('id="rhema-data">')));
+  assert.ok(!/<\/script/i.test(block.slice(1)) && !block.includes("<!--") && !block.includes("\u2028"), block.slice(0, 200));
+});
+
+test("a 100 KB tool result is cut at 64 KB, with a marker naming the file that holds it whole", () => {
+  const output = "x".repeat(100 * 1024);
+  const result = embeddedData(render(trialWithOutput(output, false))).trials[0]!.steps[0]!.calls[0]!.result!;
+  assert.equal(result, `${"x".repeat(MAX_PAYLOAD_BYTES)}\n[rhema: cut at 64 KB of 100 KB: see events.jsonl]`);
+  const fromSession = embeddedData(render(trialWithOutput(output, true))).trials[0]!.steps[0]!.calls[0]!.result!;
+  assert.ok(fromSession.startsWith("x".repeat(MAX_PAYLOAD_BYTES) + "\n[rhema: cut at 64 KB of 100 KB: see session.json]"));
+});
+
+test("a trial key holding #, = and , round-trips through the page's deep link", () => {
+  const key = trialKeyText({ suite: "s", id: "t", trial: { repeat: 3, variant: "model=a,limits=b&c" } });
+  assert.equal(key, "s/t@model=a,limits=b&c#3");
+  const { deepLinkOf, parseDeepLink } = new Function(`${DEEP_LINK_SCRIPT}; return { deepLinkOf, parseDeepLink };`)() as {
+    deepLinkOf(key: string, step: number | null): string;
+    parseDeepLink(hash: string): { trial: string | null; step: number | null };
+  };
+  const link = deepLinkOf(key, 7);
+  assert.equal(link.lastIndexOf("#"), 0, link);
+  assert.deepEqual(parseDeepLink(link), { trial: key, step: 7 });
+  assert.deepEqual(parseDeepLink(deepLinkOf(key, null)), { trial: key, step: null });
+});
