@@ -28,7 +28,7 @@ function stableXml(text: string): string {
     .replace(/rhema run [^"<]+/g, "rhema run RUN")
     .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, "ID")
     .replace(/\/tmp\/[^/]+\/(shard-\d|merged)\//g, "DIR/")
-    .replace(/\[\[ATTACHMENT\|(shard-\d|merged)\//g, "[[ATTACHMENT|DIR/")
+    .replace(/(\[\[ATTACHMENT\||report: )(shard-\d|merged)\//g, "$1DIR/")
     .replace(/(value|name)="task\.[^".]+\.durationMs" value="\d+"/g, "$1=\"duration\"")
     .replace(/duration_ms [\d.]+/g, "duration_ms N")
     .replace(/durationMs" value="\d+"/g, 'durationMs" value="N"');
@@ -39,7 +39,8 @@ function stableSummary(text: string): string {
     .replace(/`[^`]*[0-9a-f]{8}-[^`]*`/g, "`RUN`")
     .replace(/\d+(\.\d+)?(ms|s)\b/g, "T")
     .replace(/duration_ms [\d.]+/g, "duration_ms N")
-    .replace(/\/tmp\/[^/]+\/(shard-\d|merged)\//g, "DIR/");
+    .replace(/\/tmp\/[^/]+\/(shard-\d|merged)\//g, "DIR/")
+    .replace(/`(shard-\d|merged)\/report\.html`/g, "`DIR/report.html`");
 }
 
 /** Seven deterministic tasks in two suites (tool output that does not vary between runs). */

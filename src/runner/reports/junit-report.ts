@@ -125,7 +125,7 @@ function taskCases(task: TaskTrials, cases: JunitCases, file: string, runDirShow
   const quarantined = isQuarantinedFailure(task);
   const marks = quarantineFigures(task);
   if (task.planned > 1 && cases === "task") {
-    return [{ ...place, repeat: 0, add: (c) => (quarantined ? addQuarantinedTrialsCase(c, task, file) : addTrialsCase(c, task, file, marks)) }];
+    return [{ ...place, repeat: 0, add: (c) => (quarantined ? addQuarantinedTrialsCase(c, task, file) : addTrialsCase(c, task, file, marks, runDirShown)) }];
   }
   const name = (entry: Parameters<typeof trialKeyOf>[0]) => (task.planned > 1 ? `${caseName(task)}#${trialKeyOf(entry).repeat}` : caseName(task));
   const addResult = (c: TestCase, result: TaskResult) => (quarantined && result.status !== "passed"

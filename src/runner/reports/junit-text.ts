@@ -6,6 +6,8 @@
 import { checkVerdict, failureHeadline, type TaskFailureModel } from "./failure-model.js";
 import type { CheckOutcome, TaskResult, UnfinishedTask } from "../run-dir/task-result.js";
 import { changesLine } from "./changes-text.js";
+import { reportLink } from "./report-html-link.js";
+import { RUN_FILES } from "../run-dir/run-dir.js";
 
 const TAIL_CHARS = 8_000;
 
@@ -37,12 +39,14 @@ export function checkDetails(failed: readonly CheckOutcome[]): string[] {
 
 /**
  * A result's system-out: its final answer, transcript, changes and denials. With `runDirShown`
- * (the run directory relative to the repository root) changes.patch is attached too,
- * `[[ATTACHMENT|path]]` as the JUnit attachments plugin and GitHub's JUnit actions read it.
+ * (the run directory relative to the repository root) the run's report.html is named with the
+ * trial's deep link, and it and changes.patch are attached, `[[ATTACHMENT|path]]` as the JUnit
+ * attachments plugin and GitHub's JUnit actions read it.
  */
 export function systemOut(result: TaskResult, runDirShown: string | null = null): string {
   const lines = result.finalAnswer === "" ? [] : [result.finalAnswer, ""];
   lines.push(`transcript: ${result.transcriptPath}`);
+  if (runDirShown !== null) lines.push(`report: ${reportLink(runDirShown, result)}`, `[[ATTACHMENT|${runDirShown}/${RUN_FILES.html}]]`);
   if (result.changes !== undefined) {
     lines.push(`changes: ${changesLine(result.changes)}`);
     if (result.changes.path !== null && runDirShown !== null) lines.push(`[[ATTACHMENT|${runDirShown}/${result.changes.path}]]`);

@@ -19,24 +19,26 @@ import { caseName } from "./junit-names.js";
 import { cdataSafe, checkDetails, errorDetails, propertyLines, seconds, systemOut, unfinishedText } from "./junit-text.js";
 import { formatAtK, formatCostPerPass, formatGate, formatRate, trialOrdinal, type TaskTrials } from "./task-trials.js";
 import type { TaskResult } from "../run-dir/task-result.js";
+import { RUN_FILES } from "../run-dir/run-dir.js";
+import { reportLink } from "./report-html-link.js";
 import type { Spread } from "../trials/trial-figures.js";
 
 /** The task's testcase over its trials (see the header). */
-export function addTrialsCase(node: TestCase, task: TaskTrials, file: string, marks: readonly [string, string][] = []): void {
+export function addTrialsCase(node: TestCase, task: TaskTrials, file: string, marks: readonly [string, string][] = [], runDirShown: string | null = null): void {
   const spentMs = task.results.reduce((sum, r) => sum + r.durationMs, 0) + task.unfinished.reduce((sum, u) => sum + (u.spent?.durationMs ?? 0), 0);
   node.className(task.suite).name(caseName(task)).time(seconds(spentMs)).file(file);
   const extended = extendTestCase(node);
   const failed = task.results.filter((r) => r.status !== "passed");
   switch (task.status) {
     case "passed":
-      for (const result of failed) extended.rerun(rerunEntry(result, task, result.status === "failed" ? "flakyFailure" : "flakyError"));
+      for (const result of failed) extended.rerun(rerunEntry(result, task, result.status === "failed" ? "flakyFailure" : "flakyError", runDirShown));
       break;
     case "failed":
     case "errored":
     case "stopped": {
       const [first, ...others] = failed;
       if (first !== undefined) addFirstFailure(node, first, task);
-      for (const result of others) extended.rerun(rerunEntry(result, task, result.status === "failed" ? "rerunFailure" : "rerunError"));
+      for (const result of others) extended.rerun(rerunEntry(result, task, result.status === "failed" ? "rerunFailure" : "rerunError", runDirShown));
       break;
     }
     case "unfinished": {
@@ -47,7 +49,14 @@ export function addTrialsCase(node: TestCase, task: TaskTrials, file: string, ma
       break;
     }
   }
-  node.standardOutput(cdataSafe(`${trialLines(task).join("\n")}\n\n${propertyLines([...trialsFigures(task), ...marks])}`));
+  node.standardOutput(cdataSafe(`${[...trialLines(task), ...reportLines(task, failed[0] ?? task.results[0], runDirShown)].join("\n")}\n\n${propertyLines([...trialsFigures(task), ...marks])}`));
+}
+
+/** The run's report.html, attached, with the deep link to `shown` (the first failed trial, else the first). */
+function reportLines(task: TaskTrials, shown: TaskResult | undefined, runDirShown: string | null): string[] {
+  if (runDirShown === null) return [];
+  const trial = shown ?? { suite: task.suite, id: task.id };
+  return [`report: ${reportLink(runDirShown, trial)}`, `[[ATTACHMENT|${runDirShown}/${RUN_FILES.html}]]`];
 }
 
 /** The first failed trial as the testcase's `<failure>` (a failed task) or `<error>` (every counted trial errored). */
@@ -63,7 +72,7 @@ function addFirstFailure(node: TestCase, result: TaskResult, task: TaskTrials): 
   }
 }
 
-function rerunEntry(result: TaskResult, task: TaskTrials, kind: RerunKind) {
+function rerunEntry(result: TaskResult, task: TaskTrials, kind: RerunKind, runDirShown: string | null) {
   const failure = failureOf(result)!;
   const checks = failure.kind === "checks";
   return {
@@ -71,7 +80,7 @@ function rerunEntry(result: TaskResult, task: TaskTrials, kind: RerunKind) {
     message: `${trialOrdinal(result, task)}: ${failureHeadline(failure)}`,
     type: checks ? "check" : failureType(failure),
     stackTrace: cdataSafe(checks ? checkDetails(failure.failed).join("\n\n") : errorDetails(result, failure)),
-    systemOut: cdataSafe(systemOut(result)),
+    systemOut: cdataSafe(systemOut(result, runDirShown)),
     systemErr: "",
   };
 }

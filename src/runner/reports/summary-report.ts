@@ -25,6 +25,7 @@ import { cellKeyOf, formatAtK, formatCostPerPass, formatGate, groupTaskTrials, h
 import { compareTrials } from "../trials/trial-key.js";
 import { quarantineSection } from "./summary-quarantine.js";
 import { diffStat } from "./changes-text.js";
+import { RUN_FILES } from "../run-dir/run-dir.js";
 
 const STATUS_EMOJI: Record<TaskStatus | "skipped" | "interrupted" | "notStarted", string> = {
   passed: "✅",
@@ -49,10 +50,15 @@ export function renderSummaryReport(results: readonly TaskResult[], meta: Report
   const repeated = hasRepeatedTasks(tasks);
   const labelOf = labeller(tasks);
   const sections = [
-    totalsSection(stats, repeated), shardNote(stats), taskTable(ordered, meta, labelOf), costNote(stats.total.cost),
+    totalsSection(stats, repeated), viewerNote(meta), shardNote(stats), taskTable(ordered, meta, labelOf), costNote(stats.total.cost),
     repeated ? trialsSection(tasks, meta.passAt ?? []) : "", quarantineSection(tasks), failuresSection(ordered, labelOf), changesSection(ordered, labelOf), unfinishedNote(meta), removedNote(meta),
   ];
   return sections.filter((section) => section !== "").join("\n\n") + "\n";
+}
+
+/** Where the run's report.html is (relative to the repository root), when reports know the run directory's place. */
+function viewerNote(meta: ReportMeta): string {
+  return meta.runDirShown === undefined ? "" : `Every trial's conversation, tool calls, checks and changes: ${code(`${meta.runDirShown}/${RUN_FILES.html}`)}`;
 }
 
 function totalsSection(stats: ReturnType<typeof buildStatsReport>, repeated: boolean): string {

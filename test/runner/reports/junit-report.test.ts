@@ -154,4 +154,15 @@ describe("junit testcase-level figures", () => {
     assert.match(xml, /<property name="task.boxed.sandbox" value="bwrap"\/>\s*<property name="task.boxed.network" value="deny"\/>/);
     await assertValidJUnit(xml);
   });
+
+  test("with the run directory's place each testcase names report.html with its trial's deep link and attaches it; a key's #, = and , are encoded whole", () => {
+    const cell = { ...sampleResult("s", "t", "failed"), trial: { repeat: 2, variant: "model=a,limits=b" } };
+    const xml = renderJUnitReport([cell], sampleMeta({ runDirShown: "runs/x", trialPlans: [{ suite: "s", id: "t", variant: "model=a,limits=b", trials: 2, gate: { kind: "every" } }] }));
+    const fragment = `#trial=${encodeURIComponent("s/t@model=a,limits=b#2")}`;
+    assert.equal(fragment, "#trial=s%2Ft%40model%3Da%2Climits%3Db%232");
+    assert.ok(xml.includes(`report: runs/x/report.html${fragment}\n[[ATTACHMENT|runs/x/report.html]]`), xml);
+    const trialCases = renderJUnitReport([cell], sampleMeta({ runDirShown: "runs/x", junitCases: "trial", trialPlans: [{ suite: "s", id: "t", variant: "model=a,limits=b", trials: 2, gate: { kind: "every" } }] }));
+    assert.ok(trialCases.includes(`report: runs/x/report.html${fragment}`), "a trial's own testcase links it too");
+    assert.ok(!renderJUnitReport([cell], sampleMeta()).includes("report.html"), "no place, no link");
+  });
 });

@@ -160,3 +160,10 @@ test("the totals line says how the workspaces were made and the disk they hold, 
   assert.match(copied, / · workspaces 1 fuse-overlayfs layer, 1 copy, 234 MB \(no layers: overlay: needs real root \(rhema runs as uid 1001\)\)\n/);
   assert.doesNotMatch(renderSummaryReport([a], sampleMeta()), /workspaces/, "no figure without one");
 });
+
+test("with the run directory's place the summary names its report.html under the totals; without, nothing", () => {
+  const text = renderSummaryReport(sampleRun(), sampleMeta({ runDirShown: "runs/latest" }));
+  const paragraphs = text.split("\n\n");
+  assert.equal(paragraphs[2], "Every trial's conversation, tool calls, checks and changes: `runs/latest/report.html`", "after the title and the totals");
+  assert.doesNotMatch(renderSummaryReport(sampleRun(), sampleMeta()), /report\.html/);
+});
