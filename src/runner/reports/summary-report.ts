@@ -1,6 +1,6 @@
 /**
  * `summary.md`: the run as a short markdown page fit for `$GITHUB_STEP_SUMMARY` — a totals
- * line and the sandbox (a warning when commands ran unsandboxed), a table with a row per task of the run (status, time, steps, cache hit rate, cost, policy
+ * line and the sandbox (a warning when commands ran unsandboxed), where the run's report.html is, a table with a row per task of the run (status, time, steps, cache hit rate, cost, policy
  * denials; interrupted and not-started tasks too), then the failures: the check that failed
  * with its output's first error line and tail, or the agent's error, and the policy's denials;
  * last, the tasks this run removed (the suite no longer defines them). With repeated tasks the
