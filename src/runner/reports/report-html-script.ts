@@ -1,7 +1,7 @@
 /**
  * The viewer's inline style and script, as text the page embeds (report-html.ts). The script
  * reads the data block, renders the trial list in chunks (a frame at a time) and a trial's
- * steps only when it is opened, 50 at a time with "show more"; every value is put in the page
+ * steps only when it is opened, 50 at a time as they scroll into view (or "show more"); every value is put in the page
  * as text (`textContent`), never as markup. Deep links: `#trial=<encodeURIComponent(key)>&step=N`.
  * Keys: j/k move between trials, Enter opens, / focuses the search.
  */
@@ -44,7 +44,7 @@ main { display: grid; grid-template-columns: minmax(18rem, 30%) 1fr; height: cal
 .badge { font-size: .75rem; font-weight: 700; padding: 0 .35rem; border-radius: .2rem; color: #fff; flex: none; align-self: flex-start; }
 .passed { background: var(--pass); } .failed { background: var(--fail); } .errored { background: var(--err); } .stopped { background: var(--stop); }
 .tag { font-size: .75rem; border: 1px solid var(--muted); border-radius: .2rem; padding: 0 .25rem; color: var(--muted); flex: none; align-self: flex-start; }
-#detail { overflow-y: auto; padding: .5rem 1rem 2rem; min-height: 0; }
+#detail { overflow-y: auto; padding: .5rem 1rem 2rem; min-height: 0; overflow-anchor: none; } /* steps rendered above the checks must not scroll the pane along */
 pre { background: var(--pane); border: 1px solid #ddd; padding: .4rem .5rem; overflow-x: auto; white-space: pre-wrap; word-break: break-word; margin: .25rem 0; font: 12.5px/1.4 ui-monospace, monospace; }
 .step { border: 1px solid var(--line); border-radius: .3rem; padding: .3rem .6rem; margin: .5rem 0; }
 .step:target, .step.linked { outline: 3px solid var(--focus); }
@@ -87,7 +87,7 @@ var suites = [];
 trials.forEach(function (t) { if (suites.indexOf(t.suite) < 0) suites.push(t.suite); });
 suites.sort().forEach(function (s) { $("f-suite").appendChild(el("option", { value: s, text: s })); });
 var haystacks = null;
-var shown = [], cursor = -1, listToken = 0, openKey = null;
+var shown = [], cursor = -1, listToken = 0, openKey = null, stepsObserver = null, openToken = 0;
 function matches(t, i, q) {
   if ($("f-status").value && t.status !== $("f-status").value) return false;
   if ($("f-suite").value && t.suite !== $("f-suite").value) return false;
@@ -158,8 +158,18 @@ function openTrial(key, step, updateHash) {
   more.addEventListener("click", function () { renderSteps(0); });
   detail.appendChild(stepsBox);
   detail.appendChild(more);
+  // Scrolling near the end renders the next steps; the button stays for the keyboard. Observed
+  // afresh after each chunk: an observer reports changes only, and the button can still be in view.
+  if (stepsObserver) stepsObserver.disconnect();
+  stepsObserver = new IntersectionObserver(function (entries, observer) {
+    if (!entries.some(function (e) { return e.isIntersecting; }) || rendered >= t.steps.length) return;
+    renderSteps(0);
+    observer.unobserve(more);
+    observer.observe(more);
+  }, { root: detail, rootMargin: "0px 0px 600px 0px" });
+  stepsObserver.observe(more);
   var target = step == null ? -1 : t.steps.findIndex(function (s) { return s.n === step; });
-  renderSteps(target + 1);
+  renderSteps(0);
   detail.appendChild(el("h3", { text: "Checks" }));
   if (t.checks.length === 0) detail.appendChild(el("p", { "class": "meta", text: "none" }));
   t.checks.forEach(function (c) {
@@ -172,10 +182,15 @@ function openTrial(key, step, updateHash) {
   detail.appendChild(longText(t.finalAnswer || "(empty)"));
   detail.appendChild(el("h3", { text: "Changes" }));
   detail.appendChild(t.patch == null ? el("p", { "class": "meta", text: "no changes.patch" }) : patchNode(t.patch));
-  if (target >= 0) {
+  var token = ++openToken;
+  // A linked step past the first chunk is reached a chunk a frame (all at once is a long task).
+  (function reveal() {
+    if (token !== openToken) return;
+    if (target < 0) { detail.focus(); return; }
+    if (rendered <= target) { renderSteps(0); requestAnimationFrame(reveal); return; }
     var node = document.getElementById("step-" + step);
     if (node) { node.classList.add("linked"); node.scrollIntoView(); node.focus(); }
-  } else detail.focus();
+  })();
 }
 function stepNode(t, s) {
   var box = el("section", { "class": "step", id: "step-" + s.n, tabindex: "-1", "aria-label": "step " + s.n }, [
