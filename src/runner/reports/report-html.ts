@@ -38,7 +38,7 @@ ${runFigures(run)}
 </form>
 <ul id="trial-list"></ul>
 </section>
-<section id="detail" tabindex="-1" aria-label="trial" aria-live="polite"><p class="meta">Open a trial (click, or j/k and Enter).</p></section>
+<section id="detail" tabindex="-1" aria-label="trial"><p class="meta">Open a trial (click, or j/k and Enter).</p></section>
 </main>
 <script type="application/json" id="rhema-data">${embedJson(data)}</script>
 <script>${VIEWER_SCRIPT}</script>
