@@ -13,12 +13,12 @@ import { corpusDir, repoRoot } from "../support/paths.js";
 import { OPEN_POLICY, writeFiles } from "../support/suite-files.js";
 import { tempDir } from "../support/temp-dir.js";
 
-const COMMANDS = [["run"], ["validate"], ["policy", "check"], ["report", "merge"], ["report", "compare"], ["report", "trend"], ["bench", "replay"], ["bench", "calibrate"], ["cassette", "show"], ["cassette", "prune"]] as const;
+const COMMANDS = [["run"], ["validate"], ["policy", "check"], ["report", "merge"], ["report", "compare"], ["report", "trend"], ["report", "html"], ["bench", "replay"], ["bench", "calibrate"], ["cassette", "show"], ["cassette", "prune"]] as const;
 const corpusFile = join(corpusDir, "ledger-totals.jsonl");
 
 test("rhema policy, report and bench without a subcommand (and rhema alone) print their own help to stderr, exit 2", async (t) => {
   const dir = await tempDir(t);
-  for (const [group, sub, all] of [["policy", "check", "check"], ["report", "merge", "merge, compare, trend"], ["bench", "replay", "replay, calibrate"], ["cassette", "show", "show, prune"]] as const) {
+  for (const [group, sub, all] of [["policy", "check", "check"], ["report", "merge", "merge, compare, trend, html"], ["bench", "replay", "replay, calibrate"], ["cassette", "show", "show, prune"]] as const) {
     for (const args of [[group], [group, "--json"]]) {
       const r = await runCli(args, { cwd: dir });
       assert.equal(r.code, 2, args.join(" "));

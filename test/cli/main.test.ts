@@ -90,7 +90,7 @@ test("-h is --help, and an unknown command says so and lists the commands", asyn
   assert.equal(short.stdout, long.stdout);
   assert.deepEqual(await rhema(["bogus"], dir), {
     code: 2, stdout: "",
-    stderr: "rhema: Unknown command \"bogus\". The commands are: run, validate, policy check, report merge, report compare, report trend, bench replay, bench calibrate, cassette show, cassette prune\nSee `rhema --help`.\n",
+    stderr: "rhema: Unknown command \"bogus\". The commands are: run, validate, policy check, report merge, report compare, report trend, report html, bench replay, bench calibrate, cassette show, cassette prune\nSee `rhema --help`.\n",
   });
   assert.match((await rhema(["policy", "chek"], dir)).stderr, /^rhema: Unknown command "policy chek"\. The commands are: /);
 });
