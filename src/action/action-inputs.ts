@@ -3,7 +3,7 @@
  * checked, and turned into the `rhema run` request they map onto one to one (`tasks` is the
  * paths; `stopped-ok` is `--stopped-ok`, which decides the step's result), plus the action's own
  * (`fail-on`, `resume`, `comment`, `github-token`, and the pull-request gate's `baseline`,
- * `save-baseline`, `compare-fail-on`). A run flag without an input is listed, with
+ * `save-baseline`, `compare-fail-on`, and the report artifact's `upload-report`, `retention-days`). A run flag without an input is listed, with
  * why, in input-names.ts. A bad value is a `usage` error naming the input and what it got.
  */
 import { RhemaError, parseUsd } from "../core/errors.js";
@@ -26,6 +26,7 @@ export const ACTION_INPUT_NAMES = [
   "max-tokens", "stopped-ok", "allow-env", "retry-errored", "report-skipped", "restart-changed",
   "repeats", "min-pass-rate", "gate", "stop-early", "pass-at", "junit-cases", "matrix", "calibration", "quarantine",
   "cassette", "cassette-mode", "cassette-usage", "baseline", "save-baseline", "compare-fail-on", "comment-diffstat",
+  "upload-report", "retention-days",
 ] as const;
 export type ActionInputName = (typeof ACTION_INPUT_NAMES)[number];
 
@@ -60,9 +61,15 @@ export interface ActionInputs {
   saveBaseline: boolean;
   /** When the comparison fails the step, as `report compare --fail-on`. */
   compareFailOn: CompareFailOn;
+  /** `upload-report`: upload report.html and the reports as a workflow artifact (report-artifact.ts). */
+  uploadReport: boolean;
+  /** `retention-days`: the artifact's days, 1 to MAX_RETENTION_DAYS; null: the repository's setting. */
+  retentionDays: number | null;
 }
 
 export const DEFAULT_OUT = ".rhema/runs/latest";
+/** The most days GitHub keeps an artifact of a public repository (a repository may allow fewer). */
+export const MAX_RETENTION_DAYS = 90;
 const DEFAULT_CONCURRENCY = 4;
 
 export class ActionInputError extends RhemaError {
@@ -124,6 +131,8 @@ export function readActionInputs(readInput: InputReader): ActionInputs {
     baseline: text("baseline") === undefined ? null : baselineSource(text("baseline")!),
     saveBaseline: bool("save-baseline", text("save-baseline") ?? "false"),
     compareFailOn: oneOf("compare-fail-on", text("compare-fail-on") ?? "regressed", COMPARE_FAIL_ON_CHOICES),
+    uploadReport: bool("upload-report", text("upload-report") ?? "true"),
+    retentionDays: retentionDays(text("retention-days")),
   };
 }
 
@@ -179,6 +188,15 @@ function repeats(value: string | undefined): number | undefined {
   const n = wholeNumber("repeats", value);
   if (n !== undefined && n > MAX_REPEATS) throw new ActionInputError("repeats", `Expected at most ${MAX_REPEATS}, got ${n}`);
   return n;
+}
+
+/** `retention-days`: a whole number from 1 to MAX_RETENTION_DAYS; empty: the repository's setting (null). */
+function retentionDays(value: string | undefined): number | null {
+  if (value === undefined) return null;
+  if (!/^[0-9]+$/.test(value) || Number(value) < 1 || Number(value) > MAX_RETENTION_DAYS) {
+    throw new ActionInputError("retention-days", `Expected a whole number of days from 1 to ${MAX_RETENTION_DAYS}, or nothing for the repository's setting, got "${value}"`);
+  }
+  return Number(value);
 }
 
 /** `min-pass-rate`: a number above 0 and at most 1. */

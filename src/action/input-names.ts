@@ -18,7 +18,7 @@ export const RUN_FLAGS_WITHOUT_INPUT: Readonly<Record<string, string>> = {
 };
 
 /** The action's inputs that are not run flags: the paths, and what only the action does. */
-export const ACTION_ONLY_INPUTS: readonly ActionInputName[] = ["tasks", "fail-on", "resume", "comment", "github-token", "baseline", "save-baseline", "compare-fail-on", "comment-diffstat"];
+export const ACTION_ONLY_INPUTS: readonly ActionInputName[] = ["tasks", "fail-on", "resume", "comment", "github-token", "baseline", "save-baseline", "compare-fail-on", "comment-diffstat", "upload-report", "retention-days"];
 
 /** The input a run flag (without `--`) maps onto, or null when the action has none. */
 export function inputForFlag(flag: string): ActionInputName | null {

@@ -28,12 +28,19 @@ export function commentMarker(scope: { workflow: string; job: string; shard: str
   return `<!-- rhema-action: ${scope.workflow} / ${scope.job} / shard ${scope.shard ?? "all"} -->`;
 }
 
-/** The comment's body: marker, the run's summary (cut to size), a link to the job summary. */
-export function commentBody(marker: string, summaryMarkdown: string, runUrl: string): string {
+/** Where the comment links: the run's page, and the report artifact's when it was uploaded (report-artifact.ts). */
+export interface CommentLinks {
+  runUrl: string;
+  reportUrl: string | null;
+}
+
+/** The comment's body: marker, the run's summary (cut to size), a link to the job summary and one to report.html's artifact. */
+export function commentBody(marker: string, summaryMarkdown: string, links: CommentLinks): string {
   const summary = summaryMarkdown.length > MAX_BODY_CHARS
     ? `${summaryMarkdown.slice(0, MAX_BODY_CHARS)}\n\n… (cut; the whole summary is on the run page)`
     : summaryMarkdown;
-  return `${marker}\n${summary.trimEnd()}\n\n[Job summary and reports](${runUrl})\n`;
+  const report = links.reportUrl === null ? "" : ` · [report.html (artifact)](${links.reportUrl})`;
+  return `${marker}\n${summary.trimEnd()}\n\n[Job summary and reports](${links.runUrl})${report}\n`;
 }
 
 /** Creates the comment, or updates the one carrying `marker`. Errors other than 403 are thrown. */

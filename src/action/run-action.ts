@@ -27,6 +27,7 @@ import { diffstatComment } from "./changes-diffstat.js";
 import { runCacheKeys, type CacheScope, type RunDirCache } from "./run-cache.js";
 import { BASELINE_DIR, baselineNameOfKey, baselineSaveKey, keptInBaseline } from "./baseline.js";
 import { compareWithBaseline } from "./baseline-gate.js";
+import { reportArtifactName, uploadReportArtifact } from "./report-artifact.js";
 import { compareComment, compareFailure, compareOutputs, compareSummary, missingBaselineMessage, type BaselineComparison } from "./compare-gate.js";
 import { counted } from "../core/counted.js";
 
@@ -82,6 +83,10 @@ export async function runAction(ctx: ActionContext): Promise<void> {
   const result: ActionRunOutcome = { ...outcome, interruptedTasks };
   for (const [name, value] of Object.entries(actionOutputs(result))) core.setOutput(name, value);
   const where = runDirAndKeys(ctx.env, workspace, inputs);
+  // The reports are final here (also of a failed or interrupted run): upload them before the summary and the comment link them.
+  const reportUrl = inputs.uploadReport ? await uploadReports(ctx.env, inputs, outcome.runDir) : null;
+  core.setOutput("report-url", reportUrl ?? "");
+  const notes = [restoredNote, reportUrl === null ? null : reportLinkNote(reportUrl)];
   let compared: BaselineComparison | null = null;
   try {
     compared = inputs.baseline === null ? null : await compareWithBaseline(inputs.baseline, { cache: ctx.cache, workspace, runDir: outcome.runDir, shard: inputs.request.shard ?? null, log: (line) => core.info(`rhema: ${line}`) });
@@ -89,20 +94,41 @@ export async function runAction(ctx: ActionContext): Promise<void> {
     // An unreadable baseline (not a run directory, a broken file) fails the step; the run's reports stand.
     core.setOutput("regressed", "0");
     core.setOutput("improved", "0");
-    await appendJobSummary(ctx.env, outcome, [restoredNote], null);
+    await appendJobSummary(ctx.env, outcome, notes, null);
     for (const a of runAnnotations(result, workspace)) annotate(a);
     core.setFailed(`rhema: the \`baseline\` input: ${err instanceof Error ? err.message : String(err)}`);
     return;
   }
   for (const [name, value] of Object.entries(compared === null ? { regressed: "0", improved: "0" } : compareOutputs(compared))) core.setOutput(name, value);
   if (compared?.kind === "missing") core.warning(`rhema: ${missingBaselineMessage(compared)}`, { title: "rhema: no baseline" });
-  await appendJobSummary(ctx.env, outcome, [restoredNote], compared);
+  await appendJobSummary(ctx.env, outcome, notes, compared);
   for (const a of runAnnotations(result, workspace)) annotate(a);
-  if (inputs.comment) await commentOnPullRequest(ctx.env, inputs, where.scope, outcome, compared);
+  if (inputs.comment) await commentOnPullRequest(ctx.env, inputs, where.scope, outcome, { compared, reportUrl });
   // The post step saves a baseline only of a run that completed: an interrupted one is partial.
   if (inputs.saveBaseline && !outcome.interrupted) core.saveState(STATE.baselineKey, baselineKeyOf(ctx.env, inputs));
   const failures = [stepFailure(inputs.failOn, result, { stoppedOk: inputs.stoppedOk }), compared === null ? null : compareFailure(compared, inputs.compareFailOn)].filter((f) => f !== null);
   if (failures.length > 0) core.setFailed(`rhema: ${failures.join("; ")}`);
+}
+
+/**
+ * `upload-report`: the run's reports as the artifact `rhema-report-<job>-<shard>-<attempt>`
+ * (report-artifact.ts). Its URL, or null when it was not uploaded: a warning, never a failed
+ * step; the reports stay in the run directory.
+ */
+async function uploadReports(env: ActionContext["env"], inputs: ActionInputs, runDir: string): Promise<string | null> {
+  const scope = cacheScope(env, inputs, "");
+  const upload = await uploadReportArtifact(runDir, reportArtifactName({ job: scope.job, shard: scope.shard, attempt: scope.attempt }), { env, retentionDays: inputs.retentionDays });
+  if (upload.kind === "failed") {
+    core.warning(`rhema: report.html and the reports were not uploaded as the artifact ${upload.name}: ${upload.message}; they stay in ${runDir}`, { title: "rhema: no report artifact" });
+    return null;
+  }
+  core.info(`rhema: uploaded ${upload.files.join(", ")} as the artifact ${upload.name} (${upload.url})`);
+  return upload.url;
+}
+
+/** The job summary's line linking the report artifact. */
+function reportLinkNote(url: string): string {
+  return `[report.html (artifact)](${url}): the run viewer with junit.xml, stats.json and summary.md.`;
 }
 
 /** The key this run's baseline is saved under (`save-baseline`). */
@@ -323,7 +349,8 @@ async function changesDiffstat(outcome: RunRequestOutcome): Promise<string> {
 }
 
 /** The sticky comment: with a baseline, the comparison's regressions and improvements first, then the run's summary. */
-async function commentOnPullRequest(env: ActionContext["env"], inputs: ActionInputs, scope: CacheScope, outcome: RunRequestOutcome, compared: BaselineComparison | null): Promise<void> {
+async function commentOnPullRequest(env: ActionContext["env"], inputs: ActionInputs, scope: CacheScope, outcome: RunRequestOutcome, extra: { compared: BaselineComparison | null; reportUrl: string | null }): Promise<void> {
+  const { compared, reportUrl } = extra;
   const pullNumber = await pullRequestNumber(env.GITHUB_EVENT_PATH);
   const [owner, repo] = (env.GITHUB_REPOSITORY ?? "").split("/");
   if (pullNumber === null || !owner || !repo) {
@@ -339,7 +366,7 @@ async function commentOnPullRequest(env: ActionContext["env"], inputs: ActionInp
   const marker = commentMarker(scope);
   const summary = await readFile(outcome.reports.summary, "utf8");
   const diffstat = inputs.commentDiffstat ? await changesDiffstat(outcome) : "";
-  const body = commentBody(marker, `${compared === null ? "" : `${compareComment(compared)}\n`}${diffstat === "" ? "" : `${diffstat}\n`}${summary}`, runUrl);
+  const body = commentBody(marker, `${compared === null ? "" : `${compareComment(compared)}\n`}${diffstat === "" ? "" : `${diffstat}\n`}${summary}`, { runUrl, reportUrl });
   try {
     const result = await upsertPrComment({ apiUrl: env.GITHUB_API_URL || "https://api.github.com", token: inputs.githubToken, owner, repo, pullNumber }, marker, body);
     if (result.kind === "forbidden") core.warning(`rhema: comment: ${result.message}`);

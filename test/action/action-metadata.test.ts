@@ -56,6 +56,7 @@ const SAMPLE: Record<ActionInputName, string> = {
   "max-tokens": "50000", "stopped-ok": "true", "allow-env": "NPM_TOKEN\nGH_TOKEN", "retry-errored": "true", "report-skipped": "true", "restart-changed": "true",
   repeats: "5", "min-pass-rate": "0.8", gate: "lower", "stop-early": "true", "pass-at": "1,3", "junit-cases": "trial", matrix: "matrix.yaml", calibration: "calibration.json",
   quarantine: ".github/quarantine.yaml", cassette: "cassettes", "cassette-mode": "hybrid", "cassette-usage": "simulate", baseline: "rhema-baseline-nightly-main", "save-baseline": "true", "compare-fail-on": "never", "comment-diffstat": "true",
+  "upload-report": "false", "retention-days": "7",
 };
 
 test("every input action.yml declares is read, and each one changes the action's settings", async () => {

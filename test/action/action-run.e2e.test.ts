@@ -32,6 +32,8 @@ test("runs the example suite: outputs, summary appended, annotations, exit code 
     trials: "9", flaky: "1", "pass-rate": "0.5556",
     // No baseline input: nothing compared.
     regressed: "0", improved: "0",
+    // No artifact service here (no ACTIONS_RUNTIME_TOKEN): nothing uploaded, a warning below.
+    "report-url": "",
   });
   const stats = await readJson<{ total: { stats: { cacheHitRate: number; cacheReadTokens: number; cacheWriteTokens: number; outputTokens: number; reasoningTokens: number; inputTokens: number } } }>(join(runDir, "stats.json"));
   assert.deepEqual(
@@ -57,6 +59,8 @@ test("runs the example suite: outputs, summary appended, annotations, exit code 
     "::error::rhema: 2 tasks did not pass: arithmetic/wrong-fix, release/publish",
   ]);
   assert.deepEqual(workflowCommands(first.stdout, "warning"), [
+    // Uploaded (and warned of) before the summary and the annotations, which would link it.
+    `::warning title=rhema%3A no report artifact::rhema: report.html and the reports were not uploaded as the artifact rhema-report-suite-all-1: no artifact service here (ACTIONS_RUNTIME_TOKEN and ACTIONS_RESULTS_URL unset); they stay in ${runDir}`,
     // The flaky task passed its gate: its failed trials are a warning, not an error.
     '::warning title=arithmetic/flaky-fix,file=tasks/arithmetic/flaky-fix.yaml::flaky: 2 of 5 trials failed, the gate (rate >= 0.5) passed; first: trial 3/5: check "unit tests" failed (exit code 1): AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:',
     "::warning title=release/publish,file=tasks/release/publish.yaml::2 tool calls denied by policy: write_file (rule 6 (ci.yaml:11): CI configuration and secrets are off limits); shell (rule 5 (ci.yaml:10): no pushes from CI)",
