@@ -27,7 +27,7 @@ import { diffstatComment } from "./changes-diffstat.js";
 import { runCacheKeys, type CacheScope, type RunDirCache } from "./run-cache.js";
 import { BASELINE_DIR, baselineNameOfKey, baselineSaveKey, keptInBaseline } from "./baseline.js";
 import { compareWithBaseline } from "./baseline-gate.js";
-import { reportArtifactName, uploadReportArtifact } from "./report-artifact.js";
+import { REPORT_URL_OUTPUT, reportArtifactName, uploadReportArtifact } from "./report-artifact.js";
 import { compareComment, compareFailure, compareOutputs, compareSummary, missingBaselineMessage, type BaselineComparison } from "./compare-gate.js";
 import { counted } from "../core/counted.js";
 
@@ -85,7 +85,7 @@ export async function runAction(ctx: ActionContext): Promise<void> {
   const where = runDirAndKeys(ctx.env, workspace, inputs);
   // The reports are final here (also of a failed or interrupted run): upload them before the summary and the comment link them.
   const reportUrl = inputs.uploadReport ? await uploadReports(ctx.env, inputs, outcome.runDir) : null;
-  core.setOutput("report-url", reportUrl ?? "");
+  core.setOutput(REPORT_URL_OUTPUT, reportUrl ?? "");
   const notes = [restoredNote, reportUrl === null ? null : reportLinkNote(reportUrl)];
   let compared: BaselineComparison | null = null;
   try {

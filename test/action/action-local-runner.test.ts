@@ -88,6 +88,8 @@ test("the source entries under @github/local-action: outputs, the job summary, a
     junit: join(runDir, "junit.xml"), stats: join(runDir, "stats.json"), summary: join(runDir, "summary.md"), "run-dir": runDir,
     passed: "1", failed: "1", errored: "0", stopped: "0", interrupted: "0", "cost-usd": "unpriced",
     trials: "2", flaky: "0", "pass-rate": "0.5000", regressed: "0", improved: "0",
+    // No artifact service under local-action: nothing uploaded (a warning says so).
+    "report-url": "",
     // One changes.patch a trial, a line each (local-action's table shows the newline escaped).
     changes: ["fix-add", "wrong-fix"].map((id) => join(runDir, "tasks/arithmetic", id, "default/1/changes.patch")).join("\\n"),
   }, first.stdout);

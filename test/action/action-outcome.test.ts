@@ -13,6 +13,7 @@ import { actionOutputs, runAnnotations, stepFailure, type ActionRunOutcome } fro
 import { PRICE_TABLE } from "../../src/runner/pricing/prices.js";
 import type { TaskCost, TaskResult } from "../../src/runner/run-dir/task-result.js";
 import { sampleResult } from "../runner/sample-results.js";
+import { REPORT_URL_OUTPUT } from "../../src/action/report-artifact.js";
 import { repoRoot } from "../support/paths.js";
 
 const PRICED: TaskCost = { usd: 0.125, workerUsd: 0, unpricedRequests: 0, pricedAs: "anthropic/claude-sonnet-4-5", workerPricedAs: "anthropic/claude-sonnet-4-5", simulated: false, prices: { ...PRICE_TABLE, pricingFile: null } };
@@ -27,7 +28,8 @@ const outcome = (costs: (TaskCost | undefined)[]): ActionRunOutcome => ({
 test("action.yml declares exactly the outputs the action sets", async () => {
   const meta = parse(await readFile(join(repoRoot, "action.yml"), "utf8")) as { outputs: Record<string, unknown> };
   const compared = compareOutputs({ kind: "missing", source: { kind: "path", path: "base" }, reason: "none" });
-  assert.deepEqual(Object.keys(meta.outputs).sort(), [...Object.keys(actionOutputs(outcome([]))), ...Object.keys(compared)].sort());
+  // The report artifact's URL is set on its own, once the upload is done (report-artifact.ts).
+  assert.deepEqual(Object.keys(meta.outputs).sort(), [...Object.keys(actionOutputs(outcome([]))), ...Object.keys(compared), REPORT_URL_OUTPUT].sort());
 });
 
 test("cost-usd: the run's dollars, the priced part when some are unpriced, 'unpriced' when none has a price", () => {
