@@ -25,8 +25,8 @@ import { repoRoot } from "../support/paths.js";
 import { tempDir } from "../support/temp-dir.js";
 
 const COMMAND_LANGS = new Set(["sh", "bash", "shell", "console"]);
-/** The second word of `rhema policy check`, `rhema report merge|compare|trend`, `rhema bench replay`. */
-const SUBCOMMANDS = new Set(["check", "merge", "compare", "trend", "replay", "calibrate", "show", "prune"]);
+/** The second word of `rhema policy check`, `rhema report merge|compare|trend|html`, `rhema bench replay`. */
+const SUBCOMMANDS = new Set(["check", "merge", "compare", "trend", "html", "replay", "calibrate", "show", "prune"]);
 const README_FIRST = "npm ci && npm run build && node dist/src/cli/rhema.js run tasks/\nnpm test";
 
 const blocks = docFiles().flatMap((file) => fencedBlocks(file, readDoc(file)));

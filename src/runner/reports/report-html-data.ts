@@ -7,6 +7,7 @@
  * byte for byte. Every payload (a tool's input or result, a step's text, the patch, an event) is
  * cut at `MAX_PAYLOAD_BYTES` with a marker naming the file that holds it whole.
  */
+import { counted } from "../../core/counted.js";
 import type { Usage } from "../../core/provider.js";
 import type { Message } from "../../core/messages.js";
 import type { TaskEvent } from "../run-dir/runner-events.js";
@@ -223,7 +224,7 @@ export function stepsOf(events: HtmlTrialInput["events"], messages: readonly Mes
         step(current).notes.push(`${e.who === "worker" ? "compaction worker: " : ""}retry ${e.attempt}/${e.of} after ${e.reason} (${e.delayMs} ms)`);
         break;
       case "revived":
-        step(current).notes.push(`resumed: closed ${e.callIds.length} interrupted call(s)`);
+        step(current).notes.push(`resumed: closed ${counted(e.callIds.length, "interrupted call")}`);
         break;
       case "steer":
         step(current).notes.push(cutPayload(`nudged: ${e.text}`, "events.jsonl"));
