@@ -6,7 +6,7 @@
  * that stops the run reaches main, which maps its code (2 invalid input, 3 the run could not
  * continue: its own output cannot be written).
  */
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { runRequest, type RunRequest, type RunRequestOutcome } from "../runner/execute/run-request.js";
 import { EXIT_INTERRUPTED, EXIT_OK, EXIT_TASK_FAILED, type ExitCode } from "./exit-codes.js";
 import { print, type CliIo } from "./io.js";
@@ -22,7 +22,7 @@ import { parsePassRate } from "../runner/trials/trial-gate.js";
 import { MAX_REPEATS } from "../runner/tasks/task-schema.js";
 import { taskKey } from "../runner/tasks/task-key.js";
 import { trialLabel } from "../runner/trials/trial-key.js";
-import { trialKeyOf } from "../runner/run-dir/run-dir.js";
+import { RUN_FILES, trialKeyOf } from "../runner/run-dir/run-dir.js";
 import type { TaskResult, TaskTrialPlan } from "../runner/run-dir/task-result.js";
 
 export const DEFAULT_RUN_DIR = ".rhema/runs/latest";
@@ -173,6 +173,7 @@ export function finalSummary(outcome: Pick<RunRequestOutcome, "results" | "inter
     ...(copies.junit ? [`--junit ${copies.junit}`] : []), ...(copies.stats ? [`--stats ${copies.stats}`] : []),
     ...(copies.summary ? [`--summary ${copies.summary} (appended)`] : []),
   ];
-  lines.push(`Reports: ${outcome.reports.junit}, ${outcome.reports.stats}, ${outcome.reports.summary}${extra.length ? `; copies: ${extra.join(", ")}` : ""}`);
+  // report.html is written with them (the run's end, an interrupt): the page to read the run by.
+  lines.push(`Reports: ${outcome.reports.junit}, ${outcome.reports.stats}, ${outcome.reports.summary}, ${join(runDir, RUN_FILES.html)}${extra.length ? `; copies: ${extra.join(", ")}` : ""}`);
   return lines.join("\n");
 }

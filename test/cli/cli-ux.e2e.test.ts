@@ -6,7 +6,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdir, readFile, readdir } from "node:fs/promises";
+import { mkdir, readFile, readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { cliEnv, runCli } from "../support/cli.js";
 import { corpusDir, repoRoot } from "../support/paths.js";
@@ -111,18 +111,19 @@ test("the README's command-line synopsis names exactly the flags each command's 
   }
 });
 
-test("the Reports: line names the --junit, --stats and --summary copies too", async (t) => {
+test("the Reports: line names the run's reports and report.html, and the --junit, --stats and --summary copies too", async (t) => {
   const dir = await tempDir(t);
   await writeFiles(dir, { "policy.yaml": OPEN_POLICY, "suite/a.yaml": "prompt: hi\nmodel: { provider: scripted, script: [{ say: ok }] }\n" });
   const args = ["run", "suite", "--policy", "policy.yaml", "--sandbox", "off", "--out", "out"];
   const plain = await runCli(args, { cwd: dir });
   assert.equal(plain.code, 0, plain.stderr);
   const out = join(dir, "out");
-  assert.match(plain.stdout, new RegExp(`\\nReports: ${out}/junit\\.xml, ${out}/stats\\.json, ${out}/summary\\.md\\n?$`));
+  assert.match(plain.stdout, new RegExp(`\\nReports: ${out}/junit\\.xml, ${out}/stats\\.json, ${out}/summary\\.md, ${out}/report\\.html\\n?$`));
+  assert.ok((await stat(join(out, "report.html"))).isFile(), "the page it names is there");
   const copies = await runCli([...args, "--restart", "--junit", "ci/junit.xml", "--stats", "ci/stats.json", "--summary", "step-summary.md"], { cwd: dir });
   assert.equal(copies.code, 0, copies.stderr);
   const reports = copies.stdout.trimEnd().split("\n").at(-1)!;
-  assert.equal(reports, `Reports: ${out}/junit.xml, ${out}/stats.json, ${out}/summary.md; ` +
+  assert.equal(reports, `Reports: ${out}/junit.xml, ${out}/stats.json, ${out}/summary.md, ${out}/report.html; ` +
     `copies: --junit ${dir}/ci/junit.xml, --stats ${dir}/ci/stats.json, --summary ${dir}/step-summary.md (appended)`);
 });
 
