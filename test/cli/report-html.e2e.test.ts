@@ -5,7 +5,8 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFile, stat } from "node:fs/promises";
+import { lstat, readFile, stat, symlink } from "node:fs/promises";
+import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { runCli } from "../support/cli.js";
 import { writeFiles } from "../support/suite-files.js";
@@ -75,4 +76,36 @@ test("report html on a missing run directory is exit 2 naming it", async (t) => 
   assert.equal(run.code, 2, run.stderr);
   assert.ok(run.stderr.includes(`Run directory not found: ${missing}`), run.stderr);
   assert.ok(!/\n\s+at /.test(run.stderr), "no stack trace");
+});
+
+test("report html's paths: an empty DIR or --out, a folder that is no run, a FIFO, a device (root), a link or a folder as --out are exit 2 naming them with nothing written; a link to a run, a path of spaces and unicode and a missing --out parent work", async (t) => {
+  const root = await tempDir(t);
+  await writeFiles(root, { "policy.yaml": POLICY, "suite/pass.yaml": task("Say hello.", `{ call: shell, input: { command: "echo hi" } }`, "true") });
+  const runDir = "run dir é";
+  assert.equal((await runCli(["run", "suite", "--out", runDir], { cwd: root })).code, 0);
+  execFileSync("mkfifo", [join(root, "fifo")]);
+  const ROOT = process.getuid?.() === 0;
+  // Made in the temp folder only (never a path under /dev): /dev/null's numbers.
+  if (ROOT) execFileSync("mknod", [join(root, "dev"), "c", "1", "3"]);
+  else t.diagnostic("not root: no device node (mknod needs CAP_MKNOD)");
+  await symlink(runDir, join(root, "link"));
+  const refused: [string[], string][] = [
+    [[""], 'got ""'], [["."], `got ${root}, which holds no`], [["fifo"], "which is not a folder"], [["no-such-run"], "Run directory not found"],
+    [[runDir, "--out", ""], 'got ""'], [[runDir, "--out", "fifo"], "which is a FIFO"], [[runDir, "--out", "link"], "which is a link"], [[runDir, "--out", runDir], "which is a folder"],
+    ...(ROOT ? [[["dev"], "which is not a folder"], [[runDir, "--out", "dev"], "which is not a regular file"]] as [string[], string][] : []),
+  ];
+  for (const [args, says] of refused) {
+    const r = await runCli(["report", "html", ...args], { cwd: root });
+    assert.equal(r.code, 2, `${JSON.stringify(args)}: ${r.stderr}`);
+    assert.ok(r.stderr.includes(says) && !/\n\s+at /.test(r.stderr), `${JSON.stringify(args)} says ${says}: ${r.stderr}`);
+  }
+  assert.ok((await lstat(join(root, "fifo"))).isFIFO(), "the FIFO is still one");
+  if (ROOT) assert.ok((await lstat(join(root, "dev"))).isCharacterDevice(), "the device is still one");
+  assert.ok((await lstat(join(root, "link"))).isSymbolicLink(), "the link is still one");
+  for (const [args, written] of [[["link"], join(root, "link", "report.html")], [[runDir, "--out", "new dir/é page.html"], join(root, "new dir/é page.html")]] as const) {
+    const r = await runCli(["report", "html", ...args], { cwd: root });
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok(r.stdout.includes(`wrote ${written}`), r.stdout);
+    assert.match(await readFile(written, "utf8"), /^<!DOCTYPE html>/);
+  }
 });
