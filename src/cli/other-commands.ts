@@ -3,7 +3,7 @@ import { resolve } from "node:path";
 import { PolicyFileError, formatPolicyIssue, loadPolicyFile } from "../policy/file/policy-file.js";
 import { permissiveWarnings } from "../policy/file/permissive-warnings.js";
 import { mergeRunReports } from "../runner/reports/report-merge.js";
-import { REPORT_HTML, checkReportHtmlPaths, writeReportHtml } from "../runner/reports/report-html-file.js";
+import { checkReportHtmlPaths, writeReportHtml } from "../runner/reports/report-html-file.js";
 import { loadTasks } from "../runner/tasks/suite-loader.js";
 import { parseLimitFlag, planSuite } from "../runner/plan/plan-suite.js";
 import type { TaskDefinition } from "../runner/tasks/task-file.js";
@@ -23,6 +23,7 @@ import { inputCapsFromEnv } from "./input-caps.js";
 import { formatCostTotal, sumCosts } from "../runner/pricing/cost-figures.js";
 import { counted } from "../core/counted.js";
 import { parseKList } from "../runner/trials/trial-figures.js";
+import { RUN_FILES } from "../runner/run-dir/run-dir.js";
 
 /** `rhema validate`'s arguments: the paths and the run flags the planner reads (as `rhema run` takes them). */
 export interface ValidateArgs {
@@ -166,7 +167,7 @@ export async function reportMergeCommand(
 /** `rhema report html DIR [--out FILE]`: the run directory's page, written at DIR/report.html or FILE. */
 export async function reportHtmlCommand(args: { dir: string; out?: string }, io: CliIo): Promise<ExitCode> {
   const dir = resolve(io.cwd, args.dir);
-  const out = args.out === undefined ? resolve(dir, REPORT_HTML) : resolve(io.cwd, args.out);
+  const out = args.out === undefined ? resolve(dir, RUN_FILES.html) : resolve(io.cwd, args.out);
   await checkReportHtmlPaths(dir, out);
   print(io.stdout, `wrote ${await writeReportHtml(dir, out)}`);
   return EXIT_OK;

@@ -18,15 +18,12 @@ import type { HtmlReportInput, HtmlTrialInput } from "./report-html-data.js";
 import { renderReportHtml } from "./report-html.js";
 import { parseStatsReport } from "./stats-report.js";
 
-/** The page's name in a run directory. */
-export const REPORT_HTML = RUN_FILES.html;
-
 /**
  * Renders the run directory `runDir` (absolute) into `out` (default `runDir/report.html`);
  * returns the path written. A run directory without stats.json has no finished reports to
  * show: an error naming it, as is a folder that is no run directory (`checkRunDirForHtml`).
  */
-export async function writeReportHtml(runDir: string, out: string = join(runDir, REPORT_HTML)): Promise<string> {
+export async function writeReportHtml(runDir: string, out: string = join(runDir, RUN_FILES.html)): Promise<string> {
   const html = renderReportHtml(await readHtmlReportInput(runDir));
   await guardOutput(out, "write", () => writePrivateFileAtomic(out, html));
   return out;
