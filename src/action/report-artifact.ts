@@ -11,10 +11,10 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { RUN_FILES } from "../runner/run-dir/run-dir.js";
 
-/** The run directory's files the artifact holds, those present. */
 /** The Action output naming the uploaded artifact's page ("" when nothing was uploaded). */
 export const REPORT_URL_OUTPUT = "report-url";
 
+/** The run directory's files the artifact holds, those present. */
 export const REPORT_FILES: readonly string[] = [RUN_FILES.html, RUN_FILES.junit, RUN_FILES.stats, RUN_FILES.summary];
 
 /** What an artifact name may not hold (`@actions/artifact`'s validateArtifactName). */
