@@ -18,7 +18,15 @@ export interface ToolResultBlock {
   isError?: boolean;
 }
 
-export type ContentBlock = TextBlock | ImageBlock | ToolCallBlock | ToolResultBlock;
+/**
+ * A reasoning item a provider asked to be sent back with the conversation (the OpenAI Responses
+ * API's `reasoning` item under `store: false`): `data` is its opaque encrypted content, `summary`
+ * its readable summary (may be empty). Only the provider named in `provider` reads it; every other
+ * provider's mapping leaves it out, and it is never shown to the model as text.
+ */
+export interface ReasoningBlock { type: "reasoning"; provider: string; id: string; data: string; summary: string }
+
+export type ContentBlock = TextBlock | ImageBlock | ToolCallBlock | ToolResultBlock | ReasoningBlock;
 
 export interface Message {
   role: "user" | "assistant";
@@ -72,6 +80,11 @@ function rewriteBlock(block: ContentBlock, rewrite: (text: string) => string): C
     }
     case "image":
       return block;
+    case "reasoning": {
+      // The encrypted part cannot be read, so cannot be rewritten; its summary is text like any other.
+      const summary = rewrite(block.summary);
+      return summary === block.summary ? block : { ...block, summary };
+    }
     case "tool_call": {
       const input = rewriteStrings(block.input, rewrite);
       return input === block.input ? block : { ...block, input };

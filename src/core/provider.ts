@@ -78,6 +78,8 @@ export function addUsage(a: Usage, b: Usage): Usage {
 export type StreamEvent =
   | { type: "text"; delta: string }
   | { type: "tool_call"; id: string; name: string; input: unknown }
+  /** A reasoning item to carry back in the conversation (see `ReasoningBlock`): kept in the assistant message, never shown. */
+  | { type: "reasoning"; provider: string; id: string; data: string; summary: string }
   | { type: "usage"; usage: Usage }
   | { type: "stop"; reason: StopReason };
 

@@ -110,10 +110,13 @@ const toolResultBlock = z
     isError: z.boolean().optional(),
   })
   .strict();
+const reasoningBlock = z
+  .object({ type: z.literal("reasoning"), provider: z.string().min(1), id: z.string(), data: z.string(), summary: z.string() })
+  .strict();
 export const messageSchema = z
   .object({
     role: z.enum(["user", "assistant"]),
-    content: z.array(z.discriminatedUnion("type", [textBlock, imageBlock, toolCallBlock, toolResultBlock])),
+    content: z.array(z.discriminatedUnion("type", [textBlock, imageBlock, toolCallBlock, toolResultBlock, reasoningBlock])),
   })
   .strict();
 

@@ -167,6 +167,9 @@ async function requestStep(ports: StepLoopPorts, step: number) {
           content.push({ type: "tool_call", id: event.id, name: event.name, input: event.input });
           await ports.sink.emit({ type: "tool_call", step, callId: event.id, name: event.name, input: event.input });
           break;
+        case "reasoning":
+          content.push({ type: "reasoning", provider: event.provider, id: event.id, data: event.data, summary: event.summary });
+          break;
         case "usage":
           usage = event.usage;
           break;

@@ -94,6 +94,9 @@ export function framedCounter(
         return IMAGE_TOKENS;
       case "tool_call":
         return countText(toolCallText(b), "json") + framing.toolBlock;
+      case "reasoning":
+        // What is readable of it: the encrypted part's size says nothing a counter can use.
+        return text(b.summary);
       case "tool_result":
         return framing.toolBlock + (typeof b.content === "string"
           ? countText(b.content, "tool_result")

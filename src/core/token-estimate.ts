@@ -26,6 +26,8 @@ export function estimateBlockTokens(block: ContentBlock): number {
       return IMAGE_TOKENS;
     case "tool_call":
       return estimateTextTokens(block.name + JSON.stringify(block.input ?? null)) + 4;
+    case "reasoning":
+      return estimateTextTokens(block.summary);
     case "tool_result":
       return 4 + (typeof block.content === "string"
         ? estimateTextTokens(block.content)

@@ -176,6 +176,8 @@ function toWireBlock(block: ContentBlock): WireBlock[] {
       return [{ type: "tool_use", id: block.id, name: block.name, input: toolInputObject(block.input) }];
     case "tool_result":
       return [toWireToolResult(block)];
+    case "reasoning":
+      return []; // another API's item (the Responses API's): this one cannot read it
     default:
       return assertNever(block);
   }

@@ -293,19 +293,20 @@ export function mapFinishReason(reason: string, hadToolCalls: boolean): StopReas
 }
 
 /**
- * A `ProviderError` for what the SDK threw. An error inside an accepted stream
+ * A `ProviderError` for what the SDK threw (this provider's, or the Responses API provider's:
+ * `provider` names it in the message). An error inside an accepted stream
  * (`data: {"error": …}`) counts as the server's failure, so it is retryable.
  */
-function openaiFailure(err: unknown): ProviderError {
-  if (err instanceof APIConnectionError) return connectionFailureError(PROVIDER, err);
+export function openaiFailure(err: unknown, provider: string = PROVIDER): ProviderError {
+  if (err instanceof APIConnectionError) return connectionFailureError(provider, err);
   if (err instanceof APIError) {
     const body = err.error as { message?: unknown } | undefined;
     const detail = typeof body?.message === "string" ? body.message : body ? JSON.stringify(body) : sdkMessageDetail(err.message);
     const kind = err.code ?? err.type ?? null;
     if (err.status !== undefined) {
-      return httpFailureError({ provider: PROVIDER, status: err.status, headers: err.headers, kind, detail, cause: err });
+      return httpFailureError({ provider, status: err.status, headers: err.headers, kind, detail, cause: err });
     }
-    return new ProviderError(`${PROVIDER}: ${kind ?? "error"}: ${detail ?? err.message}`, { retryable: true, cause: err });
+    return new ProviderError(`${provider}: ${kind ?? "error"}: ${detail ?? err.message}`, { retryable: true, cause: err });
   }
-  return streamFailureError(PROVIDER, err);
+  return streamFailureError(provider, err);
 }

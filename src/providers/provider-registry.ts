@@ -80,6 +80,14 @@ const ENTRIES = {
     ownHosts: ["api.openai.com"],
     tokenCounting: "tokenizer",
   },
+  // OpenAI's Responses API (openai-responses.ts): the same key and base URL as Chat Completions.
+  "openai-responses": {
+    envKeys: { apiKey: "OPENAI_API_KEY", baseUrl: "OPENAI_BASE_URL" },
+    capabilities: { scripted: false, replays: false, structuredOutput: true, needsModelName: true },
+    pricingId: "openai",
+    ownHosts: ["api.openai.com"],
+    tokenCounting: "tokenizer",
+  },
   // A task whose model is a recording (`model: { provider: cassette, path }`): the planner reads
   // the recorded provider and model from the cassette and plans the task as a strict replay of it.
   cassette: {
@@ -157,6 +165,10 @@ export async function loadNamedProvider(
     case "openai": {
       const { OpenAIProvider } = await import("./openai.js");
       return new OpenAIProvider(config);
+    }
+    case "openai-responses": {
+      const { OpenAIResponsesProvider } = await import("./openai-responses.js");
+      return new OpenAIResponsesProvider(config);
     }
     default: {
       const unknown: never = name;

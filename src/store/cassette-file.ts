@@ -48,6 +48,7 @@ const usageSchema = z.object({
 const streamEventSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("text"), delta: z.string() }).strict(),
   z.object({ type: z.literal("tool_call"), id: z.string().min(1), name: z.string().min(1), input: z.unknown() }).strict(),
+  z.object({ type: z.literal("reasoning"), provider: z.string().min(1), id: z.string(), data: z.string(), summary: z.string() }).strict(),
   z.object({ type: z.literal("usage"), usage: usageSchema }).strict(),
   z.object({ type: z.literal("stop"), reason: z.enum(["end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal", "other"]) }).strict(),
 ]);

@@ -90,6 +90,8 @@ function itemOf(role: Message["role"], block: ContentBlock): Item {
       return { label: role === "user" ? "User" : "Assistant", text: oneSpace(block.text) };
     case "image":
       return { label: role === "user" ? "User" : "Assistant", text: `[image ${block.mediaType}]` };
+    case "reasoning":
+      return { label: "Reasoning", text: oneSpace(block.summary) };
     case "tool_call":
       return { label: `Call ${block.name}`, text: oneSpace(JSON.stringify(block.input ?? null)) };
     case "tool_result": {

@@ -22,6 +22,7 @@ import { readdir, realpath } from "node:fs/promises";
 import type { ModelProvider, ModelRequest, Usage } from "../../core/provider.js";
 import { PromptCacheSimulator } from "../../cache/prompt-cache-simulator.js";
 import type { CassetteExchange } from "../../core/cassette-exchange.js";
+import { isNamedProvider, providerEntry } from "../../providers/provider-registry.js";
 import { CassetteMissError, recordingProvider, replayingProvider, type CassetteKeying, type ReplayMode } from "../../providers/cassette.js";
 import type { VolatileParts } from "../../providers/cassette-request.js";
 import { CASSETTE_VERSION, CassetteWriter, readCassette, type Cassette } from "../../store/cassette-file.js";
@@ -221,6 +222,11 @@ function useRecord(file: string, trialStartedAt: string): {
   };
 }
 
+/** The cache rules of a recorded provider: OpenAI's for the providers priced as OpenAI's (both of its APIs), else Anthropic's. */
+function cacheRulesOf(provider: string): "anthropic" | "openai" {
+  return isNamedProvider(provider) && providerEntry(provider).pricingId === "openai" ? "openai" : "anthropic";
+}
+
 /**
  * `--cassette-usage simulate`: each replayed answer's usage recomputed by the prompt-cache
  * simulator (the provider's rules; chars4 counts, as a scripted model's) for the request as sent
@@ -230,7 +236,7 @@ function useRecord(file: string, trialStartedAt: string): {
  */
 function simulatedUsage(keying: CassetteKeying, now: () => Date): (req: ModelRequest, recorded: CassetteExchange) => Usage {
   const simulator = new PromptCacheSimulator({
-    rules: keying.provider === "openai" ? "openai" : "anthropic", ...(keying.model !== null ? { model: keying.model } : {}),
+    rules: cacheRulesOf(keying.provider), ...(keying.model !== null ? { model: keying.model } : {}),
   });
   let skippedMs = 0;
   return (req, recorded) => {

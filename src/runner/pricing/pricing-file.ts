@@ -20,7 +20,7 @@ import { readRegularFile } from "../../store/input-file.js";
 import { z } from "zod";
 import { errorMessage, throwIfMachineLimit } from "../../core/errors.js";
 import type { ModelPricing } from "./prices.js";
-import { NAMED_PROVIDERS, nameList } from "../../providers/provider-registry.js";
+import { NAMED_PROVIDERS, nameList, providerEntry, type NamedProviderName } from "../../providers/provider-registry.js";
 import { YamlFileError, checkYamlFile } from "../../yaml-source/checked-yaml.js";
 import { type SourcePosition } from "../../yaml-source/yaml-source.js";
 
@@ -46,9 +46,10 @@ export const pricingFileSchema = z.strictObject({
 }).superRefine((file, ctx) => {
   const seen = new Map<string, number>();
   file.models.forEach((m, i) => {
-    const key = `${m.provider}/${m.model}`;
+    // Two providers the table prices as one (openai and openai-responses) are one model.
+    const key = `${pricingProvider(m.provider)}/${m.model}`;
     const first = seen.get(key);
-    if (first !== undefined) ctx.addIssue({ code: "custom", path: ["models", i, "model"], message: `${key} is already priced by models.${first}` });
+    if (first !== undefined) ctx.addIssue({ code: "custom", path: ["models", i, "model"], message: `${m.provider}/${m.model} is already priced by models.${first}` });
     else seen.set(key, i);
   });
 }).meta({ title: "rhema pricing file", description: "Model prices (dollars per million tokens) that add to or override rhema's bundled price table." });
@@ -99,6 +100,13 @@ export async function loadPricingFile(file: string): Promise<LoadedPricingFile> 
   return { file, sha256: createHash("sha256").update(bytes).digest("hex"), models };
 }
 
+/** A model's prices as the table keys them: at its provider's pricing id (`openai-responses` is priced as `openai`). */
 function withoutAbsentKeys(m: z.infer<typeof modelPricingSchema>): ModelPricing {
-  return Object.fromEntries(Object.entries(m).filter(([, v]) => v !== undefined)) as unknown as ModelPricing;
+  const present = Object.fromEntries(Object.entries(m).filter(([, v]) => v !== undefined)) as unknown as ModelPricing;
+  return { ...present, provider: pricingProvider(m.provider) };
+}
+
+/** The provider id the price table knows `provider`'s models by. */
+function pricingProvider(provider: NamedProviderName): string {
+  return providerEntry(provider).pricingId ?? provider;
 }

@@ -53,7 +53,7 @@ test("each mistake is located at its field: file:line:column: field: message", (
   assert.deepEqual(problemsOf("version: 1\nmodels:\n  - { provider: openai, model: m, inputPerMTok: -1, outputPerMTok: 0 }\n"),
     ["p.yaml:3:49: models.0.inputPerMTok: a price cannot be negative (0 makes the model free)"]);
   assert.deepEqual(problemsOf("version: 1\nmodels:\n  - provider: ollama\n    model: m\n    inputPerMTok: 0\n    outputPerMTok: 0\n"),
-    ["p.yaml:3:15: models.0.provider: expected anthropic or openai (an OpenAI-compatible server is openai)"]);
+    ["p.yaml:3:15: models.0.provider: expected anthropic, openai or openai-responses (an OpenAI-compatible server is openai)"]);
   assert.deepEqual(problemsOf("version: 1\nmodels:\n  - { provider: openai, model: m, inputPerMTok: 1, outputPerMTok: 0, cachedPerMTok: 1 }\n"),
     ["p.yaml:3:70: models.0: unknown key `cachedPerMTok`; did you mean `cacheReadPerMTok`?"]);
   assert.deepEqual(problemsOf("version: 1\nmodels:\n  - { provider: openai, model: m, inputPerMTok: 1 }\n"),
@@ -73,4 +73,11 @@ test("a pricing file that cannot be read names its path", async (t) => {
 test("the committed schema/pricing.schema.json equals the one generated from the zod schema", async () => {
   const committed = JSON.parse(await readFile(join(repoRoot, "schema/pricing.schema.json"), "utf8"));
   assert.deepStrictEqual(committed, pricingJsonSchema(), "run `npm run build && node scripts/gen-schemas.mjs`");
+});
+
+test("a model of openai-responses is priced as OpenAI's: the table keys it at openai, and naming it under both is a duplicate", () => {
+  assert.deepEqual(parsePricingText("version: 1\nmodels:\n  - { provider: openai-responses, model: gpt-x, inputPerMTok: 1, outputPerMTok: 2 }\n", "p.yaml"),
+    [{ provider: "openai", model: "gpt-x", inputPerMTok: 1, outputPerMTok: 2 }]);
+  assert.throws(() => parsePricingText("version: 1\nmodels:\n  - { provider: openai, model: gpt-x, inputPerMTok: 1, outputPerMTok: 2 }\n  - { provider: openai-responses, model: gpt-x, inputPerMTok: 1, outputPerMTok: 2 }\n", "p.yaml"),
+    /models\.1\.model: openai-responses\/gpt-x is already priced by models\.0/);
 });
