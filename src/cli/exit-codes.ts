@@ -11,9 +11,11 @@ export const EXIT_TASK_FAILED = 1;
 /** Invalid input: tasks, policy, flags, a file the user named that cannot be read, a locked or changed run directory. */
 export const EXIT_INVALID_INPUT = 2;
 /**
- * The run could not continue: rhema's own output or state cannot be written (disk full,
- * permissions), a required sandbox cannot be made, or the machine ran out of file handles,
- * processes or memory (EMFILE, ENFILE, EAGAIN, ENOMEM: the tasks that met it are left unfinished).
+ * The run could not continue: the machine, or a provider that refuses the run. rhema's own output
+ * or state cannot be written (disk full, permissions), a required sandbox cannot be made, the
+ * machine ran out of file handles, processes or memory (EMFILE, ENFILE, EAGAIN, ENOMEM), or a
+ * provider refused the key or the quota (401/403, `insufficient_quota`, a billing error): the
+ * tasks that met it are left unfinished, and the same command continues them once it is fixed.
  */
 export const EXIT_CANNOT_CONTINUE = 3;
 export const EXIT_INTERRUPTED = 130;
@@ -28,13 +30,16 @@ export const EXIT_CODES_HELP = [
   "  1    a task failed (a check), errored (provider, timeout, step cap, a bug) or stopped on a budget",
   "       (unless --stopped-ok)",
   "  2    invalid input (tasks, policy, flags, a file named that cannot be read; nothing was written)",
-  "  3    the run could not continue: rhema's own output or state cannot be written (disk full,",
-  "       permissions, a report path that is a folder), --sandbox bwrap cannot be made here, or the",
-  "       machine ran out of file handles, processes or memory (EMFILE, ENFILE, EAGAIN, ENOMEM: the",
-  "       tasks that met it are left unfinished); fix it and run the same command to continue.",
+  "  3    the run could not continue: the machine, or a provider that refuses the run. rhema's own",
+  "       output or state cannot be written (disk full, permissions, a report path that is a",
+  "       folder), --sandbox bwrap cannot be made here, or the machine ran out of file handles,",
+  "       processes or memory (EMFILE, ENFILE, EAGAIN, ENOMEM: the tasks that met it are left",
+  "       unfinished); fix it and run the same command to continue.",
   "       Also: this run was stalled (paused, stopped, suspended) past the lock's stale limit and",
   "       another run took its run directory: it stopped before running anything more, naming that",
-  "       run, which carries on with the tasks",
+  "       run, which carries on with the tasks. Or a provider refused the key or the quota (401/403,",
+  "       insufficient_quota, billing): its trials are left unfinished, said once; set a valid key",
+  "       (or add credit) and run the same command to continue them (no --retry-errored needed)",
   "  130  interrupted (checkpoints and reports are written; the same command continues)",
 ].join("\n");
 
@@ -61,6 +66,7 @@ export function exitCodeFor(code: ErrorCode): ExitCode {
     case "commit_failed":
     case "sandbox_unavailable":
     case "machine_limit":
+    case "provider_refused":
       return EXIT_CANNOT_CONTINUE;
     case "cancelled":
       return EXIT_INTERRUPTED;

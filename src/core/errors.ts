@@ -31,6 +31,9 @@ export type ErrorCode =
   | "commit_failed"
   | "sandbox_unavailable"
   | "machine_limit"
+  // A provider refuses the run (a dead or revoked key, a spent quota or balance): the run stops its trials
+  // resumably and exits 3; a valid key and the same command continue it.
+  | "provider_refused"
   // A task's agent failed (recorded as an errored task; exit 1).
   | "provider"
   | "provider_stream"
@@ -128,15 +131,60 @@ export class ProviderError extends RhemaError {
   readonly retryable: boolean;
   readonly status: number | undefined;
   readonly retryAfterMs: number | undefined;
+  /**
+   * A retryable failure that refuses the run when it does not clear within the bounded retries
+   * (a RESOURCE_EXHAUSTED that stays): what the last attempt then throws (`ProviderRefusedError`).
+   */
+  readonly refusalIfPersistent: ProviderRefusal | undefined;
   constructor(
     message: string,
-    opts: { retryable: boolean; status?: number; retryAfterMs?: number; cause?: unknown; code?: "provider" | "provider_stream" },
+    opts: {
+      retryable: boolean; status?: number; retryAfterMs?: number; cause?: unknown; code?: "provider" | "provider_stream" | "provider_refused";
+      refusalIfPersistent?: ProviderRefusal;
+    },
   ) {
     super(opts.code ?? "provider", message, { cause: opts.cause });
     this.retryable = opts.retryable;
     this.status = opts.status;
     this.retryAfterMs = opts.retryAfterMs;
+    this.refusalIfPersistent = opts.refusalIfPersistent;
   }
+}
+
+/** Why a provider refuses the run: the key (`auth`: missing, wrong, revoked, not permitted) or the account's money (`quota`). */
+export type RefusalReason = "auth" | "quota";
+
+/** A provider's refusal of the run, as the reports and the one message say it. */
+export interface ProviderRefusal {
+  /** The provider's registry name (`anthropic`, `openai`). */
+  provider: string;
+  reason: RefusalReason;
+  /** The HTTP status; null for an error frame inside a stream. */
+  status: number | null;
+  /** The error's kind from the body (`authentication_error`, `insufficient_quota`), when given. */
+  kind: string | null;
+  /** The body's human message, when given. */
+  detail: string | null;
+}
+
+/**
+ * A failure no retry and no other trial can get past (a dead key, a spent quota): the runner stops
+ * the provider's trials resumably and says it once (runner/execute/provider-stops.ts), instead of
+ * recording each trial errored. Never retryable.
+ */
+export class ProviderRefusedError extends ProviderError {
+  readonly refusal: ProviderRefusal;
+  constructor(refusal: ProviderRefusal, options?: { cause?: unknown }) {
+    super(`${refusal.provider}: ${refusalWhat(refusal)}`, { retryable: false, ...(refusal.status !== null ? { status: refusal.status } : {}), code: "provider_refused", cause: options?.cause });
+    this.refusal = refusal;
+  }
+}
+
+/** "refused the key (401 authentication_error: invalid x-api-key)": what the provider said, in a line. */
+export function refusalWhat(r: ProviderRefusal): string {
+  const said = [r.status !== null ? String(r.status) : null, r.kind].filter((x) => x !== null).join(" ");
+  const full = said && r.detail ? `${said}: ${r.detail}` : said || r.detail || "";
+  return `${r.reason === "auth" ? "refused the key" : "refused the run: its quota or credit is spent"}${full ? ` (${full})` : ""}`;
 }
 
 /** Thrown by a tool for input the model can correct; the engine turns it into an error result. */

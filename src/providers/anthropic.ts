@@ -30,10 +30,11 @@ import type {
   Usage as WireUsage,
 } from "@anthropic-ai/sdk/resources/messages";
 import { planCacheMarks, type CacheMark } from "../cache/prompt-blocks.js";
-import { ProviderError, assertNever } from "../core/errors.js";
+import { ProviderError, ProviderRefusedError, assertNever } from "../core/errors.js";
 import type { ContentBlock, ImageBlock, Message, ToolResultBlock } from "../core/messages.js";
 import type { ModelProvider, ModelRequest, StopReason, StreamEvent, Usage } from "../core/provider.js";
 import { abortedError, httpFailureError, streamWithRetry, type RetryOptions } from "./provider-retry.js";
+import { classifyAnthropicFailure, shouldRetryHeader, type FailureFacts } from "./provider-refusal.js";
 import { DEFAULT_STREAM_IDLE_MS, StreamIdleWatch } from "./stream-idle.js";
 import {
   EMPTY_CONTENT_TEXT,
@@ -48,8 +49,6 @@ import {
 const PROVIDER = "anthropic";
 export const ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com";
 export const ANTHROPIC_DEFAULT_MAX_OUTPUT_TOKENS = 8192;
-/** Error types an `event: error` frame may carry that a fresh request may cure. */
-const RETRYABLE_STREAM_ERROR_TYPES = new Set(["overloaded_error", "api_error", "rate_limit_error", "timeout_error"]);
 
 /** The wire blocks our content maps to; each of them takes a `cache_control` mark. */
 type WireBlock = TextBlockParam | ImageBlockParam | ToolUseBlockParam | ToolResultBlockParam;
@@ -288,19 +287,25 @@ export function mapStopReason(reason: WireStopReason | null): StopReason {
   }
 }
 
-/** A `ProviderError` for what the SDK threw: an HTTP status, an `event: error`, a lost connection. */
+/** A `ProviderError` for what the SDK threw: an HTTP status, an `event: error`, a lost connection; a refusal (provider-refusal.ts) as `ProviderRefusedError`. */
 function anthropicFailure(err: unknown): ProviderError {
   if (err instanceof APIConnectionError) return connectionFailureError(PROVIDER, err);
   if (err instanceof APIError) {
+    const verdict = classifyAnthropicFailure(anthropicFailureFacts(err));
     if (err.status !== undefined) {
       const detail = err.apiMessage ?? (err.error ? JSON.stringify(err.error) : sdkMessageDetail(err.message));
-      return httpFailureError({ provider: PROVIDER, status: err.status, headers: err.headers, kind: err.type, detail, cause: err });
+      return httpFailureError({ provider: PROVIDER, status: err.status, headers: err.headers, kind: err.type, detail, verdict, cause: err });
     }
     const kind = err.type ?? "error";
-    return new ProviderError(`${PROVIDER}: ${kind}: ${err.apiMessage ?? err.message}`, {
-      retryable: RETRYABLE_STREAM_ERROR_TYPES.has(kind),
-      cause: err,
-    });
+    if (verdict.kind === "refused") {
+      return new ProviderRefusedError({ provider: PROVIDER, reason: verdict.reason, status: null, kind, detail: err.apiMessage ?? null }, { cause: err });
+    }
+    return new ProviderError(`${PROVIDER}: ${kind}: ${err.apiMessage ?? err.message}`, { retryable: verdict.kind === "transient", cause: err });
   }
   return streamFailureError(PROVIDER, err);
+}
+
+/** What the SDK's error says, as provider-refusal.ts judges it. */
+export function anthropicFailureFacts(err: APIError): FailureFacts {
+  return { status: err.status ?? null, type: err.type, code: err.errorCode, message: err.apiMessage ?? null, shouldRetry: shouldRetryHeader(err.headers) };
 }

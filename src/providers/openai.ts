@@ -30,11 +30,12 @@ import type {
 } from "openai/resources/chat/completions";
 import type { CompletionUsage } from "openai/resources/completions";
 import { randomUUID } from "node:crypto";
-import { ProviderError } from "../core/errors.js";
+import { ProviderError, ProviderRefusedError } from "../core/errors.js";
 import { toolCallsOf, toolResultsOf, type Message, type ToolResultBlock } from "../core/messages.js";
 import type { ModelProvider, ModelRequest, StopReason, StreamEvent, Usage } from "../core/provider.js";
 import { DEFAULT_STREAM_IDLE_MS, StreamIdleWatch } from "./stream-idle.js";
 import { abortedError, httpFailureError, streamWithRetry, type RetryOptions } from "./provider-retry.js";
+import { classifyOpenAIFailure, shouldRetryHeader, type FailureFacts } from "./provider-refusal.js";
 import {
   EMPTY_CONTENT_TEXT,
   ToolCallAccumulator,
@@ -295,7 +296,8 @@ export function mapFinishReason(reason: string, hadToolCalls: boolean): StopReas
 /**
  * A `ProviderError` for what the SDK threw (this provider's, or the Responses API provider's:
  * `provider` names it in the message). An error inside an accepted stream
- * (`data: {"error": …}`) counts as the server's failure, so it is retryable.
+ * (`data: {"error": …}`) counts as the server's failure, so it is retryable — unless it refuses
+ * the run (provider-refusal.ts), as `ProviderRefusedError`.
  */
 export function openaiFailure(err: unknown, provider: string = PROVIDER): ProviderError {
   if (err instanceof APIConnectionError) return connectionFailureError(provider, err);
@@ -303,10 +305,28 @@ export function openaiFailure(err: unknown, provider: string = PROVIDER): Provid
     const body = err.error as { message?: unknown } | undefined;
     const detail = typeof body?.message === "string" ? body.message : body ? JSON.stringify(body) : sdkMessageDetail(err.message);
     const kind = err.code ?? err.type ?? null;
+    const verdict = classifyOpenAIFailure(openaiFailureFacts(err));
     if (err.status !== undefined) {
-      return httpFailureError({ provider, status: err.status, headers: err.headers, kind, detail, cause: err });
+      return httpFailureError({ provider, status: err.status, headers: err.headers, kind, detail, verdict, cause: err });
+    }
+    if (verdict.kind === "refused") {
+      return new ProviderRefusedError({ provider, reason: verdict.reason, status: null, kind, detail: detail ?? null }, { cause: err });
     }
     return new ProviderError(`${provider}: ${kind ?? "error"}: ${detail ?? err.message}`, { retryable: true, cause: err });
   }
   return streamFailureError(provider, err);
+}
+
+/**
+ * What the SDK's error says, as provider-refusal.ts judges it: a compatible server's Google-style
+ * error (`{"error": {"code": 429, "status": "RESOURCE_EXHAUSTED", …}}`) gives its `status`. (One
+ * wrapped in a list reaches the SDK as "no body": a plain 429.)
+ */
+export function openaiFailureFacts(err: APIError): FailureFacts {
+  const body = err.error as { message?: unknown; status?: unknown } | undefined;
+  const said = typeof body?.message === "string" ? body.message : body ? JSON.stringify(body) : sdkMessageDetail(err.message);
+  return {
+    status: err.status ?? null, type: err.type ?? null, code: typeof err.code === "string" ? err.code : null, message: said ?? null,
+    shouldRetry: shouldRetryHeader(err.headers), bodyStatus: typeof body?.status === "string" ? body.status : null,
+  };
 }

@@ -6,9 +6,12 @@
  * `retry-after`, at most `maxAttempts` attempts — and only while nothing has been yielded to the
  * caller. Once a text delta has streamed, a retry would repeat it, so the error surfaces instead.
  * Each retry is told to `onRetry` before its wait (a provider cannot print: the runner turns the
- * notice into a `retry` event and a progress line).
+ * notice into a `retry` event and a progress line). Which failures refuse the run instead (a dead
+ * key, a spent quota: never retried) is each provider's own (provider-refusal.ts); a retryable one
+ * that names a refusal `ifPersistent` becomes it when the last attempt still fails.
  */
-import { ProviderError } from "../core/errors.js";
+import { ProviderError, ProviderRefusedError } from "../core/errors.js";
+import { isRetryableStatus, type FailureClass } from "./provider-refusal.js";
 import { StreamIdleError } from "./stream-idle.js";
 
 /** One retry about to happen: what failed, and the wait before the next attempt. */
@@ -51,10 +54,7 @@ const DEFAULT_MAX_RETRY_AFTER_MS = 60_000;
 /** Backoff is cut by up to this fraction at random, so clients that failed together spread out. */
 const JITTER_FRACTION = 0.25;
 
-/** HTTP statuses worth another attempt: timeouts, lock conflicts, rate limits, server errors. */
-export function isRetryableStatus(status: number): boolean {
-  return status === 408 || status === 409 || status === 429 || status >= 500;
-}
+export { isRetryableStatus };
 
 /**
  * The wait a response asks for, from `retry-after-ms` (milliseconds) or `retry-after` (seconds,
@@ -82,22 +82,26 @@ export interface HttpFailure {
   kind: string | null;
   /** The body's human message, when given. */
   detail: string | null;
+  /** The provider's verdict on it (provider-refusal.ts). */
+  verdict: FailureClass;
   cause: unknown;
 }
 
 /**
  * A `ProviderError` for an HTTP failure: `"anthropic: 401 authentication_error: invalid
- * x-api-key"`. A server's `x-should-retry` header overrides the status's verdict, as in the SDKs.
+ * x-api-key"`; a `ProviderRefusedError` when the verdict is a refusal.
  */
 export function httpFailureError(f: HttpFailure): ProviderError {
-  const says = f.headers?.get("x-should-retry");
-  const retryable = says === "true" ? true : says === "false" ? false : isRetryableStatus(f.status);
+  const refusal = (reason: "auth" | "quota") => ({ provider: f.provider, reason, status: f.status, kind: f.kind, detail: f.detail });
+  if (f.verdict.kind === "refused") return new ProviderRefusedError(refusal(f.verdict.reason), { cause: f.cause });
   const message = `${f.provider}: ${f.status}${f.kind ? ` ${f.kind}` : ""}${f.detail ? `: ${f.detail}` : ""}`;
+  const ifPersistent = f.verdict.kind === "transient" ? f.verdict.ifPersistent : null;
   return new ProviderError(message, {
-    retryable,
+    retryable: f.verdict.kind === "transient",
     status: f.status,
     retryAfterMs: retryAfterMsFrom(f.headers),
     cause: f.cause,
+    ...(ifPersistent !== null ? { refusalIfPersistent: refusal(ifPersistent) } : {}),
   });
 }
 
@@ -132,7 +136,11 @@ export async function* streamWithRetry<T>(
     } catch (err) {
       if (signal.aborted) throw abortedError(provider, signal);
       const failure = err instanceof ProviderError ? err : classify(err);
-      if (yielded || !failure.retryable || attempt >= maxAttempts) throw failure;
+      if (yielded || !failure.retryable) throw failure;
+      if (attempt >= maxAttempts) {
+        // A failure that did not clear within the retries and names a refusal for that case refuses the run.
+        throw failure.refusalIfPersistent ? new ProviderRefusedError(failure.refusalIfPersistent, { cause: failure }) : failure;
+      }
       const delayMs = backoffMs(attempt, failure, options);
       await options.onRetry?.({
         attempt: attempt + 1, of: maxAttempts, delayMs, reason: retryReason(failure), status: failure.status ?? null, message: failure.message,

@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { CodingAgent } from "../../src/agent.js";
 import { allowAll } from "../../src/core/approval.js";
-import { ProviderError } from "../../src/core/errors.js";
+import { ProviderError, ProviderRefusedError } from "../../src/core/errors.js";
 import { nullSink } from "../../src/core/events.js";
 import type { Message } from "../../src/core/messages.js";
 import type { ModelRequest, StreamEvent } from "../../src/core/provider.js";
@@ -269,17 +269,32 @@ test("gives up after maxAttempts and surfaces the last failure", async (t) => {
   assert.deepEqual(waits, [500, 1000]);
 });
 
-test("does not retry a 401, and names the provider and the status", async (t) => {
+test("does not retry a too-low credit balance (a 400 the API sends for it): a refusal of the run for its quota", async (t) => {
+  const server = await fake(t);
+  const message = "Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.";
+  server.reply({ kind: "http_error", status: 400, type: "invalid_request_error", message });
+  const { provider, waits } = providerOn(server);
+  await assert.rejects(collect(provider.stream(request([user("hi")]), new AbortController().signal)), (err: unknown) => {
+    assert.ok(err instanceof ProviderRefusedError);
+    assert.deepEqual(err.refusal, { provider: "anthropic", reason: "quota", status: 400, kind: "invalid_request_error", detail: message });
+    return true;
+  });
+  assert.equal(server.requests.length, 1);
+  assert.deepEqual(waits, []);
+});
+
+test("does not retry a 401: a refusal of the key, naming the provider and the status", async (t) => {
   const server = await fake(t);
   server.reply({ kind: "http_error", status: 401, type: "authentication_error", message: "invalid x-api-key" });
   const { provider, waits } = providerOn(server);
   await assert.rejects(collect(provider.stream(request([user("hi")]), new AbortController().signal)), (err: unknown) => {
-    assert.ok(err instanceof ProviderError);
-    assert.deepEqual({ code: err.code, message: err.message, status: err.status, retryable: err.retryable }, {
-      code: "provider",
-      message: "anthropic: 401 authentication_error: invalid x-api-key",
+    assert.ok(err instanceof ProviderRefusedError);
+    assert.deepEqual({ code: err.code, message: err.message, status: err.status, retryable: err.retryable, refusal: err.refusal }, {
+      code: "provider_refused",
+      message: "anthropic: refused the key (401 authentication_error: invalid x-api-key)",
       status: 401,
       retryable: false,
+      refusal: { provider: "anthropic", reason: "auth", status: 401, kind: "authentication_error", detail: "invalid x-api-key" },
     });
     return true;
   });

@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { CodingAgent } from "../../src/agent.js";
 import { allowAll } from "../../src/core/approval.js";
-import { ProviderError } from "../../src/core/errors.js";
+import { ProviderError, ProviderRefusedError } from "../../src/core/errors.js";
 import { nullSink, type EventSink } from "../../src/core/events.js";
 import type { Message } from "../../src/core/messages.js";
 import type { ModelRequest, StreamEvent, Usage } from "../../src/core/provider.js";
@@ -204,16 +204,32 @@ test("retries a 429 with retry-after-ms and a 503, then succeeds", async (t) => 
   assert.deepEqual(waits, [250, 1000]);
 });
 
-test("does not retry a 401, and names the provider, the status and the error code", async (t) => {
+test("does not retry a 429 insufficient_quota: a refusal of the run for its quota", async (t) => {
+  const server = await fake(t);
+  server.reply({ kind: "http_error", status: 429, type: "insufficient_quota", code: "insufficient_quota", message: "You exceeded your current quota, please check your plan and billing details." });
+  const { provider, waits } = providerOn(server);
+  await assert.rejects(collect(provider.stream(request([user("hi")]), new AbortController().signal)), (err: unknown) => {
+    assert.ok(err instanceof ProviderRefusedError);
+    assert.deepEqual(err.refusal, {
+      provider: "openai", reason: "quota", status: 429, kind: "insufficient_quota", detail: "You exceeded your current quota, please check your plan and billing details.",
+    });
+    return true;
+  });
+  assert.equal(server.requests.length, 1);
+  assert.deepEqual(waits, []);
+});
+
+test("does not retry a 401: a refusal of the key, naming the provider, the status and the error code", async (t) => {
   const server = await fake(t);
   server.reply({ kind: "http_error", status: 401, type: "invalid_request_error", code: "invalid_api_key", message: "Incorrect API key provided: sk-test." });
   const { provider, waits } = providerOn(server);
   await assert.rejects(collect(provider.stream(request([user("hi")]), new AbortController().signal)), (err: unknown) => {
-    assert.ok(err instanceof ProviderError);
-    assert.deepEqual({ message: err.message, status: err.status, retryable: err.retryable }, {
-      message: "openai: 401 invalid_api_key: Incorrect API key provided: sk-test.",
+    assert.ok(err instanceof ProviderRefusedError);
+    assert.deepEqual({ message: err.message, status: err.status, retryable: err.retryable, reason: err.refusal.reason }, {
+      message: "openai: refused the key (401 invalid_api_key: Incorrect API key provided: sk-test.)",
       status: 401,
       retryable: false,
+      reason: "auth",
     });
     return true;
   });

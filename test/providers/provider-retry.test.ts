@@ -4,7 +4,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { ProviderError } from "../../src/core/errors.js";
+import { ProviderError, ProviderRefusedError } from "../../src/core/errors.js";
 import { retryReason, streamWithRetry, type RetryNotice } from "../../src/providers/provider-retry.js";
 import { StreamIdleError } from "../../src/providers/stream-idle.js";
 
@@ -69,4 +69,29 @@ test("the reason says what failed in a few words", () => {
   assert.equal(retryReason(new StreamIdleError("p", 300_000, undefined)), "stream idle");
   assert.equal(retryReason(new ProviderError("p: the stream ended early", { retryable: true, code: "provider_stream" })), "stream failed");
   assert.equal(retryReason(new ProviderError("p: something", { retryable: true })), "connection failed");
+});
+
+test("a RESOURCE_EXHAUSTED that clears within the retries is only retried; one that stays refuses the run once the retries are spent", async () => {
+  const refusal = { provider: "openai", reason: "quota" as const, status: 429, kind: null, detail: "Resource has been exhausted (e.g. check quota)." };
+  const exhausted = () => new ProviderError("openai: 429: Resource has been exhausted", { retryable: true, status: 429, retryAfterMs: 1_000, refusalIfPersistent: refusal });
+  const waits: number[] = [];
+  const opts = { sleep: async (ms: number) => void waits.push(ms), maxAttempts: 3 };
+  let calls = 0;
+  const cleared = await drain(streamWithRetry("openai", async function* () {
+    calls += 1;
+    if (calls < 3) throw exhausted();
+    yield "ok";
+  }, (e) => e as ProviderError, new AbortController().signal, opts));
+  assert.deepEqual(cleared, ["ok"]);
+  assert.deepEqual(waits, [1_000, 1_000]);
+  calls = 0;
+  await assert.rejects(drain(streamWithRetry("openai", async function* (): AsyncGenerator<string> {
+    calls += 1;
+    throw exhausted();
+  }, (e) => e as ProviderError, new AbortController().signal, opts)), (err: unknown) => {
+    assert.ok(err instanceof ProviderRefusedError);
+    assert.deepEqual(err.refusal, refusal);
+    return true;
+  });
+  assert.equal(calls, 3);
 });

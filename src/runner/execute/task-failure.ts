@@ -68,6 +68,7 @@ export function failureKind(code: ErrorCode): TaskFailure["kind"] {
     case "provider_unavailable":
     case "run_locked":
     case "task_changed":
+    case "provider_refused":
       return "stop";
     default:
       return assertNever(code);
