@@ -3,7 +3,7 @@
  * paths, outcome counts, tokens, cache hit rate, cost, and over trials: counted trials, flaky
  * tasks, the pass rate — task-trials.ts), whether the step fails under `fail-on`, and
  * the annotations (an error per failed or errored task on its task file, a warning per task
- * with policy denials, a notice with the totals).
+ * with policy denials, one error per provider that refused the run, a notice with the totals).
  */
 import { join, relative, sep } from "node:path";
 import type { ReportFiles } from "../runner/run-dir/run-dir.js";
@@ -13,6 +13,8 @@ import { formatCostTotal, sumCosts, sumResultStats } from "../runner/pricing/cos
 import { failureHeadline, failureOf } from "../runner/reports/failure-model.js";
 import { failsGate, formatGate, runTrialOutputs, selectedTaskVerdicts } from "../runner/reports/task-trials.js";
 import type { QuarantineRecord } from "../runner/reports/report-meta.js";
+import { refusalMessage } from "../runner/reports/refusal-text.js";
+import type { ProviderRefusal } from "../core/errors.js";
 import type { FailOn } from "./action-inputs.js";
 import { counted } from "../core/counted.js";
 
@@ -31,6 +33,8 @@ export interface ActionRunOutcome {
   plans?: readonly TaskTrialPlan[];
   /** The quarantine list (the `quarantine` input): those tasks' failures do not fail the step. */
   quarantine?: QuarantineRecord;
+  /** The providers that refused the run (a dead key, a spent quota): their trials wait unfinished; the step fails (unless fail-on never). */
+  refusals?: readonly ProviderRefusal[];
 }
 
 export type ActionOutputName =
@@ -99,14 +103,18 @@ export function stepFailure(failOn: FailOn, outcome: ActionRunOutcome, opts: { s
   // A quarantined task's failure is reported (annotations, summary) but fails the step under no fail-on.
   const notPassed = tasks.filter((t) => failsGate(t, opts));
   const errored = tasks.filter((t) => t.status === "errored" && t.quarantine === null);
+  // A provider that refused the run: the run could not continue (the CLI's exit 3), whatever the tasks so far.
+  const refused = (outcome.refusals ?? []).map(refusalMessage).join("; ") || null;
   switch (failOn) {
     case "never":
       return null;
     case "error":
       if (outcome.interrupted) return "the run was interrupted before it completed";
+      if (refused) return refused;
       return errored.length ? `${counted(errored.length, "task")} errored: ${errored.map(taskKey).join(", ")}` : null;
     case "failure":
       if (outcome.interrupted) return "the run was interrupted before it completed";
+      if (refused) return refused;
       return notPassed.length ? `${counted(notPassed.length, "task")} did not pass: ${notPassed.map(taskKey).join(", ")}` : null;
     default:
       return assertNever(failOn);
@@ -152,6 +160,8 @@ export function runAnnotations(outcome: ActionRunOutcome, workspace: string): An
       if (result.policyDenials.count > 0) annotations.push({ level: "warning", message: `${label(result)}${denialMessage(result)}`, ...at });
     }
   }
+  // Said once per provider, not once per trial it stopped.
+  for (const refusal of outcome.refusals ?? []) annotations.push({ level: "error", title: `rhema: ${refusal.provider} refused the run`, message: refusalMessage(refusal) });
   annotations.push({ level: "notice", title: "rhema", message: totalsMessage(outcome) });
   return annotations;
 }

@@ -104,8 +104,8 @@ export async function runAction(ctx: ActionContext): Promise<void> {
   await appendJobSummary(ctx.env, outcome, notes, compared);
   for (const a of runAnnotations(result, workspace)) annotate(a);
   if (inputs.comment) await commentOnPullRequest(ctx.env, inputs, where.scope, outcome, { compared, reportUrl });
-  // The post step saves a baseline only of a run that completed: an interrupted one is partial.
-  if (inputs.saveBaseline && !outcome.interrupted) core.saveState(STATE.baselineKey, baselineKeyOf(ctx.env, inputs));
+  // The post step saves a baseline only of a run that completed: an interrupted or refused one is partial.
+  if (inputs.saveBaseline && !outcome.interrupted && outcome.refusals.length === 0) core.saveState(STATE.baselineKey, baselineKeyOf(ctx.env, inputs));
   const failures = [stepFailure(inputs.failOn, result, { stoppedOk: inputs.stoppedOk }), compared === null ? null : compareFailure(compared, inputs.compareFailOn)].filter((f) => f !== null);
   if (failures.length > 0) core.setFailed(`rhema: ${failures.join("; ")}`);
 }

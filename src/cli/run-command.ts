@@ -2,13 +2,15 @@
  * `rhema run PATHS..`: load and check everything first (tasks, models, policies: any problem
  * is exit 2 before a task starts), then run the suite in the run directory, resuming what an
  * earlier run left. Exit 0 all passed, 1 a task failed, errored or stopped on a budget (unless
- * --stopped-ok), 130 interrupted; an error
+ * --stopped-ok), 3 a provider refused the run (its key, its quota: one line names it and the fix),
+ * 130 interrupted; an error
  * that stops the run reaches main, which maps its code (2 invalid input, 3 the run could not
  * continue: its own output cannot be written).
  */
 import { join, resolve } from "node:path";
 import { runRequest, type RunRequest, type RunRequestOutcome } from "../runner/execute/run-request.js";
-import { EXIT_INTERRUPTED, EXIT_OK, EXIT_TASK_FAILED, type ExitCode } from "./exit-codes.js";
+import { EXIT_CANNOT_CONTINUE, EXIT_INTERRUPTED, EXIT_OK, EXIT_TASK_FAILED, type ExitCode } from "./exit-codes.js";
+import { refusalMessage } from "../runner/reports/refusal-text.js";
 import { print, type CliIo } from "./io.js";
 import { RhemaError, parseUsd } from "../core/errors.js";
 import { chooseProgressView } from "./progress-view.js";
@@ -78,7 +80,10 @@ export async function runCommand(args: RunArgs, io: CliIo): Promise<ExitCode> {
     view?.close();
   }
   if (!args.json) print(io.stdout, finalSummary(outcome, outcome.runDir, reportCopies(args, io.cwd)));
+  // A provider that refused the run (a dead key, a spent quota): said once, here; its trials wait unfinished.
+  for (const refusal of outcome.refusals) print(io.stderr, `rhema: ${refusalMessage(refusal)}`);
   if (outcome.interrupted) return EXIT_INTERRUPTED;
+  if (outcome.refusals.length > 0) return EXIT_CANNOT_CONTINUE;
   // A task passes by its gate (one trial: that trial's status); a quarantined one's failure does not count.
   const verdicts = selectedTaskVerdicts(outcome);
   return verdicts.some((t) => failsGate(t, { stoppedOk: args.stoppedOk === true })) ? EXIT_TASK_FAILED : EXIT_OK;
@@ -169,6 +174,8 @@ export function finalSummary(outcome: Pick<RunRequestOutcome, "results" | "inter
     lines.push("Raise the step cap (--max-steps, or limits.maxSteps for a task that sets its own) and run the same command to continue the step-capped tasks from their checkpoints.");
   }
   if (outcome.interrupted) lines.push(`Interrupted: run the same command again to continue (${runDir}).`);
+  const refused = (outcome.unfinished ?? []).filter((u) => u.refusedBy).length;
+  if (refused > 0) lines.push(`Not finished: ${counted(refused, "trial")}, stopped by a provider's refusal; the same command continues them.`);
   const extra = [
     ...(copies.junit ? [`--junit ${copies.junit}`] : []), ...(copies.stats ? [`--stats ${copies.stats}`] : []),
     ...(copies.summary ? [`--summary ${copies.summary} (appended)`] : []),

@@ -15,6 +15,9 @@
  * the manifest that the suite no longer defines (its file deleted, or its id renamed) is dropped
  * from the manifest, said (`removed: suite/id`) and listed in the summary; its folder stays until
  * `--restart`.
+ * A provider that refuses the run (a dead key, a spent quota: provider-stops.ts) stops its own
+ * trials as an interrupt would — the running ones checkpoint, the rest do not start, none is
+ * recorded errored — while other providers' trials go on; the outcome's `refusals` say it once.
  * The lock is confirmed before each task starts and each report write, and the tasks confirm it
  * before each side effect (run-lock.ts): a runner whose lock another took while it was stalled
  * stops there — no task starts, no report is written — and the `LockLostError` ends the run (exit 3).
@@ -22,7 +25,8 @@
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import PQueue from "p-queue";
-import { RhemaError } from "../../core/errors.js";
+import { RhemaError, type ProviderRefusal } from "../../core/errors.js";
+import { ProviderStops, providerNameOf } from "./provider-stops.js";
 import type { TaskEvent } from "../run-dir/runner-events.js";
 import { RunDir, runDirRefusal, type ReportFiles } from "../run-dir/run-dir.js";
 import type { LockTiming } from "../run-dir/lock-owner.js";
@@ -141,6 +145,8 @@ export interface SuiteRunOutcome {
   unfinished: UnfinishedTask[];
   /** The quarantine list the run was given, as the reports record it; absent: none. */
   quarantine?: QuarantineRecord;
+  /** The providers that refused the run (a dead key, a spent quota), first first: their trials are left unfinished. */
+  refusals: ProviderRefusal[];
 }
 
 /** A run directory made before trials (layout 1): reports, merge and replay read it; a run does not resume it. */
@@ -245,12 +251,15 @@ async function runQueue(opts: SuiteRunOptions, runDir: RunDir, manifest: RunMani
   const interruptedKeys = new Map<string, TaskSpend>();
   /** Trials the early stop left unstarted. */
   const gateDecided = new Set<string>();
+  /** The providers that refused the run, and the trials each left unfinished. */
+  const stops = new ProviderStops();
+  const refused = new Map<string, ProviderRefusal>();
   const clock = runClock(opts, runDir, manifest);
   const skipped = opts.skipped?.filter((task) => !manifest.tasks.some((m) => taskKey(m) === taskKey(task)));
   const displayFiles = await repositoryRelativePaths([...manifest.tasks, ...(skipped ?? [])].map((t) => t.file), opts.cwd ?? null);
   const runDirShown = await repositoryRelativeDir(runDir.path, opts.cwd ?? null);
   let interrupted = false;
-  const view = () => reportedTrials(manifest, results, { interrupted: interruptedKeys, gateDecided, selected, earlierSpent });
+  const view = () => reportedTrials(manifest, results, { interrupted: interruptedKeys, gateDecided, selected, earlierSpent, refused });
   const meta = (unfinished: UnfinishedTask[]): ReportMeta => ({
     runId: manifest.runId, startedAt: manifest.startedAt, finishedAt: opts.env.now().toISOString(),
     wallTimeMs: clock.wallTimeMs(), displayFiles, unfinished, shard: manifest.shard ?? null, ...(runDirShown !== null ? { runDirShown } : {}),
@@ -260,6 +269,7 @@ async function runQueue(opts: SuiteRunOptions, runDir: RunDir, manifest: RunMani
     ...(opts.passAt && opts.passAt.length > 0 ? { passAt: opts.passAt } : {}),
     ...(opts.junitCases ? { junitCases: opts.junitCases } : {}),
     ...(opts.quarantine ? { quarantine: opts.quarantine } : {}),
+    ...(stops.all().length > 0 ? { refusals: stops.all() } : {}),
   });
   // Each write also records the run's wall time in the manifest, so a kill loses at most one write's worth.
   const writeAll = async (final = false): Promise<TaskResult[]> => {
@@ -281,6 +291,13 @@ async function runQueue(opts: SuiteRunOptions, runDir: RunDir, manifest: RunMani
     gitMirrors: opts.env.gitMirrors ?? new GitMirrors(join(opts.runDir, GIT_MIRRORS_DIR), opts.env.hostEnv),
     onEvent: (trial, event) => opts.onProgress({ type: "task_event", task: trial.task, trial, event }),
   };
+  /** The providers a trial asks (its model's, its compaction worker's): a refusal by one stops it. */
+  const providersOf = (trial: Trial): string[] =>
+    [env.providerFor(trial).id, env.workerProviderFor?.(trial)?.id].flatMap((id) => (id ? [providerNameOf(id)] : []));
+  /** The trial's env: stopped by the run's interrupt or its providers' refusal, and telling the refusals it meets. */
+  const trialEnv = (providers: readonly string[]): TaskRunEnv => ({
+    ...env, signal: AbortSignal.any([opts.signal, ...providers.map((p) => stops.signalFor(p))]), onRefused: (refusal) => void stops.stop(refusal),
+  });
   /** A trial its cell's or the run's spent budget keeps from starting (one that began in an earlier run goes on, to stop at its first request). */
   const notStarted = async (trial: Trial): Promise<TaskResult | null> => {
     const spent = budget.spentFor(trial.key);
@@ -322,15 +339,24 @@ async function runQueue(opts: SuiteRunOptions, runDir: RunDir, manifest: RunMani
       reports.ask();
       return;
     }
+    const providers = providersOf(trial);
+    const refusedFirst = stops.refusalAmong(providers);
+    if (refusedFirst) {
+      refused.set(trialId(trial.key), refusedFirst);
+      return;
+    }
     const stopped = await notStarted(trial);
     if (stopped) return finish(trial, stopped, false);
     opts.onProgress({ type: "task_start", task: trial.task, trial });
     // Only the trials running when the loop emptied are stuck; one started after runs as any does.
-    const ran = await untilStalled(runTask(trial, env), opts.stalled?.aborted ? undefined : opts.stalled);
+    const ran = await untilStalled(runTask(trial, trialEnv(providers)), opts.stalled?.aborted ? undefined : opts.stalled);
     // The trial waits for what can never come: recorded errored (`internal`), so the run ends with its reports.
     const outcome = ran === "stalled" ? await recordStalled(trial, opts.stalled?.reason, runDir, env) : ran;
     if (outcome.kind === "interrupted") {
-      interrupted = true;
+      // Stopped by its provider's refusal, not the run's interrupt: the run goes on with other providers' trials.
+      const refusal = opts.signal.aborted ? null : stops.refusalAmong(providers);
+      if (refusal) refused.set(trialId(trial.key), refusal);
+      else interrupted = true;
       interruptedKeys.set(trialId(trial.key), outcome.spent);
       opts.onProgress({ type: "task_interrupted", task: trial.task, trial });
       return;
@@ -362,7 +388,7 @@ async function runQueue(opts: SuiteRunOptions, runDir: RunDir, manifest: RunMani
   if (opts.summaryAppend !== undefined) await appendSummary(opts.summaryAppend, (await runDir.readReport("summary")) ?? "");
   const outcome = {
     results: all.filter((r) => selected.has(trialId(trialKeyOf(r)))), plans: plans.filter((p) => selectedTasks.has(taskKey(p))),
-    interrupted, reports: runDir.reports, unfinished, ...(opts.quarantine ? { quarantine: opts.quarantine } : {}),
+    interrupted, reports: runDir.reports, unfinished, ...(opts.quarantine ? { quarantine: opts.quarantine } : {}), refusals: stops.all(),
   };
   opts.onProgress({ type: "run_end", results: outcome.results, interrupted, reports: outcome.reports, unfinished });
   return outcome;
@@ -406,7 +432,11 @@ function manifestTrials(manifest: Pick<RunManifest, "tasks">): TrialKey[] {
  */
 export function reportedTrials(
   manifest: Pick<RunManifest, "tasks">, results: ReadonlyMap<string, TaskResult>,
-  marks: { interrupted: ReadonlyMap<string, TaskSpend>; gateDecided?: ReadonlySet<string>; selected: ReadonlySet<string>; earlierSpent?: ReadonlyMap<string, TaskSpend> },
+  marks: {
+    interrupted: ReadonlyMap<string, TaskSpend>; gateDecided?: ReadonlySet<string>; selected: ReadonlySet<string>; earlierSpent?: ReadonlyMap<string, TaskSpend>;
+    /** Trials a provider's refusal left unfinished (not started, or stopped while they ran). */
+    refused?: ReadonlyMap<string, ProviderRefusal>;
+  },
 ): { all: TaskResult[]; unfinished: UnfinishedTask[] } {
   const unfinished: UnfinishedTask[] = [];
   const fileOf = new Map(manifest.tasks.map((t) => [taskKey(t), t.file]));
@@ -416,7 +446,11 @@ export function reportedTrials(
     const now = marks.interrupted.get(id);
     const spent = now ?? marks.earlierSpent?.get(id);
     const state = now ? "interrupted" : marks.gateDecided?.has(id) ? "gate_decided" : marks.selected.has(id) ? "not_started" : "not_selected";
-    unfinished.push({ suite: key.suite, id: key.id, file: fileOf.get(taskKey(key))!, trial: { repeat: key.repeat, variant: key.variant }, state, ...(spent ? { spent } : {}) });
+    const refusal = marks.refused?.get(id);
+    unfinished.push({
+      suite: key.suite, id: key.id, file: fileOf.get(taskKey(key))!, trial: { repeat: key.repeat, variant: key.variant }, state, ...(spent ? { spent } : {}),
+      ...(refusal ? { refusedBy: { provider: refusal.provider, reason: refusal.reason } } : {}),
+    });
   }
   return { all: [...results.values()].sort(compareResults), unfinished: unfinished.sort(compareResults) };
 }

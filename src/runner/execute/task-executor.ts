@@ -16,7 +16,8 @@
  * read-only. result.json records it.
  *
  * A run interrupted (SIGINT/SIGTERM: the run's signal) leaves no result, so the next run
- * continues the task; a timeout, step cap, provider failure or bug (`internal`) is an errored
+ * continues the task — as does a provider refusing the run (a dead key, a spent quota:
+ * `onRefused`); a timeout, step cap, provider failure or bug (`internal`) is an errored
  * result; a spent budget (the task's or the run's, asked before each request: run-budget.ts) is
  * a stopped result, its checkpoint kept for a run with a larger budget; a failure to write the run's own files, or the machine
  * running out of file handles, processes or memory (in setup, the turn, a tool or a check), stops the run and leaves the task
@@ -33,7 +34,7 @@ import type { CodingAgent } from "../../agent.js";
 import type { Approval } from "../../core/approval.js";
 import type { Commit } from "../../core/commit-hook.js";
 import { startLongTimer } from "../../core/long-timer.js";
-import { CodingAgentError, assertNever, type RhemaError } from "../../core/errors.js";
+import { CodingAgentError, assertNever, type ProviderRefusal, type RhemaError } from "../../core/errors.js";
 import type { Message } from "../../core/messages.js";
 import type { ModelProvider } from "../../core/provider.js";
 import type { RetryNotice } from "../../providers/provider-retry.js";
@@ -68,12 +69,19 @@ import { PRICE_TABLE } from "../pricing/prices.js";
 import { RunBudget } from "../pricing/run-budget.js";
 import type { LockGuard } from "../run-dir/run-lock.js";
 import { openTrialCassette, type CassetteSettings, type TrialCassette } from "./trial-cassette.js";
+import { refusalOf } from "./provider-stops.js";
 import { lockedCommandRunner, lockedCommitHook, lockedProvider, lockedSink, throwIfLost } from "./lock-boundaries.js";
 
 export interface TaskRunEnv {
   runDir: string;
-  /** The run's interrupt: aborting it stops every task resumably. */
+  /** The run's interrupt (and, from the suite runner, the trial's providers' refusals): aborting it stops the task resumably. */
   signal: AbortSignal;
+  /**
+   * Told when a provider refuses the run (provider-stops.ts) before the trial's failure is judged:
+   * the teller aborts `signal`, so the trial is left interrupted, resumable, never errored. Absent:
+   * the refusal stops the run (exit 3).
+   */
+  onRefused?(refusal: ProviderRefusal): void;
   now: () => Date;
   redactor: SecretRedactor;
   runCommand: CommandRunner;
@@ -287,6 +295,9 @@ async function turnPhase(run: TrialRun): Promise<{ kind: "interrupted" } | { kin
     }
   } catch (err) {
     throwIfLost(env.lock);
+    // A provider refusing the run stops its trials, this one with them (provider-stops.ts).
+    const refusal = refusalOf(err);
+    if (refusal !== null) env.onRefused?.(refusal);
     // Interrupted: said once the checkpoint is closed, so what it holds is read back whole.
     if (!env.signal.aborted) failure = failureOf(err, signal);
   } finally {

@@ -32,8 +32,9 @@ export function describeEvent(event: TaskEvent, detailChars = DEFAULT_DETAIL_CHA
     case "revived":
       return `resumed: closed ${counted(event.callIds.length, "interrupted call")}`;
     case "turn_error":
-      // A cancelled turn is said once, by the task's own line: interrupted, or why it ended (a timeout).
-      return event.code === "cancelled" ? null : `agent error ${event.code}: ${clip(event.message)}`;
+      // A cancelled turn is said once, by the task's own line: interrupted, or why it ended (a timeout);
+      // a provider's refusal of the run once, at the run's end.
+      return event.code === "cancelled" || event.code === "provider_refused" ? null : `agent error ${event.code}: ${clip(event.message)}`;
     case "steer":
       return `nudged: ${clip(event.text)}`;
     default:

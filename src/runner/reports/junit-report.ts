@@ -255,7 +255,8 @@ function addUnfinishedCase(node: TestCase, task: UnfinishedTask, file: string, n
   const spent = task.spent ?? null;
   node.className(task.suite).name(name).time(seconds(spent?.durationMs ?? 0)).file(file);
   const why = unfinishedText(task);
-  if (task.state === "interrupted") node.error(why, "interrupted");
+  // A trial a provider's refusal stopped is skipped, not an error: it did not fail, it waits for a valid key.
+  if (task.state === "interrupted" && !task.refusedBy) node.error(why, "interrupted");
   else extendTestCase(node).skipped(why);
   const figures: [string, string][] = [["status", task.state], ...(spent ? [["steps", String(spent.steps)] as [string, string], ...spendFigures(spent)] : [])];
   node.standardOutput(`${why}\n\n${propertyLines(figures)}`);

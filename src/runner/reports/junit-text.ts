@@ -3,6 +3,7 @@
  * (junit-report.ts, junit-trials.ts): property lines, a check's and an error's details, the
  * system-out of a result, the time format, and CDATA-safe text. Pure.
  */
+import { refusalSkipText } from "./refusal-text.js";
 import { checkVerdict, failureHeadline, type TaskFailureModel } from "./failure-model.js";
 import type { CheckOutcome, TaskResult, UnfinishedTask } from "../run-dir/task-result.js";
 import { changesLine } from "./changes-text.js";
@@ -90,6 +91,7 @@ const EARLIER_INTERRUPTED_TEXT: Record<Exclude<UnfinishedTask["state"], "interru
 };
 
 /** Why a task has no result, in a line. */
-export function unfinishedText(task: Pick<UnfinishedTask, "state" | "spent">): string {
+export function unfinishedText(task: Pick<UnfinishedTask, "state" | "spent" | "refusedBy">): string {
+  if (task.refusedBy) return refusalSkipText(task.refusedBy, task.state);
   return task.state !== "interrupted" && task.spent ? EARLIER_INTERRUPTED_TEXT[task.state] : UNFINISHED_TEXT[task.state];
 }

@@ -16,6 +16,7 @@ import type { TestCase } from "junit-report-builder";
 import { failureHeadline, failureOf, failureType } from "./failure-model.js";
 import { extendTestCase, type RerunKind } from "./junit-test-case.js";
 import { caseName } from "./junit-names.js";
+import { refusalSkipText } from "./refusal-text.js";
 import { cdataSafe, checkDetails, errorDetails, propertyLines, seconds, systemOut, unfinishedText } from "./junit-text.js";
 import { formatAtK, formatCostPerPass, formatGate, formatRate, trialOrdinal, type TaskTrials } from "./task-trials.js";
 import type { TaskResult } from "../run-dir/task-result.js";
@@ -43,8 +44,11 @@ export function addTrialsCase(node: TestCase, task: TaskTrials, file: string, ma
     }
     case "unfinished": {
       const pending = task.unfinished.filter((u) => u.state !== "gate_decided");
-      const why = `unfinished: ${pending.length} of ${task.planned} trials have no result yet and the gate is not decided; the same command continues them`;
-      if (pending.some((u) => u.state === "interrupted")) node.error(why, "interrupted");
+      // A provider's refusal leaves its trials skipped (not started, or checkpointed), never an error.
+      const refused = pending.find((u) => u.refusedBy)?.refusedBy;
+      const why = refused ? refusalSkipText(refused, "not_started")
+        : `unfinished: ${pending.length} of ${task.planned} trials have no result yet and the gate is not decided; the same command continues them`;
+      if (!refused && pending.some((u) => u.state === "interrupted")) node.error(why, "interrupted");
       else extended.skipped(why);
       break;
     }

@@ -6,6 +6,7 @@
 import type { SkippedTask } from "../tasks/task-key.js";
 import type { QuarantineEntry } from "../tasks/quarantine-file.js";
 import type { TaskTrialPlan, UnfinishedTask } from "../run-dir/task-result.js";
+import type { ProviderRefusal } from "../../core/errors.js";
 
 /**
  * What reports know beyond the results. Reports depend only on results + meta, so a merge
@@ -44,6 +45,8 @@ export interface ReportMeta {
   junitCases?: JunitCases;
   /** The quarantine list the run was given (`--quarantine`): its tasks' failures are reported but do not fail the gate; absent or null: none. */
   quarantine?: QuarantineRecord | null;
+  /** The providers that refused the run (a dead key, a spent quota): the summary's one block; absent or empty: none. */
+  refusals?: readonly ProviderRefusal[];
 }
 
 /** The quarantine list a run used, as reports record it (stats.json `quarantine`; `report merge` reads it back). */

@@ -115,6 +115,10 @@ export const statsReportSchema = z.strictObject({
     trial: trialSchema.optional().describe("Which trial of its task; absent: the task's one trial (run directories made before trials)."),
     state: z.enum(["interrupted", "not_started", "not_selected", "gate_decided"]).describe("gate_decided: skipped by the early stop (left out of the figures)."),
     spent: taskSpendSchema.nullable().default(null).describe("What the task spent before the run stopped (from its checkpoint); null when nothing."),
+    refusedBy: z.strictObject({
+      provider: z.string().describe("The provider's registry name (anthropic, openai)."),
+      reason: z.enum(["auth", "quota"]).describe("auth: it refused the key (401, 403); quota: the account's quota or credit is spent."),
+    }).nullable().default(null).describe("The provider whose refusal of the run left this trial unfinished (the same command continues it once the key or quota is fixed); null: none did."),
   })).default([]).describe("The run's tasks without a result: the next run of the same command continues or starts them."),
   quarantine: z.strictObject({
     file: z.string().describe("The quarantine file the run was given (absolute)."),
@@ -167,7 +171,7 @@ export function buildStatsReport(results: readonly TaskResult[], meta: ReportMet
     tasks: ordered.map(taskEntry),
     taskTrials: tasks.map(taskTrialsEntry),
     skipped: skipped.map(({ suite, id, file, reason }) => ({ suite, id, file, reason })),
-    unfinished: unfinished.map(({ suite, id, file, trial, state, spent }) => ({ suite, id, file, ...(trial ? { trial } : {}), state, spent: spent ?? null })),
+    unfinished: unfinished.map(({ suite, id, file, trial, state, spent, refusedBy }) => ({ suite, id, file, ...(trial ? { trial } : {}), state, spent: spent ?? null, refusedBy: refusedBy ?? null })),
     quarantine: meta.quarantine ? { file: meta.quarantine.file, entries: meta.quarantine.entries.map(({ suite, id, reason }) => ({ suite, id, reason })) } : null,
   };
 }

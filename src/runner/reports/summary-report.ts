@@ -20,6 +20,7 @@ import { failureLabel, failureOf } from "./failure-model.js";
 import { type CheckOutcome, type PolicyDenial, type TaskResult, type TaskStatus } from "../run-dir/task-result.js";
 import { compareTasks, taskKey } from "../tasks/task-key.js";
 import { type ReportMeta } from "./report-meta.js";
+import { refusalSection } from "./refusal-text.js";
 import { counted } from "../../core/counted.js";
 import { cellKeyOf, formatAtK, formatCostPerPass, formatGate, groupTaskTrials, hasRepeatedTasks, trialKeyOf, trialLabelOf, type TaskTrials } from "./task-trials.js";
 import { compareTrials } from "../trials/trial-key.js";
@@ -51,7 +52,8 @@ export function renderSummaryReport(results: readonly TaskResult[], meta: Report
   const labelOf = labeller(tasks);
   const sections = [
     totalsSection(stats, repeated), viewerNote(meta), shardNote(stats), taskTable(ordered, meta, labelOf), costNote(stats.total.cost),
-    repeated ? trialsSection(tasks, meta.passAt ?? []) : "", quarantineSection(tasks), failuresSection(ordered, labelOf), changesSection(ordered, labelOf), unfinishedNote(meta), removedNote(meta),
+    repeated ? trialsSection(tasks, meta.passAt ?? []) : "", quarantineSection(tasks), failuresSection(ordered, labelOf), changesSection(ordered, labelOf),
+    refusalSection(meta.refusals ?? [], meta.unfinished ?? []), unfinishedNote(meta), removedNote(meta),
   ];
   return sections.filter((section) => section !== "").join("\n\n") + "\n";
 }
@@ -366,7 +368,8 @@ function costNote(total: CostTotal | null): string {
 
 /** The note under the table when tasks have no result: the same command continues them. */
 function unfinishedNote(meta: ReportMeta): string {
-  const unfinished = (meta.unfinished ?? []).filter((task) => task.state !== "gate_decided");
+  // Trials a provider's refusal left are said by its block (refusalSection).
+  const unfinished = (meta.unfinished ?? []).filter((task) => task.state !== "gate_decided" && !task.refusedBy);
   if (unfinished.length === 0) return "";
   const interrupted = unfinished.some((task) => task.state !== "not_selected");
   return interrupted

@@ -4,7 +4,7 @@
  * unfinished trials and their plans, which the reports read.
  */
 import { z } from "zod";
-import { RhemaError } from "../../core/errors.js";
+import { RhemaError, type RefusalReason } from "../../core/errors.js";
 import { transcriptStatsSchema } from "../../core/session.js";
 import { parseJsonText } from "./state-file.js";
 import type { TrialGate } from "../trials/trial-gate.js";
@@ -244,6 +244,8 @@ export interface UnfinishedTask {
   state: "interrupted" | "not_started" | "not_selected" | "gate_decided";
   /** What it spent before the run stopped (its checkpoint's figures); absent or null when it spent nothing. */
   spent?: TaskSpend | null;
+  /** The provider whose refusal of the run (its key, its quota) left it unfinished; absent or null: none did. */
+  refusedBy?: { provider: string; reason: RefusalReason } | null;
 }
 
 
