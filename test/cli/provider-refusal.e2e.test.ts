@@ -13,6 +13,7 @@ import { readFile, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { cliEnv, runCli } from "../support/cli.js";
 import { FakeAnthropicServer, type FakeAnthropicReply } from "../support/fake-anthropic-server.js";
+import { FakeOpenAIServer, type FakeOpenAIReply } from "../support/fake-openai-server.js";
 import { writeFiles } from "../support/suite-files.js";
 import { tempDir } from "../support/temp-dir.js";
 import { parseStatsReport } from "../../src/runner/reports/stats-report.js";
@@ -87,4 +88,104 @@ test("a 50-task suite whose key is refused from the 3rd request: one message, th
   assert.deepEqual(await lines(join(root, "checks.txt")), tasks);
   const final = parseStatsReport(await readFile(join(out, "stats.json"), "utf8"));
   assert.deepEqual([final.total.counts.passed, final.unfinished.length], [50, 0]);
+});
+
+const say = (text: string): FakeAnthropicReply => ({ kind: "stream", blocks: [{ type: "text", text }] });
+
+test("with --concurrency 3, the trials already running when the key is refused checkpoint and stop, and continue with a valid key", async (t) => {
+  const root = await tempDir(t);
+  const tasks = ids(6);
+  await writeFiles(root, { "policy.yaml": POLICY, ...Object.fromEntries(tasks.map((id) => [`s/${id}.yaml`, task(id, root).replace("cat ran.txt >> ", "true >> ")])) });
+  const dead = await FakeAnthropicServer.start();
+  t.after(() => dead.close());
+  // The first two requests to arrive are held open mid-stream; the third is refused.
+  const held: FakeAnthropicReply = { kind: "stream", blocks: [{ type: "text", text: "never finished" }], hangAfterFrames: 1 };
+  dead.reply(held, held, ...tasks.map(() => DEAD_KEY));
+  const args = ["run", "s", "--out", "run", "--sandbox", "off", "--concurrency", "3"];
+  const first = await runCli(args, { cwd: root, env: cliEnv({ ANTHROPIC_API_KEY: "sk-ant-revoked", ANTHROPIC_BASE_URL: dead.baseUrl }) });
+  assert.equal(first.code, 3, first.stderr);
+  assert.equal(dead.requests.length, 3);
+  assert.equal(count(first.stderr, "refused the key ("), 1, first.stderr);
+  assert.equal(count(first.stderr, "interrupted; checkpointed"), 3, first.stderr);
+  const out = join(root, "run");
+  assert.deepEqual(await resultFiles(out), []);
+  const stats = parseStatsReport(await readFile(join(out, "stats.json"), "utf8"));
+  assert.deepEqual(stats.unfinished.map((u) => [u.id, u.state, u.refusedBy?.reason]), [
+    ["t01", "interrupted", "auth"], ["t02", "interrupted", "auth"], ["t03", "interrupted", "auth"],
+    ["t04", "not_started", "auth"], ["t05", "not_started", "auth"], ["t06", "not_started", "auth"],
+  ]);
+
+  const alive = await FakeAnthropicServer.start();
+  t.after(() => alive.close());
+  alive.reply(...tasks.map((id) => say(`Recorded ${id}.`)));
+  const second = await runCli(args, { cwd: root, env: cliEnv({ ANTHROPIC_API_KEY: "sk-ant-valid", ANTHROPIC_BASE_URL: alive.baseUrl }) });
+  assert.equal(second.code, 0, second.stderr);
+  assert.equal(alive.requests.length, 6);
+  assert.deepEqual((await lines(join(root, "checks.txt"))).sort(), tasks);
+});
+
+test("a spent quota on the OpenAI wire (429 insufficient_quota) is not retried: said once, naming the quota, exit 3", async (t) => {
+  const root = await tempDir(t);
+  const tasks = ids(3);
+  const model = "{ provider: openai, name: gpt-test }";
+  await writeFiles(root, { "policy.yaml": POLICY, ...Object.fromEntries(tasks.map((id) => [`s/${id}.yaml`, task(id, root, model)])) });
+  const server = await FakeOpenAIServer.start();
+  t.after(() => server.close());
+  const quota: FakeOpenAIReply = {
+    kind: "http_error", status: 429, type: "insufficient_quota", code: "insufficient_quota",
+    message: "You exceeded your current quota, please check your plan and billing details.",
+  };
+  server.reply(quota, quota, quota, quota);
+  const run = await runCli(["run", "s", "--out", "run", "--sandbox", "off", "--concurrency", "1", "--junit", "junit.xml"], { cwd: root, env: cliEnv({ OPENAI_API_KEY: "sk-spent", OPENAI_BASE_URL: server.baseUrl }) });
+  assert.equal(run.code, 3, run.stderr);
+  assert.equal(server.requests.length, 1, "not retried");
+  assert.doesNotMatch(run.stderr, /retrying/);
+  assert.ok(run.stderr.endsWith("rhema: openai refused the run: its quota or credit is spent (429 insufficient_quota: You exceeded your current quota, please check your plan and billing details.): " +
+    "add credit or raise the quota of the account OPENAI_API_KEY belongs to (or set another key) and run the same command to resume\n"), run.stderr);
+  const junit = await readFile(join(root, "junit.xml"), "utf8");
+  assert.equal(count(junit, "<skipped message=\"not started: openai refused the run (quota or credit spent)\""), 2, junit);
+});
+
+test("a transient 529 and a 429 with retry-after are still retried, and the run passes", async (t) => {
+  const root = await tempDir(t);
+  await writeFiles(root, { "policy.yaml": POLICY, "s/t01.yaml": task("t01", root).replace("cat ran.txt >> ", "true >> ") });
+  const server = await FakeAnthropicServer.start();
+  t.after(() => server.close());
+  server.reply(
+    { kind: "http_error", status: 529, type: "overloaded_error", message: "Overloaded", headers: { "retry-after": "0" } },
+    { kind: "http_error", status: 429, type: "rate_limit_error", message: "Number of request tokens has exceeded your per-minute rate limit", headers: { "retry-after": "1" } },
+    say("Recorded t01."),
+  );
+  const run = await runCli(["run", "s", "--out", "run", "--sandbox", "off"], { cwd: root, env: cliEnv({ ANTHROPIC_API_KEY: "sk-ant-valid", ANTHROPIC_BASE_URL: server.baseUrl }) });
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal(server.requests.length, 3);
+  assert.match(run.stderr, /\[s\/t01\] retrying after 529 \(attempt 2\/4, 0\.0 s\)\n/);
+  assert.match(run.stderr, /\[s\/t01\] retrying after 429 \(attempt 3\/4, 1\.0 s\)\n/);
+  assert.doesNotMatch(run.stderr, /refused/);
+});
+
+test("a matrix of two providers where one refuses the key: the other's trials finish, the refused one's wait", async (t) => {
+  const root = await tempDir(t);
+  const tasks = ids(3);
+  const cellTask = (id: string) => task(id, root).replace(/model: .*\n/, "").replace("cat ran.txt >> ", "true >> ");
+  await writeFiles(root, {
+    "policy.yaml": POLICY, ...Object.fromEntries(tasks.map((id) => [`s/${id}.yaml`, cellTask(id)])),
+    "matrix.yaml": "matrix:\n  model:\n    - { id: claude, provider: anthropic, name: claude-test }\n    - { id: gpt, provider: openai, name: gpt-test }\n",
+  });
+  const anthropic = await FakeAnthropicServer.start();
+  t.after(() => anthropic.close());
+  anthropic.reply(...tasks.map(() => DEAD_KEY));
+  const openai = await FakeOpenAIServer.start();
+  t.after(() => openai.close());
+  openai.reply(...tasks.map((id): FakeOpenAIReply => ({ kind: "stream", text: `Recorded ${id}.` })));
+  const run = await runCli(["run", "s", "--out", "run", "--sandbox", "off", "--matrix", "matrix.yaml", "--concurrency", "1"], {
+    cwd: root, env: cliEnv({ ANTHROPIC_API_KEY: "sk-ant-revoked", ANTHROPIC_BASE_URL: anthropic.baseUrl, OPENAI_API_KEY: "sk-ok", OPENAI_BASE_URL: openai.baseUrl }),
+  });
+  assert.equal(run.code, 3, run.stderr);
+  assert.equal(anthropic.requests.length, 1);
+  assert.equal(openai.requests.length, 3);
+  assert.equal(count(run.stderr, "refused the key ("), 1, run.stderr);
+  const stats = parseStatsReport(await readFile(join(root, "run", "stats.json"), "utf8"));
+  assert.deepEqual(stats.tasks.map((r) => [r.id, r.trial?.variant, r.status]), tasks.map((id) => [id, "model=gpt", "passed"]));
+  assert.deepEqual(stats.unfinished.map((u) => [u.id, u.trial?.variant, u.refusedBy?.provider]), tasks.map((id) => [id, "model=claude", "anthropic"]));
 });
