@@ -115,3 +115,16 @@ test("quarantine: a quarantined task's failure or error fails the step under no 
   assert.equal(stepFailure("error", partly), "1 task errored: s/down");
   assert.equal(actionOutputs(run).failed, "1", "the outputs still count it by its verdict");
 });
+
+test("a provider that refused the run: one error annotation for it (not one per trial), and the step fails under fail-on failure and error, not never", () => {
+  const refusal = { provider: "anthropic", reason: "auth" as const, status: 401, kind: "authentication_error", detail: "invalid x-api-key" };
+  const unfinished = ["t1", "t2", "t3"].map((id) => ({ suite: "s", id, file: `/w/s/${id}.yaml`, trial: { repeat: 1, variant: null }, state: "not_started" as const, refusedBy: { provider: "anthropic", reason: "auth" as const } }));
+  const refused: ActionRunOutcome = { ...outcome([PRICED]), unfinished, refusals: [refusal] };
+  const said = "anthropic refused the key (401 authentication_error: invalid x-api-key): set a valid ANTHROPIC_API_KEY and run the same command to resume";
+  const errors = runAnnotations(refused, "/w").filter((a) => a.level === "error");
+  assert.deepEqual(errors, [{ level: "error", title: "rhema: anthropic refused the run", message: said }]);
+  assert.equal(stepFailure("failure", refused), said);
+  assert.equal(stepFailure("error", refused), said);
+  assert.equal(stepFailure("never", refused), null);
+  assert.equal(stepFailure("failure", { ...refused, refusals: [] }), null, "without the refusal the passed task passes");
+});
