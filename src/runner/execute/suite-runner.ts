@@ -296,7 +296,9 @@ async function runQueue(opts: SuiteRunOptions, runDir: RunDir, manifest: RunMani
     [env.providerFor(trial).id, env.workerProviderFor?.(trial)?.id].flatMap((id) => (id ? [providerNameOf(id)] : []));
   /** The trial's env: stopped by the run's interrupt or its providers' refusal, and telling the refusals it meets. */
   const trialEnv = (providers: readonly string[]): TaskRunEnv => ({
-    ...env, signal: AbortSignal.any([opts.signal, ...providers.map((p) => stops.signalFor(p))]), onRefused: (refusal) => void stops.stop(refusal),
+    ...env, signal: AbortSignal.any([opts.signal, ...providers.map((p) => stops.signalFor(p))]),
+    // Redacted once, here: the provider's words reach the reports and every edge (a proxy may echo the key).
+    onRefused: (refusal) => void stops.stop({ ...refusal, detail: refusal.detail === null ? null : opts.env.redactor.redact(refusal.detail) }),
   });
   /** A trial its cell's or the run's spent budget keeps from starting (one that began in an earlier run goes on, to stop at its first request). */
   const notStarted = async (trial: Trial): Promise<TaskResult | null> => {

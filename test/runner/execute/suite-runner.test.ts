@@ -83,7 +83,8 @@ test("returns the results sorted by suite and id, whatever order the tasks finis
   assert.equal(outcome.interrupted, false);
   assert.deepEqual(await readRunResults(opts.runDir), outcome.results);
   assert.deepEqual(opts.progress[0], { type: "run_start", runDir: opts.runDir, runId: (await readManifest(opts.runDir))!.runId, tasks: 3, trials: 3, resumed: false });
-  const { plans: _plans, ...told } = outcome;
+  // The refusals are the outcome's (the edge says them); run_end carries each trial's refusedBy.
+  const { plans: _plans, refusals: _refusals, ...told } = outcome;
   assert.deepEqual(opts.progress.at(-1), { type: "run_end", ...told });
 });
 
