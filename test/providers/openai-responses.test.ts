@@ -11,7 +11,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { CodingAgent } from "../../src/agent.js";
 import { allowAll } from "../../src/core/approval.js";
-import { ProviderError } from "../../src/core/errors.js";
+import { ProviderError, ProviderRefusedError } from "../../src/core/errors.js";
 import { nullSink } from "../../src/core/events.js";
 import type { Message } from "../../src/core/messages.js";
 import type { ModelRequest, StreamEvent } from "../../src/core/provider.js";
@@ -162,17 +162,25 @@ test("a failed response and a stream cut before the response ends are retried; a
   assert.equal(waits[2], 250);
 });
 
-test("does not retry a 401, and names the provider, the status and the error code", async (t) => {
+test("does not retry a 401: a refusal of the key, naming the provider, the status and the error code; an insufficient_quota 429 refuses for quota", async (t) => {
   const server = await fake(t);
-  server.reply({ kind: "http_error", status: 401, type: "invalid_request_error", code: "invalid_api_key", message: "Incorrect API key provided: sk-test." });
+  server.reply(
+    { kind: "http_error", status: 401, type: "invalid_request_error", code: "invalid_api_key", message: "Incorrect API key provided: sk-test." },
+    { kind: "http_error", status: 429, type: "insufficient_quota", code: "insufficient_quota", message: "You exceeded your current quota." },
+  );
   const { provider, waits } = providerOn(server);
-  await assert.rejects(collect(provider.stream(request([user("hi")]), new AbortController().signal)), (err: unknown) => {
-    assert.ok(err instanceof ProviderError);
-    assert.deepEqual({ message: err.message, status: err.status, retryable: err.retryable }, {
-      message: "openai-responses: 401 invalid_api_key: Incorrect API key provided: sk-test.", status: 401, retryable: false,
+  for (const expected of [
+    { message: "openai-responses: refused the key (401 invalid_api_key: Incorrect API key provided: sk-test.)", status: 401, reason: "auth" },
+    { reason: "quota", status: 429 },
+  ]) {
+    await assert.rejects(collect(provider.stream(request([user("hi")]), new AbortController().signal)), (err: unknown) => {
+      assert.ok(err instanceof ProviderRefusedError);
+      const got = { message: err.message, status: err.status, reason: err.refusal.reason, provider: err.refusal.provider };
+      assert.deepEqual(expected.message ? got : { ...got, message: undefined }, { message: undefined, ...expected, provider: "openai-responses" });
+      return true;
     });
-    return true;
-  });
+  }
+  assert.equal(server.requests.length, 2);
   assert.deepEqual(waits, []);
 });
 
