@@ -4,46 +4,24 @@
  * denial — under a one-cell matrix, so each trial key holds `@`, `=`, `,` and `#`
  * (`suite/fail@model=m,limits=l#1`); its report.html opened from file:// in headless Chromium.
  * Every test fails on a console error, an uncaught error or a request that leaves the page, and
- * saves a screenshot under `.rhema/test-artifacts/browser/`. Without `chromium` on PATH the file
- * skips, saying why; with RHEMA_REQUIRE_BROWSER=1 (CI, after scripts/ci-install-chromium.sh) it fails.
+ * saves a screenshot under `.rhema/test-artifacts/browser/` (test/support/report-html-run.ts).
+ * Without `chromium` on PATH the file skips, saying why; with RHEMA_REQUIRE_BROWSER=1 (CI, after
+ * scripts/ci-install-chromium.sh) it fails. Other kinds of run: report-html-runs.browser.test.ts.
  */
 import { after, before, test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
-import { mkdir } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Browser, Page } from "playwright-core";
 import { runCli } from "../support/cli.js";
-import { findChromium, launchChromium, watchedPage } from "../support/chromium.js";
-import { repoRoot } from "../support/paths.js";
+import { launchChromium } from "../support/chromium.js";
+import { VIEWER_POLICY, browserOrSkip, listedKeys, openReport as openPage, viewerTask as task } from "../support/report-html-run.js";
 import { writeFiles } from "../support/suite-files.js";
 import { tempDir } from "../support/temp-dir.js";
 
-const CHROMIUM = await findChromium();
-// CI installs it (scripts/ci-install-chromium.sh) and sets this: there these tests run, never skip.
-if (CHROMIUM === null && process.env.RHEMA_REQUIRE_BROWSER === "1") throw new Error("chromium is required (RHEMA_REQUIRE_BROWSER=1) but is not on PATH");
-const skip = CHROMIUM === null ? "chromium is not on PATH (scripts/ci-install-chromium.sh installs it)" : false;
-const ARTIFACTS = join(repoRoot, ".rhema", "test-artifacts", "browser");
+const { chromium: CHROMIUM, skip } = await browserOrSkip();
 
-const POLICY = `version: 1
-default: deny
-rules:
-  - allow: { shell: ["seq *", "true"] }
-  - allow: { paths: ["out.txt"] }
-  - deny: { shell: ["rm *"], reason: "no rm: ever" }
-`;
-const task = (prompt: string, call: string, say: string, check: string) => `prompt: ${prompt}
-policy: ../policy.yaml
-model:
-  provider: scripted
-  script:
-    - calls:
-        - ${call}
-    - say: ${say}
-checks:
-  - { name: the check, run: "${check}" }
-`;
 const MATRIX = "matrix:\n  model:\n    - { id: m, provider: scripted }\n  limits:\n    - { id: l, maxSteps: 9 }\n";
 const KEY = { long: "suite/long@model=m,limits=l#1", fail: "suite/fail@model=m,limits=l#1", deny: "suite/deny@model=m,limits=l#1" };
 const deepLink = (key: string, step: number) => `#trial=${encodeURIComponent(key)}&step=${step}`;
@@ -56,7 +34,7 @@ before(async () => {
   if (skip) return;
   const root = await tempDir({ after: (fn: () => unknown) => cleanUps.push(fn) });
   await writeFiles(root, {
-    "policy.yaml": POLICY,
+    "policy.yaml": VIEWER_POLICY,
     "matrix.yaml": MATRIX,
     // seq 1 3000: 13,893 characters, the last line "3000".
     "suite/long.yaml": task("Count to 3000.", `{ call: shell, input: { command: "seq 1 3000" } }`, "counted", "true"),
@@ -67,7 +45,6 @@ before(async () => {
   assert.equal(run.code, 1, run.stderr);
   pageUrl = pathToFileURL(join(root, "run", "report.html")).href;
   browser = await launchChromium(CHROMIUM!);
-  await mkdir(ARTIFACTS, { recursive: true });
 });
 
 after(async () => {
@@ -76,20 +53,9 @@ after(async () => {
   cleanUps = [];
 });
 
-/** The page opened at `hash`; when the test ends, a screenshot is saved and no console error, page error or outside request may have happened. */
-async function openReport(t: TestContext, hash = ""): Promise<Page> {
-  const { page, problems } = await watchedPage(browser);
-  t.after(async () => {
-    await page.screenshot({ path: join(ARTIFACTS, `${t.name.replace(/[^a-z0-9]+/gi, "-").slice(0, 60)}.png`), fullPage: true });
-    await page.close();
-    assert.deepEqual(problems, [], "no console error, page error or request off the page");
-  });
-  await page.goto(pageUrl + hash);
-  await page.locator("#shown-count").filter({ hasText: "of 3 trials" }).waitFor();
-  return page;
-}
+/** The run's page opened at `hash` (support/report-html-run.ts: a screenshot, and no console error or outside request). */
+const openReport = (t: TestContext, hash = ""): Promise<Page> => openPage(t, browser, pageUrl + hash, 3);
 
-const listedKeys = (page: Page) => page.locator("#trial-list .key").allTextContents();
 const activeId = (page: Page) => page.evaluate("document.activeElement && document.activeElement.id");
 
 test("the status filter and the search each find the failing trial", { skip }, async (t) => {

@@ -8,33 +8,18 @@ import assert from "node:assert/strict";
 import { cp, readFile, readdir, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { runCli } from "../support/cli.js";
-import { OPEN_POLICY, writeFiles } from "../support/suite-files.js";
+import { OPEN_POLICY, compactingTask, writeFiles } from "../support/suite-files.js";
 import { tempDir } from "../support/temp-dir.js";
 
 const STEPS = 36;
 const BUDGET = 5_000;
 const BLOCK = 500;
 
-function longTask(): string {
-  const script = Array.from({ length: STEPS }, (_, k) =>
-    `    - say: "reading part ${k} of the log: ${"the quick brown fox ".repeat(20)}"\n      call: shell\n      input: { command: "cat notes.txt" }\n`).join("");
-  return `prompt: Read the notes, part by part.
-policy: ../policy.yaml
-workspace: { from: ../ws }
-transcript: { budgetTokens: ${BUDGET}, blockTokens: ${BLOCK} }
-limits: { maxSteps: ${STEPS + 2} }
-model:
-  provider: scripted
-  script:
-${script}    - say: done
-`;
-}
-
 test("a long task flushes within its budget, and the replay of its run directory gives the same hit rate within a point", async (t) => {
   const dir = await tempDir(t);
   await writeFiles(dir, {
     "suite/policy.yaml": OPEN_POLICY,
-    "suite/long/read.yaml": longTask(),
+    "suite/long/read.yaml": compactingTask({ steps: STEPS, budget: BUDGET, block: BLOCK }),
     "suite/ws/notes.txt": "a line of notes that the model reads again and again\n".repeat(20),
   });
   const out = join(dir, "run");

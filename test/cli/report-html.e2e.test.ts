@@ -11,36 +11,14 @@ import { join } from "node:path";
 import { runCli } from "../support/cli.js";
 import { writeFiles } from "../support/suite-files.js";
 import { tempDir } from "../support/temp-dir.js";
-import type { HtmlReportData } from "../../src/runner/reports/report-html-data.js";
+import { VIEWER_POLICY, embeddedData, viewerTask } from "../support/report-html-run.js";
 
-const POLICY = `version: 1
-default: deny
-rules:
-  - allow: { shell: ["echo *", "true"] }
-  - allow: { paths: ["out.txt"] }
-  - deny: { shell: ["rm *"], reason: "no rm: ever" }
-`;
-const task = (prompt: string, call: string, check: string) => `prompt: ${prompt}
-policy: ../policy.yaml
-model:
-  provider: scripted
-  script:
-    - calls:
-        - ${call}
-    - say: done with ${prompt}
-checks:
-  - { name: the check, run: "${check}" }
-`;
-
-function embeddedData(html: string): HtmlReportData {
-  const open = html.indexOf(">", html.indexOf('id="rhema-data"')) + 1;
-  return JSON.parse(html.slice(open, html.indexOf("</script", open))) as HtmlReportData;
-}
+const task = (prompt: string, call: string, check: string) => viewerTask(prompt, call, `done with ${prompt}`, check);
 
 test("a run writes a self-contained report.html of every trial, and report html writes it again byte for byte", async (t) => {
   const root = await tempDir(t);
   await writeFiles(root, {
-    "policy.yaml": POLICY,
+    "policy.yaml": VIEWER_POLICY,
     "suite/pass.yaml": task("Say hello.", `{ call: shell, input: { command: "echo '</script>hello'" } }`, "true"),
     "suite/fail.yaml": task("Write out.txt.", `{ call: write_file, input: { path: out.txt, content: "hi" } }`, "grep bye out.txt"),
     "suite/deny.yaml": task("Remove src.", `{ call: shell, input: { command: "rm -rf src" } }`, "true"),
@@ -80,7 +58,7 @@ test("report html on a missing run directory is exit 2 naming it", async (t) => 
 
 test("report html's paths: an empty DIR or --out, a folder that is no run, a FIFO, a device (root), a link or a folder as --out are exit 2 naming them with nothing written; a link to a run, a path of spaces and unicode and a missing --out parent work", async (t) => {
   const root = await tempDir(t);
-  await writeFiles(root, { "policy.yaml": POLICY, "suite/pass.yaml": task("Say hello.", `{ call: shell, input: { command: "echo hi" } }`, "true") });
+  await writeFiles(root, { "policy.yaml": VIEWER_POLICY, "suite/pass.yaml": task("Say hello.", `{ call: shell, input: { command: "echo hi" } }`, "true") });
   const runDir = "run dir é";
   assert.equal((await runCli(["run", "suite", "--out", runDir], { cwd: root })).code, 0);
   execFileSync("mkfifo", [join(root, "fifo")]);

@@ -43,3 +43,23 @@ model:
 ${script}    - say: done
 ${opts.rest}`;
 }
+
+/**
+ * A long scripted task (policy ../policy.yaml, workspace ../ws holding notes.txt) that `cat`s the
+ * notes `steps` times, each step with a long say, under a transcript budget of `budget` tokens
+ * in blocks of `block`: small enough a budget and it flushes (compacts) as it goes.
+ */
+export function compactingTask(opts: { steps: number; budget: number; block: number }): string {
+  const script = Array.from({ length: opts.steps }, (_, k) =>
+    `    - say: "reading part ${k} of the log: ${"the quick brown fox ".repeat(20)}"\n      call: shell\n      input: { command: "cat notes.txt" }\n`).join("");
+  return `prompt: Read the notes, part by part.
+policy: ../policy.yaml
+workspace: { from: ../ws }
+transcript: { budgetTokens: ${opts.budget}, blockTokens: ${opts.block} }
+limits: { maxSteps: ${opts.steps + 2} }
+model:
+  provider: scripted
+  script:
+${script}    - say: done
+`;
+}

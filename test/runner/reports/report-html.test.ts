@@ -1,11 +1,12 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { renderReportHtml } from "../../../src/runner/reports/report-html.js";
-import { MAX_PAYLOAD_BYTES, trialKeyText, type HtmlReportData, type HtmlTrialInput } from "../../../src/runner/reports/report-html-data.js";
+import { MAX_PAYLOAD_BYTES, trialKeyText, type HtmlTrialInput } from "../../../src/runner/reports/report-html-data.js";
 import { DEEP_LINK_SCRIPT } from "../../../src/runner/reports/report-html-script.js";
 import { buildStatsReport } from "../../../src/runner/reports/stats-report.js";
 import type { TaskEvent } from "../../../src/runner/run-dir/runner-events.js";
 import { sampleMeta, sampleResult } from "../sample-results.js";
+import { embeddedData } from "../../support/report-html-run.js";
 
 /** A trial whose one step ran a shell call with `output` as its result (in the event's preview and the session). */
 function trialWithOutput(output: string, inSession: boolean): HtmlTrialInput {
@@ -27,14 +28,6 @@ function trialWithOutput(output: string, inSession: boolean): HtmlTrialInput {
 
 function render(trial: HtmlTrialInput): string {
   return renderReportHtml({ stats: buildStatsReport([trial.result], sampleMeta()), trials: [trial] });
-}
-
-/** The embedded data, read as a browser reads it: the script element's text runs to the first `</script`. */
-function embeddedData(html: string): HtmlReportData {
-  const start = html.indexOf('<script type="application/json" id="rhema-data">');
-  assert.ok(start >= 0);
-  const open = html.indexOf(">", start) + 1;
-  return JSON.parse(html.slice(open, html.indexOf("</script", open))) as HtmlReportData;
 }
 
 test("a value the runner already redacted stays redacted in the page, in the markup and the data", () => {
