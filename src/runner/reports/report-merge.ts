@@ -18,8 +18,10 @@
  * themselves, as before; beside sharded inputs they need `allowPartial` (which shard they were
  * cannot be told).
  *
- * The out directory receives the results and the transcripts they point at, under the same
- * relative paths, so its reports' transcript paths resolve and it can itself be merged again.
+ * The out directory receives the results, the transcripts and patches they point at and each
+ * trial's checkpoint (an interrupted trial's transcript and checkpoint too), under the same
+ * relative paths, so its reports' paths resolve, its report.html shows every conversation, and
+ * it can itself be merged again: a merged directory stands on its own.
  */
 import { readFile, stat } from "node:fs/promises";
 import { isAbsolute, join, resolve } from "node:path";
@@ -113,6 +115,13 @@ async function writeMerged(shards: readonly ShardRun[], coverage: ShardCoverage 
       if (missing !== null) missingTranscripts.push(missing);
       // The patch comes along, so the merged reports attach what the shard's did; one gone is not attached elsewhere.
       if (result.changes?.path) await copyTranscript(new RunDir(shard.dir), out, result.changes.path);
+      await copyCheckpoint(new RunDir(shard.dir), out, result);
+    }
+    // An interrupted trial's partial conversation comes along too: the page shows what it did.
+    for (const task of shard.meta?.unfinished ?? []) {
+      if (task.state !== "interrupted") continue;
+      await copyTranscript(new RunDir(shard.dir), out, new RunDir(shard.dir).folderOf(task).relativePath("events"));
+      await copyCheckpoint(new RunDir(shard.dir), out, task);
     }
   }
   const reports = await writeReports(outDir, results, meta);
@@ -350,7 +359,17 @@ function latest(times: readonly string[]): string {
   return times.reduce((best, time) => (Date.parse(time) > Date.parse(best) ? time : best));
 }
 
-/** Copies a result's transcript into the out directory; returns its source path when it is missing (or escapes), else null. */
+/**
+ * Copies a trial's checkpoint (session.json, its journal and the journal's counter) into the
+ * merged directory, those present: report.html reads each trial's prompt, model text and whole
+ * tool results from it, so the merged directory's page (and `report html` on it, or on a merge
+ * of merges) shows the conversations without the shards' directories.
+ */
+async function copyCheckpoint(from: RunDir, out: RunDir, trial: Pick<TaskResult, "suite" | "id" | "trial">): Promise<void> {
+  const folder = from.folderOf(trial);
+  for (const role of ["session", "journal", "counter"] as const) await copyTranscript(from, out, folder.relativePath(role));
+}
+
 /** Copies a trial's file (its transcript, its changes.patch) into the merged directory; the source path when it is gone. */
 async function copyTranscript(from: RunDir, out: RunDir, transcriptPath: string): Promise<string | null> {
   const source = from.resolveInside(transcriptPath);
