@@ -2,7 +2,8 @@
  * report.html in a real browser on more kinds of run (issue 26's "Show it"), each made through
  * the built CLI and opened from file:// in headless Chromium: a flaky repeated task (a seeded
  * choice of two scripts, one passing its check, one failing it), a long task compacted under a
- * small transcript budget, and a run sharded 1/2 and 2/2 then `report merge`d. Each test asserts
+ * small transcript budget, a run sharded 1/2 and 2/2 then `report merge`d, and a run stopped by
+ * SIGINT mid-task (a trial interrupted, one not started). Each test asserts
  * what a person looks for there, and fails on a console error or a request leaving the page
  * (test/support/report-html-run.ts, which also saves the screenshots). Skips without chromium,
  * as report-html.browser.test.ts does.
@@ -14,11 +15,12 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Browser } from "playwright-core";
 import { readRunResults } from "../../src/runner/run-dir/run-dir.js";
-import { runCli } from "../support/cli.js";
+import { runCli, startCli } from "../support/cli.js";
 import { launchChromium } from "../support/chromium.js";
-import { VIEWER_POLICY, browserOrSkip, listedRows, openReport, viewerTask } from "../support/report-html-run.js";
+import { VIEWER_POLICY, WAITING_TASK, browserOrSkip, listedRows, openReport, viewerTask } from "../support/report-html-run.js";
 import { OPEN_POLICY, compactingTask, writeFiles } from "../support/suite-files.js";
 import { tempDir } from "../support/temp-dir.js";
+import { exists, waitFor } from "../support/wait.js";
 
 const { chromium: CHROMIUM, skip } = await browserOrSkip();
 
@@ -119,4 +121,25 @@ test("a merged sharded run: both shards' trials, each with its conversation", { 
     assert.match(detail, new RegExp(`said ${id}`), `${id}: the model's text`);
     assert.doesNotMatch(detail, /no checkpoint/);
   }
+});
+
+test("an interrupted run: the interrupted trial with its steps so far, the trial not started, each found by the status filter", { skip }, async (t) => {
+  await writeFiles(root, { "stopped/a-wait.yaml": WAITING_TASK, "stopped/b-later.yaml": viewerTask("Say hi.", `{ call: shell, input: { command: "echo hi" } }`, "said hi", "true") });
+  const run = startCli(["run", "stopped", "--out", "stopped-run", "--concurrency", "1"], { cwd: root });
+  await waitFor(() => exists(join(root, "stopped-run/tasks/stopped/a-wait/default/1/workspace/started")));
+  run.child.kill("SIGINT");
+  assert.equal((await run.done).code, 130);
+  const p = await openReport(t, browser, page("stopped-run"), 2);
+  assert.deepEqual(await listedRows(p), ["stopped/a-wait#1 interrupted", "stopped/b-later#1 not started"]);
+  await p.selectOption("#f-status", "not_started");
+  assert.deepEqual(await listedRows(p), ["stopped/b-later#1 not started"]);
+  await p.locator("#trial-list button").click();
+  assert.match(await p.locator("#detail").innerText(), /not started: the run stopped before it started/);
+  await p.selectOption("#f-status", "interrupted");
+  await p.locator("#trial-list button").click();
+  const detail = await p.locator("#detail").innerText();
+  assert.match(detail, /interrupted: it was running when the run stopped/);
+  assert.match(detail, /Prompt\s+Write out\.txt, then wait\./);
+  assert.match(detail, /Steps so far[\s\S]*step 1[\s\S]*tool write_file\s+allow[\s\S]*step 2[\s\S]*now I wait[\s\S]*tool shell\s+allow/);
+  assert.doesNotMatch(detail, /Checks|Final answer/, "no checks or answer yet");
 });

@@ -1,17 +1,19 @@
 /**
  * report.html through the built CLI: a real run of a scripted suite (a pass, a failed check, a
  * policy denial) writes the page at its end; `rhema report html` on the run directory writes the
- * same bytes again; a missing directory is exit 2 naming it.
+ * same bytes again, and renders a trial whose events.jsonl ends in a torn line; a missing
+ * directory is exit 2 naming it; an interrupted run's page lists its trials without a result.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { lstat, readFile, stat, symlink } from "node:fs/promises";
+import { appendFile, lstat, readFile, stat, symlink } from "node:fs/promises";
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
-import { runCli } from "../support/cli.js";
+import { runCli, startCli } from "../support/cli.js";
 import { writeFiles } from "../support/suite-files.js";
 import { tempDir } from "../support/temp-dir.js";
-import { VIEWER_POLICY, embeddedData, viewerTask } from "../support/report-html-run.js";
+import { VIEWER_POLICY, WAITING_TASK, embeddedData, viewerTask } from "../support/report-html-run.js";
+import { exists, waitFor } from "../support/wait.js";
 
 const task = (prompt: string, call: string, check: string) => viewerTask(prompt, call, `done with ${prompt}`, check);
 
@@ -44,6 +46,12 @@ test("a run writes a self-contained report.html of every trial, and report html 
   const again = await runCli(["report", "html", out], { cwd: root });
   assert.equal(again.code, 0, again.stderr);
   assert.equal(await readFile(page, "utf8"), html, "the same run directory gives the same page");
+
+  // A torn last line (a run killed mid-append) is passed over: the page renders the trial from the whole lines.
+  await appendFile(join(out, "tasks/suite/fail/default/1/events.jsonl"), '{"at":"2026-01-01T00:00:00.000Z","type":"tool_call","step":9,"callId":"x","na');
+  const torn = await runCli(["report", "html", out], { cwd: root });
+  assert.equal(torn.code, 0, torn.stderr);
+  assert.deepEqual(embeddedData(await readFile(page, "utf8")).trials[1], fail, "the torn line left out, nothing else changed");
   t.diagnostic(`report.html: ${Buffer.byteLength(html)} bytes`);
 });
 
@@ -86,4 +94,27 @@ test("report html's paths: an empty DIR or --out, a folder that is no run, a FIF
     assert.ok(r.stdout.includes(`wrote ${written}`), r.stdout);
     assert.match(await readFile(written, "utf8"), /^<!DOCTYPE html>/);
   }
+});
+
+test("a run interrupted by SIGINT writes report.html listing the interrupted trial with its conversation so far and the trial not started; so does its merge", async (t) => {
+  const root = await tempDir(t);
+  await writeFiles(root, { "policy.yaml": VIEWER_POLICY, "suite/a-wait.yaml": WAITING_TASK, "suite/b-later.yaml": task("Say hello.", `{ call: shell, input: { command: "echo hi" } }`, "true") });
+  const out = join(root, "run");
+  const run = startCli(["run", "suite", "--out", out, "--concurrency", "1"], { cwd: root });
+  await waitFor(() => exists(join(out, "tasks/suite/a-wait/default/1/workspace/started")));
+  run.child.kill("SIGINT");
+  assert.equal((await run.done).code, 130);
+  const data = embeddedData(await readFile(join(out, "report.html"), "utf8"));
+  assert.deepEqual(data.trials.map((x) => [x.key, x.status]), [["suite/a-wait#1", "interrupted"], ["suite/b-later#1", "not_started"]]);
+  const [wait, later] = data.trials;
+  assert.equal(wait!.prompt, "Write out.txt, then wait.");
+  assert.deepEqual(wait!.steps.map((s) => [s.n, s.calls.map((c) => `${c.name} ${c.decision?.decision}`)]), [[1, ["write_file allow"]], [2, ["shell allow"]]]);
+  assert.equal(wait!.steps[1]!.text, "now I wait");
+  assert.match(wait!.notes[0]!, /^interrupted: /);
+  assert.deepEqual([later!.steps, later!.prompt, later!.notes[0]], [[], null, "not started: the run stopped before it started (the same command starts it)"]);
+
+  // Merged, the interrupted trial's events and checkpoint come along: the merged page shows the same trials.
+  const merged = await runCli(["report", "merge", out, "--out", join(root, "merged")], { cwd: root });
+  assert.equal(merged.code, 0, merged.stderr);
+  assert.deepEqual(embeddedData(await readFile(join(root, "merged", "report.html"), "utf8")).trials, data.trials);
 });

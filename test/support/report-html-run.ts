@@ -14,12 +14,12 @@ import type { HtmlReportData } from "../../src/runner/reports/report-html-data.j
 import { findChromium, watchedPage } from "./chromium.js";
 import { repoRoot } from "./paths.js";
 
-/** Shell `seq`, `echo`, `sleep`, `touch` and `true`; writes to out.txt; `rm` denied with a reason. */
+/** Shell `seq`, `echo`, `sleep`, `touch` and `true`; writes to out.txt and started; `rm` denied with a reason. */
 export const VIEWER_POLICY = `version: 1
 default: deny
 rules:
   - allow: { shell: ["seq *", "echo *", "sleep *", "touch *", "true"] }
-  - allow: { paths: ["out.txt"] }
+  - allow: { paths: ["out.txt", "started"] }
   - deny: { shell: ["rm *"], reason: "no rm: ever" }
 `;
 
@@ -86,3 +86,19 @@ export async function listedRows(page: Page): Promise<string[]> {
   for (let i = 0; i < (await rows.count()); i++) out.push(`${await rows.nth(i).locator(".key").textContent()} ${await rows.nth(i).locator(".badge").textContent()}`);
   return out;
 }
+
+/** A task that writes out.txt, then says it waits and runs `touch started && sleep 30`: kill the run once `workspace/started` exists. */
+export const WAITING_TASK = `prompt: Write out.txt, then wait.
+policy: ../policy.yaml
+model:
+  provider: scripted
+  script:
+    - calls:
+        - { call: write_file, input: { path: out.txt, content: first } }
+    - say: now I wait
+      call: shell
+      input: { command: "touch started && sleep 30" }
+    - say: done
+checks:
+  - { name: the check, run: "true" }
+`;

@@ -3,7 +3,8 @@
  * shows it — its result, prompt, steps (model text, tool calls with inputs, policy decisions,
  * results, compaction flushes, per-request usage and cost), checks, patch and timing — built from
  * the trial's redacted files only (result.json, events.jsonl, the checkpoint's messages,
- * changes.patch). Pure: the same inputs give the same data, so a page rendered again is the same
+ * changes.patch) — and each trial without a result (interrupted, not started: the run's
+ * stats.json lists them) with its state and, when it started, its partial conversation. Pure: the same inputs give the same data, so a page rendered again is the same
  * byte for byte. Every payload (a tool's input or result, a step's text, the patch, an event) is
  * cut at `MAX_PAYLOAD_BYTES` with a marker naming the file that holds it whole.
  */
@@ -11,7 +12,8 @@ import { counted } from "../../core/counted.js";
 import type { Usage } from "../../core/provider.js";
 import type { Message } from "../../core/messages.js";
 import type { TaskEvent } from "../run-dir/runner-events.js";
-import type { TaskResult } from "../run-dir/task-result.js";
+import type { TaskResult, UnfinishedTask } from "../run-dir/task-result.js";
+import { compareTrials } from "../trials/trial-key.js";
 import type { StatsReport } from "./stats-report.js";
 
 /** The most of one payload the page embeds; the rest is left in the run directory's file. */
@@ -28,9 +30,20 @@ export interface HtmlTrialInput {
   patch: string | null;
 }
 
+/** A trial of the run without a result (stats.json's `unfinished`), with what its folder holds so far. */
+export interface HtmlUnfinishedInput {
+  task: UnfinishedTask;
+  /** Its events.jsonl's lines so far (an interrupted trial's; empty for one never started). */
+  events: ReadonlyArray<TaskEvent & { at?: string }>;
+  /** Its checkpoint's messages so far; null without one. */
+  messages: readonly Message[] | null;
+}
+
 export interface HtmlReportInput {
   stats: StatsReport;
   trials: readonly HtmlTrialInput[];
+  /** The trials without a result; absent: none read (each is then shown from stats.json alone, without its conversation). */
+  unfinished?: readonly HtmlUnfinishedInput[];
 }
 
 export interface CallView {
@@ -62,7 +75,8 @@ export interface TrialView {
   id: string;
   variant: string | null;
   repeat: number;
-  status: TaskResult["status"];
+  /** A result's status, or the state of a trial without one (interrupted, not_started, not_selected, gate_decided). */
+  status: TaskResult["status"] | UnfinishedTask["state"];
   flaky: boolean;
   denials: number;
   startedAt: string;
@@ -123,7 +137,50 @@ export function buildHtmlReportData(input: HtmlReportInput): HtmlReportData {
       costUsd: total.cost?.usd ?? null, tokens: total.stats ? tokensOf(total.stats) : null, cacheHitRate: total.stats?.cacheHitRate ?? null,
       unfinished: input.stats.unfinished.map((u) => ({ key: trialKeyText(u), state: u.state })),
     },
-    trials: input.trials.map((trial) => trialView(trial, flakyCells.has(cellOf(trial.result.suite, trial.result.id, trial.result.trial?.variant ?? null)))),
+    trials: [
+      ...input.trials.map((trial) => trialView(trial, flakyCells.has(cellOf(trial.result.suite, trial.result.id, trial.result.trial?.variant ?? null)))),
+      ...unfinishedInputs(input).map(unfinishedView),
+    ].sort(byTrial),
+  };
+}
+
+function byTrial(a: TrialView, b: TrialView): number {
+  return compareTrials(a, b);
+}
+
+/** The unfinished trials read, and those stats.json lists that were not read (shown without a conversation). */
+function unfinishedInputs(input: HtmlReportInput): HtmlUnfinishedInput[] {
+  const read = [...(input.unfinished ?? [])];
+  const seen = new Set(read.map((u) => trialKeyText(u.task)));
+  for (const task of input.stats.unfinished) if (!seen.has(trialKeyText(task))) read.push({ task, events: [], messages: null });
+  return read;
+}
+
+/** What each state of a trial without a result means, as the page says it. */
+const UNFINISHED_NOTES: Record<UnfinishedTask["state"], string> = {
+  interrupted: "interrupted: it was running when the run stopped; no result yet (the same command continues it). Its conversation so far:",
+  not_started: "not started: the run stopped before it started (the same command starts it)",
+  not_selected: "not run: this run's selection left it out, and no earlier run finished it",
+  gate_decided: "not run: its task's gate was decided before it started (--stop-early)",
+};
+
+function unfinishedView(trial: HtmlUnfinishedInput): TrialView {
+  const { task, events } = trial;
+  const spent = task.spent ?? null;
+  const times = events.flatMap((e) => (typeof e.at === "string" ? [e.at] : []));
+  return {
+    key: trialKeyText(task), suite: task.suite, id: task.id, variant: task.trial?.variant ?? null, repeat: task.trial?.repeat ?? 1,
+    status: task.state, flaky: false,
+    denials: events.filter((e) => e.type === "approval" && e.decision.decision === "deny").length,
+    startedAt: times[0] ?? "", finishedAt: times.at(-1) ?? "", durationMs: spent?.durationMs ?? 0,
+    costUsd: spent?.cost?.usd ?? spent?.stats?.costUsd ?? null, tokens: spent?.stats ? tokensOf(spent.stats) : null, cacheHitRate: spent?.stats?.cacheHitRate ?? null,
+    error: null,
+    prompt: promptOf(trial.messages),
+    finalAnswer: "",
+    checks: [],
+    patch: null,
+    notes: [UNFINISHED_NOTES[task.state], ...trialNotes(events)],
+    steps: stepsOf(events, trial.messages),
   };
 }
 

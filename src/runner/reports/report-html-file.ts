@@ -1,6 +1,7 @@
 /**
  * `report.html` in a run directory: its trials' redacted files read (result.json, events.jsonl,
- * the checkpoint's messages, changes.patch; never the workspace or its layer), the run's figures
+ * the checkpoint's messages, changes.patch; never the workspace or its layer) — a trial without
+ * a result (stats.json's `unfinished`) its events and checkpoint so far — the run's figures
  * from its stats.json, and the page written atomically, 0600 (report-html.ts renders it). The
  * runner writes it once at the run's end or interrupt and `report merge` once (run-reports.ts,
  * the final write); `rhema report html DIR` writes it for any run directory, old or merged.
@@ -14,7 +15,7 @@ import { guardOutput, machineReadError } from "../run-dir/output-guard.js";
 import { RUN_FILES, RunDir } from "../run-dir/run-dir.js";
 import type { TaskEvent } from "../run-dir/runner-events.js";
 import { TaskResultFileError, type TaskResult } from "../run-dir/task-result.js";
-import type { HtmlReportInput, HtmlTrialInput } from "./report-html-data.js";
+import type { HtmlReportInput, HtmlTrialInput, HtmlUnfinishedInput } from "./report-html-data.js";
 import { renderReportHtml } from "./report-html.js";
 import { parseStatsReport } from "./stats-report.js";
 
@@ -66,7 +67,13 @@ export async function readHtmlReportInput(runDir: string): Promise<HtmlReportInp
   }
   const trials: HtmlTrialInput[] = [];
   for (const result of await run.readResults()) trials.push(await readTrial(run, result));
-  return { stats, trials };
+  const unfinished: HtmlUnfinishedInput[] = [];
+  // A trial never started has no folder: no events, no checkpoint.
+  for (const task of stats.unfinished) {
+    const events = parseEventLines(await readOptional(run.folderOf(task).path("events")) ?? "");
+    unfinished.push({ task, events, messages: await readMessages(run, task) });
+  }
+  return { stats, trials, unfinished };
 }
 
 async function readTrial(run: RunDir, result: TaskResult): Promise<HtmlTrialInput> {
@@ -96,7 +103,7 @@ export function parseEventLines(text: string): Array<TaskEvent & { at?: string }
 }
 
 /** The trial's checkpointed messages (redacted when committed); null without a checkpoint, or one that cannot be read. */
-async function readMessages(run: RunDir, result: TaskResult): Promise<Message[] | null> {
+async function readMessages(run: RunDir, result: Pick<TaskResult, "suite" | "id" | "trial">): Promise<Message[] | null> {
   try {
     return (await run.folderOf(result).openCheckpoint().load())?.messages ?? null;
   } catch {

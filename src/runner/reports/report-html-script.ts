@@ -43,6 +43,7 @@ main { display: grid; grid-template-columns: minmax(18rem, 30%) 1fr; height: cal
 .key { word-break: break-all; }
 .badge { font-size: .75rem; font-weight: 700; padding: 0 .35rem; border-radius: .2rem; color: #fff; flex: none; align-self: flex-start; }
 .passed { background: var(--pass); } .failed { background: var(--fail); } .errored { background: var(--err); } .stopped { background: var(--stop); }
+.interrupted { background: #6b4e00; } .not_started, .not_selected, .gate_decided { background: #595959; }
 .tag { font-size: .75rem; border: 1px solid var(--muted); border-radius: .2rem; padding: 0 .25rem; color: var(--muted); flex: none; align-self: flex-start; }
 #detail { overflow-y: auto; padding: .5rem 1rem 2rem; min-height: 0; overflow-anchor: none; } /* steps rendered above the checks must not scroll the pane along */
 pre { background: var(--pane); border: 1px solid #ddd; padding: .4rem .5rem; overflow-x: auto; white-space: pre-wrap; word-break: break-word; margin: .25rem 0; font: 12.5px/1.4 ui-monospace, monospace; }
@@ -68,6 +69,8 @@ function el(tag, attrs, kids) {
   (kids || []).forEach(function (kid) { if (kid != null) node.appendChild(typeof kid === "string" ? document.createTextNode(kid) : kid); });
   return node;
 }
+function statusText(status) { return status.replace(/_/g, " "); }
+function isFinished(t) { return ["passed", "failed", "errored", "stopped"].indexOf(t.status) >= 0; }
 function usd(v) { return v == null ? "unpriced" : "$" + v.toFixed(4); }
 function ms(v) { return v == null ? "" : v < 1000 ? v + " ms" : (v / 1000).toFixed(1) + " s"; }
 function pct(v) { return v == null ? "–" : Math.round(v * 100) + " %"; }
@@ -116,7 +119,7 @@ function renderList() {
 function row(i, position) {
   var t = trials[i];
   var button = el("button", { type: "button", "data-pos": String(position), "aria-current": String(t.key === openKey) }, [
-    el("span", { "class": "badge " + t.status, text: t.status }),
+    el("span", { "class": "badge " + t.status, text: statusText(t.status) }),
     el("span", { "class": "key", text: t.key }),
     t.flaky ? el("span", { "class": "tag", text: "flaky" }) : null,
     t.denials ? el("span", { "class": "tag", text: t.denials + " denied" }) : null,
@@ -138,15 +141,18 @@ function openTrial(key, step, updateHash) {
   if (updateHash) history.replaceState(null, "", deepLinkOf(key, null));
   detail.appendChild(el("h2", { text: t.key }));
   detail.appendChild(el("dl", { "class": "figures" }, [
-    figure("status", t.status), figure("duration", ms(t.durationMs)), figure("started", t.startedAt), figure("finished", t.finishedAt),
+    figure("status", statusText(t.status)), figure("duration", ms(t.durationMs)), figure("started", t.startedAt), figure("finished", t.finishedAt),
     figure("steps", t.steps.length), figure("cost", usd(t.costUsd)), figure("tokens", t.tokens == null ? "–" : t.tokens), figure("cache hit", pct(t.cacheHitRate)),
     figure("denials", t.denials), t.flaky ? figure("flaky", "yes") : null,
   ]));
   if (t.error) detail.appendChild(el("p", { "class": "deny", text: "error " + t.error.code + ": " + t.error.message }));
   t.notes.forEach(function (n) { detail.appendChild(el("p", { "class": "meta", text: n })); });
+  // A trial without a result shows what it did so far (nothing, never started): no checks, answer or changes yet.
+  var finished = isFinished(t);
+  if (!finished && t.prompt == null && t.steps.length === 0) { detail.focus(); return; }
   detail.appendChild(el("h3", { text: "Prompt" }));
   detail.appendChild(t.prompt == null ? el("p", { "class": "meta", text: "(no checkpoint: see events.jsonl)" }) : longText(t.prompt));
-  detail.appendChild(el("h3", { text: "Steps" }));
+  detail.appendChild(el("h3", { text: finished ? "Steps" : "Steps so far" }));
   var stepsBox = el("div"), rendered = 0;
   var more = el("button", { type: "button", "class": "more" });
   function renderSteps(upTo) {
@@ -170,6 +176,16 @@ function openTrial(key, step, updateHash) {
   stepsObserver.observe(more);
   var target = step == null ? -1 : t.steps.findIndex(function (s) { return s.n === step; });
   renderSteps(0);
+  var token = ++openToken;
+  // A linked step past the first chunk is reached a chunk a frame (all at once is a long task).
+  (function reveal() {
+    if (token !== openToken) return;
+    if (target < 0) { detail.focus(); return; }
+    if (rendered <= target) { renderSteps(0); requestAnimationFrame(reveal); return; }
+    var node = document.getElementById("step-" + step);
+    if (node) { node.classList.add("linked"); node.scrollIntoView(); node.focus(); }
+  })();
+  if (!finished) return;
   detail.appendChild(el("h3", { text: "Checks" }));
   if (t.checks.length === 0) detail.appendChild(el("p", { "class": "meta", text: "none" }));
   t.checks.forEach(function (c) {
@@ -182,15 +198,6 @@ function openTrial(key, step, updateHash) {
   detail.appendChild(longText(t.finalAnswer || "(empty)"));
   detail.appendChild(el("h3", { text: "Changes" }));
   detail.appendChild(t.patch == null ? el("p", { "class": "meta", text: "no changes.patch" }) : patchNode(t.patch));
-  var token = ++openToken;
-  // A linked step past the first chunk is reached a chunk a frame (all at once is a long task).
-  (function reveal() {
-    if (token !== openToken) return;
-    if (target < 0) { detail.focus(); return; }
-    if (rendered <= target) { renderSteps(0); requestAnimationFrame(reveal); return; }
-    var node = document.getElementById("step-" + step);
-    if (node) { node.classList.add("linked"); node.scrollIntoView(); node.focus(); }
-  })();
 }
 function stepNode(t, s) {
   var box = el("section", { "class": "step", id: "step-" + s.n, tabindex: "-1", "aria-label": "step " + s.n }, [

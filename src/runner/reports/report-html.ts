@@ -29,7 +29,7 @@ ${runFigures(run)}
 <main>
 <section id="list-pane" aria-label="trials">
 <form id="filters" role="search" onsubmit="return false">
-<label>status <select id="f-status"><option value="">any</option><option>passed</option><option>failed</option><option>errored</option><option>stopped</option></select></label>
+<label>status <select id="f-status"><option value="">any</option><option>passed</option><option>failed</option><option>errored</option><option>stopped</option><option>interrupted</option><option value="not_started">not started</option></select></label>
 <label>suite <select id="f-suite"><option value="">any</option></select></label>
 <label><input type="checkbox" id="f-flaky"> flaky</label>
 <label><input type="checkbox" id="f-denied"> denied</label>

@@ -66,3 +66,18 @@ test("a trial key holding #, = and , round-trips through the page's deep link", 
   assert.deepEqual(parseDeepLink(link), { trial: key, step: 7 });
   assert.deepEqual(parseDeepLink(deepLinkOf(key, null)), { trial: key, step: null });
 });
+
+test("trials without a result are listed with their state, among the others in trial order; one not read shows from stats.json alone", () => {
+  const done = trialWithOutput("ok", true);
+  const unfinished = [
+    { suite: "suite", id: "a", file: "/s/a.yaml", trial: { repeat: 1, variant: null }, state: "interrupted" as const, spent: null },
+    { suite: "suite", id: "z", file: "/s/z.yaml", trial: { repeat: 1, variant: null }, state: "not_started" as const, spent: null },
+  ];
+  const stats = buildStatsReport([done.result], { ...sampleMeta(), unfinished });
+  const events: Array<TaskEvent & { at?: string }> = [{ type: "request", step: 1, messages: 1, at: "2026-01-01T00:00:01.000Z" }, { type: "step_end", step: 1, stopReason: "tool_use" }];
+  const data = embeddedData(renderReportHtml({ stats, trials: [done], unfinished: [{ task: unfinished[0]!, events, messages: null }] }));
+  assert.deepEqual(data.trials.map((x) => [x.key, x.status, x.steps.length, x.startedAt]), [
+    ["suite/a#1", "interrupted", 1, "2026-01-01T00:00:01.000Z"], ["suite/t#1", "passed", 1, done.result.startedAt], ["suite/z#1", "not_started", 0, ""],
+  ]);
+  assert.match(data.trials[2]!.notes[0]!, /^not started: /);
+});
