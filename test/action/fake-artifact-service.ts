@@ -4,7 +4,8 @@
  * signed upload URL on this same server, the zip arrives there as Azure block-blob calls
  * (`PUT ?comp=block&blockid=…` for each block, then `PUT ?comp=blocklist` naming them, as
  * BlockBlobClient.uploadStream sends even one small block), and `FinalizeArtifact` answers the
- * artifact's id. Every request is recorded; `failWith` answers every Twirp call with that status.
+ * artifact's id. Every request is recorded; `failWith` answers every Twirp call with that status
+ * (a Twirp JSON error body; with `body`, that text instead, as a proxy's HTML error page is).
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -29,7 +30,7 @@ export function runtimeToken(): string {
   return `${part({ alg: "none", typ: "JWT" })}.${part({ scp: `Actions.GenericRead:x Actions.Results:${RUN_BACKEND_ID}:${JOB_BACKEND_ID}` })}.`;
 }
 
-export async function startArtifactService(opts: { failWith?: number } = {}) {
+export async function startArtifactService(opts: { failWith?: number; body?: string } = {}) {
   const seen: SeenRequest[] = [];
   const blocks = new Map<string, Buffer>();
   /** The committed blob: the blocks the block list named, in its order. */
@@ -42,6 +43,7 @@ export async function startArtifactService(opts: { failWith?: number } = {}) {
       const url = new URL(req.url ?? "/", "http://fake");
       const isTwirp = url.pathname.startsWith(TWIRP);
       seen.push({ method: req.method ?? "", url: `${url.pathname}${url.search}`, authorization: req.headers.authorization ?? "", json: isTwirp ? (JSON.parse(body.toString("utf8")) as Record<string, unknown>) : null });
+      if (isTwirp && opts.failWith !== undefined && opts.body !== undefined) return void res.writeHead(opts.failWith, { "content-type": "text/html" }).end(opts.body);
       const send = (status: number, json?: unknown) => {
         res.writeHead(status, json === undefined ? {} : { "content-type": "application/json" }).end(json === undefined ? undefined : JSON.stringify(json));
       };

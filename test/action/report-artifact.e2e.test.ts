@@ -2,7 +2,9 @@
  * The report artifact (`upload-report`), run through the bundled action against a local fake of
  * the artifact service (fake-artifact-service.ts): the name and retention sent, the zip's files,
  * the report-url output and the links to it; nothing uploaded when turned off; no service or a
- * service error a warning that leaves the step's result and the reports as they were; a bad
+ * service error (a 403, a 500 and an HTML answer, the last two after the SDK's retries) one
+ * warning that leaves the step's result, outputs and reports as they were; an interrupted run's
+ * report uploaded with its unfinished trials; a bad
  * `retention-days` an input error naming it. The artifact's name made pure, apart.
  */
 import { test } from "node:test";
@@ -15,7 +17,10 @@ import { repoRoot } from "../support/paths.js";
 import { tempDir } from "../support/temp-dir.js";
 import { readActionInputs, type ActionInputName } from "../../src/action/action-inputs.js";
 import { reportArtifactName } from "../../src/action/report-artifact.js";
-import { prepareJob, runStep, workflowCommands } from "./action-harness.js";
+import { prepareJob, runStep, startStep, workflowCommands } from "./action-harness.js";
+import { VIEWER_POLICY, WAITING_TASK, embeddedData, viewerTask } from "../support/report-html-run.js";
+import { writeFiles } from "../support/suite-files.js";
+import { exists, waitFor } from "../support/wait.js";
 import { ARTIFACT_ID, JOB_BACKEND_ID, RUN_BACKEND_ID, runtimeToken, startArtifactService } from "./fake-artifact-service.js";
 import { startGitHub } from "./fake-github.js";
 
@@ -115,6 +120,49 @@ test("a service error is a warning: a failing run fails as it would have, with i
   assert.equal(workflowCommands(step.stdout, "error").at(-1), "::error::rhema: 1 task did not pass: arithmetic/wrong-fix");
   assert.equal(step.outputs["report-url"], "");
   for (const f of ["report.html", "junit.xml", "stats.json", "summary.md"]) assert.ok(existsSync(join(j.runDir, f)), f);
+});
+
+test("a 500, and an answer that is no JSON, each retried by the SDK, are one warning naming the failure: the step ends with the run's own outcome and sets its other outputs", async (t) => {
+  const cases = [
+    { service: { failWith: 500 }, inputs: PASSING, code: 0, says: /Failed to CreateArtifact: Failed to make request after 5 attempts: Failed request: \(500\) Internal Server Error: fake artifact service: failing on purpose/ },
+    { service: { failWith: 502, body: "<html><body>502 Bad Gateway</body></html>" }, inputs: { ...PASSING, filter: "arithmetic/wrong-fix" }, code: 1, says: /Failed to CreateArtifact: Failed to make request after 5 attempts: .*JSON/ },
+  ];
+  await Promise.all(cases.map(async (c) => {
+    const service = await startArtifactService(c.service);
+    t.after(service.close);
+    const j = await job(t);
+    const step = await runStep(j, { inputs: c.inputs, env: service.env() });
+    assert.equal(step.code, c.code, step.stdout + step.stderr);
+    assert.equal(service.seen.length, 5, "CreateArtifact, tried five times");
+    const warnings = workflowCommands(step.stdout, "warning");
+    assert.equal(warnings.length, 1, warnings.join("\n"));
+    assert.match(warnings[0]!, /^::warning title=rhema%3A no report artifact::rhema: report\.html and the reports were not uploaded as the artifact rhema-report-suite-all-1: /);
+    assert.match(warnings[0]!, c.says);
+    assert.deepEqual([step.outputs.passed, step.outputs.failed, step.outputs["report-url"]], c.code === 0 ? ["1", "0", ""] : ["0", "1", ""]);
+    assert.match(await readFile(join(j.runnerDir, "summary.md"), "utf8"), /### rhema run/, "the job summary is written");
+  }));
+});
+
+test("an interrupted run's report is uploaded: its report.html lists the interrupted trial with its steps so far and the trial not started", async (t) => {
+  const service = await startArtifactService();
+  t.after(service.close);
+  const j = await job(t);
+  await writeFiles(j.workspace, { "stopped/policy.yaml": VIEWER_POLICY, "stopped/suite/a-wait.yaml": WAITING_TASK, "stopped/suite/b-later.yaml": viewerTask("Say hi.", `{ call: shell, input: { command: "echo hi" } }`, "said hi", "true") });
+  const step = await startStep(j, { inputs: { tasks: "stopped/suite", concurrency: "1", resume: "false" }, env: service.env() });
+  await waitFor(() => exists(join(j.runDir, "tasks/suite/a-wait/default/1/workspace/started")));
+  step.child.kill("SIGINT");
+  const done = await step.finished;
+  assert.match(done.stdout, /::error::rhema: the run was interrupted before it completed/);
+  assert.deepEqual(workflowCommands(done.stdout, "warning"), []);
+  assert.equal(done.outputs["report-url"], REPORT_URL);
+  assert.equal(done.outputs.interrupted, "1");
+  const zipFile = join(j.runnerDir, "artifact.zip");
+  await writeFile(zipFile, service.zip()!);
+  const page = execFileSync("unzip", ["-p", zipFile, "report.html"], { encoding: "utf8" });
+  assert.equal(page, await readFile(join(j.runDir, "report.html"), "utf8"));
+  const trials = embeddedData(page).trials;
+  assert.deepEqual(trials.map((x) => [x.key, x.status]), [["suite/a-wait#1", "interrupted"], ["suite/b-later#1", "not_started"]]);
+  assert.deepEqual(trials[0]!.steps.map((s) => s.calls.map((c) => c.name)), [["write_file"], ["shell"]]);
 });
 
 test("a bad retention-days fails the step naming the input", async (t) => {
