@@ -73,8 +73,10 @@ export async function runChecks(task: TaskDefinition, workspace: string, opts: C
       durationMs: outcome.durationMs, kept, ...(outcome.notRun !== undefined ? { notRun: outcome.notRun } : {}),
     });
     if (record?.status === "done" && record.name === check.name) {
-      outcomes.push(record.outcome);
-      await end(record.outcome, true);
+      // The line from the task file as it is now: a comment added above the check moves it without changing the task.
+      const kept = withLine(record.outcome, check);
+      outcomes.push(kept);
+      await end(kept, true);
       continue;
     }
     if (opts.signal.aborted) return { kind: "interrupted" };
@@ -114,9 +116,20 @@ function checkOutcome(check: TaskCheck, ran: CommandOutcome, stoppedByDeadline: 
     durationMs: Math.round(ran.durationMs),
     outputTail: redactor.redact(ran.outputTail),
     timedOut: stoppedByDeadline || ran.timedOut,
+    ...lineOf(check),
   };
 }
 
 function notRun(check: TaskCheck, why: string): CheckOutcome {
-  return { name: check.name, command: check.run, exitCode: null, passed: false, durationMs: 0, outputTail: "", timedOut: false, notRun: why };
+  return { name: check.name, command: check.run, exitCode: null, passed: false, durationMs: 0, outputTail: "", timedOut: false, notRun: why, ...lineOf(check) };
+}
+
+function lineOf(check: TaskCheck): { line?: number } {
+  return check.line === undefined ? {} : { line: check.line };
+}
+
+/** A kept outcome with the check's line now (absent from a checkpoint of an older rhema). */
+function withLine(outcome: CheckOutcome, check: TaskCheck): CheckOutcome {
+  const { line: _old, ...rest } = outcome;
+  return { ...rest, ...lineOf(check) };
 }

@@ -38,6 +38,7 @@ export const checkOutcomeSchema = z.strictObject({
   timedOut: z.boolean(),
   /** Why the check did not run (the task's timeout passed first); absent when it ran. */
   notRun: z.string().optional(),
+  line: z.number().int().positive().optional().describe("The line of the task file the check is written on (1-based); absent in results of older rhemas."),
 });
 
 /** The budget a stopped task stopped on (core/errors.ts `SpentBudget`). */

@@ -108,6 +108,8 @@ export interface TaskCheck {
   name: string;
   run: string;
   timeoutMs?: number;
+  /** The line of the task file its entry is written on (1-based); reports name it (junit.xml `--junit-cases check`). */
+  line?: number;
 }
 
 /** A task with defaults applied and paths made absolute; absent optional keys stay absent. */
@@ -325,8 +327,8 @@ function resolveTask(
     policy: resolvePolicy(content.policy, base.file, locate),
     model: resolveModel(content.model, content.seed, base, folder),
     limits: {},
-    checks: (content.checks ?? []).map((check) => {
-      const resolved: TaskCheck = { name: check.name, run: check.run };
+    checks: (content.checks ?? []).map((check, index) => {
+      const resolved: TaskCheck = { name: check.name, run: check.run, line: locate(["checks", index]).line };
       if (check.timeout !== undefined) resolved.timeoutMs = parseDurationMs(check.timeout)!;
       return resolved;
     }),

@@ -80,7 +80,7 @@ test("runs a task to a passing result, written to result.json", async (t) => {
   assert.deepEqual(steady(outcome.result), {
     version: 1, suite: "suite", id: "task", file: task.file, contentHash: task.contentHash, tags: ["smoke"],
     provider: "scripted:script", status: "passed", startedAt: AT, finishedAt: AT, durationMs: 0, steps: 2, stats: null,
-    checks: [{ name: "tagged", command: "grep -qx one tags.txt && echo found", exitCode: 0, passed: true, durationMs: 0, outputTail: "found\n", timedOut: false }],
+    checks: [{ name: "tagged", command: "grep -qx one tags.txt && echo found", exitCode: 0, passed: true, durationMs: 0, outputTail: "found\n", timedOut: false, line: 10 }],
     finalAnswer: "done, one tag written", transcriptPath: "tasks/suite/task/default/1/events.jsonl",
     policyDenials: { count: 0, examples: [] }, resumed: 0, sandbox: { mode: "off", network: "allow" }, trial: { repeat: 1, variant: null },
     changes: { path: "tasks/suite/task/default/1/changes.patch", files: 1, insertions: 1, deletions: 0, binary: 0, bytes: 125, truncated: false, leftOut: 0 },

@@ -40,7 +40,7 @@ describe("task files: valid examples", () => {
       model: { provider: "anthropic", name: "claude-sonnet-4-6" },
       limits: { maxSteps: 40, timeoutMs: 600_000 },
       transcript: { blockTokens: 8000, budgetTokens: 100000 },
-      checks: [{ name: "unit tests", run: "npm test" }],
+      checks: [{ name: "unit tests", run: "npm test", line: 12 }],
       tags: ["nightly"],
     };
     assert.deepStrictEqual(await loadTaskFile(file), expected);
@@ -84,7 +84,7 @@ describe("task files: valid examples", () => {
         ],
       },
       limits: { maxSteps: 5, timeoutMs: 90_000 },
-      checks: [{ name: "file written", run: 'test "$(cat out.txt)" = hello', timeoutMs: 1_500 }],
+      checks: [{ name: "file written", run: 'test "$(cat out.txt)" = hello', timeoutMs: 1_500, line: 21 }],
       tags: ["smoke", "offline"],
     };
     assert.deepStrictEqual(await loadTaskFile(file), expected);
