@@ -18,6 +18,7 @@ import { parseKList } from "../runner/trials/trial-figures.js";
 import { FAIL_ON_CHOICES as COMPARE_FAIL_ON_CHOICES, type FailOn as CompareFailOn } from "../runner/reports/compare-verdict.js";
 import { baselineSource, type BaselineSource } from "./baseline.js";
 import { CASSETTE_MODES, CASSETTE_USAGES } from "../runner/execute/trial-cassette.js";
+import { JUNIT_CASES } from "../runner/reports/report-meta.js";
 
 /** Every input `action.yml` declares; a test holds the two lists equal and proves each is read. */
 export const ACTION_INPUT_NAMES = [
@@ -114,7 +115,7 @@ export function readActionInputs(readInput: InputReader): ActionInputs {
     ...optional("gate", text("gate") === undefined ? undefined : oneOf("gate", text("gate")!, ["rate", "lower"] as const)),
     ...(bool("stop-early", text("stop-early") ?? "false") ? { stopEarly: true } : {}),
     ...optional("passAt", passAt(text("pass-at"))),
-    ...optional("junitCases", text("junit-cases") === undefined ? undefined : oneOf("junit-cases", text("junit-cases")!, ["task", "trial"] as const)),
+    ...optional("junitCases", text("junit-cases") === undefined ? undefined : oneOf("junit-cases", text("junit-cases")!, JUNIT_CASES)),
     ...optional("quarantine", text("quarantine")),
     ...optional("cassette", text("cassette")),
     ...optional("cassetteMode", text("cassette-mode") === undefined ? undefined : oneOf("cassette-mode", text("cassette-mode")!, CASSETTE_MODES)),

@@ -15,6 +15,7 @@ import { print, quietOnClosedPipe, redactingStream, type CliIo } from "./io.js";
 import { SecretRedactor } from "../runner/run-dir/secret-redactor.js";
 import { checkPathFlags, type PathCommand } from "./path-flags.js";
 import { DEFAULT_RUN_DIR, runCommand } from "./run-command.js";
+import { JUNIT_CASES } from "../runner/reports/report-meta.js";
 import { SANDBOX_MODES } from "../process/sandbox-mode.js";
 import { WORKSPACE_LAYER_CHOICES } from "../runner/execute/workspace-layers.js";
 import { installShutdownSignals } from "../runner/execute/shutdown-signals.js";
@@ -96,7 +97,7 @@ function runOptions<T>(y: Argv<T>) {
     .option("gate", { type: "string", choices: ["rate", "lower"], describe: "what a pass rate is judged on: the rate (default), or the lower bound of its Wilson 95% interval" })
     .option("stop-early", { type: "boolean", default: false, describe: "stop a task's trials once its gate's outcome cannot change; the unstarted ones are skipped (gate decided)" })
     .option("pass-at", { type: "string", describe: "the k's of pass@k and pass^k the reports show, e.g. 1,3" })
-    .option("junit-cases", { type: "string", choices: ["task", "trial"], describe: "a JUnit testcase per task (default: its trials as properties and flaky/rerun entries) or per trial" })
+    .option("junit-cases", { type: "string", choices: [...JUNIT_CASES], describe: "a JUnit testcase per task (default: its trials as properties and flaky/rerun entries), per trial, or per check (classname suite.id, line = the check's line)" })
     .option("quarantine", QUARANTINE_OPTION)
     .option("cassette", { type: "string", describe: "folder of cassettes: record each trial's model exchanges there, or answer from them (DIR/<suite>/<id>/<variant|default>/<n>.jsonl)" })
     .option("cassette-mode", { type: "string", choices: ["record", "strict", "hybrid", "record-missing"], describe: "record; strict (replay, a request with no recorded answer fails its trial; no key needed); hybrid (a miss and the rest of its trial go live); record-missing (as hybrid, and recorded). Default: strict when --cassette holds cassettes, else record" })
@@ -138,7 +139,7 @@ function reportMergeOptions<T>(y: Argv<T>) {
     .option("out", { type: "string", demandOption: true, describe: "run directory to write the merged reports into" })
     .option("allow-partial", { type: "boolean", default: false, describe: "merge although shards are missing; the merged reports name them" })
     .option("pass-at", { type: "string", describe: "the k's of pass@k and pass^k the merged reports show, e.g. 1,3" })
-    .option("junit-cases", { type: "string", choices: ["task", "trial"], default: "task", describe: "a JUnit testcase per task (its trials as properties and flaky/rerun entries) or per trial" });
+    .option("junit-cases", { type: "string", choices: [...JUNIT_CASES], default: "task", describe: "a JUnit testcase per task (its trials as properties and flaky/rerun entries), per trial, or per check (classname suite.id, line = the check's line)" });
 }
 
 /** The options of `report html`. */

@@ -3,6 +3,7 @@ import { resolve } from "node:path";
 import { PolicyFileError, formatPolicyIssue, loadPolicyFile } from "../policy/file/policy-file.js";
 import { permissiveWarnings } from "../policy/file/permissive-warnings.js";
 import { mergeRunReports } from "../runner/reports/report-merge.js";
+import { JUNIT_CASES } from "../runner/reports/report-meta.js";
 import { checkReportHtmlPaths, writeReportHtml } from "../runner/reports/report-html-file.js";
 import { loadTasks } from "../runner/tasks/suite-loader.js";
 import { parseLimitFlag, planSuite } from "../runner/plan/plan-suite.js";
@@ -152,7 +153,7 @@ export async function reportMergeCommand(
   if (!Array.isArray(passAt)) throw new RhemaError("usage", `--pass-at: ${passAt.error}`);
   const outcome = await mergeRunReports(args.dirs.map((d) => resolve(io.cwd, d)), resolve(io.cwd, args.out), {
     cwd: io.cwd, pid: io.pid, allowPartial: args.allowPartial === true,
-    passAt, junitCases: args.junitCases === "trial" ? "trial" : "task",
+    passAt, junitCases: JUNIT_CASES.find((c) => c === args.junitCases) ?? "task",
   });
   for (const missing of outcome.missingTranscripts) print(io.stderr, `rhema: transcript not found, not copied: ${missing}`);
   const missingShards = outcome.meta.shards?.missing ?? [];

@@ -20,6 +20,7 @@ import { formatCostTotal, sumCosts } from "../runner/pricing/cost-figures.js";
 import { counted } from "../core/counted.js";
 import { parseKList } from "../runner/trials/trial-figures.js";
 import { failsGate, selectedTaskVerdicts } from "../runner/reports/task-trials.js";
+import { JUNIT_CASES } from "../runner/reports/report-meta.js";
 import { parsePassRate } from "../runner/trials/trial-gate.js";
 import { MAX_REPEATS } from "../runner/tasks/task-schema.js";
 import { taskKey } from "../runner/tasks/task-key.js";
@@ -104,15 +105,16 @@ export function parseTrialFlags(args: Pick<RunArgs, "repeats" | "minPassRate" | 
   const minPassRate = args.minPassRate === undefined ? undefined : parsePassRate(String(args.minPassRate));
   if (minPassRate === null) throw new RhemaError("usage", `Expected --min-pass-rate to be a number above 0 and at most 1 (such as 0.8), got "${String(args.minPassRate)}"`);
   if (args.gate !== undefined && args.gate !== "rate" && args.gate !== "lower") throw new RhemaError("usage", `Expected --gate to be rate or lower, got "${args.gate}"`);
-  if (args.junitCases !== undefined && args.junitCases !== "task" && args.junitCases !== "trial") {
-    throw new RhemaError("usage", `Expected --junit-cases to be task or trial, got "${args.junitCases}"`);
+  const junitCases = args.junitCases === undefined ? undefined : JUNIT_CASES.find((c) => c === args.junitCases);
+  if (args.junitCases !== undefined && junitCases === undefined) {
+    throw new RhemaError("usage", `Expected --junit-cases to be ${JUNIT_CASES.join(", ")}, got "${args.junitCases}"`);
   }
   const passAt = args.passAt === undefined ? undefined : parseKList(args.passAt);
   if (passAt !== undefined && !Array.isArray(passAt)) throw new RhemaError("usage", `Expected --pass-at as k's such as 1,3: ${passAt.error}`);
   return {
     ...(repeats !== undefined ? { repeats } : {}), ...(minPassRate !== undefined ? { minPassRate } : {}),
     ...(args.gate !== undefined ? { gate: args.gate } : {}), ...(passAt !== undefined ? { passAt } : {}),
-    ...(args.junitCases !== undefined ? { junitCases: args.junitCases } : {}),
+    ...(junitCases !== undefined ? { junitCases } : {}),
   };
 }
 

@@ -39,7 +39,7 @@ test("report merge: a bad --pass-at or --junit-cases is exit 2 naming the flag, 
   const bad = await rhema(["report", "merge", "a", "--out", "m", "--pass-at", "1,0"], dir);
   assert.equal(bad.code, 2, bad.stderr);
   assert.match(bad.stderr, /^rhema: --pass-at: expected whole numbers from 1 separated by commas, got "0" in "1,0"/);
-  const cases = await rhema(["report", "merge", "a", "--out", "m", "--junit-cases", "check"], dir);
+  const cases = await rhema(["report", "merge", "a", "--out", "m", "--junit-cases", "step"], dir);
   assert.equal(cases.code, 2, cases.stderr);
   assert.match(cases.stderr, /junit-cases/);
   assert.equal(existsSync(join(dir, "m")), false, "nothing written");

@@ -169,7 +169,7 @@ test("the trial flags are checked before anything runs: exit 2 naming the flag",
     [["--pass-at", "1,x"], /Expected --pass-at as k's such as 1,3: expected whole numbers from 1 separated by commas, got "x"/],
     [["--pass-at", "0"], /Expected --pass-at/],
     [["--gate", "upper"], /gate/],
-    [["--junit-cases", "check"], /junit-cases/],
+    [["--junit-cases", "step"], /junit-cases/],
   ];
   for (const [flags, message] of cases) {
     const out = join(root, `run-${flags.join("_").replace(/[^A-Za-z0-9_-]/g, "")}`);

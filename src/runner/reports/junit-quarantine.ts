@@ -7,7 +7,8 @@
  * and transcript, and the figures end with `[[PROPERTY|quarantined=true]]` (the suite carries
  * `task.<id>.quarantined`). With `--junit-cases trial` each failed trial of a quarantined task is
  * such a testcase. A quarantined task that passed, or is unfinished, is reported as any task is,
- * with the same `quarantined=true` figure. Pure.
+ * with the same `quarantined=true` figure. With `--junit-cases check` (junit-checks.ts) each check
+ * testcase that would fail, and the task's own testcase that would error, is such a skip. Pure.
  */
 import type { TestCase } from "junit-report-builder";
 import { failureHeadline, failureOf } from "./failure-model.js";
@@ -32,7 +33,7 @@ export function isQuarantinedFailure(task: Pick<TaskTrials, "quarantine" | "stat
 }
 
 /** `quarantined: REASON — WHAT`; without a reason, `quarantined — WHAT`. */
-function skipMessage(task: TaskTrials, what: string): string {
+export function skipMessage(task: Pick<TaskTrials, "quarantine">, what: string): string {
   const reason = task.quarantine?.reason ?? null;
   return `quarantined${reason === null ? "" : `: ${reason}`} — ${what}`;
 }
@@ -59,7 +60,8 @@ export function addQuarantinedTrialsCase(node: TestCase, task: TaskTrials, file:
   node.standardOutput(cdataSafe(text));
 }
 
-function quarantineLine(task: TaskTrials): string {
+/** The first line of a quarantined failure's system-out. */
+export function quarantineLine(task: Pick<TaskTrials, "quarantine">): string {
   const reason = task.quarantine?.reason ?? null;
   return `quarantined${reason === null ? "" : ` (${reason})`}: this failure is reported but does not fail the gate`;
 }

@@ -8,7 +8,8 @@
  * A testcase's `file` is the task file relative to its repository (meta.displayFiles).
  * A task with several trials is one testcase over them in the Surefire rerun format
  * (junit-trials.ts), or with `junitCases: "trial"` one testcase per trial named `id#3`; a run
- * whose tasks have one trial each gives the same XML as before trials.
+ * whose tasks have one trial each gives the same XML as before trials. With `junitCases: "check"`
+ * each check is a testcase of its own, classed `suite.id` (junit-checks.ts).
  *
  * That schema allows `properties` on a testsuite but not on a testcase, so the stats live on the
  * suite: `suite.<stat>` for the suite's totals and `task.<id>.<stat>` for each task; and, for
@@ -28,6 +29,7 @@ import { cdataSafe, checkDetails, errorDetails, propertyLines, seconds, statValu
 import { addTrialsCase, trialsFigures } from "./junit-trials.js";
 import { addQuarantinedResultCase, addQuarantinedTrialsCase, isQuarantinedFailure, quarantineFigures } from "./junit-quarantine.js";
 import { caseName, taskPropertyPrefix } from "./junit-names.js";
+import { checkCases, checkClassName, TASK_CASE_NAME } from "./junit-checks.js";
 import { groupTaskTrials, trialKeyOf, type TaskTrials } from "./task-trials.js";
 import { compareTrials } from "../trials/trial-key.js";
 import { type ResultStats, type TaskCost, type TaskResult, type UnfinishedTask } from "../run-dir/task-result.js";
@@ -109,7 +111,7 @@ function addSuite(node: TestSuite, suite: string, entries: SuiteEntries, fileOf:
   // One order for every kind of testcase: by id, as the suite's tasks are, then by trial.
   const cases: CaseEntry[] = [
     ...tasks.flatMap((task) => taskCases(task, entries.cases, fileOf(task.file), entries.runDirShown)),
-    ...skipped.map((task): CaseEntry => ({ id: task.id, variant: null, repeat: 0, add: (c: TestCase) => addSkippedCase(c, task, fileOf(task.file)) })),
+    ...skipped.map((task): CaseEntry => ({ id: task.id, variant: null, repeat: 0, add: (c: TestCase) => addSkippedCase(c, task, fileOf(task.file), entries.cases) })),
   ].sort((a, b) => compareTasks({ suite, id: a.id, variant: a.variant ?? null }, { suite, id: b.id, variant: b.variant ?? null }) || a.repeat - b.repeat);
   for (const entry of cases) entry.add(node.testCase());
 }
@@ -117,10 +119,13 @@ function addSuite(node: TestSuite, suite: string, entries: SuiteEntries, fileOf:
 /**
  * A task's testcases: a one-trial task's result or unfinished entry as before trials; a repeated
  * task's one testcase over its trials (junit-trials.ts), or with `--junit-cases trial` one per
- * trial, named `id#3`.
+ * trial, named `id#3`; with `--junit-cases check` one per check and `(task)` (junit-checks.ts).
  */
 function taskCases(task: TaskTrials, cases: JunitCases, file: string, runDirShown: string | null): CaseEntry[] {
   const place = { id: task.id, variant: task.variant };
+  if (cases === "check") {
+    return checkCases(task, { file, runDirShown, figures: taskFigures }).map((entry) => ({ ...place, repeat: entry.order, add: entry.add }));
+  }
   // A quarantined task that did not pass is a `skipped` testcase carrying its failure (junit-quarantine.ts).
   const quarantined = isQuarantinedFailure(task);
   const marks = quarantineFigures(task);
@@ -245,9 +250,11 @@ function addFailure(node: TestCase, result: TaskResult): void {
 
 
 
-function addSkippedCase(node: TestCase, task: SkippedTask, file: string): void {
+/** A task the selection left out: its testcase, or with `--junit-cases check` its `(task)` testcase (its checks are not known). */
+function addSkippedCase(node: TestCase, task: SkippedTask, file: string, cases: JunitCases): void {
   const why = `not selected by --${task.reason}`;
-  extendTestCase(node.className(task.suite).name(task.id).file(file)).skipped(why).node.standardOutput(`skipped: ${why}`);
+  const [className, name] = cases === "check" ? [checkClassName({ ...task, variant: null }), TASK_CASE_NAME] : [task.suite, task.id];
+  extendTestCase(node.className(className).name(name).file(file)).skipped(why).node.standardOutput(`skipped: ${why}`);
 }
 
 /** A task without a result: its `time` and figures are what it spent so far (its checkpoint's), never a 0 that hides them. */

@@ -1,6 +1,7 @@
 /**
  * junit-report-builder's `TestCase`, extended where it lacks what rhema's reports need:
- * `<skipped message="…">` (its `skipped()` takes no message), and the Surefire rerun entries of
+ * `<skipped message="…">` (its `skipped()` takes no message), a `line` attribute (it has `file`
+ * but no `line`; junit-10-ext.xsd allows both), and the Surefire rerun entries of
  * a repeated task's failed trials — `<flakyFailure>`/`<flakyError>` (the task passed its gate
  * anyway) and `<rerunFailure>`/`<rerunError>` (it did not: the trials after its first failure).
  * Not a second writer: the builder still writes the testcase; its `build()` hands back the
@@ -33,15 +34,19 @@ export interface ExtendedTestCase {
   skipped(message: string): ExtendedTestCase;
   /** Adds a rerun entry (not counted by the builder: the testcase's verdict is its failure/error or none). */
   rerun(entry: RerunEntry): ExtendedTestCase;
+  /** Sets `line="…"`: where in its `file` the test is written. */
+  line(line: number): ExtendedTestCase;
 }
 
 /** `node`, extended: its `build()` then adds the extensions' attributes and elements. */
 export function extendTestCase(node: TestCase): ExtendedTestCase {
   let skipMessage: string | null = null;
+  let lineNumber: number | null = null;
   const reruns: RerunEntry[] = [];
   const build = node.build.bind(node);
   node.build = (parent) => {
     const element = build(parent);
+    if (lineNumber !== null) element.att("line", String(lineNumber));
     if (skipMessage !== null) childNamed(element, "skipped")?.att("message", skipMessage);
     for (const entry of reruns) addRerun(element, entry);
     return element;
@@ -55,6 +60,10 @@ export function extendTestCase(node: TestCase): ExtendedTestCase {
     },
     rerun(entry) {
       reruns.push(entry);
+      return extended;
+    },
+    line(line) {
+      lineNumber = line;
       return extended;
     },
   };

@@ -57,7 +57,7 @@ export function addTrialsCase(node: TestCase, task: TaskTrials, file: string, ma
 }
 
 /** The run's report.html, attached, with the deep link to `shown` (the first failed trial, else the first). */
-function reportLines(task: TaskTrials, shown: TaskResult | undefined, runDirShown: string | null): string[] {
+export function reportLines(task: TaskTrials, shown: TaskResult | undefined, runDirShown: string | null): string[] {
   if (runDirShown === null) return [];
   const trial = shown ?? { suite: task.suite, id: task.id };
   return [`report: ${reportLink(runDirShown, trial)}`, `[[ATTACHMENT|${runDirShown}/${RUN_FILES.html}]]`];
@@ -90,7 +90,7 @@ function rerunEntry(result: TaskResult, task: TaskTrials, kind: RerunKind, runDi
 }
 
 /** One line per trial, by repeat: `trial 2/5: failed — check "unit tests" failed (exit code 1): …`. */
-function trialLines(task: TaskTrials): string[] {
+export function trialLines(task: TaskTrials): string[] {
   const entries = [
     ...task.results.map((r) => ({ repeat: r.trial?.repeat ?? 1, line: resultLine(r, task) })),
     ...task.unfinished.map((u) => ({ repeat: u.trial?.repeat ?? 1, line: `${trialOrdinal(u, task)}: ${unfinishedText(u)}` })),

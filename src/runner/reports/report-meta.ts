@@ -41,7 +41,7 @@ export interface ReportMeta {
   trialPlans?: readonly TaskTrialPlan[];
   /** The k's of pass@k and pass^k the reports show (`--pass-at 1,3`); absent or empty: none. */
   passAt?: readonly number[];
-  /** What a JUnit testcase is (`--junit-cases`): a task (its trials as properties and flaky/rerun entries) or each trial; default task. */
+  /** What a JUnit testcase is (`--junit-cases`): a task (its trials as properties and flaky/rerun entries), each trial, or each check of a task; default task. */
   junitCases?: JunitCases;
   /** The quarantine list the run was given (`--quarantine`): its tasks' failures are reported but do not fail the gate; absent or null: none. */
   quarantine?: QuarantineRecord | null;
@@ -56,8 +56,11 @@ export interface QuarantineRecord {
   entries: QuarantineEntry[];
 }
 
+/** The JUnit testcase granularities (`--junit-cases`): per task (the default), per trial, per check. */
+export const JUNIT_CASES = ["task", "trial", "check"] as const;
+
 /** The JUnit testcase granularity (`--junit-cases`). */
-export type JunitCases = "task" | "trial";
+export type JunitCases = (typeof JUNIT_CASES)[number];
 
 /** The shards of an `n`-way split that merged reports hold, and those they lack (`--allow-partial`). */
 export interface ShardCoverage {
