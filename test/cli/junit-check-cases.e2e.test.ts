@@ -10,17 +10,10 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { validateXML } from "xmllint-wasm";
 import { runCli } from "../support/cli.js";
-import { junitXsd } from "../support/paths.js";
+import { assertValidJUnit } from "../support/published-schemas.js";
 import { OPEN_POLICY, writeFiles } from "../support/suite-files.js";
 import { tempDir } from "../support/temp-dir.js";
-
-async function assertValidJUnit(xml: string): Promise<void> {
-  const xsd = await readFile(junitXsd("junit-10-ext.xsd"), "utf8");
-  const result = await validateXML({ xml: [{ fileName: "junit.xml", contents: xml }], schema: [{ fileName: "junit-10-ext.xsd", contents: xsd }] });
-  assert.ok(result.valid, result.rawOutput);
-}
 
 /** Three checks, the second failing with some output; comments move the checks' lines. */
 const TWO_CHECKS = `prompt: Say done.

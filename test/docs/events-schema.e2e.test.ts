@@ -12,11 +12,11 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { Ajv2020 } from "ajv/dist/2020.js";
 import type { RunProgress } from "../../src/runner/execute/suite-runner.js";
 import type { TaskEvent } from "../../src/runner/run-dir/runner-events.js";
 import { runCli, startCli } from "../support/cli.js";
 import { repoRoot } from "../support/paths.js";
+import { publishedSchemas } from "../support/published-schemas.js";
 import { OPEN_POLICY, writeFiles } from "../support/suite-files.js";
 import { tempDir } from "../support/temp-dir.js";
 import { waitFor } from "../support/wait.js";
@@ -41,11 +41,7 @@ const schema = readJson("schema/events.schema.json") as Schema;
 const def = (ref: string) => schema.$defs[ref.replace("#/$defs/", "")]!;
 
 function validator() {
-  const ajv = new Ajv2020({ allErrors: true, strict: false });
-  // result.schema.json's times (ISO with an offset); ajv-formats is not a dependency.
-  ajv.addFormat("date-time", (text: string) => /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/.test(text) && !Number.isNaN(Date.parse(text)));
-  ajv.addSchema(readJson("schema/result.schema.json") as object, "result.schema.json");
-  return ajv.compile(schema);
+  return publishedSchemas().validator("events.schema.json");
 }
 
 /** Validates every stdout line; returns the line types and event types seen. */

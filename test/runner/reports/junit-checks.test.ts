@@ -1,18 +1,10 @@
 import assert from "node:assert/strict";
-import { readFile } from "node:fs/promises";
 import { describe, test } from "node:test";
-import { validateXML } from "xmllint-wasm";
 import { renderJUnitReport } from "../../../src/runner/reports/junit-report.js";
 import type { CheckOutcome, TaskResult } from "../../../src/runner/run-dir/task-result.js";
 import type { ReportMeta } from "../../../src/runner/reports/report-meta.js";
-import { junitXsd } from "../../support/paths.js";
+import { assertValidJUnit } from "../../support/published-schemas.js";
 import { sampleMeta, sampleResult } from "../sample-results.js";
-
-async function assertValidJUnit(xml: string): Promise<void> {
-  const xsd = await readFile(junitXsd("junit-10-ext.xsd"), "utf8");
-  const result = await validateXML({ xml: [{ fileName: "junit.xml", contents: xml }], schema: [{ fileName: "junit-10-ext.xsd", contents: xsd }] });
-  assert.ok(result.valid, result.rawOutput);
-}
 
 const checkMeta = (overrides: Partial<ReportMeta> = {}): ReportMeta => sampleMeta({ junitCases: "check", ...overrides });
 
