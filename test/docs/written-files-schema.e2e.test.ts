@@ -78,6 +78,7 @@ const INTERNAL_FILES: [RegExp, string][] = [
   [/^tasks\/.+\/layer\/deletions\.json$/, "an overlay-layer workspace's record of deleted paths (workspace-layers.ts)"],
   [/^tasks\/.+\/cassette-used\.json$/, "a replayed trial's bookkeeping of the exchanges it answered from (cassette prune reads it)"],
   [/^prepared\/[^/]+\/prepare-state\.json$/, "a shared setup's state (its key, commands started/done, outcome)"],
+  [/^rhema\.lock$/, "the lock's owner record (run-lock.ts): there only while a run holds the directory"],
 ];
 
 /** Folders whose contents are not rhema's formats: the agent's and fixtures' files, and git's. */
