@@ -44,10 +44,18 @@ function tasksAndTrials(p: Extract<RunProgress, { type: "run_start" }>): string 
   return `${counted(p.tasks, "task")}${p.trials !== p.tasks ? ` (${counted(p.trials, "trial")})` : ""}`;
 }
 
+/**
+ * The version of the `--json` line format (schema/events.schema.json), on its first line
+ * (`run_start`'s `eventsVersion`). It changes only when a field is removed, renamed or retyped;
+ * new event types and fields come without a change, and a reader skips what it does not know.
+ */
+export const EVENTS_VERSION = 1;
+
 class JsonLinesView implements ProgressView {
   constructor(private readonly out: NodeJS.WritableStream) {}
   update(p: RunProgress): void {
-    const line = "trial" in p ? { ...p, task: taskKey(p.task), trial: p.trial.label, repeat: p.trial.key.repeat } : p;
+    const line = "trial" in p ? { ...p, task: taskKey(p.task), trial: p.trial.label, repeat: p.trial.key.repeat }
+      : p.type === "run_start" ? { ...p, eventsVersion: EVENTS_VERSION } : p;
     this.out.write(JSON.stringify(line) + "\n");
   }
   close(): void {}

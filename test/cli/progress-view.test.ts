@@ -104,7 +104,7 @@ test("the plain view writes a timestamped line for starts, tool calls, denials, 
   assert.doesNotMatch(s.err.text(), /\x1b/, "no escape codes in a log");
 });
 
-test("the JSON view writes one object per line, with the task as suite/id", () => {
+test("the JSON view writes one object per line, with the task as suite/id, the format's version on the first", () => {
   const s = streams();
   const view = chooseProgressView({ json: true, ci: true, color: false, streams: s.streams });
   const toolCall: AgentEvent = { type: "tool_call", step: 1, callId: "c1", name: "shell", input: { command: "ls" } };
@@ -118,7 +118,7 @@ test("the JSON view writes one object per line, with the task as suite/id", () =
   view.update({ type: "run_end", results: [passed], interrupted: true, reports });
   view.close();
   assert.deepEqual(s.out.text().split("\n").filter(Boolean).map((l) => JSON.parse(l)), [
-    { type: "run_start", runDir: "/r", runId: "id", tasks: 1, trials: 1, resumed: false },
+    { type: "run_start", eventsVersion: 1, runDir: "/r", runId: "id", tasks: 1, trials: 1, resumed: false },
     { type: "task_start", task: "alpha/one", trial: "alpha/one", repeat: 1 },
     { type: "task_event", task: "alpha/one", trial: "alpha/one", repeat: 1, event: toolCall },
     { type: "task_event", task: "alpha/one", trial: "alpha/one", repeat: 1, event: { type: "text", step: 1, delta: "hi" } },

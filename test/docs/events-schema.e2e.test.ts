@@ -55,7 +55,7 @@ function checkLines(stdout: string, seen: { lines: Set<string>; events: Set<stri
     seen.lines.add(line.type);
     if (line.event) seen.events.add(line.event.type);
   }
-  assert.equal((JSON.parse(lines[0]!) as { type: string }).type, "run_start");
+  assert.deepEqual((({ type, eventsVersion }) => ({ type, eventsVersion }))(JSON.parse(lines[0]!) as { type: string; eventsVersion: number }), { type: "run_start", eventsVersion: 1 });
   assert.equal((JSON.parse(lines.at(-1)!) as { type: string }).type, "run_end");
 }
 
