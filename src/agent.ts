@@ -13,7 +13,7 @@ import { recordAnswer, withCallStates } from "./core/call-states.js";
 import { CodingAgentError, RhemaError, errorMessage, type SpentBudget } from "./core/errors.js";
 import type { EventSink } from "./core/events.js";
 import { IMAGE_MEDIA_TYPES, rewriteMessageText, type ContentBlock, type Message } from "./core/messages.js";
-import type { ModelProvider, ModelRequest, RequestPricer } from "./core/provider.js";
+import { ZERO_USAGE, type ModelProvider, type ModelRequest, type RequestPricer } from "./core/provider.js";
 import { newSession, type CallRecord, type Session, type WorkspaceFingerprint } from "./core/session.js";
 import { loadSession, saveSession } from "./store/session-file.js";
 import { DEFAULT_MAX_TURN_STEPS, runSteps, runUnstartedCalls, type ModelOutput, type StepLoopPorts } from "./core/step-loop.js";
@@ -253,7 +253,7 @@ export class CodingAgent {
     if (state.kind === "empty" || state.kind === "ended") {
       throw new CodingAgentError("nothing_to_retry", `there is no unfinished turn to retry (the conversation is ${state.kind})`);
     }
-    return this.runTurn(sink, approval, signal, async () => {});
+    return this.runTurn(sink, approval, signal, null);
   }
 
   /** Writes the session (with the transcript mirror's state) as pretty JSON, 0600, atomically. */
@@ -266,7 +266,8 @@ export class CodingAgent {
     return this.mirror ? { ...rest, transcript: { sections: this.mirror.sections(), stats: this.mirror.currentStats() } } : rest;
   }
 
-  private async runTurn(sink: EventSink, approval: Approval, signal: AbortSignal, start: () => Promise<void>): Promise<ModelOutput> {
+  /** `start` pushes the turn's input; null continues the turn (a retry), which ends at once when reviving ran a call that ends turns. */
+  private async runTurn(sink: EventSink, approval: Approval, signal: AbortSignal, start: (() => Promise<void>) | null): Promise<ModelOutput> {
     if (this.running) throw new CodingAgentError("turn_in_progress", "a turn is already running on this agent");
     this.running = true;
     try {
@@ -274,8 +275,9 @@ export class CodingAgent {
       this.session.environment ??= this.environment;
       this.session.tokenCounter ??= this.tokenCounter.record;
       const ports = this.stepPorts(sink, approval, signal);
-      await this.revive(ports);
-      await start();
+      const ended = await this.revive(ports);
+      if (ended && start === null) return ended;
+      await start?.();
       return await runSteps(ports);
     } catch (err) {
       const code = err instanceof RhemaError ? err.code : "internal";
@@ -307,9 +309,10 @@ export class CodingAgent {
   /**
    * Closes the round a history enters the turn with (docs/design.md §6, nothing runs twice): started calls get the
    * synthetic result — after their process groups still alive are stopped, naming the files
-   * changed since they began — and calls that never started are approved and run now.
+   * changed since they began — and calls that never started are approved and run now. When one
+   * of those is of a tool that ends turns (`endsTurn`), the turn it belonged to is over: its output.
    */
-  private async revive(ports: StepLoopPorts): Promise<void> {
+  private async revive(ports: StepLoopPorts): Promise<ModelOutput | null> {
     const plan = planRevive(this.session.messages, this.session);
     if (plan.interrupted.length > 0) {
       const notes = new Map<string, string>();
@@ -331,7 +334,12 @@ export class CodingAgent {
       await ports.sink.emit({ type: "revived", callIds: revived.map((c) => c.id) });
       await this.commit("result");
     }
-    if (plan.unstarted.length > 0) await runUnstartedCalls(ports, plan.unstarted);
+    if (plan.unstarted.length === 0) return null;
+    await runUnstartedCalls(ports, plan.unstarted);
+    if (!plan.unstarted.some((call) => this.tools.get(call.name)?.endsTurn === true)) return null;
+    const message = [...this.session.messages].reverse().find((m) => m.role === "assistant")!;
+    await ports.sink.emit({ type: "turn_end", steps: 0, stopReason: "tool_use", usage: ZERO_USAGE });
+    return { message, stopReason: "tool_use", usage: ZERO_USAGE, steps: 0 };
   }
 
   private async buildRequest(step: number, sink: EventSink, signal: AbortSignal): Promise<ModelRequest> {

@@ -76,6 +76,7 @@ export function exitCodeFor(code: ErrorCode): ExitCode {
     case "step_cap":
     case "setup_failed":
     case "cassette_miss":
+    case "output_invalid":
     case "sandbox_failed":
     case "budget":
     case "internal":

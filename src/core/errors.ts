@@ -4,6 +4,7 @@
  * tool result instead and never becomes one of these. The CLI maps every code to an exit code
  * (src/cli/exit-codes.ts, an exhaustive switch): add a code here and the compiler asks there.
  */
+import { counted } from "./counted.js";
 
 /** The one union of error codes, grouped by who must act. */
 export type ErrorCode =
@@ -42,6 +43,8 @@ export type ErrorCode =
   | "setup_failed"
   // A replay found no recorded answer for a request (issue 25): the prompt, tools or policy changed.
   | "cassette_miss"
+  // A task's structured output (`output:`) was still not valid JSON for its schema after its repairs.
+  | "output_invalid"
   // A command's wrapper (the bwrap sandbox, the perl reaper) exited before the command started.
   | "sandbox_failed"
   | "cancelled"
@@ -68,6 +71,18 @@ export class CodingAgentError extends RhemaError {}
 export class CancelledError extends CodingAgentError {
   constructor(message = "the turn was cancelled", options?: { cause?: unknown }) {
     super("cancelled", message, options);
+  }
+}
+
+/**
+ * A task's answer was still not valid against its `output.schema` after its `repairs`: no
+ * placeholder is ever accepted. `errors` are the last validation's, in the words the model read.
+ */
+export class OutputInvalidError extends CodingAgentError {
+  readonly errors: string;
+  constructor(errors: string, repairs: number) {
+    super("output_invalid", `the answer is not valid against output.schema after ${counted(repairs, "repair")}: ${errors}`);
+    this.errors = errors;
   }
 }
 

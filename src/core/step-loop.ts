@@ -119,6 +119,10 @@ export async function runSteps(ports: StepLoopPorts): Promise<ModelOutput> {
       for (const call of calls) await emitResult(ports, step, call, errorResultOf(call, CUT_REPLY_RESULT), Date.now());
     } else {
       await runCalls(ports, step, calls);
+      if (calls.some((call) => ports.tools.get(call.name)?.endsTurn === true)) {
+        await ports.sink.emit({ type: "turn_end", steps: step, stopReason, usage });
+        return { message, stopReason, usage, steps: step };
+      }
     }
   }
 }

@@ -83,6 +83,12 @@ export interface Tool {
    * For every other tool the engine commits `started` just before `run`.
    */
   reportsStart?: boolean;
+  /**
+   * True for a tool whose call ends the turn once its step's calls are answered (a structured
+   * answer's `final_answer`): the loop returns instead of asking the model again, whatever the
+   * call's result. The driver reads the outcome off the session.
+   */
+  endsTurn?: boolean;
   plan?(input: unknown, ctx: ToolContext): Promise<ToolPlan>;
   run(input: unknown, ctx: ToolContext): Promise<ToolResult>;
 }

@@ -539,7 +539,9 @@ async function handleChangedTasks(opts: SuiteRunOptions, runDir: RunDir): Promis
  * Drops the results of trials errored by an outage or a timeout, keeping their checkpoints: the
  * run then continues each from where it stopped (revive, then the request that failed), as
  * after a kill. A trial whose setup failed (an `npm ci` that met a network blip) runs its setup
- * again in a fresh workspace: no agent ran, so nothing is lost. A trial errored by a bug
+ * again in a fresh workspace: no agent ran, so nothing is lost. A trial whose structured answer
+ * was still invalid after its repairs (`output_invalid`) starts afresh: a new conversation, a new
+ * draw of the model. A trial errored by a bug
  * (`internal`) is kept: running it again would only repeat it; one that used all its steps is
  * `reopenCappedTasks`'s.
  */
@@ -556,6 +558,10 @@ async function reopenErroredTasks(opts: SuiteRunOptions, runDir: RunDir): Promis
       if (state) await folder.writeState(setupRetried(state));
       await folder.removeResult();
       opts.onNote?.(`${labelOf(key, opts)} retried: its setup failed, so its workspace is made afresh and every setup command runs again`);
+    } else if (code === "output_invalid") {
+      // Its conversation spent its repairs: continuing it would meet the same cap, so the trial starts afresh (as --restart does).
+      await folder.remove();
+      opts.onNote?.(`${labelOf(key, opts)} retried: its answer was not valid after its repairs, so the trial starts afresh`);
     }
   }
 }

@@ -30,6 +30,9 @@ export const DEFAULT_CHECK_TIMEOUT_MS = 5 * 60_000;
 export const FINAL_ANSWER_ENV = "RHEMA_FINAL_ANSWER";
 /** The variable naming the trial's changes.patch, in each check's environment. */
 export const CHANGES_ENV = "RHEMA_CHANGES";
+
+/** Names output.json, the accepted structured answer of a task with `output:` (absent otherwise). */
+export const OUTPUT_ENV = "RHEMA_OUTPUT";
 export const NOT_RUN_TIMEOUT = "not run: the task's timeout passed before it started";
 
 export interface CheckRunOptions {
@@ -45,6 +48,8 @@ export interface CheckRunOptions {
   finalAnswerPath: string;
   /** The trial's changes.patch (`RHEMA_CHANGES`); absent when none was made. */
   changesPath?: string;
+  /** The trial's output.json (`RHEMA_OUTPUT`); absent for a task without `output:`. */
+  outputPath?: string;
   onEvent?: (event: RunnerEvent) => void | Promise<void>;
   /** The task's sandbox for checks (network per policy, the final-answer file bound read-only); absent: unsandboxed. */
   sandbox?: SandboxPlacement;
@@ -91,7 +96,7 @@ export async function runChecks(task: TaskDefinition, workspace: string, opts: C
     await opts.book.update((s) => checkStarted(s, index, check.name, opts.now().toISOString()));
     await opts.onEvent?.({ type: "check_start", index, total, name: check.name, command: check.run, rerun });
     const ran = await opts.runCommand({
-      command: check.run, env: { ...task.env, [FINAL_ANSWER_ENV]: opts.finalAnswerPath, ...(opts.changesPath ? { [CHANGES_ENV]: opts.changesPath } : {}) },
+      command: check.run, env: { ...task.env, [FINAL_ANSWER_ENV]: opts.finalAnswerPath, ...(opts.changesPath ? { [CHANGES_ENV]: opts.changesPath } : {}), ...(opts.outputPath ? { [OUTPUT_ENV]: opts.outputPath } : {}) },
       cwd: workspace, timeoutMs: check.timeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS, signal,
       ...(opts.sandbox ? { sandbox: opts.sandbox } : {}),
     });

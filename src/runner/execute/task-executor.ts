@@ -56,7 +56,7 @@ import type { Trial } from "../trials/trial.js";
 import { finalAnswerOf, trialResult } from "./task-outcome.js";
 import { type CheckOutcome, type TaskCost, type TaskResult, type TaskSandboxRecord, type TaskSpend } from "../run-dir/task-result.js";
 import { freshTaskState, type TaskState } from "../run-dir/task-state.js";
-import { runTaskTurn, stepCapOf, stepsTaken } from "./task-turn.js";
+import { acceptedOutput, runTaskTurn, stepCapOf, stepsTaken } from "./task-turn.js";
 import { changesOf, changesPlace, prepareWorkspace, unmountLayer, type WorkspaceLayering } from "./task-workspace.js";
 import { layerPaths } from "../run-dir/layer-mounts.js";
 import { writeChangesPatch } from "./workspace-changes.js";
@@ -438,12 +438,14 @@ async function checkTurn(p: CheckPhase): Promise<CheckPhaseOutcome> {
   await p.env.lock?.confirm();
   const finalAnswerPath = await p.folder.writeFinalAnswer(p.env.redactor.redact(finalAnswerOf(p.messages)));
   const changesPath = p.book.current.changes?.path ? p.folder.path("changes") : null;
-  // Inside the sandbox the run directory is hidden: the final-answer file and the patch are bound back, read-only.
-  const binds = [finalAnswerPath, ...(changesPath ? [changesPath] : [])];
+  const answer = acceptedOutput(p.task, p.messages);
+  const outputPath = answer === undefined ? null : await p.folder.writeOutput(p.env.redactor.redactValue(answer));
+  // Inside the sandbox the run directory is hidden: the final-answer file, the patch and output.json are bound back, read-only.
+  const binds = [finalAnswerPath, ...(changesPath ? [changesPath] : []), ...(outputPath ? [outputPath] : [])];
   const sandbox = p.sandbox ? { ...p.sandbox, readOnlyBinds: await Promise.all(binds.map((path) => realpath(path))) } : null;
   const ran = await runChecks(p.task, p.folder.workspace, {
     runCommand: p.env.runCommand, signal: p.env.signal, deadline: p.timeout.signal, redactor: p.env.redactor, book: p.book, now: p.env.now,
-    finalAnswerPath, ...(changesPath ? { changesPath } : {}), onEvent: (e) => p.events.emit(e), ...(sandbox ? { sandbox } : {}),
+    finalAnswerPath, ...(changesPath ? { changesPath } : {}), ...(outputPath ? { outputPath } : {}), onEvent: (e) => p.events.emit(e), ...(sandbox ? { sandbox } : {}),
   });
   if (ran.kind === "interrupted") return ran;
   return { kind: "finished", checks: ran.outcomes, failure: ran.deadline ? p.timeout.during(ran.deadline) : null };

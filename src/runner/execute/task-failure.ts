@@ -42,6 +42,7 @@ export function failureKind(code: ErrorCode): TaskFailure["kind"] {
     case "step_cap":
     case "setup_failed":
     case "cassette_miss":
+    case "output_invalid":
     case "sandbox_failed":
     case "budget":
     case "cancelled":

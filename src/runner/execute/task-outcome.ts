@@ -13,7 +13,7 @@ import type { TaskState } from "../run-dir/task-state.js";
 import type { TaskFolder } from "../run-dir/task-folder.js";
 import { TASK_RESULT_VERSION, type CheckOutcome, type ResultWorkspace, type TaskResult, type TaskSandboxRecord } from "../run-dir/task-result.js";
 import type { Trial } from "../trials/trial.js";
-import { stepsTaken } from "./task-turn.js";
+import { acceptedOutput, stepsTaken } from "./task-turn.js";
 
 const DENIAL_EXAMPLES = 5;
 
@@ -57,6 +57,7 @@ export function trialResult(p: TrialOutcomeParts): TaskResult {
     ...(p.failure ? { error: { code: p.failure.code, message: p.failure.message } } : {}),
     ...(stoppedOn ? { budget: stoppedOn } : {}),
     finalAnswer: finalAnswerOf(p.messages),
+    ...outputOf(p.trial, p.messages),
     transcriptPath: p.folder.relativePath("events"),
     policyDenials: { count: denials.length, examples: denials.slice(0, DENIAL_EXAMPLES) },
     resumed: p.state.resumed,
@@ -64,6 +65,12 @@ export function trialResult(p: TrialOutcomeParts): TaskResult {
     ...(p.workspace ? { workspace: p.workspace } : {}),
     sandbox: p.sandbox,
   });
+}
+
+/** `{ output }` when the trial's task has `output:` and its conversation ends on a valid answer; else nothing. */
+function outputOf(trial: Trial, messages: readonly Message[]): { output?: unknown } {
+  const output = acceptedOutput(trial.task, messages);
+  return output === undefined ? {} : { output };
 }
 
 /** What a trial that did not run knows of itself. */

@@ -5,6 +5,12 @@
  * that uses all of the task's steps is a `step_cap` error that says how to continue it: the
  * checkpoint stays at its last boundary, and a run with a larger cap continues it from there
  * (suite-runner.ts reopens it).
+ *
+ * A task with `output:` has the `final_answer` tool, always allowed, and its turn goes on until
+ * the conversation ends on a valid answer (structured-answer.ts): an invalid one is sent back —
+ * the call's tool result already says why; after a text answer a repair message does — until its
+ * repairs are spent, then the trial errors with `output_invalid`. Where it stands is read off the
+ * session each time, so a resume picks up exactly there.
  */
 import { readFile } from "node:fs/promises";
 import { extname } from "node:path";
@@ -12,7 +18,7 @@ import { CodingAgent, type CodingAgentConfig } from "../../agent.js";
 import type { Approval } from "../../core/approval.js";
 import type { CommitHook } from "../../core/commit-hook.js";
 import { conversationState } from "../../core/conversation.js";
-import { CodingAgentError } from "../../core/errors.js";
+import { CodingAgentError, OutputInvalidError } from "../../core/errors.js";
 import type { AgentEvent, EventSink } from "../../core/events.js";
 import type { ContentBlock, ImageMediaType, Message } from "../../core/messages.js";
 import type { ModelProvider, RequestPricer } from "../../core/provider.js";
@@ -26,6 +32,8 @@ import type { TaskDefinition } from "../tasks/task-file.js";
 import type { CommandEnvironment } from "../plan/task-plan.js";
 import { modelWorker } from "../../transcript/compaction-worker.js";
 import { stopRecordedGroup } from "../../process/process-identity.js";
+import { allowingFinalAnswer, answerCheckOf, finalAnswerTool } from "../output/final-answer-tool.js";
+import { answerStanding, repairText } from "../output/structured-answer.js";
 
 export const DEFAULT_MAX_STEPS = 40;
 
@@ -78,8 +86,11 @@ export interface TaskTurnOptions {
   sessionCreatedAt?: Date;
 }
 
-/** Runs (or continues) the task's turn; resolves with the agent when the turn has ended. */
+/** Runs (or continues) the task's turn; resolves with the agent when the turn has ended (on a valid answer, with `output:`). */
 export async function runTaskTurn(opts: TaskTurnOptions): Promise<CodingAgent> {
+  const output = opts.task.output;
+  const schema = output?.schema ?? null;
+  if (output && schema === null) throw new CodingAgentError("invalid_config", `${opts.task.file}: output.schema was not loaded (load the task with loadTaskFile)`);
   const config: CodingAgentConfig = {
     workspace: opts.workspace, transcript: opts.task.transcript ?? {}, now: opts.now,
     ...(opts.sessionCreatedAt ? { createdAt: opts.sessionCreatedAt } : {}),
@@ -91,6 +102,7 @@ export async function runTaskTurn(opts: TaskTurnOptions): Promise<CodingAgent> {
     stopProcesses: async (info) => (await stopRecordedGroup(info)) === "stopped",
     ...(opts.price ? { price: opts.price } : {}),
     ...(opts.budget ? { budget: opts.budget } : {}),
+    ...(schema ? { tools: [finalAnswerTool(schema)] } : {}),
     ...(await counterForTurn(opts) ?? {}),
   };
   const taken = opts.saved ? stepsTaken(opts.saved.messages) : 0;
@@ -98,20 +110,38 @@ export async function runTaskTurn(opts: TaskTurnOptions): Promise<CodingAgent> {
   const agent = opts.saved
     ? CodingAgent.fromSession(opts.provider, { ...config, maxTurnSteps: Math.max(1, left) }, opts.saved)
     : new CodingAgent(opts.provider, { ...config, maxTurnSteps: opts.maxSteps });
-  const state = conversationState(agent.session.messages);
-  if (state.kind === "ended") return agent;
-  if (left <= 0 && state.kind !== "empty") throw stepCapError(opts.maxSteps);
-  agent.setCommitHook(opts.store.hook);
-  const sink = steeringSink(opts.sink, agent, opts.maxSteps, taken);
-  try {
-    if (state.kind === "empty") await agent.turnMessageWithCancel(await inputMessage(opts.task), sink, opts.approval, opts.signal);
-    else await agent.retryTurnWithCancel(sink, opts.approval, opts.signal);
-  } catch (err) {
-    // The engine's cap is this segment's (the steps left); the user's is the task's.
-    if (err instanceof CodingAgentError && err.code === "step_cap") throw stepCapError(opts.maxSteps, { cause: err });
-    throw err;
+  const approval = schema ? allowingFinalAnswer(opts.approval) : opts.approval;
+  const check = schema ? answerCheckOf(schema) : null;
+  for (;;) {
+    const state = conversationState(agent.session.messages);
+    const standing = check && output ? answerStanding(agent.session.messages, check, output.repairs) : null;
+    if (standing?.kind === "accepted") return agent;
+    if (standing?.kind === "exhausted") throw new OutputInvalidError(standing.errors, output!.repairs);
+    if (standing === null && state.kind === "ended") return agent;
+    const now = stepsTaken(agent.session.messages);
+    if (now >= opts.maxSteps && state.kind !== "empty") throw stepCapError(opts.maxSteps);
+    agent.setCommitHook(opts.store.hook);
+    const sink = steeringSink(opts.sink, agent, opts.maxSteps, now);
+    try {
+      if (state.kind === "empty") await agent.turnMessageWithCancel(await inputMessage(opts.task), sink, approval, opts.signal);
+      else if (standing?.kind === "repair" && standing.via === "text") await agent.turnWithCancel(repairText(standing.errors, standing.repairsLeft), sink, approval, opts.signal);
+      // A final_answer call's invalid input was answered with its errors; the model answers them.
+      else await agent.retryTurnWithCancel(sink, approval, opts.signal);
+    } catch (err) {
+      // The engine's cap is this segment's (the steps left); the user's is the task's.
+      if (err instanceof CodingAgentError && err.code === "step_cap") throw stepCapError(opts.maxSteps, { cause: err });
+      throw err;
+    }
+    if (check === null) return agent;
   }
-  return agent;
+}
+
+/** The accepted answer the conversation ends on, for a task with `output:`; undefined otherwise. */
+export function acceptedOutput(task: Pick<TaskDefinition, "output">, messages: readonly Message[]): unknown {
+  const output = task.output;
+  if (!output?.schema) return undefined;
+  const standing = answerStanding(messages, answerCheckOf(output.schema), output.repairs);
+  return standing.kind === "accepted" ? standing.value : undefined;
 }
 
 /** The counter to give the agent: the saved session's tokenizer when it recorded one (the agent rebuilds the others itself), else the plan's. */

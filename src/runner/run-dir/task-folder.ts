@@ -16,6 +16,7 @@
  *                           resumes, time spent (task-state.ts)
  *   events.jsonl            the transcript (event-log.ts)
  *   final-answer.txt        the agent's final answer, for checks (RHEMA_FINAL_ANSWER)
+ *   output.json             a task with `output:`: its accepted answer, for checks (RHEMA_OUTPUT)
  *   changes.git/            the workspace's snapshot after setup: a git index (its objects are in
  *                           the run's shared `changes-objects/`, its start copied from the run's
  *                           `changes-indexes/` of the fixture; workspace-changes.ts)
@@ -60,6 +61,8 @@ export const TASK_FILES = {
   state: "task-state.json",
   events: "events.jsonl",
   finalAnswer: "final-answer.txt",
+  /** A task with `output:`: the accepted answer, as JSON (RHEMA_OUTPUT). */
+  output: "output.json",
   changes: "changes.patch",
   result: "result.json",
   /** Which exchanges of the trial's cassette a replay used (`--cassette`, cassette-use.ts). */
@@ -217,6 +220,13 @@ export class TaskFolder {
   async writeFinalAnswer(text: string): Promise<string> {
     const path = this.path("finalAnswer");
     await guardOutput(path, "write", () => writePrivateFileAtomic(path, text));
+    return path;
+  }
+
+  /** Writes the accepted structured answer (atomic, 0600) as JSON where checks read it; returns its path. */
+  async writeOutput(value: unknown): Promise<string> {
+    const path = this.path("output");
+    await guardOutput(path, "write", () => writePrivateJson(path, value));
     return path;
   }
 

@@ -154,6 +154,8 @@ export const taskResultSchema = z.strictObject({
   /** The budget the task stopped on; present iff stopped. */
   budget: spentBudgetSchema.optional(),
   finalAnswer: z.string(),
+  output: z.unknown().optional()
+    .describe("A task with `output:`: the accepted answer (the final_answer call's input, or the JSON of a text answer), secrets redacted; also in output.json beside this file. Absent without `output:` or when no valid answer came (the trial errored: output_invalid, or another failure)."),
   /** The task's transcript (event log), relative to the run directory. */
   transcriptPath: z.string(),
   policyDenials: z.strictObject({

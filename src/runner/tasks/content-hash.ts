@@ -26,10 +26,12 @@ export function fileBytesHash(bytes: Uint8Array): string {
   return createHash("sha256").update(bytes).digest("hex");
 }
 
-/** The `content-v2` hash of a parsed (schema-checked) task file. */
-export function contentHash(content: TaskFileContent): string {
+/** The `content-v2` hash of a parsed (schema-checked) task file; `loaded.outputSchema`: the content of a schema file it names. */
+export function contentHash(content: TaskFileContent, loaded: { outputSchema?: unknown } = {}): string {
   const { limits: _limits, repeats: _repeats, pass: _pass, pin: _pin, cassette: _cassette, model, ...rest } = content;
   const hashed: Record<string, unknown> = { ...rest };
+  // `output.schema` given as a file counts by the file's content (read by loadTaskFile), not its path.
+  if (rest.output !== undefined && loaded.outputSchema !== undefined) hashed.output = { ...rest.output, schema: loaded.outputSchema };
   if (model !== undefined) {
     const { priceAs: _priceAs, ...kept } = model as Record<string, unknown>;
     hashed.model = kept;

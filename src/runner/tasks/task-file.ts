@@ -28,6 +28,7 @@ import { splitSchemaIssues, type UnknownKey } from "../../yaml-source/schema-key
 import { contentHash, fileBytesHash } from "./content-hash.js";
 import { changesSettings, type ChangesSettings } from "./changes-settings.js";
 import { gitRepositoryProblem, gitSource, type GitSource } from "./git-source.js";
+import { outputSchemaProblem, readOutputSchemaFile } from "./output-schema.js";
 import { TASK_NAME_PATTERN, taskFileSchema, type MatrixAxis, type TaskFileContent } from "./task-schema.js";
 
 export type { SourcePosition };
@@ -104,6 +105,20 @@ export type TaskPolicy =
     positions: Readonly<Record<string, { line: number; column: number }>>;
   };
 
+/**
+ * `output`: the answer must be JSON valid against `schema`. `schemaFile` is where a schema given
+ * as a path lives (absolute); its `schema` is null until `loadTaskFile` has read it.
+ */
+export interface TaskOutput {
+  schema: Record<string, unknown> | null;
+  schemaFile: string | null;
+  /** How many times an invalid answer goes back to the model before the trial errors (default 2). */
+  repairs: number;
+}
+
+/** `output.repairs` when the task says nothing. */
+export const DEFAULT_OUTPUT_REPAIRS = 2;
+
 export interface TaskCheck {
   name: string;
   run: string;
@@ -146,6 +161,8 @@ export interface TaskDefinition {
   cellBudget?: { maxCostUsd?: number; maxTokens?: number };
   transcript?: TranscriptConfig;
   checks: TaskCheck[];
+  /** `output`: the structured answer the turn must end with; absent: a plain text answer. */
+  output?: TaskOutput;
   tags: string[];
   /** The sandbox mode the task file asks for; absent when it says nothing. */
   sandbox?: "auto" | "bwrap" | "off";
@@ -252,6 +269,8 @@ export async function loadTaskSource(source: YamlFile, caps: InputCaps = DEFAULT
   const task = parsed.task!;
   const problems = await checkReferencedPaths(task, parsed.locate, caps, fixtures);
   if (problems.length > 0) throw new TaskFileError(problems);
+  // A schema read from its file counts by its content: an edited schema is a changed task.
+  if (task.output?.schemaFile != null && parsed.content) task.contentHash = contentHash(parsed.content, { outputSchema: task.output.schema });
   return task;
 }
 
@@ -259,6 +278,8 @@ type Locate = YamlSource["locateValue"];
 
 interface ParsedTaskDocument {
   task: TaskDefinition | null;
+  /** The file's content as the schema checked it (absent when it did not). */
+  content?: TaskFileContent;
   problems: TaskProblem[];
   locate: Locate;
 }
@@ -283,7 +304,7 @@ function parseTaskDocument({ file, bytes, yaml }: YamlFile): ParsedTaskDocument 
   const names = resolveNames(result.data, file, locate);
   if ("problems" in names) return fail(names.problems);
   const task = resolveTask(result.data, { ...names, file, contentHash: contentHash(result.data), fileBytesHash: fileBytesHash(bytes) }, locate);
-  return { task, problems: [], locate };
+  return { task, content: result.data, problems: [], locate };
 }
 
 interface ResolvedNames {
@@ -346,6 +367,12 @@ function resolveTask(
   if (content.seed !== undefined) task.seed = String(content.seed);
   if (content.pin !== undefined) task.pin = [...new Set(content.pin)];
   if (content.cassette !== undefined) task.cassetteNormalise = [...content.cassette.normalise];
+  if (content.output !== undefined) {
+    const { schema, repairs } = content.output;
+    task.output = typeof schema === "string"
+      ? { schema: null, schemaFile: resolve(folder, schema), repairs: repairs ?? DEFAULT_OUTPUT_REPAIRS }
+      : { schema, schemaFile: null, repairs: repairs ?? DEFAULT_OUTPUT_REPAIRS };
+  }
   return task;
 }
 
@@ -418,7 +445,22 @@ async function checkReferencedPaths(task: TaskDefinition, locate: Locate, caps: 
     const kind = await pathKind(task.policy.path);
     if (kind !== "file") problem(["policy"], kind === null ? `policy file not found: ${task.policy.path}` : `not a file: ${task.policy.path}`);
   }
+  if (task.output) {
+    const message = await loadOutputSchema(task.output);
+    if (message !== null) problem(["output", "schema"], message);
+  }
   return problems;
+}
+
+/** Reads a schema file into `output.schema` and judges the schema; the problem's text, or null. */
+async function loadOutputSchema(output: TaskOutput): Promise<string | null> {
+  if (output.schemaFile !== null) {
+    const read = await readOutputSchemaFile(output.schemaFile);
+    if ("problem" in read) return read.problem;
+    output.schema = read.schema;
+  }
+  const problem = outputSchemaProblem(output.schema!);
+  return problem === null ? null : output.schemaFile === null ? problem : `${problem}: ${output.schemaFile}`;
 }
 
 /** Why an image cannot be sent: too big, not one of the four formats, or bytes that are another format than its name says. */

@@ -242,6 +242,23 @@ const checksSchema = z.array(checkSchema, { error: "expected checks as a list of
 const tagSchema = z.string({ error: "expected a tag as a string" })
   .regex(/^[^\s,]+$/, { error: "a tag is one word: no spaces or commas" });
 
+/** The most repairs a task's `output.repairs` may ask for: each is one more model turn. */
+export const MAX_OUTPUT_REPAIRS = 10;
+
+/** `output`: the answer is JSON valid against a schema (docs/tasks.md "Structured output"). */
+const outputSchema = z.strictObject({
+  schema: z.union([
+    nonEmptyText("output.schema (a JSON Schema file path)"),
+    z.record(z.string(), z.unknown()),
+  ], { error: "expected output.schema as a JSON Schema file path or an inline JSON Schema object" })
+    .describe("The JSON Schema (2020-12, or draft-07 when its $schema says so) the answer must be valid against: a .json file relative to the task file, or an inline object. It describes an object (type: object): it is the input schema of the final_answer tool. Its content is in the content hash."),
+  repairs: z.number({ error: "expected output.repairs as a whole number from 0" })
+    .int({ error: "expected output.repairs as a whole number from 0" })
+    .min(0, { error: "output.repairs cannot be negative" })
+    .max(MAX_OUTPUT_REPAIRS, { error: `output.repairs is at most ${MAX_OUTPUT_REPAIRS}` }).optional()
+    .describe("How many times an invalid answer is sent back with its validation errors before the trial errors (output_invalid); default 2."),
+}).describe("Structured output: the agent's answer is JSON valid against `schema`, given through the final_answer tool (or as plain JSON text). It lands in result.json (`output`), output.json and $RHEMA_OUTPUT.");
+
 /** The whole task file. */
 /** A regular expression of `cassette.normalise`: one that compiles and matches something. */
 const normalisePattern = z.string({ error: "expected a regular expression (JavaScript syntax) as text" }).superRefine((text, ctx) => {
@@ -272,6 +289,7 @@ export const taskFileSchema = z.strictObject({
   limits: limitsSchema.optional(),
   transcript: transcriptSchema.optional(),
   checks: checksSchema.optional().describe("Commands run in the workspace after the turn; all must pass."),
+  output: outputSchema.optional(),
   tags: z.array(tagSchema, { error: "expected tags as a list of words" }).optional(),
   repeats: positiveInt("repeats").max(MAX_REPEATS, { error: `repeats is at most ${MAX_REPEATS}` }).optional()
     .describe("How many trials of the task run (default: --repeats, else 1); each has its own workspace, checkpoint and result. Not in the content hash: raising it on resume adds trials."),
