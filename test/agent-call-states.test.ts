@@ -183,3 +183,45 @@ test("a reply cut at the output limit runs none of its calls, and each result sa
   assert.deepEqual(boundaries, ["input:0", "intent:1", "intent:1"], "the results are committed with the intent itself");
   assert.equal(provider.requests.length, 2, "the model was asked again");
 });
+
+/** A tool whose call ends the turn (as a structured answer's final_answer does); counts its runs. */
+function endingTool(runs: string[]): Tool {
+  return {
+    spec: { name: "answer", description: "Give the answer.", inputSchema: { type: "object", properties: { n: { type: "integer" } }, required: ["n"] } },
+    effect: "read", endsTurn: true,
+    async run(input) {
+      runs.push(JSON.stringify(input));
+      return { content: "recorded" };
+    },
+  };
+}
+
+test("a call of a tool that ends turns ends the turn after its step, whatever its result: the model is not asked again", async (t) => {
+  const workspace = await tempDir(t);
+  const runs: string[] = [];
+  const provider = new ScriptedProvider([{ call: "answer", input: { n: "x" } }, { call: "answer", input: { n: 1 } }, { say: "never asked" }]);
+  const agent = new CodingAgent(provider, configFor(workspace, { tools: [endingTool(runs)] }));
+  const first = await agent.turn("go", nullSink, new RecordingApproval());
+  assert.deepEqual([first.steps, runs], [1, []], "an invalid input ends the turn too, answered with its errors");
+  assert.match(JSON.stringify(resultsOf(agent.session.messages)), /Invalid input for `answer`/);
+  const second = await agent.retryTurnWithCancel(nullSink, new RecordingApproval(), new AbortController().signal);
+  assert.deepEqual([second.steps, runs], [1, ['{"n":1}']]);
+  assert.equal(agent.session.messages.length, 5, "no request after the answer");
+});
+
+test("on resume, an unstarted call of a tool that ends turns is run and the turn ends there, the model not asked", async (t) => {
+  const workspace = await tempDir(t);
+  const runs: string[] = [];
+  const provider = new ScriptedProvider([{ say: "never asked" }]);
+  const config = configFor(workspace, { tools: [endingTool(runs)] });
+  const first = new CodingAgent(provider, config);
+  first.session.messages = [
+    { role: "user", content: [{ type: "text", text: "go" }] },
+    { role: "assistant", content: [{ type: "tool_call", id: "call_0_0", name: "answer", input: { n: 7 } }] },
+  ];
+  const resumed = CodingAgent.fromSession(provider, config, first.session);
+  const out = await resumed.retryTurnWithCancel(nullSink, new RecordingApproval(), new AbortController().signal);
+  assert.deepEqual([out.steps, runs], [0, ['{"n":7}']]);
+  assert.deepEqual(resultsOf(resumed.session.messages), [{ type: "tool_result", callId: "call_0_0", content: "recorded" }]);
+  assert.equal(resumed.session.messages.length, 3, "no model request");
+});
