@@ -152,3 +152,15 @@ for (const name of ["anthropic", "openai"] as const) {
     assert.deepEqual(wire.violations(), []);
   });
 }
+
+test("a bad output.schema stops the run before anything runs: exit 2 naming the task file, line and field", async (t) => {
+  const root = await tempDir(t);
+  await writeFiles(root, {
+    "suite/schema.json": '{"type": "object", "properties": {"a": {"type": "colour"}}}',
+    "suite/judge.yaml": "prompt: Judge.\nmodel: { provider: scripted, script: [{ say: '{}' }] }\noutput:\n  schema: schema.json\n",
+  });
+  const run = await runCli(["run", "suite", "--out", join(root, "run")], { cwd: root });
+  assert.equal(run.code, 2, run.stderr);
+  assert.match(run.stderr, /suite\/judge\.yaml:4:\d+: output\.schema: it is not valid JSON Schema/);
+  assert.doesNotMatch(run.stderr, /\n\s+at /, "no stack trace");
+});

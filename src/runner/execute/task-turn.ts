@@ -32,8 +32,8 @@ import type { TaskDefinition } from "../tasks/task-file.js";
 import type { CommandEnvironment } from "../plan/task-plan.js";
 import { modelWorker } from "../../transcript/compaction-worker.js";
 import { stopRecordedGroup } from "../../process/process-identity.js";
-import { allowingFinalAnswer, answerCheckOf, finalAnswerTool } from "../output/final-answer-tool.js";
-import { answerStanding, repairText } from "../output/structured-answer.js";
+import { allowingFinalAnswer, answerCheckOf, finalAnswerTool } from "./final-answer-tool.js";
+import { answerStanding, repairText } from "./structured-answer.js";
 
 export const DEFAULT_MAX_STEPS = 40;
 

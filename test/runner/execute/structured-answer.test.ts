@@ -2,8 +2,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { Message } from "../../../src/core/messages.js";
-import { allowingFinalAnswer, answerCheckOf, finalAnswerTool, FINAL_ANSWER_RULE } from "../../../src/runner/output/final-answer-tool.js";
-import { answerStanding, jsonOfText, repairText } from "../../../src/runner/output/structured-answer.js";
+import { allowingFinalAnswer, answerCheckOf, finalAnswerTool, FINAL_ANSWER_RULE } from "../../../src/runner/execute/final-answer-tool.js";
+import { answerStanding, jsonOfText, repairText } from "../../../src/runner/execute/structured-answer.js";
 
 const SCHEMA = { type: "object", properties: { n: { type: "integer" }, note: { type: "string" } }, required: ["n"], additionalProperties: false };
 const check = answerCheckOf(SCHEMA);
