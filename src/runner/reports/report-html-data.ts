@@ -88,6 +88,8 @@ export interface TrialView {
   error: { code: string; message: string } | null;
   prompt: string | null;
   finalAnswer: string;
+  /** A task with `output:`: its accepted answer as indented JSON (output.json); null without one. */
+  output: string | null;
   checks: { name: string; command: string; passed: boolean; exitCode: number | null; durationMs: number; output: string; notRun: string | null }[];
   patch: string | null;
   notes: string[];
@@ -203,6 +205,7 @@ function trialView(trial: HtmlTrialInput, flaky: boolean): TrialView {
     error: result.error ?? null,
     prompt: promptOf(trial.messages),
     finalAnswer: cutPayload(result.finalAnswer, "final-answer.txt"),
+    output: result.output === undefined ? null : cutPayload(JSON.stringify(result.output, null, 2), "output.json"),
     checks: result.checks.map((c) => ({
       name: c.name, command: c.command, passed: c.passed, exitCode: c.exitCode, durationMs: c.durationMs, output: cutPayload(c.outputTail, "result.json"), notRun: c.notRun ?? null,
     })),

@@ -196,6 +196,10 @@ function openTrial(key, step, updateHash) {
   });
   detail.appendChild(el("h3", { text: "Final answer" }));
   detail.appendChild(longText(t.finalAnswer || "(empty)"));
+  if (t.output != null) {
+    detail.appendChild(el("h3", { text: "Structured answer (output.json)" }));
+    detail.appendChild(longText(t.output));
+  }
   detail.appendChild(el("h3", { text: "Changes" }));
   detail.appendChild(t.patch == null ? el("p", { "class": "meta", text: "no changes.patch" }) : patchNode(t.patch));
 }

@@ -81,3 +81,12 @@ test("trials without a result are listed with their state, among the others in t
   ]);
   assert.match(data.trials[2]!.notes[0]!, /^not started: /);
 });
+
+test("a trial's structured answer (result.json's output) is in the page's data as indented JSON, and the pane shows it; null without one", () => {
+  const trial = trialWithOutput("ok", true);
+  const withOutput = { ...trial, result: { ...trial.result, output: { verdict: "pass", score: 3 } } };
+  const html = render(withOutput);
+  assert.equal(embeddedData(html).trials[0]!.output, '{\n  "verdict": "pass",\n  "score": 3\n}');
+  assert.ok(html.includes("Structured answer (output.json)"), "the pane's script renders it");
+  assert.equal(embeddedData(render(trial)).trials[0]!.output, null);
+});
