@@ -8,6 +8,7 @@
  * GitHub's environment (handed in) and talks to the runner through @actions/core; the post step
  * saves the cache (and, with `save-baseline`, the run directory as its branch's baseline).
  */
+import { answerOutputs } from "./answer-outputs.js";
 import { cp, readFile, rm } from "node:fs/promises";
 import { existsSync, statSync } from "node:fs";
 import { join, relative, resolve, sep } from "node:path";
@@ -82,6 +83,7 @@ export async function runAction(ctx: ActionContext): Promise<void> {
   if (outcome.sandboxWarning !== null) core.warning(`rhema: ${nameInputs(outcome.sandboxWarning)}`, { title: "rhema ran without a sandbox" });
   const result: ActionRunOutcome = { ...outcome, interruptedTasks };
   for (const [name, value] of Object.entries(actionOutputs(result))) core.setOutput(name, value);
+  for (const [name, value] of Object.entries(await answerOutputs(outcome.results, outcome.runDir))) core.setOutput(name, value);
   const where = runDirAndKeys(ctx.env, workspace, inputs);
   // The reports are final here (also of a failed or interrupted run): upload them before the summary and the comment link them.
   const reportUrl = inputs.uploadReport ? await uploadReports(ctx.env, inputs, outcome.runDir) : null;

@@ -14,6 +14,7 @@ import { PRICE_TABLE } from "../../src/runner/pricing/prices.js";
 import type { TaskCost, TaskResult } from "../../src/runner/run-dir/task-result.js";
 import { sampleResult } from "../runner/sample-results.js";
 import { REPORT_URL_OUTPUT } from "../../src/action/report-artifact.js";
+import { ANSWER_OUTPUT, ANSWERS_FILE_OUTPUT, runAnswers } from "../../src/action/answer-outputs.js";
 import { repoRoot } from "../support/paths.js";
 
 const PRICED: TaskCost = { usd: 0.125, workerUsd: 0, unpricedRequests: 0, pricedAs: "anthropic/claude-sonnet-4-5", workerPricedAs: "anthropic/claude-sonnet-4-5", simulated: false, prices: { ...PRICE_TABLE, pricingFile: null } };
@@ -29,7 +30,7 @@ test("action.yml declares exactly the outputs the action sets", async () => {
   const meta = parse(await readFile(join(repoRoot, "action.yml"), "utf8")) as { outputs: Record<string, unknown> };
   const compared = compareOutputs({ kind: "missing", source: { kind: "path", path: "base" }, reason: "none" });
   // The report artifact's URL is set on its own, once the upload is done (report-artifact.ts).
-  assert.deepEqual(Object.keys(meta.outputs).sort(), [...Object.keys(actionOutputs(outcome([]))), ...Object.keys(compared), REPORT_URL_OUTPUT].sort());
+  assert.deepEqual(Object.keys(meta.outputs).sort(), [...Object.keys(actionOutputs(outcome([]))), ...Object.keys(compared), REPORT_URL_OUTPUT, ANSWER_OUTPUT, ANSWERS_FILE_OUTPUT].sort());
 });
 
 test("cost-usd: the run's dollars, the priced part when some are unpriced, 'unpriced' when none has a price", () => {
@@ -127,4 +128,12 @@ test("a provider that refused the run: one error annotation for it (not one per 
   assert.equal(stepFailure("error", refused), said);
   assert.equal(stepFailure("never", refused), null);
   assert.equal(stepFailure("failure", { ...refused, refusals: [] }), null, "without the refusal the passed task passes");
+});
+
+test("answer: one task × one trial gives its answer's JSON text; several trials give a map by trial key (answers-file); none gives nothing", () => {
+  const answered = (id: string, output?: unknown, repeat = 1): TaskResult => ({ ...sampleResult("s", id, "passed", repeat), ...(output !== undefined ? { output } : {}) });
+  assert.deepEqual(runAnswers([answered("a", { ok: true })]), { kind: "one", text: '{"ok":true}' });
+  assert.deepEqual(runAnswers([answered("a", { n: 1 }), answered("a", undefined, 2), answered("b", { n: 3 })]),
+    { kind: "many", byTrial: { "s/a#1": { n: 1 }, "s/b#1": { n: 3 } } });
+  assert.deepEqual(runAnswers([answered("a"), answered("b")]), { kind: "none" });
 });

@@ -232,3 +232,23 @@ policy: { version: 1, default: deny, rules: [] }
   assert.ok(stats.total.cost.usd > 0);
   assert.equal(priced.outputs["cost-usd"], stats.total.cost.usd.toFixed(6));
 });
+
+test("structured output: one task × one trial sets the answer output to its JSON; several trials set answers-file to a map by trial key", async (t) => {
+  const job = await prepareJob(await tempDir(t, "rhema-action-"));
+  const task = (n: number) => `prompt: Count.
+model:
+  provider: scripted
+  script:
+    - call: final_answer
+      input: { n: ${n} }
+output: { schema: { type: object, properties: { n: { type: integer } }, required: [n] } }
+`;
+  await writeFiles(job.workspace, { "one/a.yaml": task(1), "two/a.yaml": task(2), "two/b.yaml": task(3) });
+  const one = await runStep(job, { inputs: { tasks: "one", resume: "false", out: ".rhema/one" } });
+  assert.equal(one.code, 0, one.stdout + one.stderr);
+  assert.deepEqual([one.outputs.answer, one.outputs["answers-file"]], ['{"n":1}', ""]);
+  const two = await runStep(job, { inputs: { tasks: "two", resume: "false", out: ".rhema/two" } });
+  assert.equal(two.code, 0, two.stdout + two.stderr);
+  assert.equal(two.outputs.answer, "");
+  assert.deepEqual(JSON.parse(await readFile(two.outputs["answers-file"]!, "utf8")), { "two/a#1": { n: 2 }, "two/b#1": { n: 3 } });
+});
