@@ -16,6 +16,10 @@
  * to the model's call, so the turn fails with a `MachineLimitError` and the call stays unanswered
  * in the session (a resume runs it, or closes it as interrupted if it had started).
  *
+ * A step that called a tool that ends turns (`Tool.endsTurn`, a structured answer's
+ * `final_answer`) ends the turn once its calls are answered, whatever their results: the driver
+ * reads the outcome off the session.
+ *
  * The loop owns no state between turns: the caller hands it the session and the ports, and
  * it edits `session.messages` in place, committing after each edit.
  */

@@ -224,7 +224,7 @@ export const transcriptSchema = z.strictObject({
 
 const checkSchema = z.strictObject({
   name: nonEmptyText("the check's name"),
-  run: nonEmptyText("the check's command").describe("Shell command; exit 0 passes. $RHEMA_FINAL_ANSWER names a file holding the agent's final answer. Runs again if a kill interrupted it: make it safe to repeat."),
+  run: nonEmptyText("the check's command").describe("Shell command; exit 0 passes. $RHEMA_FINAL_ANSWER names a file holding the agent's final answer; with `output:`, $RHEMA_OUTPUT names output.json, its structured answer. Runs again if a kill interrupted it: make it safe to repeat."),
   timeout: durationSchema.optional().describe("This check's own limit (default 5m)."),
 });
 
