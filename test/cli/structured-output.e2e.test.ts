@@ -164,3 +164,23 @@ test("a bad output.schema stops the run before anything runs: exit 2 naming the 
   assert.match(run.stderr, /suite\/judge\.yaml:4:\d+: output\.schema: it is not valid JSON Schema/);
   assert.doesNotMatch(run.stderr, /\n\s+at /, "no stack trace");
 });
+
+test("a secret in the answer is redacted in output.json and result.json's output, like every file of the run", async (t) => {
+  const secret = "tok-structured-7f3e9a1c";
+  const root = await tempDir(t);
+  await writeFiles(root, {
+    "suite/leak.yaml": `prompt: Answer.
+model: { provider: scripted, script: [{ call: final_answer, input: { note: "the token is ${secret}" } }] }
+output: { schema: { type: object, properties: { note: { type: string } }, required: [note] } }
+checks:
+  - { name: reads-output, run: 'grep -q "redacted:DEPLOY_TOKEN" "$RHEMA_OUTPUT"' }
+`,
+  });
+  const out = join(root, "run");
+  const run = await runCli(["run", "suite", "--out", out], { cwd: root, env: cliEnv({ DEPLOY_TOKEN: secret }) });
+  assert.equal(run.code, 0, run.stdout + run.stderr);
+  const [result] = await readRunResults(out);
+  assert.deepEqual(result!.output, { note: "the token is [redacted:DEPLOY_TOKEN]" });
+  const file = await readFile(join(out, "tasks", "suite", "leak", "default", "1", "output.json"), "utf8");
+  assert.ok(!file.includes(secret) && file.includes("[redacted:DEPLOY_TOKEN]"), file);
+});
