@@ -140,6 +140,8 @@ export class CodingAgent {
   private lastRequest: { tokens: number; uncompactedTokens: number; atMs: number } | null = null;
   private steers: string[] = [];
   private running = false;
+  /** `capTurnSteps`: the next turns' step cap instead of `config.maxTurnSteps`; null: the config's. */
+  private turnStepCap: number | null = null;
   /** Messages before this index went through `filterCommitted` at an earlier boundary (the last of them may have grown since). */
   private filteredMessages = 0;
   /** Fingerprints whose file names went through `filterCommitted` already. */
@@ -217,6 +219,15 @@ export class CodingAgent {
 
   resetTranscriptStats(): void {
     this.mirror?.resetStats();
+  }
+
+  /**
+   * Caps the steps of the turns from here on (a driver that runs several turns under one budget
+   * gives each what is left of it). A whole number from 1.
+   */
+  capTurnSteps(steps: number): void {
+    if (!Number.isInteger(steps) || steps < 1) throw new CodingAgentError("invalid_config", `Expected a turn's step cap to be a whole number from 1 and up, got ${steps}`);
+    this.turnStepCap = steps;
   }
 
   /** Queues a text nudge, appended as a user message at the next step boundary. */
@@ -299,7 +310,7 @@ export class CodingAgent {
       takeSteers: () => this.steers.splice(0),
       ...(this.config.budget ? { spentBudget: () => this.config.budget!("task", this.transcriptStats()) } : {}),
       toolContext: { workspace, ...(this.config.allowEnv ? { allowEnv: this.config.allowEnv } : {}) },
-      maxTurnSteps: this.config.maxTurnSteps ?? DEFAULT_MAX_TURN_STEPS,
+      maxTurnSteps: this.turnStepCap ?? this.config.maxTurnSteps ?? DEFAULT_MAX_TURN_STEPS,
       now: this.config.now ?? (() => new Date()),
       ...(this.config.fingerprint !== false ? { fingerprint: (s: AbortSignal) => takeFingerprint(workspace, { signal: s }) } : {}),
       ...(this.config.filterToolOutput ? { filterToolOutput: this.config.filterToolOutput } : {}),

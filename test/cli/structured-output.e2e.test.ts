@@ -184,3 +184,27 @@ checks:
   const file = await readFile(join(out, "tasks", "suite", "leak", "default", "1", "output.json"), "utf8");
   assert.ok(!file.includes(secret) && file.includes("[redacted:DEPLOY_TOKEN]"), file);
 });
+
+test("repair turns share the task's step cap: a repair that would go past limits.maxSteps errors step_cap", async (t) => {
+  const root = await tempDir(t);
+  await writeFiles(root, {
+    "suite/long.yaml": `prompt: Answer.
+model:
+  provider: scripted
+  script:
+    - say: not json
+    - call: list_dir
+      input: { path: . }
+    - call: list_dir
+      input: { path: . }
+    - say: '{"n": 1}'
+output: { schema: { type: object, properties: { n: { type: integer } }, required: [n] } }
+limits: { maxSteps: 3 }
+`,
+  });
+  const out = join(root, "run");
+  const run = await runCli(["run", "suite", "--out", out], { cwd: root });
+  assert.equal(run.code, 1, run.stdout + run.stderr);
+  const [result] = await readRunResults(out);
+  assert.deepEqual([result!.status, result!.error?.code, result!.steps], ["errored", "step_cap", 3]);
+});

@@ -120,6 +120,8 @@ export async function runTaskTurn(opts: TaskTurnOptions): Promise<CodingAgent> {
     if (standing === null && state.kind === "ended") return agent;
     const now = stepsTaken(agent.session.messages);
     if (now >= opts.maxSteps && state.kind !== "empty") throw stepCapError(opts.maxSteps);
+    // A repair turn gets what is left of the task's steps, not a segment's worth again.
+    if (state.kind !== "empty") agent.capTurnSteps(opts.maxSteps - now);
     agent.setCommitHook(opts.store.hook);
     const sink = steeringSink(opts.sink, agent, opts.maxSteps, now);
     try {
