@@ -1,6 +1,6 @@
 /**
  * Structured output (`output:`, issue 26 item 5) through the built CLI and both providers' wire
- * protocols, against the shared local fakes: a valid answer through final_answer the first time,
+ * protocols (Anthropic, Chat Completions and the Responses API), against the shared local fakes: a valid answer through final_answer the first time,
  * one valid after a repair, one still invalid after its repairs (errored, output_invalid, the last
  * errors in result.json and junit.xml), a model that ignores the tool and answers in text (valid
  * JSON accepted; invalid repaired), a check that reads $RHEMA_OUTPUT, and --retry-errored.
@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { readRunResults } from "../../src/runner/run-dir/run-dir.js";
 import { cliEnv, runCli } from "../support/cli.js";
 import { FakeAnthropicServer, type FakeAnthropicReply } from "../support/fake-anthropic-server.js";
+import { FakeOpenAIResponsesServer, type FakeResponsesReply } from "../support/fake-openai-responses-server.js";
 import { FakeOpenAIServer, type FakeOpenAIReply } from "../support/fake-openai-server.js";
 import { OPEN_POLICY, writeFiles } from "../support/suite-files.js";
 import { tempDir } from "../support/temp-dir.js";
@@ -28,7 +29,7 @@ type Answer = { tool: unknown } | { text: string };
 
 /** A provider's fake server, driven the same way for both wire protocols. */
 interface Wire {
-  name: "anthropic" | "openai";
+  name: "anthropic" | "openai" | "openai-responses";
   model: string;
   env: Record<string, string>;
   reply(...answers: Answer[]): void;
@@ -47,6 +48,17 @@ async function startWire(name: Wire["name"]): Promise<Wire> {
       : { kind: "stream", blocks: [{ type: "text", text: a.text }] });
     return {
       name, model: "claude-test", env: { ANTHROPIC_API_KEY: "sk-test-key", ANTHROPIC_BASE_URL: server.baseUrl },
+      reply: (...answers) => void server.reply(...answers.map(toReply)),
+      bodies: () => server.bodies, violations: () => server.violations, close: () => server.close(),
+    };
+  }
+  if (name === "openai-responses") {
+    const server = await FakeOpenAIResponsesServer.start();
+    const toReply = (a: Answer): FakeResponsesReply => ("tool" in a
+      ? { kind: "stream", calls: [{ callId: `call_${++n}`, name: "final_answer", arguments: a.tool }] }
+      : { kind: "stream", text: a.text });
+    return {
+      name, model: "gpt-test", env: { OPENAI_API_KEY: "sk-test-key", OPENAI_BASE_URL: server.baseUrl },
       reply: (...answers) => void server.reply(...answers.map(toReply)),
       bodies: () => server.bodies, violations: () => server.violations, close: () => server.close(),
     };
@@ -77,11 +89,16 @@ ${extra}`,
   return { root, out: join(root, "run") };
 }
 
-function lastUserText(body: any): string {
-  return JSON.stringify(body.messages[body.messages.length - 1]);
+/** The conversation a request carries: Chat Completions' and Anthropic's `messages`, the Responses API's `input`. */
+function conversationOf(body: any): any[] {
+  return body.messages ?? body.input;
 }
 
-for (const name of ["anthropic", "openai"] as const) {
+function lastUserText(body: any): string {
+  return JSON.stringify(conversationOf(body).at(-1));
+}
+
+for (const name of ["anthropic", "openai", "openai-responses"] as const) {
   test(`${name}: a valid final_answer the first time ends the turn; the answer is in result.json, output.json and $RHEMA_OUTPUT; the tool is in the first request`, async (t) => {
     const wire = await startWire(name);
     t.after(() => wire.close());
@@ -136,7 +153,7 @@ for (const name of ["anthropic", "openai"] as const) {
     assert.equal(retried.code, 0, retried.stderr);
     const [again] = await readRunResults(out);
     assert.deepEqual([again!.status, again!.output], ["passed", { verdict: "pass", score: 1 }]);
-    assert.doesNotMatch(JSON.stringify(wire.bodies()[2].messages), /maybe/, "the retried trial starts afresh");
+    assert.doesNotMatch(JSON.stringify(conversationOf(wire.bodies()[2])), /maybe/, "the retried trial starts afresh");
   });
 
   test(`${name}: a model that ignores the tool and answers in text: valid JSON (fenced) is accepted, invalid text is repaired with a message quoting the errors`, async (t) => {

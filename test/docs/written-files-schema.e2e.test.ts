@@ -9,8 +9,8 @@
  * Claimed: result.json (schema/result.schema.json), stats.json (stats.schema.json), junit.xml
  * (schema/junit/junit-10-ext.xsd), each events.jsonl line (the task events of
  * events.schema.json, the same shapes `--json` prints, with the time logged), every `--json`
- * stdout line (events.schema.json), each cassette line (cassette.schema.json) and compare's JSON
- * (compare.schema.json).
+ * stdout line (events.schema.json), each cassette line (cassette.schema.json), compare's JSON
+ * (compare.schema.json) and each output.json (the schema its task's `output:` names).
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -53,11 +53,9 @@ const RUN_DIR_CLAIMS: Claim[] = [
   // A trial's event log: each line one task event as `--json` prints it inside task_event, with the
   // time it was logged (`at`; turn_start's own `at` is the event's).
   { kind: "events.jsonl", path: /^tasks\/.+\/events\.jsonl$/, check: jsonLines(() => schemas.validator(TASK_EVENT as `${string}.schema.json`), ({ at, ...event }) => (event.type === "turn_start" ? { at, ...event } : event)) },
-  // ─── output.json (structured output, issue 26 slice b) ─────────────────────────────────────
-  // Not written yet. When it is, validate it here against the schema the task's `output:` names
-  // (and give the suites below a task with `output:`); until then a written output.json fails
-  // the test, so it cannot go unchecked.
-  { kind: "output.json", path: /^tasks\/.+\/output\.json$/, check: (_text, where) => assert.fail(`${where}: output.json is written now; validate it here against its task's output schema`) },
+  // A task with `output:` writes its accepted answer: validated against the schema its task names
+  // (the one task with `output:` below, ANSWER_SCHEMA), the file's published schema being the task's own.
+  { kind: "output.json", path: /^tasks\/.+\/output\.json$/, check: (text, where) => assertValid(schemas.ajv.compile(ANSWER_SCHEMA), JSON.parse(text), where) },
 ];
 
 /** The files of a cassette folder (`--cassette DIR`). */
@@ -122,6 +120,23 @@ function validateJsonLines(stdout: string, where: string): void {
   jsonLines(() => schemas.validator("events.schema.json"))(stdout, `${where} --json stdout`);
 }
 
+/** The answer schema of the structured-output task (s/answer.yaml). */
+const ANSWER_SCHEMA = {
+  type: "object", properties: { verdict: { enum: ["pass", "fail"] }, score: { type: "integer", minimum: 0 } },
+  required: ["verdict", "score"], additionalProperties: false,
+};
+
+const ANSWER = `prompt: Judge, and answer with final_answer.
+policy: ../policy.yaml
+model:
+  provider: scripted
+  script: [{ call: final_answer, input: { verdict: pass, score: 3 } }]
+output:
+  schema: ${JSON.stringify(ANSWER_SCHEMA)}
+checks:
+  - { name: answered, run: 'grep -q pass "$RHEMA_OUTPUT"' }
+`;
+
 const FLAKY = `prompt: Say good.
 repeats: 4
 model:
@@ -151,7 +166,7 @@ const MATRIX = `matrix:
 
 test("every file rhema writes validates against its published schema: the example suite, a flaky repeated task, a matrix, shards and their merge, cassettes, compare", async (t) => {
   const root = await tempDir(t);
-  await writeFiles(root, { "policy.yaml": OPEN_POLICY, "s/flaky.yaml": FLAKY, "s/steps.yaml": TWO_STEPS, "matrix.yaml": MATRIX });
+  await writeFiles(root, { "policy.yaml": OPEN_POLICY, "s/flaky.yaml": FLAKY, "s/steps.yaml": TWO_STEPS, "s/answer.yaml": ANSWER, "matrix.yaml": MATRIX });
   const counts = new Map<string, number>();
   const run = async (args: string[], cwd = root) => {
     const ran = await runCli(["run", ...args, "--json", "--sandbox", "off"], { cwd });
@@ -181,7 +196,7 @@ test("every file rhema writes validates against its published schema: the exampl
 
   // Each kind was seen, so a claim whose path no longer matches fails here instead of checking nothing.
   const seen = Object.fromEntries([...counts].map(([kind, n]) => [kind, n > 0]));
-  assert.deepEqual(seen, { "--json line": true, "result.json": true, "stats.json": true, "junit.xml": true, "events.jsonl": true, cassette: true });
+  assert.deepEqual(seen, { "--json line": true, "result.json": true, "stats.json": true, "junit.xml": true, "events.jsonl": true, "output.json": true, cassette: true });
   assert.equal(counts.get("stats.json"), 6, "every run directory's stats.json");
   assert.ok(counts.get("cassette")! >= 10, `a cassette per trial of the example suite: ${counts.get("cassette")}`);
 });

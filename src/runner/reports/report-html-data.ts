@@ -179,6 +179,7 @@ function unfinishedView(trial: HtmlUnfinishedInput): TrialView {
     error: null,
     prompt: promptOf(trial.messages),
     finalAnswer: "",
+    output: null,
     checks: [],
     patch: null,
     notes: [UNFINISHED_NOTES[task.state], ...trialNotes(events)],
