@@ -1,6 +1,7 @@
 /**
- * Structured output (`output:`, issue 26 item 5) through the built CLI and both providers' wire
- * protocols (Anthropic, Chat Completions and the Responses API), against the shared local fakes: a valid answer through final_answer the first time,
+ * Structured output (`output:`, issue 26 item 5) through the built CLI and each provider's wire
+ * protocol (Anthropic, Chat Completions and the Responses API), against the shared local fakes: a
+ * valid answer through final_answer the first time,
  * one valid after a repair, one still invalid after its repairs (errored, output_invalid, the last
  * errors in result.json and junit.xml), a model that ignores the tool and answers in text (valid
  * JSON accepted; invalid repaired), a check that reads $RHEMA_OUTPUT, and --retry-errored.
