@@ -2,7 +2,9 @@
  * The run's reports as a workflow artifact (`upload-report`): report.html beside junit.xml,
  * stats.json and summary.md, zipped from the run directory by `@actions/artifact` under a name
  * of its own per job, shard and attempt, so a shard matrix and a re-run never collide (artifact
- * names are unique in a workflow run). The SDK is imported only here and only when uploading:
+ * names are unique in a workflow run); a name another step of the run took already (a matrix
+ * over something else than shards, two steps of one job) is refused by the service, and the
+ * upload is made again as `<name>-2`, `-3`, …. The SDK is imported only here and only when uploading:
  * it stays out of the runs that upload nothing, and out of the bundle's first chunk. An upload
  * that cannot be made is an outcome for the caller to warn about, never a throw: the reports
  * stay in the run directory whatever happens here.
@@ -16,6 +18,9 @@ export const REPORT_URL_OUTPUT = "report-url";
 
 /** The run directory's files the artifact holds, those present. */
 export const REPORT_FILES: readonly string[] = [RUN_FILES.html, RUN_FILES.junit, RUN_FILES.stats, RUN_FILES.summary];
+
+/** How many names an upload tries (`name`, `name-2`, …) before it gives up on a taken name. */
+const NAME_TRIES = 32;
 
 /** What an artifact name may not hold (`@actions/artifact`'s validateArtifactName). */
 const ARTIFACT_NAME_FORBIDDEN = /[":<>|*?\\/\r\n]/g;
@@ -56,10 +61,23 @@ export async function uploadReportArtifact(runDir: string, name: string, opts: {
   if (files.length === 0) return { kind: "failed", name, message: `no reports in ${runDir}` };
   try {
     const { DefaultArtifactClient } = await import("@actions/artifact");
-    const uploaded = await new DefaultArtifactClient().uploadArtifact(name, files.map((f) => join(runDir, f)), runDir, opts.retentionDays === null ? {} : { retentionDays: opts.retentionDays });
-    if (uploaded.id === undefined) return { kind: "failed", name, message: "the artifact service gave no artifact id" };
-    return { kind: "uploaded", name, id: uploaded.id, url: reportArtifactUrl(opts.env, uploaded.id), files };
+    const client = new DefaultArtifactClient();
+    for (let n = 1; ; n++) {
+      const tried = n === 1 ? name : `${name}-${n}`;
+      try {
+        const uploaded = await client.uploadArtifact(tried, files.map((f) => join(runDir, f)), runDir, opts.retentionDays === null ? {} : { retentionDays: opts.retentionDays });
+        if (uploaded.id === undefined) return { kind: "failed", name: tried, message: "the artifact service gave no artifact id" };
+        return { kind: "uploaded", name: tried, id: uploaded.id, url: reportArtifactUrl(opts.env, uploaded.id), files };
+      } catch (err) {
+        if (!isNameTaken(err) || n >= NAME_TRIES) throw err;
+      }
+    }
   } catch (err) {
     return { kind: "failed", name, message: err instanceof Error ? err.message : String(err) };
   }
+}
+
+/** The service's refusal of a name the run holds already: a 409 (the SDK says it in its message only). */
+function isNameTaken(err: unknown): boolean {
+  return err instanceof Error && /\(409\)/.test(err.message);
 }

@@ -4,7 +4,9 @@
  * signed upload URL on this same server, the zip arrives there as Azure block-blob calls
  * (`PUT ?comp=block&blockid=…` for each block, then `PUT ?comp=blocklist` naming them, as
  * BlockBlobClient.uploadStream sends even one small block), and `FinalizeArtifact` answers the
- * artifact's id. Every request is recorded; `failWith` answers every Twirp call with that status
+ * artifact's id. A name created before in the same run is refused as the service refuses it
+ * (409, `already_exists`: artifact names are unique in a workflow run). Every request is recorded;
+ * `failWith` answers every Twirp call with that status
  * (a Twirp JSON error body; with `body`, that text instead, as a proxy's HTML error page is).
  */
 import { createServer, type Server } from "node:http";
@@ -33,6 +35,7 @@ export function runtimeToken(): string {
 export async function startArtifactService(opts: { failWith?: number; body?: string } = {}) {
   const seen: SeenRequest[] = [];
   const blocks = new Map<string, Buffer>();
+  const names = new Set<string>();
   /** The committed blob: the blocks the block list named, in its order. */
   let zip: Buffer | null = null;
   const server: Server = createServer((req, res) => {
@@ -49,6 +52,9 @@ export async function startArtifactService(opts: { failWith?: number; body?: str
       };
       if (isTwirp && opts.failWith !== undefined) return send(opts.failWith, { code: "internal", msg: "fake artifact service: failing on purpose" });
       if (req.method === "POST" && url.pathname === `${TWIRP}CreateArtifact`) {
+        const name = String((JSON.parse(body.toString("utf8")) as { name?: unknown }).name);
+        if (names.has(name)) return send(409, { code: "already_exists", msg: "an artifact with this name already exists on the workflow run" });
+        names.add(name);
         return send(200, { ok: true, signed_upload_url: `${address()}/blob/artifact.zip?sig=fakesignature` });
       }
       if (req.method === "POST" && url.pathname === `${TWIRP}FinalizeArtifact`) return send(200, { ok: true, artifact_id: String(ARTIFACT_ID) });

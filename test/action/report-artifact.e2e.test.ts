@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { repoRoot } from "../support/paths.js";
 import { tempDir } from "../support/temp-dir.js";
 import { readActionInputs, type ActionInputName } from "../../src/action/action-inputs.js";
-import { reportArtifactName } from "../../src/action/report-artifact.js";
+import { reportArtifactName, uploadReportArtifact } from "../../src/action/report-artifact.js";
 import { prepareJob, runStep, startStep, workflowCommands } from "./action-harness.js";
 import { VIEWER_POLICY, WAITING_TASK, embeddedData, viewerTask } from "../support/report-html-run.js";
 import { writeFiles } from "../support/suite-files.js";
@@ -182,4 +182,26 @@ test("the artifact's name: job, shard as i-of-n or all, attempt; what artifact n
   assert.equal(reportArtifactName({ job: "suite", shard: null, attempt: 1 }), "rhema-report-suite-all-1");
   assert.equal(reportArtifactName({ job: "suite", shard: " 2 / 3 ", attempt: 4 }), "rhema-report-suite-2-of-3-4");
   assert.equal(reportArtifactName({ job: 'a"b:c<d>e|f*g?h\\i/j\r\nk', shard: "1/2", attempt: 1 }), "rhema-report-a_b_c_d_e_f_g_h_i_j__k-1-of-2-1");
+});
+
+test("a name another step of the run took (a matrix over something else than shards) is uploaded as <name>-2, -3: two steps' reports never collide", async (t) => {
+  const service = await startArtifactService();
+  t.after(() => service.close());
+  const runDir = await tempDir(t);
+  await writeFiles(runDir, { "report.html": "<!doctype html><title>r</title>", "junit.xml": "<testsuites/>" });
+  const env = { ...service.env(), GITHUB_REPOSITORY: "octo/repo", GITHUB_RUN_ID: "4242" };
+  // The SDK reads the service's address and token from the process's environment, as in a step.
+  const before = { ...process.env };
+  const serviceEnv = service.env();
+  Object.assign(process.env, serviceEnv);
+  t.after(() => {
+    for (const key of Object.keys(serviceEnv)) delete process.env[key];
+    Object.assign(process.env, before);
+  });
+  const name = reportArtifactName({ job: "suite", shard: null, attempt: 1 });
+  const uploads = [];
+  for (let k = 0; k < 3; k++) uploads.push(await uploadReportArtifact(runDir, name, { env, retentionDays: null }));
+  assert.deepEqual(uploads.map((u) => [u.kind, u.name]), [["uploaded", name], ["uploaded", `${name}-2`], ["uploaded", `${name}-3`]]);
+  const created = service.seen.filter((r) => r.url.endsWith("/CreateArtifact")).map((r) => r.json!.name);
+  assert.deepEqual(created, [name, name, `${name}-2`, name, `${name}-2`, `${name}-3`], "each taken name refused by the service once per try");
 });
