@@ -34,6 +34,8 @@ test("runs the example suite: outputs, summary appended, annotations, exit code 
     regressed: "0", improved: "0",
     // No artifact service here (no ACTIONS_RUNTIME_TOKEN): nothing uploaded, a warning below.
     "report-url": "",
+    // No task has `output:`: no structured answer, no answers file.
+    answer: "", "answers-file": "",
   });
   const stats = await readJson<{ total: { stats: { cacheHitRate: number; cacheReadTokens: number; cacheWriteTokens: number; outputTokens: number; reasoningTokens: number; inputTokens: number } } }>(join(runDir, "stats.json"));
   assert.deepEqual(
