@@ -23,7 +23,7 @@
  *   as text and stops with `refusal`. `response.failed`, an `error` event and a stream that ends
  *   before its response does are retryable failures.
  */
-import OpenAI from "openai";
+import type OpenAI from "openai";
 import type {
   FunctionTool,
   ResponseCreateParamsStreaming,
@@ -37,7 +37,7 @@ import { createHash } from "node:crypto";
 import { ProviderError } from "../core/errors.js";
 import type { ContentBlock, Message, ReasoningBlock, ToolResultBlock } from "../core/messages.js";
 import type { ModelProvider, ModelRequest, StopReason, StreamEvent, Usage } from "../core/provider.js";
-import { openaiFailure, OPENAI_DEFAULT_BASE_URL } from "./openai.js";
+import { openaiClient, openaiFailure } from "./openai.js";
 import { DEFAULT_STREAM_IDLE_MS, StreamIdleWatch } from "./stream-idle.js";
 import { abortedError, streamWithRetry, type RetryOptions } from "./provider-retry.js";
 import { EMPTY_CONTENT_TEXT, imageDataUrl, parseToolInput, resultBlocks, toolInputObject } from "./wire-mapping.js";
@@ -76,18 +76,7 @@ export class OpenAIResponsesProvider implements ModelProvider {
     this.maxOutputTokens = options.maxOutputTokens;
     this.retry = options.retry ?? {};
     this.streamIdleMs = options.streamIdleMs ?? DEFAULT_STREAM_IDLE_MS;
-    this.client = new OpenAI({
-      apiKey: options.apiKey,
-      baseURL: options.baseUrl ?? OPENAI_DEFAULT_BASE_URL,
-      maxRetries: 0, // our own retry decides (provider-retry.ts)
-      logLevel: "off", // the library never prints
-      // null, not undefined: the SDK would read OPENAI_ORG_ID and friends from the environment
-      organization: null,
-      project: null,
-      adminAPIKey: null,
-      webhookSecret: null,
-      ...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {}),
-    });
+    this.client = openaiClient(options);
   }
 
   async *stream(req: ModelRequest, signal: AbortSignal): AsyncIterable<StreamEvent> {

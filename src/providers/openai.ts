@@ -92,18 +92,7 @@ export class OpenAIProvider implements ModelProvider {
     this.retry = options.retry ?? {};
     this.streamIdleMs = options.streamIdleMs ?? DEFAULT_STREAM_IDLE_MS;
     this.newId = options.newId ?? (() => `call_${randomUUID().replaceAll("-", "").slice(0, 24)}`);
-    this.client = new OpenAI({
-      apiKey: options.apiKey,
-      baseURL: options.baseUrl ?? OPENAI_DEFAULT_BASE_URL,
-      maxRetries: 0, // our own retry decides (provider-retry.ts)
-      logLevel: "off", // the library never prints
-      // null, not undefined: the SDK would read OPENAI_ORG_ID and friends from the environment
-      organization: null,
-      project: null,
-      adminAPIKey: null,
-      webhookSecret: null,
-      ...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {}),
-    });
+    this.client = openaiClient(options);
   }
 
   async *stream(req: ModelRequest, signal: AbortSignal): AsyncIterable<StreamEvent> {
@@ -131,6 +120,25 @@ function chunkHasContent(chunk: ChatCompletionChunk): boolean {
   if (chunk.usage) return true;
   return (chunk.choices ?? []).some((c) =>
     Boolean(c.finish_reason || c.delta?.content || c.delta?.refusal || (c.delta?.tool_calls?.length ?? 0) > 0));
+}
+
+/**
+ * The SDK's client for both OpenAI providers: no retries of its own (provider-retry.ts decides),
+ * silent, and blind to the environment (organization, project and the rest passed as null, so
+ * the SDK reads no OPENAI_* variable behind the env record the CLI hands in).
+ */
+export function openaiClient(options: { apiKey: string; baseUrl?: string | undefined; timeoutMs?: number | undefined }): OpenAI {
+  return new OpenAI({
+    apiKey: options.apiKey,
+    baseURL: options.baseUrl ?? OPENAI_DEFAULT_BASE_URL,
+    maxRetries: 0,
+    logLevel: "off",
+    organization: null,
+    project: null,
+    adminAPIKey: null,
+    webhookSecret: null,
+    ...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {}),
+  });
 }
 
 /** Whether `baseUrl` is OpenAI's own API (absent means the default, which is). */

@@ -14,7 +14,7 @@ import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { chmod, chown, cp, lstat, mkdir, mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
-import { join } from "node:path";
+import { join, posix } from "node:path";
 import { test } from "node:test";
 import { compiled } from "../support/paths.js";
 import { sandboxSkip } from "./sandbox-fixture.js";
@@ -42,6 +42,19 @@ async function listen(t: { after(fn: () => unknown): void }, path: string): Prom
   if (!path.startsWith("\0")) await chmod(path, 0o777);
 }
 
+/** `entries` (paths under dist/) and every compiled module they import, relatively, at any depth. */
+async function importClosure(entries: string[]): Promise<string[]> {
+  const found = new Set<string>();
+  const visit = async (file: string): Promise<void> => {
+    if (found.has(file)) return;
+    found.add(file);
+    const text = await readFile(compiled(file), "utf8");
+    for (const [, spec] of text.matchAll(/(?:from|import)\s*\(?\s*"(\.{1,2}\/[^"]+)"/g)) await visit(posix.normalize(posix.join(posix.dirname(file), spec!)));
+  };
+  for (const entry of entries) await visit(entry);
+  return [...found];
+}
+
 /** A folder made for the test (0755, owned by `owner`), removed after it. */
 async function folder(t: { after(fn: () => unknown): void }, path: string, owner: number): Promise<string> {
   await mkdir(path, { recursive: true, mode: 0o755 });
@@ -56,7 +69,7 @@ async function scene(t: { after(fn: () => unknown): void }, owner: number): Prom
   const tag = randomBytes(6).toString("hex");
   const root = await folder(t, await realpath(await mkdtemp("/var/tmp/rhema-esc-")), 0);
   const bundle = await folder(t, join(root, "bundle"), 0);
-  for (const file of ["src/core/errors.js", "src/process/sandbox.js", "src/process/sandbox-probe.js", "test/process/legacy-sandbox.js", "test/process/escape-driver.js"]) {
+  for (const file of await importClosure(["test/process/escape-driver.js"])) {
     await mkdir(join(bundle, file, ".."), { recursive: true, mode: 0o755 });
     await cp(compiled(file), join(bundle, file));
   }

@@ -12,10 +12,11 @@ import { allowAll } from "../../src/core/approval.js";
 import { ProviderError, ProviderRefusedError } from "../../src/core/errors.js";
 import { nullSink } from "../../src/core/events.js";
 import type { Message } from "../../src/core/messages.js";
-import type { ModelRequest, StreamEvent } from "../../src/core/provider.js";
+import type { StreamEvent } from "../../src/core/provider.js";
 import { AnthropicProvider } from "../../src/providers/anthropic.js";
 import type { RetryOptions } from "../../src/providers/provider-retry.js";
 import { FakeAnthropicServer, checkAnthropicRequest } from "../support/fake-anthropic-server.js";
+import { collect, request, user } from "../support/provider-streams.js";
 import { tempDir } from "../support/temp-dir.js";
 import { LINES_FILE, appendLineTool } from "../support/test-tools.js";
 
@@ -41,21 +42,6 @@ function providerOn(server: FakeAnthropicServer, retry: RetryOptions = {}) {
     retry: { random: () => 0, sleep: async (ms) => void waits.push(ms), ...retry },
   });
   return { provider, waits };
-}
-
-function request(messages: Message[], extra: Partial<ModelRequest> = {}): ModelRequest {
-  return { system: "You are terse.", tools: [], messages, cacheBreakpoints: [], ...extra };
-}
-
-const user = (text: string): Message => ({ role: "user", content: [{ type: "text", text }] });
-
-async function collect(stream: AsyncIterable<StreamEvent>, onEvent?: (e: StreamEvent) => void): Promise<StreamEvent[]> {
-  const events: StreamEvent[] = [];
-  for await (const e of stream) {
-    events.push(e);
-    onEvent?.(e);
-  }
-  return events;
 }
 
 test("maps system, tools and messages to the Messages API, with cache marks at the prefix end (the system block) and the breakpoints", async (t) => {

@@ -12,9 +12,10 @@ import { allowAll } from "../../src/core/approval.js";
 import { ProviderError, ProviderRefusedError } from "../../src/core/errors.js";
 import { nullSink, type EventSink } from "../../src/core/events.js";
 import type { Message } from "../../src/core/messages.js";
-import type { ModelRequest, StreamEvent, Usage } from "../../src/core/provider.js";
+import type { StreamEvent, Usage } from "../../src/core/provider.js";
 import { OpenAIProvider, toOpenAIRequest, type OpenAIProviderOptions } from "../../src/providers/openai.js";
 import { FakeOpenAIServer } from "../support/fake-openai-server.js";
+import { collect, request, textOf, user } from "../support/provider-streams.js";
 import { tempDir } from "../support/temp-dir.js";
 import { LINES_FILE, appendLineTool } from "../support/test-tools.js";
 
@@ -40,22 +41,6 @@ function providerOn(server: FakeOpenAIServer, options: Partial<OpenAIProviderOpt
     retry: { random: () => 0, sleep: async (ms) => void waits.push(ms), ...options.retry },
   });
   return { provider, waits };
-}
-
-function request(messages: Message[], extra: Partial<ModelRequest> = {}): ModelRequest {
-  return { system: "You are terse.", tools: [], messages, cacheBreakpoints: [], ...extra };
-}
-
-const user = (text: string): Message => ({ role: "user", content: [{ type: "text", text }] });
-const textOf = (events: StreamEvent[]) => events.filter((e) => e.type === "text").map((e) => (e as { delta: string }).delta).join("");
-
-async function collect(stream: AsyncIterable<StreamEvent>, onEvent?: (e: StreamEvent) => void): Promise<StreamEvent[]> {
-  const events: StreamEvent[] = [];
-  for await (const e of stream) {
-    events.push(e);
-    onEvent?.(e);
-  }
-  return events;
 }
 
 test("maps system, tools, assistant tool calls and tool results to Chat Completions", async (t) => {

@@ -9,7 +9,7 @@
  * `violations`, so a test can assert there were none (the codex-rs habit).
  */
 import type { ServerResponse } from "node:http";
-import { countKey, piecesOf, sendJson, sendText, sseFrame, startFakeServer, writeSse, type FakeServerCore, type RecordedRequest } from "./fake-sse-server.js";
+import { countKey, piecesOf, sendJson, sendText, sseFrame, writeSse, QueuedFakeServer, type RecordedRequest } from "./fake-sse-server.js";
 
 export type FakeAnthropicBlock =
   | { type: "text"; text: string }
@@ -55,18 +55,11 @@ export const DEFAULT_ANTHROPIC_USAGE: Required<Omit<FakeAnthropicUsage, "cache_c
   output_tokens: 7,
 };
 
-export class FakeAnthropicServer {
-  readonly violations: string[] = [];
-  private readonly replies: FakeAnthropicReply[] = [];
+export class FakeAnthropicServer extends QueuedFakeServer<FakeAnthropicReply> {
   private served = 0;
 
-  private constructor(private readonly core: FakeServerCore) {}
-
-  static async start(): Promise<FakeAnthropicServer> {
-    let self: FakeAnthropicServer | undefined;
-    const core = await startFakeServer("/v1/messages", (req, res) => self!.answer(req, res));
-    self = new FakeAnthropicServer(core);
-    return self;
+  static start(): Promise<FakeAnthropicServer> {
+    return QueuedFakeServer.serve("/v1/messages", (core) => new FakeAnthropicServer(core));
   }
 
   /** The base URL to give the SDK (no `/v1`). */
@@ -74,31 +67,7 @@ export class FakeAnthropicServer {
     return this.core.origin;
   }
 
-  get requests(): RecordedRequest[] {
-    return this.core.requests;
-  }
-
-  /** The request bodies received, in order. */
-  get bodies(): any[] {
-    return this.core.requests.map((r) => r.body);
-  }
-
-  /** Responses the client abandoned mid-way. */
-  get dropped(): number {
-    return this.core.dropped.count;
-  }
-
-  /** Queues replies, one per request, in order. */
-  reply(...replies: FakeAnthropicReply[]): this {
-    this.replies.push(...replies);
-    return this;
-  }
-
-  close(): Promise<void> {
-    return this.core.close();
-  }
-
-  private async answer(req: RecordedRequest, res: ServerResponse): Promise<void> {
+  protected async answer(req: RecordedRequest, res: ServerResponse): Promise<void> {
     const problem = checkAnthropicRequest(req.body);
     if (problem) {
       this.violations.push(problem);

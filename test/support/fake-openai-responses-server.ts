@@ -11,7 +11,7 @@
  * and is listed in `violations`.
  */
 import type { ServerResponse } from "node:http";
-import { piecesOf, sendJson, sseFrame, startFakeServer, writeSse, type FakeServerCore, type RecordedRequest } from "./fake-sse-server.js";
+import { piecesOf, sendJson, sseFrame, writeSse, QueuedFakeServer, type RecordedRequest } from "./fake-sse-server.js";
 
 export interface FakeResponsesCall {
   callId: string;
@@ -59,17 +59,9 @@ export type FakeResponsesReply =
 
 export const DEFAULT_RESPONSES_USAGE: FakeResponsesUsage = { input_tokens: 20, output_tokens: 6, cached_tokens: 0, reasoning_tokens: 0 };
 
-export class FakeOpenAIResponsesServer {
-  readonly violations: string[] = [];
-  private readonly replies: FakeResponsesReply[] = [];
-
-  private constructor(private readonly core: FakeServerCore) {}
-
-  static async start(): Promise<FakeOpenAIResponsesServer> {
-    let self: FakeOpenAIResponsesServer | undefined;
-    const core = await startFakeServer("/v1/responses", (req, res) => self!.answer(req, res));
-    self = new FakeOpenAIResponsesServer(core);
-    return self;
+export class FakeOpenAIResponsesServer extends QueuedFakeServer<FakeResponsesReply> {
+  static start(): Promise<FakeOpenAIResponsesServer> {
+    return QueuedFakeServer.serve("/v1/responses", (core) => new FakeOpenAIResponsesServer(core));
   }
 
   /** The base URL to give the SDK (with `/v1`). */
@@ -77,28 +69,7 @@ export class FakeOpenAIResponsesServer {
     return `${this.core.origin}/v1`;
   }
 
-  get requests(): RecordedRequest[] {
-    return this.core.requests;
-  }
-
-  get bodies(): any[] {
-    return this.core.requests.map((r) => r.body);
-  }
-
-  get dropped(): number {
-    return this.core.dropped.count;
-  }
-
-  reply(...replies: FakeResponsesReply[]): this {
-    this.replies.push(...replies);
-    return this;
-  }
-
-  close(): Promise<void> {
-    return this.core.close();
-  }
-
-  private async answer(req: RecordedRequest, res: ServerResponse): Promise<void> {
+  protected async answer(req: RecordedRequest, res: ServerResponse): Promise<void> {
     const problem = checkResponsesRequest(req.body);
     if (problem) {
       this.violations.push(problem);

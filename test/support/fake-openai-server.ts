@@ -8,7 +8,7 @@
  * a 400 and is listed in `violations` (the codex-rs habit).
  */
 import type { ServerResponse } from "node:http";
-import { piecesOf, sendJson, sseFrame, startFakeServer, writeSse, type FakeServerCore, type RecordedRequest } from "./fake-sse-server.js";
+import { piecesOf, sendJson, sseFrame, writeSse, QueuedFakeServer, type RecordedRequest } from "./fake-sse-server.js";
 
 export interface FakeOpenAIToolCall {
   id: string;
@@ -48,17 +48,9 @@ export type FakeOpenAIReply =
 
 export const DEFAULT_OPENAI_USAGE: FakeOpenAIUsage = { prompt_tokens: 20, completion_tokens: 6, cached_tokens: 0 };
 
-export class FakeOpenAIServer {
-  readonly violations: string[] = [];
-  private readonly replies: FakeOpenAIReply[] = [];
-
-  private constructor(private readonly core: FakeServerCore) {}
-
-  static async start(): Promise<FakeOpenAIServer> {
-    let self: FakeOpenAIServer | undefined;
-    const core = await startFakeServer("/v1/chat/completions", (req, res) => self!.answer(req, res));
-    self = new FakeOpenAIServer(core);
-    return self;
+export class FakeOpenAIServer extends QueuedFakeServer<FakeOpenAIReply> {
+  static start(): Promise<FakeOpenAIServer> {
+    return QueuedFakeServer.serve("/v1/chat/completions", (core) => new FakeOpenAIServer(core));
   }
 
   /** The base URL to give the SDK (with `/v1`). */
@@ -66,28 +58,7 @@ export class FakeOpenAIServer {
     return `${this.core.origin}/v1`;
   }
 
-  get requests(): RecordedRequest[] {
-    return this.core.requests;
-  }
-
-  get bodies(): any[] {
-    return this.core.requests.map((r) => r.body);
-  }
-
-  get dropped(): number {
-    return this.core.dropped.count;
-  }
-
-  reply(...replies: FakeOpenAIReply[]): this {
-    this.replies.push(...replies);
-    return this;
-  }
-
-  close(): Promise<void> {
-    return this.core.close();
-  }
-
-  private async answer(req: RecordedRequest, res: ServerResponse): Promise<void> {
+  protected async answer(req: RecordedRequest, res: ServerResponse): Promise<void> {
     const problem = checkOpenAIRequest(req.body);
     if (problem) {
       this.violations.push(problem);

@@ -152,3 +152,50 @@ export function countKey(value: unknown, key: string): number {
 function pause(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
+
+/**
+ * What every fake model server shares: the replies queued one a request, what the server was
+ * sent, the requests its checks refused (`violations`), the responses the client dropped. A
+ * subclass names its route and answers each request (`answer`).
+ */
+export abstract class QueuedFakeServer<Reply> {
+  /** The requests refused by the fake's checks of what the real API would refuse, as its message would say. */
+  readonly violations: string[] = [];
+  protected readonly replies: Reply[] = [];
+
+  protected constructor(protected readonly core: FakeServerCore) {}
+
+  /** Starts a server answering POST `route` with the instance `make` builds. */
+  protected static async serve<S extends QueuedFakeServer<unknown>>(route: string, make: (core: FakeServerCore) => S): Promise<S> {
+    let self: S | undefined;
+    const core = await startFakeServer(route, (req, res) => self!.answer(req, res));
+    self = make(core);
+    return self;
+  }
+
+  protected abstract answer(req: RecordedRequest, res: ServerResponse): Promise<void>;
+
+  get requests(): RecordedRequest[] {
+    return this.core.requests;
+  }
+
+  /** The request bodies received, in order. */
+  get bodies(): any[] {
+    return this.core.requests.map((r) => r.body);
+  }
+
+  /** Responses the client abandoned mid-way. */
+  get dropped(): number {
+    return this.core.dropped.count;
+  }
+
+  /** Queues replies, one a request, in order. */
+  reply(...replies: Reply[]): this {
+    this.replies.push(...replies);
+    return this;
+  }
+
+  close(): Promise<void> {
+    return this.core.close();
+  }
+}
