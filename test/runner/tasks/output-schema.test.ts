@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { test } from "node:test";
 import { TaskFileError, loadTaskFile } from "../../../src/runner/tasks/task-file.js";
@@ -54,6 +54,30 @@ test("a bad output.schema path or file is a located error at output.schema: empt
     assert.deepEqual([problem.line, problem.field], [4, "output.schema"], `${schema}: ${problem.message}`);
     assert.match(problem.message, new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}:4:`), schema);
     assert.match(problem.message, message, schema);
+  }
+});
+
+test("output.schema's other paths: a device node and a missing parent are located errors; a link to a schema elsewhere and a name of spaces and unicode are read", async (t) => {
+  const dir = await tempDir(t);
+  const elsewhere = await tempDir(t);
+  await mkdir(join(dir, "suite"), { recursive: true });
+  await writeFile(join(elsewhere, "shared.json"), JSON.stringify(GOOD));
+  await symlink(join(elsewhere, "shared.json"), join(dir, "suite", "linked.json"));
+  await writeFile(join(dir, "suite", "an answer — schéma.json"), JSON.stringify(GOOD));
+  const bad: [string, RegExp][] = [["no/such/parent.json", /schema file not found: .*no\/such\/parent\.json/]];
+  // A device node (made here, never under /dev) needs root to make.
+  if (process.getuid?.() === 0) {
+    execFileSync("mknod", [join(dir, "suite", "null.json"), "c", "1", "3"]);
+    bad.push(["null.json", /null\.json is a device, not a regular file: nothing was read from it/]);
+  } else t.diagnostic("not root: the device-node case needs mknod");
+  for (const [schema, message] of bad) {
+    const problem = await loadProblem(await taskWith(dir, schema));
+    assert.deepEqual([problem.line, problem.field], [4, "output.schema"], `${schema}: ${problem.message}`);
+    assert.match(problem.message, message, schema);
+  }
+  for (const schema of ["linked.json", '"an answer — schéma.json"']) {
+    const task = await loadTaskFile(await taskWith(dir, schema));
+    assert.deepEqual(task.output?.schema, GOOD, schema);
   }
 });
 
