@@ -88,6 +88,16 @@ const ENTRIES = {
     ownHosts: ["api.openai.com"],
     tokenCounting: "tokenizer",
   },
+  // Google's Gemini API (gemini.ts). The base URL variable is the one the SDK itself reads. No
+  // Gemini tokenizer ships and Anthropic's calibration does not fit it: chars/4 (a calibration
+  // file fitted from Gemini's billed usage, `--calibration`, replaces it).
+  gemini: {
+    envKeys: { apiKey: "GEMINI_API_KEY", baseUrl: "GOOGLE_GEMINI_BASE_URL" },
+    capabilities: { scripted: false, replays: false, structuredOutput: true, needsModelName: true },
+    pricingId: "google",
+    ownHosts: ["generativelanguage.googleapis.com"],
+    tokenCounting: "chars4",
+  },
   // A task whose model is a recording (`model: { provider: cassette, path }`): the planner reads
   // the recorded provider and model from the cassette and plans the task as a strict replay of it.
   cassette: {
@@ -169,6 +179,10 @@ export async function loadNamedProvider(
     case "openai-responses": {
       const { OpenAIResponsesProvider } = await import("./openai-responses.js");
       return new OpenAIResponsesProvider(config);
+    }
+    case "gemini": {
+      const { GeminiProvider } = await import("./gemini.js");
+      return new GeminiProvider(config);
     }
     default: {
       const unknown: never = name;

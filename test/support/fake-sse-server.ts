@@ -10,6 +10,8 @@ import type { AddressInfo } from "node:net";
 export interface RecordedRequest {
   method: string;
   path: string;
+  /** The URL's query (`?alt=sse`). */
+  query: URLSearchParams;
   headers: IncomingHttpHeaders;
   /** The parsed JSON body (`undefined` when it was not JSON). */
   body: any;
@@ -34,11 +36,12 @@ export interface FakeServerCore {
 }
 
 /**
- * Starts a server that answers POST `route` with `handle` and anything else with a 404. A throw
+ * Starts a server that answers POST `route` (a path, or a pattern over the path for routes that
+ * name the model) with `handle` and anything else with a 404. A throw
  * in `handle` becomes a 500 whose body names it, so a broken fake fails loudly.
  */
 export async function startFakeServer(
-  route: string,
+  route: string | RegExp,
   handle: (req: RecordedRequest, res: ServerResponse) => Promise<void>,
 ): Promise<FakeServerCore> {
   const requests: RecordedRequest[] = [];
@@ -50,7 +53,7 @@ export async function startFakeServer(
       res.on("close", () => {
         if (!res.writableEnded) dropped.count++;
       });
-      if (req.method !== "POST" || recorded.path !== route) {
+      if (req.method !== "POST" || !(typeof route === "string" ? recorded.path === route : route.test(recorded.path))) {
         return sendJson(res, 404, { error: { type: "not_found_error", message: `fake server: no route ${req.method} ${recorded.path}` } });
       }
       try {
@@ -85,7 +88,8 @@ async function record(req: IncomingMessage): Promise<RecordedRequest> {
   } catch {
     body = undefined;
   }
-  return { method: req.method ?? "", path: (req.url ?? "").split("?")[0]!, headers: req.headers, body };
+  const url = new URL(req.url ?? "/", "http://fake");
+  return { method: req.method ?? "", path: url.pathname, query: url.searchParams, headers: req.headers, body };
 }
 
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {

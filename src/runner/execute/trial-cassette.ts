@@ -222,9 +222,14 @@ function useRecord(file: string, trialStartedAt: string): {
   };
 }
 
-/** The cache rules of a recorded provider: OpenAI's for the providers priced as OpenAI's (both of its APIs), else Anthropic's. */
+/**
+ * The cache rules of a recorded provider: OpenAI's for the providers priced as OpenAI's (both of
+ * its APIs) and for Gemini (no rules of its own yet: its implicit cache is, like OpenAI's, an
+ * automatic prefix cache with no writes — the nearest rules, not its own minimums), else Anthropic's.
+ */
 function cacheRulesOf(provider: string): "anthropic" | "openai" {
-  return isNamedProvider(provider) && providerEntry(provider).pricingId === "openai" ? "openai" : "anthropic";
+  const pricingId = isNamedProvider(provider) ? providerEntry(provider).pricingId : null;
+  return pricingId === "openai" || pricingId === "google" ? "openai" : "anthropic";
 }
 
 /**
