@@ -29,11 +29,21 @@ const outdir = resolve(root, outFlag >= 0 ? process.argv[outFlag + 1] : "dist/bu
 const CHUNKS = {
   "@anthropic-ai/sdk": "anthropic-sdk.cjs",
   "openai": "openai-sdk.cjs",
+  "@google/genai": "google-genai-sdk.cjs",
   "@pydantic/genai-prices": "genai-prices.cjs",
   "vega": "vega.cjs",
   "vega-lite": "vega-lite.cjs",
   "gpt-tokenizer/encoding/o200k_base": "tokenizer-o200k.cjs",
   "gpt-tokenizer/encoding/cl100k_base": "tokenizer-cl100k.cjs",
+};
+
+/**
+ * Optional packages a chunk's dependencies require inside a try/catch and do without when absent
+ * (none is installed): ws's native speed-ups and debug's colour support, under @google/genai.
+ * The only externals allowed besides Node's modules and the chunks.
+ */
+const OPTIONAL_ABSENT = {
+  "google-genai-sdk.cjs": ["bufferutil", "utf-8-validate", "supports-color"],
 };
 
 const asChunks = {
@@ -113,7 +123,7 @@ const outputs = [
 for (const [pkg, file] of Object.entries(CHUNKS)) {
   // The package's namespace as the chunk's exports (default included), as `import()` would give it.
   const stdin = { contents: `module.exports = require(${JSON.stringify(pkg)});`, resolveDir: root, sourcefile: `${file}.entry.js` };
-  outputs.push(await buildChecked({ ...common, stdin, outfile: join(outdir, "chunks", file), plugins: [vegaCanvasWithoutCanvas] }, []));
+  outputs.push(await buildChecked({ ...common, stdin, outfile: join(outdir, "chunks", file), plugins: [vegaCanvasWithoutCanvas] }, OPTIONAL_ABSENT[file] ?? []));
 }
 // web-tree-sitter finds its runtime's .wasm beside the module that loads it: here, the bundle.
 await copyFile(requireFromRoot.resolve("web-tree-sitter/web-tree-sitter.wasm"), join(outdir, "web-tree-sitter.wasm"));

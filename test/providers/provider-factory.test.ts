@@ -52,8 +52,8 @@ test("builds each provider with its id (the HTTP ones load their SDK at the firs
 
 test("a spec without a model name, or with an unknown provider, is invalid_config", () => {
   rejectsWith(() => createProvider({ provider: "openai", name: "" }, { OPENAI_API_KEY: "k" }), "invalid_config", /model name/);
-  const unknown = { provider: "gemini", name: "g" } as unknown as ProviderSpec;
-  rejectsWith(() => createProvider(unknown, {}), "invalid_config", /unknown model provider "gemini"/);
+  const unknown = { provider: "mistral", name: "g" } as unknown as ProviderSpec;
+  rejectsWith(() => createProvider(unknown, {}), "invalid_config", /unknown model provider "mistral"/);
 });
 
 test("a compatible server by base URL needs no key: the env's base URL is used and a placeholder sent", async (t) => {

@@ -38,3 +38,14 @@ test("the worker's requests are priced as the worker's model, and a model the ta
   assert.deepEqual(pricing.pricer(usage, "worker"), { priced: false });
   assert.ok(pricing.pricer(usage, "task").priced);
 });
+
+test("a Gemini model is priced from the table as Google's, its implicitly cached tokens at the cache price; at another host only as a pricing file names it", async () => {
+  const table = await loadPriceTable();
+  const gemini = taskPricing({ spec: { provider: "gemini", name: "gemini-2.5-flash" } }, table);
+  assert.equal(pricedModelLabel(gemini.task), "google/gemini-2.5-flash");
+  const fresh = gemini.pricer({ inputTokens: 1_000_000, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 0 }, "task");
+  const cached = gemini.pricer({ inputTokens: 0, cacheReadTokens: 1_000_000, cacheWriteTokens: 0, outputTokens: 0 }, "task");
+  assert.ok(fresh.priced && cached.priced && cached.usd < fresh.usd, JSON.stringify({ fresh, cached }));
+  assert.equal(taskPricing({ spec: { provider: "gemini", name: "gemini-2.5-flash" }, envBaseUrl: "http://127.0.0.1:8080" }, table).task, null);
+  assert.equal(pricedModelLabel(taskPricing({ spec: { provider: "gemini", name: "gemini-2.5-flash", baseUrl: "https://generativelanguage.googleapis.com" } }, table).task), "google/gemini-2.5-flash");
+});

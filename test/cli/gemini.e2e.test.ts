@@ -1,0 +1,98 @@
+/**
+ * The Gemini provider end to end, through the built CLI and the official `@google/genai` SDK
+ * against the local wire-protocol server: a task whose thinking model calls the shell (no call id,
+ * a thought signature the server requires back) and answers is recorded with `--cassette`
+ * (priced by a pricing file with its implicitly cached and thinking tokens, the signature kept in
+ * the session), then replayed with the server stopped and no key: the same outcomes and model
+ * messages; the cassette validates against its published schema.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { readFile, readdir } from "node:fs/promises";
+import { join } from "node:path";
+import { Ajv2020 } from "ajv/dist/2020.js";
+import { readRunResults } from "../../src/runner/run-dir/run-dir.js";
+import { parseCassette } from "../../src/store/cassette-file.js";
+import { CheckpointStore } from "../../src/store/checkpoint-store.js";
+import { cliEnv, runCli } from "../support/cli.js";
+import { FakeGeminiServer } from "../support/fake-gemini-server.js";
+import { repoRoot } from "../support/paths.js";
+import { writeFiles } from "../support/suite-files.js";
+import { tempDir } from "../support/temp-dir.js";
+
+const KEY = "AIzaSy-gemini-secret-0123456789abcdef";
+const TASK = `prompt: Write out.txt.
+policy: ../policy.yaml
+model: { provider: gemini, name: gemini-2.5-flash }
+checks:
+  - { name: wrote, run: "test -f out.txt" }
+`;
+
+/** No key and no endpoint of any provider, the SDK's own variables included. */
+const offlineEnv = () => {
+  const env = cliEnv();
+  for (const name of Object.keys(env)) if (/^(GEMINI_|GOOGLE_|OPENAI_|ANTHROPIC_)/.test(name)) delete env[name];
+  return env;
+};
+
+/** The trial's checkpoint (snapshot and journal, as a resume reads it): what the model said. */
+async function assistantMessages(out: string): Promise<unknown> {
+  const session = await new CheckpointStore(join(out, "tasks/suite/write/default/1")).load();
+  return session!.messages.filter((m) => m.role === "assistant");
+}
+
+test("a Gemini task records, sends its thought signature back, is priced with its cached and thinking tokens, and replays offline from its cassette", async (t) => {
+  const server = await FakeGeminiServer.start();
+  server.requireSignatures = true;
+  t.after(() => server.close());
+  const root = await tempDir(t);
+  await writeFiles(root, {
+    "policy.yaml": "version: 1\ndefault: allow\nrules: []\n", "suite/write.yaml": TASK,
+    // A local server's models are priced only as a pricing file names them (Google's host's would be from the table).
+    "pricing.yaml": "version: 1\nmodels:\n  - { provider: gemini, model: gemini-2.5-flash, inputPerMTok: 0.3, outputPerMTok: 2.5, cacheReadPerMTok: 0.03 }\n",
+  });
+  server.reply(
+    {
+      kind: "stream", signature: "Cq0CAdHtim9-signature", calls: [{ name: "shell", args: { command: "echo done > out.txt" } }],
+      usage: { promptTokenCount: 2000, candidatesTokenCount: 24, thoughtsTokenCount: 96 },
+    },
+    { kind: "stream", text: "Wrote out.txt.", usage: { promptTokenCount: 2200, candidatesTokenCount: 8, cachedContentTokenCount: 1920 } },
+  );
+  const cassettes = join(root, "cassettes");
+  const live = await runCli(["run", "suite", "--sandbox", "off", "--pricing", "pricing.yaml", "--out", join(root, "live"), "--cassette", cassettes], {
+    cwd: root, env: { ...offlineEnv(), GEMINI_API_KEY: KEY, GOOGLE_GEMINI_BASE_URL: server.baseUrl },
+  });
+  assert.equal(live.code, 0, live.stderr);
+  assert.deepEqual(server.violations, []);
+  assert.equal(server.requests.length, 2);
+  assert.equal(server.requests[0]!.headers["x-goog-api-key"], KEY);
+  const second = server.bodies[1];
+  assert.deepEqual(second.contents[1], { role: "model", parts: [{ functionCall: { name: "shell", args: { command: "echo done > out.txt" } }, thoughtSignature: "Cq0CAdHtim9-signature" }] });
+  assert.equal(second.contents[2].parts[0].functionResponse.name, "shell");
+
+  const [result] = await readRunResults(join(root, "live"));
+  assert.equal(result!.status, "passed");
+  const stats = result!.stats as Record<string, number>;
+  assert.deepEqual([stats.requests, stats.inputTokens, stats.cacheReadTokens, stats.outputTokens, stats.reasoningTokens], [2, 2000 + 280, 1920, 128, 96]);
+  // (2,280 × 0.3 + 1,920 × 0.03 + 128 × 2.5) / 1e6 dollars
+  assert.equal(result!.cost?.usd?.toFixed(7), ((2280 * 0.3 + 1920 * 0.03 + 128 * 2.5) / 1e6).toFixed(7), JSON.stringify(result!.cost));
+  const kept = JSON.stringify(await assistantMessages(join(root, "live")));
+  assert.match(kept, /"type":"reasoning","provider":"gemini","id":"","data":"Cq0CAdHtim9-signature"/);
+
+  await server.close();
+  const replay = await runCli(["run", "suite", "--sandbox", "off", "--out", join(root, "replay"), "--cassette", cassettes], { cwd: root, env: offlineEnv() });
+  assert.equal(replay.code, 0, replay.stderr);
+  assert.deepEqual(await assistantMessages(join(root, "replay")), await assistantMessages(join(root, "live")));
+  assert.equal((await readRunResults(join(root, "replay")))[0]!.status, "passed");
+
+  const files = (await readdir(cassettes, { recursive: true, withFileTypes: true })).filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
+  assert.equal(files.length, 1);
+  const text = await readFile(files[0]!, "utf8");
+  assert.equal(parseCassette(files[0]!, text).header.provider, "gemini");
+  assert.ok(!text.includes(KEY), "the key is in no cassette");
+  const ajv = new Ajv2020({ allErrors: true, strict: false });
+  ajv.addFormat("date-time", (s: string) => !Number.isNaN(Date.parse(s)));
+  const valid = ajv.compile(JSON.parse(readFileSync(join(repoRoot, "schema/cassette.schema.json"), "utf8")) as object);
+  for (const [n, line] of text.trim().split("\n").entries()) assert.ok(valid(JSON.parse(line)), `line ${n + 1}: ${ajv.errorsText(valid.errors)}`);
+});
