@@ -38,8 +38,9 @@
  *   and a blocked prompt are `refusal`; a malformed or unexpected function call is a retryable
  *   stream error (the model's slip, which a fresh request usually avoids); any other reason is `other`.
  * - Failures: the SDK's `ApiError` has the status and Google's error body (`{error: {code,
- *   message, status}}`) but no headers: a 429's wait comes from the body's `RetryInfo`
- *   (`retryDelay: "37s"`), which is where the API puts it.
+ *   message, status, details}}`) but no headers: a 429's wait comes from the body's `RetryInfo`
+ *   (`retryDelay: "37s"`), which is where the API puts it. Which failures refuse the run (a bad
+ *   key, a quota that stays spent) is provider-refusal.ts's `classifyGeminiFailure`.
  */
 import { ApiError, GoogleGenAI } from "@google/genai";
 import type { Content, FinishReason, FunctionDeclaration, GenerateContentParameters, GenerateContentResponse, GenerateContentResponseUsageMetadata, Part } from "@google/genai";
@@ -49,6 +50,7 @@ import type { Message, ToolResultBlock } from "../core/messages.js";
 import type { ModelProvider, ModelRequest, StopReason, StreamEvent, Usage } from "../core/provider.js";
 import { DEFAULT_STREAM_IDLE_MS, StreamIdleWatch } from "./stream-idle.js";
 import { abortedError, httpFailureError, streamWithRetry, type RetryOptions } from "./provider-retry.js";
+import { classifyGeminiFailure, type FailureFacts } from "./provider-refusal.js";
 import { EMPTY_CONTENT_TEXT, connectionFailureError, resultBlocks, streamFailureError, toolInputObject } from "./wire-mapping.js";
 
 /** The provider's name: on its id, its failures and the reasoning blocks (thought signatures) it keeps. */
@@ -298,7 +300,7 @@ export function mapGeminiUsage(wire: GenerateContentResponseUsageMetadata): Usag
 
 /** Google's error body, as the SDK puts it in an `ApiError`'s message (whole, or after `got status: X. `). */
 interface GoogleErrorBody {
-  error?: { code?: number; message?: string; status?: string; details?: Array<{ "@type"?: string; retryDelay?: string }> };
+  error?: { code?: number; message?: string; status?: string; details?: Array<{ "@type"?: string; retryDelay?: string; reason?: string }> };
 }
 
 /** A failure of one attempt as a `ProviderError`: an HTTP status through the shared classification, a broken connection, a torn stream. */
@@ -313,12 +315,20 @@ export function geminiFailure(err: unknown): ProviderError {
       headers: retryAfter === undefined ? undefined : new Headers({ "retry-after-ms": String(retryAfter) }),
       kind: body?.error?.status ?? null,
       detail,
+      verdict: classifyGeminiFailure(geminiFailureFacts(err.status, body, detail)),
       cause: err,
     });
   }
   if (err instanceof TypeError && /fetch failed/i.test(err.message)) return connectionFailureError(GEMINI_PROVIDER, err);
   if (err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError")) return connectionFailureError(GEMINI_PROVIDER, err);
   return streamFailureError(GEMINI_PROVIDER, err);
+}
+
+/** What Google's error body says, as provider-refusal.ts judges it (the `ErrorInfo` detail's reason as the code). */
+export function geminiFailureFacts(status: number, body: GoogleErrorBody | null, message: string): FailureFacts {
+  const googleStatus = body?.error?.status ?? null;
+  const info = body?.error?.details?.find((d) => d["@type"]?.endsWith("google.rpc.ErrorInfo"));
+  return { status, type: googleStatus, code: info?.reason ?? null, message, shouldRetry: null, bodyStatus: googleStatus };
 }
 
 function errorBodyOf(message: string): GoogleErrorBody | null {

@@ -18,6 +18,10 @@
  * deactivated key), 403, and the 429 whose code or type is `insufficient_quota` (also
  * `billing_hard_limit_reached`, `billing_not_active`); a compatible server's 429 that says
  * RESOURCE_EXHAUSTED (Gemini's) is transient until the retries are spent, then `quota`.
+ * Gemini (`{"error":{"code":…,"message":…,"status":…,"details":[…]}}`): 401 UNAUTHENTICATED,
+ * 403 PERMISSION_DENIED (a key without access, or one blocked as leaked), and the 400 whose
+ * `ErrorInfo` reason is `API_KEY_INVALID` (Gemini answers a bad key so); a 429 RESOURCE_EXHAUSTED
+ * is transient until the retries are spent, then `quota`.
  * Messages are matched only where the API gives nothing else (Anthropic's low credit balance).
  */
 import type { RefusalReason } from "../core/errors.js";
@@ -75,6 +79,15 @@ export function classifyOpenAIFailure(f: FailureFacts): FailureClass {
   // An error inside an accepted stream counts as the server's failure.
   if (f.status === null) return transient(null);
   if (f.status === 429 && /RESOURCE_EXHAUSTED/.test(`${f.bodyStatus ?? ""} ${f.code ?? ""} ${f.message ?? ""}`)) return transient("quota");
+  return retryable(f) ? transient(null) : { kind: "failed" };
+}
+
+/** A Gemini API failure: `type` and `bodyStatus` are the body's `status`, `code` its `ErrorInfo` reason. */
+export function classifyGeminiFailure(f: FailureFacts): FailureClass {
+  if (f.status === 401 || f.status === 403) return { kind: "refused", reason: "auth" };
+  if (f.code === "API_KEY_INVALID") return { kind: "refused", reason: "auth" };
+  if (f.status === 429 && f.bodyStatus === "RESOURCE_EXHAUSTED") return transient("quota");
+  if (f.status === null) return transient(null);
   return retryable(f) ? transient(null) : { kind: "failed" };
 }
 

@@ -169,27 +169,46 @@ test("a 429 waits its RetryInfo delay, a 503 and a stream that ends with no fram
   assert.deepEqual(waits, [2000, 1000, 2000]);
 });
 
-test("does not retry a 400 or a 401, and names the provider, the status and Google's status", async (t) => {
+test("does not retry a 400, a 401 or a bad key's 400; the key's refuse the run, named with Google's status", async (t) => {
   const server = await fake(t);
   server.reply(
-    { kind: "http_error", status: 400, googleStatus: "INVALID_ARGUMENT", message: "API key not valid. Please pass a valid API key." },
+    { kind: "http_error", status: 400, googleStatus: "INVALID_ARGUMENT", message: "Invalid JSON payload received." },
     { kind: "http_error", status: 401, googleStatus: "UNAUTHENTICATED", message: "Request had invalid authentication credentials." },
+    { kind: "http_error", status: 400, googleStatus: "INVALID_ARGUMENT", message: "API key not valid. Please pass a valid API key.", errorInfoReason: "API_KEY_INVALID" },
+    { kind: "http_error", status: 403, googleStatus: "PERMISSION_DENIED", message: "Your API key was reported as leaked. Please use another API key." },
   );
   const { provider, waits } = providerOn(server);
   const failures: unknown[] = [];
-  for (let i = 0; i < 2; i++) {
+  for (let i = 0; i < 4; i++) {
     await assert.rejects(collect(provider.stream(request([user("hi")]), new AbortController().signal)), (err: unknown) => {
       assert.ok(err instanceof ProviderError);
-      failures.push({ message: err.message, status: err.status, retryable: err.retryable });
+      failures.push({ message: err.message, code: err.code, status: err.status, retryable: err.retryable });
       return true;
     });
   }
   assert.deepEqual(failures, [
-    { message: "gemini: 400 INVALID_ARGUMENT: API key not valid. Please pass a valid API key.", status: 400, retryable: false },
-    { message: "gemini: 401 UNAUTHENTICATED: Request had invalid authentication credentials.", status: 401, retryable: false },
+    { message: "gemini: 400 INVALID_ARGUMENT: Invalid JSON payload received.", code: "provider", status: 400, retryable: false },
+    { message: "gemini: refused the key (401 UNAUTHENTICATED: Request had invalid authentication credentials.)", code: "provider_refused", status: 401, retryable: false },
+    { message: "gemini: refused the key (400 INVALID_ARGUMENT: API key not valid. Please pass a valid API key.)", code: "provider_refused", status: 400, retryable: false },
+    { message: "gemini: refused the key (403 PERMISSION_DENIED: Your API key was reported as leaked. Please use another API key.)", code: "provider_refused", status: 403, retryable: false },
   ]);
   assert.deepEqual(waits, []);
-  assert.equal(server.requests.length, 2);
+  assert.equal(server.requests.length, 4);
+});
+
+test("a RESOURCE_EXHAUSTED that does not clear within the retries refuses the run for its quota", async (t) => {
+  const server = await fake(t);
+  const exhausted = { kind: "http_error" as const, status: 429, googleStatus: "RESOURCE_EXHAUSTED", message: "You exceeded your current quota, please check your plan and billing details.", retryDelay: "1s" };
+  server.reply(exhausted, exhausted);
+  const { provider, waits } = providerOn(server, { retry: { maxAttempts: 2 } });
+  await assert.rejects(collect(provider.stream(request([user("hi")]), new AbortController().signal)), (err: unknown) => {
+    assert.ok(err instanceof ProviderError);
+    assert.deepEqual({ code: err.code, message: err.message }, {
+      code: "provider_refused", message: "gemini: refused the run: its quota or credit is spent (429 RESOURCE_EXHAUSTED: You exceeded your current quota, please check your plan and billing details.)",
+    });
+    return true;
+  });
+  assert.deepEqual(waits, [1000]);
 });
 
 test("a 400 from the fake, like the API's, for a call left without its response", async (t) => {

@@ -48,7 +48,14 @@ export type FakeGeminiReply =
       /** Send this raw text as one more frame's data (a malformed frame). */
       rawFrame?: string;
     }
-  | { kind: "http_error"; status: number; googleStatus: string; message: string; retryDelay?: string; headers?: Record<string, string> };
+  | {
+      kind: "http_error"; status: number; googleStatus: string; message: string;
+      /** A `RetryInfo` detail asking for this wait (`"2s"`), as on the API's 429s. */
+      retryDelay?: string;
+      /** An `ErrorInfo` detail with this reason (`API_KEY_INVALID`), as on the API's bad-key 400. */
+      errorInfoReason?: string;
+      headers?: Record<string, string>;
+    };
 
 export const DEFAULT_GEMINI_USAGE: FakeGeminiUsage = { promptTokenCount: 20, candidatesTokenCount: 6 };
 const ROUTE = /^\/v1beta\/models\/([^/:]+):streamGenerateContent$/;
@@ -107,8 +114,11 @@ export class FakeGeminiServer {
     const reply = this.replies.shift();
     if (!reply) return sendJson(res, 400, errorBody(400, "INVALID_ARGUMENT", "fake server: no reply queued for this request"));
     if (reply.kind === "http_error") {
-      const details = reply.retryDelay ? [{ "@type": "type.googleapis.com/google.rpc.RetryInfo", retryDelay: reply.retryDelay }] : undefined;
-      return sendJson(res, reply.status, errorBody(reply.status, reply.googleStatus, reply.message, details), reply.headers);
+      const details = [
+        ...(reply.errorInfoReason ? [{ "@type": "type.googleapis.com/google.rpc.ErrorInfo", reason: reply.errorInfoReason, domain: "googleapis.com", metadata: { service: "generativelanguage.googleapis.com" } }] : []),
+        ...(reply.retryDelay ? [{ "@type": "type.googleapis.com/google.rpc.RetryInfo", retryDelay: reply.retryDelay }] : []),
+      ];
+      return sendJson(res, reply.status, errorBody(reply.status, reply.googleStatus, reply.message, details.length > 0 ? details : undefined), reply.headers);
     }
     const model = ROUTE.exec(req.path)![1]!;
     let frames = geminiFrames(reply, model);
