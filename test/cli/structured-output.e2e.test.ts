@@ -1,6 +1,6 @@
 /**
  * Structured output (`output:`, issue 26 item 5) through the built CLI and each provider's wire
- * protocol (Anthropic, Chat Completions and the Responses API), against the shared local fakes: a
+ * protocol (Anthropic, Chat Completions, the Responses API and Gemini), against the shared local fakes: a
  * valid answer through final_answer the first time,
  * one valid after a repair, one still invalid after its repairs (errored, output_invalid, the last
  * errors in result.json and junit.xml), a model that ignores the tool and answers in text (valid
@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { readRunResults } from "../../src/runner/run-dir/run-dir.js";
 import { cliEnv, runCli } from "../support/cli.js";
 import { FakeAnthropicServer, type FakeAnthropicReply } from "../support/fake-anthropic-server.js";
+import { FakeGeminiServer, type FakeGeminiReply } from "../support/fake-gemini-server.js";
 import { FakeOpenAIResponsesServer, type FakeResponsesReply } from "../support/fake-openai-responses-server.js";
 import { FakeOpenAIServer, type FakeOpenAIReply } from "../support/fake-openai-server.js";
 import { OPEN_POLICY, writeFiles } from "../support/suite-files.js";
@@ -30,7 +31,7 @@ type Answer = { tool: unknown } | { text: string };
 
 /** A provider's fake server, driven the same way for both wire protocols. */
 interface Wire {
-  name: "anthropic" | "openai" | "openai-responses";
+  name: "anthropic" | "openai" | "openai-responses" | "gemini";
   model: string;
   env: Record<string, string>;
   reply(...answers: Answer[]): void;
@@ -49,6 +50,15 @@ async function startWire(name: Wire["name"]): Promise<Wire> {
       : { kind: "stream", blocks: [{ type: "text", text: a.text }] });
     return {
       name, model: "claude-test", env: { ANTHROPIC_API_KEY: "sk-test-key", ANTHROPIC_BASE_URL: server.baseUrl },
+      reply: (...answers) => void server.reply(...answers.map(toReply)),
+      bodies: () => server.bodies, violations: () => server.violations, close: () => server.close(),
+    };
+  }
+  if (name === "gemini") {
+    const server = await FakeGeminiServer.start();
+    const toReply = (a: Answer): FakeGeminiReply => ("tool" in a ? { kind: "stream", calls: [{ name: "final_answer", args: a.tool }] } : { kind: "stream", text: a.text });
+    return {
+      name, model: "gemini-test", env: { GEMINI_API_KEY: "AIza-test-key", GOOGLE_GEMINI_BASE_URL: server.baseUrl },
       reply: (...answers) => void server.reply(...answers.map(toReply)),
       bodies: () => server.bodies, violations: () => server.violations, close: () => server.close(),
     };
@@ -90,16 +100,16 @@ ${extra}`,
   return { root, out: join(root, "run") };
 }
 
-/** The conversation a request carries: Chat Completions' and Anthropic's `messages`, the Responses API's `input`. */
+/** The conversation a request carries: Chat Completions' and Anthropic's `messages`, the Responses API's `input`, Gemini's `contents`. */
 function conversationOf(body: any): any[] {
-  return body.messages ?? body.input;
+  return body.messages ?? body.input ?? body.contents;
 }
 
 function lastUserText(body: any): string {
   return JSON.stringify(conversationOf(body).at(-1));
 }
 
-for (const name of ["anthropic", "openai", "openai-responses"] as const) {
+for (const name of ["anthropic", "openai", "openai-responses", "gemini"] as const) {
   test(`${name}: a valid final_answer the first time ends the turn; the answer is in result.json, output.json and $RHEMA_OUTPUT; the tool is in the first request`, async (t) => {
     const wire = await startWire(name);
     t.after(() => wire.close());

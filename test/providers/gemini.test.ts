@@ -318,4 +318,7 @@ test("reads nothing from the environment: the SDK's own variables do not move th
   const events = await collect(provider.stream(request([user("hi")]), new AbortController().signal));
   assert.equal(textOf(events), "ours");
   assert.deepEqual([server.requests[0]!.path, server.requests[0]!.headers["x-goog-api-key"]], ["/v1beta/models/gemini-test:streamGenerateContent", "AIza-test"]);
+  // Without a base URL of ours, Google's own, not the SDK's variable: read off the SDK's client, since a request would leave the machine.
+  const unset = new GeminiProvider({ model: "gemini-test", apiKey: "AIza-test" }) as unknown as { client: { apiClient: { getBaseUrl(): string } } };
+  assert.equal(unset.client.apiClient.getBaseUrl(), "https://generativelanguage.googleapis.com");
 });
