@@ -14,10 +14,10 @@ import { allowAll } from "../../src/core/approval.js";
 import { ProviderError } from "../../src/core/errors.js";
 import { nullSink } from "../../src/core/events.js";
 import type { Message } from "../../src/core/messages.js";
-import type { ModelRequest, StreamEvent } from "../../src/core/provider.js";
 import { GeminiProvider, type GeminiProviderOptions } from "../../src/providers/gemini.js";
 import { createProvider } from "../../src/providers/provider-factory.js";
 import { FakeGeminiServer } from "../support/fake-gemini-server.js";
+import { collect, request, textOf, user } from "../support/provider-streams.js";
 import { tempDir } from "../support/temp-dir.js";
 import { LINES_FILE, appendLineTool } from "../support/test-tools.js";
 
@@ -39,22 +39,6 @@ function providerOn(server: FakeGeminiServer, options: Partial<GeminiProviderOpt
     retry: { random: () => 0, sleep: async (ms) => void waits.push(ms), ...options.retry },
   });
   return { provider, waits };
-}
-
-function request(messages: Message[], extra: Partial<ModelRequest> = {}): ModelRequest {
-  return { system: "You are terse.", tools: [], messages, cacheBreakpoints: [], ...extra };
-}
-
-const user = (text: string): Message => ({ role: "user", content: [{ type: "text", text }] });
-const textOf = (events: StreamEvent[]) => events.filter((e) => e.type === "text").map((e) => (e as { delta: string }).delta).join("");
-
-async function collect(stream: AsyncIterable<StreamEvent>, onEvent?: (e: StreamEvent) => void): Promise<StreamEvent[]> {
-  const events: StreamEvent[] = [];
-  for await (const e of stream) {
-    events.push(e);
-    onEvent?.(e);
-  }
-  return events;
 }
 
 test("maps the system prompt, tools, calls with and without ids, signatures and results to Gemini contents", async (t) => {

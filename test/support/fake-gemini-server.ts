@@ -12,7 +12,7 @@
  * check gets a 400 INVALID_ARGUMENT and is listed in `violations`.
  */
 import type { ServerResponse } from "node:http";
-import { piecesOf, sendJson, sseFrame, startFakeServer, writeSse, type FakeServerCore, type RecordedRequest } from "./fake-sse-server.js";
+import { piecesOf, sendJson, sseFrame, writeSse, QueuedFakeServer, type RecordedRequest } from "./fake-sse-server.js";
 
 export interface FakeGeminiCall {
   name: string;
@@ -60,19 +60,12 @@ export type FakeGeminiReply =
 export const DEFAULT_GEMINI_USAGE: FakeGeminiUsage = { promptTokenCount: 20, candidatesTokenCount: 6 };
 const ROUTE = /^\/v1beta\/models\/([^/:]+):streamGenerateContent$/;
 
-export class FakeGeminiServer {
-  readonly violations: string[] = [];
+export class FakeGeminiServer extends QueuedFakeServer<FakeGeminiReply> {
   /** Turn on Gemini 3's check: each model turn's first function call must carry its thought signature. */
   requireSignatures = false;
-  private readonly replies: FakeGeminiReply[] = [];
 
-  private constructor(private readonly core: FakeServerCore) {}
-
-  static async start(): Promise<FakeGeminiServer> {
-    let self: FakeGeminiServer | undefined;
-    const core = await startFakeServer(ROUTE, (req, res) => self!.answer(req, res));
-    self = new FakeGeminiServer(core);
-    return self;
+  static start(): Promise<FakeGeminiServer> {
+    return QueuedFakeServer.serve(ROUTE, (core) => new FakeGeminiServer(core));
   }
 
   /** The base URL to give the SDK (no version: the SDK adds `/v1beta`). */
@@ -80,28 +73,7 @@ export class FakeGeminiServer {
     return this.core.origin;
   }
 
-  get requests(): RecordedRequest[] {
-    return this.core.requests;
-  }
-
-  get bodies(): any[] {
-    return this.core.requests.map((r) => r.body);
-  }
-
-  get dropped(): number {
-    return this.core.dropped.count;
-  }
-
-  reply(...replies: FakeGeminiReply[]): this {
-    this.replies.push(...replies);
-    return this;
-  }
-
-  close(): Promise<void> {
-    return this.core.close();
-  }
-
-  private async answer(req: RecordedRequest, res: ServerResponse): Promise<void> {
+  protected async answer(req: RecordedRequest, res: ServerResponse): Promise<void> {
     if (req.query.get("alt") !== "sse") return sendJson(res, 400, errorBody(400, "INVALID_ARGUMENT", "fake server: streamGenerateContent is answered as SSE only (alt=sse)"));
     if (!req.headers["x-goog-api-key"]) {
       return sendJson(res, 403, errorBody(403, "PERMISSION_DENIED", "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API."));

@@ -170,7 +170,7 @@ export abstract class QueuedFakeServer<Reply> {
   protected constructor(protected readonly core: FakeServerCore) {}
 
   /** Starts a server answering POST `route` with the instance `make` builds. */
-  protected static async serve<S extends QueuedFakeServer<unknown>>(route: string, make: (core: FakeServerCore) => S): Promise<S> {
+  protected static async serve<S extends QueuedFakeServer<unknown>>(route: string | RegExp, make: (core: FakeServerCore) => S): Promise<S> {
     let self: S | undefined;
     const core = await startFakeServer(route, (req, res) => self!.answer(req, res));
     self = make(core);
