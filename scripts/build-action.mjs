@@ -1,7 +1,9 @@
 #!/usr/bin/env node
-// Builds the GitHub Action's committed bundle: src/action/main.ts → action-dist/index.js (one
-// ESM file, every dependency inside, a createRequire banner for the CommonJS ones), plus the
-// two .wasm files the bash grammar loads at runtime, placed next to the bundle. GitHub runs the
+// Builds the GitHub Action's committed bundle: src/action/main.ts → action-dist/index.js (ESM,
+// every dependency inside, a createRequire banner for the CommonJS ones) and, beside it, a chunk
+// for each part imported only when needed (a provider's SDK, the artifact client: `import()` in
+// the sources), so the step loads only what its run uses; plus the two .wasm files the bash
+// grammar loads at runtime. GitHub runs the
 // action without `npm install`, so nothing may be left in node_modules. `--outdir DIR` builds
 // elsewhere (the test that holds the committed bundle equal to a fresh build).
 import { copyFile, mkdir, readFile, rm } from "node:fs/promises";
@@ -52,7 +54,11 @@ await rm(outdir, { recursive: true, force: true });
 await mkdir(outdir, { recursive: true });
 await build({
   entryPoints: [join(root, "src/action/main.ts")],
-  outfile: join(outdir, "index.js"),
+  outdir,
+  entryNames: "index",
+  // Flat beside index.js: what `import()` loads lazily (the SDKs) is a chunk of its own.
+  splitting: true,
+  chunkNames: "[name]-[hash]",
   bundle: true,
   platform: "node",
   format: "esm",
