@@ -90,6 +90,8 @@ test("the source entries under @github/local-action: outputs, the job summary, a
     trials: "2", flaky: "0", "pass-rate": "0.5000", regressed: "0", improved: "0",
     // No artifact service under local-action: nothing uploaded (a warning says so).
     "report-url": "",
+    // No task has `output:`: no structured answer, no answers file.
+    answer: "", "answers-file": "",
     // One changes.patch a trial, a line each (local-action's table shows the newline escaped).
     changes: ["fix-add", "wrong-fix"].map((id) => join(runDir, "tasks/arithmetic", id, "default/1/changes.patch")).join("\\n"),
   }, first.stdout);
