@@ -8,17 +8,12 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
-import { readFile, readdir } from "node:fs/promises";
 import { join } from "node:path";
-import { Ajv2020 } from "ajv/dist/2020.js";
 import { readRunResults } from "../../src/runner/run-dir/run-dir.js";
-import { parseCassette } from "../../src/store/cassette-file.js";
-import { CheckpointStore } from "../../src/store/checkpoint-store.js";
 import { cliEnv, runCli } from "../support/cli.js";
 import { FakeOpenAIResponsesServer } from "../support/fake-openai-responses-server.js";
-import { repoRoot } from "../support/paths.js";
 import { writeFiles } from "../support/suite-files.js";
+import { assertOneCassette, assistantMessages, offlineEnv } from "../support/recorded-provider-run.js";
 import { tempDir } from "../support/temp-dir.js";
 
 const KEY = "sk-proj-responses-secret-0123456789abcdef";
@@ -28,18 +23,6 @@ model: { provider: openai-responses, name: gpt-4.1-mini }
 checks:
   - { name: wrote, run: "test -f out.txt" }
 `;
-
-const offlineEnv = () => {
-  const env = cliEnv();
-  for (const name of ["OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"]) delete env[name];
-  return env;
-};
-
-/** The trial's checkpoint (snapshot and journal, as a resume reads it): what the model said. */
-async function assistantMessages(out: string): Promise<unknown> {
-  const session = await new CheckpointStore(join(out, "tasks/suite/write/default/1")).load();
-  return session!.messages.filter((m) => m.role === "assistant");
-}
 
 test("a reasoning task over the Responses API records, carries its reasoning, is priced with its cached tokens, and replays offline from its cassette", async (t) => {
   const server = await FakeOpenAIResponsesServer.start();
@@ -84,13 +67,5 @@ test("a reasoning task over the Responses API records, carries its reasoning, is
   assert.deepEqual(await assistantMessages(join(root, "replay")), await assistantMessages(join(root, "live")));
   assert.equal((await readRunResults(join(root, "replay")))[0]!.status, "passed");
 
-  const files = (await readdir(cassettes, { recursive: true, withFileTypes: true })).filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
-  assert.equal(files.length, 1);
-  const text = await readFile(files[0]!, "utf8");
-  assert.equal(parseCassette(files[0]!, text).header.provider, "openai-responses");
-  assert.ok(!text.includes(KEY), "the key is in no cassette");
-  const ajv = new Ajv2020({ allErrors: true, strict: false });
-  ajv.addFormat("date-time", (s: string) => !Number.isNaN(Date.parse(s)));
-  const valid = ajv.compile(JSON.parse(readFileSync(join(repoRoot, "schema/cassette.schema.json"), "utf8")) as object);
-  for (const [n, line] of text.trim().split("\n").entries()) assert.ok(valid(JSON.parse(line)), `line ${n + 1}: ${ajv.errorsText(valid.errors)}`);
+  await assertOneCassette(cassettes, "openai-responses", KEY);
 });
