@@ -8,6 +8,7 @@
  * Core may not import this layer: core's `ModelProviderName` (transcript-types.ts) is checked
  * against `NamedProviderName` by a test.
  */
+import type { CacheRules } from "../cache/prompt-cache-simulator.js";
 import type { ModelProvider } from "../core/provider.js";
 import type { TokenCounter } from "../core/token-counter.js";
 import type { RetryOptions } from "./provider-retry.js";
@@ -56,6 +57,11 @@ interface EntryShape {
    * provider's published one for the model; `calibration`, the shipped calibration; `chars4`.
    */
   readonly tokenCounting: "tokenizer" | "calibration" | "chars4";
+  /**
+   * The prompt-cache rules the simulator applies to this provider's requests (`--cassette-usage
+   * simulate`, `bench replay` of its run directories); null: a provider that sends no requests.
+   */
+  readonly cacheRules: CacheRules | null;
 }
 
 const ENTRIES = {
@@ -65,6 +71,7 @@ const ENTRIES = {
     pricingId: null,
     ownHosts: null,
     tokenCounting: "chars4",
+    cacheRules: null,
   },
   anthropic: {
     envKeys: { apiKey: "ANTHROPIC_API_KEY", baseUrl: "ANTHROPIC_BASE_URL" },
@@ -72,6 +79,7 @@ const ENTRIES = {
     pricingId: "anthropic",
     ownHosts: null,
     tokenCounting: "calibration",
+    cacheRules: "anthropic",
   },
   openai: {
     envKeys: { apiKey: "OPENAI_API_KEY", baseUrl: "OPENAI_BASE_URL" },
@@ -79,6 +87,7 @@ const ENTRIES = {
     pricingId: "openai",
     ownHosts: ["api.openai.com"],
     tokenCounting: "tokenizer",
+    cacheRules: "openai",
   },
   // OpenAI's Responses API (openai-responses.ts): the same key and base URL as Chat Completions.
   "openai-responses": {
@@ -87,16 +96,20 @@ const ENTRIES = {
     pricingId: "openai",
     ownHosts: ["api.openai.com"],
     tokenCounting: "tokenizer",
+    cacheRules: "openai",
   },
   // Google's Gemini API (gemini.ts). The base URL variable is the one the SDK itself reads. No
   // Gemini tokenizer ships and Anthropic's calibration does not fit it: chars/4 (a calibration
-  // file fitted from Gemini's billed usage, `--calibration`, replaces it).
+  // file fitted from Gemini's billed usage, `--calibration`, replaces it). Its implicit cache has
+  // no rules of its own in the simulator: like OpenAI's it is an automatic prefix cache with no
+  // writes, so OpenAI's rules are the nearest (not Gemini's own minimums).
   gemini: {
     envKeys: { apiKey: "GEMINI_API_KEY", baseUrl: "GOOGLE_GEMINI_BASE_URL" },
     capabilities: { scripted: false, replays: false, structuredOutput: true, needsModelName: true },
     pricingId: "google",
     ownHosts: ["generativelanguage.googleapis.com"],
     tokenCounting: "chars4",
+    cacheRules: "openai",
   },
   // A task whose model is a recording (`model: { provider: cassette, path }`): the planner reads
   // the recorded provider and model from the cassette and plans the task as a strict replay of it.
@@ -106,6 +119,7 @@ const ENTRIES = {
     pricingId: null,
     ownHosts: null,
     tokenCounting: "chars4",
+    cacheRules: null,
   },
 } as const satisfies Record<string, EntryShape>;
 

@@ -3,12 +3,13 @@
  * against the local wire-protocol server: a task whose thinking model calls the shell (no call id,
  * a thought signature the server requires back) and answers is recorded with `--cassette`
  * (priced by a pricing file with its implicitly cached and thinking tokens, the signature kept in
- * the session), then replayed with the server stopped and no key: the same outcomes and model
+ * the session; `bench replay` of the run takes the registry's cache rules), then replayed with the server stopped and no key: the same outcomes and model
  * messages; the cassette validates against its published schema.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { readRunDirSessions } from "../../src/runner/run-dir/recorded-sessions.js";
 import { readRunResults } from "../../src/runner/run-dir/run-dir.js";
 import { runCli } from "../support/cli.js";
 import { FakeGeminiServer } from "../support/fake-gemini-server.js";
@@ -63,6 +64,9 @@ test("a Gemini task records, sends its thought signature back, is priced with it
   assert.equal(result!.cost?.usd?.toFixed(7), ((2280 * 0.3 + 1920 * 0.03 + 128 * 2.5) / 1e6).toFixed(7), JSON.stringify(result!.cost));
   const kept = JSON.stringify(await assistantMessages(join(root, "live")));
   assert.match(kept, /"type":"reasoning","provider":"gemini","id":"","data":"Cq0CAdHtim9-signature"/);
+  // `bench replay` of the run simulates its cache with the rules `--cassette-usage simulate` uses: the registry's.
+  const [recorded] = await readRunDirSessions(join(root, "live"));
+  assert.equal(recorded!.session.cache, "openai");
 
   await server.close();
   const replay = await runCli(["run", "suite", "--sandbox", "off", "--out", join(root, "replay"), "--cassette", cassettes], { cwd: root, env: offlineEnv() });

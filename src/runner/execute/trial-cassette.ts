@@ -20,7 +20,7 @@
 import { join } from "node:path";
 import { readdir, realpath } from "node:fs/promises";
 import type { ModelProvider, ModelRequest, Usage } from "../../core/provider.js";
-import { PromptCacheSimulator } from "../../cache/prompt-cache-simulator.js";
+import { PromptCacheSimulator, type CacheRules } from "../../cache/prompt-cache-simulator.js";
 import type { CassetteExchange } from "../../core/cassette-exchange.js";
 import { isNamedProvider, providerEntry } from "../../providers/provider-registry.js";
 import { CassetteMissError, recordingProvider, replayingProvider, type CassetteKeying, type ReplayMode } from "../../providers/cassette.js";
@@ -222,14 +222,9 @@ function useRecord(file: string, trialStartedAt: string): {
   };
 }
 
-/**
- * The cache rules of a recorded provider: OpenAI's for the providers priced as OpenAI's (both of
- * its APIs) and for Gemini (no rules of its own yet: its implicit cache is, like OpenAI's, an
- * automatic prefix cache with no writes — the nearest rules, not its own minimums), else Anthropic's.
- */
-function cacheRulesOf(provider: string): "anthropic" | "openai" {
-  const pricingId = isNamedProvider(provider) ? providerEntry(provider).pricingId : null;
-  return pricingId === "openai" || pricingId === "google" ? "openai" : "anthropic";
+/** The cache rules of a recorded provider (the registry's; Anthropic's for one it does not name). */
+function cacheRulesOf(provider: string): CacheRules {
+  return (isNamedProvider(provider) ? providerEntry(provider).cacheRules : null) ?? "anthropic";
 }
 
 /**

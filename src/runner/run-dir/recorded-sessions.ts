@@ -47,8 +47,7 @@ function requestPrefix(session: Session, workspace: string): { system: string | 
 function liveProvider(id: string | undefined): { cache: CacheRules | null } | null {
   const name = id?.split(":")[0] ?? "";
   if (!isNamedProvider(name)) return null;
-  const rules = providerEntry(name).pricingId;
-  return { cache: rules === "anthropic" || rules === "openai" ? rules : null };
+  return { cache: providerEntry(name).cacheRules };
 }
 
 /** Replays never call a model. */
