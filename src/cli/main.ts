@@ -412,5 +412,9 @@ export async function runAsProcess(): Promise<void> {
   net.finish();
 }
 
-// `node dist/src/cli/main.js` runs the CLI from its modules (the `rhema` executable runs the bundle).
-if (process.argv[1] && fileURLToPath(import.meta.url) === realpathSync(process.argv[1])) void runAsProcess();
+/** Set by the bundle's banner (scripts/build-cli.mjs); absent when this runs as a module. */
+declare const __rhemaBundleUrl: string | undefined;
+
+// `node dist/src/cli/main.js` runs the CLI from its modules (the `rhema` executable runs the
+// bundle). In the bundle import.meta.url is the bundle's file, and its entry runs the CLI already.
+if (typeof __rhemaBundleUrl === "undefined" && process.argv[1] && fileURLToPath(import.meta.url) === realpathSync(process.argv[1])) void runAsProcess();
