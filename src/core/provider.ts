@@ -90,7 +90,7 @@ export type StreamEvent =
  * ends the stream with an error promptly. A provider keeps no conversation state of its own.
  */
 export interface ModelProvider {
-  /** `"anthropic:claude-sonnet-4-6"`, `"scripted:fix-add"`. */
+  /** `"anthropic:claude-sonnet-4-6"`, `"scripted:fix-add"`: the provider's name, a colon, its model (`providerNameOf`). */
   readonly id: string;
   /**
    * true: the provider answers from a script in the task file and no model reads the requests
@@ -98,4 +98,10 @@ export interface ModelProvider {
    */
   readonly answersFromScript?: boolean;
   stream(req: ModelRequest, signal: AbortSignal): AsyncIterable<StreamEvent>;
+}
+
+/** A provider id's provider name (`anthropic:claude-sonnet-4-6` → `anthropic`; an id without a model is all name). */
+export function providerNameOf(id: string): string {
+  const colon = id.indexOf(":");
+  return colon === -1 ? id : id.slice(0, colon);
 }

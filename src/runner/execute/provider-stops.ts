@@ -54,12 +54,6 @@ export class ProviderStops {
   }
 }
 
-/** A provider id's provider (`anthropic:claude-sonnet-4-6` → `anthropic`). */
-export function providerNameOf(id: string): string {
-  const colon = id.indexOf(":");
-  return colon === -1 ? id : id.slice(0, colon);
-}
-
 /** The refusal a throw carries (anywhere in its cause chain), or null. */
 export function refusalOf(err: unknown): ProviderRefusal | null {
   return findCause(err, (e): e is ProviderRefusedError => e instanceof ProviderRefusedError)?.refusal ?? null;

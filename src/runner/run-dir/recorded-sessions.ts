@@ -10,7 +10,7 @@
 import type { CacheRules } from "../../cache/prompt-cache-simulator.js";
 import { CodingAgent } from "../../agent.js";
 import { RhemaError } from "../../core/errors.js";
-import type { ModelProvider } from "../../core/provider.js";
+import { providerNameOf, type ModelProvider } from "../../core/provider.js";
 import type { Session } from "../../core/session.js";
 import type { ToolSpec } from "../../core/tool.js";
 import { isNamedProvider, providerEntry } from "../../providers/provider-registry.js";
@@ -45,7 +45,7 @@ function requestPrefix(session: Session, workspace: string): { system: string | 
 
 /** A provider id (`anthropic:claude-sonnet-4-6`) that names a real provider: its cache rules when they are known. */
 function liveProvider(id: string | undefined): { cache: CacheRules | null } | null {
-  const name = id?.split(":")[0] ?? "";
+  const name = id === undefined ? "" : providerNameOf(id);
   if (!isNamedProvider(name)) return null;
   return { cache: providerEntry(name).cacheRules };
 }
