@@ -45,6 +45,11 @@ export class SchemaCompiler {
 
   constructor(private readonly maxCached = 512) {}
 
+  /** How many validators are kept. */
+  get size(): number {
+    return this.compiled.size;
+  }
+
   /**
    * The validator of `schema`; throws a plain Error saying what is wrong with the schema.
    * `metaCheck: false` skips validating the schema against its draft's meta-schema (the
@@ -74,8 +79,11 @@ export class SchemaCompiler {
   }
 }
 
-/** The compiler `compileInputChecks` uses when none is given: one per process, see above. */
-const sharedCompiler = new SchemaCompiler();
+/**
+ * The process's one compiler: `compileInputChecks` uses it when given none, and a task's `output:`
+ * schema is checked and judged with it, so that schema (also `final_answer`'s input) compiles once.
+ */
+export const sharedSchemaCompiler = new SchemaCompiler();
 
 export interface CompileInputChecksOptions {
   /** Default: one compiler per process. */
@@ -89,7 +97,7 @@ export interface CompileInputChecksOptions {
  * (`invalid_config`) naming the first tool whose schema cannot be compiled.
  */
 export function compileInputChecks(specs: readonly ToolSpec[], opts: CompileInputChecksOptions = {}): ToolInputChecks {
-  const compiler = opts.compiler ?? sharedCompiler;
+  const compiler = opts.compiler ?? sharedSchemaCompiler;
   const checks = new Map<string, (input: unknown) => InputCheck>();
   for (const spec of specs) {
     const metaCheck = opts.metaCheck?.(spec) ?? true;

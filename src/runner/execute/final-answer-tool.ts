@@ -12,11 +12,10 @@
  */
 import type { Approval } from "../../core/approval.js";
 import type { Tool } from "../../core/tool.js";
-import { SchemaCompiler, withoutAbsentNulls } from "../../core/tool-input/tool-input-check.js";
+import { sharedSchemaCompiler, withoutAbsentNulls } from "../../core/tool-input/tool-input-check.js";
 import { describeSchemaErrors } from "../../core/tool-input/tool-input-errors.js";
 import { ANSWER_ACCEPTED, FINAL_ANSWER_TOOL, type AnswerCheck } from "./structured-answer.js";
 
-const compiler = new SchemaCompiler(64);
 
 /** The rule a `final_answer` call is allowed by, as events and reports name it. */
 export const FINAL_ANSWER_RULE = "final_answer (always allowed: it only gives the answer)";
@@ -39,7 +38,7 @@ export function finalAnswerTool(schema: Record<string, unknown>): Tool {
 
 /** Judges an answer against `schema` as the engine judges the tool's input (a null optional field counts as absent). */
 export function answerCheckOf(schema: Record<string, unknown>): AnswerCheck {
-  const validate = compiler.compile(schema);
+  const validate = sharedSchemaCompiler.compile(schema);
   return (value) => {
     if (validate(value)) return { ok: true, value };
     const errors = validate.errors ?? [];

@@ -6,11 +6,8 @@
  * problem is one sentence; task-file.ts locates it at `output.schema`.
  */
 import { errorMessage } from "../../core/errors.js";
-import { SchemaCompiler } from "../../core/tool-input/tool-input-check.js";
+import { sharedSchemaCompiler } from "../../core/tool-input/tool-input-check.js";
 import { readRegularFile } from "../../store/input-file.js";
-
-/** One compiler for the schemas of every task of a load (each distinct schema compiled once). */
-const compiler = new SchemaCompiler(64);
 
 /** The schema in the file at `path` (absolute), or why it cannot be read as one. */
 export async function readOutputSchemaFile(path: string): Promise<{ schema: Record<string, unknown> } | { problem: string }> {
@@ -38,7 +35,7 @@ export async function readOutputSchemaFile(path: string): Promise<{ schema: Reco
 /** Why `schema` cannot be a task's output schema, or null when it can. */
 export function outputSchemaProblem(schema: Record<string, unknown>): string | null {
   try {
-    compiler.compile(schema);
+    sharedSchemaCompiler.compile(schema);
   } catch (err) {
     return errorMessage(err);
   }

@@ -3,6 +3,8 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { Message } from "../../../src/core/messages.js";
 import { allowingFinalAnswer, answerCheckOf, finalAnswerTool, FINAL_ANSWER_RULE } from "../../../src/runner/execute/final-answer-tool.js";
+import { compileInputChecks, sharedSchemaCompiler } from "../../../src/core/tool-input/tool-input-check.js";
+import { outputSchemaProblem } from "../../../src/runner/tasks/output-schema.js";
 import { answerStanding, jsonOfText, repairText } from "../../../src/runner/execute/structured-answer.js";
 
 const SCHEMA = { type: "object", properties: { n: { type: "integer" }, note: { type: "string" } }, required: ["n"], additionalProperties: false };
@@ -68,4 +70,17 @@ test("the final_answer tool: its input schema is the task's, it ends the turn, a
   assert.deepEqual(await approval.decide({ ...req, tool: "final_answer" }, new AbortController().signal), { decision: "allow", rule: FINAL_ANSWER_RULE });
   assert.deepEqual(await approval.decide({ ...req, tool: "shell" }, new AbortController().signal), { decision: "deny", rule: "default" });
   assert.deepEqual(asked, ["shell"]);
+});
+
+test("a task's output schema compiles once in the process: its load check, the answer check and final_answer's input check share the compiler", () => {
+  const first = { type: "object", properties: { once: { type: "string" } }, required: ["once"] };
+  const second = { type: "object", properties: { twice: { type: "string" } } };
+  const before = sharedSchemaCompiler.size;
+  assert.equal(outputSchemaProblem(first), null);
+  assert.equal(sharedSchemaCompiler.size, before + 1, "the load check compiled it in the shared compiler");
+  answerCheckOf(first);
+  compileInputChecks([finalAnswerTool(first).spec]);
+  assert.equal(sharedSchemaCompiler.size, before + 1, "the answer check and the input check found it compiled");
+  answerCheckOf(second);
+  assert.equal(sharedSchemaCompiler.size, before + 2, "the answer check compiles in the shared compiler");
 });
