@@ -121,6 +121,8 @@ for (const name of ["anthropic", "openai", "openai-responses", "gemini"] as cons
     assert.equal(run.code, 0, run.stderr);
     const [result] = await readRunResults(out);
     assert.deepEqual([result!.status, result!.output, result!.steps], ["passed", { verdict: "pass", score: 3 }, 1]);
+    // The answering message has no text: the final answer checks read is the answer's JSON.
+    assert.deepEqual(JSON.parse(result!.finalAnswer), { verdict: "pass", score: 3 });
     const folder = join(out, "tasks", "suite", "judge", "default", "1");
     assert.deepEqual(JSON.parse(await readFile(join(folder, "output.json"), "utf8")), { verdict: "pass", score: 3 });
     assert.equal(wire.bodies().length, 1, "no request after the answer");

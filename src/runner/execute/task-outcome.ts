@@ -13,6 +13,7 @@ import type { TaskState } from "../run-dir/task-state.js";
 import type { TaskFolder } from "../run-dir/task-folder.js";
 import { TASK_RESULT_VERSION, type CheckOutcome, type ResultWorkspace, type TaskResult, type TaskSandboxRecord } from "../run-dir/task-result.js";
 import type { Trial } from "../trials/trial.js";
+import { FINAL_ANSWER_TOOL } from "./structured-answer.js";
 import { acceptedOutput, stepsTaken } from "./task-turn.js";
 
 const DENIAL_EXAMPLES = 5;
@@ -118,8 +119,14 @@ function identity({ task, key }: Trial, provider: string) {
   } as const;
 }
 
-/** The text of the conversation's last assistant message: what checks read as the final answer. */
+/**
+ * What checks read as the final answer: the text of the conversation's last assistant message,
+ * and when that message gives the answer with the `final_answer` tool, the answer's JSON after it
+ * (such a message often has no text at all).
+ */
 export function finalAnswerOf(messages: readonly Message[]): string {
   const lastAssistant = [...messages].reverse().find((m) => m.role === "assistant");
-  return lastAssistant ? textOf(lastAssistant) : "";
+  if (!lastAssistant) return "";
+  const answers = lastAssistant.content.flatMap((b) => (b.type === "tool_call" && b.name === FINAL_ANSWER_TOOL ? [JSON.stringify(b.input, null, 2)] : []));
+  return [textOf(lastAssistant), ...answers].filter((part) => part !== "").join("\n\n");
 }

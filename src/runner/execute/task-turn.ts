@@ -33,7 +33,7 @@ import type { CommandEnvironment } from "../plan/task-plan.js";
 import { modelWorker } from "../../transcript/compaction-worker.js";
 import { stopRecordedGroup } from "../../process/process-identity.js";
 import { allowingFinalAnswer, answerCheckOf, finalAnswerTool } from "./final-answer-tool.js";
-import { answerStanding, repairText } from "./structured-answer.js";
+import { answerStanding, FINAL_ANSWER_TOOL, repairText } from "./structured-answer.js";
 
 export const DEFAULT_MAX_STEPS = 40;
 
@@ -123,7 +123,7 @@ export async function runTaskTurn(opts: TaskTurnOptions): Promise<CodingAgent> {
     // A repair turn gets what is left of the task's steps, not a segment's worth again.
     if (state.kind !== "empty") agent.capTurnSteps(opts.maxSteps - now);
     agent.setCommitHook(opts.store.hook);
-    const sink = steeringSink(opts.sink, agent, opts.maxSteps, now);
+    const sink = steeringSink(opts.sink, agent, opts.maxSteps, now, schema !== null);
     try {
       if (state.kind === "empty") await agent.turnMessageWithCancel(await inputMessage(opts.task), sink, approval, opts.signal);
       else if (standing?.kind === "repair" && standing.via === "text") await agent.turnWithCancel(repairText(standing.errors, standing.repairsLeft), sink, approval, opts.signal);
@@ -163,14 +163,15 @@ export function stepsTaken(messages: readonly Message[]): number {
  * loop numbers each turn from 1), a step cap is told as the task's, and the model is steered
  * when its step budget runs low.
  */
-function steeringSink(inner: EventSink, agent: CodingAgent, maxSteps: number, before: number): EventSink {
+function steeringSink(inner: EventSink, agent: CodingAgent, maxSteps: number, before: number, answersWithTool: boolean): EventSink {
+  const finish = answersWithTool ? `give your answer with the \`${FINAL_ANSWER_TOOL}\` tool` : "give your summary";
   return {
     emit(raw: AgentEvent) {
       const moved = offsetSteps(raw, before);
       // The engine's step cap is the segment's; the transcript says the task's, as the result does.
       const event = moved.type === "turn_error" && moved.code === "step_cap" ? { ...moved, message: stepCapError(maxSteps).message } : moved;
       if (event.type === "step_end" && event.stopReason === "tool_use" && maxSteps - event.step === STEPS_LEFT_NUDGE) {
-        agent.steer(`Only ${STEPS_LEFT_NUDGE} steps are left for this task: finish the change now and give your summary.`);
+        agent.steer(`Only ${STEPS_LEFT_NUDGE} steps are left for this task: finish the change now and ${finish}.`);
       }
       return inner.emit(event);
     },

@@ -19,19 +19,20 @@ import { tempDir } from "../../support/temp-dir.js";
 
 const listing: ScriptStep = { call: "list_dir", input: {} };
 
-function taskOf(images: string[] = []): TaskDefinition {
+function taskOf(images: string[] = [], output?: TaskDefinition["output"]): TaskDefinition {
   return {
     id: "t", suite: "s", file: "/x/t.yaml", contentHash: "h", idPosition: { line: 1, column: 1 }, prompt: "Look around.",
     images, workspace: { from: null, setup: [] }, policy: null, model: null, limits: {}, checks: [], tags: [],
+    ...(output ? { output } : {}),
   };
 }
 
-async function turn(t: { after(fn: () => unknown): void }, script: ScriptStep[], opts: { maxSteps: number; dir?: string; images?: string[] }) {
+async function turn(t: { after(fn: () => unknown): void }, script: ScriptStep[], opts: { maxSteps: number; dir?: string; images?: string[]; output?: TaskDefinition["output"] }) {
   const dir = opts.dir ?? (await tempDir(t));
   const store = new CheckpointStore(join(dir, "cp"));
   const saved = await store.load();
   const run = runTaskTurn({
-    task: taskOf(opts.images), workspace: dir, provider: new ScriptedProvider(script), approval: allowAll, store, saved,
+    task: taskOf(opts.images, opts.output), workspace: dir, provider: new ScriptedProvider(script), approval: allowAll, store, saved,
     sink: nullSink, signal: new AbortController().signal, maxSteps: opts.maxSteps, now: () => new Date(),
     commands: { env: {}, allowEnv: [] }, filterToolOutput: (x) => x,
   });
@@ -48,6 +49,15 @@ test("tells the model when two steps of its budget are left", async (t) => {
   assert.equal(nudges.length, 1);
   assert.match(textOf(nudges[0]!), new RegExp(`Only ${STEPS_LEFT_NUDGE} steps are left`));
   assert.equal(stepsTaken(agent.session.messages), 4);
+  assert.match(textOf(nudges[0]!), /give your summary/);
+});
+
+test("a task with output: is told to give its answer with the final_answer tool when two steps are left", async (t) => {
+  const output = { schema: { type: "object", properties: { n: { type: "integer" } }, required: ["n"] }, schemaFile: null, repairs: 1 };
+  const { agent } = await turn(t, [listing, listing, listing, { call: "final_answer", input: { n: 1 } }], { maxSteps: 4, output });
+  const nudges = agent.session.messages.filter((m) => m.role === "user" && textOf(m).includes("steps are left"));
+  assert.equal(nudges.length, 1);
+  assert.match(textOf(nudges[0]!), /give your answer with the `final_answer` tool\.$/);
 });
 
 test("sends the prompt with its images as the first message", async (t) => {
