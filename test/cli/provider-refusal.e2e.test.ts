@@ -2,7 +2,7 @@
  * A provider that refuses the run stops it once, through the built CLI against the providers'
  * fake servers (issue 27): a dead key (401) or a spent quota (`insufficient_quota`) leaves the
  * provider's trials unfinished — none errored — and is said once (one stderr line naming the
- * provider and the fix, one summary block, JUnit skipped entries), exit 3; the same command with
+ * provider and the fix, one summary block — kept by `report merge` — JUnit skipped entries), exit 3; the same command with
  * a key that works continues them without --retry-errored, each trial's tool call and check made
  * once (counted in files outside the workspaces). Running trials checkpoint and continue; another
  * provider's trials finish; a transient 429/529 is still retried, not a refusal.
@@ -74,6 +74,15 @@ test("a 50-task suite whose key is refused from the 3rd request: one message, th
   assert.equal(stats.unfinished.length, 49);
   assert.ok(stats.unfinished.every((u) => u.refusedBy?.provider === "anthropic" && u.refusedBy.reason === "auth"));
   assert.deepEqual([stats.total.counts.passed, stats.total.counts.errored], [1, 0]);
+  assert.deepEqual(stats.refusals, [{ provider: "anthropic", reason: "auth", status: 401, kind: "authentication_error", detail: "invalid x-api-key" }]);
+  // Merged reports of the stopped run say the refusal as the run's own did.
+  const merge = await runCli(["report", "merge", "run", "--out", "merged"], { cwd: root, env: cliEnv() });
+  assert.equal(merge.code, 0, merge.stderr);
+  const merged = await readFile(join(root, "merged", "summary.md"), "utf8");
+  assert.equal(count(merged, "The run could not continue"), 1);
+  assert.match(merged, /\*\*anthropic refused the key \(401 authentication_error: invalid x-api-key\): set a valid ANTHROPIC_API_KEY/);
+  assert.match(merged, /49 trials of anthropic left unfinished/);
+  assert.deepEqual(parseStatsReport(await readFile(join(root, "merged", "stats.json"), "utf8")).refusals, stats.refusals);
 
   // The same command, a key that works: the 49 continue; none is run twice.
   const alive = await FakeAnthropicServer.start();

@@ -27,7 +27,7 @@ import { readFile, stat } from "node:fs/promises";
 import { isAbsolute, join, resolve } from "node:path";
 import { canonicalPath, isWithinOrSame } from "../tasks/canonical-path.js";
 import { checkDistinctDirs } from "./input-dirs.js";
-import { RhemaError, errnoCode, errorMessage } from "../../core/errors.js";
+import { RhemaError, errnoCode, errorMessage, type ProviderRefusal } from "../../core/errors.js";
 import { writePrivateFileAtomic } from "../../store/private-files.js";
 import { writeReports, type ReportFiles } from "./run-reports.js";
 import { repositoryRelativeDir, repositoryRelativePaths } from "./report-paths.js";
@@ -190,7 +190,7 @@ export async function readShardRun(dir: string): Promise<ShardRun> {
       dir, results,
       meta: {
         runId: stats.runId, startedAt: stats.startedAt, finishedAt: stats.finishedAt, wallTimeMs: stats.wallTimeMs, skipped: stats.skipped, unfinished: stats.unfinished,
-        quarantine: stats.quarantine,
+        quarantine: stats.quarantine, refusals: stats.refusals,
       },
       shards: inputShards(stats.shard, stats.shards, statsPath),
       trialPlans,
@@ -323,7 +323,15 @@ function mergeMeta(shards: readonly ShardRun[], results: readonly TaskResult[], 
     ...(options.passAt !== undefined && options.passAt.length > 0 ? { passAt: [...options.passAt] } : {}),
     ...(options.junitCases !== undefined ? { junitCases: options.junitCases } : {}),
     ...mergeQuarantine(shards),
+    ...mergeRefusals(shards),
   };
+}
+
+/** Each provider's refusal from the inputs (the first input's, when several shards met it): the merged summary says it once. */
+function mergeRefusals(shards: readonly ShardRun[]): { refusals?: ProviderRefusal[] } {
+  const byProvider = new Map<string, ProviderRefusal>();
+  for (const refusal of shards.flatMap((s) => s.meta?.refusals ?? [])) if (!byProvider.has(refusal.provider)) byProvider.set(refusal.provider, refusal);
+  return byProvider.size > 0 ? { refusals: [...byProvider.values()] } : {};
 }
 
 /**

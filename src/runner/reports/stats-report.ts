@@ -120,6 +120,13 @@ export const statsReportSchema = z.strictObject({
       reason: z.enum(["auth", "quota"]).describe("auth: it refused the key (401, 403); quota: the account's quota or credit is spent."),
     }).nullable().default(null).describe("The provider whose refusal of the run left this trial unfinished (the same command continues it once the key or quota is fixed); null: none did."),
   })).default([]).describe("The run's tasks without a result: the next run of the same command continues or starts them."),
+  refusals: z.array(z.strictObject({
+    provider: z.string().describe("The provider's registry name (anthropic, openai)."),
+    reason: z.enum(["auth", "quota"]).describe("auth: it refused the key (401, 403); quota: the account's quota or credit is spent."),
+    status: z.number().int().nullable().describe("The HTTP status; null for an error frame inside a stream."),
+    kind: z.string().nullable().describe("The error's kind from the body (authentication_error, insufficient_quota), when given."),
+    detail: z.string().nullable().describe("The body's human message, when given."),
+  })).default([]).describe("Each provider that refused the run (its first refusal): its trials not started or interrupted are listed in unfinished with refusedBy; empty: none did."),
   quarantine: z.strictObject({
     file: z.string().describe("The quarantine file the run was given (absolute)."),
     entries: z.array(z.strictObject({
@@ -172,6 +179,7 @@ export function buildStatsReport(results: readonly TaskResult[], meta: ReportMet
     taskTrials: tasks.map(taskTrialsEntry),
     skipped: skipped.map(({ suite, id, file, reason }) => ({ suite, id, file, reason })),
     unfinished: unfinished.map(({ suite, id, file, trial, state, spent, refusedBy }) => ({ suite, id, file, ...(trial ? { trial } : {}), state, spent: spent ?? null, refusedBy: refusedBy ?? null })),
+    refusals: (meta.refusals ?? []).map(({ provider, reason, status, kind, detail }) => ({ provider, reason, status, kind, detail })),
     quarantine: meta.quarantine ? { file: meta.quarantine.file, entries: meta.quarantine.entries.map(({ suite, id, reason }) => ({ suite, id, reason })) } : null,
   };
 }
