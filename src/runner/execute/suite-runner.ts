@@ -1,17 +1,14 @@
 /**
  * Runs a selection of tasks in one run directory: takes the lock, checks the selection against
  * the run's manifest (a subset resumes; tasks the manifest lacks need `add` or `restart`),
- * refuses (or restarts) tasks whose file changed since their checkpoint, runs the tasks
+ * reopens what a re-run continues and refuses (or restarts) tasks whose file changed since their
+ * checkpoint (run-reopening.ts), runs the tasks
  * through a p-queue, and rewrites the reports after each finished task and at the end. The
  * reports cover every task of the manifest: finished ones with their outcome, the rest as
  * interrupted, not started or not selected. An interrupt (the run's signal) lets every
  * running task checkpoint and stop; `--summary FILE` gets the final summary appended once.
- * Budgets (run-budget.ts): a task stopped on one is continued when that budget was raised, kept
- * (and said) otherwise; once the run's budget is spent no task starts — each is stopped, not started —
- * and once a matrix cell's is spent, none of that cell's trials starts.
- * The step cap likewise: a task that used all its steps is continued from its checkpoint when its
- * cap now allows more, kept (and said) otherwise. `--retry-errored` continues outages and
- * timeouts from their checkpoints and runs a failed setup again in a fresh workspace. A task of
+ * Budgets (run-budget.ts): once the run's budget is spent no task starts — each is stopped, not
+ * started — and once a matrix cell's is spent, none of that cell's trials starts. A task of
  * the manifest that the suite no longer defines (its file deleted, or its id renamed) is dropped
  * from the manifest, said (`removed: suite/id`) and listed in the summary; its folder stays until
  * `--restart`.
@@ -38,6 +35,7 @@ import { ReportPacer } from "../reports/report-pacer.js";
 import { repositoryRelativeDir, repositoryRelativePaths } from "../reports/report-paths.js";
 import type { TaskDefinition } from "../tasks/task-file.js";
 import { CURRENT_HASH_SCHEME, hashUnder } from "../tasks/content-hash.js";
+import { handleChangedTasks, reopenCappedTasks, reopenErroredTasks, reopenStoppedTasks, trialCountOf } from "./run-reopening.js";
 import { runTask, type TaskRunEnv, type TaskRunOutcome } from "./task-executor.js";
 import { SharedSetups } from "./shared-setup.js";
 import { LayerMounts } from "../run-dir/layer-mounts.js";
@@ -45,15 +43,12 @@ import { findOnPath } from "../../process/sandbox-probe.js";
 import { chooseWorkspaceMechanism, type RunWorkspaces, type WorkspaceLayersChoice } from "./workspace-layers.js";
 import { usesSharedSetup, type WorkspaceLayering } from "./task-workspace.js";
 import { notStartedResult, stalledResult } from "./task-outcome.js";
-import { gateOf, repeatsOf, trialId, trialsOf, type Trial } from "../trials/trial.js";
+import { gateOf, trialId, trialsOf, type Trial } from "../trials/trial.js";
 import { EVERY_TRIAL, gateDecision } from "../trials/trial-gate.js";
-import { trialLabel, type TrialKey } from "../trials/trial-key.js";
+import type { TrialKey } from "../trials/trial-key.js";
 import { compareResults, trialKeyOf } from "../run-dir/run-dir.js";
 import { STALLED_MESSAGE, untilStalled } from "./stall-net.js";
-import { RunBudget, budgetRaised, type Budgets } from "../pricing/run-budget.js";
-import { isRetryableErrorCode } from "./task-failure.js";
-import { stepCapOf } from "./task-turn.js";
-import { setupRetried } from "../run-dir/task-state.js";
+import { RunBudget, type Budgets } from "../pricing/run-budget.js";
 import { type TaskResult, type TaskSpend, type TaskTrialPlan, type UnfinishedTask } from "../run-dir/task-result.js";
 import { taskKey, type SkippedTask } from "../tasks/task-key.js";
 import { GitMirrors } from "./git-mirror.js";
@@ -155,13 +150,6 @@ export class LayoutOneRunError extends RhemaError {
   constructor(runDir: string) {
     super("usage", `${runDir} holds a run made before trials (run-directory layout 1), which this rhema reads (report merge, bench replay) but does not resume: ` +
       "start it over with --restart, or pass another --out");
-  }
-}
-
-export class ChangedTasksError extends RhemaError {
-  constructor(changed: readonly TaskDefinition[]) {
-    const list = changed.map((t) => `  ${taskKey(t)} (${t.file})`).join("\n");
-    super("task_changed", `these task files changed since their run started:\n${list}\nrun them afresh with --restart-changed, or pass another --out`);
   }
 }
 
@@ -412,12 +400,6 @@ function cellBudgets(tasks: readonly TaskDefinition[]): Map<string, Budgets> {
   return cells;
 }
 
-/** How many trials of `task` this run plans: its `repeats:`, else `--repeats`, else 1. */
-function trialCountOf(task: TaskDefinition, opts: Pick<SuiteRunOptions, "repeats">): number {
-  return repeatsOf(task, opts.repeats);
-}
-
-
 function trialPlanOf(task: ManifestTask): TaskTrialPlan {
   return { suite: task.suite, id: task.id, ...(task.variant !== undefined ? { variant: task.variant } : {}), trials: task.trials ?? 1, gate: task.gate ?? EVERY_TRIAL };
 }
@@ -514,103 +496,6 @@ function checkFewerTrials(opts: SuiteRunOptions, previous: readonly ManifestTask
     "ask for as many (repeats: or --repeats), start the run over with --restart, or pass another --out");
 }
 
-/** Every selected task's planned trials. */
-function selectedTrialKeys(opts: SuiteRunOptions): TrialKey[] {
-  return opts.tasks.flatMap((task) => trialsOf(task, trialCountOf(task, opts)).map((t) => t.key));
-}
-
-/** Tasks whose file changed since one of their trial folders was made: an error, or every trial wiped with --restart-changed. */
-async function handleChangedTasks(opts: SuiteRunOptions, runDir: RunDir): Promise<void> {
-  const changed: TaskDefinition[] = [];
-  for (const task of opts.tasks) {
-    for (const trial of trialsOf(task, trialCountOf(task, opts))) {
-      const hash = await recordedHash(runDir, trial.key);
-      if (hash !== null && hash !== task.contentHash) {
-        changed.push(task);
-        break;
-      }
-    }
-  }
-  if (changed.length === 0) return;
-  if (!opts.restartChanged) throw new ChangedTasksError(changed);
-  for (const task of changed) await runDir.removeTask(task);
-}
-
-/**
- * Drops the results of trials errored by an outage or a timeout, keeping their checkpoints: the
- * run then continues each from where it stopped (revive, then the request that failed), as
- * after a kill. A trial whose setup failed (an `npm ci` that met a network blip) runs its setup
- * again in a fresh workspace: no agent ran, so nothing is lost. A trial whose structured answer
- * was still invalid after its repairs (`output_invalid`) starts afresh: a new conversation, a new
- * draw of the model. A trial errored by a bug
- * (`internal`) is kept: running it again would only repeat it; one that used all its steps is
- * `reopenCappedTasks`'s.
- */
-async function reopenErroredTasks(opts: SuiteRunOptions, runDir: RunDir): Promise<void> {
-  for (const key of selectedTrialKeys(opts)) {
-    const folder = runDir.trial(key);
-    const result = await folder.readResult();
-    if (result?.status !== "errored") continue;
-    const code = result.error?.code ?? "";
-    if (isRetryableErrorCode(code)) await folder.removeResult();
-    else if (code === "setup_failed") {
-      // The state first: a kill between the two leaves the result, and the next --retry-errored does it again.
-      const state = await folder.readState();
-      if (state) await folder.writeState(setupRetried(state));
-      await folder.removeResult();
-      opts.onNote?.(`${labelOf(key, opts)} retried: its setup failed, so its workspace is made afresh and every setup command runs again`);
-    } else if (code === "output_invalid") {
-      // Its conversation spent its repairs: continuing it would meet the same cap, so the trial starts afresh (as --restart does).
-      await folder.remove();
-      opts.onNote?.(`${labelOf(key, opts)} retried: its answer was not valid after its repairs, so the trial starts afresh`);
-    }
-  }
-}
-
-/** A trial's label in this run (its task's repeats decide whether `#n` shows). */
-function labelOf(key: TrialKey, opts: SuiteRunOptions): string {
-  const task = opts.tasks.find((t) => taskKey(t) === taskKey(key));
-  return trialLabel(key, { repeats: task ? trialCountOf(task, opts) : 1, variants: key.variant !== null });
-}
-
-/**
- * Drops the results of trials that used all their steps when their step cap (`limits.maxSteps`,
- * else `--max-steps`, else 40) now allows more than they took, keeping their checkpoints: the
- * run continues each from its last boundary, no call made twice, its steps counting on. A trial
- * whose cap is as it was, or smaller, stays errored and the user is told what continues it —
- * with `--retry-errored` too, which would only meet the same cap.
- */
-async function reopenCappedTasks(opts: SuiteRunOptions, runDir: RunDir): Promise<void> {
-  for (const task of opts.tasks) {
-    for (const trial of trialsOf(task, trialCountOf(task, opts))) {
-      const folder = runDir.trial(trial.key);
-      // A result that cannot be read stops the run when its trial comes up.
-      const result = await folder.readResult().catch(() => null);
-      if (result?.status !== "errored" || result.error?.code !== "step_cap") continue;
-      const reopening = stepCapReopening(task, result.steps, opts.env.defaults, opts.retryErrored ?? false, trial.label);
-      if (reopening.reopen) await folder.removeResult();
-      opts.onNote?.(reopening.note);
-    }
-  }
-}
-
-/**
- * Whether a trial that used all its steps (`taken`) continues under the step cap in force now, and
- * the line that says so — or says what would continue it (a task that sets `limits.maxSteps` is
- * not moved by `--max-steps`).
- */
-export function stepCapReopening(
-  task: Pick<TaskDefinition, "suite" | "id" | "limits">, taken: number, defaults: { maxSteps?: number }, retrying: boolean, label = taskKey(task),
-): { reopen: boolean; note: string } {
-  const cap = stepCapOf(task, defaults);
-  const steps = `${taken} step${taken === 1 ? "" : "s"}`;
-  if (cap > taken) return { reopen: true, note: `${label} continues from its checkpoint: its step cap is now ${cap} (${steps} taken)` };
-  const what = task.limits.maxSteps !== undefined
-    ? `its limits.maxSteps is ${cap} (--max-steps does not apply to a task that sets its own): raise limits.maxSteps`
-    : `its step cap is ${cap}${defaults.maxSteps === undefined ? " (the default)" : ""}: pass a larger --max-steps`;
-  return { reopen: false, note: `${label} ${retrying ? "not retried" : "stays errored"}: it used all ${steps} it had; ${what} to continue it from its checkpoint` };
-}
-
 /** The manifest's tasks the suite no longer defines (`stillInSuite`): none for a new or restarted run. */
 async function removedTasks(previous: readonly ManifestTask[], opts: SuiteRunOptions): Promise<ManifestTask[]> {
   const stillInSuite = opts.stillInSuite;
@@ -623,32 +508,6 @@ async function removedTasks(previous: readonly ManifestTask[], opts: SuiteRunOpt
 /** The line a task dropped from the run says. */
 function removedNote(task: ManifestTask): string {
   return `removed: ${taskKey(task)} (its task file ${task.file} no longer defines it; it leaves the run's reports, its folder stays until --restart)`;
-}
-
-/**
- * Drops the results of trials stopped on a budget that was raised since (or removed), keeping
- * their checkpoints: the run continues each where it stopped, the stopped request not repeated.
- * A trial whose budget is as it was stays stopped, and the user is told.
- */
-async function reopenStoppedTasks(opts: SuiteRunOptions, runDir: RunDir): Promise<void> {
-  for (const task of opts.tasks) {
-    for (const trial of trialsOf(task, trialCountOf(task, opts))) {
-      const folder = runDir.trial(trial.key);
-      // A result that cannot be read stops the run when its trial comes up, as without budgets.
-      const result = await folder.readResult().catch(() => null);
-      if (result?.status !== "stopped" || !result.budget) continue;
-      if (budgetRaised(result.budget, { task: task.limits, cell: task.cellBudget ?? {}, run: opts.budget ?? {} })) await folder.removeResult();
-      else opts.onNote?.(`${trial.label} stays stopped: ${result.error?.message ?? "its budget is spent"}; raise that budget to continue it`);
-    }
-  }
-}
-
-/** The content hash the trial's folder was made for: its state's, else its result's; null for a new trial. */
-async function recordedHash(runDir: RunDir, key: TrialKey): Promise<string | null> {
-  const folder = runDir.trial(key);
-  const state = await folder.readState();
-  if (state) return state.contentHash;
-  return (await folder.readResult())?.contentHash ?? null;
 }
 
 async function updateManifest(

@@ -16,7 +16,8 @@ import { processCommandRunner } from "../../../src/runner/execute/command-runner
 import { RunLockedError } from "../../../src/runner/run-dir/run-lock.js";
 import { RunDir, readRunResults } from "../../../src/runner/run-dir/run-dir.js";
 import { SecretRedactor } from "../../../src/runner/run-dir/secret-redactor.js";
-import { ChangedTasksError, SelectionOutsideRunError, runSuite, type RunProgress, type SuiteRunOptions } from "../../../src/runner/execute/suite-runner.js";
+import { ChangedTasksError } from "../../../src/runner/execute/run-reopening.js";
+import { SelectionOutsideRunError, runSuite, type RunProgress, type SuiteRunOptions } from "../../../src/runner/execute/suite-runner.js";
 import { loadTaskFile, type TaskDefinition } from "../../../src/runner/tasks/task-file.js";
 import { taskKey } from "../../../src/runner/tasks/task-key.js";
 import { writeFiles } from "../../support/suite-files.js";
