@@ -17,6 +17,7 @@ const { matrixJsonSchema } = await import(join(root, "dist/src/runner/tasks/matr
 const { compareJsonSchema } = await import(join(root, "dist/src/runner/reports/compare-json.js"));
 const { calibrationJsonSchema } = await import(join(root, "dist/src/tokens/calibration-file.js"));
 const { cassetteJsonSchema } = await import(join(root, "dist/src/store/cassette-file.js"));
+const { answersJsonSchema } = await import(join(root, "dist/src/action/answer-outputs.js"));
 
 const schemas = [
   ["task.schema.json", taskJsonSchema()],
@@ -28,6 +29,7 @@ const schemas = [
   ["compare.schema.json", compareJsonSchema()],
   ["calibration.schema.json", calibrationJsonSchema()],
   ["cassette.schema.json", cassetteJsonSchema()],
+  ["answers.schema.json", answersJsonSchema()],
 ];
 for (const [name, schema] of schemas) {
   writeFileSync(join(root, "schema", name), JSON.stringify(schema, null, 2) + "\n");

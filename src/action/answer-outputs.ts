@@ -7,6 +7,7 @@
  * leaves both outputs "". The answers are result.json's, secrets already redacted.
  */
 import { join } from "node:path";
+import { z } from "zod";
 import type { TaskResult } from "../runner/run-dir/task-result.js";
 import { trialKeyText } from "../runner/reports/report-html-data.js";
 import { writePrivateJson } from "../store/private-files.js";
@@ -15,6 +16,20 @@ export const ANSWER_OUTPUT = "answer";
 export const ANSWERS_FILE_OUTPUT = "answers-file";
 /** The answers file, in the run directory (beside the reports the artifact uploads). */
 export const ANSWERS_FILE = "answers.json";
+
+/**
+ * `answers.json`: each trial's key to its accepted answer (valid against its task's schema, which
+ * this schema cannot name). Published as schema/answers.schema.json.
+ */
+export const answersFileSchema = z.record(
+  z.string().regex(/^[^/]+\/[^@#]+(@[^#]+)?#[1-9]\d*$/).describe("A trial's key, suite/id@variant#repeat (no @variant without a matrix)."),
+  z.unknown().describe("The trial's accepted answer (result.json `output`)."),
+).meta({ title: "rhema answers", description: "The structured answers of a run's trials (the Action's answers-file), by trial key." });
+
+/** The published JSON Schema of `answers.json`. */
+export function answersJsonSchema(): Record<string, unknown> {
+  return z.toJSONSchema(answersFileSchema) as Record<string, unknown>;
+}
 
 /** What the answers become: the one answer's text, or the map the answers file holds; null for none. */
 export type RunAnswers = { kind: "one"; text: string } | { kind: "many"; byTrial: Record<string, unknown> } | { kind: "none" };

@@ -14,7 +14,7 @@ import { PRICE_TABLE } from "../../src/runner/pricing/prices.js";
 import type { TaskCost, TaskResult } from "../../src/runner/run-dir/task-result.js";
 import { sampleResult } from "../runner/sample-results.js";
 import { REPORT_URL_OUTPUT } from "../../src/action/report-artifact.js";
-import { ANSWER_OUTPUT, ANSWERS_FILE_OUTPUT, runAnswers } from "../../src/action/answer-outputs.js";
+import { ANSWER_OUTPUT, ANSWERS_FILE_OUTPUT, answersJsonSchema, runAnswers } from "../../src/action/answer-outputs.js";
 import { repoRoot } from "../support/paths.js";
 
 const PRICED: TaskCost = { usd: 0.125, workerUsd: 0, unpricedRequests: 0, pricedAs: "anthropic/claude-sonnet-4-5", workerPricedAs: "anthropic/claude-sonnet-4-5", simulated: false, prices: { ...PRICE_TABLE, pricingFile: null } };
@@ -136,4 +136,8 @@ test("answer: one task × one trial gives its answer's JSON text; several trials
   assert.deepEqual(runAnswers([answered("a", { n: 1 }), answered("a", undefined, 2), answered("b", { n: 3 })]),
     { kind: "many", byTrial: { "s/a#1": { n: 1 }, "s/b#1": { n: 3 } } });
   assert.deepEqual(runAnswers([answered("a"), answered("b")]), { kind: "none" });
+});
+
+test("schema/answers.schema.json is the zod schema's (npm run build && node scripts/gen-schemas.mjs writes it)", async () => {
+  assert.deepEqual(JSON.parse(await readFile(join(repoRoot, "schema", "answers.schema.json"), "utf8")), answersJsonSchema());
 });

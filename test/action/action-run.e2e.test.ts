@@ -9,6 +9,7 @@ import { existsSync } from "node:fs";
 import { cp, mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { repoRoot } from "../support/paths.js";
+import { assertValid, publishedSchemas } from "../support/published-schemas.js";
 import { readJson } from "../support/run-dir.js";
 import { writeFiles } from "../support/suite-files.js";
 import { tempDir } from "../support/temp-dir.js";
@@ -252,5 +253,7 @@ output: { schema: { type: object, properties: { n: { type: integer } }, required
   const two = await runStep(job, { inputs: { tasks: "two", resume: "false", out: ".rhema/two" } });
   assert.equal(two.code, 0, two.stdout + two.stderr);
   assert.equal(two.outputs.answer, "");
-  assert.deepEqual(JSON.parse(await readFile(two.outputs["answers-file"]!, "utf8")), { "two/a#1": { n: 2 }, "two/b#1": { n: 3 } });
+  const answers: unknown = JSON.parse(await readFile(two.outputs["answers-file"]!, "utf8"));
+  assert.deepEqual(answers, { "two/a#1": { n: 2 }, "two/b#1": { n: 3 } });
+  assertValid(publishedSchemas().validator("answers.schema.json"), answers, "answers.json");
 });
