@@ -3,9 +3,9 @@
 // `# pass N` / `# fail N` lines). Node 20's --test expands no globs, so the files are listed
 // here. Arguments narrow the run: `npm test -- policy tools/shell` runs files whose path
 // contains any of the words.
-import { readdirSync, statSync } from "node:fs";
+import { mkdirSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { availableParallelism } from "node:os";
 
 function collect(dir) {
@@ -39,6 +39,63 @@ if (shard !== undefined && !/^[1-9]\d*\/[1-9]\d*$/.test(shard)) {
   console.error(`run-tests: expected RHEMA_TEST_SHARD as K/N (e.g. 1/2), got "${shard}"`);
   process.exit(2);
 }
+// RHEMA_TEST_QUEUE=DIR shares the files with other runners given the same folder (.ci/run's
+// other Nodes, side by side): each runner claims the next file not yet claimed (an atomic mkdir in
+// DIR) and runs it, so they end together whatever the files cost. Fixed shards ended 140 s apart.
+const queue = process.env.RHEMA_TEST_QUEUE;
+if (queue !== undefined) {
+  if (shard !== undefined) {
+    console.error("run-tests: RHEMA_TEST_QUEUE and RHEMA_TEST_SHARD each split the files; give one");
+    process.exit(2);
+  }
+  process.exit(await runFromQueue(queue, files, Number(concurrency)));
+}
 const flags = [`--test-concurrency=${concurrency}`, ...(shard !== undefined ? [`--test-shard=${shard}`] : [])];
 const result = spawnSync(process.execPath, ["--test", "--test-reporter=tap", ...flags, ...files], { stdio: "inherit" });
 process.exit(result.status ?? 1);
+
+/**
+ * Runs the files of `files` this runner claims in `dir`, `workers` at a time, each file's TAP
+ * printed whole when it ends; then a `# queue:` line with the counts. Exit 1 when a file failed.
+ */
+async function runFromQueue(dir, files, workers) {
+  mkdirSync(dir, { recursive: true });
+  const claim = (file) => {
+    try {
+      mkdirSync(join(dir, file.replaceAll("/", "__")));
+      return true;
+    } catch (err) {
+      if (err.code === "EEXIST") return false;
+      throw err;
+    }
+  };
+  let next = 0;
+  const ran = [];
+  const failed = [];
+  const worker = async () => {
+    while (next < files.length) {
+      const file = files[next++];
+      if (!claim(file)) continue;
+      const started = Date.now();
+      const { code, output } = await runOne(file);
+      process.stdout.write(output);
+      ran.push(file);
+      if (code !== 0) failed.push(file);
+      console.log(`# queue: ${file} exit ${code} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    }
+  };
+  await Promise.all(Array.from({ length: workers }, worker));
+  console.log(`# queue: this runner ran ${ran.length} of ${files.length} files; ${failed.length} failed${failed.length > 0 ? `: ${failed.join(", ")}` : ""}`);
+  return failed.length > 0 ? 1 : 0;
+}
+
+/** One test file under node's runner, its output kept until it ends. */
+function runOne(file) {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ["--test", "--test-reporter=tap", file], { stdio: ["ignore", "pipe", "pipe"] });
+    const chunks = [];
+    child.stdout.on("data", (c) => chunks.push(c));
+    child.stderr.on("data", (c) => chunks.push(c));
+    child.on("close", (code, signal) => resolve({ code: code ?? (signal ? 1 : 0), output: Buffer.concat(chunks).toString() }));
+  });
+}
