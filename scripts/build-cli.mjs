@@ -38,6 +38,20 @@ const CHUNKS = {
 };
 
 /**
+ * Modules bundled together as one chunk (their exports merged), for a package whose parts are
+ * imported by subpath: the MCP SDK's client, its streamable-HTTP transport and its schemas share
+ * most of their code, which three chunks would each carry.
+ */
+const CHUNK_GROUPS = {
+  "mcp-sdk.cjs": [
+    "@modelcontextprotocol/sdk/client/index.js",
+    "@modelcontextprotocol/sdk/client/streamableHttp.js",
+    "@modelcontextprotocol/sdk/types.js",
+  ],
+};
+const GROUPED = Object.fromEntries(Object.entries(CHUNK_GROUPS).flatMap(([file, modules]) => modules.map((m) => [m, file])));
+
+/**
  * Optional packages a chunk's dependencies require inside a try/catch and do without when absent
  * (none is installed): ws's native speed-ups and debug's colour support, under @google/genai.
  * The only externals allowed besides Node's modules and the chunks.
@@ -49,7 +63,10 @@ const OPTIONAL_ABSENT = {
 const asChunks = {
   name: "packages-as-chunks",
   setup(b) {
-    b.onResolve({ filter: /^[@a-z]/ }, (args) => (args.path in CHUNKS ? { path: `./chunks/${CHUNKS[args.path]}`, external: true } : undefined));
+    b.onResolve({ filter: /^[@a-z]/ }, (args) => {
+      const file = CHUNKS[args.path] ?? GROUPED[args.path];
+      return file === undefined ? undefined : { path: `./chunks/${file}`, external: true };
+    });
   },
 };
 
@@ -118,8 +135,12 @@ const common = {
 
 await rm(outdir, { recursive: true, force: true });
 const outputs = [
-  await buildChecked({ ...common, entryPoints: [join(root, "src/cli/bundle-entry.ts")], outfile: join(outdir, "rhema.cjs"), plugins: [asChunks, vegaCanvasWithoutCanvas, treeSitterStaticImport, fdirBundledPicomatch] }, Object.values(CHUNKS).map((file) => `./chunks/${file}`)),
+  await buildChecked({ ...common, entryPoints: [join(root, "src/cli/bundle-entry.ts")], outfile: join(outdir, "rhema.cjs"), plugins: [asChunks, vegaCanvasWithoutCanvas, treeSitterStaticImport, fdirBundledPicomatch] }, [...Object.values(CHUNKS), ...Object.keys(CHUNK_GROUPS)].map((file) => `./chunks/${file}`)),
 ];
+for (const [file, modules] of Object.entries(CHUNK_GROUPS)) {
+  const contents = `module.exports = Object.assign({}, ${modules.map((m) => `require(${JSON.stringify(m)})`).join(", ")});`;
+  outputs.push(await buildChecked({ ...common, stdin: { contents, resolveDir: root, sourcefile: `${file}.entry.js` }, outfile: join(outdir, "chunks", file) }, []));
+}
 for (const [pkg, file] of Object.entries(CHUNKS)) {
   // The package's namespace as the chunk's exports (default included), as `import()` would give it.
   const stdin = { contents: `module.exports = require(${JSON.stringify(pkg)});`, resolveDir: root, sourcefile: `${file}.entry.js` };

@@ -192,6 +192,13 @@ export class CodingAgent {
     return [...this.tools.values()].map((t) => t.spec);
   }
 
+  /** The MCP tools' specs by server, as the session stamps them at the first turn (undefined: no MCP tool). */
+  private mcpToolSpecs(): Record<string, ToolSpec[]> | undefined {
+    const byServer: Record<string, ToolSpec[]> = {};
+    for (const tool of this.tools.values()) if (tool.server !== undefined) (byServer[tool.server] ??= []).push(tool.spec);
+    return Object.keys(byServer).length > 0 ? byServer : undefined;
+  }
+
   system(): string | null {
     if (this.config.system !== undefined) return this.config.system;
     try {
@@ -284,6 +291,8 @@ export class CodingAgent {
     try {
       await sink.emit({ type: "turn_start", sessionId: this.session.id, at: (this.config.now ?? (() => new Date()))().toISOString() });
       this.session.environment ??= this.environment;
+      const mcpTools = this.session.mcpTools ?? this.mcpToolSpecs();
+      if (mcpTools) this.session.mcpTools = mcpTools;
       this.session.tokenCounter ??= this.tokenCounter.record;
       const ports = this.stepPorts(sink, approval, signal);
       const ended = await this.revive(ports);
@@ -449,7 +458,8 @@ export class CodingAgent {
       platform: `${platform()} ${release()}`,
       shell: "bash",
       date: startedAt.toISOString().slice(0, 10),
-      tools: [...this.tools.keys()],
+      tools: [...this.tools.values()].filter((t) => t.server === undefined).map((t) => t.spec.name),
+      ...mcpServersFact(this.tools),
       ...projectInstructionsFacts(this.workspace),
       ...(this.config.sandbox ? { sandbox: { network: this.config.sandbox.network } } : {}),
     });
@@ -501,6 +511,12 @@ function assembleTools(config: CodingAgentConfig): ReadonlyMap<string, Tool> {
     tools.set(t.spec.name, t);
   }
   return tools;
+}
+
+/** The MCP servers the tools come from, sorted, for the environment report: names only, never their tools. */
+function mcpServersFact(tools: ReadonlyMap<string, Tool>): { mcpServers?: string[] } {
+  const servers = [...new Set([...tools.values()].flatMap((t) => (t.server === undefined ? [] : [t.server])))].sort();
+  return servers.length > 0 ? { mcpServers: servers } : {};
 }
 
 function projectInstructionsFacts(workspace: string): { projectInstructions?: ProjectInstructions } {

@@ -76,6 +76,10 @@ export function exitCodeFor(code: ErrorCode): ExitCode {
     case "step_cap":
     case "setup_failed":
     case "cassette_miss":
+    case "mcp_start":
+    case "mcp_changed":
+    case "mcp_crashed":
+    case "mcp_invalid":
     case "output_invalid":
     case "sandbox_failed":
     case "budget":

@@ -18,7 +18,7 @@ import { RhemaError, ToolError, errorMessage } from "../core/errors.js";
 import type { ToolEffect, ToolPlan } from "../core/tool.js";
 import { compileInputChecks } from "../core/tool-input/tool-input-check.js";
 import { PolicyApproval, WORKSPACE_BOUNDARY, formatPolicyIssue, loadPolicy, type LoadedPolicy } from "../policy/index.js";
-import { BUILTIN_TOOL_NAMES, unknownToolMessage } from "../policy/file/policy-file.js";
+import { BUILTIN_TOOL_NAMES, mcpServerOfToolName, unknownToolMessage } from "../policy/file/policy-file.js";
 import { permissiveWarnings } from "../policy/file/permissive-warnings.js";
 import { builtinTools } from "../tools/index.js";
 import type { ExitCode } from "./exit-codes.js";
@@ -63,10 +63,12 @@ export async function policyCheck(args: PolicyCheckArgs): Promise<PolicyCheckRes
     if (err instanceof RhemaError) return invalid(err.message);
     throw err;
   }
-  const warnings = [...loaded.warnings.map(formatPolicyIssue), ...permissiveWarnings(loaded.policy).map((w) => `warning: ${w}`)]
+  // No task declares servers here: a rule naming an MCP server's tools is not doubtful in itself.
+  const warnings = [...loaded.warnings.filter((w) => w.mcpServer === undefined).map(formatPolicyIssue), ...permissiveWarnings(loaded.policy).map((w) => `warning: ${w}`)]
     .map((w) => `${w}\n`).join("");
-  if (!BUILTIN_TOOL_NAMES.includes(args.tool)) {
-    return invalid(`--tool: ${unknownToolMessage(args.tool)}; the tools are ${BUILTIN_TOOL_NAMES.join(", ")}`, warnings);
+  const mcpServer = mcpServerOfToolName(args.tool);
+  if (!BUILTIN_TOOL_NAMES.includes(args.tool) && (mcpServer === null || args.tool.includes("*"))) {
+    return invalid(`--tool: ${unknownToolMessage(args.tool)}; the tools are ${BUILTIN_TOOL_NAMES.join(", ")} and an MCP server's mcp__<server>__<tool>`, warnings);
   }
   let input: unknown;
   try {
@@ -83,7 +85,8 @@ export async function policyCheck(args: PolicyCheckArgs): Promise<PolicyCheckRes
   } catch (err) {
     return invalid(`the workspace cannot be used: ${errorMessage(err)}`, warnings);
   }
-  const planned = await planCall(args.tool, input as Record<string, unknown>, workspace);
+  // An MCP tool's input is its server's to check; the policy sees it as the run does: exec, no paths.
+  const planned: PlannedCall = mcpServer !== null ? { kind: "planned", plan: { paths: [] } } : await planCall(args.tool, input as Record<string, unknown>, workspace);
   let output: { decision: "allow" | "deny"; rule: string; reason: string };
   if (planned.kind === "outside") {
     output = { decision: "deny", rule: WORKSPACE_BOUNDARY, reason: planned.reason };
@@ -92,7 +95,7 @@ export async function policyCheck(args: PolicyCheckArgs): Promise<PolicyCheckRes
   } else {
     const { plan } = planned;
     const request: ApprovalRequest = {
-      callId: "policy-check", tool: args.tool, effect: EFFECTS[args.tool]!, input, workspace, paths: plan.paths,
+      callId: "policy-check", tool: args.tool, effect: EFFECTS[args.tool] ?? "exec", input, workspace, paths: plan.paths,
       ...(plan.command === undefined ? {} : { command: plan.command }),
     };
     const decision = await new PolicyApproval(loaded.policy).decide(request, new AbortController().signal);

@@ -45,6 +45,12 @@ export type ErrorCode =
   | "cassette_miss"
   // A task's structured output (`output:`) was still not valid JSON for its schema after its repairs.
   | "output_invalid"
+  // An MCP server of the task (issue 27): it did not start in time (retryable), its tool specs changed
+  // since the checkpoint, it crashed a second time, or it offers a tool whose input schema is not valid.
+  | "mcp_start"
+  | "mcp_changed"
+  | "mcp_crashed"
+  | "mcp_invalid"
   // A command's wrapper (the bwrap sandbox, the perl reaper) exited before the command started.
   | "sandbox_failed"
   | "cancelled"

@@ -13,6 +13,7 @@ import { IMAGE_MEDIA_TYPES, toolCallsOf, type Message } from "./messages.js";
 import type { PidScope } from "./tool.js";
 import type { Section, TranscriptStats } from "./transcript-types.js";
 import type { TokenCounterRecord } from "./token-counter.js";
+import type { ToolSpec } from "./tool.js";
 
 export const SESSION_VERSION = 2;
 
@@ -43,6 +44,12 @@ export interface Session {
    * session built by hand) is read as its messages say (`withCallStates`).
    */
   calls?: Record<string, CallRecord>;
+  /**
+   * The tool specs of each MCP server the conversation uses, by server name, stamped at the first
+   * turn (absent: none). A resume compares the servers' specs listed again with these: a server
+   * whose specs changed is an `mcp_changed` error, so the request prefix never changes silently.
+   */
+  mcpTools?: Record<string, ToolSpec[]>;
 }
 
 /**
@@ -187,6 +194,7 @@ const sessionFields = {
   messages: z.array(messageSchema),
   transcript: z.object({ sections: z.array(sectionSchema), stats: transcriptStatsSchema.nullable() }).optional(),
   journal: z.object({ generation: z.number().int().nonnegative() }).optional(),
+  mcpTools: z.record(z.string(), z.array(z.object({ name: z.string(), description: z.string(), inputSchema: z.record(z.string(), z.unknown()) }).strict())).optional(),
 };
 export const sessionSchema = z.object({ version: z.literal(SESSION_VERSION), ...sessionFields, calls: z.record(z.string(), callRecordSchema).optional() }).passthrough();
 export const sessionV1Schema = z.object({ version: z.literal(1), ...sessionFields, calls: z.record(z.string(), startedCallV1Schema).optional() }).passthrough();

@@ -288,6 +288,8 @@ async function runOneCall(ports: StepLoopPorts, step: number, call: ToolCallBloc
     throwIfMachineLimit(err);
     // A command's sandbox that did not start is the machine's failure, not the model's to work round: it ends the turn.
     if (err instanceof RhemaError && err.code === "sandbox_failed") throw err;
+    // An MCP server that crashed again after its one restart ends the turn the same way.
+    if (err instanceof RhemaError && err.code === "mcp_crashed") throw err;
     return errorResult(failureText(call, err));
   }
 }

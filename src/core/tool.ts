@@ -89,6 +89,11 @@ export interface Tool {
    * call's result. The driver reads the outcome off the session.
    */
   endsTurn?: boolean;
+  /**
+   * The MCP server the tool comes from (its name is `mcp__<server>__<tool>`): the environment
+   * report names the server, not each tool, and the session stamps its spec (`Session.mcpTools`).
+   */
+  server?: string;
   plan?(input: unknown, ctx: ToolContext): Promise<ToolPlan>;
   run(input: unknown, ctx: ToolContext): Promise<ToolResult>;
 }

@@ -11,6 +11,8 @@ export interface EnvironmentFacts {
   /** The conversation's start, as YYYY-MM-DD. */
   date: string;
   tools: string[];
+  /** The MCP servers whose tools the model has (`mcp__<server>__<tool>`), by name only (no line without). */
+  mcpServers?: string[];
   /** Project instructions from the workspace root (AGENTS.md), when present. */
   projectInstructions?: { file: string; text: string };
   /** The OS sandbox shell commands run in, when they run in one (no line without). */
@@ -44,6 +46,7 @@ export function renderEnvironmentReport(facts: EnvironmentFacts): string {
     `Date: ${facts.date}`,
     `Tools: ${facts.tools.join(", ")}`,
   ];
+  if (facts.mcpServers && facts.mcpServers.length > 0) lines.push(`MCP servers: ${facts.mcpServers.join(", ")} (their tools are named mcp__<server>__<tool>)`);
   if (facts.sandbox) lines.push(sandboxLine(facts.sandbox.network));
   if (facts.projectInstructions) {
     lines.push("", `# Project instructions (${facts.projectInstructions.file})`, facts.projectInstructions.text.trimEnd());

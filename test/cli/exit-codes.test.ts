@@ -41,7 +41,7 @@ test("each error code has its exit code: input 2, the machine 3, a task's failur
     usage: 2, invalid_input: 2, invalid_config: 2, task_invalid: 2, policy_invalid: 2, provider_unavailable: 2, workspace_missing: 2,
     prompt_render_failed: 2, session_invalid: 2, result_invalid: 2, manifest_invalid: 2, state_invalid: 2, run_locked: 2, task_changed: 2,
     output_failed: 3, lock_lost: 3, commit_failed: 3, sandbox_unavailable: 3, machine_limit: 3, provider_refused: 3,
-    provider: 1, provider_stream: 1, timeout: 1, step_cap: 1, setup_failed: 1, cassette_miss: 1, output_invalid: 1, sandbox_failed: 1, budget: 1, internal: 1, turn_in_progress: 1, nothing_to_retry: 1,
+    provider: 1, provider_stream: 1, timeout: 1, step_cap: 1, setup_failed: 1, cassette_miss: 1, mcp_start: 1, mcp_changed: 1, mcp_crashed: 1, mcp_invalid: 1, output_invalid: 1, sandbox_failed: 1, budget: 1, internal: 1, turn_in_progress: 1, nothing_to_retry: 1,
     cancelled: 130,
   };
   assert.deepEqual(Object.fromEntries(Object.keys(expected).map((code) => [code, exitCodeFor(code as ErrorCode)])), expected);

@@ -17,7 +17,7 @@ import { type ImportKind, type ImportSite, importSites, isRelative, resolveRelat
 import { ROOMS, type RoomTable, mayImportRoom, roomOf } from "./rooms.js";
 
 export type Layer =
-  | "core" | "cache" | "store" | "process" | "prompt" | "yaml-source" | "policy" | "tools" | "transcript" | "providers" | "tokens"
+  | "core" | "cache" | "store" | "process" | "mcp" | "prompt" | "yaml-source" | "policy" | "tools" | "transcript" | "providers" | "tokens"
   | "agent" | "runner" | "index" | "cli" | "action";
 
 /** The library's layers below index and the edges, and what each may import besides itself. */
@@ -30,11 +30,12 @@ const INNER: Record<Exclude<Layer, "index" | "cli" | "action">, readonly Layer[]
   "yaml-source": ["core"],
   policy: ["core", "yaml-source"],
   tools: ["core", "process"],
+  mcp: ["core", "process"],
   transcript: ["core", "cache"],
   providers: ["core", "cache"],
   tokens: ["core"],
   agent: ["core", "tools", "transcript", "prompt", "store"],
-  runner: ["core", "agent", "policy", "providers", "store", "process", "transcript", "cache", "yaml-source", "tokens"],
+  runner: ["core", "agent", "policy", "providers", "store", "process", "mcp", "transcript", "cache", "yaml-source", "tokens"],
 };
 const LIBRARY = Object.keys(INNER) as Layer[];
 

@@ -17,9 +17,16 @@ export const SHELL_ANALYSIS = "shell analysis";
 /** The rule label of denials for paths outside the workspace. */
 export const WORKSPACE_BOUNDARY = "workspace boundary";
 
-/** True when the rule has no `tools` or names one of `tools`. */
+/** True when the rule has no `tools` or names one of `tools` (a name with `*` is a pattern: `mcp__github__*`). */
 export function ruleCoversTool(rule: PolicyRule, tools: readonly string[]): boolean {
-  return rule.tools === null || tools.some((tool) => rule.tools!.includes(tool));
+  return rule.tools === null || tools.some((tool) => rule.tools!.some((name) => toolNameMatches(name, tool)));
+}
+
+/** Whether a rule's tool name covers `tool`: the same name, or a pattern whose `*` stands for any characters. */
+export function toolNameMatches(name: string, tool: string): boolean {
+  if (!name.includes("*")) return name === tool;
+  const pattern = name.split("*").map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join(".*");
+  return new RegExp(`^${pattern}$`).test(tool);
 }
 
 /** A path that left the workspace: absolute, or climbing out with `..`. */

@@ -22,7 +22,19 @@ export interface PolicyIssue {
   message: string;
 }
 
-export type PolicyWarning = PolicyIssue;
+export interface PolicyWarning extends PolicyIssue {
+  /**
+   * A rule's tool name of an MCP server's tools (`mcp__<server>__…`) names this server: the
+   * warning holds only where no task using the policy declares it (the runner drops it there).
+   */
+  mcpServer?: string;
+}
+
+/** An MCP tool name or pattern, `mcp__<server>__<tool>` (the tool may be a `*` pattern): its server. */
+export function mcpServerOfToolName(name: string): string | null {
+  const match = /^mcp__([A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_))*)__./.exec(name);
+  return match ? match[1]! : null;
+}
 
 /** `file:line:column: message`. */
 export function formatPolicyIssue(issue: PolicyIssue): string {
@@ -226,7 +238,10 @@ export function policyWarnings(content: PolicyFileContent, file: string, locate:
     warn(["default"], "`default: allow` and no deny rule: every call is allowed, the allow rules change nothing");
   }
   for (const { name, path } of ruleToolNames(content)) {
-    if (!BUILTIN_TOOL_NAMES.includes(name)) warn(path, `${unknownToolMessage(name)}; fine if it is a custom tool`);
+    const server = mcpServerOfToolName(name);
+    if (server !== null) {
+      warnings.push({ file, ...locate(path), mcpServer: server, message: `warning: \`${name}\` names the tools of the MCP server \`${server}\`, which no task using this policy declares under mcp:` });
+    } else if (!BUILTIN_TOOL_NAMES.includes(name)) warn(path, `${unknownToolMessage(name)}; fine if it is a custom tool`);
   }
   content.rules.forEach((rule, i) => {
     const effect = rule.allow !== undefined ? "allow" : "deny";

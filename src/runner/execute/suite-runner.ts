@@ -276,7 +276,7 @@ async function runQueue(opts: SuiteRunOptions, runDir: RunDir, manifest: RunMani
   });
   const layers = layeringOf(opts, sharedSetups, workspaces);
   const env: TaskRunEnv = {
-    ...opts.env, runDir: opts.runDir, signal: opts.signal, budget, lock, sharedSetups, ...layers,
+    ...opts.env, runDir: opts.runDir, signal: opts.signal, budget, lock, sharedSetups, ...layers, restartChanged: opts.restartChanged,
     gitMirrors: opts.env.gitMirrors ?? new GitMirrors(join(opts.runDir, GIT_MIRRORS_DIR), opts.env.hostEnv),
     onEvent: (trial, event) => opts.onProgress({ type: "task_event", task: trial.task, trial, event }),
   };

@@ -128,6 +128,8 @@ export interface TaskRunEnv {
   copyReason?: string;
   /** `--cassette`: the trials' model exchanges recorded to, or replayed from, a cassette each (trial-cassette.ts). */
   cassette?: CassetteSettings;
+  /** `--restart-changed`: a trial whose MCP servers' specs changed since its checkpoint continues with the new ones. */
+  restartChanged?: boolean;
   /** The cassettes a task whose model is a recording replays (its plan's), in place of `cassette`. */
   recordedCassettesFor?: (trial: Trial) => { dir: string; file?: string } | null;
 }
@@ -288,6 +290,7 @@ async function turnPhase(run: TrialRun): Promise<{ kind: "interrupted" } | { kin
       ...(env.tokenCounterFor ? { tokenCounter: env.tokenCounterFor(trial) } : {}),
       // A replay's session begins when its recording's did: its environment report, and so its requests, match.
       sessionCreatedAt: new Date((saved === null ? await run.cassette?.recordedStart() : null) ?? book.current.startedAt),
+      ...(env.restartChanged ? { restartChanged: true } : {}),
     });
     // The conversation moved on since checks last ran (a retried turn): their records, and the patch, were of another workspace.
     if (agent.session.messages.length !== (saved?.messages.length ?? 0) && (book.current.checks.length > 0 || book.current.changes !== null)) {

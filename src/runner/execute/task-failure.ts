@@ -42,6 +42,10 @@ export function failureKind(code: ErrorCode): TaskFailure["kind"] {
     case "step_cap":
     case "setup_failed":
     case "cassette_miss":
+    case "mcp_start":
+    case "mcp_changed":
+    case "mcp_crashed":
+    case "mcp_invalid":
     case "output_invalid":
     case "sandbox_failed":
     case "budget":
@@ -78,5 +82,5 @@ export function failureKind(code: ErrorCode): TaskFailure["kind"] {
 
 /** Whether `--retry-errored` continues a task errored with this (recorded) code: outages and timeouts only. */
 export function isRetryableErrorCode(code: string): boolean {
-  return code === "provider" || code === "provider_stream" || code === "timeout";
+  return code === "provider" || code === "provider_stream" || code === "timeout" || code === "mcp_start";
 }

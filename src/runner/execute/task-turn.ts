@@ -34,6 +34,8 @@ import { modelWorker } from "../../transcript/compaction-worker.js";
 import { stopRecordedGroup } from "../../process/process-identity.js";
 import { allowingFinalAnswer, answerCheckOf, finalAnswerTool } from "./final-answer-tool.js";
 import { answerStanding, FINAL_ANSWER_TOOL, repairText } from "./structured-answer.js";
+import { withTrialMcp } from "./trial-mcp.js";
+import type { Tool } from "../../core/tool.js";
 
 export const DEFAULT_MAX_STEPS = 40;
 
@@ -84,10 +86,22 @@ export interface TaskTurnOptions {
   tokenCounter?: TokenCounter;
   /** When a new session begins: the trial's start, or in a cassette replay the recorded trial's. */
   sessionCreatedAt?: Date;
+  /** `--restart-changed`: an MCP server whose specs changed since the checkpoint is taken as it now is (trial-mcp.ts). */
+  restartChanged?: boolean;
 }
 
-/** Runs (or continues) the task's turn; resolves with the agent when the turn has ended (on a valid answer, with `output:`). */
+/**
+ * Runs (or continues) the task's turn; resolves with the agent when the turn has ended (on a valid
+ * answer, with `output:`). The task's MCP servers run for the turn's length (trial-mcp.ts).
+ */
 export async function runTaskTurn(opts: TaskTurnOptions): Promise<CodingAgent> {
+  return withTrialMcp({
+    task: opts.task, workspace: opts.workspace, commands: opts.commands, signal: opts.signal, saved: opts.saved,
+    restartChanged: opts.restartChanged ?? false, ...(opts.sandbox ? { sandbox: opts.sandbox } : {}),
+  }, (toolset) => runTurnWith(opts, toolset?.tools ?? []));
+}
+
+async function runTurnWith(opts: TaskTurnOptions, mcpTools: readonly Tool[]): Promise<CodingAgent> {
   const output = opts.task.output;
   const schema = output?.schema ?? null;
   if (output && schema === null) throw new CodingAgentError("invalid_config", `${opts.task.file}: output.schema was not loaded (load the task with loadTaskFile)`);
@@ -102,7 +116,8 @@ export async function runTaskTurn(opts: TaskTurnOptions): Promise<CodingAgent> {
     stopProcesses: async (info) => (await stopRecordedGroup(info)) === "stopped",
     ...(opts.price ? { price: opts.price } : {}),
     ...(opts.budget ? { budget: opts.budget } : {}),
-    ...(schema ? { tools: [finalAnswerTool(schema)] } : {}),
+    // The built-ins, then final_answer, then the MCP tools sorted: the same list on every run and resume.
+    ...(schema || mcpTools.length > 0 ? { tools: [...(schema ? [finalAnswerTool(schema)] : []), ...mcpTools] } : {}),
     ...(await counterForTurn(opts) ?? {}),
   };
   const taken = opts.saved ? stepsTaken(opts.saved.messages) : 0;

@@ -19,7 +19,7 @@ import { loadPriceTable, priceTable, type ModelPricing } from "../pricing/prices
 import { unenforceableCostBudget } from "../pricing/run-budget.js";
 import { taskPricing, type TaskPricing } from "../pricing/task-pricing.js";
 import { LIMIT_TEXT_RULE, parseLimitText } from "../tasks/duration.js";
-import type { TaskDefinition } from "../tasks/task-file.js";
+import { TaskFileError, type TaskDefinition, type TaskProblem } from "../tasks/task-file.js";
 import { resolveTaskApprovals } from "../tasks/task-policy.js";
 import { taskKey } from "../tasks/task-key.js";
 import { planRecordedTask, recordedModelOf } from "./recorded-model.js";
@@ -107,6 +107,7 @@ export async function planSuite(tasks: readonly TaskDefinition[], flags: PlanFla
   const approvals = await resolveTaskApprovals(tasks, { policyFlag: flags.policy, cwd: context.cwd, sandboxFlag: flags.sandbox });
   notes.push(...approvals.notes);
   const commands = commandEnvironment(context.env, flags.allowEnv ?? []);
+  checkMcpReferences(tasks, commands);
   const plans = new Map<string, TaskPlan>();
   for (const task of tasks) {
     const key = taskKey(task);
@@ -217,6 +218,25 @@ function offlineProvider(spec: ProviderSpec, env: ProviderEnv, options: Paramete
 
 function idleOption(streamIdleMs: number | undefined): { streamIdleMs?: number } {
   return streamIdleMs === undefined ? {} : { streamIdleMs };
+}
+
+/**
+ * Every `${NAME}` in a task's MCP env and header values names an `--allow-env` variable that is
+ * set: all the problems at once, each at its file, line and field (exit 2).
+ */
+function checkMcpReferences(tasks: readonly TaskDefinition[], commands: CommandEnvironment): void {
+  const problems: TaskProblem[] = [];
+  for (const task of tasks) {
+    for (const server of Object.values(task.mcp ?? {})) {
+      for (const ref of server.references) {
+        const message = !commands.allowEnv.includes(ref.variable)
+          ? `\${${ref.variable}} names a variable --allow-env does not let through; an MCP server's env and headers take only --allow-env variables (pass --allow-env ${ref.variable})`
+          : commands.env[ref.variable] === undefined ? `\${${ref.variable}} is not set in rhema's environment` : null;
+        if (message !== null) problems.push({ file: task.file, line: ref.line, column: ref.column, field: ref.field, message });
+      }
+    }
+  }
+  if (problems.length > 0) throw new TaskFileError(problems);
 }
 
 /** The environment commands see, scrubbed once: lower layers receive the result, not the list to apply. */

@@ -59,7 +59,9 @@ export async function resolveTaskApprovals(
   const inUse = new Set(tasks.map((task) => policySource(task, opts).key));
   for (const key of inUse) {
     const policy = loaded.get(key)!;
-    for (const w of policy.warnings) notes.push(formatPolicyIssue(w));
+    // A rule naming an MCP server's tools warns only when no task using the policy declares that server.
+    const declared = new Set(tasks.filter((task) => policySource(task, opts).key === key).flatMap((task) => Object.keys(task.mcp ?? {})));
+    for (const w of policy.warnings) if (w.mcpServer === undefined || !declared.has(w.mcpServer)) notes.push(formatPolicyIssue(w));
     for (const w of permissiveWarnings(policy.policy)) notes.push(`warning: ${w}`);
   }
   for (const task of tasks) {

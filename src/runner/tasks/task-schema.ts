@@ -11,6 +11,7 @@ import { z } from "zod";
 import type { CacheTtlSetting } from "../../core/transcript-types.js";
 import { NAMED_PROVIDERS, PROVIDER_NAMES, REPLAY_PROVIDERS, SCRIPTED_PROVIDERS, nameList } from "../../providers/provider-registry.js";
 import { DURATION_PATTERN, NO_LIMIT, parseDurationMs } from "./duration.js";
+import { MCP_REFERENCE_PATTERN, MCP_SERVER_NAME_PATTERN } from "../../mcp/mcp-config.js";
 
 /**
  * The axes of a matrix file (`--matrix`, matrix-file.ts), in the order a variant id names them:
@@ -259,6 +260,32 @@ const outputSchema = z.strictObject({
     .describe("How many times an invalid answer is sent back with its validation errors before the trial errors (output_invalid); default 2."),
 }).describe("Structured output: the agent's answer is JSON valid against `schema`, given through the final_answer tool (or as plain JSON text). It lands in result.json (`output`), output.json and $RHEMA_OUTPUT.");
 
+/** An env or header value of an MCP server: text whose `${NAME}` references take `--allow-env` variables. */
+const mcpValue = z.string({ error: "expected a string (text, with ${NAME} for the value of an --allow-env variable)" }).superRefine((text, ctx) => {
+  const stray = text.replace(MCP_REFERENCE_PATTERN, "").indexOf("${");
+  if (stray >= 0) ctx.addIssue({ code: "custom", message: "a reference is ${NAME}: a letter or _ first, then letters, digits and _" });
+});
+const mcpStartTimeout = durationSchema.optional().describe("How long the server may take to start, answer initialize and list its tools (default 30s); past it the trial errors mcp_start (retryable).");
+const mcpStdioServer = z.strictObject({
+  command: nonEmptyText("mcp command").describe("The server's program: installed by the task's setup (no npx at run time), run in the trial's sandbox with the policy's network."),
+  args: z.array(z.string({ error: "expected an argument as a string" }), { error: "expected args as a list of strings" }).optional(),
+  env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: "expected an environment variable name" }), mcpValue, { error: "expected env as a mapping of variable names to values" }).optional()
+    .describe("Variables laid over the trial's (scrubbed) environment; ${NAME} takes an --allow-env variable's value."),
+  startTimeout: mcpStartTimeout,
+});
+const mcpHttpServer = z.strictObject({
+  url: z.string({ error: "expected url as an http(s) URL" }).regex(/^https?:\/\/[^\s]+$/, { error: "expected url as an http(s) URL" }).describe("The streamable-HTTP endpoint."),
+  headers: z.record(z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, { error: "expected a header name" }), mcpValue, { error: "expected headers as a mapping of header names to values" }).optional()
+    .describe("Sent with every request; ${NAME} takes an --allow-env variable's value (Authorization: Bearer ${TOKEN})."),
+  startTimeout: mcpStartTimeout,
+});
+const MCP_SERVER_RULE = "expected an MCP server as {command, args, env} (stdio) or {url, headers} (streamable HTTP)";
+export const mcpSchema = z.record(
+  z.string().regex(MCP_SERVER_NAME_PATTERN, { error: "expected an MCP server name: letters, digits, - and single _ (its tools are mcp__<server>__<tool>)" }),
+  z.union([mcpStdioServer, mcpHttpServer], { error: MCP_SERVER_RULE }),
+  { error: "expected mcp as a mapping of server names to servers" },
+).describe("MCP servers whose tools the agent gets, as mcp__<server>__<tool>, decided by the policy like built-in tools. MCP config files in the workspace (.mcp.json …) are never read.");
+
 /** The whole task file. */
 /** A regular expression of `cassette.normalise`: one that compiles and matches something. */
 const normalisePattern = z.string({ error: "expected a regular expression (JavaScript syntax) as text" }).superRefine((text, ctx) => {
@@ -302,6 +329,7 @@ export const taskFileSchema = z.strictObject({
   pin: z.array(z.enum(MATRIX_AXES, { error: `expected a matrix axis: ${MATRIX_AXES.join(", ")}` }), { error: "expected pin as a list of matrix axes, e.g. [model]" }).optional()
     .describe("Matrix axes (--matrix) this task keeps its own setting for: a matrix overrides the task's settings on every other axis. Not in the content hash."),
   cassette: cassetteSchema.optional(),
+  mcp: mcpSchema.optional(),
   sandbox: z.enum(["auto", "bwrap", "off"], { error: "expected sandbox as auto, bwrap or off" }).optional()
     .describe("The OS sandbox this task asks for; the strictest of --sandbox, the policy's `sandbox:` and this wins (off < auto < bwrap), so `off` here cannot switch off what the run or the policy asked for."),
 }).meta({

@@ -1,0 +1,227 @@
+/**
+ * MCP servers as tools through the built CLI (issue 27): a stdio server written with the SDK's
+ * server side, started per trial, its tools called by a scripted model as mcp__<server>__<tool>
+ * and decided by the policy; a server that crashes mid-call (an error result, one restart; a
+ * second crash errors the trial), one that never answers its handshake (mcp_start after the
+ * start-up timeout), one with a bad input schema (mcp_invalid naming the tool), a kill of rhema
+ * mid-call and the resume (the server started again, the call not run again, no server left), a
+ * server whose specs changed on resume (mcp_changed), references to variables --allow-env does
+ * not let through (exit 2), the sandbox around a stdio server, and an HTTP server reached with a
+ * header from an allowed variable.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFile, writeFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { readRunResults, RunDir } from "../../src/runner/run-dir/run-dir.js";
+import { CheckpointStore } from "../../src/store/checkpoint-store.js";
+import type { Session } from "../../src/core/session.js";
+import { cliEnv, runCli, startCli } from "../support/cli.js";
+import { writeFiles } from "../support/suite-files.js";
+import { hostDir, sandboxSkip } from "../process/sandbox-fixture.js";
+import { mcpServerScript, startHttpMcpServer } from "../support/mcp-test-server.js";
+import { liveRunProcesses, survivorsAfter } from "../support/run-processes.js";
+import { waitFor } from "../support/wait.js";
+
+const sandboxMissing = await sandboxSkip();
+const q = (text: string): string => JSON.stringify(text);
+
+/** A task whose scripted model makes `steps` (YAML list items), with the server `files` in `mode`. */
+function mcpTask(root: string, steps: string, opts: { mode?: string; policy?: string; extra?: string } = {}): string {
+  return `prompt: Use the MCP tools.
+policy: ${opts.policy ?? "{ version: 1, default: deny, rules: [ { allow: { tools: [\"mcp__files__*\"] } } ] }"}
+mcp:
+  files: { command: ${q(process.execPath)}, args: [${q(join(root, "server.mjs"))}, ${opts.mode ?? "normal"}]${opts.extra ?? ""} }
+model:
+  provider: scripted
+  script:
+${steps}
+    - say: done
+`;
+}
+
+async function sessionOf(out: string, id = "t"): Promise<Session> {
+  return (await new CheckpointStore(new RunDir(out).trial({ suite: "suite", id, variant: null, repeat: 1 }).dir).load())!;
+}
+
+/** The tool results of a session, in order: [text, isError]. */
+function results(session: Session): [string, boolean][] {
+  return session.messages.flatMap((m) => m.content.flatMap((b) => (b.type === "tool_result" ? [[typeof b.content === "string" ? b.content : JSON.stringify(b.content), b.isError === true] as [string, boolean]] : [])));
+}
+
+async function setUp(t: { after(fn: () => unknown): void }, tasks: Record<string, string>): Promise<{ root: string; out: string }> {
+  const root = await hostDir(t, "rhema-mcp-");
+  await writeFiles(root, { "server.mjs": mcpServerScript(), ...tasks });
+  return { root, out: join(root, "run") };
+}
+
+test("an MCP server's tools are called as mcp__server__tool, decided by the policy, stamped into the session, listed by server in the environment", async (t) => {
+  const { root, out } = await setUp(t, {});
+  await writeFiles(root, {
+    "suite/t.yaml": mcpTask(root, `    - calls:
+        - { call: mcp__files__echo, input: { text: hi } }
+        - { call: mcp__files__write, input: { path: made.txt, text: x } }
+        - { call: mcp__files__echo, input: { text: 5 } }`, { policy: "{ version: 1, default: deny, rules: [ { allow: { tools: [mcp__files__echo] } } ] }" }),
+  });
+  const run = await runCli(["run", "suite", "--out", out], { cwd: root });
+  assert.equal(run.code, 0, run.stderr + run.stdout);
+  const session = await sessionOf(out);
+  const [echo, write, bad] = results(session);
+  assert.deepEqual(echo, ["echo: hi", false]);
+  assert.equal(write![1], true);
+  assert.match(write![0], /^denied by default/);
+  assert.equal(bad![1], true);
+  assert.match(bad![0], /Invalid input for `mcp__files__echo`/);
+  assert.deepEqual(Object.keys(session.mcpTools!), ["files"]);
+  assert.deepEqual(session.mcpTools!.files!.map((s) => s.name), ["mcp__files__crash", "mcp__files__echo", "mcp__files__sleep", "mcp__files__write"]);
+  assert.match(session.environment!, /^MCP servers: files \(their tools are named mcp__<server>__<tool>\)$/m);
+  assert.doesNotMatch(session.environment!, /mcp__files__echo/);
+  assert.equal(existsSync(join(new RunDir(out).trial({ suite: "suite", id: "t", variant: null, repeat: 1 }).dir, "workspace", "made.txt")), false, "the denied write never ran");
+  assert.doesNotMatch(run.stderr, /not a built-in tool|no task using this policy declares/);
+  assert.deepEqual(await liveRunProcesses({ mark: join(root, "server.mjs") }), [], "the server stopped with the trial");
+});
+
+test("a server that crashes mid-call: an error result the model reads and one restart; a second crash errors the trial", async (t) => {
+  const { root, out } = await setUp(t, {});
+  await writeFiles(root, {
+    "suite/t.yaml": mcpTask(root, `    - call: mcp__files__crash
+    - call: mcp__files__echo
+      input: { text: again }
+    - call: mcp__files__crash`),
+  });
+  const run = await runCli(["run", "suite", "--out", out, "--sandbox", "off"], { cwd: root });
+  assert.equal(run.code, 1, run.stderr + run.stdout);
+  const [result] = await readRunResults(out);
+  assert.equal(result!.status, "errored");
+  assert.equal(result!.error?.code, "mcp_crashed");
+  const [crash, echo] = results(await sessionOf(out));
+  assert.equal(crash![1], true);
+  assert.match(crash![0], /the MCP server files exited during this call/);
+  assert.deepEqual(echo, ["echo: again", false], "the restarted server answers");
+  const starts = (await readFile(join(new RunDir(out).trial({ suite: "suite", id: "t", variant: null, repeat: 1 }).dir, "workspace", "mcp-starts.log"), "utf8")).match(/^start/gm);
+  assert.equal(starts?.length, 2, "started once, restarted once, not again");
+  assert.deepEqual(await liveRunProcesses({ mark: join(root, "server.mjs") }), []);
+});
+
+test("a server that never finishes its handshake errors the trial mcp_start after its start-up timeout, and is stopped", async (t) => {
+  const { root, out } = await setUp(t, {});
+  await writeFiles(root, { "suite/t.yaml": mcpTask(root, `    - call: mcp__files__echo
+      input: { text: hi }`, { mode: "hang", extra: ", startTimeout: 1s" }) });
+  const started = Date.now();
+  const run = await runCli(["run", "suite", "--out", out, "--sandbox", "off"], { cwd: root });
+  assert.equal(run.code, 1, run.stderr + run.stdout);
+  const [result] = await readRunResults(out);
+  assert.equal(result!.error?.code, "mcp_start");
+  assert.match(result!.error!.message, /the MCP server files did not start: it did not answer within 1 s \(startTimeout\)/);
+  assert.ok(Date.now() - started < 20_000);
+  assert.deepEqual(await liveRunProcesses({ mark: join(root, "server.mjs") }), []);
+});
+
+test("a server with a tool whose input schema is not JSON Schema errors the trial mcp_invalid naming the server and the tool", async (t) => {
+  const { root, out } = await setUp(t, {});
+  await writeFiles(root, { "suite/t.yaml": mcpTask(root, "    - say: hello", { mode: "badschema" }) });
+  const run = await runCli(["run", "suite", "--out", out, "--sandbox", "off"], { cwd: root });
+  assert.equal(run.code, 1, run.stderr + run.stdout);
+  const [result] = await readRunResults(out);
+  assert.equal(result!.error?.code, "mcp_invalid");
+  assert.match(result!.error!.message, /the MCP server files offers the tool "bad", which rhema cannot use/);
+});
+
+test("a kill of rhema mid-call leaves no server; the resume starts it again, answers the started call as interrupted without running it", async (t) => {
+  const { root, out } = await setUp(t, {});
+  await writeFiles(root, { "suite/t.yaml": mcpTask(root, "    - call: mcp__files__sleep") });
+  const workspace = join(new RunDir(out).trial({ suite: "suite", id: "t", variant: null, repeat: 1 }).dir, "workspace");
+  const log = join(workspace, "mcp-starts.log");
+  const first = startCli(["run", "suite", "--out", out], { cwd: root });
+  await waitFor(async () => (await readFile(log, "utf8").catch(() => "")).includes("sleeping"));
+  first.child.kill("SIGKILL");
+  await first.done;
+  assert.deepEqual(await survivorsAfter({ mark: join(root, "server.mjs") }, 10_000), [], "no server outlives rhema");
+  const resumed = await runCli(["run", "suite", "--out", out], { cwd: root });
+  assert.equal(resumed.code, 0, resumed.stderr + resumed.stdout);
+  const text = await readFile(log, "utf8");
+  assert.equal(text.match(/^start/gm)?.length, 2, "restarted on resume");
+  assert.equal(text.match(/^sleeping/gm)?.length, 1, "the started call was not run again");
+  const [sleep] = results(await sessionOf(out));
+  assert.equal(sleep![1], true);
+  assert.match(sleep![0], /interrupted/);
+  assert.deepEqual(await liveRunProcesses({ mark: join(root, "server.mjs") }), []);
+});
+
+/** Starts a run of suite/t, waits until its server is in the sleep call, and SIGKILLs rhema. */
+async function killedMidSleep(root: string, out: string): Promise<void> {
+  const log = join(new RunDir(out).trial({ suite: "suite", id: "t", variant: null, repeat: 1 }).dir, "workspace", "mcp-starts.log");
+  const run = startCli(["run", "suite", "--out", out, "--sandbox", "off"], { cwd: root });
+  await waitFor(async () => (await readFile(log, "utf8").catch(() => "")).includes("sleeping"));
+  run.child.kill("SIGKILL");
+  await run.done;
+}
+
+test("a server whose tool specs changed since the checkpoint: mcp_changed naming it, unless --restart-changed continues with the new specs", async (t) => {
+  const { root } = await setUp(t, {});
+  await writeFiles(root, { "suite/t.yaml": mcpTask(root, "    - call: mcp__files__sleep") });
+  const [refusedOut, restartedOut] = [join(root, "run-a"), join(root, "run-b")];
+  await killedMidSleep(root, refusedOut);
+  await killedMidSleep(root, restartedOut);
+  // The server's echo now has another description.
+  await writeFile(join(root, "server.mjs"), mcpServerScript().replace('const mode = process.argv[2] ?? "normal";', 'const mode = "changed";'));
+  const refused = await runCli(["run", "suite", "--out", refusedOut, "--sandbox", "off"], { cwd: root });
+  assert.equal(refused.code, 1, refused.stderr + refused.stdout);
+  const [result] = await readRunResults(refusedOut);
+  assert.equal(result!.error?.code, "mcp_changed");
+  assert.match(result!.error!.message, /the tools of the MCP server files changed since this trial's checkpoint; run it afresh with --restart-changed/);
+  const restarted = await runCli(["run", "suite", "--out", restartedOut, "--sandbox", "off", "--restart-changed"], { cwd: root });
+  assert.equal(restarted.code, 0, restarted.stderr + restarted.stdout);
+  const session = await sessionOf(restartedOut);
+  assert.equal(session.mcpTools!.files!.find((s) => s.name === "mcp__files__echo")!.description, "Echoes text back, changed");
+});
+
+test("an MCP env or header value that names a variable --allow-env does not let through is exit 2 at its file, line and field", async (t) => {
+  const { root, out } = await setUp(t, {});
+  await writeFiles(root, { "suite/t.yaml": mcpTask(root, "    - say: hi", { extra: ", env: { TOKEN: \"${MY_TOKEN}\" }" }) });
+  const run = await runCli(["run", "suite", "--out", out], { cwd: root, env: cliEnv({ MY_TOKEN: "tok-1" }) });
+  assert.equal(run.code, 2, run.stderr);
+  assert.match(run.stderr, /suite\/t\.yaml:4:\d+: mcp\.files\.env\.TOKEN: \$\{MY_TOKEN\} names a variable --allow-env does not let through/);
+});
+
+test("a sandboxed stdio server cannot write outside the workspace", { skip: sandboxMissing }, async (t) => {
+  const { root, out } = await setUp(t, {});
+  const outside = join(root, "outside.txt");
+  await writeFiles(root, {
+    "suite/t.yaml": mcpTask(root, `    - calls:
+        - { call: mcp__files__write, input: { path: inside.txt, text: in } }
+        - { call: mcp__files__write, input: { path: ${q(outside)}, text: out } }`),
+  });
+  const run = await runCli(["run", "suite", "--out", out, "--sandbox", "bwrap"], { cwd: root });
+  assert.equal(run.code, 0, run.stderr + run.stdout);
+  const [inside, escape] = results(await sessionOf(out));
+  assert.deepEqual(inside, ["wrote inside.txt", false]);
+  assert.equal(escape![1], true);
+  assert.match(escape![0], /cannot write: E(ROFS|ACCES|PERM)/);
+  assert.equal(existsSync(outside), false);
+});
+
+test("a streamable-HTTP server is reached with a header from an --allow-env variable", async (t) => {
+  const { root, out } = await setUp(t, {});
+  const token = "mcp-tok-" + Math.random().toString(36).slice(2);
+  const server = await startHttpMcpServer(t, { name: "Authorization", value: `Bearer ${token}` });
+  await writeFiles(root, {
+    "suite/t.yaml": `prompt: Use the web tools.
+policy: { version: 1, default: deny, rules: [ { allow: { tools: ["mcp__web__*"] } } ] }
+mcp:
+  web: { url: ${q(server.url)}, headers: { Authorization: "Bearer \${MCP_TOKEN}" } }
+model:
+  provider: scripted
+  script:
+    - call: mcp__web__echo
+      input: { text: over http }
+    - say: done
+`,
+  });
+  const run = await runCli(["run", "suite", "--out", out, "--allow-env", "MCP_TOKEN"], { cwd: root, env: cliEnv({ MCP_TOKEN: token }) });
+  assert.equal(run.code, 0, run.stderr + run.stdout);
+  assert.deepEqual(results(await sessionOf(out)), [["echo: over http", false]]);
+  assert.deepEqual(server.calls, ["echo"]);
+  assert.equal(server.refused(), 0);
+});
