@@ -146,7 +146,7 @@ export function policyCheckOptions<T>(y: Argv<T>) {
     ["$0 policy check --policy preset:read-only --tool write_file --input '{\"path\":\"src/a.ts\",\"content\":\"x\"}' --json", "the decision as one JSON object"],
   ])
     .option("policy", { type: "string", demandOption: true, describe: "policy file, or preset:read-only|workspace-write|ci" })
-    .option("tool", { type: "string", demandOption: true, describe: `built-in tool name: ${BUILTIN_TOOL_NAMES.join(", ")}` })
+    .option("tool", { type: "string", demandOption: true, describe: `built-in tool name (${BUILTIN_TOOL_NAMES.join(", ")}) or an MCP tool's, mcp__SERVER__TOOL` })
     .option("input", { type: "string", demandOption: true, describe: "the call's input as JSON, e.g. '{\"command\":\"npm test\"}'" })
     .option("workspace", { type: "string", describe: "workspace folder (default: the current folder)" })
     .option("json", { type: "boolean", default: false, describe: "print one JSON object: {decision, rule, reason}, or {error} for invalid input" })

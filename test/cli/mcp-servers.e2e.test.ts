@@ -11,7 +11,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFile, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { readRunResults, RunDir } from "../../src/runner/run-dir/run-dir.js";
@@ -185,22 +185,35 @@ test("an MCP env or header value that names a variable --allow-env does not let 
   assert.match(run.stderr, /suite\/t\.yaml:4:\d+: mcp\.files\.env\.TOKEN: \$\{MY_TOKEN\} names a variable --allow-env does not let through/);
 });
 
-test("a sandboxed stdio server cannot write outside the workspace", { skip: sandboxMissing }, async (t) => {
-  const { root, out } = await setUp(t, {});
-  const outside = join(root, "outside.txt");
-  await writeFiles(root, {
-    "suite/t.yaml": mcpTask(root, `    - calls:
+/** Root here: the same test as nobody too (setpriv), since the sandbox takes another form for an unprivileged user. */
+const AS_NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"];
+const ROOT = process.getuid?.() === 0;
+
+for (const nobody of ROOT ? [false, true] : [false]) {
+  test(`a sandboxed stdio server cannot write outside the workspace${nobody ? " (as nobody)" : ""}`, { skip: sandboxMissing }, async (t) => {
+    const { root, out } = await setUp(t, {});
+    if (nobody) {
+      await chmod(root, 0o777);
+      await mkdir(join(root, "home"), { mode: 0o777 });
+    }
+    const outside = join(root, "outside.txt");
+    await writeFiles(root, {
+      "suite/t.yaml": mcpTask(root, `    - calls:
         - { call: mcp__files__write, input: { path: inside.txt, text: in } }
         - { call: mcp__files__write, input: { path: ${q(outside)}, text: out } }`),
+    });
+    const run = await startCli(["run", "suite", "--out", out, "--sandbox", "bwrap"], {
+      // The sandbox hides the home folder: nobody's is one of its own, beside the server's script.
+      cwd: root, ...(nobody ? { launcher: AS_NOBODY, env: cliEnv({ HOME: join(root, "home") }) } : {}),
+    }).done;
+    assert.equal(run.code, 0, run.stderr + run.stdout + JSON.stringify((await readRunResults(out))[0]?.error));
+    const [inside, escape] = results(await sessionOf(out));
+    assert.deepEqual(inside, ["wrote inside.txt", false]);
+    assert.equal(escape![1], true);
+    assert.match(escape![0], /cannot write: E(ROFS|ACCES|PERM)/);
+    assert.equal(existsSync(outside), false);
   });
-  const run = await runCli(["run", "suite", "--out", out, "--sandbox", "bwrap"], { cwd: root });
-  assert.equal(run.code, 0, run.stderr + run.stdout);
-  const [inside, escape] = results(await sessionOf(out));
-  assert.deepEqual(inside, ["wrote inside.txt", false]);
-  assert.equal(escape![1], true);
-  assert.match(escape![0], /cannot write: E(ROFS|ACCES|PERM)/);
-  assert.equal(existsSync(outside), false);
-});
+}
 
 test("a streamable-HTTP server is reached with a header from an --allow-env variable", async (t) => {
   const { root, out } = await setUp(t, {});
@@ -224,4 +237,33 @@ model:
   assert.deepEqual(results(await sessionOf(out)), [["echo: over http", false]]);
   assert.deepEqual(server.calls, ["echo"]);
   assert.equal(server.refused(), 0);
+});
+
+test("a matrix cell's mcp axis gives the task its servers; the cell without them has no such tool", async (t) => {
+  const { root, out } = await setUp(t, {});
+  await writeFiles(root, {
+    "suite/t.yaml": `prompt: Use the MCP tools.
+policy: { version: 1, default: deny, rules: [ { allow: { tools: ["mcp__files__*"] } } ] }
+model:
+  provider: scripted
+  script:
+    - call: mcp__files__echo
+      input: { text: cell }
+    - say: done
+`,
+    "suite/matrix.yaml": `matrix:
+  mcp:
+    - { id: none, servers: {} }
+    - id: files
+      servers:
+        files: { command: ${q(process.execPath)}, args: [${q(join(root, "server.mjs"))}] }
+`,
+  });
+  const run = await runCli(["run", "suite", "--out", out, "--matrix", join(root, "suite", "matrix.yaml"), "--sandbox", "off"], { cwd: root });
+  assert.equal(run.code, 0, run.stderr + run.stdout);
+  const cell = async (variant: string) => (await new CheckpointStore(new RunDir(out).trial({ suite: "suite", id: "t", variant, repeat: 1 }).dir).load())!;
+  assert.deepEqual(results(await cell("mcp=files")), [["echo: cell", false]]);
+  const [none] = results(await cell("mcp=none"));
+  assert.equal(none![1], true);
+  assert.match(none![0], /Unknown tool "mcp__files__echo"/);
 });

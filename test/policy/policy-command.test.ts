@@ -130,6 +130,16 @@ test("an unknown tool name is exit 2 with a did-you-mean and the list of tools",
   const result = await policyCheck({ policy: "policy.yaml", tool: "shel", input: '{"command":"ls"}', workspace: ws, cwd: dir });
   assert.deepEqual(result, {
     exitCode: 2, stdout: "",
-    stderr: "rhema: --tool: `shel` is not a built-in tool: did you mean `shell`?; the tools are read_file, write_file, edit_file, list_dir, glob, grep, shell\n",
+    stderr: "rhema: --tool: `shel` is not a built-in tool: did you mean `shell`?; the tools are read_file, write_file, edit_file, list_dir, glob, grep, shell and an MCP server's mcp__<server>__<tool>\n",
   });
+});
+
+test("an MCP tool's call is decided like the run decides it: exec, no paths, a tool-name pattern matching it", async (t) => {
+  const { dir, ws } = await setup(t);
+  await writeFile(join(dir, "mcp.yaml"), `version: 1\ndefault: deny\nrules:\n  - allow: { tools: ["mcp__github__*"] }\n  - deny: { tools: [mcp__github__delete_repo], reason: never }\n`);
+  const check = (tool: string) => policyCheck({ policy: "mcp.yaml", tool, input: "{}", workspace: ws, cwd: dir });
+  assert.deepEqual(await check("mcp__github__get_issue"), { exitCode: 0, stderr: "", stdout: "decision: allow\nrule: rule 1 (mcp.yaml:4)\nreason: mcp__github__get_issue is allowed\n" });
+  assert.deepEqual(await check("mcp__github__delete_repo"), { exitCode: 1, stderr: "", stdout: "decision: deny\nrule: rule 2 (mcp.yaml:5)\nreason: never\n" });
+  assert.deepEqual(await check("mcp__gitlab__get_issue"), { exitCode: 1, stderr: "", stdout: "decision: deny\nrule: default (mcp.yaml)\nreason: no rule allows mcp__gitlab__get_issue, and the default is deny\n" });
+  assert.equal((await check("mcp__github")).exitCode, 2, "not an MCP tool's name");
 });

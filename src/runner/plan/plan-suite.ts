@@ -232,7 +232,7 @@ function checkMcpReferences(tasks: readonly TaskDefinition[], commands: CommandE
         const message = !commands.allowEnv.includes(ref.variable)
           ? `\${${ref.variable}} names a variable --allow-env does not let through; an MCP server's env and headers take only --allow-env variables (pass --allow-env ${ref.variable})`
           : commands.env[ref.variable] === undefined ? `\${${ref.variable}} is not set in rhema's environment` : null;
-        if (message !== null) problems.push({ file: task.file, line: ref.line, column: ref.column, field: ref.field, message });
+        if (message !== null) problems.push({ file: ref.file, line: ref.line, column: ref.column, field: ref.field, message });
       }
     }
   }

@@ -32,7 +32,8 @@ import { NAMED_PROVIDERS, SCRIPTED_PROVIDERS } from "../../providers/provider-re
 import { YamlFileError, checkYamlFile, topLevelKeys } from "../../yaml-source/checked-yaml.js";
 import { type SourcePosition, type YamlSource } from "../../yaml-source/yaml-source.js";
 import { canonicalJson } from "./content-hash.js";
-import { MATRIX_AXES, limitsSchema, remoteModelSchema, transcriptSchema, type MatrixAxis } from "./task-schema.js";
+import { MATRIX_AXES, limitsSchema, mcpSchema, remoteModelSchema, transcriptSchema, type MatrixAxis, type TaskFileContent } from "./task-schema.js";
+import { taskMcpServers, type TaskMcpServer } from "./task-mcp.js";
 
 /** An axis value's id: what the variant id names it by. */
 export const AXIS_VALUE_ID_PATTERN = /^[A-Za-z0-9._-]+$/;
@@ -71,6 +72,10 @@ const axesShape = {
     vars: z.record(z.string().regex(ENV_NAME, { error: "a variable name is letters, digits and '_', not starting with a digit" }), z.string({ error: "expected a variable's value as a string (quote numbers)" }))
       .describe("Variables set for the task's setup and checks."),
   })).min(1, { error: "an axis lists at least one value" }).optional(),
+  mcp: z.array(z.strictObject({
+    id: axisValueId,
+    servers: mcpSchema.describe("MCP servers laid over the task's `mcp:` by name (the same shape); {} adds none."),
+  })).min(1, { error: "an axis lists at least one value" }).optional(),
 } satisfies Record<MatrixAxis, z.ZodType>;
 
 /** A partial cell: an axis → a value id, as `include` and `exclude` entries name it. */
@@ -93,7 +98,7 @@ export const matrixFileSchema = z.strictObject({
         "An entry's `budget` caps each cell it matches (an entry naming no axis value matches every cell); several on one cell: the smallest holds."),
     exclude: z.array(z.strictObject(cellRefShape)).optional()
       .describe("Cells to leave out: every cell matching all of an entry's axis ids."),
-  }, { error: "expected matrix as a mapping of axes (model, transcript, limits, policy, sandbox, env), include and exclude" }),
+  }, { error: "expected matrix as a mapping of axes (model, transcript, limits, policy, sandbox, env, mcp), include and exclude" }),
 }).meta({ title: "rhema matrix file", description: "Variants of a suite: each cell overrides task settings; trials are task × variant × repeat." });
 
 export type MatrixFileContent = z.infer<typeof matrixFileSchema>;
@@ -110,7 +115,9 @@ export type AxisValue =
   | { axis: "limits"; id: string; limits: z.infer<typeof limitsSchema> }
   | { axis: "policy"; id: string; policyFile: string }
   | { axis: "sandbox"; id: string; sandbox: "auto" | "bwrap" | "off" }
-  | { axis: "env"; id: string; env: Record<string, string> };
+  | { axis: "env"; id: string; env: Record<string, string> }
+  /** `servers` as written (what the manifest keeps and the hash covers); `resolved` as the trial starts them. */
+  | { axis: "mcp"; id: string; servers: Record<string, unknown>; resolved: Record<string, TaskMcpServer> };
 
 /** What all the trials of a cell may spend together (an absent measure: no limit). */
 export interface CellBudget {
@@ -192,6 +199,9 @@ export function matrixCells(content: MatrixFileContent, folder: string, problem:
       if (seen.has(raw.id)) problems.push(problem(["matrix", axis, index, "id"], `duplicate id "${raw.id}" on axis ${axis}`));
       seen.add(raw.id);
       const value = axisValue(axis, raw, folder);
+      if (value.axis === "mcp") {
+        value.resolved = taskMcpServers(value.servers as NonNullable<TaskFileContent["mcp"]>, ["matrix", axis, index, "servers"], (path) => problem(path, ""));
+      }
       if (value.axis === "env") {
         for (const name of Object.keys(value.env)) {
           if (looksSecret(name, value.env[name])) {
@@ -277,6 +287,7 @@ function axisValue(axis: MatrixAxis, raw: { id: string } & Record<string, unknow
     case "policy": return { axis, id, policyFile: resolve(folder, rest.file as string) };
     case "sandbox": return { axis, id, sandbox: rest.mode as "auto" | "bwrap" | "off" };
     case "env": return { axis, id, env: { ...(rest.vars as Record<string, string>) } };
+    case "mcp": return { axis, id, servers: { ...(rest.servers as Record<string, unknown>) }, resolved: {} };
   }
 }
 
@@ -285,7 +296,7 @@ export function cellOverrides(cell: MatrixCell): Record<string, unknown> {
   const overrides: Record<string, unknown> = {};
   for (const value of cell.values) {
     const { axis, id: _id, ...settings } = value;
-    overrides[axis] = Object.values(settings)[0];
+    overrides[axis] = value.axis === "mcp" ? value.servers : Object.values(settings)[0];
   }
   return overrides;
 }

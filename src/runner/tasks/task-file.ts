@@ -22,7 +22,7 @@ import {
   type YamlSource,
 } from "../../yaml-source/yaml-source.js";
 import { parseDurationMs, parseLimitMs } from "./duration.js";
-import { DEFAULT_MCP_START_TIMEOUT_MS, referencedNames, type McpServerSpec } from "../../mcp/mcp-config.js";
+import { taskMcpServers, type TaskMcpServer } from "./task-mcp.js";
 import { readRegularFile } from "../../store/input-file.js";
 import { scanFixture, type FixtureProblem } from "./fixture-check.js";
 import { splitSchemaIssues, type UnknownKey } from "../../yaml-source/schema-keys.js";
@@ -188,11 +188,6 @@ export interface TaskDefinition {
   mcp?: Readonly<Record<string, TaskMcpServer>>;
 }
 
-/** An MCP server as the task file names it: the spec the trial starts, and its references for the planner's `--allow-env` check. */
-export interface TaskMcpServer {
-  spec: McpServerSpec;
-  references: readonly { variable: string; field: string; line: number; column: number }[];
-}
 
 /** The image formats a model takes, by the extension that names them. */
 const IMAGE_FORMATS: Readonly<Record<string, "png" | "jpeg" | "gif" | "webp">> = {
@@ -376,7 +371,7 @@ function resolveTask(
   if (content.seed !== undefined) task.seed = String(content.seed);
   if (content.pin !== undefined) task.pin = [...new Set(content.pin)];
   if (content.cassette !== undefined) task.cassetteNormalise = [...content.cassette.normalise];
-  if (content.mcp !== undefined) task.mcp = resolveMcp(content.mcp, locate);
+  if (content.mcp !== undefined) task.mcp = taskMcpServers(content.mcp, ["mcp"], (path) => ({ file: base.file, ...locate(path) }));
   if (content.output !== undefined) {
     const { schema, repairs } = content.output;
     task.output = typeof schema === "string"
@@ -384,21 +379,6 @@ function resolveTask(
       : { schema, schemaFile: null, repairs: repairs ?? DEFAULT_OUTPUT_REPAIRS };
   }
   return task;
-}
-
-function resolveMcp(mcp: NonNullable<TaskFileContent["mcp"]>, locate: Locate): Record<string, TaskMcpServer> {
-  return Object.fromEntries(Object.entries(mcp).map(([name, server]) => {
-    const startTimeoutMs = server.startTimeout === undefined ? DEFAULT_MCP_START_TIMEOUT_MS : parseDurationMs(server.startTimeout)!;
-    const [key, values] = "command" in server ? ["env", server.env ?? {}] as const : ["headers", server.headers ?? {}] as const;
-    const references = Object.entries(values).flatMap(([field, value]) => referencedNames(value).map((variable) => {
-      const path = ["mcp", name, key, field];
-      return { variable, field: path.join("."), ...locate(path) };
-    }));
-    const spec: McpServerSpec = "command" in server
-      ? { command: server.command, args: server.args ?? [], env: server.env ?? {}, startTimeoutMs }
-      : { url: server.url, headers: server.headers ?? {}, startTimeoutMs };
-    return [name, { spec, references }];
-  }));
 }
 
 function resolveModel(model: TaskFileContent["model"], seed: TaskFileContent["seed"], trial: { suite: string; id: string }, folder: string): TaskModel | null {

@@ -17,7 +17,7 @@ import { MCP_REFERENCE_PATTERN, MCP_SERVER_NAME_PATTERN } from "../../mcp/mcp-co
  * The axes of a matrix file (`--matrix`, matrix-file.ts), in the order a variant id names them:
  * each overrides one task setting, unless the task pins it (`pin:`).
  */
-export const MATRIX_AXES = ["model", "transcript", "limits", "policy", "sandbox", "env"] as const;
+export const MATRIX_AXES = ["model", "transcript", "limits", "policy", "sandbox", "env", "mcp"] as const;
 export type MatrixAxis = (typeof MATRIX_AXES)[number];
 
 /** The most trials a task may have (`repeats:`, `--repeats`). */

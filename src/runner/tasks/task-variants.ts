@@ -117,6 +117,10 @@ export function applyCell(task: TaskDefinition, cell: MatrixCell): TaskDefinitio
         variant.env = { ...task.env, ...value.env };
         applied.env = value.env;
         break;
+      case "mcp":
+        variant.mcp = { ...task.mcp, ...value.resolved };
+        applied.mcp = value.servers;
+        break;
     }
   }
   const hash = overridesHash(applied);

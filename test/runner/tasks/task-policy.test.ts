@@ -38,3 +38,12 @@ test("an allowlist policy gets no permissive warning", async (t) => {
   const { notes } = await resolveTaskApprovals([await loadTaskFile(file)], { policyFlag: undefined, cwd: dir });
   assert.deepEqual(notes, []);
 });
+
+test("a rule naming an MCP server's tools warns only when no task using the policy declares that server", async (t) => {
+  const dir = await tempDir(t);
+  const policy = `policy:\n  default: deny\n  rules:\n    - allow: { tools: ["mcp__files__*", mcp__other__read] }\n`;
+  const declaring = join(dir, "declaring.yaml");
+  await writeFile(declaring, `${TASK_HEAD}${policy}mcp:\n  files: { command: node }\n`);
+  const { notes } = await resolveTaskApprovals([await loadTaskFile(declaring)], { policyFlag: undefined, cwd: dir });
+  assert.deepEqual(notes, [`${declaring}:6:41: warning: \`mcp__other__read\` names the tools of the MCP server \`other\`, which no task using this policy declares under mcp:`]);
+});
