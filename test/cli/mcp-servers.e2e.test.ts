@@ -115,6 +115,8 @@ test("a server that never finishes its handshake errors the trial mcp_start afte
   assert.equal(result!.error?.code, "mcp_start");
   assert.match(result!.error!.message, /the MCP server files did not start: it did not answer within 1 s \(startTimeout\)/);
   assert.ok(Date.now() - started < 20_000);
+  const log = await readFile(join(new RunDir(out).trial({ suite: "suite", id: "t", variant: null, repeat: 1 }).dir, "workspace", "mcp-starts.log"), "utf8");
+  assert.match(log, /^stopped$/m, "the trial stopped the server it gave up on");
   assert.deepEqual(await liveRunProcesses({ mark: join(root, "server.mjs") }), []);
 });
 
@@ -156,6 +158,8 @@ async function killedMidSleep(root: string, out: string): Promise<void> {
   await waitFor(async () => (await readFile(log, "utf8").catch(() => "")).includes("sleeping"));
   run.child.kill("SIGKILL");
   await run.done;
+  // Unsandboxed, the death-watch stops the server.
+  assert.deepEqual(await survivorsAfter({ mark: join(root, "server.mjs") }, 10_000), [], "no server outlives rhema");
 }
 
 test("a server whose tool specs changed since the checkpoint: mcp_changed naming it, unless --restart-changed continues with the new specs", async (t) => {

@@ -46,6 +46,8 @@ ${TOOLS_SOURCE}
 const mode = process.argv[2] ?? "normal";
 appendFileSync("mcp-starts.log", "start " + process.pid + "\\n");
 if (mode === "hang") {
+  // Told apart from the death-watch's SIGKILL at rhema's exit: rhema stopped it (SIGTERM first).
+  process.on("SIGTERM", () => { appendFileSync("mcp-starts.log", "stopped\\n"); process.exit(0); });
   process.stdin.resume();
   setInterval(() => {}, 1 << 30);
 } else {
