@@ -6,8 +6,9 @@
  * start-up timeout), one with a bad input schema (mcp_invalid naming the tool), a kill of rhema
  * mid-call and the resume (the server started again, the call not run again, no server left), a
  * server whose specs changed on resume (mcp_changed), references to variables --allow-env does
- * not let through (exit 2), the sandbox around a stdio server, and an HTTP server reached with a
- * header from an allowed variable.
+ * not let through (exit 2), the sandbox around a stdio server (as root and as nobody), an HTTP
+ * server reached with a header from an allowed variable, a matrix cell's servers, and a
+ * repository's own MCP configuration left unread.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -270,4 +271,31 @@ model:
   const [none] = results(await cell("mcp=none"));
   assert.equal(none![1], true);
   assert.match(none![0], /Unknown tool "mcp__files__echo"/);
+});
+
+test("MCP configuration in the repository under test (.mcp.json) is never loaded", async (t) => {
+  const { root, out } = await setUp(t, {});
+  const server = { command: process.execPath, args: [join(root, "server.mjs")] };
+  await writeFiles(root, {
+    "ws/.mcp.json": JSON.stringify({ mcpServers: { files: server } }),
+    "ws/.vscode/mcp.json": JSON.stringify({ servers: { files: server } }),
+    "suite/t.yaml": `prompt: Use the MCP tools.
+workspace: { from: ../ws }
+policy: { version: 1, default: allow, rules: [ { deny: { tools: [write_file] } } ] }
+model:
+  provider: scripted
+  script:
+    - call: mcp__files__echo
+      input: { text: hi }
+    - say: done
+`,
+  });
+  const run = await runCli(["run", "suite", "--out", out, "--sandbox", "off"], { cwd: root });
+  assert.equal(run.code, 0, run.stderr + run.stdout);
+  const session = await sessionOf(out);
+  const [echo] = results(session);
+  assert.match(echo![0], /^Unknown tool "mcp__files__echo"/);
+  assert.equal(session.mcpTools, undefined);
+  assert.doesNotMatch(session.environment!, /MCP/);
+  assert.equal(existsSync(join(new RunDir(out).trial({ suite: "suite", id: "t", variant: null, repeat: 1 }).dir, "workspace", "mcp-starts.log")), false, "no server started");
 });
