@@ -75,7 +75,7 @@ function runOptions<T>(y: Argv<T>) {
     .option("junit", { type: "string", describe: "also write the JUnit report here" })
     .option("stats", { type: "string", describe: "also write stats.json here" })
     .option("summary", { type: "string", describe: "append the final summary to this file once per run (e.g. $GITHUB_STEP_SUMMARY)" })
-    .option("restart-changed", { type: "boolean", default: false, describe: "start afresh tasks whose file changed since their checkpoint" })
+    .option("restart-changed", { type: "boolean", default: false, describe: "start afresh tasks whose file changed since their checkpoint; continue trials whose MCP servers' tools changed with the new tools" })
     .option("add", { type: "boolean", default: false, describe: "add selected tasks the run directory's run lacks to it" })
     .option("restart", { type: "boolean", default: false, describe: "start the run directory's run over: its tasks and manifest are wiped first" })
     .option("retry-errored", { type: "boolean", default: false, describe: "continue errored tasks (provider outage, timeout) from their checkpoints; run a failed setup again in a fresh workspace" })

@@ -74,7 +74,7 @@ test("policy check --help lists the flags policy-command declares, with their de
   assert.equal(help.code, 0, help.stderr);
   for (const line of [
     "--policy     policy file, or preset:read-only|workspace-write|ci",
-    "--tool       built-in tool name: read_file, write_file, edit_file, list_dir, glob, grep, shell",
+    "--tool       built-in tool name (read_file, write_file, edit_file, list_dir, glob, grep,",
     "--workspace  workspace folder (default: the current folder)",
     "--json       print one JSON object: {decision, rule, reason}, or {error} for invalid",
   ]) {
