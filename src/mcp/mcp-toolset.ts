@@ -81,10 +81,9 @@ function mcpTool(state: ServerState, { spec, remoteName }: McpToolSpec, restart:
         if (ctx.signal.aborted) throw err;
         if (!isCrash(err, state)) return { content: `the MCP server ${server} answered with an error: ${errorMessage(err)}`, isError: true };
         await crashed(state, restart, err);
-        return {
-          content: `the MCP server ${server} exited during this call, so it may or may not have had its effect; the server was started again: check before calling again`,
-          isError: true,
-        };
+        const what = state.config.kind === "stdio" ? "exited during this call" : "dropped the connection during this call";
+        const again = state.config.kind === "stdio" ? "the server was started again" : "rhema connected to it again";
+        return { content: `the MCP server ${server} ${what}, so it may or may not have had its effect; ${again}: check before calling again`, isError: true };
       }
       return { content: resultContent(answer), ...(answer.isError ? { isError: true } : {}) };
     },

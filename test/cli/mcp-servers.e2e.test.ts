@@ -299,3 +299,29 @@ model:
   assert.doesNotMatch(session.environment!, /MCP/);
   assert.equal(existsSync(join(new RunDir(out).trial({ suite: "suite", id: "t", variant: null, repeat: 1 }).dir, "workspace", "mcp-starts.log")), false, "no server started");
 });
+
+test("an HTTP server that drops a call's connection: an error result the model reads, then the server is reached again", async (t) => {
+  const { root, out } = await setUp(t, {});
+  const server = await startHttpMcpServer(t, { name: "X-Key", value: "k1" });
+  await writeFiles(root, {
+    "suite/t.yaml": `prompt: Use the web tools.
+policy: { version: 1, default: deny, rules: [ { allow: { tools: ["mcp__web__*"] } } ] }
+mcp:
+  web: { url: ${q(server.url)}, headers: { X-Key: "\${MCP_KEY}" } }
+model:
+  provider: scripted
+  script:
+    - call: mcp__web__crash
+    - call: mcp__web__echo
+      input: { text: back }
+    - say: done
+`,
+  });
+  const run = await runCli(["run", "suite", "--out", out, "--allow-env", "MCP_KEY"], { cwd: root, env: cliEnv({ MCP_KEY: "k1" }) });
+  assert.equal(run.code, 0, run.stderr + run.stdout);
+  const [crash, echo] = results(await sessionOf(out));
+  assert.equal(crash![1], true);
+  assert.match(crash![0], /^the MCP server web dropped the connection during this call, so it may or may not have had its effect; rhema connected to it again/);
+  assert.deepEqual(echo, ["echo: back", false]);
+  assert.deepEqual(server.calls, ["crash", "echo"]);
+});

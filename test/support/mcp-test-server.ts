@@ -4,7 +4,7 @@
  * argument picks — `normal` (tools echo, write, crash, sleep), `hang` (never answers initialize),
  * `badschema` (a tool whose input schema is not JSON Schema), `changed` (echo's description
  * differs) — and `startHttpMcpServer` serves the same tools over streamable HTTP on 127.0.0.1,
- * answering only requests that carry the expected header. Each stdio start appends `start PID`
+ * answering only requests that carry the expected header (its `crash` drops the call's connection). Each stdio start appends `start PID`
  * to `mcp-starts.log` in its working folder (the workspace); `sleep` appends `sleeping`.
  */
 import { createServer, type Server as HttpServer } from "node:http";
@@ -78,6 +78,11 @@ export async function startHttpMcpServer(t: { after(fn: () => unknown): void }, 
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: made.tools("normal") }));
     server.setRequestHandler(CallToolRequestSchema, async (r) => {
       calls.push(r.params.name);
+      // Over HTTP a crash is the endpoint dropping the call's connection (the test process must not exit).
+      if (r.params.name === "crash") {
+        res.destroy();
+        return new Promise<never>(() => {});
+      }
       return made.callTool(r.params.name, (r.params.arguments ?? {}) as Record<string, unknown>) as never;
     });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
