@@ -18,6 +18,7 @@ import { connectMcpServer, type McpCallAnswer, type McpConnection } from "./mcp-
 import { McpError } from "./mcp-errors.js";
 import { toolSpecsOf, type McpToolSpec } from "./mcp-specs.js";
 import type { StdioServerPlace } from "./stdio-server.js";
+import { HeadTailBuffer } from "../process/capped-output.js";
 
 /** The JSON-RPC code the SDK rejects pending requests with when the connection closes. */
 const CONNECTION_CLOSED = -32000;
@@ -118,8 +119,23 @@ function isCrash(err: unknown, state: ServerState): boolean {
   return typeof code !== "number" || code === CONNECTION_CLOSED;
 }
 
-/** The model's view of a call's answer: text and images as they are, anything else as JSON text. */
-function resultContent(answer: McpCallAnswer): string | ContentBlock[] {
+/**
+ * How much of a call's text the model sees, as of a shell command's output (tools/shell.ts): the
+ * first and last 12,000 bytes with a marker between, so one server's huge answer cannot fill the
+ * context (images pass whole, as the read tool's do).
+ */
+export const MCP_TEXT_HEAD_BYTES = 12_000;
+export const MCP_TEXT_TAIL_BYTES = 12_000;
+
+/** `text` cut to its head and tail with the marker, when longer than both together. */
+function cappedText(text: string): string {
+  const buffer = new HeadTailBuffer(MCP_TEXT_HEAD_BYTES, MCP_TEXT_TAIL_BYTES);
+  buffer.push(Buffer.from(text, "utf8"));
+  return buffer.text();
+}
+
+/** The model's view of a call's answer: text (capped) and images as they are, anything else as JSON text. */
+export function resultContent(answer: McpCallAnswer): string | ContentBlock[] {
   const blocks: ContentBlock[] = [];
   for (const raw of answer.content) {
     const item = (raw ?? {}) as Record<string, unknown>;
@@ -129,6 +145,6 @@ function resultContent(answer: McpCallAnswer): string | ContentBlock[] {
     } else blocks.push({ type: "text", text: JSON.stringify(raw) });
   }
   if (blocks.length === 0 && answer.structuredContent !== undefined) blocks.push({ type: "text", text: JSON.stringify(answer.structuredContent) });
-  if (blocks.every((b) => b.type === "text")) return blocks.map((b) => (b as { text: string }).text).join("\n");
-  return blocks;
+  if (blocks.every((b) => b.type === "text")) return cappedText(blocks.map((b) => (b as { text: string }).text).join("\n"));
+  return blocks.map((b) => (b.type === "text" ? { ...b, text: cappedText(b.text) } : b));
 }
