@@ -78,7 +78,7 @@ function runOptions<T>(y: Argv<T>) {
     .option("restart-changed", { type: "boolean", default: false, describe: "start afresh tasks whose file changed since their checkpoint; continue trials whose MCP servers' tools changed with the new tools" })
     .option("add", { type: "boolean", default: false, describe: "add selected tasks the run directory's run lacks to it" })
     .option("restart", { type: "boolean", default: false, describe: "start the run directory's run over: its tasks and manifest are wiped first" })
-    .option("retry-errored", { type: "boolean", default: false, describe: "continue errored tasks (provider outage, timeout) from their checkpoints; run a failed setup again in a fresh workspace" })
+    .option("retry-errored", { type: "boolean", default: false, describe: "continue errored tasks (provider outage, timeout, an MCP server that did not start) from their checkpoints; run a failed setup again in a fresh workspace; start afresh a task whose structured answer stayed invalid" })
     .option("report-skipped", { type: "boolean", default: false, describe: "list filtered-out tasks as skipped in JUnit" })
     .option("json", { type: "boolean", default: false, describe: "write the event stream as JSON lines to stdout" })
     .option("max-steps", { type: "string", describe: "step cap for tasks that set none (a whole number from 1 up; default 40); a larger one continues tasks that used all their steps" })
