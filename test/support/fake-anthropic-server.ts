@@ -42,6 +42,8 @@ export type FakeAnthropicReply =
       hangAfterFrames?: number;
       /** While held open, send a `ping` event every this many ms (as the real API does on a slow stream). */
       pingEveryMs?: number;
+      /** Send this many whole frames and half of the next, then drop the connection (a stream cut mid-event). */
+      cutInFrame?: number;
       /** Send this many frames, then an `event: error` frame, and end. */
       errorAfterFrames?: { frames: number; type: string; message: string };
     }
@@ -86,7 +88,7 @@ export class FakeAnthropicServer extends QueuedFakeServer<FakeAnthropicReply> {
       frames = [...frames.slice(0, count), sseFrame("error", errorBody(type, message))];
     }
     await writeSse(res, frames, {
-      splitBytes: reply.splitBytes, hangAfterFrames: reply.hangAfterFrames,
+      splitBytes: reply.splitBytes, hangAfterFrames: reply.hangAfterFrames, cutInFrame: reply.cutInFrame,
       ...(reply.pingEveryMs !== undefined ? { keepAlive: { frame: sseFrame("ping", { type: "ping" }), everyMs: reply.pingEveryMs } } : {}),
     });
   }

@@ -43,6 +43,8 @@ export type FakeGeminiReply =
       blockPrompt?: string;
       splitBytes?: number;
       hangAfterFrames?: number;
+      /** Send this many whole frames and half of the next, then drop the connection (a stream cut mid-event). */
+      cutInFrame?: number;
       /** Send this many frames and end the body there (a stream cut short). */
       endAfterFrames?: number;
       /** Send this raw text as one more frame's data (a malformed frame). */
@@ -96,7 +98,7 @@ export class FakeGeminiServer extends QueuedFakeServer<FakeGeminiReply> {
     let frames = geminiFrames(reply, model);
     if (reply.rawFrame !== undefined) frames = [...frames.slice(0, 1), `data: ${reply.rawFrame}\r\n\r\n`, ...frames.slice(1)];
     if (reply.endAfterFrames !== undefined) frames = frames.slice(0, reply.endAfterFrames);
-    await writeSse(res, frames, { splitBytes: reply.splitBytes, hangAfterFrames: reply.hangAfterFrames });
+    await writeSse(res, frames, { splitBytes: reply.splitBytes, hangAfterFrames: reply.hangAfterFrames, cutInFrame: reply.cutInFrame });
   }
 }
 

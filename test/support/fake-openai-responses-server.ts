@@ -50,6 +50,8 @@ export type FakeResponsesReply =
       usage?: FakeResponsesUsage;
       splitBytes?: number;
       hangAfterFrames?: number;
+      /** Send this many whole frames and half of the next, then drop the connection (a stream cut mid-event). */
+      cutInFrame?: number;
       /** Send this many frames, then an `error` event, and end. */
       errorAfterFrames?: { frames: number; code: string; message: string };
       /** Send this many frames and end the body there (a stream cut short). */
@@ -84,7 +86,7 @@ export class FakeOpenAIResponsesServer extends QueuedFakeServer<FakeResponsesRep
       frames = [...frames.slice(0, count), sseFrame("error", { type: "error", code, message, param: null, sequence_number: count })];
     }
     if (reply.endAfterFrames !== undefined) frames = frames.slice(0, reply.endAfterFrames);
-    await writeSse(res, frames, { splitBytes: reply.splitBytes, hangAfterFrames: reply.hangAfterFrames });
+    await writeSse(res, frames, { splitBytes: reply.splitBytes, hangAfterFrames: reply.hangAfterFrames, cutInFrame: reply.cutInFrame });
   }
 }
 

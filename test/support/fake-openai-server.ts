@@ -41,6 +41,8 @@ export type FakeOpenAIReply =
       hangAfterFrames?: number;
       /** While held open, send a keep-alive every this many ms: an SSE comment, then a chunk with an empty delta, in turn. */
       keepAliveEveryMs?: number;
+      /** Send this many whole frames and half of the next, then drop the connection (a stream cut mid-event). */
+      cutInFrame?: number;
       /** Send this many frames, then a `data: {"error": …}` frame, and end. */
       errorAfterFrames?: { frames: number; type: string; message: string };
     }
@@ -74,7 +76,7 @@ export class FakeOpenAIServer extends QueuedFakeServer<FakeOpenAIReply> {
     }
     const emptyDelta = sseFrame(null, { id: "chatcmpl-fake", object: "chat.completion.chunk", created: 0, model: String(req.body.model), choices: [{ index: 0, delta: {}, finish_reason: null }] });
     await writeSse(res, frames, {
-      splitBytes: reply.splitBytes, hangAfterFrames: reply.hangAfterFrames,
+      splitBytes: reply.splitBytes, hangAfterFrames: reply.hangAfterFrames, cutInFrame: reply.cutInFrame,
       ...(reply.keepAliveEveryMs !== undefined ? { keepAlive: { frame: `: keep-alive\n\n${emptyDelta}`, everyMs: reply.keepAliveEveryMs } } : {}),
     });
   }

@@ -24,6 +24,8 @@ export interface SseWriteOptions {
   hangAfterFrames?: number;
   /** While held open: write `frame` (a ping, a keep-alive) every `everyMs`, until the client goes away. */
   keepAlive?: { frame: string; everyMs: number };
+  /** Write this many whole frames and half of the next, then drop the connection (a stream cut mid-event). */
+  cutInFrame?: number;
 }
 
 export interface FakeServerCore {
@@ -112,12 +114,19 @@ export function sseFrame(event: string | null, data: unknown): string {
 export async function writeSse(res: ServerResponse, frames: readonly string[], options: SseWriteOptions = {}): Promise<void> {
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
   const hang = options.hangAfterFrames !== undefined;
-  const sent = hang ? frames.slice(0, options.hangAfterFrames) : frames;
+  const cutAt = options.cutInFrame;
+  const sent = hang ? frames.slice(0, options.hangAfterFrames)
+    : cutAt !== undefined ? [...frames.slice(0, cutAt), (frames[cutAt] ?? "").slice(0, Math.floor((frames[cutAt] ?? "").length / 2))]
+    : frames;
   const pieces = options.splitBytes ? cut(Buffer.from(sent.join(""), "utf8"), options.splitBytes) : sent.map((f) => Buffer.from(f, "utf8"));
   for (const piece of pieces) {
     if (res.destroyed) return;
     res.write(piece);
     await pause(1); // apart in time, so the client reads them as separate chunks
+  }
+  if (cutAt !== undefined) {
+    res.destroy();
+    return;
   }
   if (hang) {
     const keepAlive = options.keepAlive;
