@@ -41,11 +41,14 @@ test("every named provider in the registry has a contract harness, and every har
     "a provider is added with its entry in test/support/provider-harnesses.ts, so the contract runs against it");
 });
 
-for (const name of NAMED_PROVIDERS) {
-  const harness: ProviderHarness | undefined = PROVIDER_HARNESSES[name];
-  if (harness === undefined) continue; // the test above fails for it
-  describe(`${name} (the provider contract)`, () => contract(name, harness));
-}
+// Each case waits on its own server (timeouts, backoffs, sockets): the cases and the providers run concurrently.
+describe("the provider contract", { concurrency: true }, () => {
+  for (const name of NAMED_PROVIDERS) {
+    const harness: ProviderHarness | undefined = PROVIDER_HARNESSES[name];
+    if (harness === undefined) continue; // the test above fails for it
+    describe(name, { concurrency: true }, () => contract(name, harness));
+  }
+});
 
 function contract(name: NamedProviderName, h: ProviderHarness): void {
   async function fake(t: { after(fn: () => unknown): void }): Promise<HarnessServer> {
@@ -162,7 +165,8 @@ function contract(name: NamedProviderName, h: ProviderHarness): void {
       await assert.rejects(collect(provider.stream(request([user("hi")]), signal())), (err: unknown) => {
         assert.ok(err instanceof ProviderRefusedError, String(err));
         assert.deepEqual([err.code, err.retryable, err.refusal.provider, err.refusal.reason], ["provider_refused", false, name, reason]);
-        assert.ok(err.message.startsWith(`${name}: refused the ${reason === "auth" ? "key" : "run"}`), err.message);
+        assert.match(err.message, new RegExp(`^${name}: refused the ${reason === "auth" ? "key" : "run"}\\b.* \\(${err.status} \\S+: ${escape(err.refusal.detail ?? "")}\\)$`));
+        assert.deepEqual([err.refusal.status, (err.refusal.detail ?? "").length > 0], [err.status, true]);
         return true;
       });
       assert.equal(server.requests.length, replies.length);
@@ -174,9 +178,13 @@ function contract(name: NamedProviderName, h: ProviderHarness): void {
     const server = await fake(t);
     const { provider, waits } = await providerOn(server);
     const messages: Message[] = [user("hi"), { role: "assistant", content: [{ type: "tool_call", id: "call_open", name: "grep", input: {} }] }, user("and?")];
-    await assert.rejects(collect(provider.stream(request(messages), signal())), (err: unknown) =>
-      err instanceof ProviderError && !err.retryable && err.status === 400 && err.message.startsWith(`${name}: 400 `));
-    assert.equal(server.violations.length, 1);
+    await assert.rejects(collect(provider.stream(request(messages), signal())), (err: unknown) => {
+      assert.ok(err instanceof ProviderError, String(err));
+      assert.deepEqual([err.retryable, err.status], [false, 400]);
+      assert.equal(server.violations.length, 1);
+      assert.equal(err.message.replace(/^(\S+: 400) \S+: /, "$1 TYPE: "), `${name}: 400 TYPE: ${server.violations[0]}`, "the status, the API's error type and its message");
+      return true;
+    });
     assert.deepEqual(waits, []);
   });
 
@@ -206,16 +214,16 @@ function contract(name: NamedProviderName, h: ProviderHarness): void {
   test("a stream that sends no content for the idle limit ends each attempt as a retryable provider_stream error naming it", { timeout: 10_000 }, async (t) => {
     const server = await fake(t);
     server.reply(h.idle(), h.idle());
-    const { provider, waits } = await providerOn(server, { maxAttempts: 2 }, { streamIdleMs: 200 });
+    const { provider, waits } = await providerOn(server, { maxAttempts: 2 }, { streamIdleMs: 400 });
     const started = Date.now();
     await assert.rejects(collect(provider.stream(request([user("hi")]), signal())), (err: unknown) => {
       assert.ok(err instanceof ProviderError, String(err));
       assert.deepEqual([err.code, err.retryable], ["provider_stream", true]);
-      assert.equal(err.message, `${name}: the stream sent no content for 200ms (the stream idle limit: --stream-idle, limits.streamIdle); the request was ended`);
+      assert.equal(err.message, `${name}: the stream sent no content for 400ms (the stream idle limit: --stream-idle, limits.streamIdle); the request was ended`);
       return true;
     });
-    assert.deepEqual([server.requests.length, waits.length], [2, 1]);
-    assert.ok(Date.now() - started >= 380, "each attempt waited out the limit");
+    assert.ok(Date.now() - started >= 780, "each attempt waited out the limit");
+    assert.equal(waits.length, 1, "both attempts were made, with a backoff between");
   });
 
   test("a CodingAgent turn resumed from its saved session sends what an unbroken one sends, byte for byte, its opaque state carried back", async (t) => {
@@ -289,6 +297,8 @@ const sum = (a: Usage, b: Usage): Usage => {
   const reasoning = (a.reasoningTokens ?? 0) + (b.reasoningTokens ?? 0);
   return reasoning > 0 ? { ...out, reasoningTokens: reasoning } : out;
 };
+
+const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 /** A stream's text (a cassette keeps adjacent deltas as one) and its other events. */
 function said(events: readonly StreamEvent[]): { text: string; rest: StreamEvent[] } {
