@@ -3,7 +3,8 @@
  * environment variables it reads, what it can do, and the id the price table knows it by. The
  * task and pricing schemas, the CLI's `--provider` choices, the Action's input checks, the
  * planner and the pricing read it; nothing else writes a provider's name out. A new provider is
- * one entry here (and its module).
+ * one entry here (and its module, and its harness in test/support/provider-harnesses.ts: the
+ * provider contract runs against every named entry and fails for one without a harness).
  *
  * Core may not import this layer: core's `ModelProviderName` (transcript-types.ts) is checked
  * against `NamedProviderName` by a test.
