@@ -71,7 +71,7 @@ export interface TranscriptStats {
  * The providers that run a named model. Core may not import the provider registry: a test
  * (test/providers/provider-registry.test.ts) checks this type equals the registry's `NamedProviderName`.
  */
-export type ModelProviderName = "anthropic" | "openai" | "openai-responses" | "gemini";
+export type ModelProviderName = "anthropic" | "openai" | "openai-responses" | "gemini" | "anthropic-bedrock" | "anthropic-vertex";
 
 /** The model that summarizes flushed sections; unset: the task's own model (the elider when scripted). */
 export interface TranscriptWorkerConfig {

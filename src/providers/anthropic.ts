@@ -34,7 +34,7 @@ import { ProviderError, ProviderRefusedError, assertNever } from "../core/errors
 import type { ContentBlock, ImageBlock, Message, ToolResultBlock } from "../core/messages.js";
 import type { ModelProvider, ModelRequest, StopReason, StreamEvent, Usage } from "../core/provider.js";
 import { abortedError, httpFailureError, streamWithRetry, type RetryOptions } from "./provider-retry.js";
-import { classifyAnthropicFailure, shouldRetryHeader, type FailureFacts } from "./provider-refusal.js";
+import { classifyAnthropicFailure, shouldRetryHeader, type FailureClass, type FailureFacts } from "./provider-refusal.js";
 import { DEFAULT_STREAM_IDLE_MS, StreamIdleWatch } from "./stream-idle.js";
 import {
   EMPTY_CONTENT_TEXT,
@@ -72,47 +72,85 @@ export interface AnthropicProviderOptions {
   retry?: RetryOptions;
 }
 
-export class AnthropicProvider implements ModelProvider {
+/** A Messages API client: the first-party SDK's, or a cloud platform's client built on it (Bedrock, Vertex). */
+export interface MessagesClient {
+  readonly messages: Pick<Anthropic["messages"], "create">;
+}
+
+/**
+ * What differs between the platforms that serve the Messages API: the provider's name, the error
+ * classes its SDK throws (each SDK bundle has its own copy of them, so `instanceof` needs the
+ * client's: `AnthropicBedrock.APIError`), and how a failure is judged (provider-refusal.ts).
+ */
+export interface MessagesPlatform {
+  readonly provider: string;
+  readonly errors: { readonly APIError: typeof APIError; readonly APIConnectionError: typeof APIConnectionError };
+  /** Reads the SDK's error into what provider-refusal.ts judges. */
+  facts(err: APIError): FailureFacts;
+  classify(facts: FailureFacts): FailureClass;
+}
+
+export interface MessagesProviderOptions {
+  model: string;
+  /** `max_tokens` when the request sets no `maxOutputTokens` (default 8192). */
+  maxOutputTokens?: number;
+  /** The longest the stream may send no content (pings do not count) before the attempt ends, retryable (default 5m; Infinity: none). */
+  streamIdleMs?: number;
+  retry?: RetryOptions;
+}
+
+/**
+ * A provider that speaks the Messages API through `client`: this module's request and stream
+ * mapping, the platform's failure rules. The `anthropic`, `anthropic-bedrock` and
+ * `anthropic-vertex` providers are this one with different clients.
+ */
+export class AnthropicMessagesProvider implements ModelProvider {
   readonly id: string;
-  private readonly client: Anthropic;
   private readonly model: string;
   private readonly maxOutputTokens: number;
   private readonly retry: RetryOptions;
   private readonly streamIdleMs: number;
 
-  constructor(options: AnthropicProviderOptions) {
-    if (!options.model) throw new TypeError("AnthropicProvider: expected a non-empty `model`, got an empty one");
+  constructor(private readonly platform: MessagesPlatform, private readonly client: MessagesClient, options: MessagesProviderOptions) {
+    if (!options.model) throw new TypeError(`${platform.provider}: expected a non-empty \`model\`, got an empty one`);
     this.model = options.model;
-    this.id = `${PROVIDER}:${options.model}`;
+    this.id = `${platform.provider}:${options.model}`;
     this.maxOutputTokens = options.maxOutputTokens ?? ANTHROPIC_DEFAULT_MAX_OUTPUT_TOKENS;
     this.retry = options.retry ?? {};
     this.streamIdleMs = options.streamIdleMs ?? DEFAULT_STREAM_IDLE_MS;
-    this.client = new Anthropic({
+  }
+
+  async *stream(req: ModelRequest, signal: AbortSignal): AsyncIterable<StreamEvent> {
+    const body = toAnthropicRequest(req, this.model, req.maxOutputTokens ?? this.maxOutputTokens);
+    yield* streamWithRetry(this.platform.provider, () => this.attempt(body, signal), (err) => messagesFailure(this.platform, err), signal, this.retry);
+  }
+
+  /** One attempt, under the stream's idle limit: the SDK drops `ping` events itself, so every event it yields is content. */
+  private async *attempt(body: MessageCreateParamsStreaming, signal: AbortSignal): AsyncGenerator<StreamEvent> {
+    const idle = new StreamIdleWatch(this.platform.provider, this.streamIdleMs, signal);
+    try {
+      const events = await this.client.messages.create(body, { signal: idle.signal });
+      yield* translateStream(idle.watch(events), signal, this.platform.provider);
+    } catch (err) {
+      throw idle.failure(err);
+    } finally {
+      idle.stop();
+    }
+  }
+}
+
+/** The `anthropic` provider: the Messages API at api.anthropic.com (or a compatible base URL), with an API key. */
+export class AnthropicProvider extends AnthropicMessagesProvider {
+  constructor(options: AnthropicProviderOptions) {
+    if (!options.model) throw new TypeError("AnthropicProvider: expected a non-empty `model`, got an empty one");
+    super(ANTHROPIC_PLATFORM, new Anthropic({
       apiKey: options.apiKey,
       baseURL: options.baseUrl ?? ANTHROPIC_DEFAULT_BASE_URL,
       maxRetries: 0, // our own retry decides (provider-retry.ts)
       logLevel: "off", // the library never prints
       webhookKey: null,
       ...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {}),
-    });
-  }
-
-  async *stream(req: ModelRequest, signal: AbortSignal): AsyncIterable<StreamEvent> {
-    const body = toAnthropicRequest(req, this.model, req.maxOutputTokens ?? this.maxOutputTokens);
-    yield* streamWithRetry(PROVIDER, () => this.attempt(body, signal), anthropicFailure, signal, this.retry);
-  }
-
-  /** One attempt, under the stream's idle limit: the SDK drops `ping` events itself, so every event it yields is content. */
-  private async *attempt(body: MessageCreateParamsStreaming, signal: AbortSignal): AsyncGenerator<StreamEvent> {
-    const idle = new StreamIdleWatch(PROVIDER, this.streamIdleMs, signal);
-    try {
-      const events = await this.client.messages.create(body, { signal: idle.signal });
-      yield* translateStream(idle.watch(events), signal);
-    } catch (err) {
-      throw idle.failure(err);
-    } finally {
-      idle.stop();
-    }
+    }), options);
   }
 }
 
@@ -208,8 +246,8 @@ function toWireToolResult(result: ToolResultBlock): ToolResultBlockParam {
  * stops, then usage and stop after `message_stop`. A stream that ends before `message_stop` is a
  * retryable `provider_stream` error; one cut by `signal` is an abort (the SDK ends it quietly).
  */
-export async function* translateStream(events: AsyncIterable<RawMessageStreamEvent>, signal: AbortSignal): AsyncGenerator<StreamEvent> {
-  const calls = new ToolCallAccumulator(PROVIDER);
+export async function* translateStream(events: AsyncIterable<RawMessageStreamEvent>, signal: AbortSignal, provider = PROVIDER): AsyncGenerator<StreamEvent> {
+  const calls = new ToolCallAccumulator(provider);
   const usage: Usage = { inputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 0 };
   let stop: StopReason | undefined;
   let ended = false;
@@ -242,9 +280,9 @@ export async function* translateStream(events: AsyncIterable<RawMessageStreamEve
         break; // event types newer than this code carry nothing we map
     }
   }
-  if (signal.aborted) throw abortedError(PROVIDER, signal);
+  if (signal.aborted) throw abortedError(provider, signal);
   if (!ended || stop === undefined) {
-    throw new ProviderError(`${PROVIDER}: the stream ended before the message was complete`, { retryable: true, code: "provider_stream" });
+    throw new ProviderError(`${provider}: the stream ended before the message was complete`, { retryable: true, code: "provider_stream" });
   }
   yield { type: "usage", usage: finalUsage(usage) };
   yield { type: "stop", reason: stop };
@@ -288,24 +326,34 @@ export function mapStopReason(reason: WireStopReason | null): StopReason {
 }
 
 /** A `ProviderError` for what the SDK threw: an HTTP status, an `event: error`, a lost connection; a refusal (provider-refusal.ts) as `ProviderRefusedError`. */
-function anthropicFailure(err: unknown): ProviderError {
-  if (err instanceof APIConnectionError) return connectionFailureError(PROVIDER, err);
-  if (err instanceof APIError) {
-    const verdict = classifyAnthropicFailure(anthropicFailureFacts(err));
+function messagesFailure(platform: MessagesPlatform, err: unknown): ProviderError {
+  const provider = platform.provider;
+  if (err instanceof platform.errors.APIConnectionError) return connectionFailureError(provider, err);
+  if (err instanceof platform.errors.APIError) {
+    const facts = platform.facts(err);
+    const verdict = platform.classify(facts);
     if (err.status !== undefined) {
-      const detail = err.apiMessage ?? (err.error ? JSON.stringify(err.error) : sdkMessageDetail(err.message));
-      return httpFailureError({ provider: PROVIDER, status: err.status, headers: err.headers, kind: err.type, detail, verdict, cause: err });
+      const detail = facts.message ?? (err.error ? JSON.stringify(err.error) : sdkMessageDetail(err.message));
+      return httpFailureError({ provider, status: err.status, headers: err.headers, kind: facts.type, detail, verdict, cause: err });
     }
-    const kind = err.type ?? "error";
+    const kind = facts.type ?? "error";
     if (verdict.kind === "refused") {
-      return new ProviderRefusedError({ provider: PROVIDER, reason: verdict.reason, status: null, kind, detail: err.apiMessage ?? null }, { cause: err });
+      return new ProviderRefusedError({ provider, reason: verdict.reason, status: null, kind, detail: facts.message }, { cause: err });
     }
-    return new ProviderError(`${PROVIDER}: ${kind}: ${err.apiMessage ?? err.message}`, { retryable: verdict.kind === "transient", cause: err });
+    return new ProviderError(`${provider}: ${kind}: ${facts.message ?? err.message}`, { retryable: verdict.kind === "transient", cause: err });
   }
-  return streamFailureError(PROVIDER, err);
+  return streamFailureError(provider, err);
 }
 
 /** What the SDK's error says, as provider-refusal.ts judges it. */
 export function anthropicFailureFacts(err: APIError): FailureFacts {
   return { status: err.status ?? null, type: err.type, code: err.errorCode, message: err.apiMessage ?? null, shouldRetry: shouldRetryHeader(err.headers) };
 }
+
+/** Anthropic's own API: its SDK's errors, its refusal rules. */
+const ANTHROPIC_PLATFORM: MessagesPlatform = {
+  provider: PROVIDER,
+  errors: Anthropic,
+  facts: anthropicFailureFacts,
+  classify: classifyAnthropicFailure,
+};

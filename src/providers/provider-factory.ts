@@ -1,13 +1,16 @@
 /**
  * Builds a `ModelProvider` from a task's `model:` spec. The one place in providers that reads
  * environment values — and only from the `env` record the CLI hands in, never `process.env`: the
- * key and base-URL variables each provider's registry entry names (provider-registry.ts).
+ * credential and base-URL variables each provider's registry entry names (provider-registry.ts),
+ * read by provider-auth.ts.
  *
  * A key is required unless a base URL is given: a compatible local server (Ollama, vLLM,
  * llama.cpp, LM Studio, a proxy) may need none, and gets `NO_KEY_PLACEHOLDER` (the SDKs refuse
- * to start without one). A spec's `baseUrl` wins over the environment's.
+ * to start without one); so may a gateway in front of Bedrock that signs itself. A spec's
+ * `baseUrl` wins over the environment's.
  */
 import { RhemaError } from "../core/errors.js";
+import { NO_KEY_PLACEHOLDER, readProviderAuth, valueOf, type ProviderAuth } from "./provider-auth.js";
 import type { ModelProvider, ModelRequest, StreamEvent } from "../core/provider.js";
 import type { RetryOptions } from "./provider-retry.js";
 import type { ScriptStep } from "./script.js";
@@ -32,8 +35,7 @@ export interface CreateProviderOptions {
   streamIdleMs?: number;
 }
 
-/** Sent as the API key to a server at a custom base URL when no key is set. */
-export const NO_KEY_PLACEHOLDER = "no-key";
+export { NO_KEY_PLACEHOLDER };
 
 /** Whether `spec` answers from a script (by its provider's capability, not its name). */
 export function isScriptedSpec(spec: ProviderSpec): spec is Extract<ProviderSpec, { script: readonly ScriptStep[] }> {
@@ -55,38 +57,26 @@ export function createProvider(spec: ProviderSpec, env: ProviderEnv, options: Cr
     throw new RhemaError("invalid_config", `a ${spec.provider} model is planned as the model it recorded (model.path), not made as a provider`);
   }
   const named = spec as Extract<ProviderSpec, { baseUrl?: string }>;
-  const { apiKey, baseUrl } = credentials(named, env);
+  const { auth, baseUrl } = credentials(named, env);
   return lazyProvider(`${named.provider}:${named.name}`, () => loadNamedProvider(named.provider, {
-    model: named.name, apiKey, baseUrl, retry: options.retry, timeoutMs: options.timeoutMs, streamIdleMs: options.streamIdleMs,
+    model: named.name, auth, baseUrl, retry: options.retry, timeoutMs: options.timeoutMs, streamIdleMs: options.streamIdleMs,
   }));
 }
 
 /** The base URL the environment gives provider `name` (its `*_BASE_URL`), when set. */
 export function envBaseUrl(name: NamedProviderName, env: ProviderEnv): string | undefined {
   const keys = providerEntry(name).envKeys;
-  return keys === null ? undefined : nonEmpty(env[keys.baseUrl]);
+  return keys === null ? undefined : valueOf(env, keys.baseUrl);
 }
 
-function credentials(spec: { provider: NamedProviderName; name: string; baseUrl?: string }, env: ProviderEnv): { apiKey: string; baseUrl: string | undefined } {
+function credentials(spec: { provider: NamedProviderName; name: string; baseUrl?: string }, env: ProviderEnv): { auth: ProviderAuth; baseUrl: string | undefined } {
   if (typeof spec.name !== "string" || spec.name.trim() === "") {
     throw new RhemaError("invalid_config", `the ${spec.provider} provider needs a model name (model.name), got none`);
   }
   const names = providerEntry(spec.provider).envKeys;
   if (names === null) throw new RhemaError("invalid_config", `the ${spec.provider} provider reads no key; expected one of ${nameList(PROVIDER_NAMES)}`);
-  const baseUrl = nonEmpty(spec.baseUrl) ?? nonEmpty(env[names.baseUrl]);
-  const apiKey = nonEmpty(env[names.apiKey]);
-  if (apiKey === undefined && baseUrl === undefined) {
-    throw new RhemaError(
-      "provider_unavailable",
-      `the ${spec.provider} provider needs an API key: set ${names.apiKey} in the environment ` +
-        `(or a base URL, ${names.baseUrl} or model.baseUrl, for a compatible server that needs none)`,
-    );
-  }
-  return { apiKey: apiKey ?? NO_KEY_PLACEHOLDER, baseUrl };
-}
-
-function nonEmpty(value: string | undefined): string | undefined {
-  return value !== undefined && value.trim() !== "" ? value.trim() : undefined;
+  const baseUrl = valueOf({ url: spec.baseUrl }, "url") ?? valueOf(env, names.baseUrl);
+  return { auth: readProviderAuth(spec.provider, names, env, baseUrl !== undefined), baseUrl };
 }
 
 /**

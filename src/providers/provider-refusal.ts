@@ -22,6 +22,15 @@
  * 403 PERMISSION_DENIED (a key without access, or one blocked as leaked), and the 400 whose
  * `ErrorInfo` reason is `API_KEY_INVALID` (Gemini answers a bad key so); a 429 RESOURCE_EXHAUSTED
  * is transient until the retries are spent, then `quota`.
+ * Anthropic on Bedrock (`{"message":…}`, the exception's name in `x-amzn-errortype`; in a stream,
+ * an exception frame): 401 and 403 (AccessDeniedException, UnrecognizedClientException,
+ * ExpiredTokenException) refuse the credentials; a ServiceQuotaExceededException is transient
+ * until the retries are spent, then `quota`; ThrottlingException, ModelNotReadyException and the
+ * stream's server exceptions are retried; otherwise Anthropic's rules (the payloads inside chunks
+ * are Anthropic's).
+ * Anthropic on Vertex AI (Google's `{"error":{"code","message","status"}}` from the platform,
+ * Anthropic's body from the model): 401 and 403 refuse the credentials, a 429 RESOURCE_EXHAUSTED
+ * is transient until the retries are spent, then `quota`; otherwise Anthropic's rules.
  * Messages are matched only where the API gives nothing else (Anthropic's low credit balance).
  */
 import type { RefusalReason } from "../core/errors.js";
@@ -89,6 +98,26 @@ export function classifyGeminiFailure(f: FailureFacts): FailureClass {
   if (f.status === 429 && f.bodyStatus === "RESOURCE_EXHAUSTED") return transient("quota");
   if (f.status === null) return transient(null);
   return retryable(f) ? transient(null) : { kind: "failed" };
+}
+
+/** Bedrock's exceptions a fresh request may cure, as `x-amzn-errortype` names them and (camel-cased) as a stream's exception frame does. */
+const BEDROCK_RETRYABLE_TYPES = new Set([
+  "ThrottlingException", "ModelNotReadyException", "InternalServerException", "ServiceUnavailableException", "ModelStreamErrorException", "ModelTimeoutException",
+].flatMap((t) => [t, t.charAt(0).toLowerCase() + t.slice(1)]));
+
+/** An Anthropic-on-Bedrock failure: `type` is the exception's name (`AccessDeniedException`, `throttlingException`) or an Anthropic error type. */
+export function classifyBedrockFailure(f: FailureFacts): FailureClass {
+  if (f.status === 401 || f.status === 403) return { kind: "refused", reason: "auth" };
+  if (f.type === "ServiceQuotaExceededException" || f.type === "serviceQuotaExceededException") return transient("quota");
+  if (f.type !== null && BEDROCK_RETRYABLE_TYPES.has(f.type)) return transient(null);
+  return classifyAnthropicFailure(f);
+}
+
+/** An Anthropic-on-Vertex failure: `bodyStatus` is a Google body's `status`. */
+export function classifyVertexFailure(f: FailureFacts): FailureClass {
+  if (f.status === 401 || f.status === 403) return { kind: "refused", reason: "auth" };
+  if (f.status === 429 && f.bodyStatus === "RESOURCE_EXHAUSTED") return transient("quota");
+  return classifyAnthropicFailure(f);
 }
 
 function transient(ifPersistent: RefusalReason | null): FailureClass {

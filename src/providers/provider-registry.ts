@@ -12,6 +12,7 @@
 import type { CacheRules } from "../cache/prompt-cache-simulator.js";
 import type { ModelProvider } from "../core/provider.js";
 import type { TokenCounter } from "../core/token-counter.js";
+import type { ProviderAuth, ProviderEnvKeys } from "./provider-auth.js";
 import type { RetryOptions } from "./provider-retry.js";
 import type { ScriptStep } from "./script.js";
 import { ScriptedProvider } from "./scripted.js";
@@ -28,11 +29,7 @@ export interface ProviderCapabilities {
   readonly needsModelName: boolean;
 }
 
-/** The environment variables a provider reads (from the env record the edge hands in). */
-export interface ProviderEnvKeys {
-  readonly apiKey: string;
-  readonly baseUrl: string;
-}
+export type { ProviderEnvKeys };
 
 /** Options every factory takes. */
 export interface ProviderOptions {
@@ -75,7 +72,7 @@ const ENTRIES = {
     cacheRules: null,
   },
   anthropic: {
-    envKeys: { apiKey: "ANTHROPIC_API_KEY", baseUrl: "ANTHROPIC_BASE_URL" },
+    envKeys: { auth: { kind: "api-key", apiKey: "ANTHROPIC_API_KEY" }, baseUrl: "ANTHROPIC_BASE_URL" },
     capabilities: { scripted: false, replays: false, structuredOutput: true, needsModelName: true },
     pricingId: "anthropic",
     ownHosts: null,
@@ -83,7 +80,7 @@ const ENTRIES = {
     cacheRules: "anthropic",
   },
   openai: {
-    envKeys: { apiKey: "OPENAI_API_KEY", baseUrl: "OPENAI_BASE_URL" },
+    envKeys: { auth: { kind: "api-key", apiKey: "OPENAI_API_KEY" }, baseUrl: "OPENAI_BASE_URL" },
     capabilities: { scripted: false, replays: false, structuredOutput: true, needsModelName: true },
     pricingId: "openai",
     ownHosts: ["api.openai.com"],
@@ -92,7 +89,7 @@ const ENTRIES = {
   },
   // OpenAI's Responses API (openai-responses.ts): the same key and base URL as Chat Completions.
   "openai-responses": {
-    envKeys: { apiKey: "OPENAI_API_KEY", baseUrl: "OPENAI_BASE_URL" },
+    envKeys: { auth: { kind: "api-key", apiKey: "OPENAI_API_KEY" }, baseUrl: "OPENAI_BASE_URL" },
     capabilities: { scripted: false, replays: false, structuredOutput: true, needsModelName: true },
     pricingId: "openai",
     ownHosts: ["api.openai.com"],
@@ -105,12 +102,43 @@ const ENTRIES = {
   // no rules of its own in the simulator: like OpenAI's it is an automatic prefix cache with no
   // writes, so OpenAI's rules are the nearest (not Gemini's own minimums).
   gemini: {
-    envKeys: { apiKey: "GEMINI_API_KEY", baseUrl: "GOOGLE_GEMINI_BASE_URL" },
+    envKeys: { auth: { kind: "api-key", apiKey: "GEMINI_API_KEY" }, baseUrl: "GOOGLE_GEMINI_BASE_URL" },
     capabilities: { scripted: false, replays: false, structuredOutput: true, needsModelName: true },
     pricingId: "google",
     ownHosts: ["generativelanguage.googleapis.com"],
     tokenCounting: "chars4",
     cacheRules: "openai",
+  },
+  // Anthropic's models on AWS Bedrock (anthropic-bedrock.ts) and on Google Vertex AI
+  // (anthropic-vertex.ts): the Messages API mapping of `anthropic`, through the platforms' own SDK
+  // clients — SigV4-signed with AWS credentials; Google Application Default Credentials. The base
+  // URL variables are the SDKs' own. Priced by the table's AWS Bedrock and Google providers, which
+  // know the platforms' model ids (`us.anthropic.claude-sonnet-4-5-20250929-v1:0`,
+  // `claude-sonnet-4-5@20250929`); a gateway or private endpoint keeps the price.
+  "anthropic-bedrock": {
+    envKeys: {
+      auth: {
+        kind: "aws", accessKeyId: "AWS_ACCESS_KEY_ID", secretAccessKey: "AWS_SECRET_ACCESS_KEY", sessionToken: "AWS_SESSION_TOKEN",
+        profile: "AWS_PROFILE", bearerToken: "AWS_BEARER_TOKEN_BEDROCK", region: "AWS_REGION",
+      },
+      baseUrl: "ANTHROPIC_BEDROCK_BASE_URL",
+    },
+    capabilities: { scripted: false, replays: false, structuredOutput: true, needsModelName: true },
+    pricingId: "aws",
+    ownHosts: null,
+    tokenCounting: "calibration",
+    cacheRules: "anthropic",
+  },
+  "anthropic-vertex": {
+    envKeys: {
+      auth: { kind: "google-adc", credentialsFile: "GOOGLE_APPLICATION_CREDENTIALS", region: "CLOUD_ML_REGION", projectId: "ANTHROPIC_VERTEX_PROJECT_ID" },
+      baseUrl: "ANTHROPIC_VERTEX_BASE_URL",
+    },
+    capabilities: { scripted: false, replays: false, structuredOutput: true, needsModelName: true },
+    pricingId: "google",
+    ownHosts: null,
+    tokenCounting: "calibration",
+    cacheRules: "anthropic",
   },
   // A task whose model is a recording (`model: { provider: cassette, path }`): the planner reads
   // the recorded provider and model from the cassette and plans the task as a strict replay of it.
@@ -180,28 +208,42 @@ export function scriptedProvider(script: readonly ScriptStep[], name: string | u
 
 /** The module and class of each named provider, loaded at its first request (the SDKs are slow to import). */
 export async function loadNamedProvider(
-  name: NamedProviderName, config: { model: string; apiKey: string; baseUrl: string | undefined } & ProviderOptions,
+  name: NamedProviderName, config: { model: string; auth: ProviderAuth; baseUrl: string | undefined } & ProviderOptions,
 ): Promise<ModelProvider> {
   switch (name) {
     case "anthropic": {
       const { AnthropicProvider } = await import("./anthropic.js");
-      return new AnthropicProvider(config);
+      return new AnthropicProvider({ ...config, apiKey: authOf(config.auth, "api-key").apiKey });
     }
     case "openai": {
       const { OpenAIProvider } = await import("./openai.js");
-      return new OpenAIProvider(config);
+      return new OpenAIProvider({ ...config, apiKey: authOf(config.auth, "api-key").apiKey });
     }
     case "openai-responses": {
       const { OpenAIResponsesProvider } = await import("./openai-responses.js");
-      return new OpenAIResponsesProvider(config);
+      return new OpenAIResponsesProvider({ ...config, apiKey: authOf(config.auth, "api-key").apiKey });
     }
     case "gemini": {
       const { GeminiProvider } = await import("./gemini.js");
-      return new GeminiProvider(config);
+      return new GeminiProvider({ ...config, apiKey: authOf(config.auth, "api-key").apiKey });
+    }
+    case "anthropic-bedrock": {
+      const { AnthropicBedrockProvider } = await import("./anthropic-bedrock.js");
+      return new AnthropicBedrockProvider({ ...config, auth: authOf(config.auth, "aws") });
+    }
+    case "anthropic-vertex": {
+      const { AnthropicVertexProvider } = await import("./anthropic-vertex.js");
+      return new AnthropicVertexProvider({ ...config, auth: authOf(config.auth, "google-adc") });
     }
     default: {
       const unknown: never = name;
       throw new Error(`no factory for provider ${String(unknown)}`);
     }
   }
+}
+
+/** `auth` as the kind the entry names (the factory read it from that entry: another kind is a bug). */
+function authOf<K extends ProviderAuth["kind"]>(auth: ProviderAuth, kind: K): Extract<ProviderAuth, { kind: K }> {
+  if (auth.kind !== kind) throw new Error(`provider credentials of kind ${kind} expected, got ${auth.kind}`);
+  return auth as Extract<ProviderAuth, { kind: K }>;
 }

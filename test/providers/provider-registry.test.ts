@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import type { ModelProviderName } from "../../src/core/transcript-types.js";
 import { RhemaError } from "../../src/core/errors.js";
 import { createProvider, type ProviderSpec } from "../../src/providers/provider-factory.js";
+import type { ProviderAuthKeys } from "../../src/providers/provider-auth.js";
 import {
   NAMED_PROVIDERS, PROVIDER_NAMES, REPLAY_PROVIDERS, SCRIPTED_PROVIDERS, isNamedProvider, isScriptedProvider, providerEntry, type NamedProviderName,
 } from "../../src/providers/provider-registry.js";
@@ -42,7 +43,7 @@ test("the provider each entry makes carries its scripted capability (the agent r
       ? { provider: name, script: [{ say: "hi" }], name: "s/t" }
       : { provider: name, name: "m" }) as ProviderSpec;
     const keys = providerEntry(name).envKeys;
-    const env = keys ? { [keys.apiKey]: "k" } : {};
+    const env = keys ? credentialEnv(keys.auth) : {};
     assert.equal(createProvider(spec, env).answersFromScript === true, providerEntry(name).capabilities.scripted, name);
   }
 });
@@ -56,3 +57,8 @@ test("the task and pricing schemas take exactly the registry's providers", () =>
   }
   assert.equal(taskFileSchema.safeParse({ prompt: "p", model: { provider: "nope", name: "m" } }).success, false);
 });
+
+/** Values for every credential variable `auth` names (enough for any provider to be made). */
+function credentialEnv(auth: ProviderAuthKeys): Record<string, string> {
+  return Object.fromEntries(Object.entries(auth).filter(([k]) => k !== "kind").map(([, name]) => [name, "v"]));
+}

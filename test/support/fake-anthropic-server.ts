@@ -7,6 +7,9 @@
  * text, at most four cache marks, no 1-hour mark after a 5-minute one. A request that fails a
  * check gets a 400 and is listed in
  * `violations`, so a test can assert there were none (the codex-rs habit).
+ *
+ * `startVertex` serves the same replies as Vertex AI serves Anthropic's models (see there); the
+ * Bedrock fake (fake-bedrock-server.ts) sends the same events in AWS event-stream frames.
  */
 import type { ServerResponse } from "node:http";
 import { countKey, piecesOf, sendJson, sendText, sseFrame, writeSse, QueuedFakeServer, type RecordedRequest } from "./fake-sse-server.js";
@@ -30,7 +33,14 @@ export interface FakeAnthropicUsage {
 }
 
 export type FakeAnthropicReply =
-  | {
+  | FakeAnthropicStream
+  /** `rawBody` replaces the JSON error body (a proxy's plain-text or HTML page). */
+  | { kind: "http_error"; status: number; type: string; message: string; headers?: Record<string, string>; rawBody?: string }
+  /** An error from Google's side of Vertex AI: `{"error":{"code","message","status"}}` (a Vertex fake only). */
+  | { kind: "google_error"; status: number; googleStatus: string; message: string };
+
+/** One streamed message. */
+export interface FakeAnthropicStream {
       kind: "stream";
       blocks: FakeAnthropicBlock[];
       /** Default: `tool_use` when a block is one, else `end_turn`. */
@@ -46,9 +56,7 @@ export type FakeAnthropicReply =
       cutInFrame?: number;
       /** Send this many frames, then an `event: error` frame, and end. */
       errorAfterFrames?: { frames: number; type: string; message: string };
-    }
-  /** `rawBody` replaces the JSON error body (a proxy's plain-text or HTML page). */
-  | { kind: "http_error"; status: number; type: string; message: string; headers?: Record<string, string>; rawBody?: string };
+}
 
 export const DEFAULT_ANTHROPIC_USAGE: Required<Omit<FakeAnthropicUsage, "cache_creation" | "thinking_tokens">> = {
   input_tokens: 12,
@@ -57,20 +65,65 @@ export const DEFAULT_ANTHROPIC_USAGE: Required<Omit<FakeAnthropicUsage, "cache_c
   output_tokens: 7,
 };
 
+/** Vertex AI's side of a fake: the project, region and bearer token it expects, and the STS token exchange it answers for `external_account` credentials. */
+export interface FakeVertexOptions {
+  project: string;
+  region: string;
+  /** The access token requests must carry (`Authorization: Bearer …`). */
+  token: string;
+  /** The subject token the STS exchange at `/v1/token` must be sent for that access token. */
+  subjectToken?: string;
+}
+
+/** Vertex AI's `:streamRawPredict` (and `:rawPredict`) path; the model is the last segment's head. */
+const VERTEX_ROUTE = /^\/v1\/projects\/([^/]+)\/locations\/([^/]+)\/publishers\/anthropic\/models\/([^/:]+):(streamRawPredict|rawPredict)$/;
+/** Where the fake answers a Google STS token exchange (an `external_account` file's `token_url`). */
+export const FAKE_STS_PATH = "/v1/token";
+
 export class FakeAnthropicServer extends QueuedFakeServer<FakeAnthropicReply> {
   private served = 0;
+  private vertex: FakeVertexOptions | null = null;
 
   static start(): Promise<FakeAnthropicServer> {
     return QueuedFakeServer.serve("/v1/messages", (core) => new FakeAnthropicServer(core));
   }
 
-  /** The base URL to give the SDK (no `/v1`). */
+  /**
+   * The same fake as Vertex AI serves Anthropic's models: POST `:streamRawPredict` under the
+   * project and region, the model in the path and not the body, `anthropic_version` in the body,
+   * a Bearer token; plus the STS token exchange at `FAKE_STS_PATH`.
+   */
+  static async startVertex(options: FakeVertexOptions): Promise<FakeAnthropicServer> {
+    const route = new RegExp(`${VERTEX_ROUTE.source}|^${FAKE_STS_PATH}$`);
+    const server = await QueuedFakeServer.serve(route, (core) => new FakeAnthropicServer(core));
+    server.vertex = options;
+    return server;
+  }
+
+  /** The base URL to give the SDK (no `/v1`; a Vertex fake's has it, as the Vertex SDK takes it). */
   get baseUrl(): string {
-    return this.core.origin;
+    return this.vertex ? `${this.core.origin}/v1` : this.core.origin;
+  }
+
+  /** The STS endpoint (a Vertex fake's), for an `external_account` credentials file's `token_url`. */
+  get tokenUrl(): string {
+    return `${this.core.origin}${FAKE_STS_PATH}`;
   }
 
   protected async answer(req: RecordedRequest, res: ServerResponse): Promise<void> {
-    const problem = checkAnthropicRequest(req.body);
+    let body = req.body;
+    if (this.vertex) {
+      if (req.path === FAKE_STS_PATH) return this.exchangeToken(req, res, this.vertex);
+      const refused = vertexRefusal(req, this.vertex);
+      if (refused) return sendJson(res, refused.status, googleErrorBody(refused.status, refused.googleStatus, refused.message));
+      const problem = checkVertexRequest(req);
+      if (problem) {
+        this.violations.push(problem);
+        return sendJson(res, 400, googleErrorBody(400, "INVALID_ARGUMENT", problem));
+      }
+      body = { ...req.body, model: VERTEX_ROUTE.exec(req.path)![3] };
+    }
+    const problem = checkAnthropicRequest(body);
     if (problem) {
       this.violations.push(problem);
       return sendJson(res, 400, errorBody("invalid_request_error", problem));
@@ -78,11 +131,12 @@ export class FakeAnthropicServer extends QueuedFakeServer<FakeAnthropicReply> {
     const reply = this.replies.shift();
     if (!reply) return sendJson(res, 400, errorBody("invalid_request_error", "fake server: no reply queued for this request"));
     const n = ++this.served;
+    if (reply.kind === "google_error") return sendJson(res, reply.status, googleErrorBody(reply.status, reply.googleStatus, reply.message));
     if (reply.kind === "http_error") {
       if (reply.rawBody !== undefined) return sendText(res, reply.status, reply.rawBody, reply.headers);
       return sendJson(res, reply.status, errorBody(reply.type, reply.message), reply.headers);
     }
-    let frames = anthropicFrames(reply, String(req.body.model), n);
+    let frames = anthropicFrames(reply, String(body.model), n);
     if (reply.errorAfterFrames) {
       const { frames: count, type, message } = reply.errorAfterFrames;
       frames = [...frames.slice(0, count), sseFrame("error", errorBody(type, message))];
@@ -92,6 +146,38 @@ export class FakeAnthropicServer extends QueuedFakeServer<FakeAnthropicReply> {
       ...(reply.pingEveryMs !== undefined ? { keepAlive: { frame: sseFrame("ping", { type: "ping" }), everyMs: reply.pingEveryMs } } : {}),
     });
   }
+
+  /** Google STS (RFC 8693) as the auth library calls it for `external_account` credentials: a form body with the subject token. */
+  private exchangeToken(req: RecordedRequest, res: ServerResponse, vertex: FakeVertexOptions): void {
+    const form = new URLSearchParams(req.rawBody.toString("utf8"));
+    if (form.get("grant_type") !== "urn:ietf:params:oauth:grant-type:token-exchange" || vertex.subjectToken === undefined || form.get("subject_token") !== vertex.subjectToken) {
+      return sendJson(res, 400, { error: "invalid_grant", error_description: "fake STS: unexpected grant or subject token" });
+    }
+    sendJson(res, 200, { access_token: vertex.token, issued_token_type: "urn:ietf:params:oauth:token-type:access_token", token_type: "Bearer", expires_in: 3600 });
+  }
+}
+
+/** Google's answer to a request without the expected bearer token (401), or for another project (403). */
+function vertexRefusal(req: RecordedRequest, vertex: FakeVertexOptions): { status: number; googleStatus: string; message: string } | null {
+  if (req.headers.authorization !== `Bearer ${vertex.token}`) {
+    return { status: 401, googleStatus: "UNAUTHENTICATED", message: "Request had invalid authentication credentials. Expected OAuth 2 access token." };
+  }
+  const [, project, region] = VERTEX_ROUTE.exec(req.path)!;
+  if (project !== vertex.project) return { status: 403, googleStatus: "PERMISSION_DENIED", message: `Permission denied on resource project ${project}.` };
+  if (region !== vertex.region) return { status: 400, googleStatus: "INVALID_ARGUMENT", message: `fake Vertex: region ${region}, expected ${vertex.region}` };
+  return null;
+}
+
+/** What Vertex AI would reject before the model sees the request: a model named in the body, no `anthropic_version`, a non-streaming call. */
+function checkVertexRequest(req: RecordedRequest): string | null {
+  if (req.body?.model !== undefined) return "model: Extra inputs are not permitted (the model is named in the path on Vertex AI)";
+  if (typeof req.body?.anthropic_version !== "string") return "anthropic_version: Field required";
+  if (!req.path.endsWith(":streamRawPredict")) return `fake Vertex: expected :streamRawPredict, got ${req.path}`;
+  return null;
+}
+
+export function googleErrorBody(code: number, status: string, message: string) {
+  return { error: { code, message, status } };
 }
 
 function errorBody(type: string, message: string) {
@@ -99,10 +185,15 @@ function errorBody(type: string, message: string) {
 }
 
 /** The frames the real API sends for one message. */
-export function anthropicFrames(reply: Extract<FakeAnthropicReply, { kind: "stream" }>, model: string, n: number): string[] {
+export function anthropicFrames(reply: FakeAnthropicStream, model: string, n: number): string[] {
+  return anthropicEvents(reply, model, n).map((event) => sseFrame(event.type, event));
+}
+
+/** The events of one message, each an SSE frame's data (the Messages API) or a chunk's (Bedrock). */
+export function anthropicEvents(reply: FakeAnthropicStream, model: string, n: number): Array<{ type: string } & Record<string, unknown>> {
   const usage = { ...DEFAULT_ANTHROPIC_USAGE, ...reply.usage };
-  const frames = [
-    sseFrame("message_start", {
+  const frames: Array<{ type: string } & Record<string, unknown>> = [
+    {
       type: "message_start",
       message: {
         id: `msg_fake_${n}`,
@@ -120,27 +211,27 @@ export function anthropicFrames(reply: Extract<FakeAnthropicReply, { kind: "stre
           output_tokens: 1,
         },
       },
-    }),
+    },
   ];
   for (const [index, block] of reply.blocks.entries()) {
-    frames.push(...blockFrames(block, index));
-    if (index === 0) frames.push(sseFrame("ping", { type: "ping" }));
+    frames.push(...blockEvents(block, index));
+    if (index === 0) frames.push({ type: "ping" });
   }
   const stopReason = reply.stopReason ?? (reply.blocks.some((b) => b.type === "tool_use") ? "tool_use" : "end_turn");
   frames.push(
-    sseFrame("message_delta", { type: "message_delta", delta: { stop_reason: stopReason, stop_sequence: null }, usage: {
+    { type: "message_delta", delta: { stop_reason: stopReason, stop_sequence: null }, usage: {
       output_tokens: usage.output_tokens,
       ...(reply.usage?.thinking_tokens !== undefined ? { output_tokens_details: { thinking_tokens: reply.usage.thinking_tokens } } : {}),
-    } }),
-    sseFrame("message_stop", { type: "message_stop" }),
+    } },
+    { type: "message_stop" },
   );
   return frames;
 }
 
-function blockFrames(block: FakeAnthropicBlock, index: number): string[] {
-  const start = (content_block: unknown) => sseFrame("content_block_start", { type: "content_block_start", index, content_block });
-  const delta = (d: unknown) => sseFrame("content_block_delta", { type: "content_block_delta", index, delta: d });
-  const stop = sseFrame("content_block_stop", { type: "content_block_stop", index });
+function blockEvents(block: FakeAnthropicBlock, index: number): Array<{ type: string } & Record<string, unknown>> {
+  const start = (content_block: unknown) => ({ type: "content_block_start", index, content_block });
+  const delta = (d: unknown) => ({ type: "content_block_delta", index, delta: d });
+  const stop = { type: "content_block_stop", index };
   if (block.type === "text") {
     return [start({ type: "text", text: "" }), ...piecesOf(block.text).map((text) => delta({ type: "text_delta", text })), stop];
   }

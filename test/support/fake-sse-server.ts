@@ -15,6 +15,8 @@ export interface RecordedRequest {
   headers: IncomingHttpHeaders;
   /** The parsed JSON body (`undefined` when it was not JSON). */
   body: any;
+  /** The body's bytes as sent (a form body, a signed payload). */
+  rawBody: Buffer;
 }
 
 export interface SseWriteOptions {
@@ -83,7 +85,8 @@ export async function startFakeServer(
 async function record(req: IncomingMessage): Promise<RecordedRequest> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
-  const text = Buffer.concat(chunks).toString("utf8");
+  const rawBody = Buffer.concat(chunks);
+  const text = rawBody.toString("utf8");
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -91,7 +94,7 @@ async function record(req: IncomingMessage): Promise<RecordedRequest> {
     body = undefined;
   }
   const url = new URL(req.url ?? "/", "http://fake");
-  return { method: req.method ?? "", path: url.pathname, query: url.searchParams, headers: req.headers, body };
+  return { method: req.method ?? "", path: url.pathname, query: url.searchParams, headers: req.headers, body, rawBody };
 }
 
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
@@ -111,14 +114,24 @@ export function sseFrame(event: string | null, data: unknown): string {
 }
 
 /** Writes `frames` as an SSE response, as `options` say; resolves when done or dropped. */
-export async function writeSse(res: ServerResponse, frames: readonly string[], options: SseWriteOptions = {}): Promise<void> {
-  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
+export function writeSse(res: ServerResponse, frames: readonly string[], options: SseWriteOptions = {}): Promise<void> {
+  return writeStream(res, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" }, frames.map((f) => Buffer.from(f, "utf8")), options);
+}
+
+/**
+ * Writes `frames` (SSE text, binary event-stream messages) as a streamed 200 response with
+ * `headers`, as `options` say — cut into `splitBytes` pieces across frame boundaries, or held open
+ * after `hangAfterFrames`; resolves when done or dropped.
+ */
+export async function writeStream(res: ServerResponse, headers: Record<string, string>, frames: readonly Uint8Array[], options: SseWriteOptions = {}): Promise<void> {
+  res.writeHead(200, headers);
   const hang = options.hangAfterFrames !== undefined;
   const cutAt = options.cutInFrame;
+  const half = (frame: Uint8Array | undefined) => (frame ?? new Uint8Array(0)).subarray(0, Math.floor((frame?.length ?? 0) / 2));
   const sent = hang ? frames.slice(0, options.hangAfterFrames)
-    : cutAt !== undefined ? [...frames.slice(0, cutAt), (frames[cutAt] ?? "").slice(0, Math.floor((frames[cutAt] ?? "").length / 2))]
+    : cutAt !== undefined ? [...frames.slice(0, cutAt), half(frames[cutAt])]
     : frames;
-  const pieces = options.splitBytes ? cut(Buffer.from(sent.join(""), "utf8"), options.splitBytes) : sent.map((f) => Buffer.from(f, "utf8"));
+  const pieces = options.splitBytes ? cut(Buffer.concat(sent), options.splitBytes) : sent.map((f) => Buffer.from(f));
   for (const piece of pieces) {
     if (res.destroyed) return;
     res.write(piece);

@@ -5,6 +5,7 @@
  */
 import { refusalWhat, type ProviderRefusal } from "../../core/errors.js";
 import { counted } from "../../core/counted.js";
+import { credentialNames } from "../../providers/provider-auth.js";
 import { isProviderName, providerEntry } from "../../providers/provider-registry.js";
 import type { UnfinishedTask } from "../run-dir/task-result.js";
 
@@ -13,7 +14,8 @@ import type { UnfinishedTask } from "../run-dir/task-result.js";
  * x-api-key): set a valid ANTHROPIC_API_KEY and run the same command to resume".
  */
 export function refusalMessage(r: ProviderRefusal): string {
-  const key = isProviderName(r.provider) ? providerEntry(r.provider).envKeys?.apiKey ?? null : null;
+  const keys = isProviderName(r.provider) ? providerEntry(r.provider).envKeys : null;
+  const key = keys ? credentialNames(keys.auth) : null;
   const todo = r.reason === "auth"
     ? `set a valid ${key ?? "API key"}`
     : `add credit or raise the quota of the account${key ? ` ${key} belongs to` : ""} (or set another key)`;
