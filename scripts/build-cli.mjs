@@ -30,6 +30,14 @@ const CHUNKS = {
   "@anthropic-ai/sdk": "anthropic-sdk.cjs",
   "openai": "openai-sdk.cjs",
   "@google/genai": "google-genai-sdk.cjs",
+  // Anthropic on Bedrock and Vertex: each SDK with its own copy of the Anthropic SDK's core (the
+  // adapters take the error classes from the client, anthropic.ts says why); the auth libraries
+  // the adapters hand their credentials to (a profile's resolver, Google ADC) apart, loaded by
+  // the adapter that uses them.
+  "@anthropic-ai/bedrock-sdk": "anthropic-bedrock-sdk.cjs",
+  "@anthropic-ai/vertex-sdk": "anthropic-vertex-sdk.cjs",
+  "@aws-sdk/credential-providers": "aws-credential-providers.cjs",
+  "google-auth-library": "google-auth-library.cjs",
   "@pydantic/genai-prices": "genai-prices.cjs",
   "vega": "vega.cjs",
   "vega-lite": "vega-lite.cjs",
@@ -53,11 +61,14 @@ const GROUPED = Object.fromEntries(Object.entries(CHUNK_GROUPS).flatMap(([file, 
 
 /**
  * Optional packages a chunk's dependencies require inside a try/catch and do without when absent
- * (none is installed): ws's native speed-ups and debug's colour support, under @google/genai.
+ * (none is installed): ws's native speed-ups and debug's colour support, under @google/genai and
+ * google-auth-library.
  * The only externals allowed besides Node's modules and the chunks.
  */
 const OPTIONAL_ABSENT = {
   "google-genai-sdk.cjs": ["bufferutil", "utf-8-validate", "supports-color"],
+  "anthropic-vertex-sdk.cjs": ["supports-color"],
+  "google-auth-library.cjs": ["supports-color"],
 };
 
 const asChunks = {

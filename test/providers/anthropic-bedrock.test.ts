@@ -12,6 +12,7 @@ import type { ProviderAuth } from "../../src/providers/provider-auth.js";
 import type { RetryOptions } from "../../src/providers/provider-retry.js";
 import { FakeBedrockServer } from "../support/fake-bedrock-server.js";
 import { collect, request, textOf, user } from "../support/provider-streams.js";
+import { turnThenResumedTurn, withoutCacheMarks } from "../support/resumed-prefix.js";
 
 const MODEL = "us.anthropic.claude-sonnet-4-5-20250929-v1:0";
 
@@ -145,3 +146,41 @@ test("a Bedrock API key is sent as a bearer token instead of a signature", async
   assert.equal(server.requests[0]!.headers.authorization, "Bearer bedrock-api-key-fake");
   assert.deepEqual(server.violations, []);
 });
+
+test("a turn through CodingAgent resumed from disk sends the same prefix, byte for byte: tools, system, the earlier messages", async (t) => {
+  const server = await fake(t);
+  server.reply(
+    { kind: "stream", blocks: [{ type: "tool_use", id: "toolu_r", name: "append_line", input: { tag: "one" } }] },
+    { kind: "stream", blocks: [{ type: "text", text: "Done." }] },
+    { kind: "stream", blocks: [{ type: "text", text: "Again." }] },
+  );
+  await turnThenResumedTurn(t, () => providerOn(server).provider);
+  const [, step2, resumed] = server.bodies;
+  assert.equal(server.bodies.length, 3);
+  for (const key of ["tools", "system"]) assert.equal(JSON.stringify(resumed[key]), JSON.stringify(step2[key]), key);
+  assert.equal(withoutCacheMarks(resumed.messages.slice(0, step2.messages.length)), withoutCacheMarks(step2.messages));
+  assert.deepEqual(resumed.messages[step2.messages.length], { role: "assistant", content: [{ type: "text", text: "Done." }] });
+  assert.deepEqual(server.violations, []);
+});
+
+test("reads nothing from the environment: the SDK's own variables move neither the endpoint, the region nor the credentials", async (t) => {
+  const server = await fake(t);
+  server.reply({ kind: "stream", blocks: [{ type: "text", text: "ours" }] });
+  setAmbient(t, {
+    AWS_REGION: "eu-west-3", ANTHROPIC_BEDROCK_BASE_URL: "http://127.0.0.1:9", AWS_BEARER_TOKEN_BEDROCK: "ambient-bedrock-key",
+    AWS_ACCESS_KEY_ID: "AKIDAMBIENT", AWS_SECRET_ACCESS_KEY: "ambient-secret", ANTHROPIC_API_KEY: "sk-ant-ambient",
+  });
+  const { provider } = providerOn(server);
+  assert.equal(textOf(await ask(provider)), "ours");
+  assert.deepEqual(server.violations, []);
+  assert.match(String(server.requests[0]!.headers.authorization), new RegExp(`Credential=${server.accessKeyId}/\\d{8}/us-east-1/bedrock/`));
+});
+
+/** Sets `vars` in process.env for this test (what an SDK reading the environment itself would find). */
+function setAmbient(t: { after(fn: () => unknown): void }, vars: Record<string, string>): void {
+  const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, vars);
+  t.after(() => {
+    for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k]; else process.env[k] = v;
+  });
+}

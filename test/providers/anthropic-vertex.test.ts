@@ -7,12 +7,14 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import { ProviderRefusedError } from "../../src/core/errors.js";
 import { AnthropicVertexProvider } from "../../src/providers/anthropic-vertex.js";
 import type { ProviderAuth } from "../../src/providers/provider-auth.js";
 import type { RetryOptions } from "../../src/providers/provider-retry.js";
 import { FakeAnthropicServer } from "../support/fake-anthropic-server.js";
 import { collect, request, textOf, user } from "../support/provider-streams.js";
+import { turnThenResumedTurn, withoutCacheMarks } from "../support/resumed-prefix.js";
 import { tempDir } from "../support/temp-dir.js";
 import { staticTokenClient, writeExternalAccountFile } from "../support/vertex-credentials.js";
 
@@ -111,3 +113,44 @@ test("an external_account credentials file (Workload Identity Federation) gets i
   assert.deepEqual(server.requests.map((r) => r.path), ["/v1/token", `/v1/projects/${VERTEX.project}/locations/${VERTEX.region}/publishers/anthropic/models/${MODEL}:streamRawPredict`]);
   assert.equal(server.requests[1]!.headers.authorization, `Bearer ${VERTEX.token}`);
 });
+
+test("a turn through CodingAgent resumed from disk sends the same prefix, byte for byte: tools, system, the earlier messages", async (t) => {
+  const server = await fake(t);
+  server.reply(
+    { kind: "stream", blocks: [{ type: "tool_use", id: "toolu_r", name: "append_line", input: { tag: "one" } }] },
+    { kind: "stream", blocks: [{ type: "text", text: "Done." }] },
+    { kind: "stream", blocks: [{ type: "text", text: "Again." }] },
+  );
+  await turnThenResumedTurn(t, () => providerOn(server).provider);
+  const [, step2, resumed] = server.bodies;
+  assert.equal(server.bodies.length, 3);
+  for (const key of ["tools", "system"]) assert.equal(JSON.stringify(resumed[key]), JSON.stringify(step2[key]), key);
+  assert.equal(withoutCacheMarks(resumed.messages.slice(0, step2.messages.length)), withoutCacheMarks(step2.messages));
+  assert.deepEqual(resumed.messages[step2.messages.length], { role: "assistant", content: [{ type: "text", text: "Done." }] });
+  assert.deepEqual(server.violations, []);
+});
+
+test("reads nothing from the environment: the SDK's and the auth library's own variables move neither the endpoint, the region, the project nor the credentials", async (t) => {
+  const server = await fake(t);
+  const dir = await tempDir(t);
+  const { file } = writeExternalAccountFile(dir, server.tokenUrl, VERTEX.subjectToken);
+  server.reply({ kind: "stream", blocks: [{ type: "text", text: "ours" }] });
+  setAmbient(t, {
+    ANTHROPIC_VERTEX_BASE_URL: "http://127.0.0.1:9/v1", CLOUD_ML_REGION: "europe-west1", ANTHROPIC_VERTEX_PROJECT_ID: "ambient-project",
+    GOOGLE_APPLICATION_CREDENTIALS: join(dir, "absent.json"), ANTHROPIC_API_KEY: "sk-ant-ambient",
+  });
+  const provider = new AnthropicVertexProvider({ model: MODEL, auth: { ...AUTH, credentialsFile: file }, baseUrl: server.baseUrl, retry: { maxAttempts: 1 } });
+  assert.equal(textOf(await ask(provider)), "ours");
+  assert.deepEqual(server.violations, []);
+  assert.equal(server.requests[1]!.path, `/v1/projects/${VERTEX.project}/locations/${VERTEX.region}/publishers/anthropic/models/${MODEL}:streamRawPredict`);
+  assert.equal(server.requests[1]!.headers["x-api-key"], undefined);
+});
+
+/** Sets `vars` in process.env for this test (what an SDK reading the environment itself would find). */
+function setAmbient(t: { after(fn: () => unknown): void }, vars: Record<string, string>): void {
+  const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, vars);
+  t.after(() => {
+    for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k]; else process.env[k] = v;
+  });
+}

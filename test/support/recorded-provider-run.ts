@@ -21,7 +21,7 @@ export async function assistantMessages(out: string): Promise<unknown> {
 /** The CLI's environment with no provider key or base URL: a strict replay needs none. */
 export function offlineEnv(): Record<string, string> {
   const env = cliEnv();
-  for (const name of Object.keys(env)) if (/^(GEMINI_|GOOGLE_|OPENAI_|ANTHROPIC_)/.test(name)) delete env[name];
+  for (const name of Object.keys(env)) if (/^(GEMINI_|GOOGLE_|OPENAI_|ANTHROPIC_|AWS_|CLOUD_ML_)/.test(name)) delete env[name];
   return env;
 }
 

@@ -49,3 +49,31 @@ test("a Gemini model is priced from the table as Google's, its implicitly cached
   assert.equal(taskPricing({ spec: { provider: "gemini", name: "gemini-2.5-flash" }, envBaseUrl: "http://127.0.0.1:8080" }, table).task, null);
   assert.equal(pricedModelLabel(taskPricing({ spec: { provider: "gemini", name: "gemini-2.5-flash", baseUrl: "https://generativelanguage.googleapis.com" } }, table).task), "google/gemini-2.5-flash");
 });
+
+test("Anthropic models on Bedrock and Vertex are priced by the table's AWS Bedrock and Google prices, by the platforms' own model ids (docs/tasks.md lists them)", async () => {
+  const table = await loadPriceTable();
+  // 1,000 input and 1,000 output tokens, in dollars: the price id each model id resolves to (docs/tasks.md) at its prices.
+  const expected: Array<[provider: "anthropic-bedrock" | "anthropic-vertex", model: string, usd: number]> = [
+    ["anthropic-bedrock", "anthropic.claude-sonnet-4-5-20250929-v1:0", 0.0198], // regional.anthropic.claude-sonnet-4-5-20250929-v1:0 (in-region: +10%)
+    ["anthropic-bedrock", "us.anthropic.claude-sonnet-4-5-20250929-v1:0", 0.0198],
+    ["anthropic-bedrock", "eu.anthropic.claude-sonnet-4-5-20250929-v1:0", 0.0198],
+    ["anthropic-bedrock", "global.anthropic.claude-sonnet-4-5-20250929-v1:0", 0.018], // global.anthropic.claude-sonnet-4-5-20250929-v1:0
+    ["anthropic-bedrock", "us.anthropic.claude-haiku-4-5-20251001-v1:0", 0.0066],
+    ["anthropic-bedrock", "us.anthropic.claude-opus-4-1-20250805-v1:0", 0.09],
+    ["anthropic-bedrock", "global.anthropic.claude-opus-4-5-20251101-v1:0", 0.03],
+    ["anthropic-vertex", "claude-sonnet-4-5@20250929", 0.018], // google/claude-sonnet-4-5
+    ["anthropic-vertex", "claude-haiku-4-5@20251001", 0.006],
+    ["anthropic-vertex", "claude-opus-4-1@20250805", 0.09], // google/claude-4-opus
+    ["anthropic-vertex", "claude-opus-4-5@20251101", 0.03],
+  ];
+  const got = expected.map(([provider, name]) => {
+    const pricing = taskPricing({ spec: { provider, name } }, table);
+    const price = pricing.pricer(usage, "task");
+    return [provider, name, price.priced ? Number(price.usd.toFixed(6)) : null] as const;
+  });
+  assert.deepEqual(got, expected);
+  // A gateway or private endpoint in front of the platform keeps the price (the registry names no own hosts for them).
+  assert.equal(pricedModelLabel(taskPricing({ spec: { provider: "anthropic-bedrock", name: "us.anthropic.claude-sonnet-4-5-20250929-v1:0", baseUrl: "https://vpce-1.bedrock-runtime.us-east-1.vpce.amazonaws.com" } }, table).task), "aws/us.anthropic.claude-sonnet-4-5-20250929-v1:0");
+  // An application inference profile's ARN names no model: unpriced unless a pricing file names it.
+  assert.equal(taskPricing({ spec: { provider: "anthropic-bedrock", name: "arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/abc123" } }, table).task, null);
+});
