@@ -46,7 +46,7 @@ const SANDBOX_OPTION = {
 /** The run flags the planner reads: declared once, on `run` and on `validate` (which plans the same way). */
 const PROVIDER_OPTION = { type: "string", choices: NAMED_PROVIDERS, describe: "model provider for tasks that name none" } as const;
 const MODEL_OPTION = { type: "string", describe: "model name for tasks that name none" } as const;
-const BASE_URL_OPTION = { type: "string", describe: "endpoint for --provider/--model (a compatible server or proxy); else ANTHROPIC_BASE_URL/OPENAI_BASE_URL/GOOGLE_GEMINI_BASE_URL" } as const;
+const BASE_URL_OPTION = { type: "string", describe: "endpoint for --provider/--model (a compatible server or proxy); else the provider's *_BASE_URL (ANTHROPIC_BASE_URL, OPENAI_BASE_URL, GOOGLE_GEMINI_BASE_URL, ANTHROPIC_BEDROCK_BASE_URL, ANTHROPIC_VERTEX_BASE_URL)" } as const;
 const MATRIX_OPTION = { type: "string", describe: "matrix file (YAML, top-level matrix:): every task runs as each of its cells (variants), trials = task × variant × repeat" } as const;
 const CALIBRATION_OPTION = { type: "string", describe: "calibration file (JSON, rhema bench calibrate): every task counts its tokens with its factors" } as const;
 const PRICING_OPTION = { type: "string", describe: "pricing file (YAML, schema/pricing.schema.json): adds models to the price table or overrides their prices" } as const;
