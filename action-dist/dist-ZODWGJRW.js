@@ -1,2 +1,0 @@
-import { createRequire as __rhemaCreateRequire } from "node:module"; import { fileURLToPath as __rhemaFileURLToPath } from "node:url"; import { dirname as __rhemaDirname } from "node:path"; const require = __rhemaCreateRequire(import.meta.url); const __filename = __rhemaFileURLToPath(import.meta.url); const __dirname = __rhemaDirname(__filename);
-import{c as a}from"./chunk-VPFAH5GQ.js";import"./chunk-ZEA7DX2J.js";export default a();
