@@ -1,7 +1,10 @@
 /**
  * The `anthropic` provider: the Messages API through the official SDK, streamed. It owns the
  * mapping both ways — our messages, tools and cache breakpoints to the wire request, and the
- * SSE events back to our `StreamEvent`s — and hands failures to the shared bounded retry.
+ * SSE events back to our `StreamEvent`s — and hands failures to the shared bounded retry. The
+ * mapping is `AnthropicMessagesProvider`'s, over any Messages client and a *platform* (its name,
+ * its SDK's error classes, its refusal rules): the cloud platforms that serve Anthropic's models
+ * (anthropic-bedrock.ts, anthropic-vertex.ts) are that class with their own SDK's client.
  *
  * Prompt caching: `cache_control: {type: "ephemeral"}` marks the end of the stable prefix (the
  * system block — the API renders tools, then system, then messages — or the last tool when there

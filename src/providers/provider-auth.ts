@@ -125,6 +125,10 @@ export function credentialNames(keys: ProviderAuthKeys): string {
 
 /** A variable's value, trimmed; absent and blank both mean unset. */
 export function valueOf(env: Env, name: string): string | undefined {
-  const value = env[name];
+  return nonEmpty(env[name]);
+}
+
+/** `value` trimmed, or undefined when absent or blank. */
+export function nonEmpty(value: string | undefined): string | undefined {
   return value !== undefined && value.trim() !== "" ? value.trim() : undefined;
 }

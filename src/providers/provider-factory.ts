@@ -10,7 +10,7 @@
  * `baseUrl` wins over the environment's.
  */
 import { RhemaError } from "../core/errors.js";
-import { NO_KEY_PLACEHOLDER, readProviderAuth, valueOf, type ProviderAuth } from "./provider-auth.js";
+import { NO_KEY_PLACEHOLDER, nonEmpty, readProviderAuth, valueOf, type ProviderAuth } from "./provider-auth.js";
 import type { ModelProvider, ModelRequest, StreamEvent } from "../core/provider.js";
 import type { RetryOptions } from "./provider-retry.js";
 import type { ScriptStep } from "./script.js";
@@ -75,7 +75,7 @@ function credentials(spec: { provider: NamedProviderName; name: string; baseUrl?
   }
   const names = providerEntry(spec.provider).envKeys;
   if (names === null) throw new RhemaError("invalid_config", `the ${spec.provider} provider reads no key; expected one of ${nameList(PROVIDER_NAMES)}`);
-  const baseUrl = valueOf({ url: spec.baseUrl }, "url") ?? valueOf(env, names.baseUrl);
+  const baseUrl = nonEmpty(spec.baseUrl) ?? valueOf(env, names.baseUrl);
   return { auth: readProviderAuth(spec.provider, names, env, baseUrl !== undefined), baseUrl };
 }
 

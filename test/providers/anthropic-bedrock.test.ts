@@ -6,12 +6,15 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { ProviderError, ProviderRefusedError } from "../../src/core/errors.js";
 import { AnthropicBedrockProvider } from "../../src/providers/anthropic-bedrock.js";
 import type { ProviderAuth } from "../../src/providers/provider-auth.js";
 import type { RetryOptions } from "../../src/providers/provider-retry.js";
 import { FakeBedrockServer } from "../support/fake-bedrock-server.js";
 import { collect, request, textOf, user } from "../support/provider-streams.js";
+import { tempDir } from "../support/temp-dir.js";
 import { turnThenResumedTurn, withoutCacheMarks } from "../support/resumed-prefix.js";
 
 const MODEL = "us.anthropic.claude-sonnet-4-5-20250929-v1:0";
@@ -184,3 +187,15 @@ function setAmbient(t: { after(fn: () => unknown): void }, vars: Record<string, 
     for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k]; else process.env[k] = v;
   });
 }
+
+test("AWS_PROFILE signs with the profile's keys from the shared credentials file (the AWS SDK's fromIni)", async (t) => {
+  const server = await fake(t, { accessKeyId: "AKIDPROFILEFAKE" });
+  const dir = await tempDir(t);
+  const file = join(dir, "credentials");
+  writeFileSync(file, "[default]\naws_access_key_id = AKIDDEFAULTWRONG\naws_secret_access_key = wrong\n\n[ci]\naws_access_key_id = AKIDPROFILEFAKE\naws_secret_access_key = profile-secret\n");
+  setAmbient(t, { AWS_SHARED_CREDENTIALS_FILE: file, AWS_CONFIG_FILE: join(dir, "absent-config") });
+  server.reply({ kind: "stream", blocks: [{ type: "text", text: "from the profile" }] });
+  const { provider } = providerOn(server, {}, { kind: "aws", region: "us-east-1", signing: { by: "profile", profile: "ci" } });
+  assert.equal(textOf(await ask(provider)), "from the profile");
+  assert.deepEqual(server.violations, []);
+});
