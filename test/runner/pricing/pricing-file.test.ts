@@ -53,7 +53,7 @@ test("each mistake is located at its field: file:line:column: field: message", (
   assert.deepEqual(problemsOf("version: 1\nmodels:\n  - { provider: openai, model: m, inputPerMTok: -1, outputPerMTok: 0 }\n"),
     ["p.yaml:3:49: models.0.inputPerMTok: a price cannot be negative (0 makes the model free)"]);
   assert.deepEqual(problemsOf("version: 1\nmodels:\n  - provider: ollama\n    model: m\n    inputPerMTok: 0\n    outputPerMTok: 0\n"),
-    ["p.yaml:3:15: models.0.provider: expected anthropic, openai, openai-responses or gemini (an OpenAI-compatible server is openai)"]);
+    ["p.yaml:3:15: models.0.provider: expected anthropic, openai, openai-responses, gemini, anthropic-bedrock or anthropic-vertex (an OpenAI-compatible server is openai)"]);
   assert.deepEqual(problemsOf("version: 1\nmodels:\n  - { provider: openai, model: m, inputPerMTok: 1, outputPerMTok: 0, cachedPerMTok: 1 }\n"),
     ["p.yaml:3:70: models.0: unknown key `cachedPerMTok`; did you mean `cacheReadPerMTok`?"]);
   assert.deepEqual(problemsOf("version: 1\nmodels:\n  - { provider: openai, model: m, inputPerMTok: 1 }\n"),

@@ -189,7 +189,7 @@ const malformed: MalformedCase[] = [
   { name: "zero timeout", source: "prompt: x\nlimits:\n  timeout: 0\n", at: [3, 12], field: "limits.timeout", message: /above 0/ },
   { name: "negative maxSteps", source: "prompt: x\nlimits:\n  maxSteps: -1\n", at: [3, 13], field: "limits.maxSteps", message: /at least 1/ },
   { name: "fractional maxSteps", source: "prompt: x\nlimits: { maxSteps: 2.5 }\n", at: [2, 21], field: "limits.maxSteps", message: /whole number/ },
-  { name: "unknown provider", source: "prompt: x\nmodel: { provider: mistral, name: x }\n", at: [2, 20], field: "model.provider", message: /scripted, anthropic, openai, openai-responses, gemini or cassette/ },
+  { name: "unknown provider", source: "prompt: x\nmodel: { provider: mistral, name: x }\n", at: [2, 20], field: "model.provider", message: /scripted, anthropic, openai, openai-responses, gemini, anthropic-bedrock, anthropic-vertex or cassette/ },
   { name: "cassette model without a path", source: "prompt: x\nmodel:\n  provider: cassette\n", at: [3, 3], field: "model.path", message: /required/ },
   { name: "remote model without a name", source: "prompt: x\nmodel:\n  provider: openai\n", at: [3, 3], field: "model.name", message: /required/ },
   { name: "baseUrl not an http URL", source: "prompt: x\nmodel: { provider: openai, name: m, baseUrl: ftp://h }\n", at: [2, 46], field: "model.baseUrl", message: /http/ },
