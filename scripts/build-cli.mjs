@@ -32,8 +32,8 @@ const CHUNKS = {
   "@google/genai": "google-genai-sdk.cjs",
   // Anthropic on Bedrock and Vertex: each SDK with its own copy of the Anthropic SDK's core (the
   // adapters take the error classes from the client, anthropic.ts says why); the auth libraries
-  // the adapters hand their credentials to (a profile's resolver, Google ADC) apart, loaded by
-  // the adapter that uses them.
+  // the adapters hand their credentials to (a profile's resolver, Google ADC) apart, shared with
+  // the SDK's chunk (SHARED_CHUNKS).
   "@anthropic-ai/bedrock-sdk": "anthropic-bedrock-sdk.cjs",
   "@anthropic-ai/vertex-sdk": "anthropic-vertex-sdk.cjs",
   "@aws-sdk/credential-providers": "aws-credential-providers.cjs",
@@ -70,6 +70,27 @@ const OPTIONAL_ABSENT = {
   "anthropic-vertex-sdk.cjs": ["supports-color"],
   "google-auth-library.cjs": ["supports-color"],
 };
+
+/**
+ * Packages a chunk requires from another chunk instead of holding its own copy: the cloud SDKs'
+ * auth libraries, which the adapters also load themselves (each SDK resolves them to the one
+ * copy in node_modules, so they are the same modules).
+ */
+const SHARED_CHUNKS = {
+  "anthropic-bedrock-sdk.cjs": ["@aws-sdk/credential-providers"],
+  "anthropic-vertex-sdk.cjs": ["google-auth-library"],
+};
+
+/** A chunk build's resolver: the packages it shares required from the sibling chunk. */
+function siblingChunks(file) {
+  const shared = SHARED_CHUNKS[file] ?? [];
+  return {
+    name: "shared-sibling-chunks",
+    setup(b) {
+      b.onResolve({ filter: /^[@a-z]/ }, (args) => (shared.includes(args.path) ? { path: `./${CHUNKS[args.path]}`, external: true } : undefined));
+    },
+  };
+}
 
 const asChunks = {
   name: "packages-as-chunks",
@@ -155,7 +176,8 @@ for (const [file, modules] of Object.entries(CHUNK_GROUPS)) {
 for (const [pkg, file] of Object.entries(CHUNKS)) {
   // The package's namespace as the chunk's exports (default included), as `import()` would give it.
   const stdin = { contents: `module.exports = require(${JSON.stringify(pkg)});`, resolveDir: root, sourcefile: `${file}.entry.js` };
-  outputs.push(await buildChecked({ ...common, stdin, outfile: join(outdir, "chunks", file), plugins: [vegaCanvasWithoutCanvas] }, OPTIONAL_ABSENT[file] ?? []));
+  const siblings = (SHARED_CHUNKS[file] ?? []).map((shared) => `./${CHUNKS[shared]}`);
+  outputs.push(await buildChecked({ ...common, stdin, outfile: join(outdir, "chunks", file), plugins: [vegaCanvasWithoutCanvas, siblingChunks(file)] }, [...(OPTIONAL_ABSENT[file] ?? []), ...siblings]));
 }
 // web-tree-sitter finds its runtime's .wasm beside the module that loads it: here, the bundle.
 await copyFile(requireFromRoot.resolve("web-tree-sitter/web-tree-sitter.wasm"), join(outdir, "web-tree-sitter.wasm"));
