@@ -1,0 +1,2 @@
+import { createRequire as __rhemaCreateRequire } from "node:module"; import { fileURLToPath as __rhemaFileURLToPath } from "node:url"; import { dirname as __rhemaDirname } from "node:path"; const require = __rhemaCreateRequire(import.meta.url); const __filename = __rhemaFileURLToPath(import.meta.url); const __dirname = __rhemaDirname(__filename);
+import{c as a}from"./chunk-SZKORBQN.js";import"./chunk-43UO3RUH.js";export default a();

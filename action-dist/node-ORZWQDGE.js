@@ -1,0 +1,2 @@
+import { createRequire as __rhemaCreateRequire } from "node:module"; import { fileURLToPath as __rhemaFileURLToPath } from "node:url"; import { dirname as __rhemaDirname } from "node:path"; const require = __rhemaCreateRequire(import.meta.url); const __filename = __rhemaFileURLToPath(import.meta.url); const __dirname = __rhemaDirname(__filename);
+import{a,b,c,d,e,f,g}from"./chunk-DFOX6DTS.js";import"./chunk-43UO3RUH.js";export{a as child_process,b as crypto,c as fs,d as os,e as path,f as stream,g as util};

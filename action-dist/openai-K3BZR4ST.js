@@ -1,6 +1,0 @@
-import { createRequire as __rhemaCreateRequire } from "node:module"; import { fileURLToPath as __rhemaFileURLToPath } from "node:url"; import { dirname as __rhemaDirname } from "node:path"; const require = __rhemaCreateRequire(import.meta.url); const __filename = __rhemaFileURLToPath(import.meta.url); const __dirname = __rhemaDirname(__filename);
-<<<<<<<< HEAD:action-dist/openai-CRIY7YIP.js
-import{a,b,c,d,e,f,g,h,i}from"./chunk-2LBUHLT2.js";import"./chunk-7FYR4IRP.js";import"./chunk-R4DCQ53M.js";import"./chunk-GFOD2HXD.js";import"./chunk-ZEA7DX2J.js";export{a as OPENAI_DEFAULT_BASE_URL,b as OpenAIProvider,g as mapFinishReason,f as mapUsage,c as openaiClient,h as openaiFailure,i as openaiFailureFacts,d as toOpenAIRequest,e as translateStream};
-========
-import{a,b,c,d,e,f,g,h,i}from"./chunk-Y6LIKDPN.js";import"./chunk-3R5IBPOX.js";import"./chunk-AHFJIDCC.js";import"./chunk-COLGDBCJ.js";import"./chunk-43UO3RUH.js";export{a as OPENAI_DEFAULT_BASE_URL,b as OpenAIProvider,g as mapFinishReason,f as mapUsage,c as openaiClient,h as openaiFailure,i as openaiFailureFacts,d as toOpenAIRequest,e as translateStream};
->>>>>>>> 8c9f3c7 (#27 (d): action-dist rebuilt: the Bedrock and Vertex adapters and their SDKs in chunks of their own (10,635,994 → 11,291,480 bytes; index.js +3 KB)):action-dist/openai-K3BZR4ST.js
