@@ -8,7 +8,8 @@
  * server whose specs changed on resume (mcp_changed), references to variables --allow-env does
  * not let through (exit 2), the sandbox around a stdio server (as root and as nobody), an HTTP
  * server reached with a header from an allowed variable, a matrix cell's servers, and a
- * repository's own MCP configuration left unread.
+ * repository's own MCP configuration left unread; a model's requests carry the MCP tools after the
+ * built-ins, the same bytes after a resume.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -19,6 +20,7 @@ import { readRunResults, RunDir } from "../../src/runner/run-dir/run-dir.js";
 import { CheckpointStore } from "../../src/store/checkpoint-store.js";
 import type { Session } from "../../src/core/session.js";
 import { cliEnv, runCli, startCli } from "../support/cli.js";
+import { FakeAnthropicServer } from "../support/fake-anthropic-server.js";
 import { writeFiles } from "../support/suite-files.js";
 import { hostDir, sandboxSkip } from "../process/sandbox-fixture.js";
 import { mcpServerScript, startHttpMcpServer } from "../support/mcp-test-server.js";
@@ -324,4 +326,41 @@ model:
   assert.match(crash![0], /^the MCP server web dropped the connection during this call, so it may or may not have had its effect; rhema connected to it again/);
   assert.deepEqual(echo, ["echo: back", false]);
   assert.deepEqual(server.calls, ["crash", "echo"]);
+});
+
+test("a model's requests carry the MCP tools after the built-ins, and a resume after a kill mid-call sends the same tools and system byte for byte", async (t) => {
+  const server = await FakeAnthropicServer.start();
+  t.after(() => server.close());
+  const { root, out } = await setUp(t, {});
+  await writeFiles(root, {
+    "suite/t.yaml": `prompt: Use the MCP tools.
+policy: { version: 1, default: deny, rules: [ { allow: { tools: ["mcp__files__*"] } } ] }
+mcp:
+  files: { command: ${q(process.execPath)}, args: [${q(join(root, "server.mjs"))}, normal] }
+model: { provider: anthropic, name: claude-test }
+`,
+  });
+  server.reply(
+    { kind: "stream", blocks: [{ type: "tool_use", id: "toolu_sleep", name: "mcp__files__sleep", input: {} }] },
+    { kind: "stream", blocks: [{ type: "text", text: "Done." }] },
+  );
+  const env = cliEnv({ ANTHROPIC_API_KEY: "sk-ant-test", ANTHROPIC_BASE_URL: server.baseUrl });
+  const log = join(new RunDir(out).trial({ suite: "suite", id: "t", variant: null, repeat: 1 }).dir, "workspace", "mcp-starts.log");
+  const first = startCli(["run", "suite", "--out", out, "--sandbox", "off"], { cwd: root, env });
+  await waitFor(async () => (await readFile(log, "utf8").catch(() => "")).includes("sleeping"));
+  first.child.kill("SIGKILL");
+  await first.done;
+  const resumed = await runCli(["run", "suite", "--out", out, "--sandbox", "off"], { cwd: root, env });
+  assert.equal(resumed.code, 0, resumed.stderr + resumed.stdout);
+  assert.equal(server.bodies.length, 2);
+  const [before, after] = server.bodies as Array<{ tools: Array<{ name: string }>; system: unknown; messages: unknown[] }>;
+  const names = before!.tools.map((tool) => tool.name);
+  assert.deepEqual(names.filter((n) => n.startsWith("mcp__")), ["mcp__files__crash", "mcp__files__echo", "mcp__files__sleep", "mcp__files__write"]);
+  assert.ok(names.indexOf("mcp__files__crash") > names.indexOf("shell"), "after the built-ins");
+  // The cache marks move to the newest message each step; the rest of the prefix is the same bytes.
+  const unmarked = (value: unknown) => JSON.stringify(value, (key, v: unknown) => (key === "cache_control" ? undefined : v));
+  assert.equal(unmarked(after!.tools), unmarked(before!.tools));
+  assert.equal(unmarked(after!.system), unmarked(before!.system));
+  assert.equal(unmarked(after!.messages.slice(0, before!.messages.length + 1)).startsWith(unmarked(before!.messages).slice(0, -1)), true, "the resumed request extends the first one's messages");
+  assert.deepEqual(server.violations, []);
 });
