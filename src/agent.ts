@@ -51,6 +51,8 @@ export interface CodingAgentConfig {
   /** The transcript mirror's settings; `false` turns it (and its stats) off. */
   transcript?: TranscriptConfig | false;
   maxOutputTokens?: number;
+  /** The schema the final answer follows, sent on each request (`ModelRequest.outputSchema`) for the providers that can constrain their text to it. */
+  outputSchema?: Record<string, unknown>;
   /** Environment variable names the shell tool may pass through although they look secret. */
   allowEnv?: string[];
   /**
@@ -396,6 +398,7 @@ export class CodingAgent {
       ...(view.cacheOneHourThrough !== undefined ? { cacheOneHourThrough: view.cacheOneHourThrough } : {}),
       ...(view.compactedSteps > 0 ? { compactedSteps: view.compactedSteps } : {}),
       ...(this.config.maxOutputTokens !== undefined ? { maxOutputTokens: this.config.maxOutputTokens } : {}),
+      ...(this.config.outputSchema !== undefined ? { outputSchema: this.config.outputSchema } : {}),
     };
   }
 

@@ -30,6 +30,13 @@ export interface ModelRequest {
    * position in the script with it, since compaction takes assistant messages out of the view.
    */
   compactedSteps?: number;
+  /**
+   * The JSON Schema the turn's final answer must follow (a task's `output:`), for a provider that
+   * can constrain its text to a schema (the Responses API's `text.format`); the others ignore it,
+   * as the `final_answer` tool carries the same schema in `tools` (so a cassette's request key
+   * leaves it out: `tools` decides it).
+   */
+  outputSchema?: Record<string, unknown>;
 }
 
 export type StopReason = "end_turn" | "tool_use" | "max_tokens" | "stop_sequence" | "refusal" | "other";

@@ -34,6 +34,7 @@ import type {
   ResponseUsage,
 } from "openai/resources/responses/responses";
 import { createHash } from "node:crypto";
+import { isStrictSchema } from "./strict-schema.js";
 import { ProviderError } from "../core/errors.js";
 import type { ContentBlock, Message, ReasoningBlock, ToolResultBlock } from "../core/messages.js";
 import type { ModelProvider, ModelRequest, StopReason, StreamEvent, Usage } from "../core/provider.js";
@@ -114,6 +115,7 @@ export function toResponsesRequest(req: ModelRequest, model: string, maxTokens: 
     ...(req.system ? { instructions: req.system } : {}),
     input,
     ...(tools.length > 0 ? { tools } : {}),
+    ...(req.outputSchema ? { text: { format: { type: "json_schema", name: "final_answer", schema: req.outputSchema, strict: isStrictSchema(req.outputSchema) } } } : {}),
     ...(maxTokens !== undefined ? { max_output_tokens: maxTokens } : {}),
   };
 }

@@ -128,6 +128,8 @@ for (const name of ["anthropic", "openai", "openai-responses", "gemini"] as cons
     assert.equal(wire.bodies().length, 1, "no request after the answer");
     assert.match(JSON.stringify(wire.bodies()[0].tools), /final_answer/);
     assert.doesNotMatch(JSON.stringify(wire.bodies()[0]), /tool_choice"?:\s*\{/, "tool_choice is never forced");
+    // The Responses API also gets the schema as its text format (strict: this schema is closed and requires every field).
+    if (name === "openai-responses") assert.deepEqual(wire.bodies()[0].text, { format: { type: "json_schema", name: "final_answer", schema: SCHEMA, strict: true } });
     assert.deepEqual(wire.violations(), []);
   });
 

@@ -1,7 +1,7 @@
 /**
  * What only the openai-responses provider does, against a fake Responses API over real HTTP
  * through the official SDK: request mapping (store: false, the cache key, reasoning items carried
- * back), a reasoning item's event, failed and short-ended responses, an error event after text,
+ * back, an output schema as text.format), a reasoning item's event, failed and short-ended responses, an error event after text,
  * images. What every provider does (streams, usage, stop reasons, retries, refusals, abort, the
  * idle limit, a resume carrying its reasoning byte for byte, cassettes) is the provider
  * contract's (provider-contract.test.ts).
@@ -74,6 +74,22 @@ test("maps instructions, tools, reasoning, calls and results to Responses input 
     ],
   });
   assert.match(body.prompt_cache_key, /^rhema-[0-9a-f]{32}$/);
+});
+
+test("a request with an output schema asks for it as text.format: strict when strict mode takes the schema, else a guide", async (t) => {
+  const server = await fake(t);
+  server.reply({ kind: "stream", text: '{"n":1}' }, { kind: "stream", text: '{"n":2}' }, { kind: "stream", text: "ok" });
+  const { provider } = providerOn(server);
+  const closed = { type: "object", properties: { n: { type: "integer" } }, required: ["n"], additionalProperties: false };
+  const open = { type: "object", properties: { n: { type: "integer" } }, required: ["n"] };
+  for (const outputSchema of [closed, open]) await collect(provider.stream({ ...request([user("Count.")]), outputSchema }, new AbortController().signal));
+  await collect(provider.stream(request([user("Count.")]), new AbortController().signal));
+  assert.deepEqual(server.bodies.map((b: { text?: unknown }) => b.text), [
+    { format: { type: "json_schema", name: "final_answer", schema: closed, strict: true } },
+    { format: { type: "json_schema", name: "final_answer", schema: open, strict: false } },
+    undefined,
+  ]);
+  assert.deepEqual(server.violations, []);
 });
 
 test("the cache key is the model, instructions and tools: the same across a conversation, another for another prefix", () => {

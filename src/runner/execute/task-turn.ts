@@ -118,6 +118,7 @@ async function runTurnWith(opts: TaskTurnOptions, mcpTools: readonly Tool[]): Pr
     ...(opts.budget ? { budget: opts.budget } : {}),
     // The built-ins, then final_answer, then the MCP tools sorted: the same list on every run and resume.
     ...(schema || mcpTools.length > 0 ? { tools: [...(schema ? [finalAnswerTool(schema)] : []), ...mcpTools] } : {}),
+    ...(schema ? { outputSchema: schema } : {}),
     ...(await counterForTurn(opts) ?? {}),
   };
   const taken = opts.saved ? stepsTaken(opts.saved.messages) : 0;
