@@ -23,7 +23,7 @@ import type { Message } from "../../src/core/messages.js";
 import type { ModelProvider, StreamEvent, Usage } from "../../src/core/provider.js";
 import { recordingProvider, replayingProvider, type CassetteKeying } from "../../src/providers/cassette.js";
 import { createProvider } from "../../src/providers/provider-factory.js";
-import { NAMED_PROVIDERS, loadNamedProvider, providerEntry, type NamedProviderName, type ProviderOptions } from "../../src/providers/provider-registry.js";
+import { NAMED_PROVIDERS, loadNamedProvider, type NamedProviderName, type ProviderOptions } from "../../src/providers/provider-registry.js";
 import type { RetryOptions } from "../../src/providers/provider-retry.js";
 import { CassetteWriter, readCassette } from "../../src/store/cassette-file.js";
 import { PROVIDER_HARNESSES, expectedUsage, type HarnessServer, type ProviderHarness } from "../support/provider-harnesses.js";
@@ -61,20 +61,19 @@ function contract(name: NamedProviderName, h: ProviderHarness): void {
   async function providerOn(server: HarnessServer, retry: RetryOptions = {}, extra: ProviderOptions = {}) {
     const waits: number[] = [];
     const provider = await loadNamedProvider(name, {
-      model: MODEL, apiKey: "sk-test", baseUrl: server.baseUrl, ...extra,
+      model: MODEL, auth: server.made.auth, baseUrl: server.baseUrl, ...extra,
       retry: { random: () => 0, sleep: async (ms) => void waits.push(ms), ...retry },
     });
     return { provider, waits };
   }
 
-  test("made from a task's spec by the registry with its key and base URL variables; streams text and tool calls from bytes cut mid-frame", async (t) => {
+  test("made from a task's spec by the registry with its credential and base URL variables; streams text and tool calls from bytes cut mid-frame", async (t) => {
     const server = await fake(t);
     server.reply(h.answer({
       splitBytes: 7, text: "Café ☕ — checking the file now.",
       calls: [{ id: "call_a", name: "read_file", input: { path: "src/é.ts" } }, { id: "call_b", name: "grep", input: {}, rawArguments: "" }],
     }));
-    const keys = providerEntry(name).envKeys!;
-    const provider = createProvider({ provider: name, name: MODEL }, { [keys.apiKey]: "sk-env", [keys.baseUrl]: server.baseUrl }, { retry: { maxAttempts: 1 } });
+    const provider = createProvider({ provider: name, name: MODEL }, server.made.env, { retry: { maxAttempts: 1 } });
     assert.equal(provider.id, `${name}:${MODEL}`);
     const events = await collect(provider.stream(request([user("hi")], { tools: [readFile] }), signal()));
     assert.equal(textOf(events), "Café ☕ — checking the file now.");
@@ -83,7 +82,7 @@ function contract(name: NamedProviderName, h: ProviderHarness): void {
       { type: "tool_call", id: "call_b", name: "grep", input: {} },
       { type: "stop", reason: "tool_use" },
     ]);
-    assert.equal(h.keyOf(server.requests[0]!), "sk-env");
+    assert.equal(h.keyOf(server.requests[0]!), server.made.envKey);
     assert.deepEqual(server.violations, []);
   });
 

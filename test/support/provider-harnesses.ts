@@ -6,17 +6,31 @@
  * read back (its items, its key, the opaque state it carries). The contract makes each provider
  * through the registry (`loadNamedProvider`), never by its class.
  *
+ * Each started fake also says how its provider is made on it (`made`): the credentials
+ * `loadNamedProvider` takes, and the environment a task spec's `createProvider` reads — an API key
+ * for the API-key providers; static AWS keys and the region for Bedrock (the adapter hands them to
+ * the SDK explicitly, so no instance-metadata or profile lookup happens); an `external_account`
+ * credentials file whose STS `token_url` is the fake itself for Vertex (the real auth library
+ * exchanges the subject token there, as in CI). `keyOf` reads back the credential the fake saw:
+ * the API key, the SigV4 access key, the bearer token.
+ *
  * A new provider is one entry in `PROVIDER_HARNESSES` (the contract fails for a registry entry
- * without one). A provider on an existing wire reuses its scenes with another server: Bedrock or
- * Vertex would be `{ ...anthropicScenes, start: … }` against their own fakes, with `keyOf` theirs.
+ * without one). A provider on an existing wire reuses its scenes with another server: Bedrock and
+ * Vertex are `{ ...anthropicScenes, … }` against their own fakes, with their own errors and `keyOf`.
  */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { StopReason, Usage } from "../../src/core/provider.js";
-import type { NamedProviderName } from "../../src/providers/provider-registry.js";
-import { FakeAnthropicServer, type FakeAnthropicReply } from "./fake-anthropic-server.js";
+import type { ProviderAuth } from "../../src/providers/provider-auth.js";
+import { providerEntry, type NamedProviderName } from "../../src/providers/provider-registry.js";
+import { FAKE_STS_PATH, FakeAnthropicServer, type FakeAnthropicReply } from "./fake-anthropic-server.js";
+import { FakeBedrockServer, type FakeBedrockReply } from "./fake-bedrock-server.js";
 import { FakeGeminiServer, type FakeGeminiReply } from "./fake-gemini-server.js";
 import { FakeOpenAIResponsesServer, type FakeResponsesReply } from "./fake-openai-responses-server.js";
 import { FakeOpenAIServer, type FakeOpenAIReply } from "./fake-openai-server.js";
 import type { RecordedRequest } from "./fake-sse-server.js";
+import { writeExternalAccountFile } from "./vertex-credentials.js";
 
 /** A tool call the model makes; `rawArguments` is sent as the arguments' text where the wire streams it as text. */
 export interface ContractCall {
@@ -47,9 +61,20 @@ export interface ContractAnswer {
 /** A reply in one fake's own shape; only its harness reads it. */
 export type WireReply = { readonly wireReply: unknown };
 
-/** A started fake: what it was sent, and its queue of replies. */
+/** How a provider is made on a started fake. */
+export interface HarnessCredentials {
+  /** What `loadNamedProvider` is handed. */
+  readonly auth: ProviderAuth;
+  /** The environment a task spec's `createProvider` reads: the credentials' variables and the base URL's. */
+  readonly env: Readonly<Record<string, string>>;
+  /** The credential `keyOf` reports for a provider made from `env`. */
+  readonly envKey: string;
+}
+
+/** A started fake: what it was sent (the model requests; a token exchange is not one), and its queue of replies. */
 export interface HarnessServer {
   readonly baseUrl: string;
+  readonly made: HarnessCredentials;
   readonly requests: RecordedRequest[];
   readonly bodies: any[];
   readonly violations: string[];
@@ -80,7 +105,7 @@ export interface ProviderHarness {
   malformedCall(name: string): WireReply;
   /** Replies and the stop reason each maps to, covering every reason the wire can say. */
   stops(): Array<{ reply: WireReply; reason: StopReason }>;
-  /** The API key the server was sent. */
+  /** The credential the server was sent: the API key, the SigV4 access key, the bearer token. */
   keyOf(req: RecordedRequest): string | undefined;
   /** A body's conversation items (messages, input items, contents), marks that move each request (cache marks) removed. */
   itemsOf(body: any): unknown[];
@@ -96,17 +121,29 @@ export function expectedUsage(u: ContractUsage, cacheWrites: boolean): Usage {
   };
 }
 
-function serverOf<R>(fake: { baseUrl: string; requests: RecordedRequest[]; bodies: any[]; violations: string[]; dropped: number; reply(...r: R[]): unknown; close(): Promise<void> }): HarnessServer {
+type AnyFake<R> = { baseUrl: string; requests: RecordedRequest[]; violations: string[]; dropped: number; reply(...r: R[]): unknown; close(): Promise<void> };
+
+/** `fake` as the contract sees it; `isModelRequest` leaves out what is not a model request (a token exchange). */
+function serverOf<R>(fake: AnyFake<R>, made: (baseUrl: string) => HarnessCredentials, isModelRequest: (req: RecordedRequest) => boolean = () => true): HarnessServer {
+  const requests = () => fake.requests.filter(isModelRequest);
   return {
     get baseUrl() { return fake.baseUrl; },
-    get requests() { return fake.requests; },
-    get bodies() { return fake.bodies; },
+    made: made(fake.baseUrl),
+    get requests() { return requests(); },
+    get bodies() { return requests().map((r) => r.body); },
     get violations() { return fake.violations; },
     get dropped() { return fake.dropped; },
     reply: (...replies) => void fake.reply(...replies.map((r) => r.wireReply as R)),
     close: () => fake.close(),
   };
 }
+
+/** An API-key provider's credentials: `sk-test` handed in, `sk-env` in its key variable. */
+const apiKeyMade = (name: NamedProviderName) => (baseUrl: string): HarnessCredentials => {
+  const keys = providerEntry(name).envKeys!;
+  if (keys.auth.kind !== "api-key") throw new Error(`${name} does not take an API key`);
+  return { auth: { kind: "api-key", apiKey: "sk-test" }, env: { [keys.auth.apiKey]: "sk-env", [keys.baseUrl]: baseUrl }, envKey: "sk-env" };
+};
 
 const wrap = <R>(reply: R): WireReply => ({ wireReply: reply });
 const argsText = (c: ContractCall): string => c.rawArguments ?? JSON.stringify(c.input);
@@ -238,17 +275,85 @@ const geminiScenes: Omit<ProviderHarness, "start"> = {
   opaqueOf: (body) => body.contents.flatMap((c: any) => c.parts.flatMap((p: any) => (p.thoughtSignature ? [p.thoughtSignature] : []))),
 };
 
+/** Bedrock's wire: the Anthropic events in AWS event-stream frames, Bedrock's own errors (`x-amzn-errortype`). */
+const bedrockScenes: Omit<ProviderHarness, "start"> = {
+  ...anthropicScenes,
+  // The frames are binary: the cut falls in the first frame, or after the first text delta's.
+  cut: (afterText) => wrap<FakeBedrockReply>({ kind: "cut_mid_frame", reply: { kind: "stream", blocks: [{ type: "text", text: "never finished" }] }, afterFrames: afterText ? 3 : 0 }),
+  rateLimited: (s) => wrap<FakeBedrockReply>({ kind: "aws_error", status: 429, type: "ThrottlingException", message: "Too many requests, please wait before trying again.", headers: { "retry-after": String(s) } }),
+  overloaded: () => wrap<FakeBedrockReply>({ kind: "aws_error", status: 503, type: "ServiceUnavailableException", message: "Bedrock is unable to process your request." }),
+  refusal: (reason) => {
+    const quota: FakeBedrockReply = { kind: "aws_error", status: 400, type: "ServiceQuotaExceededException", message: "Your request exceeds the service quota for your account." };
+    return reason === "auth"
+      ? [wrap<FakeBedrockReply>({ kind: "aws_error", status: 403, type: "AccessDeniedException", message: "User: arn:aws:iam::123456789012:user/ci is not authorized to perform: bedrock:InvokeModelWithResponseStream" })]
+      : [wrap(quota), wrap(quota)]; // transient until the retries are spent
+  },
+  // Bedrock's stream carries no keep-alives: the idle stream sends its first frame, then nothing.
+  idle: () => wrap<FakeBedrockReply>({ kind: "stream", blocks: [{ type: "text", text: "never sent" }], hangAfterFrames: 1 }),
+  keyOf: (req) => /^AWS4-HMAC-SHA256 Credential=([^/]+)\//.exec(String(req.headers.authorization ?? ""))?.[1],
+};
+
+/** Vertex AI's wire: the Anthropic SSE at `:streamRawPredict` behind Google's auth, Google's refusals. */
+const vertexScenes: Omit<ProviderHarness, "start"> = {
+  ...anthropicScenes,
+  refusal: (reason) => {
+    const exhausted: FakeAnthropicReply = { kind: "google_error", status: 429, googleStatus: "RESOURCE_EXHAUSTED", message: "Quota exceeded for aiplatform.googleapis.com/online_prediction_tokens_per_minute" };
+    return reason === "auth"
+      ? [wrap<FakeAnthropicReply>({ kind: "google_error", status: 403, googleStatus: "PERMISSION_DENIED", message: "Permission 'aiplatform.endpoints.predict' denied" })]
+      : [wrap(exhausted), wrap(exhausted)]; // transient until the retries are spent
+  },
+  keyOf: bearer,
+};
+
+const BEDROCK = { accessKeyId: "AKIDFAKECONTRACT", secretAccessKey: "fake-contract-secret", region: "us-west-2" };
+
+const bedrockMade = (baseUrl: string): HarnessCredentials => ({
+  auth: { kind: "aws", region: BEDROCK.region, signing: { by: "keys", accessKeyId: BEDROCK.accessKeyId, secretAccessKey: BEDROCK.secretAccessKey, sessionToken: null } },
+  env: { AWS_ACCESS_KEY_ID: BEDROCK.accessKeyId, AWS_SECRET_ACCESS_KEY: BEDROCK.secretAccessKey, AWS_REGION: BEDROCK.region, ANTHROPIC_BEDROCK_BASE_URL: baseUrl },
+  envKey: BEDROCK.accessKeyId,
+});
+
+const VERTEX = { project: "rhema-contract", region: "us-east5", token: "ya29.fake-contract-token", subjectToken: "fake-contract-subject-token" };
+
+let credentialsRoot: string | null = null;
+
+/**
+ * A Vertex fake with an `external_account` credentials file naming its STS endpoint, in a temp
+ * folder removed when the process exits (a case may make its provider after closing its fake).
+ */
+async function startVertex(): Promise<HarnessServer> {
+  const fake = await FakeAnthropicServer.startVertex(VERTEX);
+  if (credentialsRoot === null) {
+    const root = (credentialsRoot = mkdtempSync(join(tmpdir(), "rhema-vertex-contract-")));
+    process.once("exit", () => rmSync(root, { recursive: true, force: true }));
+  }
+  const dir = mkdtempSync(join(credentialsRoot, "fake-"));
+  const { file } = writeExternalAccountFile(dir, fake.tokenUrl, VERTEX.subjectToken);
+  const made = (baseUrl: string): HarnessCredentials => ({
+    auth: { kind: "google-adc", region: VERTEX.region, projectId: VERTEX.project, credentialsFile: file },
+    env: { GOOGLE_APPLICATION_CREDENTIALS: file, CLOUD_ML_REGION: VERTEX.region, ANTHROPIC_VERTEX_PROJECT_ID: VERTEX.project, ANTHROPIC_VERTEX_BASE_URL: baseUrl },
+    envKey: VERTEX.token,
+  });
+  return serverOf(fake, made, (req) => req.path !== FAKE_STS_PATH);
+}
+
 /** One harness per named provider; the contract fails for a registry entry missing here. */
 export const PROVIDER_HARNESSES: Readonly<Record<string, ProviderHarness>> = {
-  anthropic: { ...anthropicScenes, start: async () => serverOf(await FakeAnthropicServer.start()), keyOf: (req) => (req.headers["x-api-key"] as string | undefined) ?? bearer(req) },
-  openai: { ...openaiScenes, start: async () => serverOf(await FakeOpenAIServer.start()) },
-  "openai-responses": { ...responsesScenes, start: async () => serverOf(await FakeOpenAIResponsesServer.start()) },
+  anthropic: {
+    ...anthropicScenes,
+    start: async () => serverOf(await FakeAnthropicServer.start(), apiKeyMade("anthropic")),
+    keyOf: (req) => (req.headers["x-api-key"] as string | undefined) ?? bearer(req),
+  },
+  openai: { ...openaiScenes, start: async () => serverOf(await FakeOpenAIServer.start(), apiKeyMade("openai")) },
+  "openai-responses": { ...responsesScenes, start: async () => serverOf(await FakeOpenAIResponsesServer.start(), apiKeyMade("openai-responses")) },
   gemini: {
     ...geminiScenes,
     async start() {
       const server = await FakeGeminiServer.start();
       server.requireSignatures = true; // as Gemini 3: each model turn's first call must carry its signature back
-      return serverOf(server);
+      return serverOf(server, apiKeyMade("gemini"));
     },
   },
+  "anthropic-bedrock": { ...bedrockScenes, start: async () => serverOf(await FakeBedrockServer.start(BEDROCK), bedrockMade) },
+  "anthropic-vertex": { ...vertexScenes, start: startVertex },
 } satisfies Record<NamedProviderName, ProviderHarness>;
