@@ -153,7 +153,7 @@ test(`${encodingCases.length} input files that are not UTF-8 text are each exit 
   }
 });
 
-const TASK_KEYS = "id, suite, prompt, images, workspace, policy, model, limits, transcript, checks, output, tags, repeats, pass, seed, pin, cassette, sandbox";
+const TASK_KEYS = "id, suite, prompt, images, workspace, policy, model, limits, transcript, checks, output, tags, repeats, pass, seed, pin, cassette, mcp, sandbox";
 const LIMIT_KEYS = "maxSteps, timeout, streamIdle, maxCostUsd, maxTokens";
 
 test("several typos in one task file: each on its own line with a did-you-mean, no 'required' for the misspelt key", async (t) => {
