@@ -8,11 +8,14 @@
  * transport frames it). Nothing it starts outlives `stop()` or rhema.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { realpath } from "node:fs/promises";
+import { isAbsolute, relative } from "node:path";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { watchForDeath, type DeathWatch } from "../process/death-watch.js";
 import { killGroup } from "../process/group-kill.js";
 import { processStartTime } from "../process/process-table.js";
+import { findOnPath } from "../process/sandbox-probe.js";
 import { bwrapArgv, type SandboxPlacement } from "../process/sandbox.js";
 import type { McpServerConfig } from "./mcp-config.js";
 
@@ -45,9 +48,19 @@ export interface StdioServer {
 /** Spawns `config`'s server (see the module comment). Rejects when the program cannot start. */
 export async function spawnStdioServer(config: Extract<McpServerConfig, { kind: "stdio" }>, place: StdioServerPlace): Promise<StdioServer> {
   const env = { ...place.env, ...config.env };
-  const argv = [config.command, ...config.args];
+  let argv = [config.command, ...config.args];
+  let sandbox = place.sandbox;
+  if (sandbox) {
+    // The server's program may sit where the sandbox shows nothing (a node under /tmp or $HOME):
+    // found on the host as the sandbox's PATH would find it, it is bound back, read-only.
+    const program = await hostProgram(config.command, env.PATH ?? "", place.workspace);
+    if (program !== null) {
+      argv = [program, ...config.args];
+      sandbox = { ...sandbox, readOnlyBinds: [...(sandbox.readOnlyBinds ?? []), program] };
+    }
+  }
   // bwrap itself starts with an empty environment (it is PID 1 inside: /proc/1/environ shows it).
-  const [program, ...args] = place.sandbox ? bwrapArgv({ ...place.sandbox, workspace: place.workspace, env }, argv) : argv;
+  const [program, ...args] = sandbox ? bwrapArgv({ ...sandbox, workspace: place.workspace, env }, argv) : argv;
   const child = spawn(program!, args, {
     cwd: place.workspace, env: place.sandbox ? {} : env, detached: true, stdio: ["pipe", "pipe", "pipe"],
   });
@@ -72,6 +85,23 @@ export async function spawnStdioServer(config: Extract<McpServerConfig, { kind: 
     await exited;
   })());
   return { transport: lineTransport(child, stop), pgid, exited, stderrTail: () => stderr.trim(), stop };
+}
+
+/**
+ * The real path of the program `command` names, as a sandboxed server would run it: a name
+ * without a slash looked up on `searchPath`, an absolute path as it is; null for a path relative
+ * to the workspace (the sandbox shows the workspace) or a program not found (the start fails, saying so).
+ */
+async function hostProgram(command: string, searchPath: string, workspace: string): Promise<string | null> {
+  if (command.includes("/") && !isAbsolute(command)) return null;
+  const found = isAbsolute(command) ? command : await findOnPath(command, searchPath);
+  if (found === null || isUnder(found, workspace)) return null;
+  return realpath(found).catch(() => null);
+}
+
+function isUnder(path: string, folder: string): boolean {
+  const rel = relative(folder, path);
+  return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
 }
 
 /** The SDK's transport over the child's stdin and stdout: one JSON-RPC message a line. */

@@ -6,14 +6,15 @@
  * start-up timeout), one with a bad input schema (mcp_invalid naming the tool), a kill of rhema
  * mid-call and the resume (the server started again, the call not run again, no server left), a
  * server whose specs changed on resume (mcp_changed), references to variables --allow-env does
- * not let through (exit 2), the sandbox around a stdio server (as root and as nobody), an HTTP
+ * not let through (exit 2), the sandbox around a stdio server (as root and as nobody; its program
+ * found even where the sandbox hides it), an HTTP
  * server reached with a header from an allowed variable, a matrix cell's servers, and a
  * repository's own MCP configuration left unread; a model's requests carry the MCP tools after the
  * built-ins, the same bytes after a resume.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
+import { chmod, copyFile, mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { readRunResults, RunDir } from "../../src/runner/run-dir/run-dir.js";
@@ -23,7 +24,7 @@ import { cliEnv, runCli, startCli } from "../support/cli.js";
 import { FakeAnthropicServer } from "../support/fake-anthropic-server.js";
 import { writeFiles } from "../support/suite-files.js";
 import { hostDir, sandboxSkip } from "../process/sandbox-fixture.js";
-import { mcpServerScript, startHttpMcpServer } from "../support/mcp-test-server.js";
+import { startHttpMcpServer, writeMcpServer } from "../support/mcp-test-server.js";
 import { liveRunProcesses, survivorsAfter } from "../support/run-processes.js";
 import { waitFor } from "../support/wait.js";
 
@@ -55,7 +56,8 @@ function results(session: Session): [string, boolean][] {
 
 async function setUp(t: { after(fn: () => unknown): void }, tasks: Record<string, string>): Promise<{ root: string; out: string }> {
   const root = await hostDir(t, "rhema-mcp-");
-  await writeFiles(root, { "server.mjs": mcpServerScript(), ...tasks });
+  await writeFiles(root, tasks);
+  await writeMcpServer(join(root, "server.mjs"));
   return { root, out: join(root, "run") };
 }
 
@@ -172,12 +174,12 @@ test("a server whose tool specs changed since the checkpoint: mcp_changed naming
   await killedMidSleep(root, refusedOut);
   await killedMidSleep(root, restartedOut);
   // The server's echo now has another description.
-  await writeFile(join(root, "server.mjs"), mcpServerScript().replace('const mode = process.argv[2] ?? "normal";', 'const mode = "changed";'));
+  await writeMcpServer(join(root, "server.mjs"), (text) => text.replace('process.argv[2] ?? "normal"', '"changed"'));
   const refused = await runCli(["run", "suite", "--out", refusedOut, "--sandbox", "off"], { cwd: root });
   assert.equal(refused.code, 1, refused.stderr + refused.stdout);
   const [result] = await readRunResults(refusedOut);
   assert.equal(result!.error?.code, "mcp_changed");
-  assert.match(result!.error!.message, /the tools of the MCP server files changed since this trial's checkpoint; run it afresh with --restart-changed/);
+  assert.match(result!.error!.message, /the tools of the MCP server files changed since this trial's checkpoint; --restart-changed continues the trial with the new tools/);
   const restarted = await runCli(["run", "suite", "--out", restartedOut, "--sandbox", "off", "--restart-changed"], { cwd: root });
   assert.equal(restarted.code, 0, restarted.stderr + restarted.stdout);
   const session = await sessionOf(restartedOut);
@@ -221,6 +223,22 @@ for (const nobody of ROOT ? [false, true] : [false]) {
     assert.equal(existsSync(outside), false);
   });
 }
+
+test("a sandboxed stdio server whose program sits where the sandbox shows nothing (a node under /tmp) is started: its program is bound back read-only", { skip: sandboxMissing }, async (t) => {
+  const { root, out } = await setUp(t, {});
+  const hidden = await mkdtemp(join("/tmp", "rhema-mcp-node-"));
+  t.after(() => rm(hidden, { recursive: true, force: true }));
+  await chmod(hidden, 0o755);
+  const node = join(hidden, "node");
+  await copyFile(process.execPath, node);
+  await chmod(node, 0o755);
+  await writeFiles(root, {
+    "suite/t.yaml": mcpTask(root, "    - call: mcp__files__echo\n      input: { text: hidden }").replace(`command: ${q(process.execPath)}`, `command: ${q(node)}`),
+  });
+  const run = await runCli(["run", "suite", "--out", out, "--sandbox", "bwrap"], { cwd: root });
+  assert.equal(run.code, 0, run.stderr + run.stdout + JSON.stringify((await readRunResults(out))[0]?.error));
+  assert.deepEqual(results(await sessionOf(out)), [["echo: hidden", false]]);
+});
 
 test("a streamable-HTTP server is reached with a header from an --allow-env variable", async (t) => {
   const { root, out } = await setUp(t, {});

@@ -1,17 +1,20 @@
 /**
- * MCP servers for tests, written with the SDK's server side: `mcpServerScript()` is the text of
- * an ESM script (written into a test's folder and run with node) whose behaviour its first
- * argument picks — `normal` (tools echo, write, crash, sleep), `hang` (never answers initialize),
+ * MCP servers for tests, written with the SDK's server side: `writeMcpServer(file)` writes an ESM
+ * script (run with node) whose behaviour its first argument picks — `normal` (tools echo, write, crash, sleep), `hang` (never answers initialize),
  * `badschema` (a tool whose input schema is not JSON Schema), `changed` (echo's description
  * differs) — and `startHttpMcpServer` serves the same tools over streamable HTTP on 127.0.0.1,
  * answering only requests that carry the expected header (its `crash` drops the call's connection). Each stdio start appends `start PID`
  * to `mcp-starts.log` in its working folder (the workspace); `sleep` appends `sleeping`.
+ *
+ * The script is bundled with the SDK (esbuild, once per process): a sandboxed server sees none of
+ * /tmp, where a clone of the repository (and so its node_modules) may well live.
  */
 import { createServer, type Server as HttpServer } from "node:http";
+import { copyFile, mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { build } from "esbuild";
 import { repoRoot } from "./paths.js";
-
-const SDK = join(repoRoot, "node_modules", "@modelcontextprotocol", "sdk", "dist", "esm");
 
 /** The tools the test servers offer, by mode. */
 const TOOLS_SOURCE = `
@@ -36,11 +39,11 @@ async function callTool(name, args) {
 }
 `;
 
-/** The stdio server's script. */
-export function mcpServerScript(): string {
-  return `import { Server } from ${JSON.stringify(join(SDK, "server", "index.js"))};
-import { StdioServerTransport } from ${JSON.stringify(join(SDK, "server", "stdio.js"))};
-import { CallToolRequestSchema, ListToolsRequestSchema } from ${JSON.stringify(join(SDK, "types.js"))};
+/** The stdio server's source (its imports bare: `writeMcpServer` bundles them). */
+function serverSource(): string {
+  return `import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { appendFileSync } from "node:fs";
 ${TOOLS_SOURCE}
 const mode = process.argv[2] ?? "normal";
@@ -57,6 +60,28 @@ if (mode === "hang") {
   await server.connect(new StdioServerTransport());
 }
 `;
+}
+
+let bundled: Promise<string> | null = null;
+
+/**
+ * Writes the stdio server, bundled with the SDK, to `file`; `edit` rewrites the bundle's text
+ * (a server whose tools changed). Bundled once per process, then copied.
+ */
+export async function writeMcpServer(file: string, edit?: (text: string) => string): Promise<void> {
+  bundled ??= (async () => {
+    const out = join(await mkdtemp(join(tmpdir(), "rhema-mcp-server-")), "server.mjs");
+    await build({
+      stdin: { contents: serverSource(), resolveDir: repoRoot, loader: "js", sourcefile: "mcp-test-server.mjs" },
+      bundle: true, platform: "node", format: "esm", target: "node20", outfile: out, logLevel: "silent",
+      // CommonJS dependencies inside an ESM bundle call require: give them one.
+      banner: { js: 'import { createRequire as __rhemaTestRequire } from "node:module"; const require = __rhemaTestRequire(import.meta.url);' },
+    });
+    return out;
+  })();
+  const source = await bundled;
+  if (edit === undefined) await copyFile(source, file);
+  else await writeFile(file, edit(await readFile(source, "utf8")));
 }
 
 /** A streamable-HTTP MCP server on 127.0.0.1 (stateless: one server per request), refusing requests without `header`. */

@@ -42,7 +42,7 @@ export async function withTrialMcp<T>(opts: TrialMcpOptions, body: (toolset: Mcp
     if (changed.length > 0) {
       if (!opts.restartChanged) {
         throw new McpError("mcp_changed", changed[0]!,
-          `the tools of the MCP ${changed.length === 1 ? "server" : "servers"} ${changed.join(", ")} changed since this trial's checkpoint; run it afresh with --restart-changed, or restore the server`);
+          `the tools of the MCP ${changed.length === 1 ? "server" : "servers"} ${changed.join(", ")} changed since this trial's checkpoint; --restart-changed continues the trial with the new tools, or restore the server`);
       }
       delete opts.saved!.mcpTools; // the agent stamps the specs it is given
     }
