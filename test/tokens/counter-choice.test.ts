@@ -11,10 +11,13 @@ import { evaluateFactors, fitCalibration } from "../../src/tokens/calibration-fi
 import { billedSamples } from "../../src/transcript/import/billed-samples.js";
 import { repoRoot } from "../support/paths.js";
 
-test("each provider's models count as the registry says: OpenAI's tokenizer (both its APIs), Anthropic's shipped calibration, Gemini and scripted chars4", async () => {
+test("each provider's models count as the registry says: OpenAI's tokenizer (both its APIs), Anthropic's shipped calibration (on Bedrock and Vertex too), Gemini and scripted chars4", async () => {
   // A recording (`cassette`) is planned as the model it recorded, and counts as that one does.
   const chosen = await Promise.all(PROVIDER_NAMES.filter((name) => !providerEntry(name).capabilities.replays).map(async (name) => [name, (await chooseCounter(providerEntry(name).tokenCounting, name === "scripted" ? null : name.startsWith("openai") ? "gpt-4.1-mini" : "claude-haiku-4-5")).id]));
-  assert.deepEqual(Object.fromEntries(chosen), { scripted: "chars4", anthropic: calibrationId(ANTHROPIC_CALIBRATION.factors), openai: "o200k_base", "openai-responses": "o200k_base", gemini: "chars4" });
+  const anthropic = calibrationId(ANTHROPIC_CALIBRATION.factors);
+  assert.deepEqual(Object.fromEntries(chosen), {
+    scripted: "chars4", anthropic, openai: "o200k_base", "openai-responses": "o200k_base", gemini: "chars4", "anthropic-bedrock": anthropic, "anthropic-vertex": anthropic,
+  });
   assert.equal((await chooseCounter("tokenizer", "llama-3.1-8b")).id, "chars4", "a compatible server's model with no known encoding");
 });
 
