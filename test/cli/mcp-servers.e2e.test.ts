@@ -25,6 +25,7 @@ import { FakeAnthropicServer } from "../support/fake-anthropic-server.js";
 import { writeFiles } from "../support/suite-files.js";
 import { hostDir, sandboxSkip } from "../process/sandbox-fixture.js";
 import { startHttpMcpServer, writeMcpServer } from "../support/mcp-test-server.js";
+import { LINKED_MODULES, ROOT, runCliAsNobody } from "../support/nobody-cli.js";
 import { liveRunProcesses, survivorsAfter } from "../support/run-processes.js";
 import { waitFor } from "../support/wait.js";
 
@@ -195,11 +196,8 @@ test("an MCP env or header value that names a variable --allow-env does not let 
 });
 
 /** Root here: the same test as nobody too (setpriv), since the sandbox takes another form for an unprivileged user. */
-const AS_NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"];
-const ROOT = process.getuid?.() === 0;
-
 for (const nobody of ROOT ? [false, true] : [false]) {
-  test(`a sandboxed stdio server cannot write outside the workspace${nobody ? " (as nobody)" : ""}`, { skip: sandboxMissing }, async (t) => {
+  test(`a sandboxed stdio server cannot write outside the workspace${nobody ? " (as nobody)" : ""}`, { skip: sandboxMissing || (nobody && LINKED_MODULES) }, async (t) => {
     const { root, out } = await setUp(t, {});
     if (nobody) {
       await chmod(root, 0o777);
@@ -211,10 +209,9 @@ for (const nobody of ROOT ? [false, true] : [false]) {
         - { call: mcp__files__write, input: { path: inside.txt, text: in } }
         - { call: mcp__files__write, input: { path: ${q(outside)}, text: out } }`),
     });
-    const run = await startCli(["run", "suite", "--out", out, "--sandbox", "bwrap"], {
-      // The sandbox hides the home folder: nobody's is one of its own, beside the server's script.
-      cwd: root, ...(nobody ? { launcher: AS_NOBODY, env: cliEnv({ HOME: join(root, "home") }) } : {}),
-    }).done;
+    const args = ["run", "suite", "--out", out, "--sandbox", "bwrap"];
+    // The sandbox hides the home folder: nobody's is one of its own, beside the server's script.
+    const run = nobody ? await runCliAsNobody(t, args, { cwd: root, env: { HOME: join(root, "home") } }) : await runCli(args, { cwd: root });
     assert.equal(run.code, 0, run.stderr + run.stdout + JSON.stringify((await readRunResults(out))[0]?.error));
     const [inside, escape] = results(await sessionOf(out));
     assert.deepEqual(inside, ["wrote inside.txt", false]);

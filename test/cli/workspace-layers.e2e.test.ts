@@ -17,20 +17,20 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { chmod, mkdir, open, readFile, readdir, stat, symlink } from "node:fs/promises";
-import { join, relative, resolve } from "node:path";
+import { chmod, open, readFile, readdir, stat, symlink } from "node:fs/promises";
+import { join } from "node:path";
 import { readRunResults } from "../../src/runner/run-dir/run-dir.js";
 import { mountPointsUnder } from "../../src/runner/run-dir/layer-mounts.js";
 import { findOnPath } from "../../src/process/sandbox-probe.js";
-import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { lstatSync } from "node:fs";
-import { once } from "node:events";
-import { CLI, cliEnv, runCli } from "../support/cli.js";
+import { runCli } from "../support/cli.js";
 import { writeFiles } from "../support/suite-files.js";
 
 /** Every tool call allowed: the tests are about where the writes land. */
 const ALLOW_ALL = "version: 1\ndefault: allow\nrules: []\n";
 import { tempDir } from "../support/temp-dir.js";
+import { LINKED_MODULES, runCliAsNobody } from "../support/nobody-cli.js";
 import { killInCommand } from "../support/kill-in-command.js";
 
 const ROOT = process.getuid?.() === 0;
@@ -146,47 +146,16 @@ test("--restart after a kill unmounts the layer, then drops it; the fixture is u
   await fixtureUntouched(root);
 });
 
-/**
- * Runs the CLI as nobody (setpriv) when the tests run as root, else as the user. The checkout may
- * lie under a folder others cannot enter (a clone in a 0700 temp folder), so root binds it at a
- * 0755 place first and runs the CLI from there.
- */
-async function asUser(t: { after(fn: () => unknown): void }, args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  if (!ROOT) return runCli(args, { cwd });
-  const repo = REPO;
-  const place = await tempDir(t, "rhema-nobody-");
-  await chmod(place, 0o755);
-  const bound = join(place, "rhema");
-  await mkdir(bound);
-  execFileSync("mount", ["--bind", repo, bound]);
-  try {
-    const child = spawn("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "--", process.execPath, join(bound, relative(repo, CLI)), ...args], { cwd, env: cliEnv({ HOME: cwd }), stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
-    const [code] = (await once(child, "close")) as [number | null];
-    return { code, stdout, stderr };
-  } finally {
-    execFileSync("umount", [bound]);
-  }
-}
-
-/** A checkout whose node_modules links elsewhere (.ci/run's other-Node clones) cannot be bound whole for nobody: said, not failed. */
-const REPO = resolve(CLI, "../../../..");
-const LINKED_MODULES = ROOT && lstatSync(join(REPO, "node_modules"), { throwIfNoEntry: false })?.isSymbolicLink() === true
-  && `${join(REPO, "node_modules")} is a link out of the checkout (.ci/run's other-Node clones), which a bind of the checkout does not carry to nobody; the Node 20 phase runs this test`;
-
 test("as a user who is not root, auto copies each workspace and says why; asking for overlay is exit 2", { skip: LINKED_MODULES }, async (t) => {
   const { root, out, args } = await suite(t, { a: task("a") });
   await chmod(root, 0o777);
-  const run = await asUser(t, args, root);
+  const run = await runCliAsNobody(t, args, { cwd: root, env: { HOME: root } });
   assert.equal(run.code, 0, run.stdout + run.stderr);
   const [result] = await readRunResults(out);
   assert.equal(result!.workspace?.mechanism, "copy");
   assert.match(result!.workspace?.reason ?? "", /overlay: needs real root/);
   assert.match(run.stderr, /starting run \w+: 1 task in .*; workspaces: copies \(overlay: needs real root/);
-  const refused = await asUser(t, [...args, "--workspace-layers", "overlay", "--restart"], root);
+  const refused = await runCliAsNobody(t, [...args, "--workspace-layers", "overlay", "--restart"], { cwd: root, env: { HOME: root } });
   assert.equal(refused.code, 2, refused.stderr);
   assert.match(refused.stderr, /--workspace-layers overlay cannot be used here \(overlay: needs real root/);
   await fixtureUntouched(root);
