@@ -9,14 +9,14 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { realpath } from "node:fs/promises";
-import { isAbsolute, relative } from "node:path";
+import { isAbsolute } from "node:path";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { watchForDeath, type DeathWatch } from "../process/death-watch.js";
 import { killGroup } from "../process/group-kill.js";
 import { processStartTime } from "../process/process-table.js";
 import { findOnPath } from "../process/sandbox-probe.js";
-import { bwrapArgv, type SandboxPlacement } from "../process/sandbox.js";
+import { bwrapArgv, isUnder, type SandboxPlacement } from "../process/sandbox.js";
 import type { McpServerConfig } from "./mcp-config.js";
 
 /** How long a stopped server gets between SIGTERM and SIGKILL. */
@@ -95,13 +95,8 @@ export async function spawnStdioServer(config: Extract<McpServerConfig, { kind: 
 async function hostProgram(command: string, searchPath: string, workspace: string): Promise<string | null> {
   if (command.includes("/") && !isAbsolute(command)) return null;
   const found = isAbsolute(command) ? command : await findOnPath(command, searchPath);
-  if (found === null || isUnder(found, workspace)) return null;
+  if (found === null || isUnder(found, [workspace])) return null;
   return realpath(found).catch(() => null);
-}
-
-function isUnder(path: string, folder: string): boolean {
-  const rel = relative(folder, path);
-  return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
 }
 
 /** The SDK's transport over the child's stdin and stdout: one JSON-RPC message a line. */

@@ -194,7 +194,7 @@ function credentialFiles(
 }
 
 /** Whether `path` is one of `folders` or inside one. */
-function isUnder(path: string, folders: readonly string[]): boolean {
+export function isUnder(path: string, folders: readonly string[]): boolean {
   return folders.some((folder) => path === folder || path.startsWith(folder.endsWith("/") ? folder : `${folder}/`));
 }
 
