@@ -323,7 +323,7 @@ export class CodingAgent {
       toolContext: { workspace, ...(this.config.allowEnv ? { allowEnv: this.config.allowEnv } : {}) },
       maxTurnSteps: this.turnStepCap ?? this.config.maxTurnSteps ?? DEFAULT_MAX_TURN_STEPS,
       now: this.config.now ?? (() => new Date()),
-      ...(this.config.fingerprint !== false ? { fingerprint: (s: AbortSignal) => takeFingerprint(workspace, { signal: s }) } : {}),
+      ...(this.config.fingerprint !== false ? { fingerprint: (s: AbortSignal, paths?: readonly string[]) => takeFingerprint(workspace, { signal: s, ...(paths ? { paths } : {}) }) } : {}),
       ...(this.config.filterToolOutput ? { filterToolOutput: this.config.filterToolOutput } : {}),
     };
   }
@@ -338,6 +338,7 @@ export class CodingAgent {
     const plan = planRevive(this.session.messages, this.session);
     if (plan.interrupted.length > 0) {
       const notes = new Map<string, string>();
+      // The workspace now, walked once for every call whose fingerprint was of the whole workspace.
       let now: Awaited<ReturnType<typeof takeFingerprint>> | undefined;
       for (const { call, started } of plan.interrupted) {
         const { host, pgid, startTime, pidScope } = started ?? {};
@@ -345,8 +346,13 @@ export class CodingAgent {
           ? await this.config.stopProcesses({ host, pgid, startTime, ...(pidScope ? { pidScope } : {}) })
           : false;
         // Compared with the committed fingerprint, whose file names went through the filter too.
-        if (started?.fingerprint) now ??= this.filterFingerprint(await takeFingerprint(this.workspace, { signal: ports.signal, budgetMs: Infinity }));
-        const changes = started?.fingerprint && now ? workspaceChanges(started.fingerprint, now) : undefined;
+        const before = started?.fingerprint;
+        let after: typeof now;
+        // A write call's fingerprint was of its own paths: taken again for them (a path the filter
+        // rewrote is not found again, and its change goes unnamed; the walk compares filtered names).
+        if (before?.paths) after = this.filterFingerprint(await takeFingerprint(this.workspace, { paths: before.paths }));
+        else if (before) after = now ??= this.filterFingerprint(await takeFingerprint(this.workspace, { signal: ports.signal, budgetMs: Infinity }));
+        const changes = before && after ? workspaceChanges(before, after) : undefined;
         notes.set(call.id, interruptedText({ stopped, ...(changes ? { changes } : {}) }));
       }
       const revived = reviveUnansweredCalls(this.session.messages, notes);
@@ -450,7 +456,7 @@ export class CodingAgent {
     const filter = this.config.filterCommitted;
     if (!filter || this.filteredFingerprints.has(fingerprint)) return fingerprint;
     const files = Object.fromEntries(Object.entries(fingerprint.files).map(([path, entry]) => [filter(path), entry]));
-    const filtered = { ...fingerprint, files };
+    const filtered = { ...fingerprint, files, ...(fingerprint.paths ? { paths: fingerprint.paths.map(filter) } : {}) };
     this.filteredFingerprints.add(filtered);
     return filtered;
   }

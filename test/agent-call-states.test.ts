@@ -5,7 +5,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { appendFileSync } from "node:fs";
-import { readFile, rm, writeFile } from "node:fs/promises";
+import { readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { CodingAgent, type CodingAgentConfig } from "../src/agent.js";
 import type { Commit } from "../src/core/commit-hook.js";
@@ -19,7 +19,7 @@ import { MemorySink } from "../src/store/memory-sink.js";
 import { ScriptedProvider, type ScriptStep } from "../src/providers/scripted.js";
 import { takeFingerprint } from "../src/tools/workspace-fingerprint.js";
 import { tempDir } from "./support/temp-dir.js";
-import { LINES_FILE, RecordingApproval, appendLineTool } from "./support/test-tools.js";
+import { LINES_FILE, RecordingApproval, appendLineTool, waitTool } from "./support/test-tools.js";
 
 const FIXED_NOW = () => new Date("2026-03-04T05:06:07Z");
 
@@ -50,7 +50,7 @@ test("records each call's state at its boundary: pending with the intent, starte
   assert.equal(started.approvals, 1, "approved before started");
   assert.deepEqual(started.lines, [], "nothing ran before started");
   assert.deepEqual(seen.map((s) => s.calls?.["call_0_0"]?.state), [undefined, "pending", "started", "completed", "completed"]);
-  assert.deepEqual(started.calls!["call_0_0"], { state: "started", at: "2026-03-04T05:06:07.000Z", fingerprint: { files: {}, capped: false } }, "a write call carries the workspace fingerprint from before it");
+  assert.deepEqual(started.calls!["call_0_0"], { state: "started", at: "2026-03-04T05:06:07.000Z", fingerprint: { files: {}, capped: false, paths: [LINES_FILE] } }, "a write call carries the fingerprint of its planned paths from before it");
   assert.deepEqual(seen.find((s) => s.boundary === "result")!.calls, { call_0_0: { state: "completed", at: "2026-03-04T05:06:07.000Z" } });
   assert.deepEqual(await lines(workspace), ["a"]);
 });
@@ -151,6 +151,44 @@ test("on resume, a started call is stopped, gets the synthetic result naming wha
   }]);
   assert.deepEqual(resumed.session.calls, { call_0_0: { state: "error", at: "2026-03-04T05:06:07.000Z" } }, "the revived call is answered, an error");
   assert.ok(sink.events.some((e) => e.type === "revived" && e.callIds[0] === "call_0_0"));
+});
+
+test("a write call's fingerprint covers the paths it planned, an exec call's the workspace", async (t) => {
+  const workspace = await tempDir(t);
+  await writeFile(join(workspace, LINES_FILE), "old\n");
+  await writeFile(join(workspace, "other.txt"), "not the call's");
+  const [lines0, other0] = await Promise.all([LINES_FILE, "other.txt"].map((f) => stat(join(workspace, f))));
+  const steps: ScriptStep[] = [{ call: "append_line", input: { tag: "a" } }, { call: "wait", input: { ms: 0 } }, { say: "done" }];
+  const agent = new CodingAgent(new ScriptedProvider(steps), configFor(workspace, { tools: [appendLineTool(), waitTool] }));
+  const fingerprints: unknown[] = [];
+  agent.setCommitHook(async (c: Commit) => {
+    const started = c.boundary === "started" ? Object.values(c.session.calls ?? {}).find((r) => r.state === "started") : undefined;
+    if (started?.state === "started") fingerprints.push(started.fingerprint);
+  });
+  await agent.turn("go", nullSink, new RecordingApproval());
+  // Nothing touches lines.txt after the append: its mtime now is the one the exec call's walk saw.
+  const lines1 = await stat(join(workspace, LINES_FILE));
+  assert.deepEqual(fingerprints, [
+    { files: { [LINES_FILE]: [4, lines0!.mtimeMs] }, capped: false, paths: [LINES_FILE] },
+    { files: { [LINES_FILE]: [6, lines1.mtimeMs], "other.txt": [14, other0!.mtimeMs] }, capped: false },
+  ], "the write call's of its own path; the exec call's the workspace's walk");
+});
+
+test("on resume, a started write call's result names what changed among its own paths: the workspace is not walked", async (t) => {
+  const workspace = await tempDir(t);
+  await writeFile(join(workspace, LINES_FILE), "old\n");
+  const fingerprint = await takeFingerprint(workspace, { paths: [LINES_FILE] });
+  // What the call did before the kill, and what something else did meanwhile (not the call's to report):
+  appendFileSync(join(workspace, LINES_FILE), "once\n");
+  await writeFile(join(workspace, "unrelated.txt"), "x");
+  const config = configFor(workspace);
+  const provider = new ScriptedProvider([{ say: "done" }]);
+  const session = new CodingAgent(provider, config).session;
+  session.messages = openCall("call_0_0", "once");
+  session.calls = { call_0_0: { state: "started", at: "2026-03-04T05:06:07.000Z", fingerprint } };
+  const resumed = CodingAgent.fromSession(provider, config, session);
+  await resumed.retryTurnWithCancel(nullSink, new RecordingApproval(), new AbortController().signal);
+  assert.deepEqual(resultsOf(resumed.session.messages).map((r) => r.content), [`${INTERRUPTED_RESULT}; since it started: modified ${LINES_FILE}`]);
 });
 
 /** Answers the first request with a reply cut at the output limit, the rest with `then`. */

@@ -455,6 +455,32 @@ test("a pricer puts each request's dollars in its usage event and the session's 
   assert.equal(agent.transcriptStats()?.costUsd, 0.125);
 });
 
+test("a write call's fingerprint of its own path goes through filterCommitted: a secret-named path is committed redacted", async (t) => {
+  const secret = "s3cr3t-VALUE";
+  const filter = (text: string) => text.replaceAll(secret, "[redacted:K]");
+  const { agent, workspace } = await setup(t, [{ call: "write_file", input: { path: "notes.txt", content: "x" } }, { say: "done" }], {
+    filterCommitted: filter, builtinTools: true, tools: [],
+  });
+  // The planned path holds no secret; the file beside it, that a walk would meet, does.
+  await writeFile(join(workspace, `${secret}.txt`), "a file named with the secret\n");
+  const started: unknown[] = [];
+  agent.setCommitHook(async (c: Commit) => {
+    if (c.boundary === "started") started.push(structuredClone(Object.values(c.session.calls ?? {}).find((r) => r.state === "started")));
+  });
+  await agent.turn("go", nullSink, approval());
+  assert.deepEqual(started, [{ state: "started", at: FIXED_NOW().toISOString(), fingerprint: { files: {}, capped: false, paths: ["notes.txt"] } }], "only the planned path, not the walk");
+  // The model's path is committed redacted before the call plans; its canonical form is not:
+  // through a link, the planned path names the secret-named folder the link points to.
+  const linked = await setup(t, [{ call: "write_file", input: { path: "notes/a.txt", content: "y" } }, { say: "done" }], { filterCommitted: filter, builtinTools: true, tools: [] });
+  await mkdir(join(linked.workspace, `${secret}-dir`));
+  await symlink(`${secret}-dir`, join(linked.workspace, "notes"));
+  const commits: string[] = [];
+  linked.agent.setCommitHook(async (c: Commit) => void commits.push(JSON.stringify(c.session)));
+  await linked.agent.turn("go", nullSink, approval());
+  for (const json of commits) assert.ok(!json.includes(secret), json);
+  assert.ok(commits.some((json) => json.includes('"paths":["[redacted:K]-dir/a.txt"]')), "the planned path is committed redacted");
+});
+
 test("filterCommitted rewrites what the model wrote at the commit boundary: in memory and in every commit alike, the calls run as committed, the next request sees it rewritten", async (t) => {
   const secret = "s3cr3t-VALUE";
   const filter = (text: string) => text.replaceAll(secret, "[redacted:K]");
@@ -462,7 +488,8 @@ test("filterCommitted rewrites what the model wrote at the commit boundary: in m
     { say: `The key is ${secret}, as JSON ${JSON.stringify({ k: secret })}`, call: "append_line", input: { tag: `${secret}-tag`, nested: [secret] } },
     { say: `done with ${secret}` },
   ];
-  const { agent, provider, workspace, config } = await setup(t, script, { filterCommitted: filter });
+  // append_line as an exec tool: its fingerprint walks the workspace, and so meets the secret-named file.
+  const { agent, provider, workspace, config } = await setup(t, script, { filterCommitted: filter, tools: [{ ...appendLineTool(), effect: "exec" }] });
   await writeFile(join(workspace, `${secret}.txt`), "a file named with the secret\n");
   const commits: Array<{ boundary: string; json: string; session: unknown }> = [];
   agent.setCommitHook(async (c: Commit) => void commits.push({ boundary: c.boundary, json: JSON.stringify(c.session), session: structuredClone(c.session) }));

@@ -102,6 +102,12 @@ export interface WorkspaceFingerprint {
   files: Record<string, [sizeBytes: number, mtimeMs: number]>;
   /** True when the walk stopped at its file cap: changes beyond it are unknown. */
   capped: boolean;
+  /**
+   * The workspace paths it covers — a write tool's planned paths (`ToolPlan.paths`), each one's
+   * file in `files` when it was one — taken again for the same paths on resume; absent: the walk
+   * of the whole workspace.
+   */
+  paths?: string[];
 }
 
 const textBlock = z.object({ type: z.literal("text"), text: z.string() }).strict();
@@ -142,7 +148,7 @@ export const transcriptStatsSchema = z.object({
   cacheHitRate: z.number().min(0).max(1), limitHitRate: z.number().min(0).max(1).default(0),
 });
 export const fingerprintSchema = z
-  .object({ files: z.record(z.string(), z.tuple([nonNegative, z.number()])), capped: z.boolean() })
+  .object({ files: z.record(z.string(), z.tuple([nonNegative, z.number()])), capped: z.boolean(), paths: z.array(z.string().min(1)).optional() })
   .strict();
 const pidScopeSchema = z.object({ bootId: z.string().min(1), pidNamespace: z.string().min(1) }).strict();
 const processFields = {

@@ -79,8 +79,9 @@ export interface StepLoopPorts {
   /**
    * Takes the workspace fingerprint kept with a write or exec call's `started` record (begun
    * while the approval is asked, awaited before the call starts). A failure leaves it out.
+   * `paths`: a write tool's planned paths, the only ones it covers; absent: the whole workspace.
    */
-  fingerprint?: (signal: AbortSignal) => Promise<WorkspaceFingerprint>;
+  fingerprint?: (signal: AbortSignal, paths?: readonly string[]) => Promise<WorkspaceFingerprint>;
 }
 
 export const DEFAULT_MAX_TURN_STEPS = 50;
@@ -266,7 +267,7 @@ async function runOneCall(ports: StepLoopPorts, step: number, call: ToolCallBloc
   if (typeof prepared === "string") return errorResult(prepared);
   const { tool, input } = prepared;
   // Taken while the approval is asked: nothing changes the workspace until the call starts.
-  const fingerprint = tool.effect !== "read" && ports.fingerprint ? ports.fingerprint(ports.signal).catch(() => undefined) : undefined;
+  const fingerprint = tool.effect !== "read" && ports.fingerprint ? ports.fingerprint(ports.signal, fingerprintScope(prepared)).catch(() => undefined) : undefined;
   const decision = await decide(ports, call, prepared);
   await ports.sink.emit({ type: "approval", step, callId: call.id, name: call.name, decision });
   if (decision.decision === "deny") {
@@ -320,6 +321,11 @@ function startCommitter(ports: StepLoopPorts, call: ToolCallBlock, fingerprint: 
 }
 
 interface PreparedCall { tool: Tool; input: unknown; ctx: ToolContext; plan: ToolPlan }
+
+/** What a call's fingerprint covers: a write tool's planned paths (ToolPlan says so); undefined, the whole workspace. */
+function fingerprintScope({ tool, plan }: PreparedCall): readonly string[] | undefined {
+  return tool.effect === "write" && plan.paths.length > 0 && !plan.paths.includes(".") ? plan.paths : undefined;
+}
 
 /**
  * The call's tool, its input checked against the tool's schema, and its plan; or the error

@@ -60,7 +60,11 @@ export interface ToolResult {
 
 /** What a call would touch, worked out before it runs, for the approval to judge. */
 export interface ToolPlan {
-  /** Resolved paths, relative to the workspace, `/`-separated ("." is the root). */
+  /**
+   * Resolved paths, relative to the workspace, `/`-separated ("." is the root). For an
+   * `effect: "write"` tool, every path the call may change: the fingerprint taken before it
+   * starts covers those alone (a shell or `exec` call's covers the workspace).
+   */
   paths: string[];
   /** For shell-like tools: the command line. */
   command?: string;

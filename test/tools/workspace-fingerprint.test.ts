@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdir, stat, writeFile } from "node:fs/promises";
+import { mkdir, stat, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { takeFingerprint } from "../../src/tools/workspace-fingerprint.js";
 import { tempDir } from "../support/temp-dir.js";
@@ -35,4 +35,16 @@ test("a fingerprint stops at its file cap or its time budget and says it was cap
   const byTime = await takeFingerprint(ws, { budgetMs: 0 });
   assert.deepEqual(Object.keys(byTime.files), ["a.txt", "b.txt"], "breadth first: the root's files before the folders'");
   assert.equal(byTime.capped, true);
+});
+
+test("a fingerprint of given paths holds those that are files, and walks nothing else", async (t) => {
+  const ws = await tempDir(t);
+  await tree(ws, { "a.txt": "1", "src/b.txt": "22", "other.txt": "not asked for", "dir/x.txt": "x" });
+  await symlink("a.txt", join(ws, "link.txt"));
+  const fp = await takeFingerprint(ws, { paths: ["src/b.txt", "a.txt", "missing.txt", "dir", "link.txt", "a.txt"] });
+  assert.deepEqual(fp, {
+    files: { "a.txt": [1, (await stat(join(ws, "a.txt"))).mtimeMs], "src/b.txt": [2, (await stat(join(ws, "src/b.txt"))).mtimeMs] },
+    capped: false,
+    paths: ["a.txt", "dir", "link.txt", "missing.txt", "src/b.txt"],
+  }, "a missing path, a folder and a link are not files; each path once, sorted");
 });
