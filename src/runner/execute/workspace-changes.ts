@@ -34,12 +34,12 @@
  * ctimes differ from copy to copy. An entry git found racily clean when it wrote the index is
  * marked so (its size zeroed) and is read again, whatever the copy's times.
  */
-import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { copyFile, link, lstat, mkdir, readdir, readFile, realpath, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join, relative } from "node:path";
 import { errnoCode } from "../../core/errors.js";
+import { runOffThread } from "../../process/off-thread-command.js";
 import type { ChangesSettings } from "../tasks/changes-settings.js";
 import { excludePathspecs, includePathspecs, patternPathspecs } from "../tasks/changes-settings.js";
 import { PatchCap, parseNumstat, patchStats, truncationMarker } from "./changes-patch.js";
@@ -457,7 +457,7 @@ async function writeBaseBlobs(place: ChangesPlace, base: string, range: readonly
 }
 
 /** Runs git in the workspace with the trial's git folder; stdout whole, or to `onStdout` as it comes. Throws `ChangesUnavailable` when git fails. */
-function runGit(place: ChangesPlace, args: string[], onStdout?: (chunk: Buffer) => void, opts: { init?: boolean; input?: string; workTree?: string; indexFile?: string; gitDir?: string } = {}): Promise<Buffer> {
+async function runGit(place: ChangesPlace, args: string[], onStdout?: (chunk: Buffer) => void, opts: { init?: boolean; input?: string; workTree?: string; indexFile?: string; gitDir?: string } = {}): Promise<Buffer> {
   const indexFile = opts.indexFile ?? place.indexFile;
   const env: Record<string, string> = {
     PATH: place.hostEnv.PATH ?? "/usr/local/bin:/usr/bin:/bin",
@@ -473,25 +473,15 @@ function runGit(place: ChangesPlace, args: string[], onStdout?: (chunk: Buffer) 
     ...(opts.init ? {} : { GIT_WORK_TREE: opts.workTree ?? place.workspace }),
     ...(indexFile !== undefined ? { GIT_INDEX_FILE: indexFile } : {}),
   };
-  return new Promise((resolve, reject) => {
-    const child = spawn("git", [...GIT_SETTINGS, ...args], { cwd: opts.init ? place.gitDir : (opts.workTree ?? place.workspace), env, stdio: ["pipe", "pipe", "pipe"] });
-    // First: a spawn that fails (EMFILE, ENOENT) reports it here, and has no pipes to listen to.
-    child.on("error", (err) => {
-      if (errnoCode(err) === "ENOENT") reject(new ChangesUnavailable("git was not found on PATH: changes.patch needs git"));
-      else reject(err);
-    });
-    if (!child.stdout || !child.stderr || !child.stdin) return;
-    const out: Buffer[] = [];
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => (onStdout ? onStdout(chunk) : out.push(chunk)));
-    child.stderr.on("data", (chunk: Buffer) => {
-      if (stderr.length < STDERR_CHARS) stderr += chunk.toString("utf8");
-    });
-    child.on("close", (code, signal) => {
-      if (code === 0) resolve(Buffer.concat(out));
-      else reject(new ChangesUnavailable(`git ${args[0]} ${code === null ? `was killed (${signal})` : `exited ${code}`}: ${stderr.trim().slice(0, STDERR_CHARS) || "no message"}`));
-    });
-    child.stdin.on("error", () => {});
-    child.stdin.end(opts.input ?? "");
+  // From the command thread: a trial's end runs several of these, and a spawn on the main thread
+  // holds every other trial's work until the child has exec'd (off-thread-command.ts).
+  const ran = await runOffThread({
+    file: "git", args: [...GIT_SETTINGS, ...args], cwd: opts.init ? place.gitDir : (opts.workTree ?? place.workspace), env,
+    input: opts.input ?? "", stderrChars: STDERR_CHARS, ...(onStdout ? { onStdout } : {}),
+  }).catch((err: unknown) => {
+    // A spawn that fails (EMFILE, ENOENT) rejects; git missing is the patch's to say.
+    throw errnoCode(err) === "ENOENT" ? new ChangesUnavailable("git was not found on PATH: changes.patch needs git") : err;
   });
+  if (ran.code === 0) return ran.stdout;
+  throw new ChangesUnavailable(`git ${args[0]} ${ran.code === null ? `was killed (${ran.signal})` : `exited ${ran.code}`}: ${ran.stderr.trim().slice(0, STDERR_CHARS) || "no message"}`);
 }

@@ -24,7 +24,7 @@
  * options and layers: a run directory whose path holds them (or a newline or backslash) cannot be
  * mounted and the run uses copies (workspace-layers.ts says why).
  */
-import { execFile } from "node:child_process";
+import { runOffThread, type OffThreadResult } from "../../process/off-thread-command.js";
 import { createHash } from "node:crypto";
 import { lstat, mkdir, readdir, readFile, realpath, rm, writeFile } from "node:fs/promises";
 import { basename, dirname, join, relative } from "node:path";
@@ -227,14 +227,21 @@ export async function mountPointsUnder(root: string): Promise<string[]> {
   return found;
 }
 
-function run(command: string, args: string[]): Promise<void> {
-  return new Promise((resolve, reject) => {
-    execFile(command, args, { timeout: MOUNT_TIMEOUT_MS, maxBuffer: 1 << 20 }, (err, _stdout, stderr) => {
-      if (err === null) return resolve();
-      const code = (err as NodeJS.ErrnoException).code;
-      reject(Object.assign(new Error(`${command}: ${stderr.trim().split("\n").slice(0, 3).join("; ") || err.message}`, { cause: err }), { code: typeof code === "string" ? code : "EIO" }));
-    });
-  });
+/**
+ * Runs a mount command to its end from the command thread (off-thread-command.ts: every trial's
+ * start and end runs one, and a spawn on the main thread holds the other trials' work). A failure
+ * is an Error with mount's own words and an errno-like `code` (the spawn's errno when it could not start).
+ */
+async function run(command: string, args: string[]): Promise<void> {
+  let ran: OffThreadResult;
+  try {
+    ran = await runOffThread({ file: command, args, timeoutMs: MOUNT_TIMEOUT_MS, stderrChars: 4096 });
+  } catch (err) {
+    throw Object.assign(new Error(`${command}: ${errorMessage(err)}`, { cause: err }), { code: errnoCode(err) ?? "EIO" });
+  }
+  if (ran.code === 0) return;
+  const why = ran.timedOut ? `timed out after ${MOUNT_TIMEOUT_MS} ms` : ran.code === null ? `killed (${ran.signal})` : `exited ${ran.code}`;
+  throw Object.assign(new Error(`${command}: ${ran.stderr.trim().split("\n").slice(0, 3).join("; ") || why}`), { code: "EIO" });
 }
 
 /** The list of a layer's deletions at rest, beside its upper folder. */
