@@ -24,11 +24,10 @@ if (files.length === 0) {
   console.error("run-tests: no compiled test files found under dist/test (did the build run?)");
   process.exit(1);
 }
-// RHEMA_TEST_CONCURRENCY=N runs N test files at once. The default is one per core, but at least
-// 3: most files mostly wait on the processes they start, so on a 2-core machine fewer leave CPU
-// idle (the whole suite here: 558 s one at a time, 283 s two at a time when it was smaller; later,
-// two at a time kept the CPUs 74% busy).
-const concurrency = process.env.RHEMA_TEST_CONCURRENCY ?? String(Math.max(3, availableParallelism()));
+// RHEMA_TEST_CONCURRENCY=N runs N test files at once. The default is node's (cores − 1), but at
+// least 2: most files mostly wait on the processes they start, so on a 2-core machine one file at
+// a time leaves a core idle (the whole suite: 558 s one at a time, 283 s two at a time, here).
+const concurrency = process.env.RHEMA_TEST_CONCURRENCY ?? String(Math.max(2, availableParallelism() - 1));
 if (!/^[1-9]\d*$/.test(concurrency)) {
   console.error(`run-tests: expected RHEMA_TEST_CONCURRENCY as a whole number from 1, got "${concurrency}"`);
   process.exit(2);
