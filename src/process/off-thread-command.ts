@@ -9,8 +9,8 @@
  *
  * Only commands with no lifetime of their own go here: no process group, no death-watch, no
  * signal forwarding, no sandbox (the shell tool, setup, checks and MCP servers keep theirs on
- * the main thread). The worker is made on first use and holds the process open only while a
- * command runs; if it dies, the commands under way fail and the next use makes another.
+ * the main thread). Two workers, made as commands need them, each holding the process open only
+ * while a command runs in it; if one dies, its commands under way fail and the next use makes another.
  */
 import { Worker } from "node:worker_threads";
 
@@ -115,6 +115,11 @@ class CommandThread {
   private readonly pending = new Map<number, Pending>();
   private nextId = 0;
 
+  /** Commands under way in this thread. */
+  get running(): number {
+    return this.pending.size;
+  }
+
   constructor(private readonly onDead: () => void) {
     // No flags of this process: one like --input-type=module would make the source an ES module.
     this.worker = new Worker(WORKER_SOURCE, { eval: true, execArgv: [], stdout: false, stderr: false });
@@ -170,11 +175,18 @@ class CommandThread {
   }
 }
 
-let thread: CommandThread | null = null;
+/** Threads at most: a spawn holds its thread until the child has exec'd, so two let two start at once. */
+const THREADS = 2;
+const threads: CommandThread[] = [];
 
+/** The idlest thread, a new one while there are fewer than THREADS and each is busy. */
 function commandThread(): CommandThread {
-  thread ??= new CommandThread(() => {
-    thread = null;
+  const idlest = threads.reduce<CommandThread | null>((best, t) => (best === null || t.running < best.running ? t : best), null);
+  if (idlest !== null && (idlest.running === 0 || threads.length >= THREADS)) return idlest;
+  const made: CommandThread = new CommandThread(() => {
+    const at = threads.indexOf(made);
+    if (at !== -1) threads.splice(at, 1);
   });
-  return thread;
+  threads.push(made);
+  return made;
 }
