@@ -43,14 +43,16 @@ test("a command past its time limit is stopped and says so", async () => {
 });
 
 test("a command that cannot start rejects with spawn's errno, so a missing program and a machine limit read as before", async (t) => {
-  const err = await runOffThread({ file: "no-such-program-rhema", args: [] }).then(() => null, (e: unknown) => e);
+  const dir = await tempDir(t);
+  // A path, not a name: a search of PATH says EACCES instead where some folder on it is closed to the user.
+  const missing = join(dir, "no-such-program");
+  const err = await runOffThread({ file: missing, args: [] }).then(() => null, (e: unknown) => e);
   assert.ok(err instanceof OffThreadSpawnError);
   assert.equal(errnoCode(err), "ENOENT");
-  assert.equal(err.syscall, "spawn no-such-program-rhema");
+  assert.equal(err.syscall, `spawn ${missing}`);
   // An EMFILE there is the machine's limit, named with what was being done.
   const limit = machineLimitOf(new OffThreadSpawnError("spawn git EMFILE", "EMFILE", "git"));
   assert.match(limit!.message, /\(spawn git\): too many open files/);
-  const dir = await tempDir(t);
   const notRunnable = join(dir, "plain.txt");
   await writeFile(notRunnable, "not a program");
   assert.equal(errnoCode(await runOffThread({ file: notRunnable, args: [] }).then(() => null, (e: unknown) => e)), "EACCES");
