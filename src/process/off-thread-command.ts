@@ -154,7 +154,8 @@ class CommandThread {
     }
     this.settle(message.id);
     if (message.type === "error") {
-      pending.reject(new OffThreadSpawnError(`spawn ${pending.command.file} ${message.code}: ${message.message}`, message.code, pending.command.file));
+      // spawn's own words ("spawn git ENOENT"), as a spawn on this thread would have thrown them.
+      pending.reject(new OffThreadSpawnError(message.message, message.code, pending.command.file));
     } else {
       const { code, signal, stderr, timedOut } = message;
       pending.resolve({ code, signal, stdout: Buffer.from(message.stdout.buffer, message.stdout.byteOffset, message.stdout.byteLength), stderr, timedOut });
