@@ -6,8 +6,9 @@
  * that writes one file and answers at once (so each end makes a patch, as a task that changes
  * something does), run through the `rhema` executable at concurrency 1 and 4 with each
  * workspace mechanism (`--workspace-layers`): `copy`; `auto`, which as root is the kernel's
- * overlay (the mechanism printed is the one result.json names); `fuse-overlayfs` when it is on
- * PATH. Printed per mechanism and concurrency: each task's prepare time — from its start
+ * overlay (the mechanism printed is the one result.json names); `userns`, auto with the sandbox
+ * on run by a user who is not root (uid 1234 when the bench runs as root), which mounts the
+ * kernel's overlay in a user namespace of its own; `fuse-overlayfs` when it is on PATH. Printed per mechanism and concurrency: each task's prepare time — from its start
  * (result.json `startedAt`) to its first model request (events.jsonl), the copy or mount and the
  * changes snapshot included — as median and max, and the median over the tasks after the first
  * ones, i.e. those started once some task had made its first request (the first pays the run's
@@ -33,7 +34,7 @@
 import { execFileSync, spawn } from "node:child_process";
 import { once } from "node:events";
 import { existsSync, readFileSync } from "node:fs";
-import { lstat, mkdir, readdir, rm, writeFile } from "node:fs/promises";
+import { chmod, lstat, mkdir, readdir, rm, writeFile } from "node:fs/promises";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -51,8 +52,14 @@ const PREPARE_TARGET_MS = 50;
 const NEW_DISK_TARGET_BYTES = MB;
 const COPY_TARGET_FACTOR = 1.5;
 
-/** A mechanism as asked for on the command line. */
-type LayersChoice = "copy" | "auto" | "fuse-overlayfs";
+/**
+ * A mechanism as asked for on the command line; `userns`: auto as a user who is not root (uid
+ * 1234 through setpriv when the bench runs as root) with the sandbox on, so rhema mounts the
+ * kernel's overlay in a user namespace of its own (process/user-namespace.ts).
+ */
+type LayersChoice = "copy" | "auto" | "fuse-overlayfs" | "userns";
+/** The user the `userns` runs are made as, when the bench runs as root. */
+const NOT_ROOT_ID = 1234;
 
 function stringArg(flag: string, fallback: string): string {
   const at = process.argv.indexOf(flag);
@@ -141,11 +148,18 @@ interface RunFigures {
 }
 
 async function runOnce(suiteDir: string, choice: LayersChoice, concurrency: number): Promise<RunFigures> {
-  const out = join(DIR, `out-${choice}-c${concurrency}`);
+  // A user who is not root writes its run directory in a folder it may write in.
+  const asUser = choice === "userns" && process.getuid?.() === 0;
+  const outParent = asUser ? join(DIR, "as-user") : DIR;
+  await mkdir(outParent, { recursive: true, mode: 0o777 });
+  if (asUser) await chmod(outParent, 0o777);
+  const out = join(outParent, `out-${choice}-c${concurrency}`);
   await rm(out, { recursive: true, force: true });
   const before = (await allocatedBytes(out)) ?? 0;
   const started = performance.now();
-  const child = spawn(process.execPath, [CLI, "run", suiteDir, "--out", out, "--concurrency", String(concurrency), "--sandbox", "off", "--workspace-layers", choice], { env: cliEnv(), stdio: ["ignore", "ignore", "inherit"] });
+  const flags = choice === "userns" ? ["--sandbox", "bwrap", "--workspace-layers", "auto"] : ["--sandbox", "off", "--workspace-layers", choice];
+  const command = [...(asUser ? ["setpriv", `--reuid=${NOT_ROOT_ID}`, `--regid=${NOT_ROOT_ID}`, "--clear-groups", "--"] : []), process.execPath, CLI, "run", suiteDir, "--out", out, "--concurrency", String(concurrency), ...flags];
+  const child = spawn(command[0]!, command.slice(1), { env: cliEnv(asUser ? { HOME: outParent } : {}), stdio: ["ignore", "ignore", "inherit"] });
   const [code] = await once(child, "close");
   const wallMs = performance.now() - started;
   if (code !== 0) throw new Error(`rhema run --workspace-layers ${choice} exited ${code}`);
@@ -228,7 +242,7 @@ async function main(): Promise<void> {
   const fixtureBytes = (await allocatedBytes(from)) ?? 0;
   const many = TASKS > MANY_TASKS;
   const fuse = await findOnPath("fuse-overlayfs", process.env.PATH ?? "");
-  const choices: LayersChoice[] = [...(many ? [] : ["copy" as const]), "auto", ...(fuse !== null ? ["fuse-overlayfs" as const] : [])];
+  const choices: LayersChoice[] = [...(many ? [] : ["copy" as const]), "auto", "userns", ...(fuse !== null ? ["fuse-overlayfs" as const] : [])];
   console.log(`fixture ${from}: ${BENCH_FIXTURE.files} files, ${mb(fixtureBytes)} MB allocated; ${TASKS} tasks; ` +
     `fuse-overlayfs ${fuse ?? "not on PATH (not measured)"}; uid ${process.getuid?.() ?? "?"}; load ${loadavg()[0]!.toFixed(2)}`);
   const suiteDir = await suite(from);

@@ -5,6 +5,7 @@
  * here and printed through the streams (help-format.ts keeps examples whole); a command that
  * needs a subcommand and got none prints its own help to stderr, exit 2.
  */
+import { HOST_ID_VARIABLE, adoptHostIdentity } from "../process/user-namespace.js";
 import { readFileSync, realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { dirname, join } from "node:path";
@@ -387,6 +388,8 @@ function skipHelpPrerender(parser: Argv): void {
  * set, not forced, so pending writes finish.
  */
 export async function runAsProcess(): Promise<void> {
+  // Inside the user namespace the executable started it in, rhema is the host user (user-namespace-entry.ts).
+  adoptHostIdentity(process.env[HOST_ID_VARIABLE]);
   const controller = new AbortController();
   installShutdownSignals(process, {
     shutdown: () => controller.abort(),

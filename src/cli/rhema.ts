@@ -10,13 +10,18 @@ import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { setFlagsFromString } from "node:v8";
 import { CodeCachedBundle, codeCacheDir } from "./code-cache.js";
+import { runInUserNamespace } from "./user-namespace-entry.js";
 
 /** exit-codes.ts's EXIT_INTERRUPTED, not imported: the executable loads nothing the bundle holds. */
 const EXIT_INTERRUPTED = 130;
 
 const bundle = fileURLToPath(new URL("../../bundle/rhema.cjs", import.meta.url));
 
-if (!existsSync(bundle)) {
+// A run that lays workspaces over a base, by a user who is not root, goes on inside a user namespace (user-namespace-entry.ts).
+const inNamespace = runInUserNamespace(codeCacheDir(process.env));
+if (inNamespace !== null) {
+  await inNamespace;
+} else if (!existsSync(bundle)) {
   const { runAsProcess } = await import("./main.js");
   await runAsProcess();
 } else {

@@ -16,9 +16,11 @@ import { constants } from "node:fs";
 import { access } from "node:fs/promises";
 import { join } from "node:path";
 import { type SandboxIsolation, bwrapArgv, sandboxIdentity } from "./sandbox.js";
+import { DEFAULT_SEARCH_PATH } from "./search-path.js";
+import { hostIdentity } from "./user-namespace.js";
 
 /** Where bwrap is looked for when the caller names no PATH. */
-export const DEFAULT_SEARCH_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+export { DEFAULT_SEARCH_PATH };
 const PROBE_TIMEOUT_MS = 10_000;
 
 export type SandboxUnavailableCode = "bwrap_missing" | "bwrap_too_old" | "userns_restricted" | "namespaces_refused" | "caps_kept" | "bwrap_failed";
@@ -122,11 +124,13 @@ async function runProbe(searchPath: string): Promise<SandboxProbe> {
   if (bwrap === null) {
     return { ok: false, code: "bwrap_missing", reason: `bwrap (bubblewrap) is not installed: not found on ${searchPath}`, fix: INSTALL_FIX };
   }
-  const userns: SandboxIsolation = { kind: "userns", ...sandboxIdentity(process.getuid?.() ?? 0, process.getgid?.() ?? 0) };
+  // Inside rhema's own user namespace its uid is 0, but its commands run as the host user (user-namespace.ts).
+  const host = hostIdentity();
+  const userns: SandboxIsolation = { kind: "userns", ...sandboxIdentity(host.uid, host.gid) };
   const [version, first] = await Promise.all([execBwrap(bwrap, ["--version"]), tryForm(bwrap, userns)]);
   let outcome = first;
   // Without a user namespace only a root rhema can make the sandbox (bwrap then keeps uid 0): with every capability dropped.
-  if (!outcome.ok && outcome.code !== "bwrap_too_old" && (process.getuid?.() ?? 0) === 0) {
+  if (!outcome.ok && outcome.code !== "bwrap_too_old" && host.uid === 0) {
     const dropped = await tryForm(bwrap, { kind: "cap-drop" });
     outcome = dropped.ok ? dropped : { ...outcome, reason: `${outcome.reason}; and without one (--cap-drop ALL, as root): ${dropped.reason}` };
   }

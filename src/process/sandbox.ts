@@ -5,7 +5,8 @@
  *
  * - no capabilities and no way to get them back, whatever uid rhema runs as: a user namespace
  *   (`--unshare-user --disable-userns`) whose uid/gid is rhema's own, or 65534 (nobody) when rhema
- *   is root — files it makes in the workspace still belong to rhema's uid outside; where no user
+ *   is root — files it makes in the workspace still belong to rhema's uid outside (in rhema's own
+ *   user namespace, user-namespace.ts, "rhema's own" is the host user's, not the namespace's 0); where no user
  *   namespace can be made, `--cap-drop ALL` (bwrap always sets no-new-privileges). The probe
  *   (sandbox-probe.ts) finds which form holds. Without capabilities nothing bwrap mounted — the
  *   tmpfs over the run directory, the sandbox's own /proc, the read-only root — can be undone;
@@ -24,6 +25,7 @@
  */
 import { realpathSync, statSync } from "node:fs";
 import { assertNever } from "../core/errors.js";
+import { hostIdentity } from "./user-namespace.js";
 
 /** How the command is kept from capabilities: a user namespace with this uid/gid inside, or bwrap's capability drop. */
 export type SandboxIsolation = { kind: "userns"; uid: number; gid: number } | { kind: "cap-drop" };
@@ -93,7 +95,8 @@ export function sandboxIdentity(uid: number, gid: number): { uid: number; gid: n
 
 /** The form used when the placement names none: a user namespace with this process's identity mapped. */
 export function defaultIsolation(): SandboxIsolation {
-  return { kind: "userns", ...sandboxIdentity(process.getuid?.() ?? 0, process.getgid?.() ?? 0) };
+  const host = hostIdentity();
+  return { kind: "userns", ...sandboxIdentity(host.uid, host.gid) };
 }
 
 /**

@@ -12,8 +12,10 @@
  * - `--restart` after a kill unmounts, then drops the layer; the fixture is untouched throughout.
  *
  * As a user who is not root (nobody through setpriv, the checkout bound at a place nobody may
- * enter, when the tests run as root), the same suite runs on copies: auto says why in the result, and `--workspace-layers overlay` is exit 2 naming
- * the reason.
+ * enter, when the tests run as root) with `--sandbox off` — which keeps rhema out of a user
+ * namespace of its own, where it would mount overlays (user-namespace.e2e.test.ts) — the same
+ * suite runs on copies: auto says why in the result, and `--workspace-layers overlay` is exit 2
+ * naming the reason.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -146,7 +148,7 @@ test("--restart after a kill unmounts the layer, then drops it; the fixture is u
   await fixtureUntouched(root);
 });
 
-test("as a user who is not root, auto copies each workspace and says why; asking for overlay is exit 2", { skip: LINKED_MODULES }, async (t) => {
+test("as a user who is not root with --sandbox off (so no user namespace of its own: user-namespace.e2e.test.ts), auto copies each workspace and says why; asking for overlay is exit 2", { skip: LINKED_MODULES }, async (t) => {
   const { root, out, args } = await suite(t, { a: task("a") });
   await chmod(root, 0o777);
   const run = await runCliAsNobody(t, args, { cwd: root, env: { HOME: root } });

@@ -40,6 +40,7 @@ import { runTask, type TaskRunEnv, type TaskRunOutcome } from "./task-executor.j
 import { SharedSetups } from "./shared-setup.js";
 import { LayerMounts } from "../run-dir/layer-mounts.js";
 import { findOnPath } from "../../process/sandbox-probe.js";
+import { hostIdentity, inOwnUserNamespace } from "../../process/user-namespace.js";
 import { chooseWorkspaceMechanism, type RunWorkspaces, type WorkspaceLayersChoice } from "./workspace-layers.js";
 import { usesSharedSetup, type WorkspaceLayering } from "./task-workspace.js";
 import { notStartedResult, stalledResult } from "./task-outcome.js";
@@ -547,7 +548,7 @@ async function chooseRunWorkspaces(opts: SuiteRunOptions): Promise<ChosenWorkspa
   const fuseBinary = await findOnPath("fuse-overlayfs", opts.env.hostEnv.PATH ?? "");
   const mechanism = await chooseWorkspaceMechanism(opts.runDir, opts.workspaceLayers ?? "auto", { uid: process.getuid?.() ?? -1, fuseBinary });
   // Copies asked for by name need no reason.
-  const shown: RunWorkspaces = mechanism.kind === "copy" ? { mechanism: "copy", reason: opts.workspaceLayers === "copy" ? null : mechanism.reason } : { mechanism: mechanism.kind, reason: null };
+  const shown: RunWorkspaces = mechanism.kind === "copy" ? { mechanism: "copy", reason: opts.workspaceLayers === "copy" ? null : mechanism.reason } : { mechanism: mechanism.kind, reason: null, ...(inOwnUserNamespace() ? { userNamespaceOf: hostIdentity().uid } : {}) };
   return { shown, fuseBinary };
 }
 

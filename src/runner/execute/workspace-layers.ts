@@ -2,7 +2,9 @@
  * Layered workspaces (issue 24 (b)): which mechanism makes the run's workspaces, chosen once a run
  * by trying it (`--workspace-layers auto|overlay|fuse-overlayfs|copy`, default auto):
  *
- *   overlay          the kernel's overlayfs, mounted by rhema as real root (a CI container job)
+ *   overlay          the kernel's overlayfs, mounted by rhema as real root (a CI container job), or
+ *                    as the root of a user namespace it started itself in where it is not root
+ *                    (process/user-namespace.ts; the run's first line says so)
  *   fuse-overlayfs   the same in user space (the Debian package; /dev/fuse and fusermount3 usable)
  *   copy             each trial's workspace a copy of its base (fixture-copy.ts): where neither
  *                    mounts — not root, no fuse-overlayfs, a run directory on a file system
@@ -87,9 +89,12 @@ async function mountRefusal(runDir: string, kind: MountKind, probe: ProbeOptions
  * How a run makes the workspaces laid over a base (a fixture, a shared setup, a git commit),
  * chosen once before any task starts: layers, or copies (`reason`: why, when auto fell back).
  */
-export type RunWorkspaces = { mechanism: "overlay" | "fuse-overlayfs"; reason: null } | { mechanism: "copy"; reason: string | null };
+export type RunWorkspaces =
+  | { mechanism: "overlay" | "fuse-overlayfs"; reason: null; /** The host user's uid when rhema mounts as its own user namespace's root; else absent. */ userNamespaceOf?: number }
+  | { mechanism: "copy"; reason: string | null };
 
-/** As the run's first line says it: `overlay layers`, `copies (not root, …)`. */
+/** As the run's first line says it: `overlay layers`, `overlay layers (in a user namespace of uid 1000)`, `copies (not root, …)`. */
 export function describeWorkspaces(w: RunWorkspaces): string {
-  return w.mechanism === "copy" ? `copies${w.reason !== null ? ` (${w.reason})` : ""}` : `${w.mechanism} layers`;
+  if (w.mechanism === "copy") return `copies${w.reason !== null ? ` (${w.reason})` : ""}`;
+  return `${w.mechanism} layers${w.userNamespaceOf !== undefined ? ` (in a user namespace of uid ${w.userNamespaceOf})` : ""}`;
 }

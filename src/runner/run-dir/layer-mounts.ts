@@ -2,7 +2,8 @@
  * A layered workspace's mount (issue 24 (b)): a trial's `workspace/` is an overlay of a read-only
  * base (`prepared/<hash>/workspace/`) and the trial's own layer (`layer/upper/`, with the overlay's
  * `layer/work/`), mounted where the host sees it — the built-in tools run in rhema's own process —
- * by the kernel (`mount -t overlay`, as root) or by `fuse-overlayfs`.
+ * by the kernel (`mount -t overlay`, as root — real root, or rhema's own user namespace's, where
+ * the overlay takes `userxattr`: process/user-namespace.ts) or by `fuse-overlayfs`.
  *
  * A mount outlives a SIGKILLed rhema. So every mount is written down in the run directory's
  * ledger, `mounts/<hash of the mount point>.json`, **before** it is made, and its entry is removed
@@ -31,6 +32,7 @@ import { basename, dirname, join, relative } from "node:path";
 import { errnoCode, errorMessage, isMachineLimitErrno } from "../../core/errors.js";
 import { guardOutput } from "./output-guard.js";
 import { PREPARED_DIR } from "./prepared-folder.js";
+import { inOwnUserNamespace } from "../../process/user-namespace.js";
 
 /** The run directory's folder of trial folders (task-folder.ts's TASKS_DIR; named here to keep the import one-way). */
 const TASKS_DIR = "tasks";
@@ -95,7 +97,8 @@ export class LayerMounts {
       await mkdir(mount.target, { recursive: true, mode: 0o700 });
       await restoreDeletions(mount);
       const options = `lowerdir=${mount.lower},upperdir=${mount.upper},workdir=${mount.work}`;
-      if (mount.kind === "overlay") await run("mount", ["-t", "overlay", "rhema-layer", "-o", options, mount.target]);
+      // In rhema's own user namespace the overlay keeps its marks in user.* xattrs: trusted.* cannot be written there.
+      if (mount.kind === "overlay") await run("mount", ["-t", "overlay", "rhema-layer", "-o", `${inOwnUserNamespace() ? "userxattr," : ""}${options}`, mount.target]);
       else await run(this.fuseBinary, ["-o", options, mount.target]);
     } catch (err) {
       await rm(entry, { force: true }).catch(() => {});

@@ -115,11 +115,14 @@ export function pidComparable(owner: RecordedOwner, here: { host: string; pidSco
 /**
  * Whether `pid` runs here, and its start time from /proc (null where there is none, or where
  * the /proc mounted is another pid namespace's — `unshare -p` without `--mount-proc` — so its
- * numbers are not ours).
+ * numbers are not ours). A zombie does not run: a killed rhema whose parent died first waits for
+ * PID 1 to reap it (rhema inside its user namespace, killed with the outer one: user-namespace.ts),
+ * and it holds nothing meanwhile.
  */
 export async function probeProcess(pid: number): Promise<ProcessProbe> {
   const procIsOurs = (await readlink("/proc/self").catch(() => null)) === String(process.pid);
-  return { alive: isAlive(pid), startTime: procIsOurs ? await processStartTime(pid) : null };
+  const stat = procIsOurs ? await readProcStat(pid) : null;
+  return { alive: isAlive(pid) && !(stat !== null && (stat.state === "Z" || stat.state === "X")), startTime: stat?.startTime ?? null };
 }
 
 /**
@@ -129,13 +132,17 @@ export async function probeProcess(pid: number): Promise<ProcessProbe> {
  * groups; this one serves the lock, which the runner's run directory owns.)
  */
 export async function processStartTime(pid: number): Promise<number | null> {
+  return (await readProcStat(pid))?.startTime ?? null;
+}
+
+async function readProcStat(pid: number): Promise<{ state: string; startTime: number | null } | null> {
   const text = await readFile(`/proc/${pid === process.pid ? "self" : pid}/stat`, "utf8").catch(() => null);
   if (text === null) return null;
   // "pid (comm) state ppid ..." — comm may hold spaces and parentheses: split after the last ")".
   // Field 22 of the whole line is the 20th after the comm.
   const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
   const startTime = Number(fields[19]);
-  return Number.isSafeInteger(startTime) ? startTime : null;
+  return { state: fields[0] ?? "", startTime: Number.isSafeInteger(startTime) ? startTime : null };
 }
 
 function isAlive(pid: number): boolean {

@@ -77,6 +77,27 @@ test("takes over the lock of a process that is gone", async (t) => {
   await lock.release();
 });
 
+/** The pid of a zombie: a child that exits after its shell became a `sleep`, which never waits for it (the shell would reap it); gone when the test ends. */
+async function zombiePid(t: { after(fn: () => unknown): void }): Promise<number> {
+  const parent = spawn("/bin/sh", ["-c", "sleep 0.2 & echo $!; exec sleep 30"], { stdio: ["ignore", "pipe", "ignore"] });
+  t.after(() => parent.kill("SIGKILL"));
+  const pid = Number((await new Promise<Buffer>((resolve) => parent.stdout!.once("data", resolve))).toString().trim());
+  for (;;) {
+    const state = (await readFile(`/proc/${pid}/stat`, "utf8")).replace(/^.*\) /s, "")[0];
+    if (state === "Z") return pid;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+test("takes over the lock of a killed owner that waits to be reaped (a zombie holds nothing)", async (t) => {
+  const runDir = await tempDir(t);
+  await acquireRunLock(runDir, await zombiePid(t), NOW);
+  const lock = await acquireRunLock(runDir, process.pid, NOW);
+  assert.equal(lock.tookOver, true);
+  assert.equal(JSON.parse(await readFile(join(runDir, LOCK_FILE), "utf8")).pid, process.pid);
+  await lock.release();
+});
+
 for (const [what, text] of [["an empty", ""], ["a torn", '{"pid": 12'], ["a pid-less", '{"startedAt":"x"}\n']] as const) {
   test(`treats ${what} lock file as stale and takes it over`, async (t) => {
     const runDir = await tempDir(t);
