@@ -179,7 +179,7 @@ async function mountFreshLayer(folder: TaskFolder, book: TaskStateBook, base: Pr
 async function remountLayer(folder: TaskFolder, book: TaskStateBook, layerBase: (() => Promise<PreparedFolder>) | null, layering: WorkspaceLayering | undefined): Promise<void> {
   const layer = book.current.layer!;
   if (layering === undefined || layerBase === null || layering.mechanism !== layer.mechanism) {
-    throw new RhemaError("workspace_missing", `${folder.name}: its workspace is a layer mounted with ${layer.mechanism}, which this run cannot mount (${layering ? `it mounts with ${layering.mechanism}` : "it copies workspaces"}); resume it where ${layer.mechanism} works (as the run that started it), or start it over with --restart`);
+    throw new RhemaError("workspace_missing", `${folder.name}: its workspace is a layer mounted with ${layer.mechanism}, which this run cannot mount (${layering ? `it mounts with ${layering.mechanism}` : "it copies workspaces"}); resume it with --workspace-layers ${layer.mechanism} where that works (as the run that started it), or start it over with --restart`);
   }
   const base = await layerBase();
   if (base.hash !== layer.base) await book.update((s) => ({ ...s, layer: { base: base.hash, mechanism: layer.mechanism } }));

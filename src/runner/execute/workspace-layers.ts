@@ -58,7 +58,7 @@ export async function chooseWorkspaceMechanism(runDir: string, choice: Workspace
 
 /** Why `kind` cannot mount layers in `runDir` here, or null when a probe mount worked. */
 async function mountRefusal(runDir: string, kind: MountKind, probe: ProbeOptions): Promise<string | null> {
-  if (kind === "overlay" && probe.uid !== 0) return "needs real root (rhema runs as uid " + probe.uid + ")";
+  if (kind === "overlay" && probe.uid !== 0) return `needs real root (rhema runs as uid ${probe.uid}, outside a user namespace of its own: --sandbox off, or none here can mount an overlay and start bwrap)`;
   if (kind === "fuse-overlayfs" && probe.fuseBinary === null) return "not installed (no fuse-overlayfs on PATH)";
   const where = join(runDir, PREPARED_DIR, `.layer-probe-${process.pid}`);
   const badPath = unmountablePath(where);

@@ -18,7 +18,7 @@ test("not root and no fuse-overlayfs: auto copies, naming why for each mechanism
   const runDir = await tempDir(t);
   const probe = { uid: 1001, fuseBinary: null };
   assert.deepEqual(await chooseWorkspaceMechanism(runDir, "auto", probe), {
-    kind: "copy", reason: "overlay: needs real root (rhema runs as uid 1001); fuse-overlayfs: not installed (no fuse-overlayfs on PATH)",
+    kind: "copy", reason: "overlay: needs real root (rhema runs as uid 1001, outside a user namespace of its own: --sandbox off, or none here can mount an overlay and start bwrap); fuse-overlayfs: not installed (no fuse-overlayfs on PATH)",
   });
   for (const choice of ["overlay", "fuse-overlayfs"] as const) {
     await assert.rejects(chooseWorkspaceMechanism(runDir, choice, probe), (err: unknown) =>
