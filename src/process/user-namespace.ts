@@ -7,12 +7,15 @@
  * signals on.
  *
  * Inside, rhema's uid is 0 but its files are the host user's, and it holds no power over
- * anything the host user could not touch. Two things must not take that 0 at its word:
+ * anything the host user could not touch. Three things must not take that 0 at its word:
  *   - the sandbox's identity: commands run as the host user's uid (bwrap's own user namespace
  *     maps it onto the namespace's 0, which is the host user), as they would outside — not as
  *     nobody, which is what a real root's commands get;
  *   - overlay mounts take `userxattr`: a user namespace cannot write the `trusted.overlay.*`
- *     attributes a folder made opaque needs (without it, removing a base folder fails with EIO).
+ *     attributes a folder made opaque needs (without it, removing a base folder fails with EIO);
+ *   - the host tools rhema runs itself with the user's own setup — git fetching a workspace's
+ *     repository, over ssh too — run as the host user (`asHostUser`): ssh looks its user up by
+ *     uid, and as 0 it would look for root's keys.
  * `hostIdentity()` says who rhema is on the host: the ids the outer process handed in through
  * `RHEMA_HOST_ID`, believed only when this process's uid map says the same (a variable set by
  * hand outside a namespace changes nothing).
@@ -68,6 +71,18 @@ export function hostIdentity(): HostIdentity {
 /** Whether this rhema runs inside the user namespace it started itself in (see the header). */
 export function inOwnUserNamespace(): boolean {
   return resolved().inNamespace;
+}
+
+/**
+ * `argv` run as the host user where rhema runs in its own user namespace: in a user namespace of
+ * its own that maps the host uid and gid onto the namespace's 0 (`unshare --map-user`), so a tool
+ * that looks itself up by uid (ssh finds `~/.ssh` through the password file, not $HOME) finds the
+ * host user, and holds no capability. Elsewhere `argv` itself.
+ */
+export function asHostUser(argv: readonly string[]): string[] {
+  if (!inOwnUserNamespace()) return [...argv];
+  const { uid, gid } = hostIdentity();
+  return ["unshare", "--user", `--map-user=${uid}`, `--map-group=${gid}`, "--", ...argv];
 }
 
 function readOrNull(path: string): string | null {

@@ -12,12 +12,15 @@
  * - a SIGKILL of the rhema that was started (the outer one) kills the inner one at once, sandboxed
  *   command and all; the next run resumes the trial in its layer, deletions included;
  * - a SIGTERM to the process group the run was started in reaches the inner rhema once: one
- *   graceful shutdown (exit 130), no "signal during shutdown".
+ *   graceful shutdown (exit 130), no "signal during shutdown";
+ * - git fetching a workspace's repository (ssh included) runs as the host user, not as the
+ *   namespace's 0, for whom ssh would look for root's keys.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { chmod, readFile, readdir, stat } from "node:fs/promises";
 import { readFileSync, readdirSync } from "node:fs";
+import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { readRunResults } from "../../src/runner/run-dir/run-dir.js";
 import { userNamespaceWorks } from "../../src/cli/user-namespace-entry.js";
@@ -132,4 +135,29 @@ test("a SIGTERM to the run's process group reaches the rhema inside once: one gr
   assert.doesNotMatch(ended.stderr, /during shutdown/, "the signal was not counted twice");
   assert.ok((await readdir(out)).includes("junit.xml"), "the reports were written");
   await fixtureUntouched(root);
+});
+
+test("git fetching a workspace's repository over ssh runs as the host user, as it would outside (ssh finds the user's keys by uid, not as the namespace's 0)", { skip: UNAVAILABLE }, async (t) => {
+  const root = await tempDir(t);
+  const repo = join(root, "repo");
+  await writeFiles(root, {
+    "repo/README.md": "hello\n",
+    "policy.yaml": "version: 1\ndefault: deny\nrules: []\n",
+    "suite/task.yaml": `prompt: p\npolicy: ../policy.yaml\nworkspace: { git: "ssh://example.invalid${repo}", ref: main }\nmodel: { provider: scripted, script: [{ say: done }] }\n`,
+    // An ssh that says who ran it, then serves the repository from here (the last argument is git's command).
+    "fake-ssh": `#!/bin/sh\nid -u > "${join(root, "ssh-uid")}"\neval "command=\\\${$#}"\nexec sh -c "$command"\n`,
+  });
+  await chmod(join(root, "fake-ssh"), 0o755);
+  const git = (...args: string[]) => execFileSync("git", args, { cwd: repo, env: { PATH: process.env.PATH, HOME: root, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null", GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@t", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@t" } });
+  git("init", "-q", "-b", "main");
+  git("add", "-A");
+  git("commit", "-qm", "one");
+  await chmod(root, 0o777);
+  // The repository is the user's own, as a user's checkout is (git refuses to serve another's).
+  if (ROOT) execFileSync("chown", ["-R", `${USER.uid}:${USER.gid}`, repo]);
+  const out = join(root, "run");
+  const run = await (await startCliAs(t, USER, ["run", "suite", "--out", out, "--sandbox", "bwrap"], { cwd: root, env: { HOME: root, GIT_SSH_COMMAND: join(root, "fake-ssh") } })).done;
+  assert.equal(run.code, 0, run.stdout + run.stderr);
+  assert.match(run.stderr, /in a user namespace of uid/);
+  assert.equal(await readFile(join(root, "ssh-uid"), "utf8"), `${USER.uid}\n`, "ssh ran as the host user");
 });

@@ -21,6 +21,7 @@ import { join } from "node:path";
 import { RhemaError, errnoCode } from "../../core/errors.js";
 import { gitSourceName, type GitSource } from "../tasks/git-source.js";
 import { asOutputError } from "../run-dir/output-guard.js";
+import { asHostUser } from "../../process/user-namespace.js";
 
 const STDERR_CHARS = 2_000;
 
@@ -139,7 +140,9 @@ export class GitFailed extends Error {}
 /** Runs git with `env` in `cwd` (`input` on its stdin); its stdout, or `GitFailed` with its stderr. */
 export function runGit(args: string[], env: Record<string, string>, cwd: string, input = ""): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn("git", [...NEUTRAL_SETTINGS, ...args], { cwd, env, stdio: ["pipe", "pipe", "pipe"] });
+    // As the host user where rhema runs in its own user namespace: a fetch over ssh finds the user's keys.
+    const [program, ...rest] = asHostUser(["git", ...NEUTRAL_SETTINGS, ...args]);
+    const child = spawn(program!, rest, { cwd, env, stdio: ["pipe", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
