@@ -17,7 +17,7 @@ const EXIT_INTERRUPTED = 130;
 
 const bundle = fileURLToPath(new URL("../../bundle/rhema.cjs", import.meta.url));
 
-// A run that lays workspaces over a base, by a user who is not root, goes on inside a user namespace (user-namespace-entry.ts).
+// A run by a user who is not root, which may lay workspaces over a base, goes on inside a user namespace (user-namespace-entry.ts).
 const inNamespace = runInUserNamespace(codeCacheDir(process.env));
 if (inNamespace !== null) {
   await inNamespace;

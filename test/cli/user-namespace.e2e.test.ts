@@ -28,6 +28,7 @@ import { writeFiles } from "../support/suite-files.js";
 import { tempDir } from "../support/temp-dir.js";
 import { LINKED_MODULES, ROOT, startCliAs, type TestUser } from "../support/nobody-cli.js";
 import { waitForFile } from "../support/kill-in-command.js";
+import { publishedSchemas } from "../support/published-schemas.js";
 
 const USER: TestUser = ROOT ? { uid: 1234, gid: 1234 } : { uid: process.getuid!(), gid: process.getgid!() };
 // CI runs as root on a kernel that allows it: there it never skips.
@@ -160,4 +161,14 @@ test("git fetching a workspace's repository over ssh runs as the host user, as i
   assert.equal(run.code, 0, run.stdout + run.stderr);
   assert.match(run.stderr, /in a user namespace of uid/);
   assert.equal(await readFile(join(root, "ssh-uid"), "utf8"), `${USER.uid}\n`, "ssh ran as the host user");
+});
+
+test("--json's run_start line names the user namespace, and validates against schema/events.schema.json", { skip: UNAVAILABLE }, async (t) => {
+  const { root, args } = await suite(t, { a: task("a") });
+  const run = await (await startCliAs(t, USER, [...args, "--json"], { cwd: root, env: { HOME: root } })).done;
+  assert.equal(run.code, 0, run.stdout + run.stderr);
+  const start = JSON.parse(run.stdout.split("\n")[0]!) as { type: string; workspaces?: unknown };
+  assert.deepEqual([start.type, start.workspaces], ["run_start", { mechanism: "overlay", reason: null, userNamespaceOf: USER.uid }]);
+  const validate = publishedSchemas().validator("events.schema.json");
+  assert.ok(validate(start), JSON.stringify(validate.errors));
 });
