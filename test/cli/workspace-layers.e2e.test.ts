@@ -28,6 +28,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { lstatSync } from "node:fs";
 import { runCli } from "../support/cli.js";
 import { writeFiles } from "../support/suite-files.js";
+import { layeredTask } from "../support/layered-task.js";
 
 /** Every tool call allowed: the tests are about where the writes land. */
 const ALLOW_ALL = "version: 1\ndefault: allow\nrules: []\n";
@@ -41,22 +42,9 @@ const FUSE = await findOnPath("fuse-overlayfs", process.env.PATH ?? "");
 if (FUSE === null && process.env.RHEMA_REQUIRE_FUSE_OVERLAYFS === "1") throw new Error("fuse-overlayfs required (RHEMA_REQUIRE_FUSE_OVERLAYFS=1) but not on PATH");
 
 function task(id: string, extraScript = ""): string {
-  return `prompt: Change it.
-policy: ../policy.yaml
-workspace: { from: ../fixture }
-model:
-  provider: scripted
-  script:
-    - call: write_file
-      input: { path: "mine-${id}.txt", content: "${id}\\n" }
-    - call: shell
-      input: { command: "echo ${id} >> shared.txt && rm gone.txt && echo ${id} > linked.txt${extraScript}" }
-    - say: done
-checks:
-  - { name: only its own file, run: 'test -f mine-${id}.txt && test "$(ls mine-*.txt)" = mine-${id}.txt' }
-  - { name: its own edit alone, run: 'test "$(cat shared.txt)" = "$(printf "base\\\\n${id}")"' }
-  - { name: patch holds its changes, run: 'grep -q "^+${id}$" "$RHEMA_CHANGES" && grep -q "deleted file mode" "$RHEMA_CHANGES"' }
-`;
+  return layeredTask(id, `echo ${id} >> shared.txt && rm gone.txt && echo ${id} > linked.txt${extraScript}`, [
+    `{ name: patch holds its changes, run: 'grep -q "^+${id}$" "$RHEMA_CHANGES" && grep -q "deleted file mode" "$RHEMA_CHANGES"' }`,
+  ]);
 }
 
 async function suite(t: { after(fn: () => unknown): void }, tasks: Record<string, string>) {
