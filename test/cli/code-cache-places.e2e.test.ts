@@ -147,8 +147,10 @@ test("a cache folder the user cannot search (as nobody: chmod 000, itself or its
   const root = await sharedTempDir(t);
   // The executable and its bundle in a folder nobody can read (the checkout may not be).
   const app = join(root, "app");
-  await cp(compiled("src/cli/rhema.js"), join(app, "dist/src/cli/rhema.js"));
-  await cp(compiled("src/cli/code-cache.js"), join(app, "dist/src/cli/code-cache.js"));
+  // The executable's own modules (what it loads before the bundle), and the bundle.
+  for (const module of ["src/cli/rhema.js", "src/cli/code-cache.js", "src/cli/user-namespace-entry.js", "src/process/search-path.js", "src/process/user-namespace.js"]) {
+    await cp(compiled(module), join(app, "dist", module));
+  }
   await cp(compiled("bundle"), join(app, "dist/bundle"), { recursive: true });
   execFileSync("chmod", ["-R", "a+rX", app]);
   const home = join(root, "home");

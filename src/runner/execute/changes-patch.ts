@@ -1,12 +1,13 @@
 /**
  * A trial's changes.patch as text, from what git prints (workspace-changes.ts runs git): the
- * file list of `git diff-tree --numstat -z` and the patch of `git diff-tree -p`, cut to the cap
+ * file list of `--numstat -z` and the patch of `-p`, cut to the cap
  * at a file boundary. Pure and streaming: the patch's bytes go through `PatchCap` as they come,
  * and a file section past the cap is dropped as it streams, so a 78 MB lockfile someone opted in
  * costs no more memory than the cap.
  *
- * Both git commands list the files in one order (one `diff --git` section per numstat entry),
- * which is how the marker names the files a cut left out.
+ * Both come from one git process (`diff-tree -z --numstat -p`, split by `NumstatThenPatch`) and
+ * list the files in one order (one `diff --git` section per numstat entry), which is how the
+ * marker names the files a cut left out.
  */
 
 /** One file of the change, from `--numstat -z`: lines added and removed (null for a binary file), its path (and where it was renamed from). */
@@ -38,9 +39,11 @@ export function parseNumstat(out: Buffer): ChangedFile[] {
   for (let i = 0; i < fields.length; i++) {
     const head = fields[i]!;
     if (head === "") continue;
-    const [added, removed, inlinePath] = head.split("\t");
+    // The path is all after the second tab: a file name may hold tabs of its own.
+    const [added, removed] = head.split("\t", 2);
+    const inlinePath = head.split("\t").slice(2).join("\t");
     const count = (v: string | undefined) => (v === undefined || v === "-" ? null : Number(v));
-    if (inlinePath !== undefined && inlinePath !== "") {
+    if (inlinePath !== "") {
       files.push({ path: inlinePath, added: count(added), removed: count(removed) });
       continue;
     }
@@ -50,6 +53,48 @@ export function parseNumstat(out: Buffer): ChangedFile[] {
     files.push({ path, from, added: count(added), removed: count(removed) });
   }
   return files;
+}
+
+/**
+ * `git diff-tree -z --numstat -p` split as it streams: the numstat records come first, ended by
+ * an empty one, then the patch, handed to `onPatch` chunk by chunk (a capped patch is never held
+ * whole). The records are kept (one short record a file) and read by `files()` at the end. No
+ * change at all prints nothing: no records, no patch.
+ */
+export class NumstatThenPatch {
+  private head: Buffer = Buffer.alloc(0);
+  /** Where the next record starts in `head`: the ones before are whole. */
+  private scanned = 0;
+  private inPatch = false;
+
+  constructor(private readonly onPatch: (chunk: Buffer) => void) {}
+
+  push(chunk: Buffer): void {
+    if (this.inPatch) {
+      this.onPatch(chunk);
+      return;
+    }
+    this.head = this.head.length === 0 ? chunk : Buffer.concat([this.head, chunk]);
+    for (;;) {
+      const end = this.head.indexOf(0, this.scanned);
+      if (end === -1) return;
+      if (end === this.scanned) {
+        // The empty record: the patch starts after it.
+        const patch = this.head.subarray(end + 1);
+        this.head = this.head.subarray(0, end);
+        this.inPatch = true;
+        if (patch.length > 0) this.onPatch(patch);
+        return;
+      }
+      // Every field of a record is non-empty (a rename's source and destination too): only the end is empty.
+      this.scanned = end + 1;
+    }
+  }
+
+  /** The files the records name (call once git has ended). */
+  files(): ChangedFile[] {
+    return parseNumstat(this.head);
+  }
 }
 
 export function patchStats(files: readonly ChangedFile[]): PatchStats {

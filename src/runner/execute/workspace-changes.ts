@@ -42,7 +42,7 @@ import { errnoCode } from "../../core/errors.js";
 import { runOffThread } from "../../process/off-thread-command.js";
 import type { ChangesSettings } from "../tasks/changes-settings.js";
 import { excludePathspecs, includePathspecs, patternPathspecs } from "../tasks/changes-settings.js";
-import { PatchCap, parseNumstat, patchStats, truncationMarker } from "./changes-patch.js";
+import { NumstatThenPatch, PatchCap, patchStats, truncationMarker } from "./changes-patch.js";
 import type { ResultChanges } from "../run-dir/task-result.js";
 import { asOutputError } from "../run-dir/output-guard.js";
 
@@ -223,9 +223,11 @@ export async function writeChangesPatch(place: ChangesPlace, base: ChangesBase, 
     const tree = onlyPaths === undefined ? await stageWorkspace(place, settings) : await stageOnScratchIndex(place, settings, base.tree, onlyPaths);
     const range = [base.tree, tree];
     if (place.base !== undefined) await writeBaseBlobs(place, place.base, range);
-    const files = parseNumstat(await runGit(place, ["diff-tree", "-r", "-z", "--numstat", "-M", ...range]));
     const cap = new PatchCap(settings.maxBytes, target.redact);
-    await runGit(place, ["diff-tree", "-r", "-p", "-M", "--no-color", "--no-ext-diff", "--no-textconv", ...range], (chunk) => cap.push(chunk));
+    // The file list and the patch from one git process: its records first, then the patch.
+    const split = new NumstatThenPatch((chunk) => cap.push(chunk));
+    await runGit(place, ["diff-tree", "-r", "-z", "--numstat", "-p", "-M", "--no-color", "--no-ext-diff", "--no-textconv", ...range], (chunk) => split.push(chunk));
+    const files = split.files();
     const capped = cap.end();
     const leftOut = files.slice(capped.keptFiles);
     const bytes = capped.truncated ? Buffer.concat([capped.bytes, Buffer.from(truncationMarker(settings.maxBytes, leftOut))]) : capped.bytes;
