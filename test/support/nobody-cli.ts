@@ -1,5 +1,6 @@
 /**
- * The built CLI run as nobody (setpriv) when the tests run as root. The checkout may lie under a
+ * The built CLI run as another user — nobody, or any uid (setpriv) — when the tests run as root;
+ * as the test's own user otherwise. The checkout may lie under a
  * folder others cannot enter (a clone in a 0700 temp folder, as .ci/run makes), so root binds it
  * at a 0755 place first and runs the CLI from there; the bind goes when the run ends.
  */
