@@ -169,9 +169,14 @@ class CommandThread {
 
   private die(err: Error): void {
     this.onDead();
+    // A thread that could not start for the machine's limit ("Worker initialization failure:
+    // EMFILE") fails its commands with that errno, as a spawn that could not start would: the run
+    // then ends as the machine's (exit 3), never as its tasks' error.
+    const limit = /\b(EMFILE|ENFILE|EAGAIN|ENOMEM)\b/.exec(err.message)?.[1];
     for (const [id, pending] of this.pending) {
       this.settle(id);
-      pending.reject(new Error(`${pending.command.file}: ${err.message}`, { cause: err }));
+      const message = `${pending.command.file}: ${err.message}`;
+      pending.reject(limit !== undefined ? Object.assign(new OffThreadSpawnError(message, limit, pending.command.file), { cause: err }) : new Error(message, { cause: err }));
     }
   }
 }

@@ -76,3 +76,18 @@ process.stdout.write("got " + ran.stdout.toString());`;
   assert.equal(idle.signal, null, "ended by itself");
   t.diagnostic("both processes ended by themselves");
 });
+
+test("a command thread that cannot start for the open-file limit fails its command with EMFILE, the machine's limit, not an error of its own", () => {
+  const module = fileURLToPath(new URL("../../src/process/off-thread-command.js", import.meta.url));
+  // Every descriptor taken before the first command: the thread's start is what meets the limit.
+  const script = `import { openSync } from "node:fs";
+import { runOffThread } from ${JSON.stringify(module)};
+try { for (;;) openSync("/dev/null", "r"); } catch {}
+const err = await runOffThread({ file: "true", args: [] }).then(() => null, (e) => e);
+process.stdout.write(JSON.stringify({ code: err?.code ?? null, message: String(err?.message) }));
+process.exit(0);`;
+  const ran = spawnSync("/bin/sh", ["-c", `ulimit -n 64 && exec "$0" --input-type=module -e "$1"`, process.execPath, script], { encoding: "utf8", timeout: 20_000 });
+  const got = JSON.parse(ran.stdout || "{}") as { code?: string; message?: string };
+  assert.equal(got.code, "EMFILE", ran.stdout + ran.stderr);
+  assert.match(got.message ?? "", /^true: .*EMFILE/);
+});
