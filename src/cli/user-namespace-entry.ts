@@ -20,7 +20,6 @@
  */
 import { spawn, spawnSync } from "node:child_process";
 import { constants } from "node:os";
-import { DEFAULT_SEARCH_PATH } from "../process/search-path.js";
 import { HOST_ID_VARIABLE, UNSHARE_OPTIONS, USER_NAMESPACE_PROBE } from "../process/user-namespace.js";
 
 /** The value a flag was given on the command line (`--name value`, `--name=value`, `--camelName`), the last one winning as in yargs; undefined: not given. */
@@ -58,9 +57,7 @@ const PROBE_TIMEOUT_MS = 10_000;
  * way the inner rhema will be (setpriv, unshare) with the host user's ids; ~15 ms.
  */
 export function userNamespaceWorks(env: NodeJS.ProcessEnv, uid: number, gid: number): boolean {
-  // bwrap as the sandbox probe finds it (sandbox-probe.ts); none: the run's commands would go unsandboxed, as the namespace's 0.
-  const script = `B=$(PATH=${DEFAULT_SEARCH_PATH} command -v bwrap) || exit 9\nset -- "$B" "$1" "$2"\n${USER_NAMESPACE_PROBE}`;
-  const probe = spawnSync("setpriv", ["--pdeathsig", "KILL", "unshare", ...UNSHARE_OPTIONS, "--", "/bin/sh", "-c", script, "sh", String(uid), String(gid)], {
+  const probe = spawnSync("setpriv", ["--pdeathsig", "KILL", "unshare", ...UNSHARE_OPTIONS, "--", "/bin/sh", "-c", USER_NAMESPACE_PROBE, "sh", String(uid), String(gid)], {
     env, stdio: "ignore", timeout: PROBE_TIMEOUT_MS,
   });
   return probe.error === undefined && probe.status === 0;

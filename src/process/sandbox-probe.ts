@@ -15,7 +15,7 @@ import { execFile } from "node:child_process";
 import { constants } from "node:fs";
 import { access } from "node:fs/promises";
 import { join } from "node:path";
-import { type SandboxIsolation, bwrapArgv, sandboxIdentity } from "./sandbox.js";
+import { type SandboxIsolation, bwrapArgv, defaultIsolation } from "./sandbox.js";
 import { DEFAULT_SEARCH_PATH } from "./search-path.js";
 import { hostIdentity } from "./user-namespace.js";
 
@@ -124,13 +124,12 @@ async function runProbe(searchPath: string): Promise<SandboxProbe> {
   if (bwrap === null) {
     return { ok: false, code: "bwrap_missing", reason: `bwrap (bubblewrap) is not installed: not found on ${searchPath}`, fix: INSTALL_FIX };
   }
-  // Inside rhema's own user namespace its uid is 0, but its commands run as the host user (user-namespace.ts).
-  const host = hostIdentity();
-  const userns: SandboxIsolation = { kind: "userns", ...sandboxIdentity(host.uid, host.gid) };
+  // The form commands get by default: inside rhema's own user namespace, the host user's ids (user-namespace.ts).
+  const userns = defaultIsolation();
   const [version, first] = await Promise.all([execBwrap(bwrap, ["--version"]), tryForm(bwrap, userns)]);
   let outcome = first;
   // Without a user namespace only a root rhema can make the sandbox (bwrap then keeps uid 0): with every capability dropped.
-  if (!outcome.ok && outcome.code !== "bwrap_too_old" && host.uid === 0) {
+  if (!outcome.ok && outcome.code !== "bwrap_too_old" && hostIdentity().uid === 0) {
     const dropped = await tryForm(bwrap, { kind: "cap-drop" });
     outcome = dropped.ok ? dropped : { ...outcome, reason: `${outcome.reason}; and without one (--cap-drop ALL, as root): ${dropped.reason}` };
   }

@@ -21,6 +21,7 @@
  * hand outside a namespace changes nothing).
  */
 import { readFileSync } from "node:fs";
+import { DEFAULT_SEARCH_PATH } from "./search-path.js";
 
 /** `uid:gid` of the host user, set by the outer process for the one it starts inside. */
 export const HOST_ID_VARIABLE = "RHEMA_HOST_ID";
@@ -97,17 +98,18 @@ function readOrNull(path: string): string | null {
 export const UNSHARE_OPTIONS: readonly string[] = ["--user", "--map-root-user", "--mount", "--propagation", "private"];
 
 /**
- * What must work inside such a namespace before rhema moves into one (run as `sh -c PROBE sh
- * BWRAP UID GID`, from inside it): a mount (of a tmpfs over the namespace's own /tmp), the
- * kernel's overlay on it with `userxattr` (Linux 5.11 and later; Ubuntu's AppArmor may refuse
- * both), a write through it landing in its layer; and, when the run will sandbox commands
- * (BWRAP not empty), bwrap starting inside as the sandbox does, with the host user's ids. Exit 0:
- * all of it; else the number of the step that failed.
+ * What must work inside such a namespace before rhema moves into one (run as `sh -c PROBE sh UID
+ * GID`, from inside it): bwrap found where the sandbox's probe looks (without it the run's
+ * commands would go unsandboxed, as the namespace's 0); a mount (of a tmpfs over the namespace's
+ * own /tmp); the kernel's overlay on it with `userxattr` (Linux 5.11 and later; Ubuntu's AppArmor
+ * may refuse both), a write through it landing in its layer; and bwrap starting inside as the
+ * sandbox does, with the host user's ids. Exit 0: all of it; else the number of the step that failed.
  */
 export const USER_NAMESPACE_PROBE = [
+  `B=$(PATH=${DEFAULT_SEARCH_PATH} command -v bwrap) || exit 9`,
   "mount -t tmpfs rhema-probe /tmp || exit 10",
   "mkdir /tmp/l /tmp/u /tmp/w /tmp/m && echo base > /tmp/l/f || exit 11",
   "mount -t overlay -o userxattr,lowerdir=/tmp/l,upperdir=/tmp/u,workdir=/tmp/w rhema-probe /tmp/m || exit 12",
   'echo w > /tmp/m/g && [ "$(cat /tmp/m/f)" = base ] && [ -f /tmp/u/g ] && [ ! -e /tmp/l/g ] || exit 13',
-  '[ -z "$1" ] || "$1" --unshare-user --disable-userns --uid "$2" --gid "$3" --ro-bind / / --proc /proc --dev /dev --unshare-pid true || exit 14',
+  '"$B" --unshare-user --disable-userns --uid "$1" --gid "$2" --ro-bind / / --proc /proc --dev /dev --unshare-pid true || exit 14',
 ].join("\n");
