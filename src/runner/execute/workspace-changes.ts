@@ -219,14 +219,17 @@ export async function writeChangesPatch(place: ChangesPlace, base: ChangesBase, 
     await target.write(Buffer.alloc(0));
     return { path: target.relativePath, ...patchStats([]), bytes: 0, truncated: false, leftOut: 0 };
   }
+  const scratchIndex = join(place.gitDir, SCRATCH_INDEX);
   try {
-    const tree = onlyPaths === undefined ? await stageWorkspace(place, settings) : await stageOnScratchIndex(place, settings, base.tree, onlyPaths);
-    const range = [base.tree, tree];
-    if (place.base !== undefined) await writeBaseBlobs(place, place.base, range);
+    const sides: DiffSides = onlyPaths === undefined
+      ? { kind: "trees", from: base.tree, to: await stageWorkspace(place, settings) }
+      : await stageLayerPaths({ ...place, indexFile: scratchIndex }, settings, base.tree, onlyPaths);
+    // A layered trial's diff shows base files only where it has a path the base holds.
+    if (place.base !== undefined && (onlyPaths === undefined || (await anyIn(place.base, onlyPaths)))) await writeBaseBlobs(place, place.base, sides);
     const cap = new PatchCap(settings.maxBytes, target.redact);
     // The file list and the patch from one git process: its records first, then the patch.
     const split = new NumstatThenPatch((chunk) => cap.push(chunk));
-    await runGit(place, ["diff-tree", "-r", "-z", "--numstat", "-p", "-M", "--no-color", "--no-ext-diff", "--no-textconv", ...range], (chunk) => split.push(chunk));
+    await runDiff(place, sides, ["-r", "-z", "--numstat", "-p", "-M", "--no-color", "--no-ext-diff", "--no-textconv"], (chunk) => split.push(chunk));
     const files = split.files();
     const capped = cap.end();
     const leftOut = files.slice(capped.keptFiles);
@@ -239,35 +242,95 @@ export async function writeChangesPatch(place: ChangesPlace, base: ChangesBase, 
   } catch (err) {
     if (err instanceof ChangesUnavailable) return { path: null, reason: err.message };
     throw err;
+  } finally {
+    if (onlyPaths !== undefined) await rm(scratchIndex, { force: true });
   }
 }
 
 /**
- * A layered trial's paths staged on a copy of its index, removed after: its own index stays the
- * link to the base's kept one. Staged in place, a 20,000-file base's index (2 MB) would be written
- * anew in each trial's folder for the one file the trial changed. A trial without its index (its
- * folder's `changes.git/` lost) starts from its snapshot's tree instead: every other path as the
- * snapshot had it, never as deleted.
+ * What a patch compares: the snapshot's tree with the workspace's (staged whole into the trial's
+ * index), or with a scratch index holding only `paths` (a layered trial's: stageLayerPaths).
  */
-async function stageOnScratchIndex(place: ChangesPlace, settings: ChangesSettings, snapshotTree: string, onlyPaths: readonly string[]): Promise<string> {
-  const indexFile = join(place.gitDir, "patch.index");
-  const scratch: ChangesPlace = { ...place, indexFile };
-  await rm(indexFile, { force: true });
-  const copied = await copyFile(join(place.gitDir, "index"), indexFile).then(() => true, (err: unknown) => {
-    if (errnoCode(err) === "ENOENT") return false;
-    throw err;
-  });
-  try {
-    if (!copied) {
-      if (!existsSync(join(place.gitDir, "HEAD"))) await prepareGitDir(place);
-      await runGit(scratch, ["read-tree", snapshotTree]);
-    }
-    return await stageLayerPaths(scratch, settings, snapshotTree, onlyPaths);
-  } finally {
-    await rm(indexFile, { force: true });
-  }
+type DiffSides =
+  | { kind: "trees"; from: string; to: string }
+  | { kind: "index"; from: string; indexFile: string; paths: readonly string[] };
+
+/** A git diff of the two sides: `diff-tree`, or `diff-index --cached` limited to the index's paths. */
+function runDiff(place: ChangesPlace, sides: DiffSides, flags: readonly string[], onStdout?: (chunk: Buffer) => void): Promise<Buffer> {
+  if (sides.kind === "trees") return runGit(place, ["diff-tree", ...flags, sides.from, sides.to], onStdout);
+  return runGit(place, ["diff-index", "--cached", ...flags, sides.from, "--", ...sides.paths], onStdout, { indexFile: sides.indexFile });
 }
 
+/** The scratch index a layered trial's end stages on, in its git folder; removed after. */
+const SCRATCH_INDEX = "patch.index";
+/**
+ * Past this many bytes of pathspecs a layered trial's diff names the top folders of its paths
+ * instead of each path: a command line has room for ~2 MB in all and 128 KB an argument.
+ */
+const PATHSPEC_BYTES = 256 * 1024;
+
+/**
+ * A layered trial's changes staged on a scratch index that holds its `onlyPaths` alone (the only
+ * paths that can differ from the snapshot, whose tree is `snapshotTree`: layer-mounts.ts
+ * `layerPaths`), as the view has them; the diff is the snapshot's tree against that index,
+ * limited to the same paths. So git reads no path the trial left alone, nor the base's index
+ * (20,000 entries, 2 MB: staged on a copy of it, each of a trial's git commands read and wrote it
+ * all, most of what a trial's end cost). A path the view no longer has stays out of the index: the
+ * diff shows it deleted, with what it held.
+ *
+ * Each path literally (no glob of the agent's file names) and with no exclude: git walks only
+ * their folders. (Given with the excludes, whose globs begin with `**`, git walks every folder of
+ * the view.) Then what the excludes leave out, unless an include keeps it, leaves the index again.
+ * The snapshot holds no excluded path (it was staged with the excludes), so none shows deleted.
+ *
+ * Paths too many for a command line are diffed by their top folders: the index then also holds
+ * what the snapshot has there outside `onlyPaths`, unchanged.
+ */
+async function stageLayerPaths(scratch: ChangesPlace & { indexFile: string }, settings: ChangesSettings, snapshotTree: string, onlyPaths: readonly string[]): Promise<DiffSides> {
+  // A trial whose git folder is lost gets an empty one: the scratch index needs nothing of it.
+  if (!existsSync(join(scratch.gitDir, "HEAD"))) await prepareGitDir(scratch);
+  await rm(scratch.indexFile, { force: true });
+  await removeIndexLock(scratch);
+  let paths = onlyPaths.map((path) => `:(literal)${path}`);
+  if (paths.reduce((bytes, spec) => bytes + Buffer.byteLength(spec) + 1, 0) > PATHSPEC_BYTES) {
+    paths = [...new Set(onlyPaths.map((path) => `:(literal)${path.split("/")[0]!}`))];
+    await seedUntouched(scratch, snapshotTree, paths, onlyPaths);
+  }
+  const present: string[] = [];
+  for (const path of onlyPaths) if ((await lstat(join(scratch.workspace, path)).catch(() => null)) !== null) present.push(`:(literal)${path}`);
+  if (present.length > 0) {
+    await addAll(scratch, present);
+    const excluded = settings.exclude.flatMap(patternPathspecs).map((spec) => `:(glob)${spec}`);
+    if (excluded.length > 0) {
+      const kept = settings.include.flatMap(patternPathspecs).map((spec) => `:(exclude,glob)${spec}`);
+      const staged = (await runGit(scratch, ["ls-files", "-z", "--cached", "--", ...excluded, ...kept])).toString("utf8");
+      if (staged !== "") await runGit(scratch, ["update-index", "--force-remove", "-z", "--stdin"], undefined, { input: staged });
+    }
+  }
+  return { kind: "index", from: snapshotTree, indexFile: scratch.indexFile, paths };
+}
+
+/**
+ * Into the scratch index, the snapshot's entries in `scope` (top folders) that no path of
+ * `onlyPaths` covers: unchanged, so a diff over the whole scope shows only what those paths changed.
+ */
+async function seedUntouched(scratch: ChangesPlace & { indexFile: string }, snapshotTree: string, scope: readonly string[], onlyPaths: readonly string[]): Promise<void> {
+  const changed = new Set(onlyPaths);
+  const covered = (path: string): boolean => {
+    for (let end = path.length; end > 0; end = path.lastIndexOf("/", end - 1)) if (changed.has(path.slice(0, end))) return true;
+    return false;
+  };
+  // `<mode> <type> <id>\t<path>` records: what `update-index --index-info` takes.
+  const listed = (await runGit(scratch, ["ls-tree", "-r", "-z", "--full-tree", snapshotTree, "--", ...scope])).toString("utf8").split("\0");
+  const untouched = listed.filter((record) => record !== "" && !covered(record.slice(record.indexOf("\t") + 1)));
+  if (untouched.length > 0) await runGit(scratch, ["update-index", "-z", "--index-info"], undefined, { input: untouched.join("\0") + "\0" });
+}
+
+/** Whether `base` holds any of `paths`. */
+async function anyIn(base: string, paths: readonly string[]): Promise<boolean> {
+  for (const path of paths) if ((await lstat(join(base, path)).catch(() => null)) !== null) return true;
+  return false;
+}
 /** A trial's git folder made empty: the first by `git init`, the next ones as copies of what it made (a git process less per trial). */
 async function prepareGitDir(place: ChangesPlace): Promise<void> {
   await mkdir(place.objectsDir, { recursive: true, mode: 0o700 });
@@ -324,7 +387,14 @@ async function stageWorkspace(place: ChangesPlace, settings: ChangesSettings): P
     const listed = (await runGit(place, ["ls-files", "-z", "--cached", "--others", "--", ...includes])).toString("utf8").split("\0");
     // A nested repository is listed as `dir/`: it is no file to stage.
     const paths = [...new Set(listed.filter((p) => p !== "" && !p.endsWith("/")))];
-    if (paths.length > 0) await runGit(place, ["update-index", "--add", "--remove", "-z", "--stdin"], undefined, { input: paths.join("\0") + "\0" });
+    // A file the index holds that is a folder now (in an excluded folder `add` left alone) leaves
+    // it; the files now in that folder are listed as well, and `--replace` lets one take the
+    // place of an entry in its way (a file of its folder's name, or the reverse).
+    const folders: string[] = [];
+    const files: string[] = [];
+    for (const path of paths) ((await lstat(join(place.workspace, path)).catch(() => null))?.isDirectory() ? folders : files).push(path);
+    if (folders.length > 0) await runGit(place, ["update-index", "--force-remove", "-z", "--stdin"], undefined, { input: folders.join("\0") + "\0" });
+    if (files.length > 0) await runGit(place, ["update-index", "--add", "--remove", "--replace", "-z", "--stdin"], undefined, { input: files.join("\0") + "\0" });
   }
   return await writeTree(place);
 }
@@ -332,34 +402,6 @@ async function stageWorkspace(place: ChangesPlace, settings: ChangesSettings): P
 /** A kill during `git add` leaves its lock; the run directory's lock says no other git is at work here. */
 async function removeIndexLock(place: ChangesPlace): Promise<void> {
   await rm(`${place.indexFile ?? join(place.gitDir, "index")}.lock`, { force: true });
-}
-
-/**
- * A layered workspace's `onlyPaths` (the only ones that can differ from the snapshot, whose tree
- * the index holds) into the index, then its tree — as `stageWorkspace` would stage the whole
- * workspace. Each path literally (no glob of the agent's file names) and with no exclude: git
- * walks only their folders. (Given with the excludes, whose globs begin with `**`, git walks every
- * folder of the view — over a 20,000-file base through the overlay, most of a trial's end.) Then
- * what the excludes leave out, unless an include keeps it, leaves the index again: found by
- * comparing the index with the snapshot's tree, which reads no file. The snapshot holds no
- * excluded path (it was staged with the excludes), so each one the index holds now was added here.
- */
-async function stageLayerPaths(place: ChangesPlace, settings: ChangesSettings, snapshotTree: string, onlyPaths: readonly string[]): Promise<string> {
-  await removeIndexLock(place);
-  // What the view no longer holds leaves the index (a folder with what it held); `git add` would
-  // refuse the name of a deleted path the index never held (an excluded one).
-  const present: string[] = [];
-  const absent: string[] = [];
-  for (const path of onlyPaths) ((await lstat(join(place.workspace, path)).catch(() => null)) === null ? absent : present).push(`:(literal)${path}`);
-  if (absent.length > 0) await runGit(place, ["rm", "--cached", "--force", "-r", "-q", "--ignore-unmatch", "--pathspec-from-file=-", "--pathspec-file-nul"], undefined, { input: absent.join("\0") + "\0" });
-  if (present.length > 0) await addAll(place, present);
-  const excluded = settings.exclude.flatMap(patternPathspecs).map((spec) => `:(glob)${spec}`);
-  if (present.length > 0 && excluded.length > 0) {
-    const kept = settings.include.flatMap(patternPathspecs).map((spec) => `:(exclude,glob)${spec}`);
-    const added = (await runGit(place, ["diff-index", "--cached", "--no-renames", "--name-only", "-z", snapshotTree, "--", ...excluded, ...kept])).toString("utf8");
-    if (added !== "") await runGit(place, ["update-index", "--force-remove", "-z", "--stdin"], undefined, { input: added });
-  }
-  return await writeTree(place);
 }
 
 /**
@@ -433,12 +475,12 @@ async function packTrees(place: ChangesPlace, tree: string): Promise<void> {
 /**
  * The base files a trial's diff reads (what it changed or deleted of them), written to the
  * object store from the base where their contents are not there yet (`stageBaseIds` kept their
- * ids alone). Found from the trees' raw diff, which reads no file; staged from the base through a
+ * ids alone). Found from the raw diff of the two sides, which reads no file; staged from the base through a
  * throwaway index, so links and modes are hashed as `git add` hashes them. A base that no longer
  * holds what its id says leaves the object missing, and the diff then fails, saying which.
  */
-async function writeBaseBlobs(place: ChangesPlace, base: string, range: readonly string[]): Promise<void> {
-  const raw = (await runGit(place, ["diff-tree", "-r", "-z", "--no-renames", ...range])).toString("utf8").split("\0");
+async function writeBaseBlobs(place: ChangesPlace, base: string, sides: DiffSides): Promise<void> {
+  const raw = (await runDiff(place, sides, ["-r", "-z", "--no-renames"])).toString("utf8").split("\0");
   // `:old-mode new-mode old-id new-id status\0path\0`: the old side's files (not commits: mode 160000; not absent: mode 000000).
   const wanted = new Map<string, string>();
   for (let at = 0; at + 1 < raw.length; at += 2) {

@@ -275,13 +275,16 @@ export async function listDeletions(layer: Pick<LayerMount, "lower" | "upper" | 
 
 /**
  * Every path a mounted layer can have changed: each entry it holds but folders (files, links,
- * whiteouts), and each base entry the view no longer shows (`listDeletions`: also those an opaque
- * folder hides). Relative, sorted, unique.
+ * whiteouts), each folder it holds where the base has a file or a link (made a folder: the base's
+ * entry is gone), and each base entry the view no longer shows (`listDeletions`: also those an
+ * opaque folder hides). Relative, sorted, unique.
  */
 export async function layerPaths(layer: Pick<LayerMount, "lower" | "upper" | "target">): Promise<string[]> {
   const held: string[] = [];
   for (const entry of await readdir(layer.upper, { withFileTypes: true, recursive: true }).catch(() => [])) {
-    if (!entry.isDirectory()) held.push(relative(layer.upper, join(entry.parentPath, entry.name)));
+    const rel = relative(layer.upper, join(entry.parentPath, entry.name));
+    if (!entry.isDirectory()) held.push(rel);
+    else if ((await lstat(join(layer.lower, rel)).catch(() => null))?.isDirectory() === false) held.push(rel);
   }
   return [...new Set([...held, ...(await listDeletions(layer))])].sort();
 }

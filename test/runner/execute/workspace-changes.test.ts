@@ -306,11 +306,14 @@ test("a trial's index is the kept one linked, and git writing the trial's index 
   assert.notEqual((await lstat(join(two.place.gitDir, "index"))).ino, (await lstat(join(indexes, keptName))).ino, "git replaced the trial's link with an index of its own");
 });
 
-test("a layered workspace's patch, staged from its layer's paths alone, applies back onto the base and gives the workspace: deleted folders and a folder deleted and made again included", { skip: process.getuid?.() !== 0 && "mounting a kernel overlay needs root (CI runs as root)" }, async (t) => {
+test("a layered workspace's patch, staged from its layer's paths alone, applies back onto the base and gives the workspace: deleted folders, a folder deleted and made again, a file made a folder and a folder made a file included", { skip: process.getuid?.() !== 0 && "mounting a kernel overlay needs root (CI runs as root)" }, async (t) => {
   const root = await tempDir(t);
   const lower = join(root, "run/prepared/base/workspace");
   await mkdir(lower, { recursive: true });
-  await writeFiles(lower, { "a.txt": "one\n", "old-name.txt": LONG, "gone/x.txt": "x\n", "remade/y.txt": "y\n", "remade/z.txt": "z\n", "keep/k.txt": "k\n", "node_modules/m.js": "m\n" });
+  await writeFiles(lower, {
+    "a.txt": "one\n", "old-name.txt": LONG, "gone/x.txt": "x\n", "remade/y.txt": "y\n", "remade/z.txt": "z\n", "keep/k.txt": "k\n", "node_modules/m.js": "m\n",
+    "file-made-folder": "was a file\n", "folder-made-file/f.txt": "was in a folder\n",
+  });
   const mounts = new LayerMounts(join(root, "run"));
   const layer = { kind: "overlay" as const, lower, upper: join(root, "run/tasks/t/layer/upper"), work: join(root, "run/tasks/t/layer/work"), target: join(root, "run/tasks/t/workspace") };
   await mounts.mount(layer);
@@ -323,6 +326,11 @@ test("a layered workspace's patch, staged from its layer's paths alone, applies 
     await rm(join(ws, "remade"), { recursive: true });
     await mkdir(join(ws, "remade"));
     await writeFile(join(ws, "remade/new.txt"), "new\n");
+    await rm(join(ws, "file-made-folder"));
+    await mkdir(join(ws, "file-made-folder"));
+    await writeFile(join(ws, "file-made-folder/inside.txt"), "now in a folder\n");
+    await rm(join(ws, "folder-made-file"), { recursive: true });
+    await writeFile(join(ws, "folder-made-file"), "now a file\n");
     await writeFile(join(ws, "node_modules/m.js"), "changed but excluded\n");
     const onlyPaths = await layerPaths(layer);
     assert.ok(!onlyPaths.includes("keep/k.txt"), "an untouched file is not among the layer's paths");
@@ -330,6 +338,7 @@ test("a layered workspace's patch, staged from its layer's paths alone, applies 
     const record = await writeChangesPatch(b.place, b.base, DEFAULTS, { path, relativePath: "changes.patch", redact: (x) => x, write: (bytes) => writeFile(path, bytes) }, onlyPaths);
     assert.equal(record.path, "changes.patch");
     assert.doesNotMatch(await readFile(path, "utf8"), /node_modules/, "the excludes hold");
+    assert.match(await readFile(path, "utf8"), /^diff --git a\/file-made-folder b\/file-made-folder\ndeleted file mode/m, "the file a folder took the place of is deleted");
     applyPatch(b.baseCopy, path);
     assert.deepEqual(await tree(b.baseCopy, (rel) => rel.startsWith("node_modules")), await tree(ws, (rel) => rel.startsWith("node_modules")));
   } finally {
@@ -439,7 +448,7 @@ test("a layered workspace's base that changed under a trial gives no patch, sayi
   const path = join(root, "t/changes.patch");
   const record = await writeChangesPatch(place, snapshot, DEFAULTS, { path, relativePath: "changes.patch", redact: (x) => x, write: (bytes) => writeFile(path, bytes) }, ["a.txt"]);
   assert.equal(record.path, null);
-  assert.match(record.reason ?? "", /git diff-tree exited \d+: .*unable to read/s);
+  assert.match(record.reason ?? "", /git diff-(?:tree|index) exited \d+: .*unable to read/s);
 });
 
 test("a nested repository shows as its commit, and one without a commit is left out rather than failing the snapshot: copied and layered workspaces alike", async (t) => {
@@ -515,4 +524,42 @@ test("a layered workspace's patch leaves out what the excludes leave out, as a w
   const named = [...text.matchAll(/^diff --git a\/(\S+) /gm)].map((m) => m[1]);
   // Excluded files were never in the snapshot: a change to them, or their folder's, is no change to show.
   assert.deepEqual(named, ["old/keep.js", "package-lock.json", "src.js", "swap"]);
+});
+
+test("an included file in an excluded folder made a folder, one made an empty folder, and a folder made a file: the copied workspace's patch shows each, as the layered one does", async (t) => {
+  const root = await tempDir(t);
+  const base = join(root, "base");
+  await mkdir(base, { recursive: true });
+  // `package-lock.json` is excluded by default (its folder's files too); the include brings them back.
+  await writeFiles(base, { "package-lock.json/a.txt": "a\n", "package-lock.json/b.txt": "b\n", "package-lock.json/c/x.txt": "x\n", "src.js": "1\n" });
+  await ageFiles(base);
+  const settings = changesSettings({ include: ["package-lock.json"] });
+  const change = async (ws: string) => {
+    await rm(join(ws, "package-lock.json/a.txt"));
+    await mkdir(join(ws, "package-lock.json/a.txt"));
+    await writeFile(join(ws, "package-lock.json/a.txt/inside"), "inside\n");
+    await rm(join(ws, "package-lock.json/b.txt"));
+    await mkdir(join(ws, "package-lock.json/b.txt"));
+    await rm(join(ws, "package-lock.json/c"), { recursive: true });
+    await writeFile(join(ws, "package-lock.json/c"), "a file now\n");
+  };
+  const whole = await bench(t, {}, settings, "copied");
+  await rm(whole.workspace, { recursive: true });
+  execFileSync("cp", ["-a", base, whole.workspace]);
+  const wholeBase = await snapshotWorkspace(whole.place, settings);
+  await change(whole.workspace);
+  const wholePatch = await patchOf({ ...whole, base: wholeBase }, settings);
+  assert.notEqual(wholePatch.record.path, null, JSON.stringify(wholePatch.record));
+  const named = [...wholePatch.text.matchAll(/^diff --git a\/(\S+) /gm)].map((m) => m[1]);
+  assert.deepEqual(named, ["package-lock.json/a.txt", "package-lock.json/a.txt/inside", "package-lock.json/b.txt", "package-lock.json/c", "package-lock.json/c/x.txt"]);
+
+  const workspace = join(root, "layered");
+  execFileSync("cp", ["-a", base, workspace]);
+  const layered: ChangesPlace = { workspace, base, gitDir: join(root, "t/changes.git"), objectsDir: join(root, "objects"), fixtureIndexesDir: join(root, "indexes"), hostEnv: HOST_ENV };
+  await seedFixtureIndex(layered, settings, base);
+  const layeredBase = await snapshotWorkspace(layered, settings, { seeded: true });
+  await change(workspace);
+  const path = join(root, "t/changes.patch");
+  await writeChangesPatch(layered, layeredBase, settings, { path, relativePath: "changes.patch", redact: (x) => x, write: (bytes) => writeFile(path, bytes) }, ["package-lock.json/a.txt", "package-lock.json/a.txt/inside", "package-lock.json/b.txt", "package-lock.json/c", "package-lock.json/c/x.txt"]);
+  assert.equal(await readFile(path, "utf8"), wholePatch.text);
 });
