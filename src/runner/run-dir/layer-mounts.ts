@@ -113,7 +113,14 @@ export class LayerMounts {
    */
   async unmount(target: string, remount = true): Promise<void> {
     const entry = this.entryPath(target);
-    const layer = layerOf(await readFile(entry, "utf8").catch(() => null));
+    let listed: string | null = null;
+    try {
+      listed = await readFile(entry, "utf8");
+    } catch (err) {
+      // No entry and no folder there (a trial's first start): nothing can be mounted, nothing is to be left at rest.
+      if (errnoCode(err) === "ENOENT" && (await lstat(target).catch(() => null)) === null) return;
+    }
+    const layer = layerOf(listed);
     const point = await canonical(target);
     const mounted = (await mountPointsUnder(point)).includes(point);
     if (!mounted && remount && layer !== null && (await whiteoutsIn(layer.upper)).length > 0) {
