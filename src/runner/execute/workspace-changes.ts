@@ -291,15 +291,27 @@ async function stageLayerPaths(scratch: ChangesPlace & { indexFile: string }, se
   if (!existsSync(join(scratch.gitDir, "HEAD"))) await prepareGitDir(scratch);
   await rm(scratch.indexFile, { force: true });
   await removeIndexLock(scratch);
-  let paths = onlyPaths.map((path) => `:(literal)${path}`);
-  if (paths.reduce((bytes, spec) => bytes + Buffer.byteLength(spec) + 1, 0) > PATHSPEC_BYTES) {
-    paths = [...new Set(onlyPaths.map((path) => `:(literal)${path.split("/")[0]!}`))];
-    await seedUntouched(scratch, snapshotTree, paths, onlyPaths);
+  // What git can stage of each path: a path in a nested repository (its files, its own `.git`) is
+  // that repository (its commit, as a whole-workspace stage has it); the workspace's own `.git` is nothing.
+  const repositoryOf = nestedRepositories(scratch.workspace);
+  const present = new Set<string>();
+  const scope = new Set<string>();
+  for (const path of onlyPaths) {
+    if (path.split("/")[0] === ".git") continue;
+    if ((await lstat(join(scratch.workspace, path)).catch(() => null)) === null) scope.add(path);
+    else {
+      const staged = (await repositoryOf(path)) ?? path;
+      present.add(staged);
+      scope.add(staged);
+    }
   }
-  const present: string[] = [];
-  for (const path of onlyPaths) if ((await lstat(join(scratch.workspace, path)).catch(() => null)) !== null) present.push(`:(literal)${path}`);
-  if (present.length > 0) {
-    await addAll(scratch, present);
+  let paths = [...scope].map((path) => `:(literal)${path}`);
+  if (paths.reduce((bytes, spec) => bytes + Buffer.byteLength(spec) + 1, 0) > PATHSPEC_BYTES) {
+    paths = [...new Set([...scope].map((path) => `:(literal)${path.split("/")[0]!}`))];
+    await seedUntouched(scratch, snapshotTree, paths, [...scope]);
+  }
+  if (present.size > 0) {
+    await addAll(scratch, [...present].map((path) => `:(literal)${path}`));
     const excluded = settings.exclude.flatMap(patternPathspecs).map((spec) => `:(glob)${spec}`);
     if (excluded.length > 0) {
       const kept = settings.include.flatMap(patternPathspecs).map((spec) => `:(exclude,glob)${spec}`);
@@ -326,11 +338,30 @@ async function seedUntouched(scratch: ChangesPlace & { indexFile: string }, snap
   if (untouched.length > 0) await runGit(scratch, ["update-index", "-z", "--index-info"], undefined, { input: untouched.join("\0") + "\0" });
 }
 
+/**
+ * The nested repository (a folder below the workspace's root holding `.git`) a path lies in, the
+ * outermost, or null: as `git add` of the whole workspace sees it, which stops at such a folder and
+ * stages its commit. Each folder is looked at once.
+ */
+function nestedRepositories(workspace: string): (path: string) => Promise<string | null> {
+  const holdsGit = new Map<string, Promise<boolean>>();
+  return async (path) => {
+    const parts = path.split("/");
+    for (let depth = 1; depth < parts.length; depth++) {
+      const folder = parts.slice(0, depth).join("/");
+      if (!holdsGit.has(folder)) holdsGit.set(folder, lstat(join(workspace, folder, ".git")).then(() => true, () => false));
+      if (await holdsGit.get(folder)!) return folder;
+    }
+    return null;
+  };
+}
+
 /** Whether `base` holds any of `paths`. */
 async function anyIn(base: string, paths: readonly string[]): Promise<boolean> {
   for (const path of paths) if ((await lstat(join(base, path)).catch(() => null)) !== null) return true;
   return false;
 }
+
 /** A trial's git folder made empty: the first by `git init`, the next ones as copies of what it made (a git process less per trial). */
 async function prepareGitDir(place: ChangesPlace): Promise<void> {
   await mkdir(place.objectsDir, { recursive: true, mode: 0o700 });

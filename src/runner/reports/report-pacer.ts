@@ -5,10 +5,10 @@
  * The pacer writes behind the trials instead and spaces the writes so that writing takes at most
  * `1 / (1 + spacing)` of the time (a tenth by default): after a write of d ms the next starts no
  * sooner than `spacing × d` ms later. A write renders on the main thread, so every trial's next
- * step that falls due meanwhile waits for it (over 200 results, ~20 ms): at a quarter of the time
- * (spacing 3), most trials starting beside a write had their prepare held up by one. Asks that come in between are one write, of the latest
- * results (it reads them when it starts). A small run's writes take a few ms: they follow each end
- * almost at once.
+ * step that falls due meanwhile waits for it: at a quarter of the time (spacing 3), most trials
+ * starting beside a write had their prepare held up by one. Asks that come in between are one
+ * write, of the latest results (it reads them when it starts). A small run's writes take a few
+ * ms: they follow each end almost at once.
  *
  * A failed write is not lost: the next `ask` throws it (the trial ending then stops the run, as a
  * failed write always has), and so does `settle`, which the run's last write awaits first.

@@ -4,7 +4,8 @@
  * changes. Random bases and changes (seeded: RHEMA_TEST_SEED replays a run) are made in a copied
  * workspace and in a layered one — a real kernel overlay and its `layerPaths` as root; as another
  * user, a copy of the base with the changed paths listed — and the two patches compared, byte for
- * byte. Then a trial whose paths are too many for one command line (diffed by their top folders).
+ * byte. Then a trial whose paths are too many for one command line (diffed by their top folders),
+ * and a fixture that is a repository holding another, where the agent commits in both.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -195,4 +196,33 @@ test("a layered trial with paths too many for one command line is diffed by its 
   assert.doesNotMatch(layered, /untouched-|other\/o\.txt/, "nothing left alone is in the patch");
   assert.match(layered, /^deleted file mode 100644$/m);
   assert.equal([...layered.matchAll(/^diff --git /gm)].length, 1503);
+});
+
+test("a fixture that is a repository holding a nested one: the agent's commits at the root show as their files alone (the workspace's own .git is never staged), one in the nested repository as its new commit — layered as copied", async (t) => {
+  const root = await tempDir(t);
+  const base = join(root, "base");
+  await writeFiles(base, { "a.txt": "a\n", "vendor/lib/f.c": "int x;\n", "vendor/lib/g.c": "int g;\n" });
+  const env = { PATH: process.env.PATH, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null", GIT_AUTHOR_NAME: "a", GIT_AUTHOR_EMAIL: "a@b", GIT_COMMITTER_NAME: "a", GIT_COMMITTER_EMAIL: "a@b", GIT_AUTHOR_DATE: "2026-01-01T00:00:00Z", GIT_COMMITTER_DATE: "2026-01-01T00:00:00Z" };
+  const git = (cwd: string, ...args: string[]) => execFileSync("git", args, { cwd, env, stdio: "pipe" });
+  git(join(base, "vendor/lib"), "init", "-q");
+  git(join(base, "vendor/lib"), "add", "-A");
+  git(join(base, "vendor/lib"), "commit", "-qm", "one");
+  git(base, "init", "-q");
+  git(base, "add", "a.txt");
+  git(base, "commit", "-qm", "one");
+  await age(base);
+  const changes = async (ws: string): Promise<void> => {
+    await writeFile(join(ws, "a.txt"), "b\n");
+    git(ws, "commit", "-qam", "two");
+    await writeFile(join(ws, "vendor/lib/f.c"), "int y;\n");
+    git(join(ws, "vendor/lib"), "commit", "-qam", "two");
+    // Changed in the nested repository but not committed: no change of its commit.
+    await writeFile(join(ws, "vendor/lib/g.c"), "int h;\n");
+  };
+  const copied = await copiedPatch(root, base, changes);
+  const layered = await layeredPatch(root, base, changes);
+  assert.equal(layered, copied);
+  const named = [...layered.matchAll(/^diff --git a\/(\S+) /gm)].map((m) => m[1]);
+  assert.deepEqual(named, ["a.txt", "vendor/lib"]);
+  assert.match(layered, /^\+Subproject commit [0-9a-f]{40}$/m);
 });

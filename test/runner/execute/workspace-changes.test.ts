@@ -50,6 +50,16 @@ async function patchOf(b: Bench, settings: ChangesSettings, redact = (text: stri
   return { record, text: await readFile(path, "utf8").catch(() => ""), path };
 }
 
+/** The patch of `change` made in a copy of `base` staged whole (a copied trial's), for comparing a layered trial's with. */
+async function copiedPatch(t: { after(fn: () => unknown): void }, base: string, settings: ChangesSettings, change: (ws: string) => Promise<void>) {
+  const whole = await bench(t, {}, settings, "copied");
+  await rm(whole.workspace, { recursive: true });
+  execFileSync("cp", ["-a", base, whole.workspace]);
+  const wholeBase = await snapshotWorkspace(whole.place, settings);
+  await change(whole.workspace);
+  return patchOf({ ...whole, base: wholeBase }, settings);
+}
+
 /** `git apply` outside any repository, as `patch` would: `--check` first, then for real. */
 function applyPatch(dir: string, patch: string, excludes: readonly string[] = []): void {
   const args = ["apply", ...excludes.map((e) => `--exclude=${e}`), patch];
@@ -512,12 +522,7 @@ test("a layered workspace's patch leaves out what the excludes leave out, as a w
   const record = await writeChangesPatch(layered, layeredBase, settings, { path: patchPath, relativePath: "changes.patch", redact: (x) => x, write: (bytes) => writeFile(patchPath, bytes) }, onlyPaths);
   assert.equal(record.path, "changes.patch", JSON.stringify(record));
 
-  const whole = await bench(t, {}, settings, "copied");
-  await rm(whole.workspace, { recursive: true });
-  execFileSync("cp", ["-a", base, whole.workspace]);
-  const wholeBase = await snapshotWorkspace(whole.place, settings);
-  await change(whole.workspace);
-  const wholePatch = await patchOf({ ...whole, base: wholeBase }, settings);
+  const wholePatch = await copiedPatch(t, base, settings, change);
 
   const text = await readFile(patchPath, "utf8");
   assert.equal(text, wholePatch.text, "the same patch as staging the whole workspace with the excludes");
@@ -543,12 +548,7 @@ test("an included file in an excluded folder made a folder, one made an empty fo
     await rm(join(ws, "package-lock.json/c"), { recursive: true });
     await writeFile(join(ws, "package-lock.json/c"), "a file now\n");
   };
-  const whole = await bench(t, {}, settings, "copied");
-  await rm(whole.workspace, { recursive: true });
-  execFileSync("cp", ["-a", base, whole.workspace]);
-  const wholeBase = await snapshotWorkspace(whole.place, settings);
-  await change(whole.workspace);
-  const wholePatch = await patchOf({ ...whole, base: wholeBase }, settings);
+  const wholePatch = await copiedPatch(t, base, settings, change);
   assert.notEqual(wholePatch.record.path, null, JSON.stringify(wholePatch.record));
   const named = [...wholePatch.text.matchAll(/^diff --git a\/(\S+) /gm)].map((m) => m[1]);
   assert.deepEqual(named, ["package-lock.json/a.txt", "package-lock.json/a.txt/inside", "package-lock.json/b.txt", "package-lock.json/c", "package-lock.json/c/x.txt"]);
