@@ -8,14 +8,18 @@
  *
  * A holder can lose its lock: paused past the stale limit (SIGSTOP, `docker pause`, a frozen
  * cgroup, a suspended VM), its heartbeat stops and another runner takes the directory over. So
- * the holder never trusts that it still holds it: every beat re-reads the file, and so does
+ * the holder never trusts that it still holds it: every beat looks at the file again, and so does
  * `confirm()`, which the runner awaits before each side effect (a task's start, a model request,
- * a tool call, a setup command, a check, a result or report written). After a pause, timers fire
- * late and the first code to run may be such a boundary rather than the heartbeat, so `confirm`
- * does not rely on the beat: it reads the lock itself and, when the heartbeat is older than half
- * the stale limit (a taker may be judging it stale this moment), refreshes it under the takeover
- * guard, which a taker holds from its last look to its rename — so either the taker sees the
- * fresh heartbeat and backs off, or the holder sees the new owner. A lost lock aborts `lost`
+ * a tool call, a setup command, a check, a result or report written). A look is a stat while the
+ * file is the inode, with the size and mtime, that the holder last read as its own and the
+ * heartbeat is younger than a beat (a taker always puts a file of its own in place: another
+ * inode, or another size or mtime); else the file is read again, and the heartbeat refreshed once
+ * older than a beat (at most a sixth of the stale limit). After a pause, timers fire late and the
+ * first code to run may be such a boundary rather than the heartbeat, so `confirm` does not rely
+ * on the beat: it looks at the lock itself and, when the heartbeat is older than half the stale
+ * limit (a taker may be judging it stale this moment), refreshes it under the takeover guard,
+ * which a taker holds from its last look to its rename — so either the taker sees the fresh
+ * heartbeat and backs off, or the holder sees the new owner. A lost lock aborts `lost`
  * (running commands and requests stop) and every later `confirm` throws `LockLostError`
  * (exit 3) naming the new owner; the lost holder never writes the lock again.
  *
@@ -113,6 +117,7 @@ interface LockSnapshot {
   owner: RecordedOwner | null;
   mtimeMs: number;
   ino: number;
+  size: number;
 }
 
 /** Takes the lock at `lockPath` (in the run directory, which is made 0700 if missing). */
@@ -157,10 +162,22 @@ function holdLock(path: string, self: LockOwner, tookOver: boolean, timing: Lock
     if (!lost.signal.aborted) lost.abort(new LockLostError(runDir, owner, what));
     throw lost.signal.reason;
   };
+  /** The lock file as this holder last read it as its own: its inode, size and heartbeat. */
+  let known: { ino: number; size: number; mtimeMs: number } | null = null;
+  /** A heartbeat younger than this needs no refresh: a beat, and never more than a sixth of the stale limit. */
+  const freshMs = Math.min(timing.heartbeatMs, timing.staleMs / 6);
   const check = async (): Promise<void> => {
     if (lost.signal.aborted) throw lost.signal.reason;
+    // Unchanged since read as ours, with a heartbeat younger than a beat: still ours, and fresh.
+    // A taker always puts a new file in its place (rename, or link after a removal), so another
+    // owner is another inode, or at the least another size or mtime than the one this holder read.
+    const seen = await stat(path).catch(() => null);
+    const unchanged = seen !== null && known !== null && seen.ino === known.ino && seen.size === known.size && seen.mtimeMs === known.mtimeMs;
+    if (unchanged && Date.now() - seen.mtimeMs <= freshMs) return;
     const current = await readLock(path);
     if (!current || !sameOwner(current.owner, self)) return lose(current?.owner ?? null);
+    known = { ino: current.ino, size: current.size, mtimeMs: current.mtimeMs };
+    if (Date.now() - current.mtimeMs <= freshMs) return;
     if (Date.now() - current.mtimeMs <= timing.staleMs / 2) return touch(path);
     const after = await refreshGuarded(path, self);
     if (after !== "ours") return lose(after);
@@ -304,5 +321,5 @@ async function readLock(path: string): Promise<LockSnapshot | null> {
     throw asOutputError(err, path, "read");
   }
   const parsed = parseJsonText(text);
-  return { owner: parsed.ok ? readOwnerRecord(parsed.value) : null, mtimeMs: info.mtimeMs, ino: info.ino };
+  return { owner: parsed.ok ? readOwnerRecord(parsed.value) : null, mtimeMs: info.mtimeMs, ino: info.ino, size: info.size };
 }

@@ -6,7 +6,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFile, utimes, writeFile } from "node:fs/promises";
+import { chmod, readFile, rename, stat, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { LockLostError, RunLockedError, acquireRunLock } from "../../../src/runner/run-dir/run-lock.js";
 import { tempDir } from "../../support/temp-dir.js";
@@ -42,6 +42,40 @@ test("a boundary finds the lock taken before any heartbeat runs (a holder just r
   await writeFile(path, JSON.stringify(THEIRS));
   await assert.rejects(lock.confirm(), (err: unknown) => err instanceof LockLostError && err.message.includes("(pid 4242) on ci-9"));
   assert.equal(lock.lost.aborted, true);
+});
+
+test("a lock another runner renamed over the holder's while its heartbeat is fresh (as a taker publishes) is seen at the holder's next boundary", async (t) => {
+  const dir = await tempDir(t);
+  const path = join(dir, "rhema.lock");
+  const lock = await acquireRunLock(path, process.pid, NOW, { heartbeatMs: NO_BEAT });
+  // The holder's heartbeat at a whole second, which the taker's file is given too, and the same
+  // length as the holder's own record: only the inode tells the two apart.
+  const beat = new Date(Math.floor(Date.now() / 1000) * 1000);
+  await utimes(path, beat, beat);
+  await lock.confirm();
+  await lock.confirm();
+  const ours = await readFile(path, "utf8");
+  const theirs = JSON.stringify(THEIRS);
+  assert.ok(theirs.length <= ours.length, `${theirs.length} <= ${ours.length}`);
+  await writeFile(join(dir, "taker.tmp"), theirs.padEnd(ours.length, " "));
+  await utimes(join(dir, "taker.tmp"), beat, beat);
+  await rename(join(dir, "taker.tmp"), path);
+  await assert.rejects(lock.confirm(), (err: unknown) => err instanceof LockLostError && err.message.includes("(pid 4242) on ci-9"));
+  assert.equal(lock.lost.aborted, true);
+});
+
+test("a holder whose lock is as it last read it, heartbeat fresh, confirms with a stat alone: the file is not read, nor its heartbeat touched", async (t) => {
+  const path = join(await tempDir(t), "rhema.lock");
+  const lock = await acquireRunLock(path, process.pid, NOW, { heartbeatMs: NO_BEAT });
+  await lock.confirm();
+  const before = await stat(path);
+  // Unreadable to everyone but root: a confirm that read it would fail (as root, the mtime says it was not touched).
+  await chmod(path, 0o000);
+  for (let i = 0; i < 5; i++) await lock.confirm();
+  assert.equal((await stat(path)).mtimeMs, before.mtimeMs, "no refresh of a fresh heartbeat");
+  assert.equal(lock.lost.aborted, false);
+  await chmod(path, 0o600);
+  await lock.release();
 });
 
 test("a lock file removed under the holder is a lost lock too", async (t) => {
