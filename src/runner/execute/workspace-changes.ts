@@ -41,7 +41,7 @@ import { dirname, join, relative } from "node:path";
 import { errnoCode } from "../../core/errors.js";
 import { runOffThread } from "../../process/off-thread-command.js";
 import type { ChangesSettings } from "../tasks/changes-settings.js";
-import { excludePathspecs, includePathspecs, patternPathspecs } from "../tasks/changes-settings.js";
+import { excludePathspecs, includePathspecs, mayExclude, patternPathspecs } from "../tasks/changes-settings.js";
 import { NumstatThenPatch, PatchCap, patchStats, truncationMarker } from "./changes-patch.js";
 import type { ResultChanges } from "../run-dir/task-result.js";
 import { asOutputError } from "../run-dir/output-guard.js";
@@ -212,20 +212,23 @@ export interface PatchTarget {
  */
 export async function writeChangesPatch(place: ChangesPlace, base: ChangesBase, settings: ChangesSettings, target: PatchTarget, onlyPaths?: readonly string[]): Promise<ResultChanges> {
   if ("unavailable" in base) return { path: null, reason: base.unavailable };
-  if (onlyPaths !== undefined && onlyPaths.length === 0) {
-    // A layer holding nothing (no write, no deletion, by setup or the agent): the workspace is its
-    // base, as its snapshot was, and no git need run (each git a process: over a large suite, the
-    // spawns are most of what a trial's end costs rhema's own process).
+  // The workspace's own `.git` is never staged (a whole-workspace stage passes over it as well).
+  const stageable = onlyPaths?.filter((path) => path.split("/")[0] !== ".git");
+  if (stageable !== undefined && stageable.length === 0) {
+    // A layer holding nothing (no write, no deletion, by setup or the agent) but in the
+    // workspace's own `.git`: the workspace is its base, as its snapshot was, and no git need run
+    // (each git a process: over a large suite, the spawns are most of what a trial's end costs
+    // rhema's own process).
     await target.write(Buffer.alloc(0));
     return { path: target.relativePath, ...patchStats([]), bytes: 0, truncated: false, leftOut: 0 };
   }
   const scratchIndex = join(place.gitDir, SCRATCH_INDEX);
   try {
-    const sides: DiffSides = onlyPaths === undefined
+    const sides: DiffSides = stageable === undefined
       ? { kind: "trees", from: base.tree, to: await stageWorkspace(place, settings) }
-      : await stageLayerPaths({ ...place, indexFile: scratchIndex }, settings, base.tree, onlyPaths);
+      : await stageLayerPaths({ ...place, indexFile: scratchIndex }, settings, base.tree, stageable);
     // A layered trial's diff shows base files only where it has a path the base holds.
-    if (place.base !== undefined && (onlyPaths === undefined || (await anyIn(place.base, onlyPaths)))) await writeBaseBlobs(place, place.base, sides);
+    if (place.base !== undefined && (stageable === undefined || (await anyIn(place.base, stageable)))) await writeBaseBlobs(place, place.base, sides);
     const cap = new PatchCap(settings.maxBytes, target.redact);
     // The file list and the patch from one git process: its records first, then the patch.
     const split = new NumstatThenPatch((chunk) => cap.push(chunk));
@@ -243,7 +246,7 @@ export async function writeChangesPatch(place: ChangesPlace, base: ChangesBase, 
     if (err instanceof ChangesUnavailable) return { path: null, reason: err.message };
     throw err;
   } finally {
-    if (onlyPaths !== undefined) await rm(scratchIndex, { force: true });
+    if (stageable !== undefined) await rm(scratchIndex, { force: true });
   }
 }
 
@@ -292,15 +295,18 @@ async function stageLayerPaths(scratch: ChangesPlace & { indexFile: string }, se
   await rm(scratch.indexFile, { force: true });
   await removeIndexLock(scratch);
   // What git can stage of each path: a path in a nested repository (its files, its own `.git`) is
-  // that repository (its commit, as a whole-workspace stage has it); the workspace's own `.git` is nothing.
+  // that repository (its commit, as a whole-workspace stage has it).
   const repositoryOf = nestedRepositories(scratch.workspace);
   const present = new Set<string>();
   const scope = new Set<string>();
+  // Whether all that is staged is files named here (no folder, whose files git finds itself).
+  let filesAlone = true;
   for (const path of onlyPaths) {
-    if (path.split("/")[0] === ".git") continue;
-    if ((await lstat(join(scratch.workspace, path)).catch(() => null)) === null) scope.add(path);
+    const stats = await lstat(join(scratch.workspace, path)).catch(() => null);
+    if (stats === null) scope.add(path);
     else {
       const staged = (await repositoryOf(path)) ?? path;
+      if (staged !== path || stats.isDirectory()) filesAlone = false;
       present.add(staged);
       scope.add(staged);
     }
@@ -313,7 +319,7 @@ async function stageLayerPaths(scratch: ChangesPlace & { indexFile: string }, se
   if (present.size > 0) {
     await addAll(scratch, [...present].map((path) => `:(literal)${path}`));
     const excluded = settings.exclude.flatMap(patternPathspecs).map((spec) => `:(glob)${spec}`);
-    if (excluded.length > 0) {
+    if (excluded.length > 0 && (!filesAlone || mayExclude(settings, [...present]))) {
       const kept = settings.include.flatMap(patternPathspecs).map((spec) => `:(exclude,glob)${spec}`);
       const staged = (await runGit(scratch, ["ls-files", "-z", "--cached", "--", ...excluded, ...kept])).toString("utf8");
       if (staged !== "") await runGit(scratch, ["update-index", "--force-remove", "-z", "--stdin"], undefined, { input: staged });

@@ -67,3 +67,24 @@ export function excludePathspecs(settings: ChangesSettings): string[] {
 export function includePathspecs(settings: ChangesSettings): string[] {
   return settings.include.flatMap(patternPathspecs).map((spec) => `:(glob)${spec}`);
 }
+
+/**
+ * Whether an exclude may match one of `files` (paths of files or links, not folders): false only
+ * when none can — every pattern a plain name or path (no `*`, `?`, `[`, `\`) that no file is named
+ * by or lies under. A layered trial's end then has no excluded file to take out of its stage, and
+ * no git need look (a process a trial).
+ */
+export function mayExclude(settings: ChangesSettings, files: readonly string[]): boolean {
+  return settings.exclude.some((pattern) => {
+    const body = pattern.replace(/\/+$/, "");
+    // A glob, or a path git would read otherwise than as written (`/a`, `./a`, `a//b`): git looks.
+    if (/[*?[\\]/.test(body) || body.split("/").some((name) => name === "" || name === "." || name === "..")) return true;
+    const folderOnly = pattern.endsWith("/");
+    if (body.includes("/")) return files.some((file) => (file === body && !folderOnly) || file.startsWith(`${body}/`));
+    // A name matches a file of that name, or a folder of that name above a file.
+    return files.some((file) => {
+      const names = file.split("/");
+      return names.some((name, at) => name === body && (!folderOnly || at < names.length - 1));
+    });
+  });
+}

@@ -5,7 +5,8 @@
  * workspace and in a layered one — a real kernel overlay and its `layerPaths` as root; as another
  * user, a copy of the base with the changed paths listed — and the two patches compared, byte for
  * byte. Then a trial whose paths are too many for one command line (diffed by their top folders),
- * and a fixture that is a repository holding another, where the agent commits in both.
+ * a fixture that is a repository holding another, where the agent commits in both, and a layer
+ * that holds nothing but the workspace's own `.git`.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -225,4 +226,22 @@ test("a fixture that is a repository holding a nested one: the agent's commits a
   const named = [...layered.matchAll(/^diff --git a\/(\S+) /gm)].map((m) => m[1]);
   assert.deepEqual(named, ["a.txt", "vendor/lib"]);
   assert.match(layered, /^\+Subproject commit [0-9a-f]{40}$/m);
+});
+
+test("a layer holding nothing but the workspace's own .git (set up by git init and a commit, the agent's commit with no file changed): an empty patch, as the copied workspace's", async (t) => {
+  const root = await tempDir(t);
+  const base = join(root, "base");
+  await writeFiles(base, { "CHANGELOG.md": "# Changes\n" });
+  await age(base);
+  const env = { PATH: process.env.PATH, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null", GIT_AUTHOR_NAME: "a", GIT_AUTHOR_EMAIL: "a@b", GIT_COMMITTER_NAME: "a", GIT_COMMITTER_EMAIL: "a@b" };
+  const changes = async (ws: string): Promise<void> => {
+    execFileSync("git", ["init", "-q"], { cwd: ws, env });
+    execFileSync("git", ["add", "-A"], { cwd: ws, env });
+    execFileSync("git", ["commit", "-qm", "init"], { cwd: ws, env });
+    execFileSync("git", ["commit", "-q", "--allow-empty", "-m", "the agent's"], { cwd: ws, env });
+  };
+  const copied = await copiedPatch(root, base, changes);
+  const layered = await layeredPatch(root, base, changes);
+  assert.equal(copied, "");
+  assert.equal(layered, "");
 });
