@@ -271,6 +271,7 @@ const SCRATCH_INDEX = "patch.index";
  * instead of each path: a command line has room for ~2 MB in all and 128 KB an argument.
  */
 const PATHSPEC_BYTES = 256 * 1024;
+const tooLong = (pathspecs: readonly string[]): boolean => pathspecs.reduce((bytes, spec) => bytes + Buffer.byteLength(spec) + 1, 0) > PATHSPEC_BYTES;
 
 /**
  * A layered trial's changes staged on a scratch index that holds its `onlyPaths` alone (the only
@@ -286,8 +287,9 @@ const PATHSPEC_BYTES = 256 * 1024;
  * the view.) Then what the excludes leave out, unless an include keeps it, leaves the index again.
  * The snapshot holds no excluded path (it was staged with the excludes), so none shows deleted.
  *
- * Paths too many for a command line are diffed by their top folders: the index then also holds
- * what the snapshot has there outside `onlyPaths`, unchanged.
+ * Paths too many for a command line are diffed by their top folders (or, too many as well, over
+ * the whole workspace): the index then also holds what the snapshot has there outside
+ * `onlyPaths`, unchanged.
  */
 async function stageLayerPaths(scratch: ChangesPlace & { indexFile: string }, settings: ChangesSettings, snapshotTree: string, onlyPaths: readonly string[]): Promise<DiffSides> {
   // A trial whose git folder is lost gets an empty one: the scratch index needs nothing of it.
@@ -312,8 +314,10 @@ async function stageLayerPaths(scratch: ChangesPlace & { indexFile: string }, se
     }
   }
   let paths = [...scope].map((path) => `:(literal)${path}`);
-  if (paths.reduce((bytes, spec) => bytes + Buffer.byteLength(spec) + 1, 0) > PATHSPEC_BYTES) {
+  if (tooLong(paths)) {
     paths = [...new Set([...scope].map((path) => `:(literal)${path.split("/")[0]!}`))];
+    // Top folders too many as well: the whole workspace (no pathspec).
+    if (tooLong(paths)) paths = [];
     await seedUntouched(scratch, snapshotTree, paths, [...scope]);
   }
   if (present.size > 0) {
@@ -329,8 +333,8 @@ async function stageLayerPaths(scratch: ChangesPlace & { indexFile: string }, se
 }
 
 /**
- * Into the scratch index, the snapshot's entries in `scope` (top folders) that no path of
- * `onlyPaths` covers: unchanged, so a diff over the whole scope shows only what those paths changed.
+ * Into the scratch index, the snapshot's entries in `scope` (top folders; none: everywhere) that no
+ * path of `onlyPaths` covers: unchanged, so a diff over the whole scope shows only what those paths changed.
  */
 async function seedUntouched(scratch: ChangesPlace & { indexFile: string }, snapshotTree: string, scope: readonly string[], onlyPaths: readonly string[]): Promise<void> {
   const changed = new Set(onlyPaths);

@@ -4,7 +4,8 @@
  * changes. Random bases and changes (seeded: RHEMA_TEST_SEED replays a run) are made in a copied
  * workspace and in a layered one — a real kernel overlay and its `layerPaths` as root; as another
  * user, a copy of the base with the changed paths listed — and the two patches compared, byte for
- * byte. Then a trial whose paths are too many for one command line (diffed by their top folders),
+ * byte. Then a trial whose paths are too many for one command line (diffed by their top folders,
+ * or over the whole workspace when those are too many as well),
  * a fixture that is a repository holding another, where the agent commits in both, and a layer
  * that holds nothing but the workspace's own `.git`.
  */
@@ -197,6 +198,24 @@ test("a layered trial with paths too many for one command line is diffed by its 
   assert.doesNotMatch(layered, /untouched-|other\/o\.txt/, "nothing left alone is in the patch");
   assert.match(layered, /^deleted file mode 100644$/m);
   assert.equal([...layered.matchAll(/^diff --git /gm)].length, 1503);
+});
+
+test("a layered trial whose paths, and even their top folders, are too many for one command line is diffed over the whole workspace: the same patch", async (t) => {
+  const root = await tempDir(t);
+  const base = join(root, "base");
+  await writeFiles(base, { "kept/k.txt": "left alone\n", "changed.txt": "one\n", "gone.txt": "gone\n" });
+  await age(base);
+  // 1,500 new files at the top, of long names: their top folders are the files themselves, over 256 KB.
+  const changes = async (ws: string): Promise<void> => {
+    for (let i = 0; i < 1500; i++) await writeFile(join(ws, `${"t".repeat(180)}-${i}.txt`), `${i}\n`);
+    await writeFile(join(ws, "changed.txt"), "two\n");
+    await rm(join(ws, "gone.txt"));
+  };
+  const copied = await copiedPatch(root, base, changes);
+  const layered = await layeredPatch(root, base, changes);
+  assert.equal(layered, copied);
+  assert.doesNotMatch(layered, /kept\/k\.txt/);
+  assert.equal([...layered.matchAll(/^diff --git /gm)].length, 1502);
 });
 
 test("a fixture that is a repository holding a nested one: the agent's commits at the root show as their files alone (the workspace's own .git is never staged), one in the nested repository as its new commit — layered as copied", async (t) => {
