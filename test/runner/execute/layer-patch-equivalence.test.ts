@@ -12,7 +12,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { chmod, lstat, lutimes, mkdir, readdir, readFile, readlink, rm, symlink, writeFile } from "node:fs/promises";
+import { chmod, lstat, mkdir, readFile, readlink, rm, symlink, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { changesSettings, type ChangesSettings } from "../../../src/runner/tasks/changes-settings.js";
 import { seedFixtureIndex, snapshotWorkspace, writeChangesPatch, type ChangesBase, type ChangesPlace } from "../../../src/runner/execute/workspace-changes.js";
@@ -20,6 +20,7 @@ import { LayerMounts, layerPaths } from "../../../src/runner/run-dir/layer-mount
 import { seedFrom, seededRandom, type SeededRandom } from "../../support/seeded-random.js";
 import { writeFiles } from "../../support/suite-files.js";
 import { tempDir } from "../../support/temp-dir.js";
+import { GIT_TEST_ENV, ageTree, treeEntries } from "../../support/file-tree.js";
 
 const HOST_ENV = { PATH: process.env.PATH };
 const AS_ROOT = process.getuid?.() === 0;
@@ -47,30 +48,13 @@ async function makeBase(random: SeededRandom, dir: string): Promise<void> {
       // A name that a file already holds as a folder's, or the reverse: left out.
     }
   }
-  await age(dir);
-}
-
-/** Every path under `dir` (files, links and folders), relative; a link is not followed. */
-async function entries(dir: string, under = ""): Promise<string[]> {
-  const found: string[] = [];
-  for (const entry of await readdir(join(dir, under), { withFileTypes: true })) {
-    const rel = join(under, entry.name);
-    found.push(rel);
-    if (entry.isDirectory()) found.push(...(await entries(dir, rel)));
-  }
-  return found.sort();
-}
-
-/** Every entry under `dir` an hour old: nothing is racily clean in an index written now. */
-async function age(dir: string): Promise<void> {
-  const then = new Date(Date.now() - 3_600_000);
-  for (const rel of await entries(dir)) await lutimes(join(dir, rel), then, then);
+  await ageTree(dir);
 }
 
 /** Random changes, as an agent makes them. */
 async function change(random: SeededRandom, ws: string, ops: number): Promise<void> {
   for (let i = 0; i < ops; i++) {
-    const all = await entries(ws);
+    const all = await treeEntries(ws);
     const existing = all.length > 0 ? pick(random, all) : "a";
     const fresh = join(...Array.from({ length: random.int(0, 2) }, () => pick(random, NAMES)), `${pick(random, NAMES)}-new-${i}`);
     const at = (rel: string) => join(ws, rel);
@@ -106,11 +90,11 @@ async function changedPaths(base: string, view: string): Promise<string[]> {
     return `file ${stats.mode & 0o777} ${(await readFile(join(root, rel))).toString("base64")}`;
   };
   const changed = new Set<string>();
-  for (const rel of await entries(view)) {
+  for (const rel of await treeEntries(view)) {
     const [was, is] = [await describe(base, rel), await describe(view, rel)];
     if (was !== is && !(is === "folder" && was === null)) changed.add(rel);
   }
-  for (const rel of await entries(base)) if ((await describe(view, rel)) === null) changed.add(rel);
+  for (const rel of await treeEntries(base)) if ((await describe(view, rel)) === null) changed.add(rel);
   return [...changed].sort();
 }
 
@@ -181,7 +165,7 @@ test("a layered trial with paths too many for one command line is diffed by its 
   const kept: Record<string, string> = {};
   for (let i = 0; i < 50; i++) kept[`many/untouched-${i}.txt`] = `left alone ${i}\n`;
   await writeFiles(base, { ...kept, "many/changed.txt": "one\n", "many/gone.txt": "gone\n", "other/o.txt": "o\n", "top.txt": "t\n" });
-  await age(base);
+  await ageTree(base);
   // 1,500 new files of long names: over 256 KB of pathspecs.
   const changes = async (ws: string): Promise<void> => {
     for (let i = 0; i < 1500; i++) {
@@ -204,7 +188,7 @@ test("a layered trial whose paths, and even their top folders, are too many for 
   const root = await tempDir(t);
   const base = join(root, "base");
   await writeFiles(base, { "kept/k.txt": "left alone\n", "changed.txt": "one\n", "gone.txt": "gone\n" });
-  await age(base);
+  await ageTree(base);
   // 1,500 new files at the top, of long names: their top folders are the files themselves, over 256 KB.
   const changes = async (ws: string): Promise<void> => {
     for (let i = 0; i < 1500; i++) await writeFile(join(ws, `${"t".repeat(180)}-${i}.txt`), `${i}\n`);
@@ -222,7 +206,7 @@ test("a fixture that is a repository holding a nested one: the agent's commits a
   const root = await tempDir(t);
   const base = join(root, "base");
   await writeFiles(base, { "a.txt": "a\n", "vendor/lib/f.c": "int x;\n", "vendor/lib/g.c": "int g;\n" });
-  const env = { PATH: process.env.PATH, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null", GIT_AUTHOR_NAME: "a", GIT_AUTHOR_EMAIL: "a@b", GIT_COMMITTER_NAME: "a", GIT_COMMITTER_EMAIL: "a@b", GIT_AUTHOR_DATE: "2026-01-01T00:00:00Z", GIT_COMMITTER_DATE: "2026-01-01T00:00:00Z" };
+  const env = { ...GIT_TEST_ENV, GIT_AUTHOR_DATE: "2026-01-01T00:00:00Z", GIT_COMMITTER_DATE: "2026-01-01T00:00:00Z" };
   const git = (cwd: string, ...args: string[]) => execFileSync("git", args, { cwd, env, stdio: "pipe" });
   git(join(base, "vendor/lib"), "init", "-q");
   git(join(base, "vendor/lib"), "add", "-A");
@@ -230,7 +214,7 @@ test("a fixture that is a repository holding a nested one: the agent's commits a
   git(base, "init", "-q");
   git(base, "add", "a.txt");
   git(base, "commit", "-qm", "one");
-  await age(base);
+  await ageTree(base);
   const changes = async (ws: string): Promise<void> => {
     await writeFile(join(ws, "a.txt"), "b\n");
     git(ws, "commit", "-qam", "two");
@@ -251,8 +235,8 @@ test("a layer holding nothing but the workspace's own .git (set up by git init a
   const root = await tempDir(t);
   const base = join(root, "base");
   await writeFiles(base, { "CHANGELOG.md": "# Changes\n" });
-  await age(base);
-  const env = { PATH: process.env.PATH, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null", GIT_AUTHOR_NAME: "a", GIT_AUTHOR_EMAIL: "a@b", GIT_COMMITTER_NAME: "a", GIT_COMMITTER_EMAIL: "a@b" };
+  await ageTree(base);
+  const env = GIT_TEST_ENV;
   const changes = async (ws: string): Promise<void> => {
     execFileSync("git", ["init", "-q"], { cwd: ws, env });
     execFileSync("git", ["add", "-A"], { cwd: ws, env });

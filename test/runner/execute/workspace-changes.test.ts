@@ -6,7 +6,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { chmod, lstat, lutimes, mkdir, readFile, readdir, readlink, rename, rm, symlink, utimes, writeFile } from "node:fs/promises";
+import { chmod, lstat, mkdir, readFile, readdir, readlink, rename, rm, symlink, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { changesSettings, type ChangesSettings } from "../../../src/runner/tasks/changes-settings.js";
 import { seedFixtureIndex, snapshotWorkspace, writeChangesPatch, type ChangesBase, type ChangesPlace } from "../../../src/runner/execute/workspace-changes.js";
@@ -14,6 +14,7 @@ import { copyFixture } from "../../../src/runner/tasks/fixture-copy.js";
 import type { ResultChanges } from "../../../src/runner/run-dir/task-result.js";
 import { writeFiles } from "../../support/suite-files.js";
 import { tempDir } from "../../support/temp-dir.js";
+import { GIT_TEST_ENV, ageTree, treeEntries } from "../../support/file-tree.js";
 import { LayerMounts, layerPaths } from "../../../src/runner/run-dir/layer-mounts.js";
 
 const HOST_ENV = { PATH: process.env.PATH };
@@ -71,7 +72,7 @@ function applyPatch(dir: string, patch: string, excludes: readonly string[] = []
 /** Every entry under `dir` but `.git` folders: its kind, mode, and content or link text. */
 async function tree(dir: string, skip: (rel: string) => boolean = () => false): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
-  for (const rel of (await readdir(dir, { recursive: true })).sort()) {
+  for (const rel of await treeEntries(dir)) {
     if (rel.split("/").includes(".git") || skip(rel)) continue;
     const stats = await lstat(join(dir, rel));
     if (stats.isDirectory()) continue;
@@ -356,14 +357,6 @@ test("a layered workspace's patch, staged from its layer's paths alone, applies 
   }
 });
 
-/** Every file under `dir` an hour old: none is racily clean in an index written now (git would hash it again, and store it). */
-async function ageFiles(dir: string): Promise<void> {
-  const then = new Date(Date.now() - 3_600_000);
-  for (const rel of await readdir(dir, { recursive: true })) {
-    await lutimes(join(dir, rel), then, then);
-  }
-}
-
 /** Whether the object `id` is in the place's store. */
 function stored(place: ChangesPlace, id: string): boolean {
   try {
@@ -391,7 +384,7 @@ test("over a layered workspace's base the object store keeps what the trial chan
   await writeFile(join(base, "blob.bin"), Buffer.from([0, 1, 2, 0, 255]));
   await symlink("a.txt", join(base, "link"));
   execFileSync("git", ["init", "-q", join(base, "nested")]);
-  await ageFiles(base);
+  await ageTree(base);
   const settings = changesSettings({ include: ["package-lock.json"] });
   const workspace = join(root, "run/tasks/t/workspace");
   await mkdir(join(root, "run/tasks/t"), { recursive: true });
@@ -447,7 +440,7 @@ test("a layered workspace's base that changed under a trial gives no patch, sayi
   const base = join(root, "base");
   await mkdir(base, { recursive: true });
   await writeFiles(base, { "a.txt": "one\n" });
-  await ageFiles(base);
+  await ageTree(base);
   const workspace = join(root, "workspace");
   execFileSync("cp", ["-a", base, workspace]);
   const place: ChangesPlace = { workspace, base, gitDir: join(root, "t/changes.git"), objectsDir: join(root, "objects"), fixtureIndexesDir: join(root, "indexes"), hostEnv: HOST_ENV };
@@ -469,7 +462,7 @@ test("a nested repository shows as its commit, and one without a commit is left 
     await writeFiles(base, { "a.txt": "a\n", "with-commit/w.txt": "w\n" });
     execFileSync("git", ["init", "-q", join(base, "empty-repo")]);
     execFileSync("git", ["init", "-q", join(base, "with-commit")]);
-    const inRepo = { cwd: join(base, "with-commit"), env: { PATH: process.env.PATH, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null", GIT_AUTHOR_NAME: "a", GIT_AUTHOR_EMAIL: "a@b", GIT_COMMITTER_NAME: "a", GIT_COMMITTER_EMAIL: "a@b" } };
+    const inRepo = { cwd: join(base, "with-commit"), env: GIT_TEST_ENV };
     execFileSync("git", ["add", "w.txt"], inRepo);
     execFileSync("git", ["commit", "-qm", "one"], inRepo);
     const commit = execFileSync("git", ["rev-parse", "HEAD"], inRepo).toString("utf8").trim();
@@ -499,7 +492,7 @@ test("a layered workspace's patch leaves out what the excludes leave out, as a w
     "old/keep.js": "kept\n", "old/node_modules/m.js": "m\n", "old/dist/o.js": "o\n",
     "swap/node_modules/n.js": "n\n", "swap/build/x.o": "x\n",
   });
-  await ageFiles(base);
+  await ageTree(base);
   const settings = changesSettings({ include: ["package-lock.json"] });
   // The same changes in a layered trial's view and in a copied trial's workspace.
   const change = async (ws: string) => {
@@ -537,7 +530,7 @@ test("an included file in an excluded folder made a folder, one made an empty fo
   await mkdir(base, { recursive: true });
   // `package-lock.json` is excluded by default (its folder's files too); the include brings them back.
   await writeFiles(base, { "package-lock.json/a.txt": "a\n", "package-lock.json/b.txt": "b\n", "package-lock.json/c/x.txt": "x\n", "src.js": "1\n" });
-  await ageFiles(base);
+  await ageTree(base);
   const settings = changesSettings({ include: ["package-lock.json"] });
   const change = async (ws: string) => {
     await rm(join(ws, "package-lock.json/a.txt"));
